@@ -1,0 +1,38 @@
+//! kvload: a load generator for Redis-protocol servers (Valkey/Redis).
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod cli;
+mod clock;
+mod cluster;
+mod net;
+mod report;
+mod resp;
+mod runner;
+mod schedule;
+mod spec;
+mod stats;
+mod tls;
+mod transport;
+mod workload;
+
+fn main() {
+    // SAFETY: ignoring SIGPIPE so broken connections surface as write errors.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let code = match cli::parse(&argv) {
+        Ok(cli::Parsed::Help) => {
+            print!("{}", cli::HELP);
+            0
+        }
+        Ok(cli::Parsed::Version) => {
+            println!("kvload {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(cli::Parsed::Run(o)) => runner::run(&o),
+        Err(e) => {
+            eprintln!("kvload: {e}");
+            2
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,482 @@
+//! net: one shared-nothing event loop per thread over its connections.
+//! Closed loop: each connection sends a batch of P, waits for P replies, repeats.
+//! Open loop: each connection follows an intended-send schedule (wrk2-style).
+
+use std::io;
+use std::sync::{Arc, Barrier};
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::clock::{self, Timer};
+use crate::cluster;
+use crate::resp::{self, ErrClass, Kind};
+use crate::schedule;
+use crate::spec::Template;
+use crate::stats::ThreadStats;
+use crate::transport::{self, ConnectSpec, Endpoint, Stream};
+use crate::workload::{patch_rand, patch_tags, KeyGen};
+
+const TIMER: Token = Token(usize::MAX - 1);
+const LATE_NS: u64 = 1_000_000;
+const RBUF: usize = 64 * 1024;
+
+/// Everything one thread needs to run one test.
+pub struct Plan {
+    pub endpoints: Vec<Endpoint>,
+    /// Per connection of this thread: (node index, global connection index).
+    pub conns: Vec<(usize, usize)>,
+    pub total_clients: usize,
+    pub connect: ConnectSpec,
+    pub template: Arc<Template>,
+    pub pipeline: usize,
+    /// Measured commands this thread issues; None when time-bounded.
+    pub quota: Option<u64>,
+    pub duration_ns: Option<u64>,
+    pub warmup_ns: u64,
+    /// Open loop: interval between batches on each connection.
+    pub interval_ns: Option<u64>,
+    pub keys: KeyGen,
+    /// Cluster: slots per node and a tag per slot.
+    pub slots: Vec<Vec<u16>>,
+    pub tags: Arc<Vec<[u8; 3]>>,
+    pub keepalive: bool,
+    pub sigfig: u8,
+}
+
+struct Conn {
+    stream: Stream,
+    node: usize,
+    wbuf: Vec<u8>,
+    wlen: usize,
+    written: usize,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rend: usize,
+    expected: usize,
+    sent: u64,
+    intended: u64,
+    measured: bool,
+    busy: bool,
+    next_due: u64,
+}
+
+struct Worker<'a> {
+    plan: &'a Plan,
+    poll: Poll,
+    conns: Vec<Conn>,
+    stats: ThreadStats,
+    keys: KeyGen,
+    slots: Vec<Vec<u16>>,
+    timer: Option<Timer>,
+    issued: u64,
+    inflight: u64,
+    measure_start: u64,
+    measure_end: Option<u64>,
+    measuring: bool,
+}
+
+fn fatal(msg: String) -> ! {
+    eprintln!("{msg}");
+    std::process::exit(1)
+}
+
+fn register(poll: &Poll, s: &mut Stream, i: usize) -> Result<(), String> {
+    poll.registry()
+        .register(s.source(), Token(i), Interest::READABLE | Interest::WRITABLE)
+        .map_err(|e| format!("register: {e}"))
+}
+
+/// Connects this thread's share, waits at the barrier, runs, returns stats.
+pub fn run(plan: &Plan, barrier: &Barrier) -> ThreadStats {
+    let w = Worker::new(plan).unwrap_or_else(|e| fatal(e));
+    barrier.wait();
+    w.run().unwrap_or_else(|e| fatal(e))
+}
+
+impl<'a> Worker<'a> {
+    fn new(plan: &'a Plan) -> Result<Self, String> {
+        let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
+        let wsize = plan.template.bytes.len() * plan.pipeline;
+        let mut conns = Vec::with_capacity(plan.conns.len());
+        for (i, &(node, _)) in plan.conns.iter().enumerate() {
+            let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
+            register(&poll, &mut stream, i)?;
+            conns.push(Conn {
+                stream,
+                node,
+                wbuf: plan.template.bytes.repeat(plan.pipeline),
+                wlen: wsize,
+                written: 0,
+                rbuf: vec![0u8; RBUF],
+                rpos: 0,
+                rend: 0,
+                expected: 0,
+                sent: 0,
+                intended: 0,
+                measured: false,
+                busy: false,
+                next_due: 0,
+            });
+        }
+        let timer = match plan.interval_ns {
+            Some(_) => {
+                let t = Timer::new()?;
+                poll.registry()
+                    .register(&mut SourceFd(&t.fd), TIMER, Interest::READABLE)
+                    .map_err(|e| format!("register timer: {e}"))?;
+                Some(t)
+            }
+            None => None,
+        };
+        Ok(Worker {
+            plan,
+            poll,
+            conns,
+            stats: ThreadStats::new(plan.sigfig, plan.interval_ns.is_some()),
+            keys: plan.keys.clone(),
+            slots: plan.slots.clone(),
+            timer,
+            issued: 0,
+            inflight: 0,
+            measure_start: 0,
+            measure_end: None,
+            measuring: false,
+        })
+    }
+
+    fn run(mut self) -> Result<ThreadStats, String> {
+        let t0 = clock::now();
+        self.measure_start = t0 + self.plan.warmup_ns;
+        self.measure_end = self.plan.duration_ns.map(|d| self.measure_start + d);
+        self.start(t0)?;
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = clock::now();
+            self.maybe_start_measuring(now);
+            if self.finished(now) {
+                return Ok(self.finish(now));
+            }
+            if self.plan.interval_ns.is_some() {
+                self.dispatch_open(now)?;
+            }
+            let timeout = self.timeout(now);
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("poll: {e}")),
+            }
+            for ev in events.iter() {
+                if ev.token() == TIMER {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.drain();
+                    }
+                    continue;
+                }
+                let i = ev.token().0;
+                if ev.is_writable() {
+                    self.flush_conn(i)?;
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.on_readable(i)?;
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, t0: u64) -> Result<(), String> {
+        if self.plan.warmup_ns == 0 {
+            self.maybe_start_measuring(t0);
+        }
+        match self.plan.interval_ns {
+            Some(iv) => {
+                for (c, &(_, g)) in self.conns.iter_mut().zip(&self.plan.conns) {
+                    c.next_due = schedule::first_due(t0, iv, g, self.plan.total_clients);
+                }
+            }
+            None => {
+                for i in 0..self.conns.len() {
+                    self.next_closed(i, t0)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn maybe_start_measuring(&mut self, now: u64) {
+        if !self.measuring && now >= self.measure_start {
+            self.measuring = true;
+            self.stats.start_measuring(self.measure_start);
+        }
+    }
+
+    fn quota_left(&self) -> Option<u64> {
+        self.plan.quota.map(|q| q.saturating_sub(self.issued))
+    }
+
+    fn finished(&self, now: u64) -> bool {
+        if let Some(end) = self.measure_end {
+            return now >= end;
+        }
+        self.measuring && self.quota_left() == Some(0) && self.inflight == 0
+    }
+
+    fn finish(mut self, now: u64) -> ThreadStats {
+        let end = self.measure_end.map_or(now, |e| e.min(now));
+        if let (Some(iv), Some(e)) = (self.plan.interval_ns, self.measure_end) {
+            let per_batch = (self.plan.pipeline * self.plan.template.ncmds) as u64;
+            for c in &self.conns {
+                let from = c.next_due.max(self.measure_start);
+                // Grid alignment: skip forward to the first slot >= measure_start.
+                let from = if c.next_due >= self.measure_start {
+                    from
+                } else {
+                    c.next_due + (self.measure_start - c.next_due).div_ceil(iv) * iv
+                };
+                self.stats.unsent += schedule::batches_between(from, e, iv) * per_batch;
+            }
+        }
+        self.stats.finish(end);
+        self.stats
+    }
+
+    fn timeout(&self, now: u64) -> Option<std::time::Duration> {
+        let mut until = self.measure_end;
+        if !self.measuring {
+            until = Some(until.map_or(self.measure_start, |u| u.min(self.measure_start)));
+        }
+        until.map(|u| std::time::Duration::from_nanos(u.saturating_sub(now)))
+    }
+
+    /// Closed loop: issue the next batch on connection i if allowed.
+    fn next_closed(&mut self, i: usize, now: u64) -> Result<(), String> {
+        if self.measure_end.is_some_and(|e| now >= e) {
+            return Ok(());
+        }
+        let measured = now >= self.measure_start;
+        let count = self.batch_size(measured);
+        if count > 0 {
+            self.send_batch(i, now, count, measured)?;
+        }
+        Ok(())
+    }
+
+    /// Instances of the template to put in the next batch.
+    fn batch_size(&self, measured: bool) -> usize {
+        let p = self.plan.pipeline;
+        match (measured, self.quota_left()) {
+            (true, Some(left)) => {
+                let k = self.plan.template.ncmds as u64;
+                (left.div_ceil(k) as usize).min(p)
+            }
+            _ => p,
+        }
+    }
+
+    /// Open loop: send every idle connection whose intended time has come; re-arm the timer.
+    fn dispatch_open(&mut self, now: u64) -> Result<(), String> {
+        let Some(iv) = self.plan.interval_ns else { return Ok(()) };
+        let mut earliest = u64::MAX;
+        for i in 0..self.conns.len() {
+            let (busy, due) = (self.conns[i].busy, self.conns[i].next_due);
+            if busy {
+                continue;
+            }
+            if self.measure_end.is_some_and(|e| due >= e) {
+                continue;
+            }
+            if due > now {
+                earliest = earliest.min(due);
+                continue;
+            }
+            let measured = due >= self.measure_start;
+            let count = self.batch_size(measured);
+            if count == 0 {
+                continue;
+            }
+            self.conns[i].next_due = due + iv;
+            self.send_batch(i, due, count, measured)?;
+            let c = &self.conns[i];
+            if measured && c.sent > due + LATE_NS {
+                self.stats.late += (count * self.plan.template.ncmds) as u64;
+            }
+        }
+        if let Some(t) = self.timer.as_mut() {
+            if earliest != u64::MAX {
+                t.arm_at(earliest);
+            }
+        }
+        Ok(())
+    }
+
+    fn send_batch(&mut self, i: usize, intended: u64, count: usize, measured: bool) -> Result<(), String> {
+        let t = &self.plan.template;
+        let c = &mut self.conns[i];
+        patch_rand(&mut c.wbuf, t, count, &mut self.keys);
+        if !t.tags.is_empty() {
+            let slots = &self.slots[c.node];
+            if !slots.is_empty() {
+                let slot = slots[self.keys.rng.below(slots.len() as u64) as usize];
+                patch_tags(&mut c.wbuf, t, count, &self.plan.tags[slot as usize]);
+            }
+        }
+        let cmds = count * t.ncmds;
+        c.wlen = count * t.bytes.len();
+        c.written = 0;
+        c.expected = cmds;
+        c.intended = intended;
+        c.measured = measured;
+        c.busy = true;
+        c.sent = clock::now();
+        if self.plan.interval_ns.is_none() {
+            c.intended = c.sent;
+        }
+        if measured {
+            self.issued += cmds as u64;
+            self.inflight += cmds as u64;
+        }
+        self.flush_conn(i)
+    }
+
+    fn flush_conn(&mut self, i: usize) -> Result<(), String> {
+        let c = &mut self.conns[i];
+        while c.written < c.wlen {
+            match c.stream.write(&c.wbuf[c.written..c.wlen]) {
+                Ok(0) => return Err(self.lost(i, "write returned 0".into())),
+                Ok(n) => c.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.lost(i, e.to_string())),
+            }
+        }
+        if let Err(e) = c.stream.flush() {
+            return Err(self.lost(i, e.to_string()));
+        }
+        Ok(())
+    }
+
+    fn lost(&self, i: usize, why: String) -> String {
+        let ep = &self.plan.endpoints[self.conns[i].node];
+        format!("Error: connection to {ep} lost: {why}")
+    }
+
+    fn on_readable(&mut self, i: usize) -> Result<(), String> {
+        loop {
+            let c = &mut self.conns[i];
+            if c.rend == c.rbuf.len() {
+                if c.rpos > 0 {
+                    c.rbuf.copy_within(c.rpos..c.rend, 0);
+                    c.rend -= c.rpos;
+                    c.rpos = 0;
+                } else {
+                    let n = c.rbuf.len() * 2;
+                    c.rbuf.resize(n, 0);
+                }
+            }
+            let space = c.rbuf.len() - c.rend;
+            let n = match c.stream.read(&mut c.rbuf[c.rend..]) {
+                Ok(0) => return Err(self.lost(i, "server closed the connection".into())),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.lost(i, e.to_string())),
+            };
+            c.rend += n;
+            let tls = c.stream.is_tls();
+            self.parse_replies(i, clock::now())?;
+            if n < space && !tls {
+                return Ok(());
+            }
+        }
+    }
+
+    fn parse_replies(&mut self, i: usize, now: u64) -> Result<(), String> {
+        loop {
+            let c = &mut self.conns[i];
+            let at = c.rpos;
+            match resp::skip(&c.rbuf[at..c.rend]) {
+                Ok(Some((len, kind))) => {
+                    c.rpos += len;
+                    self.on_reply(i, now, kind, at)?;
+                }
+                Ok(None) => break,
+                Err(e) => return Err(self.lost(i, format!("protocol error: {}", e.0))),
+            }
+        }
+        let c = &mut self.conns[i];
+        if c.rpos == c.rend {
+            c.rpos = 0;
+            c.rend = 0;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn on_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize) -> Result<(), String> {
+        if kind == Kind::Push {
+            return Ok(());
+        }
+        let c = &mut self.conns[i];
+        if c.expected == 0 {
+            return Err(self.lost(i, "unexpected reply".into()));
+        }
+        c.expected -= 1;
+        let (measured, intended, sent, done) = (c.measured, c.intended, c.sent, c.expected == 0);
+        if measured {
+            self.inflight -= 1;
+        }
+        match kind {
+            Kind::Error { class, start, end } => {
+                if measured {
+                    self.stats.record_error(now, class);
+                }
+                if class == ErrClass::Moved {
+                    self.on_moved(i, at + start, at + end);
+                }
+            }
+            _ if measured => self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent)),
+            _ => {}
+        }
+        if done {
+            self.conns[i].busy = false;
+            if !self.plan.keepalive {
+                self.reconnect(i)?;
+            }
+            if self.plan.interval_ns.is_none() {
+                self.next_closed(i, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// MOVED: move the slot to the named node in this thread's slot map.
+    fn on_moved(&mut self, i: usize, start: usize, end: usize) {
+        let c = &self.conns[i];
+        let Some((slot, host, port)) = cluster::parse_redirect(&c.rbuf[start..end]) else { return };
+        let target = self.plan.endpoints.iter().position(|e| *e == Endpoint::Tcp(host.clone(), port));
+        let Some(target) = target else { return };
+        for (n, list) in self.slots.iter_mut().enumerate() {
+            if n != target && list.len() > 1 {
+                if let Some(p) = list.iter().position(|&s| s == slot) {
+                    list.swap_remove(p);
+                }
+            }
+        }
+        if !self.slots[target].contains(&slot) {
+            self.slots[target].push(slot);
+        }
+    }
+
+    /// -k 0: replace the connection after each batch.
+    fn reconnect(&mut self, i: usize) -> Result<(), String> {
+        let node = self.conns[i].node;
+        let mut s = transport::connect(&self.plan.endpoints[node], &self.plan.connect)?;
+        let _ = self.poll.registry().deregister(self.conns[i].stream.source());
+        register(&self.poll, &mut s, i)?;
+        let c = &mut self.conns[i];
+        c.stream = s;
+        c.rpos = 0;
+        c.rend = 0;
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! runner: turns Options into per-thread plans, runs each test, reports.
+
+use std::sync::{Arc, Barrier};
+
+use crate::cli::Options;
+use crate::cluster;
+use crate::net::{self, Plan};
+use crate::report::{self, TestResult};
+use crate::resp::Value;
+use crate::schedule;
+use crate::spec::{self, Spec};
+use crate::stats;
+use crate::tls;
+use crate::transport::{self, ConnectSpec, Endpoint};
+use crate::workload::KeyGen;
+
+fn encode_args(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+fn connect_spec(o: &Options) -> Result<ConnectSpec, String> {
+    let tls = if o.tls.enabled {
+        Some((tls::client_config(&o.tls)?, tls::server_name(&o.tls, &o.host)?))
+    } else {
+        None
+    };
+    let mut prefix = Vec::new();
+    let mut n = 0;
+    if let Some(pass) = &o.password {
+        prefix.extend(match &o.user {
+            Some(u) => encode_args(&[b"AUTH", u.as_bytes(), pass.as_bytes()]),
+            None => encode_args(&[b"AUTH", pass.as_bytes()]),
+        });
+        n += 1;
+    }
+    if o.dbnum != 0 && !o.cluster {
+        prefix.extend(encode_args(&[b"SELECT", o.dbnum.to_string().as_bytes()]));
+        n += 1;
+    }
+    if o.resp3 {
+        prefix.extend(encode_args(&[b"HELLO", b"3"]));
+        n += 1;
+    }
+    Ok(ConnectSpec { tls, prefix, prefix_replies: n })
+}
+
+fn seed_endpoint(o: &Options) -> Endpoint {
+    match &o.socket {
+        Some(s) => Endpoint::Unix(s.clone()),
+        None => Endpoint::Tcp(o.host.clone(), o.port),
+    }
+}
+
+/// Endpoints and per-node slot lists (one node, no slots, outside cluster mode).
+fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, Vec<Vec<u16>>), String> {
+    let seed = seed_endpoint(o);
+    let pong = transport::command(&seed, cs, &encode_args(&[b"PING"]))?;
+    if let Value::Error(e) = pong {
+        return Err(format!("Error from server {seed}: {e}"));
+    }
+    if !o.cluster {
+        return Ok((vec![seed], vec![Vec::new()]));
+    }
+    let reply = transport::command(&seed, cs, &encode_args(&[b"CLUSTER", b"SLOTS"]))?;
+    let nodes = cluster::nodes_from_slots(&reply)
+        .map_err(|e| format!("Failed to fetch cluster configuration from {seed}: {e}"))?;
+    if o.clients < nodes.len() {
+        return Err(format!("-c must be at least the number of primaries ({})", nodes.len()));
+    }
+    if !o.csv && !o.quiet {
+        println!("Cluster has {} primary nodes:\n", nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            println!("Primary {i}: {}:{}", n.host, n.port);
+        }
+        println!();
+    }
+    let eps = nodes.iter().map(|n| Endpoint::Tcp(n.host.clone(), n.port)).collect();
+    Ok((eps, nodes.into_iter().map(|n| n.slots).collect()))
+}
+
+fn default_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ ((std::process::id() as u64) << 32)
+}
+
+struct Shared {
+    connect: ConnectSpec,
+    endpoints: Vec<Endpoint>,
+    slots: Vec<Vec<u16>>,
+    tags: Arc<Vec<[u8; 3]>>,
+    seed: u64,
+}
+
+fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
+    let threads = o.threads;
+    let per_batch = o.pipeline * template.ncmds;
+    let interval = o.rps.map(|r| schedule::batch_interval_ns(r, o.clients, per_batch));
+    let mut conns: Vec<Vec<(usize, usize)>> = vec![Vec::new(); threads];
+    for g in 0..o.clients {
+        conns[g % threads].push((g % sh.endpoints.len(), g));
+    }
+    let mut assigned = 0u64;
+    (0..threads)
+        .map(|t| {
+            let quota = match o.duration {
+                Some(_) => None,
+                None => {
+                    let upto = o.requests * (conns[..=t].iter().map(Vec::len).sum::<usize>() as u64) / o.clients as u64;
+                    let q = upto - assigned;
+                    assigned = upto;
+                    Some(q)
+                }
+            };
+            let seed = sh.seed ^ (t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            Plan {
+                endpoints: sh.endpoints.clone(),
+                conns: std::mem::take(&mut conns[t]),
+                total_clients: o.clients,
+                connect: sh.connect.clone(),
+                template: template.clone(),
+                pipeline: o.pipeline,
+                quota,
+                duration_ns: o.duration.map(|d| (d * 1e9) as u64),
+                warmup_ns: (o.warmup * 1e9) as u64,
+                interval_ns: interval,
+                keys: KeyGen::new(seed, o.keyspace.unwrap_or(0), o.sequential, t as u64, threads as u64),
+                slots: sh.slots.clone(),
+                tags: sh.tags.clone(),
+                keepalive: o.keepalive,
+                sigfig: o.precision,
+            }
+        })
+        .collect()
+}
+
+fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String> {
+    let template = Arc::new(spec::encode(spec, o.keyspace.is_some(), o.cluster)?);
+    let plans = plans(o, sh, template);
+    let barrier = Barrier::new(plans.len());
+    let parts: Vec<stats::ThreadStats> = std::thread::scope(|s| {
+        let handles: Vec<_> = plans.iter().map(|p| s.spawn(|| net::run(p, &barrier))).collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    if parts.len() != plans.len() {
+        return Err("a worker thread failed".into());
+    }
+    let merged = stats::merge(parts, o.precision);
+    Ok(TestResult::new(o, spec.name.clone(), merged))
+}
+
+/// Runs everything; returns the process exit code.
+pub fn run(o: &Options) -> i32 {
+    match try_run(o) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{e}");
+            1
+        }
+    }
+}
+
+fn try_run(o: &Options) -> Result<(), String> {
+    let specs = if o.command.is_empty() {
+        spec::builtin(o)
+    } else {
+        vec![spec::custom(&o.command, o.data_size)?]
+    };
+    let connect = connect_spec(o)?;
+    let (endpoints, slots) = topology(o, &connect)?;
+    let tags = Arc::new(if o.cluster { cluster::tag_table() } else { Vec::new() });
+    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed) };
+    if o.csv {
+        println!("{}", report::CSV_HEADER);
+    }
+    let mut results = Vec::new();
+    loop {
+        for s in &specs {
+            let r = run_test(o, &sh, s)?;
+            report::print(o, &r);
+            if o.json.is_some() {
+                results.push(r);
+            }
+        }
+        if !o.repeat {
+            break;
+        }
+    }
+    if !o.csv && !o.quiet && o.command.is_empty() {
+        println!();
+    }
+    if let Some(path) = &o.json {
+        std::fs::write(path, report::json(o, &results)).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    Ok(())
+}

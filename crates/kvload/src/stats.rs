@@ -1,0 +1,299 @@
+//! stats: per-thread HDR histograms (µs), error counters, 1-second intervals,
+//! CPU usage, and merging at the end.
+
+use hdrhistogram::Histogram;
+
+use crate::resp::ErrClass;
+
+/// Highest trackable latency: one hour in µs (larger values saturate).
+const MAX_US: u64 = 3_600_000_000;
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+pub fn new_hist(sigfig: u8) -> Histogram<u64> {
+    // Bounds are constants and sigfig is validated by the CLI (0..=5).
+    match Histogram::new_with_bounds(1, MAX_US, sigfig) {
+        Ok(h) => h,
+        Err(_) => Histogram::new(3).unwrap_or_else(|_| unreachable_hist()),
+    }
+}
+
+fn unreachable_hist() -> Histogram<u64> {
+    eprintln!("internal error: cannot create histogram");
+    std::process::exit(1)
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Errors {
+    pub err: u64,
+    pub moved: u64,
+    pub ask: u64,
+    pub timeout: u64,
+    pub other: u64,
+}
+
+impl Errors {
+    pub fn total(&self) -> u64 {
+        self.err + self.moved + self.ask + self.timeout + self.other
+    }
+    pub fn add(&mut self, o: &Errors) {
+        self.err += o.err;
+        self.moved += o.moved;
+        self.ask += o.ask;
+        self.timeout += o.timeout;
+        self.other += o.other;
+    }
+    #[inline]
+    pub fn count(&mut self, c: ErrClass) {
+        match c {
+            ErrClass::Err => self.err += 1,
+            ErrClass::Moved => self.moved += 1,
+            ErrClass::Ask => self.ask += 1,
+            ErrClass::Other => self.other += 1,
+        }
+    }
+}
+
+pub struct Interval {
+    pub requests: u64,
+    pub errors: u64,
+    pub hist: Histogram<u64>,
+}
+
+/// Rusage of the calling thread (user, sys) in seconds.
+pub fn thread_cpu() -> (f64, f64) {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+pub struct ThreadStats {
+    pub corrected: Histogram<u64>,
+    pub service: Histogram<u64>,
+    /// Closed loop records only `corrected`; service is a copy at the end.
+    pub open: bool,
+    pub requests: u64,
+    pub errors: Errors,
+    pub late: u64,
+    pub unsent: u64,
+    pub intervals: Vec<Interval>,
+    pub measure_start: u64,
+    pub end: u64,
+    pub cpu_start: (f64, f64),
+    pub cpu: (f64, f64),
+    sigfig: u8,
+}
+
+impl ThreadStats {
+    pub fn new(sigfig: u8, open: bool) -> Self {
+        ThreadStats {
+            corrected: new_hist(sigfig),
+            service: new_hist(sigfig),
+            open,
+            requests: 0,
+            errors: Errors::default(),
+            late: 0,
+            unsent: 0,
+            intervals: Vec::new(),
+            measure_start: 0,
+            end: 0,
+            cpu_start: (0.0, 0.0),
+            cpu: (0.0, 0.0),
+            sigfig,
+        }
+    }
+
+    #[inline]
+    fn interval(&mut self, now: u64) -> &mut Interval {
+        let idx = (now.saturating_sub(self.measure_start) / NS_PER_SEC) as usize;
+        while self.intervals.len() <= idx {
+            let hist = new_hist(self.sigfig.min(2));
+            self.intervals.push(Interval { requests: 0, errors: 0, hist });
+        }
+        &mut self.intervals[idx]
+    }
+
+    /// Records one successful reply (latencies in ns).
+    #[inline]
+    pub fn record(&mut self, now: u64, corrected_ns: u64, service_ns: u64) {
+        let c = (corrected_ns / 1000).max(1);
+        self.corrected.saturating_record(c);
+        if self.open {
+            self.service.saturating_record((service_ns / 1000).max(1));
+        }
+        self.requests += 1;
+        let iv = self.interval(now);
+        iv.requests += 1;
+        iv.hist.saturating_record(c);
+    }
+
+    #[inline]
+    pub fn record_error(&mut self, now: u64, class: ErrClass) {
+        self.errors.count(class);
+        self.interval(now).errors += 1;
+    }
+
+    pub fn start_measuring(&mut self, now: u64) {
+        self.measure_start = now;
+        self.cpu_start = thread_cpu();
+    }
+
+    pub fn finish(&mut self, now: u64) {
+        self.end = now;
+        let (u, s) = thread_cpu();
+        self.cpu = (u - self.cpu_start.0, s - self.cpu_start.1);
+        if !self.open {
+            self.service = self.corrected.clone();
+        }
+    }
+}
+
+/// Merged results of one test over all threads.
+pub struct Merged {
+    pub corrected: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub requests: u64,
+    pub errors: Errors,
+    pub late: u64,
+    pub unsent: u64,
+    pub duration_s: f64,
+    pub intervals: Vec<IntervalOut>,
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+pub struct IntervalOut {
+    pub t_s: f64,
+    pub requests: u64,
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+}
+
+pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
+    let start = parts.iter().map(|p| p.measure_start).min().unwrap_or(0);
+    let end = parts.iter().map(|p| p.end).max().unwrap_or(start);
+    let duration_s = (end.saturating_sub(start)) as f64 / 1e9;
+    let mut m = Merged {
+        corrected: new_hist(sigfig),
+        service: new_hist(sigfig),
+        requests: 0,
+        errors: Errors::default(),
+        late: 0,
+        unsent: 0,
+        duration_s,
+        intervals: Vec::new(),
+        user_s: 0.0,
+        sys_s: 0.0,
+    };
+    let mut ivs: Vec<Interval> = Vec::new();
+    for p in parts {
+        // Same bounds and precision, so add cannot fail.
+        let _ = m.corrected.add(&p.corrected);
+        let _ = m.service.add(&p.service);
+        m.requests += p.requests;
+        m.errors.add(&p.errors);
+        m.late += p.late;
+        m.unsent += p.unsent;
+        m.user_s += p.cpu.0;
+        m.sys_s += p.cpu.1;
+        for (i, iv) in p.intervals.into_iter().enumerate() {
+            if ivs.len() <= i {
+                ivs.push(iv);
+            } else {
+                ivs[i].requests += iv.requests;
+                ivs[i].errors += iv.errors;
+                let _ = ivs[i].hist.add(&iv.hist);
+            }
+        }
+    }
+    m.intervals = interval_out(ivs, duration_s);
+    m
+}
+
+fn interval_out(ivs: Vec<Interval>, duration_s: f64) -> Vec<IntervalOut> {
+    let n = ivs.len();
+    ivs.into_iter()
+        .enumerate()
+        .map(|(i, iv)| {
+            let t_s = if i + 1 == n { duration_s.max(i as f64) } else { (i + 1) as f64 };
+            let width = (t_s - i as f64).max(1e-9);
+            IntervalOut {
+                t_s,
+                requests: iv.requests,
+                rps: iv.requests as f64 / width,
+                p50_ms: pct_ms(&iv.hist, 50.0),
+                p99_ms: pct_ms(&iv.hist, 99.0),
+                errors: iv.errors,
+            }
+        })
+        .collect()
+}
+
+/// Percentile in milliseconds (0 for an empty histogram).
+pub fn pct_ms(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        return 0.0;
+    }
+    h.value_at_percentile(q) as f64 / 1000.0
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+pub fn summary(h: &Histogram<u64>) -> Summary {
+    let empty = h.is_empty();
+    let ms = |v: u64| if empty { 0.0 } else { v as f64 / 1000.0 };
+    Summary {
+        min: ms(h.min()),
+        mean: if empty { 0.0 } else { h.mean() / 1000.0 },
+        p50: pct_ms(h, 50.0),
+        p90: pct_ms(h, 90.0),
+        p95: pct_ms(h, 95.0),
+        p99: pct_ms(h, 99.0),
+        p99_9: pct_ms(h, 99.9),
+        p99_99: pct_ms(h, 99.99),
+        max: ms(h.max()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_and_merge() {
+        let mut a = ThreadStats::new(3, true);
+        a.start_measuring(0);
+        a.record(500_000_000, 2_000_000, 1_000_000);
+        a.record(1_500_000_000, 4_000_000, 1_000_000);
+        a.record_error(1_600_000_000, ErrClass::Moved);
+        a.finish(2_000_000_000);
+        let mut b = ThreadStats::new(3, true);
+        b.start_measuring(0);
+        b.record(100, 3_000_000, 3_000_000);
+        b.finish(1_000_000_000);
+        let m = merge(vec![a, b], 3);
+        assert_eq!(m.requests, 3);
+        assert_eq!(m.errors.moved, 1);
+        assert_eq!(m.intervals.len(), 2);
+        assert_eq!(m.intervals[0].requests, 2);
+        assert_eq!(m.intervals[1].errors, 1);
+        assert!((m.duration_s - 2.0).abs() < 1e-9);
+        let s = summary(&m.corrected);
+        assert!((s.p50 - 3.0).abs() < 0.01);
+        assert!((summary(&m.service).max - 3.0).abs() < 0.01);
+    }
+}

@@ -1,0 +1,144 @@
+//! workload: per-thread RNG, key numbers, and in-place patching of request buffers.
+
+use crate::spec::{Template, MAX_OCC};
+
+/// wyrand: tiny, fast, good enough for key selection.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        let mut r = Rng(seed ^ 0x9E37_79B9_7F4A_7C15);
+        r.next();
+        r
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
+        let t = (self.0 as u128).wrapping_mul((self.0 ^ 0xe703_7ed1_a0b4_28db) as u128);
+        ((t >> 64) as u64) ^ (t as u64)
+    }
+
+    /// Uniform-ish value in 0..n (n > 0) by multiply-high.
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// Produces `__rand_int__` values: random in 0..n, or sequential (start, start+step, ...) mod n.
+#[derive(Debug, Clone)]
+pub struct KeyGen {
+    pub rng: Rng,
+    n: u64,
+    sequential: bool,
+    counter: u64,
+    step: u64,
+}
+
+impl KeyGen {
+    pub fn new(seed: u64, n: u64, sequential: bool, start: u64, step: u64) -> Self {
+        KeyGen { rng: Rng::new(seed), n, sequential, counter: start, step: step.max(1) }
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        if self.sequential {
+            let v = self.counter % self.n;
+            self.counter = self.counter.wrapping_add(self.step);
+            v
+        } else {
+            self.rng.below(self.n)
+        }
+    }
+}
+
+/// Overwrites the 12-byte field at `at` with `v` zero-padded to 12 digits.
+#[inline]
+pub fn write_digits(buf: &mut [u8], at: usize, mut v: u64) {
+    let field = &mut buf[at..at + 12];
+    for b in field.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// Patches the `__rand_int__` fields of `count` consecutive template instances in `buf`.
+#[inline]
+pub fn patch_rand(buf: &mut [u8], t: &Template, count: usize, keys: &mut KeyGen) {
+    if t.rand.is_empty() {
+        return;
+    }
+    let len = t.bytes.len();
+    let mut vals = [0u64; MAX_OCC];
+    for i in 0..count {
+        for v in vals.iter_mut().take(t.nocc) {
+            *v = keys.next();
+        }
+        let base = i * len;
+        for &(off, occ) in &t.rand {
+            write_digits(buf, base + off as usize, vals[occ as usize]);
+        }
+    }
+}
+
+/// Writes the 3-byte hash tag into every `{tag}` field of `count` instances (`{abc}`).
+#[inline]
+pub fn patch_tags(buf: &mut [u8], t: &Template, count: usize, tag: &[u8; 3]) {
+    let len = t.bytes.len();
+    for i in 0..count {
+        for &off in &t.tags {
+            let at = i * len + off as usize + 1;
+            buf[at..at + 3].copy_from_slice(tag);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{encode, Spec};
+
+    #[test]
+    fn digits() {
+        let mut b = *b"xx__rand_int__yy";
+        write_digits(&mut b, 2, 42);
+        assert_eq!(&b, b"xx000000000042yy");
+        write_digits(&mut b, 2, 999_999_999_999);
+        assert_eq!(&b, b"xx999999999999yy");
+    }
+
+    #[test]
+    fn seeded_sequences_repeat() {
+        let mut a = KeyGen::new(7, 1000, false, 0, 1);
+        let mut b = KeyGen::new(7, 1000, false, 0, 1);
+        let va: Vec<u64> = (0..100).map(|_| a.next()).collect();
+        let vb: Vec<u64> = (0..100).map(|_| b.next()).collect();
+        assert_eq!(va, vb);
+        assert!(va.iter().all(|&v| v < 1000));
+        let mut s = KeyGen::new(1, 3, true, 1, 2);
+        assert_eq!((0..4).map(|_| s.next()).collect::<Vec<_>>(), [1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn patch_instances() {
+        let s = Spec { name: "x".into(), commands: vec![
+            vec![b"MSET".to_vec(), b"k:__rand_int__".to_vec(), b"v".to_vec(), b"k:__rand_int__".to_vec(), b"v".to_vec()],
+            vec![b"GET".to_vec(), b"{tag}:k:__rand_int__".to_vec()],
+        ] };
+        let t = encode(&s, true, true).unwrap();
+        let mut buf = t.bytes.repeat(2);
+        let mut keys = KeyGen::new(0, 10, true, 3, 1);
+        patch_rand(&mut buf, &t, 2, &mut keys);
+        patch_tags(&mut buf, &t, 2, b"abc");
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.contains("k:000000000003\r\n$1\r\nv\r\n$14\r\nk:000000000004"));
+        assert!(text.contains("{abc}:k:000000000003"));
+        assert!(text.contains("{abc}:k:000000000005"));
+        assert!(!text.contains("__rand_int__"));
+    }
+}

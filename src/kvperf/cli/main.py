@@ -1,0 +1,53 @@
+"""`kvperf` entry point: builds the parser, dispatches, maps errors to exit codes.
+
+Exit codes: 0 ok · 1 a trial failed · 2 bad input (config, flags) · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from types import FrameType
+
+from rich.console import Console
+
+from kvperf import __version__
+from kvperf.cli import run as run_cmd
+from kvperf.core.errors import Interrupted, KvperfError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kvperf",
+        description="Benchmark Valkey and other Redis-protocol servers: real servers, real "
+                    "load, results you can defend.",
+    )
+    parser.add_argument("--version", action="version", version=f"kvperf {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run_cmd.add_parser(subparsers)
+    return parser
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(f"received {signal.Signals(signum).name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run kvperf; returns the exit code (the console script exits with it)."""
+    console = Console(stderr=True)
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args, console)
+        return code
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return Interrupted.exit_code
+    except KvperfError as exc:
+        console.print(f"[red]kvperf: {exc}[/red]", highlight=False)
+        return exc.exit_code
+
+
+def entry() -> None:
+    sys.exit(main())

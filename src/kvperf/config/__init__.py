@@ -1,0 +1,1 @@
+"""Typed benchmark configuration: the command catalogue, the models and their loading."""

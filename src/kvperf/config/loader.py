@@ -1,0 +1,239 @@
+"""Loading and validating the seed's JSON config format into BenchmarkSpec objects.
+
+``parse_config`` is pure; ``load_config`` adds the file read. Every problem raises ConfigError
+with one message naming the file, the object's index and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kvperf.config.commands import resolve_command
+from kvperf.config.model import BenchmarkSpec, ModuleSpec
+from kvperf.core.cpus import parse_cpu_list
+from kvperf.core.errors import ConfigError
+
+# Keys of the seed format that belong to its search-module (FTS) runner, not yet run by kvperf.
+SEED_FTS_KEYS = frozenset(
+    {"test_groups", "test_name", "seed", "cpu_allocation", "cluster_ports", "bind_ip", "port",
+     "profiling_sets", "monitoring", "dataset_generation", "query_generation",
+     "module_startup_args", "custom-server-config-file"}
+)
+# Server flags kvperf sets itself; a custom config must not override them.
+RESERVED_SERVER_CONFIGS = frozenset(
+    {"port", "tls-port", "bind", "cluster-enabled", "cluster-config-file", "dir", "logfile",
+     "daemonize", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "io-threads", "save",
+     "appendonly", "loadmodule"}
+)
+
+
+class _Field:
+    """How one config key is read: the parser and the BenchmarkSpec attribute it fills."""
+
+    def __init__(self, attr: str, parse: Callable[[str, Any, set[int]], Any]) -> None:
+        self.attr = attr
+        self.parse = parse
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _as_list(key: str, value: Any) -> list[Any]:
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"{key!r} is an empty list; give at least one value")
+        return value
+    return [value]
+
+
+def _int(key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{key!r} must be an integer, got {_type_name(value)} {value!r}")
+    if value < minimum:
+        rule = "positive" if minimum == 1 else f"at least {minimum}"
+        raise ValueError(f"{key!r} must be {rule}, got {value}")
+    return value
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
+        return value.strip().lower() in ("yes", "true")
+    raise ValueError(f"{key!r} must be true/false or \"yes\"/\"no\", got {value!r}")
+
+
+def _ints(minimum: int) -> Callable[[str, Any, set[int]], tuple[int, ...]]:
+    return lambda key, value, _cpus: tuple(_int(key, v, minimum) for v in _as_list(key, value))
+
+
+def _bools(key: str, value: Any, _cpus: set[int]) -> tuple[bool, ...]:
+    return tuple(dict.fromkeys(_bool(key, v) for v in _as_list(key, value)))
+
+
+def _one_int(key: str, value: Any, _cpus: set[int]) -> int:
+    return _int(key, value, 1)
+
+
+def _cpu_range(key: str, value: Any, cpus: set[int]) -> tuple[int, ...]:
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise ValueError(f"{key!r} must be a CPU list string like \"0-3\" or \"0,2\"")
+    parsed = parse_cpu_list(str(value))
+    outside = sorted(set(parsed) - cpus)
+    if outside:
+        have = ",".join(map(str, sorted(cpus)))
+        raise ValueError(f"{key!r} names CPU {outside[0]}, but this machine has CPUs {have}")
+    return parsed
+
+
+def _commands(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
+    out = []
+    for item in _as_list(key, value):
+        if not isinstance(item, str):
+            raise ValueError(f"{key!r} entries must be strings, got {_type_name(item)} {item!r}")
+        out.append(resolve_command(item))
+    return tuple(dict.fromkeys(out))
+
+
+def _scalar_str(key: str, name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise ValueError(f"{key!r}: value of {name!r} must be a string or number")
+
+
+def _settings(key: str, value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{key!r} must be an object of config names to values")
+    return tuple((str(k), _scalar_str(key, str(k), v)) for k, v in value.items())
+
+
+def _config_sets(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
+    return tuple(_settings(key, v) for v in _as_list(key, value))
+
+
+def _custom_configs(key: str, value: Any, _cpus: set[int]) -> tuple[tuple[str, str], ...]:
+    settings = _settings(key, value)
+    for name, _ in settings:
+        if name.lower().lstrip("-") in RESERVED_SERVER_CONFIGS:
+            raise ValueError(f"{key!r} may not set {name!r}: kvperf sets it itself")
+    return settings
+
+
+def _module(key: str, value: Any) -> ModuleSpec:
+    if isinstance(value, str):
+        return ModuleSpec(value)
+    if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+        raise ValueError(f"{key!r} entries must be objects with a \"path\" string")
+    unknown = set(value) - {"path", "startup_args"}
+    if unknown:
+        raise ValueError(f"{key!r} entry has unknown key {sorted(unknown)[0]!r}")
+    args = value.get("startup_args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ValueError(f"{key!r}: \"startup_args\" must be a list of strings")
+    return ModuleSpec(value["path"], tuple(args))
+
+
+def _modules(key: str, value: Any, _cpus: set[int]) -> tuple[ModuleSpec, ...]:
+    return tuple(_module(key, v) for v in _as_list(key, value))
+
+
+FIELDS: dict[str, _Field] = {
+    "requests": _Field("requests", _ints(1)),
+    "duration": _Field("duration", _ints(1)),
+    "keyspacelen": _Field("keyspacelen", _ints(1)),
+    "data_sizes": _Field("data_sizes", _ints(1)),
+    "pipelines": _Field("pipelines", _ints(1)),
+    "clients": _Field("clients", _ints(1)),
+    "commands": _Field("commands", _commands),
+    "cluster_mode": _Field("cluster_mode", _bools),
+    "tls_mode": _Field("tls_mode", _bools),
+    "warmup": _Field("warmup", _ints(0)),
+    "io-threads": _Field("io_threads", _ints(1)),
+    "benchmark-threads": _Field("benchmark_threads", _ints(1)),
+    "server_cpu_range": _Field("server_cpus", _cpu_range),
+    "client_cpu_range": _Field("client_cpus", _cpu_range),
+    "config_sets": _Field("config_sets", _config_sets),
+    "custom-server-configs": _Field("custom_server_configs", _custom_configs),
+    "modules": _Field("modules", _modules),
+    "cluster_nodes": _Field("cluster_nodes", _one_int),
+}
+
+
+def _unknown_key_message(key: str) -> str:
+    if key in SEED_FTS_KEYS:
+        return (f"key {key!r} belongs to the seed's search-module (FTS) test format, "
+                "which kvperf does not run yet")
+    hint = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
+    suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+    return f"unknown key {key!r}{suggestion}; known keys: {', '.join(FIELDS)}"
+
+
+def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
+    """Validate one config object into a BenchmarkSpec; raise ValueError naming the key."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"must be an object, got {_type_name(obj)}")
+    values: dict[str, Any] = {}
+    for key, raw in obj.items():
+        if key not in FIELDS:
+            raise ValueError(_unknown_key_message(key))
+        values[FIELDS[key].attr] = FIELDS[key].parse(key, raw, cpus)
+    if "commands" not in values:
+        raise ValueError("missing key 'commands' (e.g. \"commands\": [\"SET\", \"GET\"])")
+    if ("requests" in values) == ("duration" in values):
+        raise ValueError("give exactly one of 'requests' or 'duration' "
+                         f"({'both' if 'requests' in values else 'neither'} given)")
+    _check_overlap(values)
+    return BenchmarkSpec(index=index, **values)
+
+
+def _check_overlap(values: dict[str, Any]) -> None:
+    server, client = values.get("server_cpus"), values.get("client_cpus")
+    if server and client and set(server) & set(client):
+        raise ValueError("'server_cpu_range' and 'client_cpu_range' overlap; pin them apart")
+
+
+def parse_config(data: Any, cpus: set[int], source: str = "config") -> list[BenchmarkSpec]:
+    """Validate a decoded config (a list of objects, or one object) into specs."""
+    objects = data if isinstance(data, list) else [data]
+    if not objects:
+        raise ConfigError(f"{source}: the config list is empty; add at least one object")
+    specs = []
+    for index, obj in enumerate(objects):
+        try:
+            specs.append(parse_object(index, obj, cpus))
+        except ValueError as exc:
+            raise ConfigError(f"{source}: object {index}: {exc}") from None
+    return specs
+
+
+def load_config(path: Path, cpus: set[int]) -> list[BenchmarkSpec]:
+    """Read and validate a JSON config file."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(path)!r} not found") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    return parse_config(data, cpus, source=str(path))
+
+
+def default_config_path() -> Path:
+    """The built-in default config (a small SET/GET matrix)."""
+    return Path(__file__).parent / "defaults" / "default.json"

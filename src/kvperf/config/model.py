@@ -1,0 +1,51 @@
+"""Typed benchmark specifications: one BenchmarkSpec per object of the config list.
+
+Lists inside an object are cross-multiplied by the plan; objects are never crossed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvperf.config.commands import CommandSpec
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    """A server module loaded at startup with ``--loadmodule path args…``."""
+
+    path: str
+    startup_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """One validated config object. Tuples hold the values to cross-multiply."""
+
+    index: int
+    commands: tuple[CommandSpec, ...]
+    requests: tuple[int, ...] | None = None
+    duration: tuple[int, ...] | None = None
+    keyspacelen: tuple[int, ...] = (100_000,)
+    data_sizes: tuple[int, ...] = (3,)
+    pipelines: tuple[int, ...] = (1,)
+    clients: tuple[int, ...] = (50,)
+    cluster_mode: tuple[bool, ...] = (False,)
+    tls_mode: tuple[bool, ...] = (False,)
+    warmup: tuple[int, ...] = (0,)
+    io_threads: tuple[int | None, ...] = (None,)
+    benchmark_threads: tuple[int | None, ...] = (None,)
+    server_cpus: tuple[int, ...] | None = None
+    client_cpus: tuple[int, ...] | None = None
+    config_sets: tuple[tuple[tuple[str, str], ...], ...] = ((),)
+    custom_server_configs: tuple[tuple[str, str], ...] = ()
+    modules: tuple[ModuleSpec, ...] = field(default=())
+    cluster_nodes: int = 3
+
+    @property
+    def bounds(self) -> tuple[tuple[str, int], ...]:
+        """The run-length choices: ("requests", n) or ("duration", seconds) each."""
+        if self.requests is not None:
+            return tuple(("requests", n) for n in self.requests)
+        assert self.duration is not None
+        return tuple(("duration", s) for s in self.duration)

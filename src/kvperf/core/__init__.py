@@ -1,0 +1,1 @@
+"""Errors, units and identities shared by every stage (no I/O)."""

@@ -1,0 +1,61 @@
+"""Running a load tool once: argv list (never a shell), CPU pinning, timeout, output kept in a log."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvperf.core.errors import DriverError
+from kvperf.server.process import ManagedProcess
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What one tool run printed, and how it ended."""
+
+    stdout: str
+    stderr: str
+    returncode: int
+    seconds: float
+
+
+def _append_log(log: Path, argv: list[str], out: str, err: str) -> None:
+    with log.open("a") as handle:
+        handle.write(f"$ {' '.join(argv)}\n{out}")
+        if err:
+            handle.write(f"[stderr]\n{err}")
+        handle.write("\n")
+
+
+def run_tool(argv: list[str], *, cpus: tuple[int, ...] | None, timeout: float,
+             log: Path) -> ToolOutput:
+    """Run to completion; raise DriverError on timeout (the process is stopped by pid)."""
+    started = time.monotonic()
+    try:
+        process = ManagedProcess(argv, cpus=cpus)
+    except OSError as exc:
+        raise DriverError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.stop(grace=2.0)
+        _append_log(log, process.argv, "", f"timed out after {timeout:.0f}s\n")
+        raise DriverError(f"{Path(argv[0]).name} did not finish within {timeout:.0f}s") from None
+    finally:
+        process.stop(grace=2.0)
+    _append_log(log, process.argv, out, err)
+    return ToolOutput(out, err, process.popen.returncode, time.monotonic() - started)
+
+
+def run_for(argv: list[str], *, cpus: tuple[int, ...] | None, seconds: float,
+            log: Path) -> None:
+    """Run for ``seconds`` and then stop the process (warmup for tools without --duration)."""
+    process = ManagedProcess(argv, cpus=cpus, stdout=log)
+    try:
+        if process.wait(seconds):
+            raise DriverError(f"{Path(argv[0]).name} {process.exit_description()} during "
+                              f"warmup; see {log}")
+    finally:
+        process.stop(grace=2.0)

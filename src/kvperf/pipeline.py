@@ -1,0 +1,381 @@
+"""The only module that wires the stages: config → plan → server → driver → results → store.
+
+``prepare`` does everything that can fail on bad input (exit 2) before any server starts;
+``execute`` runs the trials, persisting each row as soon as its trial ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kvperf.config.commands import Seed
+from kvperf.config.loader import default_config_path, load_config
+from kvperf.config.model import BenchmarkSpec
+from kvperf.core.cpus import format_cpu_list
+from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError, UsageError
+from kvperf.driver.base import Driver, Target
+from kvperf.driver.registry import resolve_driver
+from kvperf.driver.seed import Keyspace, ensure_pop_supply, seed_keyspace
+from kvperf.plan.matrix import expand
+from kvperf.plan.trial import Trial
+from kvperf.results.row import RunContext, TrialOutcome, build_row
+from kvperf.server import stats as server_stats
+from kvperf.server.binary import ServerBinary, resolve
+from kvperf.server.host import available_cpus, host_facts
+from kvperf.server.instance import ServerGroup
+from kvperf.server.process import read_cpu_times
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
+from kvperf.server.tls import TlsFiles, make_tls_files
+from kvperf.store.files import MetricsFile
+
+log = logging.getLogger("kvperf")
+
+MIN_HIT_RATIO = 0.9
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Validated options of ``kvperf run`` (built by the CLI)."""
+
+    config: Path | None = None
+    results_dir: Path = Path("results")
+    label: str | None = None
+    commit: str | None = None
+    runs: int = 1
+    mode: str = "both"
+    target_ip: str = "127.0.0.1"
+    port: int | None = None
+    use_running_server: bool = False
+    server_bin: str | None = None
+    valkey_path: Path | None = None
+    tool: str | None = None
+    tool_path: Path | None = None
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the first server starts."""
+
+    options: RunOptions
+    specs: list[BenchmarkSpec]
+    trials: list[Trial]
+    driver: Driver
+    binary: ServerBinary | None
+    context: RunContext
+    out_dir: Path
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or interrupted) run produced."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    metrics_path: Path | None = None
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if r["status"] != "ok")
+
+
+class Observer:
+    """Progress hooks; the CLI passes a reporter, tests may pass a recorder."""
+
+    def trial_started(self, trial: Trial, position: int, total: int) -> None: ...
+
+    def stage(self, trial: Trial, name: str) -> None: ...
+
+    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None: ...
+
+
+def validate_label(label: str) -> str:
+    """A label becomes a directory name: it is data, but it may not leave the results dir."""
+    if not label or label in (".", "..") or "/" in label or "\0" in label:
+        raise UsageError(f"--label {label!r}: a label may not be empty, '.', '..', or "
+                         "contain '/' (it names a directory under --results-dir)")
+    return label
+
+
+def _client_mode(options: RunOptions) -> bool:
+    return options.mode == "client" or options.use_running_server
+
+
+def _load_specs(options: RunOptions) -> list[BenchmarkSpec]:
+    """The user's config, or the built-in default (unpinned on a machine with one CPU)."""
+    cpus = available_cpus()
+    if options.config:
+        return load_config(options.config, cpus)
+    specs = load_config(default_config_path(), cpus | {0, 1})
+    if len(cpus) < 2 or not {0, 1} <= cpus:
+        specs = [replace(s, server_cpus=None, client_cpus=None) for s in specs]
+    return specs
+
+
+def _server_binary(options: RunOptions) -> ServerBinary | None:
+    if _client_mode(options):
+        return None
+    explicit = options.server_bin
+    if explicit is None and options.valkey_path:
+        candidate = options.valkey_path / "src" / "valkey-server"
+        if not candidate.is_file():
+            raise UsageError(f"--valkey-path {options.valkey_path}: no src/valkey-server in it "
+                             "(build it first, or pass --server-bin)")
+        explicit = str(candidate)
+    return resolve(explicit)
+
+
+def _check_trials(trials: list[Trial], driver: Driver, options: RunOptions) -> None:
+    for trial in trials:
+        reason = driver.unsupported(trial.load, trial.server.cluster_mode, trial.server.tls)
+        if reason is None and _client_mode(options) and trial.server.tls:
+            reason = "'tls_mode' against a server kvperf did not start is not supported yet"
+        if reason:
+            raise UsageError(f"config object {trial.spec_index}: {reason}")
+
+
+def _running_server_version(endpoint: Endpoint) -> str | None:
+    try:
+        with RespClient(endpoint, timeout=3) as client:
+            reply = client.call("INFO", "server")
+    except (ConnectionLost, RespError) as exc:
+        raise UsageError(f"--mode client: cannot reach the server at {endpoint}: {exc}") from None
+    info = parse_info(reply if isinstance(reply, bytes) else b"")
+    version = info.get("valkey_version") or info.get("redis_version")
+    product = "valkey" if "valkey_version" in info else "redis"
+    return f"{product}-{version}" if version else None
+
+
+def client_endpoint(options: RunOptions) -> Endpoint:
+    return Endpoint(options.target_ip, options.port or 6379)
+
+
+def prepare(options: RunOptions) -> Prepared:
+    """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
+    specs = _load_specs(options)
+    trials = expand(specs, options.runs)
+    driver = resolve_driver(options.tool, options.tool_path, options.valkey_path)
+    _check_trials(trials, driver, options)
+    binary = _server_binary(options)
+    if binary:
+        server_version = binary.label
+    elif options.mode == "server":
+        server_version = None
+    else:
+        server_version = _running_server_version(client_endpoint(options))
+    label = validate_label(options.label or options.commit or server_version or "results")
+    env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
+           "server_binary": str(binary.path) if binary else None,
+           "server_source": binary.source if binary else "running server"}
+    context = RunContext(label, options.commit, driver.name, driver.version, server_version, env)
+    return Prepared(options, specs, trials, driver, binary, context,
+                    options.results_dir / label)
+
+
+@contextlib.contextmanager
+def _stage(outcome: TrialOutcome, name: str, observer: Observer, trial: Trial) -> Iterator[None]:
+    observer.stage(trial, name)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        outcome.stage_seconds[name] = time.monotonic() - started
+
+
+def _pop_target(trial: Trial) -> int:
+    """Elements a pop command needs for the whole measure stage (plus the tool's overshoot)."""
+    load = trial.load
+    margin = load.clients * load.pipeline + 1000
+    if load.requests is not None:
+        return load.requests + margin
+    per_second = min(200_000 * load.pipeline, 2_000_000)
+    return per_second * (load.duration or 1) + margin
+
+
+@dataclass
+class TrialRun:
+    """Runs one trial's stages against a target; collects the outcome."""
+
+    prepared: Prepared
+    trial: Trial
+    observer: Observer
+    log_dir: Path
+    outcome: TrialOutcome = field(default_factory=TrialOutcome)
+
+    @property
+    def driver(self) -> Driver:
+        return self.prepared.driver
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return _stage(self.outcome, name, self.observer, self.trial)
+
+    def run(self, target: Target, pids: list[int]) -> None:
+        load = self.trial.load
+        tool_log = self.log_dir / "tool.log"
+        with Keyspace.open(target.endpoints, target.cluster) as keyspace:
+            self._seed(keyspace)
+            if load.warmup:
+                with self.stage("warmup"):
+                    self.driver.warmup(load, target, load.warmup, tool_log)
+            before = self._top_up(keyspace)
+            server_stats.reset_stats(target.endpoints)
+            cpu_before = _cpu_total(pids)
+            with self.stage("measure"):
+                self.outcome.measurement = self.driver.measure(load, target, tool_log)
+            self._server_side(target, pids, cpu_before)
+            self._check(keyspace, before)
+
+    def _seed(self, keyspace: Keyspace) -> None:
+        load = self.trial.load
+        seed = load.command.seed
+        if seed is Seed.NONE or load.command.pops:
+            return
+        with self.stage("seed"):
+            sent = seed_keyspace(keyspace, seed, load.keyspacelen, load.data_size)
+        self.outcome.checks["seed_commands"] = sent
+
+    def _top_up(self, keyspace: Keyspace) -> int | None:
+        load = self.trial.load
+        if not load.command.pops:
+            return None
+        with self.stage("seed"):
+            return ensure_pop_supply(keyspace, load.command.seed, _pop_target(self.trial),
+                                     load.data_size)
+
+    def _server_side(self, target: Target, pids: list[int], cpu_before: float | None) -> None:
+        measurement = self.outcome.measurement
+        collected = server_stats.collect(target.endpoints)
+        name = self.trial.load.command.argv[0].lower()
+        command = collected.get("commandstats", {}).get(name, {})
+        server: dict[str, Any] = {"calls": command.get("calls"),
+                                  "usec_per_call": command.get("usec_per_call"),
+                                  "keyspace_hits": collected.get("keyspace_hits"),
+                                  "keyspace_misses": collected.get("keyspace_misses")}
+        cpu_after = _cpu_total(pids)
+        if cpu_before is not None and cpu_after is not None and measurement:
+            cpu = cpu_after - cpu_before
+            server["cpu_seconds"] = round(cpu, 3)
+            requests = measurement.requests or command.get("calls")
+            if requests:
+                server["cpu_us_per_request"] = round(cpu / requests * 1e6, 4)
+        self.outcome.server = server
+
+    def _check(self, keyspace: Keyspace, before: int | None) -> None:
+        load = self.trial.load
+        if before is not None:
+            left = keyspace.count(load.command.seed)
+            self.outcome.checks.update({"pop_supply": before, "popped": before - left,
+                                        "left": left})
+            if left == 0:
+                raise DriverError(f"{load.command.name} emptied its key during the measure "
+                                  "stage: pops of an empty key were measured")
+        hits, misses = (self.outcome.server.get(k) or 0
+                        for k in ("keyspace_hits", "keyspace_misses"))
+        if load.command.seed is not Seed.NONE and not load.command.pops and hits + misses:
+            ratio = hits / (hits + misses)
+            self.outcome.checks["hit_ratio"] = round(ratio, 4)
+            if ratio < MIN_HIT_RATIO:
+                raise DriverError(f"only {ratio:.0%} of {load.command.name} reads found "
+                                  "their key: the measurement would be of misses")
+
+
+def _cpu_total(pids: list[int]) -> float | None:
+    if not pids:
+        return None
+    times = [read_cpu_times(pid) for pid in pids]
+    return None if any(t is None for t in times) else sum(t.total for t in times if t)
+
+
+class Runner:
+    """Executes a prepared plan, trial after trial, persisting every row."""
+
+    def __init__(self, prepared: Prepared, observer: Observer | None = None) -> None:
+        self.prepared = prepared
+        self.observer = observer or Observer()
+        self.metrics = MetricsFile(prepared.out_dir / "metrics.json")
+        self._tls: TlsFiles | None = None
+
+    def tls_files(self) -> TlsFiles:
+        if self._tls is None:
+            self._tls = make_tls_files(self.prepared.out_dir / "tls")
+        return self._tls
+
+    def execute(self) -> RunSummary:
+        summary = RunSummary(metrics_path=self.metrics.path)
+        total = len(self.prepared.trials)
+        for position, trial in enumerate(self.prepared.trials, 1):
+            self.observer.trial_started(trial, position, total)
+            row = self.run_trial(trial)
+            self.metrics.append(row)
+            summary.rows.append(row)
+            self.observer.trial_finished(trial, row)
+        return summary
+
+    def trial_log_dir(self, trial: Trial) -> Path:
+        return self.prepared.out_dir / "trials" / f"{trial.index:04d}-{trial.id}-r{trial.run}"
+
+    def run_trial(self, trial: Trial) -> dict[str, Any]:
+        log_dir = self.trial_log_dir(trial)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        work = TrialRun(self.prepared, trial, self.observer, log_dir)
+        log.info("trial %d: %s", trial.index, trial.describe())
+        try:
+            self._run_on_target(work)
+        except (KeyboardInterrupt, Interrupted):
+            raise Interrupted("interrupted") from None
+        except (KvperfError, ConnectionLost, RespError) as exc:
+            work.outcome.error = work.outcome.error or str(exc)
+        if work.outcome.error:
+            log.warning("trial %d failed: %s", trial.index, work.outcome.error)
+        return build_row(trial, self.prepared.context, work.outcome,
+                         datetime.now(timezone.utc).astimezone())
+
+    def _run_on_target(self, work: TrialRun) -> None:
+        trial, options = work.trial, self.prepared.options
+        if _client_mode(options):
+            target = Target((client_endpoint(options),), trial.server.cluster_mode)
+            work.outcome.pinning = {"server": None, "client": _client_pinning(trial)}
+            work.run(target, [])
+            return
+        assert self.prepared.binary is not None
+        tls = self.tls_files() if trial.server.tls else None
+        group = ServerGroup(self.prepared.binary, trial.server, work.log_dir, tls)
+        with contextlib.ExitStack() as stack:
+            with work.stage("server_start"):
+                stack.enter_context(group)
+            work.outcome.pinning = {"server": group.pinning(), "client": _client_pinning(trial)}
+            target = Target(tuple(group.endpoints), trial.server.cluster_mode,
+                            tls.ca if tls else None)
+            try:
+                work.run(target, group.pids)
+            except (DriverError, ServerError, ConnectionLost) as exc:
+                work.outcome.error = _blame(group, exc)
+            else:
+                work.outcome.error = group.health()
+
+
+def _blame(group: ServerGroup, exc: Exception) -> str:
+    """Prefer the server's own failure (crash, kill) over the tool's view of it."""
+    time.sleep(0.2)  # let a dying server finish writing its log / exit status
+    health = group.health()
+    return f"{health} (tool: {exc})" if health else str(exc)
+
+
+def _client_pinning(trial: Trial) -> str | None:
+    return format_cpu_list(trial.load.cpus) if trial.load.cpus else None
+
+
+def serve(prepared: Prepared, announce: Callable[[list[Endpoint]], None],
+          wait: Callable[[], None]) -> None:
+    """--mode server: start the first trial's server setup, announce it, wait, tear down."""
+    assert prepared.binary is not None
+    setup = prepared.trials[0].server
+    tls = make_tls_files(prepared.out_dir / "tls") if setup.tls else None
+    with ServerGroup(prepared.binary, setup, prepared.out_dir / "server", tls) as group:
+        announce(group.endpoints)
+        wait()

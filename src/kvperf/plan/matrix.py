@@ -1,0 +1,49 @@
+"""Matrix expansion: specs × runs → an ordered list of trials (pure, no I/O).
+
+Order: round-major (every trial of round 1, then round 2, …) so slow drift spreads evenly over
+parameter sets instead of landing on the last ones; within a round, config objects in file order
+and their lists crossed in a fixed key order with the command innermost.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from kvperf.config.model import BenchmarkSpec
+from kvperf.plan.trial import Load, ServerSetup, Trial
+
+
+def _servers(spec: BenchmarkSpec) -> list[ServerSetup]:
+    return [
+        ServerSetup(cluster, tls, io, spec.cluster_nodes, spec.server_cpus,
+                    spec.custom_server_configs, cset, spec.modules)
+        for cluster, tls, io, cset in itertools.product(
+            spec.cluster_mode, spec.tls_mode, spec.io_threads, spec.config_sets)
+    ]
+
+
+def _loads(spec: BenchmarkSpec) -> list[Load]:
+    loads = []
+    for size, pipe, clients, keys, bound, warm, threads, cmd in itertools.product(
+        spec.data_sizes, spec.pipelines, spec.clients, spec.keyspacelen, spec.bounds,
+        spec.warmup, spec.benchmark_threads, spec.commands,
+    ):
+        kind, amount = bound
+        loads.append(Load(cmd, size, pipe, clients, keys,
+                          amount if kind == "requests" else None,
+                          amount if kind == "duration" else None,
+                          warm, threads, spec.client_cpus))
+    return loads
+
+
+def expand(specs: list[BenchmarkSpec], runs: int = 1) -> list[Trial]:
+    """All trials of all specs for ``runs`` rounds, in execution order."""
+    if runs < 1:
+        raise ValueError(f"runs must be positive, got {runs}")
+    combos = [(spec.index, server, load)
+              for spec in specs for server in _servers(spec) for load in _loads(spec)]
+    return [
+        Trial(index=i, run=run, spec_index=spec_index, server=server, load=load)
+        for i, (run, (spec_index, server, load)) in enumerate(
+            (run, combo) for run in range(1, runs + 1) for combo in combos)
+    ]

@@ -1,0 +1,86 @@
+"""A trial: one command measured once with one parameter set on a fresh server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvperf.config.commands import CommandSpec
+from kvperf.config.model import ModuleSpec
+from kvperf.core.cpus import format_cpu_list
+from kvperf.core.identity import stable_id
+
+
+@dataclass(frozen=True)
+class ServerSetup:
+    """Everything that decides how the server is started (trials sharing it are comparable)."""
+
+    cluster_mode: bool
+    tls: bool
+    io_threads: int | None
+    cluster_nodes: int
+    cpus: tuple[int, ...] | None
+    custom_configs: tuple[tuple[str, str], ...]
+    config_set: tuple[tuple[str, str], ...]
+    modules: tuple[ModuleSpec, ...]
+
+    @property
+    def node_count(self) -> int:
+        return self.cluster_nodes if self.cluster_mode else 1
+
+
+@dataclass(frozen=True)
+class Load:
+    """Everything that decides what the load tool sends."""
+
+    command: CommandSpec
+    data_size: int
+    pipeline: int
+    clients: int
+    keyspacelen: int
+    requests: int | None
+    duration: int | None
+    warmup: int
+    threads: int | None
+    cpus: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One planned measurement. ``id`` is a hash of its parameters (not of ``run``)."""
+
+    index: int
+    run: int
+    spec_index: int
+    server: ServerSetup
+    load: Load
+
+    @property
+    def id(self) -> str:
+        return stable_id(self.params())
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that identify this trial's series (everything but ``run``)."""
+        s, ld = self.server, self.load
+        return {
+            "command": ld.command.name, "data_size": ld.data_size, "pipeline": ld.pipeline,
+            "clients": ld.clients, "keyspacelen": ld.keyspacelen, "requests": ld.requests,
+            "duration": ld.duration, "warmup": ld.warmup, "benchmark_threads": ld.threads,
+            "cluster_mode": s.cluster_mode, "tls": s.tls, "io_threads": s.io_threads,
+            "cluster_nodes": s.cluster_nodes if s.cluster_mode else None,
+            "config_set": dict(s.config_set), "custom_server_configs": dict(s.custom_configs),
+            "modules": [m.path for m in s.modules],
+            "server_cpus": format_cpu_list(s.cpus) if s.cpus else None,
+            "client_cpus": format_cpu_list(ld.cpus) if ld.cpus else None,
+        }
+
+    def describe(self) -> str:
+        """A one-line human description for progress and logs."""
+        ld, s = self.load, self.server
+        bound = f"n={ld.requests}" if ld.requests else f"{ld.duration}s"
+        extras = [x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on]
+        if s.io_threads:
+            extras.append(f"io{s.io_threads}")
+        tail = f" [{' '.join(extras)}]" if extras else ""
+        return (f"{ld.command.name} d={ld.data_size} P={ld.pipeline} c={ld.clients} "
+                f"{bound} run {self.run}{tail}")

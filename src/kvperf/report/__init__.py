@@ -1,0 +1,1 @@
+"""Reports: the terminal table and progress (later: markdown, HTML, graphs)."""

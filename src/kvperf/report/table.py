@@ -1,0 +1,47 @@
+"""The final terminal table of a run and the plan listing of --dry-run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from kvperf.plan.trial import Trial
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def results_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """command, size, pipeline, clients, rps, p50, p99 (and status) per row."""
+    table = Table(title=title)
+    for name in ("command", "size", "P", "clients", "run", "rps", "p50 ms", "p99 ms", "status"):
+        table.add_column(name, justify="left" if name in ("command", "status") else "right")
+    for row in rows:
+        status = "ok" if row["status"] == "ok" else f"[red]FAILED[/red] {row.get('error') or ''}"
+        table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),
+                      _fmt(row["clients"]), _fmt(row["run"]), _fmt(row["rps"], 0),
+                      _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), status)
+    return table
+
+
+def plan_table(trials: list[Trial]) -> Table:
+    """One line per planned trial, in execution order."""
+    table = Table(title=f"Plan: {len(trials)} trials")
+    for name in ("#", "id", "run", "command", "size", "P", "clients", "keys", "n / s", "warmup",
+                 "server"):
+        table.add_column(name)
+    for t in trials:
+        ld, s = t.load, t.server
+        bound = str(ld.requests) if ld.requests else f"{ld.duration}s"
+        flags = " ".join(x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on)
+        server = " ".join(filter(None, [flags, f"io={s.io_threads}" if s.io_threads else ""]))
+        table.add_row(str(t.index), t.id, str(t.run), ld.command.name, str(ld.data_size),
+                      str(ld.pipeline), str(ld.clients), str(ld.keyspacelen), bound,
+                      str(ld.warmup), server or "standalone")
+    return table

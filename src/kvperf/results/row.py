@@ -1,0 +1,85 @@
+"""The metrics.json row: the seed system's fields plus kvperf's provenance and status.
+
+Format versions (``kvperf_format``):
+  1 — first version: seed fields + run, trial_id, tool, tool_version, server_version, status,
+      error, stage_seconds, io_threads, warmup, env (provenance only), server (server-side
+      counters), checks (what proved the trial measured something real).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kvperf.driver.base import Measurement
+from kvperf.plan.trial import Trial
+
+FORMAT_VERSION = 1
+
+LATENCY_FIELDS = ("avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_latency_ms",
+                  "p99_latency_ms", "max_latency_ms")
+
+# The fields that identify a series (what compare/history group by). ``env`` never is one.
+KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "requests", "duration",
+              "keyspacelen", "cluster_mode", "tls", "io_threads", "warmup", "benchmark_threads",
+              "config_set")
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What is the same for every trial of a run."""
+
+    label: str
+    commit: str | None
+    tool: str
+    tool_version: str
+    server_version: str | None
+    env: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TrialOutcome:
+    """What happened in one trial."""
+
+    measurement: Measurement | None = None
+    error: str | None = None
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    server: dict[str, Any] = field(default_factory=dict)
+    checks: dict[str, Any] = field(default_factory=dict)
+    pinning: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.measurement is not None
+
+
+def _metrics(m: Measurement | None) -> dict[str, Any]:
+    if m is None:
+        return {"rps": None, **dict.fromkeys(LATENCY_FIELDS)}
+    return {"rps": round(m.rps, 2), **{f: round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+
+
+def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
+              timestamp: datetime) -> dict[str, Any]:
+    """One row of metrics.json (pure)."""
+    load, server = trial.load, trial.server
+    return {
+        "kvperf_format": FORMAT_VERSION,
+        "timestamp": timestamp.isoformat(timespec="seconds"),
+        "label": ctx.label, "commit": ctx.commit,
+        "command": load.command.name, "data_size": load.data_size, "pipeline": load.pipeline,
+        "clients": load.clients, "requests": load.requests, "duration": load.duration,
+        "keyspacelen": load.keyspacelen,
+        **_metrics(outcome.measurement),
+        "cluster_mode": server.cluster_mode, "tls": server.tls,
+        "io_threads": server.io_threads, "warmup": load.warmup,
+        "benchmark_threads": load.threads, "config_set": dict(server.config_set) or None,
+        "run": trial.run, "trial_id": trial.id,
+        "tool": ctx.tool, "tool_version": ctx.tool_version,
+        "server_version": ctx.server_version,
+        "status": "ok" if outcome.ok else "failed", "error": outcome.error,
+        "stage_seconds": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
+        "server": outcome.server, "checks": outcome.checks,
+        "env": {**ctx.env, "pinning": outcome.pinning},
+    }

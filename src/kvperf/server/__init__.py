@@ -1,0 +1,1 @@
+"""Server lifecycle: binaries, processes, configuration, readiness, cluster, TLS, host facts."""

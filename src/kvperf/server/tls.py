@@ -1,0 +1,29 @@
+"""TLS material made in-process with trustme: a throwaway CA and a certificate for 127.0.0.1."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import trustme
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM files for a server and for clients that verify it."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def make_tls_files(directory: Path) -> TlsFiles:
+    """Write a CA and a server certificate valid for 127.0.0.1, ::1 and localhost."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca = trustme.CA()
+    server = ca.issue_cert("127.0.0.1", "::1", "localhost")
+    files = TlsFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    ca.cert_pem.write_to_path(str(files.ca))
+    server.cert_chain_pems[0].write_to_path(str(files.cert))
+    server.private_key_pem.write_to_path(str(files.key))
+    return files

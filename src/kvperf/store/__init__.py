@@ -1,0 +1,1 @@
+"""Persistence: result files (and, later, SQLite/PostgreSQL)."""

@@ -1,0 +1,57 @@
+"""metrics.json: loaded once, appended to, and replaced atomically after every trial."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kvperf.core.errors import StoreError
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write to a temp file in the same directory, fsync, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a metrics.json file (kvperf's or the seed system's)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise StoreError(f"results file {str(path)!r} not found") from None
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise StoreError(f"{path} is not a list of result rows")
+    return data
+
+
+class MetricsFile:
+    """The run's metrics.json. Existing rows are kept; each new row is persisted at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: list[dict[str, Any]] = read_rows(path) if path.exists() else []
+        self.new_rows: list[dict[str, Any]] = []
+
+    def append(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        self.new_rows.append(row)
+        try:
+            write_json_atomic(self.path, self.rows)
+        except OSError as exc:
+            raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
