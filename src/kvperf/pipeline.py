@@ -11,9 +11,9 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kvperf.config.commands import Seed
 from kvperf.config.loader import default_config_path, load_config
@@ -84,7 +84,7 @@ class RunSummary:
         return sum(1 for r in self.rows if r["status"] != "ok")
 
 
-class Observer:
+class Observer(Protocol):
     """Progress hooks; the CLI passes a reporter, tests may pass a recorder."""
 
     def trial_started(self, trial: Trial, position: int, total: int) -> None: ...
@@ -92,6 +92,19 @@ class Observer:
     def stage(self, trial: Trial, name: str) -> None: ...
 
     def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None: ...
+
+
+class SilentObserver:
+    """An Observer that ignores every event."""
+
+    def trial_started(self, trial: Trial, position: int, total: int) -> None:
+        pass
+
+    def stage(self, trial: Trial, name: str) -> None:
+        pass
+
+    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
+        pass
 
 
 def validate_label(label: str) -> str:
@@ -296,7 +309,7 @@ class Runner:
 
     def __init__(self, prepared: Prepared, observer: Observer | None = None) -> None:
         self.prepared = prepared
-        self.observer = observer or Observer()
+        self.observer: Observer = observer or SilentObserver()
         self.metrics = MetricsFile(prepared.out_dir / "metrics.json")
         self._tls: TlsFiles | None = None
 
@@ -333,7 +346,7 @@ class Runner:
         if work.outcome.error:
             log.warning("trial %d failed: %s", trial.index, work.outcome.error)
         return build_row(trial, self.prepared.context, work.outcome,
-                         datetime.now(timezone.utc).astimezone())
+                         datetime.now(UTC).astimezone())
 
     def _run_on_target(self, work: TrialRun) -> None:
         trial, options = work.trial, self.prepared.options
@@ -348,6 +361,8 @@ class Runner:
         with contextlib.ExitStack() as stack:
             with work.stage("server_start"):
                 stack.enter_context(group)
+            log.info("trial %d: server pids %s at %s", trial.index,
+                     " ".join(map(str, group.pids)), " ".join(map(str, group.endpoints)))
             work.outcome.pinning = {"server": group.pinning(), "client": _client_pinning(trial)}
             target = Target(tuple(group.endpoints), trial.server.cluster_mode,
                             tls.ca if tls else None)

@@ -35,13 +35,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
 FloatArray = npt.NDArray[np.float64]
+Series = Sequence[float] | npt.NDArray[np.floating[Any]]
 Direction = Literal["regression", "improvement"]
 
 MIN_SEGMENT = 3
@@ -191,7 +192,7 @@ def _merge(
     return []
 
 
-def _validated(series: Sequence[float], window: int | None, min_size: int) -> FloatArray:
+def _validated(series: Series, window: int | None, min_size: int) -> FloatArray:
     x = np.asarray(series, dtype=np.float64)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
         raise ValueError("series must be a flat sequence of finite numbers")
@@ -203,7 +204,7 @@ def _validated(series: Sequence[float], window: int | None, min_size: int) -> Fl
 
 
 def detect(
-    series: Sequence[float],
+    series: Series,
     *,
     max_pvalue: float = 0.001,
     min_magnitude: float = 0.0,

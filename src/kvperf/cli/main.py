@@ -11,6 +11,7 @@ import sys
 from types import FrameType
 
 from rich.console import Console
+from rich.markup import escape
 
 from kvperf import __version__
 from kvperf.cli import run as run_cmd
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[yellow]interrupted[/yellow]")
         return Interrupted.exit_code
     except KvperfError as exc:
-        console.print(f"[red]kvperf: {exc}[/red]", highlight=False)
+        console.print(f"[red]kvperf: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return exc.exit_code
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import logging
 import sys
@@ -13,7 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.core.errors import Interrupted, UsageError
-from kvperf.pipeline import Prepared, RunOptions, Runner, prepare, serve
+from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table
 from kvperf.server.resp import Endpoint
@@ -96,10 +97,8 @@ def _serve(prepared: Prepared, console: Console) -> int:
         console.print("press Ctrl-C to stop")
 
     def wait() -> None:
-        try:
+        with contextlib.suppress(KeyboardInterrupt, Interrupted):
             threading.Event().wait()
-        except (KeyboardInterrupt, Interrupted):
-            pass
 
     serve(prepared, announce, wait)
     return 0
@@ -114,10 +113,10 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     _setup_logging(args.log_level, prepared.out_dir)
     if prepared.options.mode == "server":
         return _serve(prepared, console)
-    runner = Runner(prepared)
+    reporter = ProgressReporter(console, len(prepared.trials))
+    runner = Runner(prepared, reporter)
     try:
-        with ProgressReporter(console, len(prepared.trials)) as reporter:
-            runner.observer = reporter
+        with reporter:
             summary = runner.execute()
     except Interrupted:
         kept = len(runner.metrics.new_rows)

@@ -58,6 +58,7 @@ def _int(key: str, value: Any, minimum: int) -> int:
             value = int(value)
         else:
             raise ValueError(f"{key!r} must be an integer, got {_type_name(value)} {value!r}")
+    assert isinstance(value, int)
     if value < minimum:
         rule = "positive" if minimum == 1 else f"at least {minimum}"
         raise ValueError(f"{key!r} must be {rule}, got {value}")

@@ -69,5 +69,5 @@ class Driver(Protocol):
         ...
 
     def measure(self, load: Load, target: Target, log: Path) -> Measurement:
-        """Run the measured load and return its figures; raise DriverError if it measured nothing."""
+        """Run the measured load; raise DriverError if it measured nothing."""
         ...

@@ -23,7 +23,9 @@ FOREVER = 2_000_000_000  # -n for a warmup run that kvperf stops itself
 
 def capabilities_from_help(help_text: str) -> Capabilities:
     """Derive capabilities from a tool's --help text."""
-    has = lambda flag: re.search(rf"(^|\s){re.escape(flag)}\b", help_text, re.M) is not None  # noqa: E731
+    def has(flag: str) -> bool:
+        return re.search(rf"(^|\s){re.escape(flag)}\b", help_text, re.M) is not None
+
     return Capabilities(duration=has("--duration"), warmup=has("--warmup"), rps=has("--rps"),
                         sequential=has("--sequential"), threads=has("--threads"),
                         tls=has("--tls"), cluster=has("--cluster"))
@@ -93,7 +95,7 @@ class BenchmarkTool:
         if load.command.is_custom:
             return argv + expand_data(load.command.argv, load.data_size)
         assert load.command.test is not None
-        return argv + ["-t", load.command.test]
+        return [*argv, "-t", load.command.test]
 
     def _timeout(self, load: Load) -> float:
         requests = load.requests or 0
@@ -116,7 +118,11 @@ class BenchmarkTool:
             numbers = row_numbers(pick_row(parse_csv_rows(output.stdout), title))
         except ValueError as exc:
             raise DriverError(f"{self.name} output: {exc}") from None
-        return Measurement(requests=load.requests, **{k: numbers[k] for k in numbers})
+        return Measurement(
+            rps=numbers["rps"], avg_latency_ms=numbers["avg_latency_ms"],
+            min_latency_ms=numbers["min_latency_ms"], p50_latency_ms=numbers["p50_latency_ms"],
+            p95_latency_ms=numbers["p95_latency_ms"], p99_latency_ms=numbers["p99_latency_ms"],
+            max_latency_ms=numbers["max_latency_ms"], requests=load.requests)
 
 
 def _error_line(text: str) -> str | None:

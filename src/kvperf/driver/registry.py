@@ -53,7 +53,8 @@ def resolve_driver(tool: str | None, tool_path: Path | None,
         if name == "kvload":
             from kvperf.driver.kvload import Kvload
 
-            return Kvload.probe(path)
+            driver: Driver = Kvload.probe(path)
+            return driver
         return BenchmarkTool.probe(name, path)
     except DriverError as exc:
         raise UsageError(str(exc)) from None

@@ -1,4 +1,4 @@
-"""Running a load tool once: argv list (never a shell), CPU pinning, timeout, output kept in a log."""
+"""Running a load tool once: argv list (never a shell), pinning, timeout, output in a log."""
 
 from __future__ import annotations
 

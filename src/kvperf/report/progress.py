@@ -5,14 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from kvperf.plan.trial import Trial
 
 
 class ProgressReporter:
-    """Shows 'trial i/n', the current trial and stage, and the ETA; prints failures as they happen."""
+    """Shows trial i/n, the current trial and stage, and the ETA; prints failures at once."""
 
     def __init__(self, console: Console, total: int) -> None:
         self.console = console
@@ -39,4 +46,5 @@ class ProgressReporter:
     def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
         self.progress.advance(self.task)
         if row["status"] != "ok":
-            self.console.print(f"[red]trial {trial.index} failed[/red]: {row['error']}")
+            error = escape(str(row["error"]))
+            self.console.print(f"[red]trial {trial.index} failed[/red]: {error}", soft_wrap=True)

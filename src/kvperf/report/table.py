@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from kvperf.plan.trial import Trial
@@ -23,7 +24,8 @@ def results_table(rows: list[dict[str, Any]], title: str) -> Table:
     for name in ("command", "size", "P", "clients", "run", "rps", "p50 ms", "p99 ms", "status"):
         table.add_column(name, justify="left" if name in ("command", "status") else "right")
     for row in rows:
-        status = "ok" if row["status"] == "ok" else f"[red]FAILED[/red] {row.get('error') or ''}"
+        error = escape(str(row.get("error") or ""))
+        status = "ok" if row["status"] == "ok" else f"[red]FAILED[/red] {error}"
         table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),
                       _fmt(row["clients"]), _fmt(row["run"]), _fmt(row["rps"], 0),
                       _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), status)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -136,7 +137,7 @@ class ServerGroup:
     def stop(self) -> None:
         """Stop every node this group started (SHUTDOWN NOSAVE → SIGTERM → SIGKILL)."""
         for node in self.nodes:
-            node.process.stop(graceful=lambda e=node.endpoint: _shutdown(e))
+            node.process.stop(graceful=functools.partial(_shutdown, node.endpoint))
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

@@ -7,6 +7,7 @@ nothing outlives a run. Processes are stopped by the pid kvperf started, never b
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -91,10 +92,8 @@ class ManagedProcess:
         for step in steps:
             if not self.alive():
                 break
-            try:
+            with contextlib.suppress(OSError):
                 step()
-            except OSError:
-                pass
             self.wait(grace)
         self.wait(grace)
         if self._out:

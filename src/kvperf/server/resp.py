@@ -6,6 +6,7 @@ pipelines many commands per round trip; replies are parsed fully so errors are n
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 from dataclasses import dataclass
@@ -61,10 +62,8 @@ class RespClient:
         self._pos = 0
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._sock.close()
-        except OSError:
-            pass
 
     def __enter__(self) -> RespClient:
         return self

@@ -1,0 +1,1 @@
+"""Builds of any commit (git mirror, worktrees, make, cache): arrives with the compare work."""

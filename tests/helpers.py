@@ -1,0 +1,58 @@
+"""Shared test helpers: run the real kvperf CLI, write configs, find strays."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+KVPERF = Path(sys.prefix) / "bin" / "kvperf"
+SERVER_NAMES = ("valkey-server", "redis-server")
+
+
+def require_binary(name: str) -> str:
+    """Absolute path of a binary the tests need; a missing one fails (never skips)."""
+    found = shutil.which(name) or (str(Path(sys.prefix) / "bin" / name)
+                                   if (Path(sys.prefix) / "bin" / name).is_file() else None)
+    assert found, f"{name} is not installed: run scripts/test, which installs it"
+    return found
+
+
+def write_config(directory: Path, objects: list[dict[str, Any]] | Any,
+                 name: str = "config.json") -> Path:
+    path = directory / name
+    path.write_text(objects if isinstance(objects, str) else json.dumps(objects))
+    return path
+
+
+def run_kvperf(*args: str | Path, cwd: Path | None = None, timeout: float = 300,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(KVPERF), *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def server_pids() -> set[int]:
+    """Pids of servers started by kvperf (their --dir is a kvperf-server-* temp dir)."""
+    pids = set()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                comm = (proc / "comm").read_text().strip()
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if comm in SERVER_NAMES and b"kvperf-server-" in cmdline:
+                pids.add(int(proc.name))
+    return pids
+
+
+def read_metrics(results: Path) -> list[dict[str, Any]]:
+    files = list(results.glob("*/metrics.json"))
+    assert len(files) == 1, f"expected one metrics.json under {results}, found {files}"
+    rows: list[dict[str, Any]] = json.loads(files[0].read_text())
+    return rows

@@ -1,0 +1,91 @@
+"""A killed server, an interrupted run: finished rows kept, nothing left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import KVPERF, read_metrics, require_binary, server_pids, write_config
+
+pytestmark = pytest.mark.integration
+
+
+def _start(tmp_path: Path, objects: list[dict[str, object]]) -> subprocess.Popen[str]:
+    config = write_config(tmp_path, objects)
+    return subprocess.Popen(
+        [str(KVPERF), "run", "--config", str(config), "--results-dir", str(tmp_path / "results"),
+         "--server-bin", require_binary("valkey-server"), "--tool", "valkey-benchmark",
+         "--label", "f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_server_pid(logs: Path, trial: int, timeout: float = 60) -> int:
+    deadline = time.monotonic() + timeout
+    pattern = re.compile(rf"trial {trial}: server pids (\d+)")
+    while time.monotonic() < deadline:
+        match = pattern.search(logs.read_text()) if logs.exists() else None
+        if match:
+            return int(match.group(1))
+        time.sleep(0.05)
+    raise AssertionError(f"trial {trial} never started a server")
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_server_killed_mid_trial(tmp_path: Path) -> None:
+    trial = {"requests": 40000, "commands": ["SET"], "clients": 5}
+    long_trial = {"requests": 5_000_000, "commands": ["GET"], "keyspacelen": 100, "clients": 5}
+    proc = _start(tmp_path, [trial, long_trial, trial])
+    pid = _wait_for_server_pid(tmp_path / "results" / "f" / "logs.txt", 1)
+    time.sleep(1.5)  # into the measure stage
+    os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out + err
+    rows = read_metrics(tmp_path / "results")
+    assert [r["status"] for r in rows] == ["ok", "failed", "ok"]
+    assert "killed by SIGKILL" in rows[1]["error"], rows[1]["error"]
+    assert rows[0]["rps"] > 0 and rows[2]["rps"] > 0
+    assert "Traceback" not in err
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_sigint_mid_run_keeps_finished_rows(tmp_path: Path) -> None:
+    quick = {"requests": 20000, "commands": ["SET"], "clients": 5}
+    slow = {"requests": 5_000_000, "commands": ["SET"], "clients": 5}
+    proc = _start(tmp_path, [quick, slow, quick])
+    _wait_for_server_pid(tmp_path / "results" / "f" / "logs.txt", 1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err and "interrupted" in err
+    rows = json.loads((tmp_path / "results" / "f" / "metrics.json").read_text())
+    assert len(rows) == 1 and rows[0]["status"] == "ok"
+    assert not server_pids()
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_sigterm_exits_130(tmp_path: Path) -> None:
+    proc = _start(tmp_path, [{"requests": 5_000_000, "commands": ["SET"], "clients": 5}])
+    _wait_for_server_pid(tmp_path / "results" / "f" / "logs.txt", 0)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_kvperf_killed_leaves_no_server(tmp_path: Path) -> None:
+    proc = _start(tmp_path, [{"requests": 5_000_000, "commands": ["SET"], "clients": 5}])
+    pid = _wait_for_server_pid(tmp_path / "results" / "f" / "logs.txt", 0)
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists(), "server outlived a SIGKILLed kvperf"
