@@ -33,7 +33,7 @@ from kvperf.server.instance import ServerGroup
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 from kvperf.server.tls import TlsFiles, make_tls_files
-from kvperf.store.files import MetricsFile
+from kvperf.store.files import MetricsFile, write_json_atomic
 
 log = logging.getLogger("kvperf")
 
@@ -240,8 +240,18 @@ class TrialRun:
             cpu_before = _cpu_total(pids)
             with self.stage("measure"):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
+            self._keep_histograms()
             self._server_side(target, pids, cpu_before)
             self._check(keyspace, before)
+
+    def _keep_histograms(self) -> None:
+        """Store the tool's HDR histograms beside the trial; the row names the file."""
+        measurement = self.outcome.measurement
+        histograms = measurement.extra.get("histograms") if measurement else None
+        if histograms:
+            path = self.log_dir / "histograms.json"
+            write_json_atomic(path, histograms)
+            self.outcome.histogram_file = str(path.relative_to(self.prepared.out_dir))
 
     def _seed(self, keyspace: Keyspace) -> None:
         load = self.trial.load

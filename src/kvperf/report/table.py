@@ -19,13 +19,22 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def results_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """command, size, pipeline, clients, rps, p50, p99 (and status) per row."""
-    table = Table(title=title)
+    """command, size, pipeline, clients, rps, p50, p99 (and status) per row.
+
+    A trial whose load tool saturated its CPU is marked: it measured the client, not the server.
+    """
+    saturated = sum(1 for r in rows if r.get("client_saturated"))
+    caption = (f"[yellow]! client saturated in {saturated} trial(s): the load tool's CPU, not "
+               "the server, may have limited rps (pin the client to its own core, add "
+               "benchmark-threads, or pipeline)[/yellow]" if saturated else None)
+    table = Table(title=title, caption=caption)
     for name in ("command", "size", "P", "clients", "run", "rps", "p50 ms", "p99 ms", "status"):
         table.add_column(name, justify="left" if name in ("command", "status") else "right")
     for row in rows:
         error = escape(str(row.get("error") or ""))
         status = "ok" if row["status"] == "ok" else f"[red]FAILED[/red] {error}"
+        if row.get("client_saturated"):
+            status += " [yellow]! client saturated[/yellow]"
         table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),
                       _fmt(row["clients"]), _fmt(row["run"]), _fmt(row["rps"], 0),
                       _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), status)

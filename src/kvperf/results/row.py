@@ -3,7 +3,9 @@
 Format versions (``kvperf_format``):
   1 — first version: seed fields + run, trial_id, tool, tool_version, server_version, status,
       error, stage_seconds, io_threads, warmup, env (provenance only), server (server-side
-      counters), checks (what proved the trial measured something real).
+      counters), client (the load tool's CPU per request, errors, corrected and service
+      latency), client_saturated, checks (what proved the trial measured something real),
+      histogram_file (HDR histograms of the trial, relative to metrics.json).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class TrialOutcome:
     server: dict[str, Any] = field(default_factory=dict)
     checks: dict[str, Any] = field(default_factory=dict)
     pinning: dict[str, str | None] = field(default_factory=dict)
+    histogram_file: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -58,6 +61,15 @@ def _metrics(m: Measurement | None) -> dict[str, Any]:
     if m is None:
         return {"rps": None, **dict.fromkeys(LATENCY_FIELDS)}
     return {"rps": round(m.rps, 2), **{f: round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+
+
+def _client(m: Measurement | None) -> dict[str, Any]:
+    """The load tool's own view: CPU per request, errors, both latency kinds (kvload)."""
+    if m is None:
+        return {}
+    keep = ("mode", "target_rps", "errors", "late", "unsent", "latency_ms",
+            "client_cpu_us_per_request")
+    return {k: m.extra[k] for k in keep if k in m.extra}
 
 
 def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
@@ -80,6 +92,9 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
         "server_version": ctx.server_version,
         "status": "ok" if outcome.ok else "failed", "error": outcome.error,
         "stage_seconds": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
-        "server": outcome.server, "checks": outcome.checks,
+        "client_saturated": (outcome.measurement.extra.get("client_saturated")
+                             if outcome.measurement else None),
+        "server": outcome.server, "client": _client(outcome.measurement),
+        "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

@@ -1,0 +1,353 @@
+//! Integration tests against real valkey-server processes on 127.0.0.1.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+fn json_run(name: &str, args: &[&str]) -> Value {
+    let dir = scratch_dir(name);
+    let path = dir.join("out.json");
+    let p = path.to_string_lossy().into_owned();
+    let mut all: Vec<&str> = vec!["--json", &p];
+    all.extend_from_slice(args);
+    let out = kvload(&all);
+    assert_ok(&out);
+    let v = read_json(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    v
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn debug_sleep_latency_is_accurate() {
+    let _g = serial();
+    let s = Server::start(&["--enable-debug-command", "yes"]);
+    let port = s.port.to_string();
+    let v = json_run("sleep", &["-p", &port, "-c", "1", "-n", "200", "DEBUG", "SLEEP", "0.005"]);
+    let t = &v["tests"][0];
+    assert_eq!(t["name"], "DEBUG SLEEP 0.005");
+    assert_eq!(t["requests"], 200);
+    let p50 = f(&t["latency_ms"]["corrected"]["p50"]);
+    assert!((p50 - 5.0).abs() <= 0.25, "corrected p50 {p50} ms not within 5% of 5 ms");
+}
+
+#[test]
+fn open_loop_corrects_coordinated_omission() {
+    let _g = serial();
+    let s = Server::start(&["--enable-debug-command", "yes"]);
+    let port = s.port;
+    let stall = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(2));
+        cmd(port, &["DEBUG", "SLEEP", "1"])
+    });
+    let ps = port.to_string();
+    let v = json_run("open", &["-p", &ps, "-c", "10", "--rps", "2000", "--duration", "6", "-t", "set", "-r", "1000"]);
+    let _ = stall.join();
+    let t = &v["tests"][0];
+    assert_eq!(t["mode"], "open");
+    assert_eq!(f(&t["target_rps"]), 2000.0);
+    let p90 = f(&t["latency_ms"]["corrected"]["p90"]);
+    let svc50 = f(&t["latency_ms"]["service"]["p50"]);
+    assert!(p90 >= 100.0, "corrected p90 {p90} ms should reflect the 1 s stall");
+    assert!(svc50 < 10.0, "service p50 {svc50} ms should stay small");
+    let reqs = t["requests"].as_u64().unwrap_or(0);
+    assert!(reqs > 9000, "too few requests: {reqs}");
+    assert!(t["late"].as_u64().unwrap_or(0) > 0, "requests during the stall must be late");
+}
+
+#[test]
+fn csv_header_matches_valkey_benchmark() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let args = ["-p", &port, "-t", "set,get,lrange_100,mset", "-n", "2000", "--csv"];
+    let ours = kvload(&args);
+    assert_ok(&ours);
+    let theirs = Command::new(VALKEY_BENCHMARK).args(args).output().expect("valkey-benchmark");
+    let ours = stdout(&ours);
+    let theirs = stdout(&theirs);
+    let our_lines: Vec<&str> = ours.lines().collect();
+    let their_lines: Vec<&str> = theirs.lines().filter(|l| l.starts_with('"')).collect();
+    assert_eq!(our_lines[0].as_bytes(), their_lines[0].as_bytes());
+    let names = |ls: &[&str]| ls.iter().map(|l| l.split(',').next().unwrap_or("").to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&our_lines), names(&their_lines));
+    for l in &our_lines[1..] {
+        assert_eq!(l.split("\",\"").count(), 8, "row shape: {l}");
+    }
+}
+
+fn cluster_node(dir: &std::path::Path) -> Server {
+    let port = free_port();
+    let conf = format!("nodes-{port}.conf");
+    let d = dir.to_string_lossy().into_owned();
+    Server::start_on(port, &["--port", &port.to_string()], &["--cluster-enabled", "yes", "--cluster-config-file", &conf, "--dir", &d], port)
+}
+
+#[test]
+fn cluster_set_get_routes_without_errors() {
+    let _g = serial();
+    let dir = scratch_dir("cluster");
+    let nodes: Vec<Server> = (0..3).map(|_| cluster_node(&dir)).collect();
+    let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
+    for (n, (a, b)) in nodes.iter().zip(ranges) {
+        assert_eq!(n.cmd(&["CLUSTER", "ADDSLOTSRANGE", a, b]), Resp::Simple("OK".into()));
+    }
+    for n in &nodes[1..] {
+        nodes[0].cmd(&["CLUSTER", "MEET", "127.0.0.1", &n.port.to_string()]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ok = nodes.iter().all(|n| n.cmd(&["CLUSTER", "INFO"]).text().contains("cluster_state:ok"));
+        let known = nodes.iter().all(|n| n.cmd(&["CLUSTER", "SLOTS"]) != Resp::Array(vec![]) && n.cmd(&["CLUSTER", "INFO"]).text().contains("cluster_known_nodes:3"));
+        if ok && known {
+            break;
+        }
+        assert!(Instant::now() < deadline, "cluster did not become ok");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let port = nodes[0].port.to_string();
+    let v = json_run("cluster-run", &["-p", &port, "--cluster", "-t", "set,get", "-n", "6000", "-c", "6", "-r", "100000", "-q"]);
+    let tests = v["tests"].as_array().expect("tests");
+    assert_eq!(tests.len(), 2);
+    for t in tests {
+        assert!(t["requests"].as_u64().unwrap_or(0) > 0, "no requests in {}", t["name"]);
+        for k in ["err", "moved", "ask", "timeout", "other"] {
+            assert_eq!(t["errors"][k], 0, "errors.{k} in {}", t["name"]);
+        }
+    }
+    for n in &nodes {
+        match n.cmd(&["DBSIZE"]) {
+            Resp::Int(k) => assert!(k > 0, "node {} got no keys", n.port),
+            other => panic!("DBSIZE: {other:?}"),
+        }
+    }
+    drop(nodes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn write_certs(dir: &std::path::Path) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("ca key");
+    let mut cap = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    cap.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    cap.distinguished_name.push(DnType::CommonName, "kvload test CA");
+    let ca_cert = cap.self_signed(&ca_key).expect("ca cert");
+    let issuer = Issuer::new(cap, ca_key);
+    let key = KeyPair::generate().expect("server key");
+    let sp = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
+    let cert = sp.signed_by(&key, &issuer).expect("server cert");
+    std::fs::write(dir.join("ca.pem"), ca_cert.pem()).expect("write");
+    std::fs::write(dir.join("server.pem"), cert.pem()).expect("write");
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).expect("write");
+}
+
+#[test]
+fn tls_with_cacert() {
+    let _g = serial();
+    let dir = scratch_dir("tls");
+    write_certs(&dir);
+    let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let port = free_port();
+    let ps = port.to_string();
+    let _s = Server::start_on(
+        0,
+        &["--port", "0", "--tls-port", &ps],
+        &["--tls-cert-file", &p("server.pem"), "--tls-key-file", &p("server.key"), "--tls-ca-cert-file", &p("ca.pem"), "--tls-auth-clients", "no"],
+        0,
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "TLS server did not listen");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let ca = p("ca.pem");
+    let v = json_run("tls-run", &["-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set", "-n", "3000", "-c", "4"]);
+    assert!(v["tests"][0]["requests"].as_u64().unwrap_or(0) > 0);
+    assert_eq!(v["config"]["tls"], true);
+    // Without the right CA the handshake must fail; --insecure skips verification.
+    let bad = kvload(&["-p", &ps, "--tls", "--sni", "localhost", "-t", "set", "-n", "10", "-q"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let ins = kvload(&["-p", &ps, "--tls", "--insecure", "-t", "set", "-n", "1000", "-q"]);
+    assert_ok(&ins);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    for args in [&["--pipelines", "3"][..], &["-c", "0"], &["-P", "abc"], &["-n"], &["-t", "nosuch"]] {
+        let o = kvload(args);
+        assert_eq!(o.status.code(), Some(2), "args {args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "one-line message for {args:?}: {err}");
+    }
+    let v = kvload(&["--version"]);
+    assert_eq!(stdout(&v), format!("kvload {}\n", env!("CARGO_PKG_VERSION")));
+    let h = kvload(&["--help"]);
+    assert!(stdout(&h).contains("Usage: kvload"));
+}
+
+#[test]
+fn connect_failure_exits_1() {
+    let port = free_port().to_string();
+    let o = kvload(&["-p", &port, "-t", "set", "-n", "10"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Could not connect to") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
+
+#[test]
+fn server_killed_mid_run_exits_nonzero() {
+    let _g = serial();
+    let mut s = Server::start(&[]);
+    let port = s.port.to_string();
+    let mut child = Command::new(kvload_bin())
+        .args(["-p", &port, "-t", "set", "-c", "10", "--duration", "30", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn kvload");
+    std::thread::sleep(Duration::from_millis(1000));
+    s.child.kill().expect("SIGKILL server");
+    let killed = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            assert!(!st.success(), "kvload must fail when the server dies");
+            break;
+        }
+        if killed.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kvload did not exit within 5 s of the server dying");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(killed.elapsed() < Duration::from_secs(5));
+}
+
+fn keys_after(seed: &str) -> Vec<String> {
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let o = kvload(&["-p", &port, "--seed", seed, "-r", "1000", "-n", "2000", "-c", "1", "-t", "set", "-q"]);
+    assert_ok(&o);
+    let mut keys: Vec<String> = match s.cmd(&["KEYS", "*"]) {
+        Resp::Array(v) => v.iter().map(Resp::text).collect(),
+        other => panic!("KEYS: {other:?}"),
+    };
+    keys.sort();
+    match s.cmd(&["DBSIZE"]) {
+        Resp::Int(n) => assert_eq!(n as usize, keys.len()),
+        other => panic!("DBSIZE: {other:?}"),
+    }
+    keys
+}
+
+#[test]
+fn fixed_seed_sends_identical_keys() {
+    let _g = serial();
+    let a = keys_after("7");
+    let b = keys_after("7");
+    assert!(a.len() > 500 && a.len() < 1000, "unexpected key count {}", a.len());
+    assert!(a.iter().all(|k| k.starts_with("key:") && k.len() == 16), "{:?}", &a[..3]);
+    assert_eq!(a, b);
+    let c = keys_after("8");
+    assert_ne!(a, c);
+}
+
+#[test]
+fn json_matches_schema() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let v = json_run("schema", &["-p", &port, "-t", "set,get", "-n", "3000", "-P", "4", "-r", "100", "-3", "--seed", "1", "-q"]);
+    assert_eq!(v["format"], "kvload");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["kvload_version"], env!("CARGO_PKG_VERSION"));
+    let cfg = &v["config"];
+    for k in ["host", "port", "socket", "clients", "threads", "pipeline", "requests", "duration_s", "warmup_s", "data_size",
+        "keyspacelen", "sequential", "seed", "rps", "tls", "cluster", "resp3", "dbnum", "tests"] {
+        assert!(cfg.get(k).is_some(), "config.{k} missing");
+    }
+    assert_eq!(cfg["pipeline"], 4);
+    assert_eq!(cfg["resp3"], true);
+    let tests = v["tests"].as_array().expect("tests array");
+    assert_eq!(tests.len(), 2);
+    for t in tests {
+        for k in ["name", "mode", "target_rps", "achieved_rps", "requests", "duration_s", "errors", "late", "unsent",
+            "latency_ms", "histograms", "intervals", "cpu"] {
+            assert!(t.get(k).is_some(), "tests[].{k} missing");
+        }
+        assert_eq!(t["mode"], "closed");
+        assert!(t["target_rps"].is_null());
+        assert_eq!(t["requests"], 3000);
+        assert_eq!(t["late"], 0);
+        assert_eq!(t["unsent"], 0);
+        for k in ["err", "moved", "ask", "timeout", "other"] {
+            assert_eq!(t["errors"][k], 0);
+        }
+        for kind in ["corrected", "service"] {
+            for k in ["min", "mean", "p50", "p90", "p95", "p99", "p99_9", "p99_99", "max"] {
+                assert!(t["latency_ms"][kind][k].is_number(), "latency_ms.{kind}.{k}");
+            }
+            assert!(t["histograms"][kind].as_str().is_some_and(|s| s.starts_with("HISTFAA")), "histograms.{kind}");
+        }
+        assert_eq!(t["latency_ms"]["corrected"], t["latency_ms"]["service"]);
+        assert_eq!(t["histograms"]["unit"], "us");
+        assert_eq!(t["histograms"]["significant_figures"], 3);
+        let iv = t["intervals"].as_array().expect("intervals");
+        assert!(!iv.is_empty());
+        for k in ["t_s", "requests", "rps", "p50_ms", "p99_ms", "errors"] {
+            assert!(iv[0].get(k).is_some(), "intervals[].{k}");
+        }
+        let total: u64 = iv.iter().map(|i| i["requests"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(total, 3000);
+        for k in ["user_s", "sys_s", "cores_used"] {
+            assert!(t["cpu"][k].is_number(), "cpu.{k}");
+        }
+        assert!(t["cpu"]["saturated"].is_boolean());
+    }
+    assert_eq!(tests[0]["name"], "SET");
+    assert_eq!(tests[1]["name"], "GET");
+}
+
+#[test]
+fn error_replies_are_counted_not_throughput() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    s.cmd(&["SET", "str", "x"]);
+    let v = json_run("errors", &["-p", &port, "-n", "500", "-c", "2", "LPUSH", "str", "y"]);
+    let t = &v["tests"][0];
+    assert_eq!(t["requests"], 0);
+    assert_eq!(t["errors"]["other"], 500);
+}
+
+/// HdrHistogram interop with the Python package, when a python with
+/// `hdrhistogram` installed is given in KVLOAD_PY_HDR (skipped otherwise).
+#[test]
+fn histogram_decodes_in_python() {
+    let Ok(py) = std::env::var("KVLOAD_PY_HDR") else {
+        eprintln!("skipped: set KVLOAD_PY_HDR to a python with hdrhistogram==0.10.8");
+        return;
+    };
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let v = json_run("pyhdr", &["-p", &port, "-t", "set", "-n", "5000", "-c", "5"]);
+    let t = &v["tests"][0];
+    let b64 = t["histograms"]["corrected"].as_str().expect("b64");
+    let script = "import sys\nfrom hdrh.histogram import HdrHistogram\nh=HdrHistogram.decode(sys.argv[1])\nprint(h.get_total_count(), h.get_value_at_percentile(99.0))";
+    let out = Command::new(py).args(["-c", script, b64]).output().expect("python");
+    let text = stdout(&out);
+    let mut it = text.split_whitespace();
+    assert_eq!(it.next(), Some("5000"), "python said: {text} {}", String::from_utf8_lossy(&out.stderr));
+    let p99_us: f64 = it.next().and_then(|s| s.parse().ok()).expect("p99");
+    let ours = f(&t["latency_ms"]["corrected"]["p99"]) * 1000.0;
+    assert!((p99_us - ours).abs() <= ours * 0.002 + 1.0, "python p99 {p99_us} vs {ours}");
+}

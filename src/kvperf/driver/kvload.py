@@ -1,0 +1,127 @@
+"""Adapter for kvload, kvperf's native load generator (crates/kvload), via its versioned JSON.
+
+kvload reports latency corrected for coordinated omission and full HDR histograms; the
+histograms are kept beside the trial so percentiles across runs and nodes can be merged.
+In cluster mode commands go out with plain keys (no ``{tag}``): kvload routes each key to the
+node that owns its slot, so seeded keys are the keys read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvperf.core.errors import DriverError
+from kvperf.driver.base import Capabilities, Measurement, Target
+from kvperf.driver.tool_run import run_tool
+from kvperf.plan.trial import Load
+from kvperf.server.process import run_quick
+
+JSON_FORMAT = "kvload"
+JSON_VERSIONS = (1,)
+CAPABILITIES = Capabilities(duration=True, warmup=True, rps=True, sequential=True, threads=True,
+                            tls=True, cluster=True, cluster_plain_keys=True,
+                            data_placeholder=True)
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """Load and check kvload's JSON report (format and version)."""
+    try:
+        report: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DriverError(f"kvload wrote no readable JSON report at {path}: {exc}") from None
+    if report.get("format") != JSON_FORMAT or report.get("version") not in JSON_VERSIONS:
+        raise DriverError(f"{path}: not a kvload report of a known version "
+                          f"(format={report.get('format')!r}, version={report.get('version')!r})")
+    if not report.get("tests"):
+        raise DriverError(f"{path}: kvload report has no tests")
+    return report
+
+
+def measurement_from(test: dict[str, Any]) -> Measurement:
+    """The corrected-latency figures of one kvload test; fail on error replies or no requests."""
+    errors = test.get("errors", {})
+    bad = {k: v for k, v in errors.items() if k in ("err", "other", "timeout") and v}
+    if bad:
+        raise DriverError(f"kvload counted error replies: {bad}")
+    if not test.get("requests") or not test.get("achieved_rps"):
+        raise DriverError("kvload completed no requests")
+    lat = test["latency_ms"]["corrected"]
+    cpu = test.get("cpu", {})
+    requests = int(test["requests"])
+    extra = {
+        "mode": test.get("mode"), "target_rps": test.get("target_rps"),
+        "errors": errors, "late": test.get("late"), "unsent": test.get("unsent"),
+        "latency_ms": test["latency_ms"], "histograms": test.get("histograms"),
+        "client_cpu_us_per_request": round((cpu.get("user_s", 0) + cpu.get("sys_s", 0))
+                                           / requests * 1e6, 4),
+        "client_saturated": bool(cpu.get("saturated")),
+    }
+    return Measurement(rps=float(test["achieved_rps"]), avg_latency_ms=lat["mean"],
+                       min_latency_ms=lat["min"], p50_latency_ms=lat["p50"],
+                       p95_latency_ms=lat["p95"], p99_latency_ms=lat["p99"],
+                       max_latency_ms=lat["max"], requests=requests, extra=extra)
+
+
+@dataclass
+class Kvload:
+    """kvload at ``path``."""
+
+    path: Path
+    version: str
+    name: str = "kvload"
+    capabilities: Capabilities = CAPABILITIES
+    seed: int = 1
+
+    @classmethod
+    def probe(cls, path: Path) -> Kvload:
+        code, text = run_quick([str(path), "--version"])
+        match = re.search(r"kvload (\S+)", text)
+        if code != 0 or not match:
+            raise DriverError(f"{path} --version did not identify kvload: {text.strip()[:200]}")
+        return cls(path, match.group(1))
+
+    def unsupported(self, load: Load, cluster: bool, tls: bool) -> str | None:
+        return None
+
+    def argv(self, load: Load, target: Target, bound: list[str], report: Path) -> list[str]:
+        first = target.first
+        argv = [str(self.path), "-h", first.host, "-p", str(first.port), "-c", str(load.clients),
+                *bound, "-d", str(load.data_size), "-P", str(load.pipeline),
+                "-r", str(load.keyspacelen), "--seed", str(self.seed), "-q",
+                "--json", str(report)]
+        if load.threads:
+            argv += ["--threads", str(load.threads)]
+        if target.cluster:
+            argv.append("--cluster")
+        if target.tls_ca:
+            argv += ["--tls", "--cacert", str(target.tls_ca)]
+        if load.command.is_custom or target.cluster:
+            return [*argv, *load.command.argv]
+        assert load.command.test is not None
+        return [*argv, "-t", load.command.test]
+
+    def _timeout(self, load: Load) -> float:
+        return 120.0 + (load.duration or 0) + (load.requests or 0) / 5_000
+
+    def warmup(self, load: Load, target: Target, seconds: int, log: Path) -> None:
+        report = log.with_name("warmup.json")
+        argv = self.argv(load, target, ["--duration", str(seconds)], report)
+        self._run(argv, load, log, seconds + 60.0)
+
+    def measure(self, load: Load, target: Target, log: Path) -> Measurement:
+        report = log.with_name("kvload.json")
+        bound = (["-n", str(load.requests)] if load.requests is not None
+                 else ["--duration", str(load.duration)])
+        self._run(self.argv(load, target, bound, report), load, log, self._timeout(load))
+        return measurement_from(read_report(report)["tests"][0])
+
+    def _run(self, argv: list[str], load: Load, log: Path, timeout: float) -> None:
+        output = run_tool(argv, cpus=load.cpus, timeout=timeout, log=log)
+        if output.returncode != 0:
+            lines = (output.stderr or output.stdout).strip().splitlines()
+            detail = lines[-1] if lines else "(no output)"
+            raise DriverError(f"kvload exited with code {output.returncode}: {detail}")
