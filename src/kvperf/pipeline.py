@@ -374,6 +374,9 @@ class Runner:
             log.info("trial %d: server pids %s at %s", trial.index,
                      " ".join(map(str, group.pids)), " ".join(map(str, group.endpoints)))
             work.outcome.pinning = {"server": group.pinning(), "client": _client_pinning(trial)}
+            applied = group.effective_config()
+            if applied:
+                work.outcome.checks["server_config"] = applied
             target = Target(tuple(group.endpoints), trial.server.cluster_mode,
                             tls.ca if tls else None)
             try:

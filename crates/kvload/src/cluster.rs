@@ -17,6 +17,7 @@ pub fn crc16(data: &[u8]) -> u16 {
 }
 
 /// Slot of a key, honouring `{hashtag}` rules.
+#[allow(dead_code)]
 pub fn key_slot(key: &[u8]) -> u16 {
     let hashed = match key.iter().position(|&c| c == b'{') {
         Some(open) => match key[open + 1..].iter().position(|&c| c == b'}') {

@@ -118,6 +118,21 @@ class ServerGroup:
                     f"{format_cpu_list(allowed) if allowed else '?'}, expected "
                     f"{format_cpu_list(self.setup.cpus)} (taskset failed?)")
 
+    def effective_config(self) -> dict[str, str]:
+        """CONFIG GET of every setting kvperf applied, read back from the first node."""
+        names = [n for n, _ in (*self.setup.custom_configs, *self.setup.config_set)]
+        values: dict[str, str] = {}
+        if not names or not self.nodes:
+            return values
+        with RespClient(self.nodes[0].endpoint) as client:
+            for name in names:
+                reply = client.call("CONFIG", "GET", name)
+                pairs = reply if isinstance(reply, list) else []
+                for key, value in zip(pairs[::2], pairs[1::2], strict=True):
+                    if isinstance(key, bytes) and isinstance(value, bytes):
+                        values[key.decode()] = value.decode()
+        return values
+
     def pinning(self) -> str | None:
         """The CPUs the first node is allowed to run on, read from /proc."""
         allowed = self.nodes[0].process.allowed_cpus() if self.nodes else None

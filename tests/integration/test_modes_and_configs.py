@@ -1,0 +1,82 @@
+"""--mode server / --mode client, and server configs that are really applied."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from kvperf.server.resp import Endpoint, RespClient
+from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf, write_config
+
+pytestmark = pytest.mark.integration
+
+
+def _wait_for_address(proc: subprocess.Popen[str], timeout: float = 30) -> Endpoint:
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        match = re.search(r"server listening on ([\d.]+):(\d+)", line)
+        if match:
+            return Endpoint(match.group(1), int(match.group(2)))
+    raise AssertionError("kvperf --mode server never printed its address")
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_server_mode_then_client_mode(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{"requests": 20000, "commands": ["SET", "GET"],
+                                      "keyspacelen": 500}])
+    server = subprocess.Popen(
+        [str(KVPERF), "run", "--mode", "server", "--config", str(config), "--results-dir",
+         str(tmp_path / "srv"), "--server-bin", require_binary("valkey-server"),
+         "--tool", "valkey-benchmark"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        endpoint = _wait_for_address(server)
+        with RespClient(endpoint) as client:
+            assert client.call("PING") == b"PONG"
+        done = run_kvperf("run", "--mode", "client", "--target-ip", endpoint.host, "--port",
+                          str(endpoint.port), "--config", config, "--results-dir",
+                          tmp_path / "cli", "--tool", "valkey-benchmark")
+        assert done.returncode == 0, done.stderr
+        rows = read_metrics(tmp_path / "cli")
+        assert [r["status"] for r in rows] == ["ok", "ok"]
+        assert rows[0]["server_version"] == "valkey-8.0.1"
+        assert rows[1]["checks"]["hit_ratio"] == 1.0
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=30)
+    assert server.returncode == 0
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_custom_server_configs_and_config_sets_are_applied(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{
+        "requests": 5000, "commands": ["SET"], "custom-server-configs": {"hz": 17},
+        "config_sets": [{"maxmemory-samples": 7}, {"maxmemory-samples": 9}]}])
+    done = run_kvperf("run", "--config", config, "--results-dir", tmp_path / "r",
+                      "--server-bin", require_binary("valkey-server"),
+                      "--tool", "valkey-benchmark")
+    assert done.returncode == 0, done.stderr
+    rows = read_metrics(tmp_path / "r")
+    applied = [r["checks"]["server_config"] for r in rows]
+    assert applied == [{"hz": "17", "maxmemory-samples": "7"},
+                       {"hz": "17", "maxmemory-samples": "9"}]
+    assert [r["config_set"] for r in rows] == [{"maxmemory-samples": "7"},
+                                               {"maxmemory-samples": "9"}]
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_server_that_cannot_start_fails_its_trials_with_the_reason(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{"requests": 5000, "commands": ["SET"],
+                                      "custom-server-configs": {"no-such-option": "1"}}])
+    done = run_kvperf("run", "--config", config, "--results-dir", tmp_path / "r",
+                      "--server-bin", require_binary("valkey-server"),
+                      "--tool", "valkey-benchmark")
+    assert done.returncode == 1
+    (row,) = read_metrics(tmp_path / "r")
+    assert row["status"] == "failed" and "no-such-option" in row["error"], row["error"]
