@@ -286,7 +286,7 @@ mod tests {
         let mut h = stats::new_hist(3);
         h.saturating_record(1234);
         let b = base64::engine::general_purpose::STANDARD.decode(encode_hist(&h)).unwrap();
-        // V2 compressed cookie 0x1c849304 (big endian).
-        assert_eq!(&b[..4], &[0x1c, 0x84, 0x93, 0x04]);
+        // V2 compressed cookie 0x1c849314 (big endian).
+        assert_eq!(&b[..4], &[0x1c, 0x84, 0x93, 0x14]);
     }
 }

@@ -206,7 +206,7 @@ mod tests {
         assert_eq!(whole(b"$-1\r\n"), (5, Kind::Ok));
         assert_eq!(whole(b"*2\r\n$1\r\na\r\n:1\r\n"), (15, Kind::Ok));
         assert_eq!(whole(b"*-1\r\n"), (5, Kind::Ok));
-        assert_eq!(whole(b"*2\r\n*1\r\n+x\r\n*0\r\n"), (17, Kind::Ok));
+        assert_eq!(whole(b"*2\r\n*1\r\n+x\r\n*0\r\n"), (16, Kind::Ok));
     }
 
     #[test]

@@ -277,8 +277,8 @@ mod tests {
         let s = Spec { name: "x".into(), commands: vec![vec![b"SET".to_vec(), b"k:__rand_int__".to_vec(), b"v".to_vec()]] };
         let t = encode(&s, true, false).unwrap();
         assert_eq!(t.bytes, b"*3\r\n$3\r\nSET\r\n$14\r\nk:__rand_int__\r\n$1\r\nv\r\n");
-        assert_eq!(t.rand, vec![(19, 0)]);
-        assert_eq!(&t.bytes[19..31], RAND);
+        assert_eq!(t.rand, vec![(20, 0)]);
+        assert_eq!(&t.bytes[20..32], RAND);
         let t = encode(&s, false, false).unwrap();
         assert!(t.rand.is_empty());
     }

@@ -13,11 +13,13 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.analysis.series import summarize
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
-from kvperf.report.table import plan_table, results_table
+from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.server.resp import Endpoint
+from kvperf.store.files import read_histograms
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -125,6 +127,9 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
+    if prepared.options.runs > 1:
+        base = prepared.out_dir
+        out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
         console.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")

@@ -7,6 +7,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.analysis.series import SeriesSummary
 from kvperf.plan.trial import Trial
 
 
@@ -55,4 +56,17 @@ def plan_table(trials: list[Trial]) -> Table:
         table.add_row(str(t.index), t.id, str(t.run), ld.command.name, str(ld.data_size),
                       str(ld.pipeline), str(ld.clients), str(ld.keyspacelen), bound,
                       str(ld.warmup), server or "standalone")
+    return table
+
+
+def series_table(summaries: list[SeriesSummary]) -> Table:
+    """One line per series over its runs: median rps, CV, and latency from merged histograms."""
+    table = Table(title="Per series over runs")
+    for name in ("command", "params", "runs", "median rps", "CV", "p50 ms", "p99 ms", "latency"):
+        table.add_column(name, justify="left" if name in ("command", "params", "latency")
+                         else "right")
+    for s in summaries:
+        cv_text = "-" if s.rps_cv != s.rps_cv else f"{s.rps_cv:.1%}"  # nan for one run
+        table.add_row(s.command, s.params, str(s.runs), f"{s.rps_median:,.0f}", cv_text,
+                      f"{s.p50_ms:.3f}", f"{s.p99_ms:.3f}", s.latency_source)
     return table

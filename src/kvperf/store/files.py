@@ -55,3 +55,15 @@ class MetricsFile:
             write_json_atomic(self.path, self.rows)
         except OSError as exc:
             raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+
+def read_histograms(base: Path, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The histograms file a row names (relative to its metrics.json), or None."""
+    name = row.get("histogram_file")
+    if not name:
+        return None
+    try:
+        data = json.loads((base / name).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,63 @@
+"""Summaries of repeated trials: one line per series (same trial_id) over its runs.
+
+Throughput: median and CV over runs. Latency percentiles: from the histograms of all runs
+merged (kvload), never an average of per-run percentiles; tools without histograms get the
+median of their per-run percentiles, labelled as such.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kvperf.analysis.paired import cv
+from kvperf.results.histogram import merge, summary_ms
+
+
+@dataclass(frozen=True)
+class SeriesSummary:
+    """One series over its ok runs."""
+
+    trial_id: str
+    command: str
+    params: str
+    runs: int
+    rps_median: float
+    rps_cv: float
+    p50_ms: float
+    p99_ms: float
+    latency_source: str  # "merged histograms" | "median of runs"
+
+
+def _params(row: dict[str, Any]) -> str:
+    return f"d={row['data_size']} P={row['pipeline']} c={row['clients']}"
+
+
+def summarize(rows: list[dict[str, Any]],
+              histograms: Callable[[dict[str, Any]], dict[str, Any] | None]
+              ) -> list[SeriesSummary]:
+    """Group ok rows by trial_id (first-seen order) and summarize each group."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("status") == "ok" and row.get("rps"):
+            groups.setdefault(row["trial_id"], []).append(row)
+    return [_summary(group, histograms) for group in groups.values()]
+
+
+def _summary(group: list[dict[str, Any]],
+             histograms: Callable[[dict[str, Any]], dict[str, Any] | None]) -> SeriesSummary:
+    rps = [float(r["rps"]) for r in group]
+    loaded = [histograms(r) for r in group]
+    if all(h and h.get("corrected") for h in loaded):
+        unit = str(loaded[0].get("unit", "us")) if loaded[0] else "us"
+        merged = summary_ms(merge([h["corrected"] for h in loaded if h]), unit)
+        p50, p99, source = merged["p50"], merged["p99"], "merged histograms"
+    else:
+        p50 = statistics.median(float(r["p50_latency_ms"]) for r in group)
+        p99 = statistics.median(float(r["p99_latency_ms"]) for r in group)
+        source = "median of runs"
+    first = group[0]
+    return SeriesSummary(first["trial_id"], first["command"], _params(first), len(group),
+                         statistics.median(rps), cv(rps), p50, p99, source)
