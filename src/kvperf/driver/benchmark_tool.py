@@ -14,6 +14,7 @@ from kvperf.config.commands import DATA
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Capabilities, Measurement, Target
 from kvperf.driver.csv_output import parse_csv_rows, pick_row, row_numbers
+from kvperf.driver.flags import load_flags
 from kvperf.driver.tool_run import run_for, run_tool
 from kvperf.plan.trial import Load
 from kvperf.server.process import run_quick
@@ -82,16 +83,7 @@ class BenchmarkTool:
 
     def argv(self, load: Load, target: Target, requests: int) -> list[str]:
         """The tool's argv for one run (pure apart from reading self)."""
-        first = target.first
-        argv = [str(self.path), "-h", first.host, "-p", str(first.port),
-                "-c", str(load.clients), "-n", str(requests), "-d", str(load.data_size),
-                "-P", str(load.pipeline), "-r", str(load.keyspacelen), "--csv"]
-        if load.threads:
-            argv += ["--threads", str(load.threads)]
-        if target.cluster:
-            argv.append("--cluster")
-        if target.tls_ca:
-            argv += ["--tls", "--cacert", str(target.tls_ca)]
+        argv = [str(self.path), *load_flags(load, target, ["-n", str(requests)]), "--csv"]
         if load.command.is_custom:
             return argv + expand_data(load.command.argv, load.data_size)
         assert load.command.test is not None

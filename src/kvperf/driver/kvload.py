@@ -16,6 +16,7 @@ from typing import Any
 
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Capabilities, Measurement, Target
+from kvperf.driver.flags import load_flags
 from kvperf.driver.tool_run import run_tool
 from kvperf.plan.trial import Load
 from kvperf.server.process import run_quick
@@ -88,17 +89,8 @@ class Kvload:
         return None
 
     def argv(self, load: Load, target: Target, bound: list[str], report: Path) -> list[str]:
-        first = target.first
-        argv = [str(self.path), "-h", first.host, "-p", str(first.port), "-c", str(load.clients),
-                *bound, "-d", str(load.data_size), "-P", str(load.pipeline),
-                "-r", str(load.keyspacelen), "--seed", str(self.seed), "-q",
-                "--json", str(report)]
-        if load.threads:
-            argv += ["--threads", str(load.threads)]
-        if target.cluster:
-            argv.append("--cluster")
-        if target.tls_ca:
-            argv += ["--tls", "--cacert", str(target.tls_ca)]
+        argv = [str(self.path), *load_flags(load, target, bound), "--seed", str(self.seed),
+                "-q", "--json", str(report)]
         if load.command.is_custom or target.cluster:
             return [*argv, *load.command.argv]
         assert load.command.test is not None
