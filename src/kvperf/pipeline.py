@@ -38,6 +38,7 @@ from kvperf.store.files import MetricsFile, write_json_atomic
 log = logging.getLogger("kvperf")
 
 MIN_HIT_RATIO = 0.9
+MIN_EXECUTED_RATIO = 0.98
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,7 @@ class TrialRun:
         self.outcome.server = server
 
     def _check(self, keyspace: Keyspace, before: int | None) -> None:
+        self._check_executed()
         load = self.trial.load
         if before is not None:
             left = keyspace.count(load.command.seed)
@@ -305,6 +307,19 @@ class TrialRun:
             if ratio < MIN_HIT_RATIO:
                 raise DriverError(f"only {ratio:.0%} of {load.command.name} reads found "
                                   "their key: the measurement would be of misses")
+
+
+    def _check_executed(self) -> None:
+        """The server must have executed (nearly) every request the tool counted."""
+        measurement, calls = self.outcome.measurement, self.outcome.server.get("calls")
+        if not measurement or not measurement.requests or calls is None:
+            return
+        self.outcome.checks["executed_ratio"] = round(calls / measurement.requests, 4)
+        if calls < MIN_EXECUTED_RATIO * measurement.requests:
+            raise DriverError(f"the server executed {calls} {self.trial.load.command.argv[0]} "
+                              f"calls but the tool counted {measurement.requests} requests: "
+                              "the tool's count includes replies that were not executions "
+                              "(redirects or errors)")
 
 
 def _cpu_total(pids: list[int]) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,11 +12,12 @@ from tests.helpers import read_metrics, require_binary, run_kvperf, write_config
 pytestmark = pytest.mark.integration
 
 
-def _run(tmp_path: Path, obj: dict[str, object]) -> list[dict[str, object]]:
+def _run(tmp_path: Path, obj: dict[str, object],
+         tool: str = "valkey-benchmark") -> list[dict[str, Any]]:
     config = write_config(tmp_path, [obj])
     done = run_kvperf("run", "--config", config, "--results-dir", tmp_path / "results",
                       "--server-bin", require_binary("valkey-server"),
-                      "--tool", "valkey-benchmark", "--label", "t")
+                      "--tool", tool, "--label", "t")
     assert done.returncode == 0, done.stdout + done.stderr
     return read_metrics(tmp_path / "results")
 
@@ -51,3 +53,17 @@ def test_cluster_and_tls_together(tmp_path: Path) -> None:
     rows = _run(tmp_path, {"requests": 20000, "commands": ["SET"], "tls_mode": "yes",
                            "cluster_mode": "yes", "clients": 6})
     assert rows[0]["status"] == "ok" and rows[0]["rps"] > 0
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_seed_cluster_tls_config_with_kvload(tmp_path: Path) -> None:
+    """The seed's cluster+TLS command set, reads and pops included (kvload routes plain keys)."""
+    commands = ["SET", "GET", "RPUSH", "LPUSH", "LPOP", "SADD", "SPOP", "HSET"]
+    rows = _run(tmp_path, {"requests": 20000, "keyspacelen": 1000, "commands": commands,
+                           "cluster_mode": "yes", "tls_mode": "yes", "pipelines": 4,
+                           "clients": 6}, tool="kvload")
+    by_name = {r["command"]: r for r in rows}
+    assert all(r["status"] == "ok" and r["rps"] > 0 for r in rows), rows
+    assert by_name["GET"]["checks"]["hit_ratio"] == 1.0
+    assert by_name["LPOP"]["checks"]["popped"] >= 20000
+    assert by_name["SPOP"]["checks"]["popped"] >= 20000

@@ -23,18 +23,19 @@ def _args(tmp_path: Path, config: Path, tool: str = "valkey-benchmark",
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_every_seed_command_measures_something_real(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tool", ["valkey-benchmark", "kvload"])
+def test_every_seed_command_measures_something_real(tmp_path: Path, tool: str) -> None:
     config = write_config(tmp_path, [{
         "requests": 20000, "keyspacelen": 1000, "data_sizes": 16, "pipelines": 4,
         "clients": 10, "commands": SEED_COMMANDS + OTHER_COMMANDS, "cluster_mode": "no",
         "tls_mode": "no", "warmup": 0}])
-    done = run_kvperf(*_args(tmp_path, config))
+    done = run_kvperf(*_args(tmp_path, config, tool))
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
     assert set(rows) == {*SEED_COMMANDS[:9], "LRANGE_100", "ZPOPMIN", *OTHER_COMMANDS}
     for name, row in rows.items():
         assert row["status"] == "ok" and row["rps"] > 0, (name, row)
-        assert row["tool_version"] == "8.0.1" and row["server_version"] == "valkey-8.0.1"
+        assert row["tool"] == tool and row["server_version"] == "valkey-8.0.1"
         assert row["server"]["calls"] >= 20000, (name, row["server"])
     for pop in ("LPOP", "SPOP", "ZPOPMIN"):
         checks = rows[pop]["checks"]

@@ -59,6 +59,8 @@ struct Conn {
     measured: bool,
     busy: bool,
     next_due: u64,
+    /// Registered for WRITABLE too (only while a write is blocked).
+    want_write: bool,
 }
 
 struct Worker<'a> {
@@ -74,6 +76,8 @@ struct Worker<'a> {
     measure_start: u64,
     measure_end: Option<u64>,
     measuring: bool,
+    /// Blocking side connections used to retry ASK redirections.
+    ask_conns: Vec<(Endpoint, transport::Blocking)>,
 }
 
 fn fatal(msg: String) -> ! {
@@ -83,7 +87,7 @@ fn fatal(msg: String) -> ! {
 
 fn register(poll: &Poll, s: &mut Stream, i: usize) -> Result<(), String> {
     poll.registry()
-        .register(s.source(), Token(i), Interest::READABLE | Interest::WRITABLE)
+        .register(s.source(), Token(i), Interest::READABLE)
         .map_err(|e| format!("register: {e}"))
 }
 
@@ -97,7 +101,6 @@ pub fn run(plan: &Plan, barrier: &Barrier) -> ThreadStats {
 impl<'a> Worker<'a> {
     fn new(plan: &'a Plan) -> Result<Self, String> {
         let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
-        let wsize = plan.template.bytes.len() * plan.pipeline;
         let mut conns = Vec::with_capacity(plan.conns.len());
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
             let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
@@ -106,7 +109,7 @@ impl<'a> Worker<'a> {
                 stream,
                 node,
                 wbuf: plan.template.bytes.repeat(plan.pipeline),
-                wlen: wsize,
+                wlen: 0,
                 written: 0,
                 rbuf: vec![0u8; RBUF],
                 rpos: 0,
@@ -117,6 +120,7 @@ impl<'a> Worker<'a> {
                 measured: false,
                 busy: false,
                 next_due: 0,
+                want_write: false,
             });
         }
         let timer = match plan.interval_ns {
@@ -142,6 +146,7 @@ impl<'a> Worker<'a> {
             measure_start: 0,
             measure_end: None,
             measuring: false,
+            ask_conns: Vec::new(),
         })
     }
 
@@ -340,17 +345,30 @@ impl<'a> Worker<'a> {
 
     fn flush_conn(&mut self, i: usize) -> Result<(), String> {
         let c = &mut self.conns[i];
+        let mut blocked = false;
         while c.written < c.wlen {
             match c.stream.write(&c.wbuf[c.written..c.wlen]) {
                 Ok(0) => return Err(self.lost(i, "write returned 0".into())),
                 Ok(n) => c.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    blocked = true;
+                    break;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.lost(i, e.to_string())),
             }
         }
-        if let Err(e) = c.stream.flush() {
-            return Err(self.lost(i, e.to_string()));
+        match c.stream.flush() {
+            Ok(pending) => blocked |= pending,
+            Err(e) => return Err(self.lost(i, e.to_string())),
+        }
+        if blocked != c.want_write {
+            c.want_write = blocked;
+            let interest = if blocked { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+            self.poll
+                .registry()
+                .reregister(c.stream.source(), Token(i), interest)
+                .map_err(|e| format!("reregister: {e}"))?;
         }
         Ok(())
     }
@@ -418,7 +436,8 @@ impl<'a> Worker<'a> {
         }
         let c = &mut self.conns[i];
         if c.expected == 0 {
-            return Err(self.lost(i, "unexpected reply".into()));
+            let msg = format!("unexpected reply (conn {i}, busy {}, at {at}, buf {:?})", c.busy, String::from_utf8_lossy(&c.rbuf[..c.rend]));
+            return Err(self.lost(i, msg));
         }
         c.expected -= 1;
         let (measured, intended, sent, done) = (c.measured, c.intended, c.sent, c.expected == 0);
@@ -432,6 +451,13 @@ impl<'a> Worker<'a> {
                 }
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
+                }
+                if class == ErrClass::Ask {
+                    let ok = self.retry_ask(i, at + start, at + end)?;
+                    if ok && measured {
+                        let t = clock::now();
+                        self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
+                    }
                 }
             }
             _ if measured => self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent)),
@@ -467,6 +493,32 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// ASK: send ASKING + the same command to the named node (blocking side
+    /// connection, cached per node). Returns true if the retried command succeeded.
+    fn retry_ask(&mut self, i: usize, start: usize, end: usize) -> Result<bool, String> {
+        let c = &self.conns[i];
+        let Some((_, host, port)) = cluster::parse_redirect(&c.rbuf[start..end]) else { return Ok(false) };
+        let t = &self.plan.template;
+        let batch_cmds = c.wlen / t.bytes.len().max(1) * t.ncmds;
+        let idx = batch_cmds - c.expected - 1;
+        let base = (idx / t.ncmds) * t.bytes.len();
+        let k = idx % t.ncmds;
+        let cmd = &c.wbuf[base + t.cmd_starts[k] as usize..base + t.cmd_starts[k + 1] as usize];
+        let mut req = b"*1\r\n$6\r\nASKING\r\n".to_vec();
+        req.extend_from_slice(cmd);
+        let ep = Endpoint::Tcp(host, port);
+        let pos = match self.ask_conns.iter().position(|(e, _)| *e == ep) {
+            Some(p) => p,
+            None => {
+                let b = transport::Blocking::open(&ep, &self.plan.connect)?;
+                self.ask_conns.push((ep, b));
+                self.ask_conns.len() - 1
+            }
+        };
+        let replies = self.ask_conns[pos].1.call(&req, 2)?;
+        Ok(!matches!(replies.last(), Some(resp::Value::Error(_)) | None))
+    }
+
     /// -k 0: replace the connection after each batch.
     fn reconnect(&mut self, i: usize) -> Result<(), String> {
         let node = self.conns[i].node;
@@ -475,6 +527,7 @@ impl<'a> Worker<'a> {
         register(&self.poll, &mut s, i)?;
         let c = &mut self.conns[i];
         c.stream = s;
+        c.want_write = false;
         c.rpos = 0;
         c.rend = 0;
         Ok(())

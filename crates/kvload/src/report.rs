@@ -37,7 +37,7 @@ impl TestResult {
     }
 }
 
-pub fn print(o: &Options, r: &TestResult) {
+pub fn print(o: &Options, r: &TestResult, server_config: &[String]) {
     let s = &r.corrected;
     if o.csv {
         println!(
@@ -54,7 +54,7 @@ pub fn print(o: &Options, r: &TestResult) {
     } else if o.quiet {
         println!("{}: {:.2} requests per second, p50={:.3} msec", r.name, r.rps, s.p50);
     } else {
-        print!("{}", text(o, r));
+        print!("{}", text(o, r, server_config));
     }
     if r.m.errors.total() > 0 {
         let e = &r.m.errors;
@@ -70,7 +70,7 @@ pub fn print(o: &Options, r: &TestResult) {
     }
 }
 
-fn text(o: &Options, r: &TestResult) -> String {
+fn text(o: &Options, r: &TestResult, server_config: &[String]) -> String {
     let mut t = String::new();
     let s = &r.corrected;
     let _ = writeln!(t, "====== {} ======", r.name);
@@ -80,6 +80,9 @@ fn text(o: &Options, r: &TestResult) -> String {
     let _ = writeln!(t, "  keep alive: {}", u8::from(o.keepalive));
     if o.cluster {
         let _ = writeln!(t, "  cluster mode: yes");
+    }
+    for line in server_config {
+        let _ = writeln!(t, "  {line}");
     }
     let _ = writeln!(t, "  multi-thread: {}", if o.threads > 1 { "yes" } else { "no" });
     if o.threads > 1 {
@@ -121,7 +124,7 @@ fn percentile_lines(t: &mut String, h: &Histogram<u64>) {
             let _ = writeln!(
                 t,
                 "{:3.3}% <= {:.3} milliseconds (cumulative count {})",
-                v.percentile(),
+                v.quantile_iterated_to() * 100.0,
                 h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0,
                 cum
             );
@@ -148,7 +151,7 @@ fn cumulative_lines(t: &mut String, h: &Histogram<u64>) {
         }
         prev = cum;
         v += if v >= 2000 { 1000 } else { 100 };
-        if v > 2000 && v % 1000 != 0 {
+        if v > 2000 && !v.is_multiple_of(1000) {
             v = v.div_ceil(1000) * 1000;
         }
     }

@@ -84,6 +84,22 @@ fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, Vec<Vec<u16
     Ok((eps, nodes.into_iter().map(|n| n.slots).collect()))
 }
 
+/// `host configuration "save": ...` lines as valkey-benchmark prints them (best effort).
+fn server_config(o: &Options, cs: &ConnectSpec, ep: &Endpoint) -> Vec<String> {
+    if o.cluster || o.csv || o.quiet {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for name in ["save", "appendonly"] {
+        if let Ok(Value::Array(v)) = transport::command(ep, cs, &encode_args(&[b"CONFIG", b"GET", name.as_bytes()])) {
+            if let Some(val) = v.get(1).and_then(Value::as_text) {
+                out.push(format!("host configuration \"{name}\": {val}"));
+            }
+        }
+    }
+    out
+}
+
 fn default_seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -98,6 +114,7 @@ struct Shared {
     slots: Vec<Vec<u16>>,
     tags: Arc<Vec<[u8; 3]>>,
     seed: u64,
+    server_config: Vec<String>,
 }
 
 fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
@@ -108,13 +125,14 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
     for g in 0..o.clients {
         conns[g % threads].push((g % sh.endpoints.len(), g));
     }
+    let counts: Vec<usize> = conns.iter().map(Vec::len).collect();
     let mut assigned = 0u64;
     (0..threads)
         .map(|t| {
             let quota = match o.duration {
                 Some(_) => None,
                 None => {
-                    let upto = o.requests * (conns[..=t].iter().map(Vec::len).sum::<usize>() as u64) / o.clients as u64;
+                    let upto = o.requests * (counts[..=t].iter().sum::<usize>() as u64) / o.clients as u64;
                     let q = upto - assigned;
                     assigned = upto;
                     Some(q)
@@ -177,7 +195,8 @@ fn try_run(o: &Options) -> Result<(), String> {
     let connect = connect_spec(o)?;
     let (endpoints, slots) = topology(o, &connect)?;
     let tags = Arc::new(if o.cluster { cluster::tag_table() } else { Vec::new() });
-    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed) };
+    let server_config = server_config(o, &connect, &endpoints[0]);
+    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config };
     if o.csv {
         println!("{}", report::CSV_HEADER);
     }
@@ -185,7 +204,7 @@ fn try_run(o: &Options) -> Result<(), String> {
     loop {
         for s in &specs {
             let r = run_test(o, &sh, s)?;
-            report::print(o, &r);
+            report::print(o, &r, &sh.server_config);
             if o.json.is_some() {
                 results.push(r);
             }

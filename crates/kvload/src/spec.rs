@@ -25,6 +25,8 @@ pub struct Template {
     pub nocc: usize,
     /// offsets of `{tag}` (5 bytes) fields.
     pub tags: Vec<u32>,
+    /// Start offset of each command, plus the total length at the end.
+    pub cmd_starts: Vec<u32>,
 }
 
 fn words(s: &str) -> Vec<Vec<u8>> {
@@ -219,12 +221,14 @@ fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
 /// Encodes one instance of `spec` as RESP and records patch offsets.
 /// `randomize`: patch `__rand_int__` (-r given); `tags`: patch `{tag}` (cluster).
 pub fn encode(spec: &Spec, randomize: bool, tags: bool) -> Result<Template, String> {
-    let mut t = Template { bytes: Vec::new(), ncmds: spec.commands.len(), rand: Vec::new(), nocc: 0, tags: Vec::new() };
+    let mut t = Template { bytes: Vec::new(), ncmds: spec.commands.len(), rand: Vec::new(), nocc: 0, tags: Vec::new(), cmd_starts: Vec::new() };
     if spec.name == "PING_INLINE" {
         t.bytes.extend_from_slice(b"PING\r\n");
+        t.cmd_starts = vec![0, t.bytes.len() as u32];
         return Ok(t);
     }
     for cmd in &spec.commands {
+        t.cmd_starts.push(t.bytes.len() as u32);
         t.bytes.extend_from_slice(format!("*{}\r\n", cmd.len()).as_bytes());
         let mut occ = 0usize;
         for arg in cmd {
@@ -247,6 +251,7 @@ pub fn encode(spec: &Spec, randomize: bool, tags: bool) -> Result<Template, Stri
         }
         t.nocc = t.nocc.max(occ);
     }
+    t.cmd_starts.push(t.bytes.len() as u32);
     Ok(t)
 }
 
@@ -295,6 +300,8 @@ mod tests {
         assert_eq!(s2.commands[1], vec![b"GET".to_vec(), b"a:__rand_int__".to_vec()]);
         let t = encode(&s2, true, false).unwrap();
         assert_eq!(t.ncmds, 2);
+        assert_eq!(t.cmd_starts.len(), 3);
+        assert_eq!(&t.bytes[t.cmd_starts[1] as usize..t.cmd_starts[1] as usize + 4], b"*2\r\n");
         assert_eq!(t.rand.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 0]);
     }
 }

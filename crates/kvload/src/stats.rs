@@ -10,16 +10,11 @@ const MAX_US: u64 = 3_600_000_000;
 const NS_PER_SEC: u64 = 1_000_000_000;
 
 pub fn new_hist(sigfig: u8) -> Histogram<u64> {
-    // Bounds are constants and sigfig is validated by the CLI (0..=5).
-    match Histogram::new_with_bounds(1, MAX_US, sigfig) {
-        Ok(h) => h,
-        Err(_) => Histogram::new(3).unwrap_or_else(|_| unreachable_hist()),
-    }
-}
-
-fn unreachable_hist() -> Histogram<u64> {
-    eprintln!("internal error: cannot create histogram");
-    std::process::exit(1)
+    // Constant bounds; sigfig is validated by the CLI (0..=5), so this cannot fail.
+    Histogram::new_with_bounds(1, MAX_US, sigfig.min(5)).unwrap_or_else(|e| {
+        eprintln!("internal error: cannot create histogram: {e}");
+        std::process::exit(1)
+    })
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -83,6 +78,11 @@ pub struct ThreadStats {
     pub cpu_start: (f64, f64),
     pub cpu: (f64, f64),
     sigfig: u8,
+    /// Full-precision corrected latencies of the current interval; folded into
+    /// `corrected` and the interval's histogram when the interval changes, so each
+    /// reply costs one histogram record.
+    cur: Histogram<u64>,
+    cur_idx: usize,
 }
 
 impl ThreadStats {
@@ -101,37 +101,63 @@ impl ThreadStats {
             cpu_start: (0.0, 0.0),
             cpu: (0.0, 0.0),
             sigfig,
+            cur: new_hist(sigfig),
+            cur_idx: 0,
         }
     }
 
+    /// Index of the interval `now` falls in, rolling the current one over if needed.
     #[inline]
-    fn interval(&mut self, now: u64) -> &mut Interval {
+    fn interval_idx(&mut self, now: u64) -> usize {
         let idx = (now.saturating_sub(self.measure_start) / NS_PER_SEC) as usize;
+        if idx > self.cur_idx || self.intervals.is_empty() {
+            self.roll(idx.max(self.cur_idx));
+        }
+        self.cur_idx
+    }
+
+    /// Folds `cur` into the totals and the current interval; moves to `idx`.
+    #[cold]
+    fn roll(&mut self, idx: usize) {
+        self.fold();
+        self.cur_idx = idx;
         while self.intervals.len() <= idx {
             let hist = new_hist(self.sigfig.min(2));
             self.intervals.push(Interval { requests: 0, errors: 0, hist });
         }
-        &mut self.intervals[idx]
+    }
+
+    fn fold(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        // Same bounds and precision: add cannot fail.
+        let _ = self.corrected.add(&self.cur);
+        if let Some(iv) = self.intervals.get_mut(self.cur_idx) {
+            for v in self.cur.iter_recorded() {
+                iv.hist.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        self.cur.reset();
     }
 
     /// Records one successful reply (latencies in ns).
     #[inline]
     pub fn record(&mut self, now: u64, corrected_ns: u64, service_ns: u64) {
-        let c = (corrected_ns / 1000).max(1);
-        self.corrected.saturating_record(c);
+        let idx = self.interval_idx(now);
+        self.cur.saturating_record((corrected_ns / 1000).max(1));
         if self.open {
             self.service.saturating_record((service_ns / 1000).max(1));
         }
         self.requests += 1;
-        let iv = self.interval(now);
-        iv.requests += 1;
-        iv.hist.saturating_record(c);
+        self.intervals[idx].requests += 1;
     }
 
     #[inline]
     pub fn record_error(&mut self, now: u64, class: ErrClass) {
         self.errors.count(class);
-        self.interval(now).errors += 1;
+        let idx = self.interval_idx(now);
+        self.intervals[idx].errors += 1;
     }
 
     pub fn start_measuring(&mut self, now: u64) {
@@ -140,6 +166,7 @@ impl ThreadStats {
     }
 
     pub fn finish(&mut self, now: u64) {
+        self.fold();
         self.end = now;
         let (u, s) = thread_cpu();
         self.cpu = (u - self.cpu_start.0, s - self.cpu_start.1);

@@ -3,6 +3,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream as StdTcp, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream as StdUnix;
 use std::sync::Arc;
 use std::time::Duration;
@@ -135,6 +136,25 @@ fn roundtrip(io: &mut dyn ReadWrite, req: &[u8], n: usize) -> io::Result<Vec<res
     Ok(out)
 }
 
+/// A blocking connection for rare control-path requests (e.g. ASK retries).
+pub struct Blocking(Setup);
+
+impl Blocking {
+    pub fn open(ep: &Endpoint, spec: &ConnectSpec) -> Result<Blocking, String> {
+        let mut s = open(ep, spec)?;
+        if spec.prefix_replies > 0 {
+            let vals = roundtrip(s.io(), &spec.prefix, spec.prefix_replies).map_err(|e| format!("{ep}: {e}"))?;
+            check_prefix(ep, &vals)?;
+        }
+        Ok(Blocking(s))
+    }
+
+    /// Sends `req` and returns its `n` replies.
+    pub fn call(&mut self, req: &[u8], n: usize) -> Result<Vec<resp::Value>, String> {
+        roundtrip(self.0.io(), req, n).map_err(|e| e.to_string())
+    }
+}
+
 /// Runs one command on a fresh blocking connection (setup/control path).
 pub fn command(ep: &Endpoint, spec: &ConnectSpec, req: &[u8]) -> Result<resp::Value, String> {
     let mut s = open(ep, spec)?;
@@ -196,23 +216,20 @@ impl Stream {
     #[inline]
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => raw_read(s.as_raw_fd(), buf),
+            Stream::Unix(s) => raw_read(s.as_raw_fd(), buf),
             Stream::Tls(t) => t.read(buf),
         }
     }
 
-    /// Non-blocking write. For TLS the whole buffer is accepted and flushed as far as possible.
+    /// Non-blocking write. For TLS, plaintext is taken up to rustls' buffer limit and
+    /// records are flushed as far as the socket allows.
     #[inline]
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tls(t) => {
-                t.conn.writer().write_all(buf)?;
-                t.flush()?;
-                Ok(buf.len())
-            }
+            Stream::Tcp(s) => raw_write(s.as_raw_fd(), buf),
+            Stream::Unix(s) => raw_write(s.as_raw_fd(), buf),
+            Stream::Tls(t) => t.write(buf),
         }
     }
 
@@ -225,7 +242,47 @@ impl Stream {
     }
 }
 
+/// read(2) through syscall(2): skips libc's cancellation-point bookkeeping on the hot path.
+#[inline]
+fn raw_read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for writes of buf.len() bytes; fd is owned by the caller's stream.
+    let n = unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// write(2) through syscall(2); SIGPIPE is ignored process-wide.
+#[inline]
+fn raw_write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for reads of buf.len() bytes; fd is owned by the caller's stream.
+    let n = unsafe { libc::syscall(libc::SYS_write, fd, buf.as_ptr(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
 impl TlsStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut n = self.conn.writer().write(buf)?;
+        if n == 0 && !buf.is_empty() {
+            // rustls' buffer is full: push records out, then retry once.
+            if self.flush()? {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            n = self.conn.writer().write(buf)?;
+            if n == 0 {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+        self.flush()?;
+        Ok(n)
+    }
+
     fn flush(&mut self) -> io::Result<bool> {
         while self.conn.wants_write() {
             match self.conn.write_tls(&mut self.sock) {

@@ -57,13 +57,21 @@ impl KeyGen {
     }
 }
 
-/// Overwrites the 12-byte field at `at` with `v` zero-padded to 12 digits.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Overwrites the 12-byte field at `at` with `v` zero-padded to 12 digits
+/// (values ≥ 10^12 keep their low 12 digits).
 #[inline]
 pub fn write_digits(buf: &mut [u8], at: usize, mut v: u64) {
     let field = &mut buf[at..at + 12];
-    for b in field.iter_mut().rev() {
-        *b = b'0' + (v % 10) as u8;
-        v /= 10;
+    for pair in field.chunks_exact_mut(2).rev() {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        pair.copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
     }
 }
 
@@ -110,6 +118,10 @@ mod tests {
         assert_eq!(&b, b"xx000000000042yy");
         write_digits(&mut b, 2, 999_999_999_999);
         assert_eq!(&b, b"xx999999999999yy");
+        write_digits(&mut b, 2, 123_456_789_012);
+        assert_eq!(&b, b"xx123456789012yy");
+        write_digits(&mut b, 2, 1_000_000_000_007);
+        assert_eq!(&b, b"xx000000000007yy");
     }
 
     #[test]

@@ -50,6 +50,10 @@ def measurement_from(test: dict[str, Any]) -> Measurement:
         raise DriverError(f"kvload counted error replies: {bad}")
     if not test.get("requests") or not test.get("achieved_rps"):
         raise DriverError("kvload completed no requests")
+    redirects = errors.get("moved", 0) + errors.get("ask", 0)
+    if redirects > 0.01 * test["requests"]:
+        raise DriverError(f"kvload was redirected {redirects} times for {test['requests']} "
+                          "requests (MOVED/ASK): requests did not go to the node owning the key")
     lat = test["latency_ms"]["corrected"]
     cpu = test.get("cpu", {})
     requests = int(test["requests"])

@@ -35,6 +35,8 @@ def test_error_replies_fail_the_measurement() -> None:
     with pytest.raises(DriverError, match="error replies"):
         measurement_from(make_report(err=3))
     assert measurement_from(make_report(moved=2)).extra["errors"]["moved"] == 2
+    with pytest.raises(DriverError, match="redirected 50 times"):
+        measurement_from(make_report(moved=40, ask=10))
     with pytest.raises(DriverError, match="no requests"):
         measurement_from(make_report(requests=0))
 
