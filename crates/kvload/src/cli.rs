@@ -51,6 +51,7 @@ pub struct Options {
     pub seed: Option<u64>,
     pub json: Option<String>,
     pub tls: TlsOptions,
+    pub tracking: bool,
     pub command: Vec<String>,
 }
 
@@ -84,6 +85,7 @@ impl Default for Options {
             seed: None,
             json: None,
             tls: TlsOptions::default(),
+            tracking: false,
             command: Vec::new(),
         }
     }
@@ -162,6 +164,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-3" => o.resp3 = true,
         "--threads" => o.threads = a.positive(flag)?,
         "--cluster" => o.cluster = true,
+        "--enable-tracking" => o.tracking = true,
         "-k" => o.keepalive = parse_bool01(a.value(flag)?, flag)?,
         "-r" => o.keyspace = Some(a.num(flag)?),
         "--sequential" => o.sequential = true,
@@ -317,6 +320,7 @@ Options (same meaning as valkey-benchmark unless noted):
  -3                 Start sessions in RESP3 protocol mode (HELLO 3)
  --threads <num>    Number of event-loop threads (default 1)
  --cluster          Enable cluster mode (keys carry a {tag} routed per node)
+ --enable-tracking  Send CLIENT TRACKING on before starting the benchmark
  -k <boolean>       1=keep alive 0=reconnect (default 1)
  -r <keyspacelen>   Replace __rand_int__ with a 12-digit number in 0..keyspacelen-1
  --sequential       __rand_int__ goes 0..keyspacelen-1 in order instead of at random

@@ -78,9 +78,6 @@ fn text(o: &Options, r: &TestResult, server_config: &[String]) -> String {
     let _ = writeln!(t, "  {} parallel clients", o.clients);
     let _ = writeln!(t, "  {} bytes payload", o.data_size);
     let _ = writeln!(t, "  keep alive: {}", u8::from(o.keepalive));
-    if o.cluster {
-        let _ = writeln!(t, "  cluster mode: yes");
-    }
     for line in server_config {
         let _ = writeln!(t, "  {line}");
     }

@@ -39,6 +39,10 @@ fn connect_spec(o: &Options) -> Result<ConnectSpec, String> {
         });
         n += 1;
     }
+    if o.tracking {
+        prefix.extend(encode_args(&[b"CLIENT", b"TRACKING", b"on"]));
+        n += 1;
+    }
     if o.dbnum != 0 && !o.cluster {
         prefix.extend(encode_args(&[b"SELECT", o.dbnum.to_string().as_bytes()]));
         n += 1;
@@ -85,10 +89,14 @@ fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, Vec<Vec<u16
 }
 
 /// `host configuration "save": ...` lines as valkey-benchmark prints them (best effort).
-fn server_config(o: &Options, cs: &ConnectSpec, ep: &Endpoint) -> Vec<String> {
-    if o.cluster || o.csv || o.quiet {
+fn server_config(o: &Options, cs: &ConnectSpec, endpoints: &[Endpoint]) -> Vec<String> {
+    if o.csv || o.quiet {
         return Vec::new();
     }
+    if o.cluster {
+        return vec![format!("cluster mode: yes ({} primaries)", endpoints.len())];
+    }
+    let ep = &endpoints[0];
     let mut out = Vec::new();
     for name in ["save", "appendonly"] {
         if let Ok(Value::Array(v)) = transport::command(ep, cs, &encode_args(&[b"CONFIG", b"GET", name.as_bytes()])) {
@@ -195,7 +203,7 @@ fn try_run(o: &Options) -> Result<(), String> {
     let connect = connect_spec(o)?;
     let (endpoints, slots) = topology(o, &connect)?;
     let tags = Arc::new(if o.cluster { cluster::tag_table() } else { Vec::new() });
-    let server_config = server_config(o, &connect, &endpoints[0]);
+    let server_config = server_config(o, &connect, &endpoints);
     let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config };
     if o.csv {
         println!("{}", report::CSV_HEADER);

@@ -149,7 +149,7 @@ fn cluster_set_get_routes_without_errors() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let port = nodes[0].port.to_string();
-    let v = json_run("cluster-run", &["-p", &port, "--cluster", "-t", "set,get", "-n", "6000", "-c", "6", "-r", "100000", "-q"]);
+    let v = json_run("cluster-run", &["-p", &port, "--cluster", "--threads", "2", "-t", "set,get", "-n", "6000", "-c", "6", "-r", "100000", "-q"]);
     let tests = v["tests"].as_array().expect("tests");
     assert_eq!(tests.len(), 2);
     for t in tests {
@@ -210,9 +210,33 @@ fn write_certs(dir: &std::path::Path) {
     let key = KeyPair::generate().expect("server key");
     let sp = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
     let cert = sp.signed_by(&key, &issuer).expect("server cert");
+    let ckey = KeyPair::generate().expect("client key");
+    let mut cp = CertificateParams::new(Vec::<String>::new()).expect("client params");
+    cp.distinguished_name.push(DnType::CommonName, "kvload client");
+    let ccert = cp.signed_by(&ckey, &issuer).expect("client cert");
+    std::fs::write(dir.join("client.pem"), ccert.pem()).expect("write");
+    std::fs::write(dir.join("client.key"), ckey.serialize_pem()).expect("write");
     std::fs::write(dir.join("ca.pem"), ca_cert.pem()).expect("write");
     std::fs::write(dir.join("server.pem"), cert.pem()).expect("write");
     std::fs::write(dir.join("server.key"), key.serialize_pem()).expect("write");
+}
+
+fn tls_server(dir: &std::path::Path, auth_clients: &str) -> (Server, u16) {
+    let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let port = free_port();
+    let ps = port.to_string();
+    let s = Server::start_on(
+        0,
+        &["--port", "0", "--tls-port", &ps],
+        &["--tls-cert-file", &p("server.pem"), "--tls-key-file", &p("server.key"), "--tls-ca-cert-file", &p("ca.pem"), "--tls-auth-clients", auth_clients],
+        0,
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "TLS server did not listen");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    (s, port)
 }
 
 #[test]
@@ -221,19 +245,8 @@ fn tls_with_cacert() {
     let dir = scratch_dir("tls");
     write_certs(&dir);
     let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
-    let port = free_port();
+    let (_s, port) = tls_server(&dir, "no");
     let ps = port.to_string();
-    let _s = Server::start_on(
-        0,
-        &["--port", "0", "--tls-port", &ps],
-        &["--tls-cert-file", &p("server.pem"), "--tls-key-file", &p("server.key"), "--tls-ca-cert-file", &p("ca.pem"), "--tls-auth-clients", "no"],
-        0,
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "TLS server did not listen");
-        std::thread::sleep(Duration::from_millis(30));
-    }
     let ca = p("ca.pem");
     let v = json_run("tls-run", &["-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set", "-n", "3000", "-c", "4"]);
     assert!(v["tests"][0]["requests"].as_u64().unwrap_or(0) > 0);
@@ -248,6 +261,15 @@ fn tls_with_cacert() {
     assert_eq!(bad.status.code(), Some(1));
     let ins = kvload(&["-p", &ps, "--tls", "--insecure", "-t", "set", "-n", "1000", "-q"]);
     assert_ok(&ins);
+    // Client certificates (--cert/--key) when the server requires them.
+    let (_s2, port2) = tls_server(&dir, "yes");
+    let ps2 = port2.to_string();
+    let common = ["-p", &ps2, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "get", "-n", "500", "-q"];
+    assert_eq!(kvload(&common).status.code(), Some(1), "server must reject a client without certificate");
+    let (cert, key) = (p("client.pem"), p("client.key"));
+    let mut with_cert: Vec<&str> = common.to_vec();
+    with_cert.extend_from_slice(&["--cert", &cert, "--key", &key]);
+    assert_ok(&kvload(&with_cert));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -438,4 +460,31 @@ fn threads_and_pipeline_issue_exactly_n() {
     let v = json_run("threads-open", &["-p", &port, "--threads", "2", "-c", "4", "--rps", "2000", "-n", "1000", "-t", "set", "-q"]);
     assert_eq!(v["tests"][0]["requests"], 1000);
     assert_eq!(v["tests"][0]["unsent"], 0);
+}
+
+/// RESP3 with client tracking: invalidation pushes arrive between replies and
+/// must be skipped, not counted as replies or errors.
+#[test]
+fn resp3_push_messages_are_skipped() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let v = json_run("push", &["-p", &port, "-3", "--enable-tracking", "-n", "4000", "-c", "4", "-r", "10", "-q",
+        "GET k:__rand_int__ ; SET k:__rand_int__ v"]);
+    let t = &v["tests"][0];
+    assert_eq!(t["name"], "GET k:__rand_int__ ; SET k:__rand_int__ v");
+    assert_eq!(t["requests"], 4000);
+    assert_eq!(t["errors"]["err"], 0);
+    assert_eq!(t["errors"]["other"], 0);
+}
+
+#[test]
+fn sequential_covers_keyspace_exactly() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let o = kvload(&["-p", &port, "--sequential", "-r", "300", "-n", "300", "-c", "3", "--threads", "3", "-t", "set", "-q"]);
+    assert_ok(&o);
+    assert_eq!(s.cmd(&["DBSIZE"]), Resp::Int(300));
+    assert_eq!(s.cmd(&["EXISTS", "key:000000000299"]), Resp::Int(1));
 }
