@@ -37,6 +37,8 @@ def test_every_seed_command_measures_something_real(tmp_path: Path, tool: str) -
         assert row["status"] == "ok" and row["rps"] > 0, (name, row)
         assert row["tool"] == tool and row["server_version"] == "valkey-8.0.1"
         assert row["server"]["calls"] >= 20000, (name, row["server"])
+        assert row["server"]["cpu_us_per_request"] > 0, (name, row["server"])
+        assert row["client"]["client_cpu_us_per_request"] > 0, (name, row["client"])
     for pop in ("LPOP", "SPOP", "ZPOPMIN"):
         checks = rows[pop]["checks"]
         assert checks["popped"] >= 20000 and checks["left"] > 0, (pop, checks)

@@ -9,13 +9,13 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{self, Timer};
-use crate::cluster;
+use crate::cluster::{self, Route};
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
 use crate::spec::Template;
 use crate::stats::ThreadStats;
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
-use crate::workload::{patch_rand, patch_tags, KeyGen};
+use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
 
 const TIMER: Token = Token(usize::MAX - 1);
 const LATE_NS: u64 = 1_000_000;
@@ -40,6 +40,8 @@ pub struct Plan {
     /// Cluster: slots per node and a tag per slot.
     pub slots: Vec<Vec<u16>>,
     pub tags: Arc<Vec<[u8; 3]>>,
+    /// Cluster routing of the template's key (connections' nodes are already in `conns`).
+    pub route: Route,
     pub keepalive: bool,
     pub sigfig: u8,
 }
@@ -70,6 +72,10 @@ struct Worker<'a> {
     stats: ThreadStats,
     keys: KeyGen,
     slots: Vec<Vec<u16>>,
+    /// Slot → node index, kept up to date with MOVED (Route::Sampled).
+    owner: Vec<u16>,
+    /// Draws per request before Route::Sampled gives up (64 × primaries).
+    max_tries: u32,
     timer: Option<Timer>,
     issued: u64,
     inflight: u64,
@@ -133,13 +139,20 @@ impl<'a> Worker<'a> {
             }
             None => None,
         };
+        let mut keys = plan.keys.clone();
+        let sampled = plan.route == Route::Sampled;
+        if sampled {
+            keys.set_lanes(plan.endpoints.len());
+        }
         Ok(Worker {
             plan,
             poll,
             conns,
             stats: ThreadStats::new(plan.sigfig, plan.interval_ns.is_some()),
-            keys: plan.keys.clone(),
+            keys,
             slots: plan.slots.clone(),
+            owner: if sampled { cluster::owner_table(&plan.slots) } else { Vec::new() },
+            max_tries: (64 * plan.endpoints.len()).min(u32::MAX as usize) as u32,
             timer,
             issued: 0,
             inflight: 0,
@@ -317,7 +330,11 @@ impl<'a> Worker<'a> {
     fn send_batch(&mut self, i: usize, intended: u64, count: usize, measured: bool) -> Result<(), String> {
         let t = &self.plan.template;
         let c = &mut self.conns[i];
-        patch_rand(&mut c.wbuf, t, count, &mut self.keys);
+        if self.plan.route == Route::Sampled {
+            patch_rand_routed(&mut c.wbuf, t, count, &mut self.keys, &self.owner, c.node, self.max_tries);
+        } else {
+            patch_rand(&mut c.wbuf, t, count, &mut self.keys);
+        }
         if !t.tags.is_empty() {
             let slots = &self.slots[c.node];
             if !slots.is_empty() {
@@ -490,6 +507,9 @@ impl<'a> Worker<'a> {
         }
         if !self.slots[target].contains(&slot) {
             self.slots[target].push(slot);
+        }
+        if let Some(o) = self.owner.get_mut(slot as usize) {
+            *o = target as u16;
         }
     }
 

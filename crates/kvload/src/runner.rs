@@ -127,11 +127,16 @@ struct Shared {
 
 fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
     let threads = o.threads;
+    let route = cluster::plan_route(o.cluster, &template, &sh.slots);
     let per_batch = o.pipeline * template.ncmds;
     let interval = o.rps.map(|r| schedule::batch_interval_ns(r, o.clients, per_batch));
     let mut conns: Vec<Vec<(usize, usize)>> = vec![Vec::new(); threads];
     for g in 0..o.clients {
-        conns[g % threads].push((g % sh.endpoints.len(), g));
+        let node = match route {
+            cluster::Route::Fixed(n) => n,
+            _ => g % sh.endpoints.len(),
+        };
+        conns[g % threads].push((node, g));
     }
     let counts: Vec<usize> = conns.iter().map(Vec::len).collect();
     let mut assigned = 0u64;
@@ -161,6 +166,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
                 keys: KeyGen::new(seed, o.keyspace.unwrap_or(0), o.sequential, t as u64, threads as u64),
                 slots: sh.slots.clone(),
                 tags: sh.tags.clone(),
+                route,
                 keepalive: o.keepalive,
                 sigfig: o.precision,
             }

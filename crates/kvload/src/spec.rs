@@ -27,6 +27,39 @@ pub struct Template {
     pub tags: Vec<u32>,
     /// Start offset of each command, plus the total length at the end.
     pub cmd_starts: Vec<u32>,
+    /// Cluster routing key: (offset, length) in `bytes` of the key of the first
+    /// command of the sequence that takes a key (see `key_index`), when that key
+    /// has no `{tag}`. None: no such key (keys with `{tag}` are routed by the tag).
+    pub key: Option<(u32, u32)>,
+    /// Indices into `rand` of the `__rand_int__` fields inside `key`.
+    pub key_rand: std::ops::Range<usize>,
+}
+
+/// Commands whose first argument is not a key (or that take no key): they do not
+/// pick a routing key in cluster mode.
+const KEYLESS: &[&[u8]] = &[
+    b"ACL", b"AUTH", b"BGREWRITEAOF", b"BGSAVE", b"CLIENT", b"CLUSTER", b"COMMAND", b"CONFIG",
+    b"DBSIZE", b"DEBUG", b"DISCARD", b"ECHO", b"EXEC", b"FLUSHALL", b"FLUSHDB", b"FUNCTION",
+    b"HELLO", b"INFO", b"KEYS", b"LASTSAVE", b"LATENCY", b"LOLWUT", b"MEMORY", b"MODULE",
+    b"MULTI", b"OBJECT", b"PING", b"PUBLISH", b"PUBSUB", b"RANDOMKEY", b"READONLY",
+    b"READWRITE", b"ROLE", b"SAVE", b"SCAN", b"SCRIPT", b"SELECT", b"SLOWLOG", b"SWAPDB",
+    b"TIME", b"UNWATCH", b"WAIT",
+];
+
+/// Index of the argument that is the command's (first) key: argv[1] for ordinary
+/// commands, argv[3] for EVAL/EVALSHA/FCALL(_RO) with numkeys > 0, None for
+/// keyless commands.
+pub fn key_index(cmd: &[Vec<u8>]) -> Option<usize> {
+    let name = cmd.first()?.to_ascii_uppercase();
+    let n = name.as_slice();
+    if matches!(n, b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO") {
+        let numkeys: u64 = std::str::from_utf8(cmd.get(2)?).ok()?.parse().ok()?;
+        return (numkeys > 0 && cmd.len() > 3).then_some(3);
+    }
+    if KEYLESS.contains(&n) || cmd.len() < 2 {
+        return None;
+    }
+    Some(1)
 }
 
 fn words(s: &str) -> Vec<Vec<u8>> {
@@ -221,7 +254,17 @@ fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
 /// Encodes one instance of `spec` as RESP and records patch offsets.
 /// `randomize`: patch `__rand_int__` (-r given); `tags`: patch `{tag}` (cluster).
 pub fn encode(spec: &Spec, randomize: bool, tags: bool) -> Result<Template, String> {
-    let mut t = Template { bytes: Vec::new(), ncmds: spec.commands.len(), rand: Vec::new(), nocc: 0, tags: Vec::new(), cmd_starts: Vec::new() };
+    let mut t = Template {
+        bytes: Vec::new(),
+        ncmds: spec.commands.len(),
+        rand: Vec::new(),
+        nocc: 0,
+        tags: Vec::new(),
+        cmd_starts: Vec::new(),
+        key: None,
+        key_rand: 0..0,
+    };
+    let mut key_chosen = false;
     if spec.name == "PING_INLINE" {
         t.bytes.extend_from_slice(b"PING\r\n");
         t.cmd_starts = vec![0, t.bytes.len() as u32];
@@ -231,9 +274,12 @@ pub fn encode(spec: &Spec, randomize: bool, tags: bool) -> Result<Template, Stri
         t.cmd_starts.push(t.bytes.len() as u32);
         t.bytes.extend_from_slice(format!("*{}\r\n", cmd.len()).as_bytes());
         let mut occ = 0usize;
-        for arg in cmd {
+        let key_at = if key_chosen { None } else { key_index(cmd) };
+        key_chosen |= key_at.is_some();
+        for (ai, arg) in cmd.iter().enumerate() {
             t.bytes.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
             let base = t.bytes.len();
+            let rand_before = t.rand.len();
             t.bytes.extend_from_slice(arg);
             t.bytes.extend_from_slice(b"\r\n");
             if randomize {
@@ -247,6 +293,10 @@ pub fn encode(spec: &Spec, randomize: bool, tags: bool) -> Result<Template, Stri
             }
             if tags {
                 t.tags.extend(find_all(arg, TAG).into_iter().map(|o| (base + o) as u32));
+            }
+            if key_at == Some(ai) && find_all(arg, TAG).is_empty() {
+                t.key = Some((base as u32, arg.len() as u32));
+                t.key_rand = rand_before..t.rand.len();
             }
         }
         t.nocc = t.nocc.max(occ);
@@ -303,5 +353,30 @@ mod tests {
         assert_eq!(t.cmd_starts.len(), 3);
         assert_eq!(&t.bytes[t.cmd_starts[1] as usize..t.cmd_starts[1] as usize + 4], b"*2\r\n");
         assert_eq!(t.rand.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 0]);
+        let (k, n) = t.key.unwrap();
+        assert_eq!(&t.bytes[k as usize..(k + n) as usize], b"a:__rand_int__");
+        assert_eq!(t.key_rand, 0..1);
+    }
+
+    #[test]
+    fn routing_keys() {
+        let key = |line: &str| {
+            let t = encode(&custom(&[line.to_string()], 3).unwrap(), true, true).unwrap();
+            t.key.map(|(k, n)| (String::from_utf8(t.bytes[k as usize..(k + n) as usize].to_vec()).unwrap(), t.key_rand.len()))
+        };
+        assert_eq!(key("LPOP mylist"), Some(("mylist".into(), 0)));
+        assert_eq!(key("SET k:__rand_int__:__rand_int__ __rand_int__"), Some(("k:__rand_int__:__rand_int__".into(), 2)));
+        assert_eq!(key("MGET a:__rand_int__ b:__rand_int__"), Some(("a:__rand_int__".into(), 1)));
+        assert_eq!(key("GET key:{tag}:__rand_int__"), None);
+        assert_eq!(key("PING"), None);
+        assert_eq!(key("DEBUG SLEEP 0"), None);
+        assert_eq!(key("MULTI ; INCR c:__rand_int__ ; EXEC"), Some(("c:__rand_int__".into(), 1)));
+        assert_eq!(key("EVAL \"return 1\" 1 x y"), Some(("x".into(), 0)));
+        assert_eq!(key("EVAL \"return 1\" 0"), None);
+        let t = encode(&custom(&["LPOP mylist".to_string()], 3).unwrap(), false, false).unwrap();
+        assert!(t.key.is_some());
+        let mut o = Options { cluster: true, ..Default::default() };
+        o.tests = Some(vec!["set".into(), "mset".into(), "ping".into()]);
+        assert!(builtin(&o).iter().all(|s| encode(s, true, true).unwrap().key.is_none()));
     }
 }

@@ -1,5 +1,6 @@
 //! workload: per-thread RNG, key numbers, and in-place patching of request buffers.
 
+use crate::cluster::key_slot;
 use crate::spec::{Template, MAX_OCC};
 
 /// wyrand: tiny, fast, good enough for key selection.
@@ -35,11 +36,36 @@ pub struct KeyGen {
     sequential: bool,
     counter: u64,
     step: u64,
+    /// Cluster key routing with --sequential: one cursor per primary, each
+    /// walking this generator's sequence (start, start+step, ...) on its own.
+    lanes: Vec<u64>,
 }
 
 impl KeyGen {
     pub fn new(seed: u64, n: u64, sequential: bool, start: u64, step: u64) -> Self {
-        KeyGen { rng: Rng::new(seed), n, sequential, counter: start, step: step.max(1) }
+        KeyGen { rng: Rng::new(seed), n, sequential, counter: start, step: step.max(1), lanes: Vec::new() }
+    }
+
+    /// Gives the generator `n` sequential cursors (lanes) for `next_lane`.
+    pub fn set_lanes(&mut self, n: usize) {
+        self.lanes = vec![self.counter; n];
+    }
+
+    /// Next value of lane `l`: sequential mode advances that lane's cursor,
+    /// random mode draws from the shared RNG.
+    #[inline]
+    pub fn next_lane(&mut self, l: usize) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        if self.sequential {
+            let c = &mut self.lanes[l];
+            let v = *c % self.n;
+            *c = c.wrapping_add(self.step);
+            v
+        } else {
+            self.rng.below(self.n)
+        }
     }
 
     #[inline]
@@ -92,6 +118,53 @@ pub fn patch_rand(buf: &mut [u8], t: &Template, count: usize, keys: &mut KeyGen)
             write_digits(buf, base + off as usize, vals[occ as usize]);
         }
     }
+}
+
+/// Cluster key routing: like `patch_rand`, but the values of the `__rand_int__`
+/// fields inside the template's routing key are redrawn (from lane `node`) until
+/// the key's slot is owned by `node` in `owner` (slot → node index), at most
+/// `max_tries` draws per instance; after that the last draw is sent as is (and
+/// will come back MOVED). Other fields sharing an occurrence index with a key
+/// field get the accepted value. Allocation-free. Returns the instances that gave up.
+#[inline]
+pub fn patch_rand_routed(buf: &mut [u8], t: &Template, count: usize, keys: &mut KeyGen, owner: &[u16], node: usize, max_tries: u32) -> usize {
+    let Some((koff, klen)) = t.key else {
+        patch_rand(buf, t, count, keys);
+        return 0;
+    };
+    let (koff, klen) = (koff as usize, klen as usize);
+    let len = t.bytes.len();
+    let key_fields = &t.rand[t.key_rand.clone()];
+    let mut vals = [0u64; MAX_OCC];
+    let mut gave_up = 0;
+    for i in 0..count {
+        for v in vals.iter_mut().take(t.nocc) {
+            *v = keys.next_lane(node);
+        }
+        let base = i * len;
+        let mut tries = 1;
+        loop {
+            for &(off, occ) in key_fields {
+                write_digits(buf, base + off as usize, vals[occ as usize]);
+            }
+            let slot = key_slot(&buf[base + koff..base + koff + klen]) as usize;
+            if owner[slot] as usize == node {
+                break;
+            }
+            if tries >= max_tries {
+                gave_up += 1;
+                break;
+            }
+            tries += 1;
+            for &(_, occ) in key_fields {
+                vals[occ as usize] = keys.next_lane(node);
+            }
+        }
+        for &(off, occ) in &t.rand {
+            write_digits(buf, base + off as usize, vals[occ as usize]);
+        }
+    }
+    gave_up
 }
 
 /// Writes the 3-byte hash tag into every `{tag}` field of `count` instances (`{abc}`).
@@ -152,5 +225,36 @@ mod tests {
         assert!(text.contains("{abc}:k:000000000003"));
         assert!(text.contains("{abc}:k:000000000005"));
         assert!(!text.contains("__rand_int__"));
+    }
+
+    fn routed_keys(sequential: bool, line: &str, n: u64, owner: &[u16], node: usize, count: usize) -> (Vec<String>, usize) {
+        let t = encode(&crate::spec::custom(&[line.to_string()], 1).unwrap(), true, true).unwrap();
+        let mut buf = t.bytes.repeat(count);
+        let mut keys = KeyGen::new(3, n, sequential, 0, 1);
+        keys.set_lanes(3);
+        let gave_up = patch_rand_routed(&mut buf, &t, count, &mut keys, owner, node, 64 * 3);
+        let text = String::from_utf8(buf).unwrap();
+        let ks = text.split("\r\n").filter(|w| w.starts_with("a:")).map(str::to_string).collect();
+        (ks, gave_up)
+    }
+
+    #[test]
+    fn routed_patching_stays_on_node() {
+        let owner: Vec<u16> = (0..crate::cluster::SLOTS).map(|s| (s * 3 / crate::cluster::SLOTS) as u16).collect();
+        let (ks, gave_up) = routed_keys(false, "SET a:__rand_int__ x ; GET a:__rand_int__", 1000, &owner, 1, 50);
+        assert_eq!(gave_up, 0);
+        assert_eq!(ks.len(), 100);
+        for pair in ks.chunks(2) {
+            assert_eq!(pair[0], pair[1], "a sequence shares its key");
+            assert_eq!(owner[key_slot(pair[0].as_bytes()) as usize], 1);
+        }
+        // Sequential: lane 2 walks 0, 1, 2, ... keeping only its own keys, in order.
+        let (ks, _) = routed_keys(true, "GET a:__rand_int__", 1000, &owner, 2, 20);
+        let want: Vec<String> = (0..1000).map(|i| format!("a:{i:012}")).filter(|k| owner[key_slot(k.as_bytes()) as usize] == 2).take(20).collect();
+        assert_eq!(ks, want);
+        // No key of the keyspace on the node: give up after max_tries and send anyway.
+        let none = vec![0u16; crate::cluster::SLOTS];
+        let (ks, gave_up) = routed_keys(false, "GET a:__rand_int__", 1000, &none, 1, 4);
+        assert_eq!((ks.len(), gave_up), (4, 4));
     }
 }

@@ -114,7 +114,9 @@ class BenchmarkTool:
             rps=numbers["rps"], avg_latency_ms=numbers["avg_latency_ms"],
             min_latency_ms=numbers["min_latency_ms"], p50_latency_ms=numbers["p50_latency_ms"],
             p95_latency_ms=numbers["p95_latency_ms"], p99_latency_ms=numbers["p99_latency_ms"],
-            max_latency_ms=numbers["max_latency_ms"], requests=load.requests)
+            max_latency_ms=numbers["max_latency_ms"], requests=load.requests,
+            extra={"client_cpu_us_per_request":
+                   round(output.cpu_seconds / load.requests * 1e6, 4)})
 
 
 def _error_line(text: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import time
 from dataclasses import dataclass
@@ -19,6 +20,12 @@ class ToolOutput:
     stderr: str
     returncode: int
     seconds: float
+    cpu_seconds: float  # the tool's user+sys CPU (kvperf runs one tool at a time)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _append_log(log: Path, argv: list[str], out: str, err: str) -> None:
@@ -32,7 +39,7 @@ def _append_log(log: Path, argv: list[str], out: str, err: str) -> None:
 def run_tool(argv: list[str], *, cpus: tuple[int, ...] | None, timeout: float,
              log: Path) -> ToolOutput:
     """Run to completion; raise DriverError on timeout (the process is stopped by pid)."""
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), _children_cpu()
     try:
         process = ManagedProcess(argv, cpus=cpus)
     except OSError as exc:
@@ -46,7 +53,8 @@ def run_tool(argv: list[str], *, cpus: tuple[int, ...] | None, timeout: float,
     finally:
         process.stop(grace=2.0)
     _append_log(log, process.argv, out, err)
-    return ToolOutput(out, err, process.popen.returncode, time.monotonic() - started)
+    return ToolOutput(out, err, process.popen.returncode, time.monotonic() - started,
+                      _children_cpu() - cpu_before)
 
 
 def run_for(argv: list[str], *, cpus: tuple[int, ...] | None, seconds: float,

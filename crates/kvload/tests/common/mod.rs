@@ -183,3 +183,135 @@ pub fn read_json(path: &std::path::Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("json file");
     serde_json::from_str(&text).expect("valid json")
 }
+
+/// Runs kvload with `--json` (must succeed) and returns the report.
+pub fn json_run(name: &str, args: &[&str]) -> serde_json::Value {
+    let dir = scratch_dir(name);
+    let path = dir.join("out.json");
+    let p = path.to_string_lossy().into_owned();
+    let mut all: Vec<&str> = vec!["--json", &p];
+    all.extend_from_slice(args);
+    let out = kvload(&all);
+    assert_ok(&out);
+    let v = read_json(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    v
+}
+
+pub fn cluster_node(dir: &std::path::Path) -> Server {
+    let port = free_port();
+    let conf = format!("nodes-{port}.conf");
+    let d = dir.to_string_lossy().into_owned();
+    Server::start_on(port, &["--port", &port.to_string()], &["--cluster-enabled", "yes", "--cluster-config-file", &conf, "--dir", &d], port)
+}
+
+/// Slot ranges of the three primaries `start_cluster` sets up.
+pub const CLUSTER_RANGES: [(u16, u16); 3] = [(0, 5460), (5461, 10922), (10923, 16383)];
+
+/// Three primaries on 127.0.0.1 owning CLUSTER_RANGES, once the cluster is ok.
+pub fn start_cluster(dir: &std::path::Path) -> Vec<Server> {
+    let nodes: Vec<Server> = (0..3).map(|_| cluster_node(dir)).collect();
+    for (n, (a, b)) in nodes.iter().zip(CLUSTER_RANGES) {
+        assert_eq!(n.cmd(&["CLUSTER", "ADDSLOTSRANGE", &a.to_string(), &b.to_string()]), Resp::Simple("OK".into()));
+    }
+    for n in &nodes[1..] {
+        nodes[0].cmd(&["CLUSTER", "MEET", "127.0.0.1", &n.port.to_string()]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ok = nodes.iter().all(|n| n.cmd(&["CLUSTER", "INFO"]).text().contains("cluster_state:ok"));
+        let known = nodes.iter().all(|n| n.cmd(&["CLUSTER", "SLOTS"]) != Resp::Array(vec![]) && n.cmd(&["CLUSTER", "INFO"]).text().contains("cluster_known_nodes:3"));
+        if ok && known {
+            break;
+        }
+        assert!(Instant::now() < deadline, "cluster did not become ok");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    nodes
+}
+
+/// Cluster key slot (CRC16/XMODEM of the key or its first non-empty `{...}`).
+pub fn key_slot(key: &[u8]) -> u16 {
+    let hashed = match key.iter().position(|&c| c == b'{') {
+        Some(o) => match key[o + 1..].iter().position(|&c| c == b'}') {
+            Some(l) if l > 0 => &key[o + 1..o + 1 + l],
+            _ => key,
+        },
+        None => key,
+    };
+    let mut crc: u16 = 0;
+    for &b in hashed {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+        }
+    }
+    crc % 16384
+}
+
+/// Index (into `start_cluster`'s nodes) of the primary owning `key`.
+pub fn owner_of(key: &str) -> usize {
+    let s = key_slot(key.as_bytes());
+    CLUSTER_RANGES.iter().position(|&(a, b)| a <= s && s <= b).expect("slot in a range")
+}
+
+/// Sends all commands on one connection (pipelined) and reads every reply.
+pub fn pipeline(port: u16, cmds: &[Vec<String>]) -> Vec<Resp> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let mut req = String::new();
+    for c in cmds {
+        req.push_str(&format!("*{}\r\n", c.len()));
+        for a in c {
+            req.push_str(&format!("${}\r\n{}\r\n", a.len(), a));
+        }
+    }
+    let mut w = s.try_clone().expect("clone");
+    let writer = std::thread::spawn(move || w.write_all(req.as_bytes()).expect("write"));
+    let mut r = BufReader::new(s);
+    let out = cmds.iter().map(|_| read_resp(&mut r).expect("reply")).collect();
+    writer.join().expect("writer");
+    out
+}
+
+/// Blocking cluster client for tests: runs each command on the primary owning its
+/// key (argv[1]), one pipelined connection per node. Replies in command order.
+pub fn cluster_pipeline(nodes: &[Server], cmds: &[Vec<String>]) -> Vec<Resp> {
+    let mut per: Vec<Vec<(usize, Vec<String>)>> = vec![Vec::new(); nodes.len()];
+    for (i, c) in cmds.iter().enumerate() {
+        per[owner_of(&c[1])].push((i, c.clone()));
+    }
+    let mut out = vec![Resp::Bulk(None); cmds.len()];
+    for (n, list) in per.into_iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        let batch: Vec<Vec<String>> = list.iter().map(|(_, c)| c.clone()).collect();
+        for ((i, _), r) in list.iter().zip(pipeline(nodes[n].port, &batch)) {
+            out[*i] = r;
+        }
+    }
+    out
+}
+
+/// A numeric field of `INFO <section>`: `field` is either `name` (for `name:value`
+/// lines) or `name.sub` (for `name:sub=value,...` lines such as commandstats). 0 if absent.
+pub fn info_num(port: u16, section: &str, field: &str) -> u64 {
+    let text = cmd(port, &["INFO", section]).text();
+    let (name, sub) = match field.split_once('.') {
+        Some((n, s)) => (n, Some(s)),
+        None => (field, None),
+    };
+    for line in text.lines() {
+        let Some(rest) = line.trim_end().strip_prefix(name).and_then(|r| r.strip_prefix(':')) else { continue };
+        return match sub {
+            None => rest.parse().unwrap_or(0),
+            Some(s) => rest
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(s).and_then(|v| v.strip_prefix('=')))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+        };
+    }
+    0
+}
