@@ -319,7 +319,7 @@ Options (same meaning as valkey-benchmark unless noted):
  --dbnum <db>       SELECT the specified db number (default 0)
  -3                 Start sessions in RESP3 protocol mode (HELLO 3)
  --threads <num>    Number of event-loop threads (default 1)
- --cluster          Enable cluster mode (keys carry a {tag} routed per node)
+ --cluster          Enable cluster mode ({tag} keys per node; plain keys routed by slot)
  --enable-tracking  Send CLIENT TRACKING on before starting the benchmark
  -k <boolean>       1=keep alive 0=reconnect (default 1)
  -r <keyspacelen>   Replace __rand_int__ with a 12-digit number in 0..keyspacelen-1

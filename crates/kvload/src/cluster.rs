@@ -5,16 +5,29 @@ use crate::spec::{Template, RAND};
 
 pub const SLOTS: usize = 16384;
 
-/// CRC16-CCITT (XMODEM), as used for cluster key slots.
-pub fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
+const fn crc16_table() -> [u16; 256] {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut k = 0;
+        while k < 8 {
             crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            k += 1;
         }
+        t[i] = crc;
+        i += 1;
     }
-    crc
+    t
+}
+
+static CRC16_TABLE: [u16; 256] = crc16_table();
+
+/// CRC16-CCITT (XMODEM), as used for cluster key slots (table-driven: it runs
+/// for every draw of a slot-routed key).
+#[inline]
+pub fn crc16(data: &[u8]) -> u16 {
+    data.iter().fold(0u16, |crc, &b| (crc << 8) ^ CRC16_TABLE[((crc >> 8) as u8 ^ b) as usize])
 }
 
 /// Slot of a key, honouring `{hashtag}` rules.

@@ -100,12 +100,19 @@ fn cluster_routes_plain_keys_by_slot() {
     let t = &v["tests"][0];
     assert_no_errors(t);
     assert_eq!(requests(t), 300);
+    let sets = per_node(&nodes, "commandstats", "cmdstat_set.calls");
+    assert_eq!(sets.iter().sum::<u64>(), 300);
     for (i, n) in nodes.iter().enumerate() {
-        // The first 100 keys in 0.. owned by node i (or all of them, wrapping, if fewer).
+        // Node i got the first SETs-many keys of 0..299 that it owns, in order (wrapping).
         let own: Vec<String> = (0..300).map(|k| format!("s:{k:012}")).filter(|k| owner_of(k) == i).collect();
-        let want = own.len().min(100) as i64;
-        assert_eq!(n.cmd(&["DBSIZE"]), Resp::Int(want), "node {i}");
-        assert_eq!(n.cmd(&["EXISTS", &own[0]]), Resp::Int(1));
+        let mut want: Vec<String> = own[..own.len().min(sets[i] as usize)].to_vec();
+        let mut got: Vec<String> = match n.cmd(&["KEYS", "*"]) {
+            Resp::Array(v) => v.iter().map(Resp::text).collect(),
+            other => panic!("KEYS: {other:?}"),
+        };
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "node {i} ({} SETs)", sets[i]);
     }
 
     // Multi-key commands route by their first key; keys in other slots give CROSSSLOT.

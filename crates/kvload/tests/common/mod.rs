@@ -257,7 +257,7 @@ pub fn owner_of(key: &str) -> usize {
 
 /// Sends all commands on one connection (pipelined) and reads every reply.
 pub fn pipeline(port: u16, cmds: &[Vec<String>]) -> Vec<Resp> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     let mut req = String::new();
     for c in cmds {

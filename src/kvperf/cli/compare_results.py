@@ -1,0 +1,62 @@
+"""`kvperf compare-results BASELINE NEW`: compare two metrics.json files (kvperf or seed)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kvperf.analysis.comparison import compare
+from kvperf.analysis.verdict import Verdict
+from kvperf.core.errors import StoreError, UsageError
+from kvperf.report.comparison import markdown, terminal_table
+from kvperf.store.files import read_rows
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "compare-results", help="compare two metrics.json files",
+        description="Group rows by their parameters (never by env), summarize runs as "
+                    "value (n, σ, CV), and judge each change: ratio with 95%% CI, "
+                    "Mann–Whitney p (Benjamini–Hochberg adjusted), verdict.")
+    p.add_argument("baseline", type=Path, help="baseline metrics.json")
+    p.add_argument("new", type=Path, help="new metrics.json")
+    p.add_argument("--metrics", choices=("all", "rps", "latency"), default="all",
+                   help="which metrics to compare (default all)")
+    p.add_argument("--output", type=Path, help="write the markdown report here")
+    p.add_argument("--graphs", type=Path, metavar="DIR", help="write PNG graphs into DIR")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any row is a regression")
+    p.set_defaults(handler=handle)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    try:
+        return read_rows(path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def handle(args: argparse.Namespace, console: Console) -> int:
+    base_rows, new_rows = _read(args.baseline), _read(args.new)
+    results, unmatched = compare(base_rows, new_rows, args.metrics)
+    if not results:
+        raise UsageError(f"{args.baseline} and {args.new} share no series with ok rows to "
+                         "compare")
+    names = (str(args.baseline), str(args.new))
+    out = Console(width=None if sys.stdout.isatty() else 220)
+    out.print(terminal_table(results, *names))
+    report = markdown(results, unmatched, *names)
+    if args.output:
+        args.output.write_text(report)
+        out.print(f"markdown report: {args.output}")
+    if args.graphs:
+        from kvperf.report.graphs import write_graphs
+
+        written = write_graphs(results, args.graphs, names)
+        out.print(f"{len(written)} graphs in {args.graphs}")
+    regressions = sum(1 for r in results if r.decision.verdict is Verdict.REGRESSION)
+    return 1 if regressions and args.fail_on_regression else 0

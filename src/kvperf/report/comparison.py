@@ -1,0 +1,78 @@
+"""Rendering a comparison: a markdown report (PR comment) and a terminal table."""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+
+from kvperf.analysis.comparison import GroupKey, MetricComparison, describe_group
+from kvperf.analysis.verdict import Verdict
+
+VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
+                Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
+                Verdict.UNSTABLE: "🟠 unstable", Verdict.INSUFFICIENT_DATA: "insufficient data"}
+
+
+def _ci(c: MetricComparison) -> str:
+    if math.isnan(c.ci.low):
+        return f"{c.ci.ratio:.3f}"
+    return f"{c.ci.ratio:.3f} [{c.ci.low:.3f}, {c.ci.high:.3f}]"
+
+
+def _p(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2g}"
+
+
+def _verdict(c: MetricComparison) -> str:
+    text = VERDICT_MARK[c.decision.verdict]
+    return f"{text} ({c.decision.reason})" if c.decision.verdict is Verdict.INCONCLUSIVE else text
+
+
+def ordered(results: list[MetricComparison]) -> list[MetricComparison]:
+    """Largest effect first (NaN last)."""
+    return sorted(results, key=lambda c: -abs(c.change) if not math.isnan(c.change) else 0)
+
+
+def _md_row(c: MetricComparison) -> str:
+    cells = [describe_group(c.group), c.metric, c.base.text(), c.new.text(),
+             f"{c.change:+.2%}", _ci(c), _p(c.p_adjusted), _verdict(c)]
+    return "| " + " | ".join(cells) + " |"
+
+
+MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (BH) | verdict |\n"
+             "| --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
+def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
+             base_name: str, new_name: str) -> str:
+    """A PR-comment report: changed rows first by effect, "no change" rows folded."""
+    rows = ordered(results)
+    shown = [c for c in rows if c.decision.verdict is not Verdict.NO_CHANGE]
+    folded = [c for c in rows if c.decision.verdict is Verdict.NO_CHANGE]
+    counts = {v: sum(1 for c in rows if c.decision.verdict is v) for v in Verdict}
+    summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    out = [f"## kvperf: `{new_name}` vs `{base_name}`", "", f"{len(rows)} rows: {summary}.", ""]
+    if shown:
+        out += [MD_HEADER, *map(_md_row, shown), ""]
+    if folded:
+        out += [f"<details><summary>{len(folded)} rows with no change</summary>", "",
+                MD_HEADER, *map(_md_row, folded), "", "</details>", ""]
+    if unmatched:
+        out += ["Series present on one side only: "
+                + ", ".join(describe_group(k) for k in unmatched), ""]
+    out.append("Ratios are new/baseline (geometric means, Welch 95% CI on logs); p: "
+               "Mann–Whitney U, Benjamini–Hochberg adjusted; verdicts at α=0.01 beyond the "
+               "minimum effect (2% throughput, 5% latency).")
+    return "\n".join(out) + "\n"
+
+
+def terminal_table(results: list[MetricComparison], base_name: str, new_name: str) -> Table:
+    table = Table(title=f"{new_name} vs {base_name}")
+    for name in ("series", "metric", "baseline", "new", "change", "ratio [95% CI]", "p (BH)",
+                 "verdict"):
+        table.add_column(name)
+    for c in ordered(results):
+        table.add_row(describe_group(c.group), c.metric, c.base.text(), c.new.text(),
+                      f"{c.change:+.2%}", _ci(c), _p(c.p_adjusted), _verdict(c))
+    return table

@@ -1,0 +1,72 @@
+"""compare-results grouping and verdicts, on synthetic rows with known answers."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from kvperf.analysis.comparison import compare, group_key
+from kvperf.analysis.verdict import Verdict
+from tests.helpers import run_kvperf
+
+
+def rows(rps: list[float], env: str, command: str = "SET", seed_format: bool = False
+         ) -> list[dict[str, Any]]:
+    out = []
+    for i, value in enumerate(rps):
+        row: dict[str, Any] = {"command": command, "data_size": 16, "pipeline": 10,
+                               "clients": 50, "requests": 1000, "rps": value,
+                               "p50_latency_ms": 1000 / value, "cluster_mode": False,
+                               "tls": False, "timestamp": f"t{i}", "commit": env}
+        if not seed_format:
+            row |= {"status": "ok", "run": i + 1, "env": {"host": env, "kernel": env}}
+        out.append(row)
+    return out
+
+
+def noisy(mean: float, n: int, cv: float, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [mean * (1 + rng.gauss(0, cv)) for _ in range(n)]
+
+
+def test_rows_differing_only_in_env_still_pair() -> None:
+    base, new = rows([100.0, 101.0], "host-a"), rows([100.5, 99.0], "host-b")
+    assert group_key(base[0]) == group_key(new[0])
+    results, unmatched = compare(base, new, "rps")
+    assert len(results) == 1 and unmatched == []
+
+
+def test_seed_format_rows_compare_with_kvperf_rows() -> None:
+    results, _ = compare(rows([100.0, 100.0], "x", seed_format=True), rows([100.0, 100.0], "y"))
+    assert {r.metric for r in results} == {"rps", "p50_latency_ms"}
+
+
+def test_a_clear_15_percent_drop_is_a_regression_and_noise_is_not() -> None:
+    base = rows(noisy(100_000, 8, 0.02, 1), "a") + rows(noisy(50_000, 8, 0.02, 2), "a", "GET")
+    new = rows(noisy(85_000, 8, 0.02, 3), "b") + rows(noisy(50_000, 8, 0.02, 4), "b", "GET")
+    results, _ = compare(base, new, "all")
+    verdicts = {(dict(r.group)["command"], r.metric): r.decision.verdict for r in results}
+    assert verdicts[("SET", "rps")] is Verdict.REGRESSION
+    assert verdicts[("SET", "p50_latency_ms")] is Verdict.REGRESSION  # latency went up
+    assert verdicts[("GET", "rps")] not in (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+    set_rps = next(r for r in results if r.metric == "rps" and dict(r.group)["command"] == "SET")
+    assert 0.82 < set_rps.ci.ratio < 0.88 and set_rps.ci.high < 1.0
+    assert "n=8" in set_rps.base.text() and "CV=" in set_rps.base.text()
+
+
+def test_cli_writes_markdown_graphs_and_fails_on_regression(tmp_path: Path) -> None:
+    base, new = tmp_path / "a.json", tmp_path / "b.json"
+    base.write_text(json.dumps(rows(noisy(100_000, 8, 0.02, 5), "a")))
+    new.write_text(json.dumps(rows(noisy(80_000, 8, 0.02, 6), "b")))
+    done = run_kvperf("compare-results", base, new, "--output", tmp_path / "r.md",
+                      "--graphs", tmp_path / "g", "--fail-on-regression")
+    assert done.returncode == 1, done.stderr
+    report = (tmp_path / "r.md").read_text()
+    assert "regression" in report and "| SET d=16 P=10 c=50 | rps |" in report
+    assert (tmp_path / "g" / "comparison_rps.png").stat().st_size > 1000
+    same = run_kvperf("compare-results", base, base, "--fail-on-regression")
+    assert same.returncode == 0, same.stdout
+    missing = run_kvperf("compare-results", base, tmp_path / "nope.json")
+    assert missing.returncode == 2 and "not found" in missing.stderr
