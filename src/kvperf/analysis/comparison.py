@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvperf.analysis.multiple import benjamini_hochberg
-from kvperf.analysis.paired import RatioCI, cv, mannwhitney_p
+from kvperf.analysis.paired import RatioCI, cv, geomean_ratio_ci, mannwhitney_p, wilcoxon_p
 from kvperf.analysis.unpaired import welch_ratio_ci
 from kvperf.analysis.verdict import Decision, decide, lower_is_better, min_effect_for
 from kvperf.results.row import KEY_FIELDS, LATENCY_FIELDS
@@ -142,3 +142,41 @@ def describe_group(key: GroupKey) -> str:
             parts.append(f"{short}={fields[name]}")
     parts += [flag for flag in ("cluster_mode", "tls") if fields.get(flag)]
     return " ".join(parts)
+
+
+def pair_runs(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]]
+              ) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """(A, B) row pairs per trial_id, matched by run number; failed rows drop their pair."""
+    b_index = {(r["trial_id"], r["run"]): r for r in b_rows if r.get("status") == "ok"}
+    pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for a in a_rows:
+        b = b_index.get((a["trial_id"], a["run"]))
+        if a.get("status") == "ok" and b is not None:
+            pairs.setdefault(a["trial_id"], []).append((a, b))
+    return pairs
+
+
+def _paired_values(pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+                   metric: str) -> tuple[Stats, Stats]:
+    kept = [(va, vb) for a, b in pairs
+            if (va := metric_value(a, metric)) is not None
+            and (vb := metric_value(b, metric)) is not None]
+    return Stats(tuple(v for v, _ in kept)), Stats(tuple(v for _, v in kept))
+
+
+def compare_paired(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]],
+                   metrics: str = "all") -> list[MetricComparison]:
+    """Interleaved A/B: paired log ratios per trial series, Wilcoxon + BH, verdicts."""
+    items = []
+    for trial_pairs in pair_runs(a_rows, b_rows).values():
+        key = group_key(trial_pairs[0][0])
+        for metric in METRIC_SETS[metrics]:
+            a, b = _paired_values(trial_pairs, metric)
+            if a.n:
+                items.append((key, metric, a, b))
+    cis = [geomean_ratio_ci(a.values, b.values) for _, _, a, b in items]
+    pvalues = [wilcoxon_p(a.values, b.values) if a.n > 1 else math.nan for _, _, a, b in items]
+    adjusted = benjamini_hochberg(pvalues)
+    return [MetricComparison(key, metric, a, b, ci, p, pa, _decision(metric, ci, pa, a, b))
+            for (key, metric, a, b), ci, p, pa in zip(items, cis, pvalues, adjusted,
+                                                       strict=True)]

@@ -14,7 +14,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvperf import __version__
+from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
+from kvperf.cli import noise as noise_cmd
 from kvperf.cli import run as run_cmd
 from kvperf.core.errors import Interrupted, KvperfError
 
@@ -28,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kvperf {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run_cmd.add_parser(subparsers)
+    compare_cmd.add_parser(subparsers)
     compare_results_cmd.add_parser(subparsers)
+    noise_cmd.add_parser(subparsers)
     return parser
 
 

@@ -44,8 +44,16 @@ MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (
              "| --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
+UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, Welch 95% CI on logs); p: "
+                 "Mann–Whitney U, Benjamini–Hochberg adjusted; verdicts at α=0.01 beyond the "
+                 "minimum effect (2% throughput, 5% latency).")
+PAIRED_NOTE = ("Interleaved runs, paired by round: ratio = geometric mean of B/A per round with "
+               "a 95% CI; p: Wilcoxon signed-rank, Benjamini–Hochberg adjusted; verdicts at "
+               "α=0.01 beyond the minimum effect (2% throughput, 5% latency).")
+
+
 def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
-             base_name: str, new_name: str) -> str:
+             base_name: str, new_name: str, note: str = UNPAIRED_NOTE) -> str:
     """A PR-comment report: changed rows first by effect, "no change" rows folded."""
     rows = ordered(results)
     shown = [c for c in rows if c.decision.verdict is not Verdict.NO_CHANGE]
@@ -61,9 +69,7 @@ def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
     if unmatched:
         out += ["Series present on one side only: "
                 + ", ".join(describe_group(k) for k in unmatched), ""]
-    out.append("Ratios are new/baseline (geometric means, Welch 95% CI on logs); p: "
-               "Mann–Whitney U, Benjamini–Hochberg adjusted; verdicts at α=0.01 beyond the "
-               "minimum effect (2% throughput, 5% latency).")
+    out.append(note)
     return "\n".join(out) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""The only module that wires the stages: config → plan → server → driver → results → store.
+"""One side of a run: config → plan → server → driver → results → store.
 
 ``prepare`` does everything that can fail on bad input (exit 2) before any server starts;
 ``execute`` runs the trials, persisting each row as soon as its trial ends.

@@ -1,0 +1,50 @@
+"""Interleaved compare and noise against real servers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.verdict import Verdict
+from tests.helpers import require_binary, run_kvperf, write_config
+
+pytestmark = pytest.mark.integration
+
+SMALL = [{"requests": 30000, "commands": ["SET", "GET"], "pipelines": 16, "keyspacelen": 1000,
+          "clients": 10, "server_cpu_range": "0", "client_cpu_range": "1"}]
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_a_compare_flags_nothing(tmp_path: Path) -> None:
+    server = require_binary("valkey-server")
+    config = write_config(tmp_path, SMALL)
+    done = run_kvperf("compare", "--server-bin", server, "--server-bin", server, "--runs", "8",
+                      "--config", config, "--results-dir", tmp_path, "--label", "aa",
+                      "--seed", "7", "--output", tmp_path / "aa.md", "--tool", "kvload")
+    assert done.returncode == 0, done.stdout + done.stderr
+    a = json.loads((tmp_path / "aa" / "A" / "metrics.json").read_text())
+    b = json.loads((tmp_path / "aa" / "B" / "metrics.json").read_text())
+    assert len(a) == len(b) == 16 and {r["ab_seed"] for r in a + b} == {7}
+    results = compare_paired(a, b, "all")
+    assert {r.metric for r in results} >= {"rps", "p99_latency_ms", "server.cpu_us_per_request"}
+    flagged = [r for r in results
+               if r.decision.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)]
+    assert not flagged, [(r.metric, r.decision) for r in flagged]
+    assert "Wilcoxon" in (tmp_path / "aa.md").read_text()
+
+
+def test_compare_refs_without_builds_is_a_usage_error(tmp_path: Path) -> None:
+    done = run_kvperf("compare", "HEAD~1", "HEAD", "--results-dir", tmp_path)
+    assert done.returncode == 2 and "--server-bin" in done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_noise_reports_cv_and_runs_needed(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{**SMALL[0], "commands": ["SET"]}])
+    done = run_kvperf("noise", "--runs", "3", "--config", config, "--results-dir", tmp_path,
+                      "--server-bin", require_binary("valkey-server"), "--tool", "kvload")
+    assert done.returncode == 0, done.stderr
+    assert "runs for 3%" in done.stdout and "SET d=3 P=16 c=10" in done.stdout
