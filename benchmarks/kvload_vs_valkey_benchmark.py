@@ -74,10 +74,12 @@ def run_client(binary: str, port: int, pipeline: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--kvload", default=str(DEFAULT_KVLOAD))
-    ap.add_argument("--valkey-benchmark", default=shutil.which("valkey-benchmark") or "valkey-benchmark")
+    ap.add_argument("--valkey-benchmark",
+                    default=shutil.which("valkey-benchmark") or "valkey-benchmark")
     args = ap.parse_args()
     tools = {"kvload": args.kvload, "valkey-benchmark": args.valkey_benchmark}
     for name, path in tools.items():
@@ -104,10 +106,12 @@ def main() -> int:
             ratio = kv_cpu / vb_cpu
             met = ratio <= TARGETS[pipeline] and kv_rps >= vb_rps
             ok &= met
-            print(f"P={pipeline} (SET -c 50 -d 64 -r 100000, n={REQUESTS[pipeline]}, rounds={args.rounds})")
+            print(f"P={pipeline} (SET -c 50 -d 64 -r 100000, n={REQUESTS[pipeline]}, "
+                  f"rounds={args.rounds})")
             print(f"  kvload           : {kv_cpu:8.3f} us CPU/request, {kv_rps:12.2f} rps (median)")
             print(f"  valkey-benchmark : {vb_cpu:8.3f} us CPU/request, {vb_rps:12.2f} rps (median)")
-            print(f"  CPU ratio kvload/valkey-benchmark: {ratio:.3f} (target <= {TARGETS[pipeline]:.2f})")
+            print(f"  CPU ratio kvload/valkey-benchmark: {ratio:.3f} "
+                  f"(target <= {TARGETS[pipeline]:.2f})")
             print(f"  rps ratio kvload/valkey-benchmark: {kv_rps / vb_rps:.3f} (target >= 1.00)")
             print(f"  target {'met' if met else 'MISSED'}")
             sys.stdout.flush()
