@@ -1,0 +1,168 @@
+"""One trial's stages against a target: seed → warmup → top-up → measure → checks.
+
+Everything a trial proves about itself (hit ratio, pops really popped, the server executed
+what the tool counted) is checked here; a failed check fails the trial with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvperf.config.commands import Seed
+from kvperf.core.errors import DriverError
+from kvperf.driver.base import Driver, Target
+from kvperf.driver.seed import Keyspace, ensure_pop_supply, seed_keyspace
+from kvperf.plan.trial import Trial
+from kvperf.results.row import TrialOutcome
+from kvperf.server import stats as server_stats
+from kvperf.server.process import read_cpu_times
+from kvperf.store.files import write_json_atomic
+
+if TYPE_CHECKING:
+    from kvperf.pipeline.run import Observer, Prepared
+
+MIN_HIT_RATIO = 0.9
+MIN_EXECUTED_RATIO = 0.98
+
+
+@contextlib.contextmanager
+def _stage(outcome: TrialOutcome, name: str, observer: Observer, trial: Trial) -> Iterator[None]:
+    observer.stage(trial, name)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        outcome.stage_seconds[name] = time.monotonic() - started
+
+
+def _pop_target(trial: Trial) -> int:
+    """Elements a pop command needs for the whole measure stage (plus the tool's overshoot)."""
+    load = trial.load
+    margin = load.clients * load.pipeline + 1000
+    if load.requests is not None:
+        return load.requests + margin
+    per_second = min(200_000 * load.pipeline, 2_000_000)
+    return per_second * (load.duration or 1) + margin
+
+
+@dataclass
+class TrialRun:
+    """Runs one trial's stages against a target; collects the outcome."""
+
+    prepared: Prepared
+    trial: Trial
+    observer: Observer
+    log_dir: Path
+    outcome: TrialOutcome = field(default_factory=TrialOutcome)
+
+    @property
+    def driver(self) -> Driver:
+        return self.prepared.driver
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return _stage(self.outcome, name, self.observer, self.trial)
+
+    def run(self, target: Target, pids: list[int]) -> None:
+        load = self.trial.load
+        tool_log = self.log_dir / "tool.log"
+        with Keyspace.open(target.endpoints, target.cluster) as keyspace:
+            self._seed(keyspace)
+            if load.warmup:
+                with self.stage("warmup"):
+                    self.driver.warmup(load, target, load.warmup, tool_log)
+            before = self._top_up(keyspace)
+            server_stats.reset_stats(target.endpoints)
+            cpu_before = _cpu_total(pids)
+            with self.stage("measure"):
+                self.outcome.measurement = self.driver.measure(load, target, tool_log)
+            self._keep_histograms()
+            self._server_side(target, pids, cpu_before)
+            self._check(keyspace, before)
+
+    def _keep_histograms(self) -> None:
+        """Store the tool's HDR histograms beside the trial; the row names the file."""
+        measurement = self.outcome.measurement
+        histograms = measurement.extra.get("histograms") if measurement else None
+        if histograms:
+            path = self.log_dir / "histograms.json"
+            write_json_atomic(path, histograms)
+            self.outcome.histogram_file = str(path.relative_to(self.prepared.out_dir))
+
+    def _seed(self, keyspace: Keyspace) -> None:
+        load = self.trial.load
+        seed = load.command.seed
+        if seed is Seed.NONE or load.command.pops:
+            return
+        with self.stage("seed"):
+            sent = seed_keyspace(keyspace, seed, load.keyspacelen, load.data_size)
+        self.outcome.checks["seed_commands"] = sent
+
+    def _top_up(self, keyspace: Keyspace) -> int | None:
+        load = self.trial.load
+        if not load.command.pops:
+            return None
+        with self.stage("seed"):
+            return ensure_pop_supply(keyspace, load.command.seed, _pop_target(self.trial),
+                                     load.data_size)
+
+    def _server_side(self, target: Target, pids: list[int], cpu_before: float | None) -> None:
+        measurement = self.outcome.measurement
+        collected = server_stats.collect(target.endpoints)
+        name = self.trial.load.command.argv[0].lower()
+        command = collected.get("commandstats", {}).get(name, {})
+        server: dict[str, Any] = {"calls": command.get("calls"),
+                                  "usec_per_call": command.get("usec_per_call"),
+                                  "keyspace_hits": collected.get("keyspace_hits"),
+                                  "keyspace_misses": collected.get("keyspace_misses")}
+        cpu_after = _cpu_total(pids)
+        if cpu_before is not None and cpu_after is not None and measurement:
+            cpu = cpu_after - cpu_before
+            server["cpu_seconds"] = round(cpu, 3)
+            requests = measurement.requests or command.get("calls")
+            if requests:
+                server["cpu_us_per_request"] = round(cpu / requests * 1e6, 4)
+        self.outcome.server = server
+
+    def _check(self, keyspace: Keyspace, before: int | None) -> None:
+        self._check_executed()
+        load = self.trial.load
+        if before is not None:
+            left = keyspace.count(load.command.seed)
+            self.outcome.checks.update({"pop_supply": before, "popped": before - left,
+                                        "left": left})
+            if left == 0:
+                raise DriverError(f"{load.command.name} emptied its key during the measure "
+                                  "stage: pops of an empty key were measured")
+        hits, misses = (self.outcome.server.get(k) or 0
+                        for k in ("keyspace_hits", "keyspace_misses"))
+        if load.command.seed is not Seed.NONE and not load.command.pops and hits + misses:
+            ratio = hits / (hits + misses)
+            self.outcome.checks["hit_ratio"] = round(ratio, 4)
+            if ratio < MIN_HIT_RATIO:
+                raise DriverError(f"only {ratio:.0%} of {load.command.name} reads found "
+                                  "their key: the measurement would be of misses")
+
+
+    def _check_executed(self) -> None:
+        """The server must have executed (nearly) every request the tool counted."""
+        measurement, calls = self.outcome.measurement, self.outcome.server.get("calls")
+        if not measurement or not measurement.requests or calls is None:
+            return
+        self.outcome.checks["executed_ratio"] = round(calls / measurement.requests, 4)
+        if calls < MIN_EXECUTED_RATIO * measurement.requests:
+            raise DriverError(f"the server executed {calls} {self.trial.load.command.argv[0]} "
+                              f"calls but the tool counted {measurement.requests} requests: "
+                              "the tool's count includes replies that were not executions "
+                              "(redirects or errors)")
+
+
+def _cpu_total(pids: list[int]) -> float | None:
+    if not pids:
+        return None
+    times = [read_cpu_times(pid) for pid in pids]
+    return None if any(t is None for t in times) else sum(t.total for t in times if t)
