@@ -38,6 +38,8 @@ def test_every_seed_command_measures_something_real(tmp_path: Path, tool: str) -
         assert row["tool"] == tool and row["server_version"] == "valkey-8.0.1"
         assert row["server"]["calls"] >= 20000, (name, row["server"])
         assert row["server"]["cpu_us_per_request"] > 0, (name, row["server"])
+        assert row["server"]["usec_per_call"] > 0, (name, row["server"])
+        assert row["measure"] == "timing" and row["instructions"] is None
         assert row["client"]["client_cpu_us_per_request"] > 0, (name, row["client"])
     for pop in ("LPOP", "SPOP", "ZPOPMIN"):
         checks = rows[pop]["checks"]
@@ -57,7 +59,7 @@ def test_stages_and_provenance_are_recorded(tmp_path: Path) -> None:
     assert set(row["stage_seconds"]) == {"server_start", "seed", "warmup", "measure"}
     assert row["stage_seconds"]["warmup"] >= 1.0
     assert row["env"]["pinning"] == {"server": "0", "client": "1"}
-    assert row["io_threads"] == 2 and row["kvperf_format"] == 1
+    assert row["io_threads"] == 2 and row["kvperf_format"] == 2
     assert (tmp_path / "results" / "prov" / "logs.txt").read_text().count("trial 0") >= 1
     logs = list((tmp_path / "results" / "prov" / "trials").glob("*/server-node0.log"))
     assert logs and "Ready to accept connections" in logs[0].read_text()

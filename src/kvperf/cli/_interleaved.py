@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import RunOptions, prepare
 from kvperf.pipeline.ab import ABResult, interleave
@@ -18,8 +19,10 @@ from kvperf.report.progress import ProgressReporter
 
 def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--config", type=Path, help="JSON config (default: built-in SET/GET matrix)")
-    p.add_argument("--runs", type=int, default=default_runs,
-                   help=f"interleaved rounds (default {default_runs}; ≥ 8 for p < 0.01)")
+    p.add_argument("--runs", type=int, default=None,
+                   help=f"interleaved rounds (default {default_runs}; ≥ 8 for p < 0.01; "
+                        f"{INSTRUCTION_RUNS} with --measure instructions)")
+    p.set_defaults(default_runs=default_runs)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed)")
     p.add_argument("--results-dir", type=Path, default=Path("results"))
@@ -32,7 +35,8 @@ def side_options(args: argparse.Namespace, server_bin: str | None, base: Path,
     if args.runs < 1:
         raise UsageError(f"--runs must be at least 1, got {args.runs}")
     return RunOptions(config=args.config, results_dir=base, label=side, runs=args.runs,
-                      server_bin=server_bin, tool=args.tool)
+                      server_bin=server_bin, tool=args.tool,
+                      measure=getattr(args, "measure", "timing"))
 
 
 def default_label(kind: str) -> str:
@@ -43,6 +47,7 @@ def default_label(kind: str) -> str:
 def run_sides(args: argparse.Namespace, bins: tuple[str | None, str | None], kind: str,
               console: Console) -> tuple[ABResult, Any, Any]:
     """Prepare both sides (all input checks first), then run them interleaved."""
+    args.runs = default_runs(args, args.default_runs)
     base = args.results_dir / (args.label or default_label(kind))
     a = prepare(side_options(args, bins[0], base, "A"))
     b = prepare(side_options(args, bins[1], base, "B"))

@@ -12,6 +12,7 @@ from rich.console import Console
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._interleaved import add_common, run_sides
+from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
@@ -29,6 +30,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", type=Path, help="write the markdown report here")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a regression")
+    add_compare_arguments(p)
     p.set_defaults(handler=handle)
 
 
@@ -46,8 +48,10 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     bins = _binaries(args)
     result, a, b = run_sides(args, bins, "compare", console)
     names = (f"A {a.context.server_version}", f"B {b.context.server_version}")
-    results = compare_paired(result.a_rows, result.b_rows, args.metrics)
     out = Console(width=None if sys.stdout.isatty() else 220)
+    if args.measure != "timing":
+        return instruction_verdicts(args, result, (a.out_dir, b.out_dir), names, out)
+    results = compare_paired(result.a_rows, result.b_rows, args.metrics)
     out.print(terminal_table(results, *names))
     failed = sum(1 for r in result.a_rows + result.b_rows if r["status"] != "ok")
     if any(r.get("client_saturated") for r in result.a_rows + result.b_rows):

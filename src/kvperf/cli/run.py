@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.analysis.series import summarize
+from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
@@ -53,6 +54,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--log-level", choices=LOG_LEVELS, default="WARNING", type=str.upper,
                    help="console log level (logs.txt always records INFO and up)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    add_measure_argument(p)
     p.set_defaults(handler=handle)
 
 
@@ -77,7 +79,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         config=args.config, results_dir=args.results_dir, label=args.label, commit=args.commit,
         runs=args.runs, mode=args.mode, target_ip=args.target_ip, port=args.port,
         use_running_server=args.use_running_server, server_bin=args.server_bin,
-        valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path)
+        valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
+        measure=args.measure)
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -127,6 +130,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
+    print_instructions(out, summary.rows)
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))

@@ -19,6 +19,7 @@ from kvperf.driver.tool_run import run_for, run_tool
 from kvperf.plan.trial import Load
 from kvperf.server.process import run_quick
 
+KEY_SEED = 1
 FOREVER = 2_000_000_000  # -n for a warmup run that kvperf stops itself
 
 
@@ -29,7 +30,7 @@ def capabilities_from_help(help_text: str) -> Capabilities:
 
     return Capabilities(duration=has("--duration"), warmup=has("--warmup"), rps=has("--rps"),
                         sequential=has("--sequential"), threads=has("--threads"),
-                        tls=has("--tls"), cluster=has("--cluster"))
+                        tls=has("--tls"), cluster=has("--cluster"), seed=has("--seed"))
 
 
 def parse_tool_version(text: str) -> str:
@@ -84,6 +85,8 @@ class BenchmarkTool:
     def argv(self, load: Load, target: Target, requests: int) -> list[str]:
         """The tool's argv for one run (pure apart from reading self)."""
         argv = [str(self.path), *load_flags(load, target, ["-n", str(requests)]), "--csv"]
+        if self.capabilities.seed:
+            argv += ["--seed", str(KEY_SEED)]  # the same keys in every run, as kvload
         if load.command.is_custom:
             return argv + expand_data(load.command.argv, load.data_size)
         assert load.command.test is not None

@@ -25,7 +25,7 @@ JSON_FORMAT = "kvload"
 JSON_VERSIONS = (1,)
 CAPABILITIES = Capabilities(duration=True, warmup=True, rps=True, sequential=True, threads=True,
                             tls=True, cluster=True, cluster_plain_keys=True,
-                            data_placeholder=True)
+                            data_placeholder=True, seed=True)
 
 
 def read_report(path: Path) -> dict[str, Any]:

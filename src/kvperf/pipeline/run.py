@@ -21,6 +21,7 @@ from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError, UsageError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.registry import resolve_driver
+from kvperf.pipeline.instructions import check_measure, server_wrapping
 from kvperf.pipeline.trial_run import TrialRun
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
@@ -53,6 +54,7 @@ class RunOptions:
     valkey_path: Path | None = None
     tool: str | None = None
     tool_path: Path | None = None
+    measure: str = "timing"  # timing | instructions | perf-instructions (pipeline/instructions)
 
 
 @dataclass
@@ -167,8 +169,10 @@ def client_endpoint(options: RunOptions) -> Endpoint:
 def prepare(options: RunOptions) -> Prepared:
     """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
     specs = _load_specs(options)
-    trials = expand(specs, options.runs)
     driver = resolve_driver(options.tool, options.tool_path, options.valkey_path)
+    specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
+                          client_mode=_client_mode(options))
+    trials = expand(specs, options.runs)
     _check_trials(trials, driver, options)
     binary = _server_binary(options)
     if binary:
@@ -181,7 +185,8 @@ def prepare(options: RunOptions) -> Prepared:
     env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
            "server_binary": str(binary.path) if binary else None,
            "server_source": binary.source if binary else "running server"}
-    context = RunContext(label, options.commit, driver.name, driver.version, server_version, env)
+    context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,
+                         options.measure)
     return Prepared(options, specs, trials, driver, binary, context,
                     options.results_dir / label)
 
@@ -239,7 +244,8 @@ class Runner:
             return
         assert self.prepared.binary is not None
         tls = self.tls_files() if trial.server.tls else None
-        group = ServerGroup(self.prepared.binary, trial.server, work.log_dir, tls)
+        group = ServerGroup(self.prepared.binary, trial.server, work.log_dir, tls,
+                            **server_wrapping(options.measure, work.log_dir))
         with contextlib.ExitStack() as stack:
             with work.stage("server_start"):
                 stack.enter_context(group)

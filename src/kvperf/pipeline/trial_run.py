@@ -17,6 +17,7 @@ from kvperf.config.commands import Seed
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, ensure_pop_supply, seed_keyspace
+from kvperf.pipeline.instructions import counting, instruction_result
 from kvperf.plan.trial import Trial
 from kvperf.results.row import TrialOutcome
 from kvperf.server import stats as server_stats
@@ -78,10 +79,13 @@ class TrialRun:
             before = self._top_up(keyspace)
             server_stats.reset_stats(target.endpoints)
             cpu_before = _cpu_total(pids)
-            with self.stage("measure"):
+            measure = self.prepared.options.measure
+            with counting(measure, pids, self.log_dir) as counted, self.stage("measure"):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
             self._keep_histograms()
             self._server_side(target, pids, cpu_before)
+            self.outcome.instructions = instruction_result(counted, self.trial, self.outcome,
+                                                           self.prepared.out_dir)
             self._check(keyspace, before)
 
     def _keep_histograms(self) -> None:

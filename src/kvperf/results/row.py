@@ -6,6 +6,12 @@ Format versions (``kvperf_format``):
       counters), client (the load tool's CPU per request, errors, corrected and service
       latency), client_saturated, checks (what proved the trial measured something real),
       histogram_file (HDR histograms of the trial, relative to metrics.json).
+  2 — adds ``measure`` ("timing", "instructions" or "perf-instructions": how the trial was
+      measured; under callgrind rps and latency are those of a ~50x slowed server) and
+      ``instructions`` (null in timing mode; see results/instructions.py for its fields:
+      instructions per request, the command function's inclusive cost per call, the top
+      functions' inclusive cost per request, the callgrind files). Readers of version 1
+      treat both as absent.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 LATENCY_FIELDS = ("avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_latency_ms",
                   "p99_latency_ms", "max_latency_ms")
@@ -38,6 +44,7 @@ class RunContext:
     tool_version: str
     server_version: str | None
     env: dict[str, Any] = field(default_factory=dict)
+    measure: str = "timing"
 
 
 @dataclass
@@ -51,6 +58,7 @@ class TrialOutcome:
     checks: dict[str, Any] = field(default_factory=dict)
     pinning: dict[str, str | None] = field(default_factory=dict)
     histogram_file: str | None = None
+    instructions: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -96,5 +104,6 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
                              if outcome.measurement else None),
         "server": outcome.server, "client": _client(outcome.measurement),
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
+        "measure": ctx.measure, "instructions": outcome.instructions,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

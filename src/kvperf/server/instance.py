@@ -21,6 +21,7 @@ from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 from kvperf.server.tls import TlsFiles
 
 READY_TIMEOUT = 20.0
+STOP_GRACE = 3.0
 
 
 @dataclass
@@ -41,6 +42,9 @@ class ServerGroup:
     log_dir: Path
     tls: TlsFiles | None = None
     log_prefix: str = "server"
+    argv_prefix: tuple[str, ...] = ()  # e.g. valgrind in instruction mode
+    ready_timeout: float = READY_TIMEOUT
+    stop_grace: float = STOP_GRACE
     nodes: list[Node] = field(default_factory=list)
     _tmp: Path | None = None
 
@@ -82,7 +86,8 @@ class ServerGroup:
         workdir.mkdir()
         log = self.log_dir / f"{self.log_prefix}-node{i}.log"
         port = free_port(cluster=self.setup.cluster_mode)
-        argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls)
+        argv = [*self.argv_prefix,
+                *node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls)]
         process = ManagedProcess(argv, cpus=self.setup.cpus, stdout=log, cwd=workdir)
         ca = self.tls.ca if self.tls else None
         return Node(process, Endpoint("127.0.0.1", port, ca), log)
@@ -94,9 +99,9 @@ class ServerGroup:
                                   f"during startup: {self._log_tail(node)}")
             return _pings(node.endpoint)
 
-        if not wait_until(answers, READY_TIMEOUT):
+        if not wait_until(answers, self.ready_timeout):
             raise ServerError(f"server {node.endpoint} did not answer PING within "
-                              f"{READY_TIMEOUT:.0f}s: {self._log_tail(node)}")
+                              f"{self.ready_timeout:.0f}s: {self._log_tail(node)}")
 
     def _apply_config_set(self) -> None:
         for node in self.nodes:
@@ -152,7 +157,8 @@ class ServerGroup:
     def stop(self) -> None:
         """Stop every node this group started (SHUTDOWN NOSAVE → SIGTERM → SIGKILL)."""
         for node in self.nodes:
-            node.process.stop(graceful=functools.partial(_shutdown, node.endpoint))
+            node.process.stop(graceful=functools.partial(_shutdown, node.endpoint),
+                              grace=self.stop_grace)
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

@@ -1,0 +1,191 @@
+"""Judging instruction counts between two sides: a change is real when it beats the noise.
+
+Instruction counts of the same binary repeat to ~0.1%, so a handful of runs decide. The rule
+(the iai/CodSpeed practice of a noise threshold rather than a significance test): a metric is
+flagged when its relative change of means exceeds both the minimum effect (default 0.5%)
+and ``SPREAD_FACTOR`` × the within-side spread, the larger of the two sides' relative ranges
+(max − min) / mean. More instructions is worse. With one run on a side the spread is unknown:
+no verdict.
+
+``moved_functions`` ranks functions by how much their inclusive cost per request moved. A
+slowed function moves every caller's inclusive cost by the same amount, so among functions
+whose move is within ``BAND`` of the largest one, the one with the smallest inclusive cost —
+the most specific, nearest the change — comes first.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from kvperf.analysis.comparison import GroupKey, group_rows
+
+DEFAULT_MIN_EFFECT = 0.005
+SPREAD_FACTOR = 5.0
+TOP_MOVED = 10
+BAND = 0.9
+METRICS = ("total_per_request", "command_per_call")
+
+
+class InstructionVerdict(Enum):
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NO_CHANGE = "no change"
+    WITHIN_NOISE = "within noise"
+    INSUFFICIENT_DATA = "insufficient data"
+
+
+@dataclass(frozen=True)
+class InstructionDecision:
+    """The verdict and the numbers it was made from (fractions, 0.01 = 1%)."""
+
+    verdict: InstructionVerdict
+    change: float
+    spread: float
+    threshold: float
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict in (InstructionVerdict.REGRESSION, InstructionVerdict.IMPROVEMENT)
+
+
+def relative_spread(values: Sequence[float]) -> float:
+    """(max − min) / mean of one side's runs; NaN with fewer than two runs."""
+    if len(values) < 2:
+        return math.nan
+    mean = statistics.fmean(values)
+    return (max(values) - min(values)) / mean if mean else math.nan
+
+
+def relative_change(base: Sequence[float], new: Sequence[float]) -> float:
+    """mean(new) / mean(base) − 1 (NaN when a side is empty or the base mean is 0)."""
+    if not base or not new or not statistics.fmean(base):
+        return math.nan
+    return statistics.fmean(new) / statistics.fmean(base) - 1
+
+
+def decide(base: Sequence[float], new: Sequence[float], min_effect: float = DEFAULT_MIN_EFFECT,
+           factor: float = SPREAD_FACTOR) -> InstructionDecision:
+    """Flag when |change| > min_effect and |change| > factor × max side spread."""
+    change = relative_change(base, new)
+    spread = max(relative_spread(base), relative_spread(new))
+    if len(base) < 2 or len(new) < 2 or math.isnan(change) or math.isnan(spread):
+        return InstructionDecision(InstructionVerdict.INSUFFICIENT_DATA, change, spread, math.nan)
+    threshold = max(min_effect, factor * spread)
+    if abs(change) > threshold:
+        verdict = InstructionVerdict.REGRESSION if change > 0 else InstructionVerdict.IMPROVEMENT
+    elif abs(change) <= min_effect:
+        verdict = InstructionVerdict.NO_CHANGE
+    else:
+        verdict = InstructionVerdict.WITHIN_NOISE
+    return InstructionDecision(verdict, change, spread, threshold)
+
+
+@dataclass(frozen=True)
+class MovedFunction:
+    """One function's mean inclusive cost per request on each side."""
+
+    name: str
+    base: float
+    new: float
+
+    @property
+    def delta(self) -> float:
+        return self.new - self.base
+
+    @property
+    def change(self) -> float:
+        return self.new / self.base - 1 if self.base else math.inf
+
+
+def _side_means(tops: Sequence[dict[str, float]]) -> dict[str, float]:
+    names = {name for top in tops for name in top}
+    return {n: statistics.fmean(top.get(n, 0.0) for top in tops) for n in names} if tops else {}
+
+
+def moved_functions(base_tops: Sequence[dict[str, float]], new_tops: Sequence[dict[str, float]],
+                    count: int = TOP_MOVED, band: float = BAND) -> list[MovedFunction]:
+    """The ``count`` functions whose inclusive cost per request moved most (see module doc).
+
+    A function missing from a run's top list counts as 0 in that run.
+    """
+    base, new = _side_means(base_tops), _side_means(new_tops)
+    moved = [MovedFunction(n, base.get(n, 0.0), new.get(n, 0.0)) for n in base.keys() | new]
+    moved = [m for m in moved if m.delta]
+    moved.sort(key=lambda m: (-abs(m.delta), m.name))
+    ranked: list[MovedFunction] = []
+    while moved:
+        leader = abs(moved[0].delta)
+        members = [m for m in moved if abs(m.delta) >= band * leader]
+        ranked += sorted(members, key=lambda m: (max(m.base, m.new), m.name))
+        moved = moved[len(members):]
+    return ranked[:count]
+
+
+@dataclass(frozen=True)
+class InstructionMetric:
+    """One metric of one series on both sides, and its decision."""
+
+    metric: str
+    label: str
+    base: tuple[float, ...]
+    new: tuple[float, ...]
+    decision: InstructionDecision
+
+
+@dataclass(frozen=True)
+class SeriesInstructions:
+    """One series (command and parameters): its metrics and the functions that moved."""
+
+    group: GroupKey
+    metrics: list[InstructionMetric]
+    moved: list[MovedFunction]
+
+    @property
+    def flagged(self) -> bool:
+        return any(m.decision.flagged for m in self.metrics)
+
+
+def _values(rows: list[dict[str, Any]], field: str) -> tuple[float, ...]:
+    out = []
+    for row in rows:
+        value = (row.get("instructions") or {}).get(field)
+        if isinstance(value, int | float):
+            out.append(float(value))
+    return tuple(out)
+
+
+def _label(metric: str, rows: list[dict[str, Any]]) -> str:
+    if metric == "total_per_request":
+        return "instructions/request"
+    functions = {(r.get("instructions") or {}).get("function") for r in rows}
+    names = sorted(f for f in functions if f)
+    return f"{'/'.join(names) or 'command'} inclusive/call"
+
+
+def _series(key: GroupKey, base: list[dict[str, Any]], new: list[dict[str, Any]],
+            min_effect: float, factor: float) -> SeriesInstructions | None:
+    metrics = []
+    for metric in METRICS:
+        b, n = _values(base, metric), _values(new, metric)
+        if b and n:
+            metrics.append(InstructionMetric(metric, _label(metric, base + new), b, n,
+                                             decide(b, n, min_effect, factor)))
+    if not metrics:
+        return None
+    tops = [[(r.get("instructions") or {}).get("top_functions") or {} for r in side]
+            for side in (base, new)]
+    return SeriesInstructions(key, metrics, moved_functions(tops[0], tops[1]))
+
+
+def compare_instructions(base_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
+                         min_effect: float = DEFAULT_MIN_EFFECT,
+                         factor: float = SPREAD_FACTOR) -> list[SeriesInstructions]:
+    """Every series present on both sides with instruction counts, in base order."""
+    base, new = group_rows(base_rows), group_rows(new_rows)
+    found = (_series(k, base[k], new[k], min_effect, factor) for k in base if k in new)
+    return [s for s in found if s is not None]

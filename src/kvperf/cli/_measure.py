@@ -1,0 +1,75 @@
+"""``--measure`` flags of `run` and `compare`, and the instruction-mode output of both."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kvperf.analysis.instructions import (
+    DEFAULT_MIN_EFFECT,
+    InstructionVerdict,
+    compare_instructions,
+)
+from kvperf.core.errors import UsageError
+from kvperf.pipeline.ab import ABResult
+from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS, MEASURES
+from kvperf.report.instructions import markdown, run_table, terminal_tables
+
+INSTRUCTION_RUNS = 2  # default rounds of `compare --measure instructions`
+
+
+def add_measure_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--measure", choices=MEASURES, default="timing",
+                   help="timing (default): throughput and latency; instructions: run the "
+                        "server under callgrind and count its instructions in the measure "
+                        f"stage only ({INSTRUCTION_REQUESTS} requests per command with the "
+                        "built-in config); perf-instructions: hardware counters via perf stat")
+
+
+def add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    add_measure_argument(p)
+    p.add_argument("--min-effect", type=float, default=DEFAULT_MIN_EFFECT * 100,
+                   metavar="PCT", help="instruction mode: smallest change flagged, in percent "
+                                       f"(default {DEFAULT_MIN_EFFECT:.1%})")
+
+
+def default_runs(args: argparse.Namespace, timing_default: int) -> int:
+    """--runs as given, else 2 for instruction counts (they repeat to ~0.1%), else the default.
+
+    Also checks --min-effect here, before any trial runs.
+    """
+    min_effect = getattr(args, "min_effect", 0.0)
+    if not 0 <= min_effect < 100:
+        raise UsageError(f"--min-effect must be a percentage in [0, 100), got {min_effect}")
+    if args.runs is not None:
+        return int(args.runs)
+    return INSTRUCTION_RUNS if getattr(args, "measure", "timing") != "timing" else timing_default
+
+
+def print_instructions(out: Console, rows: list[dict[str, Any]]) -> None:
+    table = run_table(rows)
+    if table is not None:
+        out.print(table)
+
+
+def instruction_verdicts(args: argparse.Namespace, result: ABResult, dirs: tuple[Path, Path],
+                         names: tuple[str, str], out: Console) -> int:
+    """`compare --measure instructions`: print (and with --output write) the verdicts.
+
+    Exit 1 when a trial failed, or with --fail-on-regression when a metric regressed.
+    """
+    min_effect = args.min_effect / 100
+    results = compare_instructions(result.a_rows, result.b_rows, min_effect)
+    for table in terminal_tables(results, *names):
+        out.print(table)
+    if args.output:
+        Path(args.output).write_text(markdown(results, *names, min_effect))
+        out.print(f"markdown report: {args.output}")
+    out.print(f"results: {dirs[0]} and {dirs[1]} (order seed {result.seed})")
+    failed = sum(1 for r in result.a_rows + result.b_rows if r["status"] != "ok")
+    regressed = any(m.decision.verdict is InstructionVerdict.REGRESSION
+                    for s in results for m in s.metrics)
+    return 1 if failed or (regressed and args.fail_on_regression) else 0

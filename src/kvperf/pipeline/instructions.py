@@ -1,0 +1,114 @@
+"""What ``--measure`` changes in a run: input checks, how servers start, and counting.
+
+``timing`` (default) measures as always. ``instructions`` runs every server node under
+callgrind with instrumentation switched on only for the measure stage, a fixed request count
+(``INSTRUCTION_REQUESTS`` per command for the built-in config) and a fixed key seed, and stores
+instructions per request plus per-function inclusive costs in the row. ``perf-instructions``
+counts hardware instructions with ``perf stat`` where the CPU exposes them. Cluster trials sum
+the instructions of every node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kvperf.config.model import BenchmarkSpec
+from kvperf.core.errors import UsageError
+from kvperf.driver.base import Driver
+from kvperf.plan.trial import Trial
+from kvperf.results import callgrind as callgrind_format
+from kvperf.results.instructions import from_perf, summarize
+from kvperf.results.row import TrialOutcome
+from kvperf.server import callgrind, perf_stat
+
+MEASURES = ("timing", "instructions", "perf-instructions")
+INSTRUCTION_REQUESTS = 20_000
+
+
+def _requests_only(specs: list[BenchmarkSpec], own_config: bool) -> list[BenchmarkSpec]:
+    """Counted runs need a fixed request count: default it, or reject durations."""
+    if not own_config:
+        return [replace(s, requests=(INSTRUCTION_REQUESTS,), duration=None) for s in specs]
+    for spec in specs:
+        if spec.requests is None:
+            raise UsageError(f"config object {spec.index}: instruction counting needs "
+                             "'requests' (a fixed request count), not 'duration'")
+    return specs
+
+
+def check_measure(measure: str, specs: list[BenchmarkSpec], driver: Driver, *,
+                  own_config: bool, client_mode: bool) -> list[BenchmarkSpec]:
+    """Validate ``--measure`` against the plan and machine; the specs to run (exit 2 if bad)."""
+    if measure not in MEASURES:
+        raise UsageError(f"--measure {measure!r}: choose one of {', '.join(MEASURES)}")
+    if measure == "timing":
+        return specs
+    if client_mode:
+        raise UsageError(f"--measure {measure} counts the instructions of a server kvperf "
+                         "starts; it cannot be used with --mode client/--use-running-server")
+    reason = (callgrind.missing_tools() if measure == "instructions"
+              else perf_stat.unsupported())
+    if reason:
+        raise UsageError(f"--measure {measure}: {reason}")
+    if not driver.capabilities.seed:
+        raise UsageError(f"--measure {measure}: {driver.name} {driver.version} cannot fix its "
+                         "random key seed, so two runs would send different keys; use --tool "
+                         "kvload (or a valkey-benchmark with --seed)")
+    return _requests_only(specs, own_config)
+
+
+def server_wrapping(measure: str, log_dir: Path) -> dict[str, Any]:
+    """Extra ServerGroup arguments: the valgrind prefix and its slower start and stop."""
+    if measure != "instructions":
+        return {}
+    return {"argv_prefix": tuple(callgrind.wrapper_argv(log_dir)),
+            "ready_timeout": callgrind.READY_TIMEOUT, "stop_grace": callgrind.STOP_GRACE}
+
+
+@dataclass
+class Counted:
+    """What the counting around one measure stage produced."""
+
+    files: list[Path] = field(default_factory=list)
+    perf_total: int | None = None
+
+
+@contextlib.contextmanager
+def counting(measure: str, pids: list[int], log_dir: Path) -> Iterator[Counted]:
+    """Count the server's instructions for the duration of the ``with`` body."""
+    counted = Counted()
+    if measure == "instructions" and pids:
+        callgrind.start_counting(pids)
+        yield counted
+        counted.files = callgrind.stop_counting(pids, log_dir)
+    elif measure == "perf-instructions" and pids:
+        counter = perf_stat.PerfCounter(pids, log_dir)
+        try:
+            yield counted
+        finally:
+            counted.perf_total = counter.stop()
+    else:
+        yield counted
+
+
+def instruction_result(counted: Counted, trial: Trial, outcome: TrialOutcome,
+                       out_dir: Path) -> dict[str, Any] | None:
+    """The row's ``instructions`` object (None in timing mode)."""
+    requests = outcome.measurement.requests if outcome.measurement else None
+    if counted.perf_total is not None:
+        return from_perf(counted.perf_total, requests)
+    if not counted.files:
+        return None
+    profiles = []
+    for path in counted.files:
+        try:
+            profiles.append(callgrind_format.parse(path.read_text(errors="replace")))
+        except (OSError, callgrind_format.CallgrindFormatError) as exc:
+            outcome.error = outcome.error or f"cannot read callgrind profile {path}: {exc}"
+            return None
+    files = [str(p.relative_to(out_dir)) for p in counted.files]
+    return summarize(callgrind_format.merge(profiles), requests, trial.load.command.argv[0], files)

@@ -1,0 +1,76 @@
+"""A trial's instruction counts as stored in its metrics.json row (pure).
+
+``instructions`` in a row (format 2):
+  tool                  "callgrind" or "perf"
+  total                 instructions the server executed during the measure stage (all nodes)
+  requests              the requests the load tool counted
+  total_per_request     total ÷ requests
+  function              the command's implementation function (e.g. ``setCommand``), or null
+  function_calls        how often callgrind saw it called
+  command_per_call      its inclusive cost ÷ its calls
+  function_inclusive_per_call   {function: command_per_call}
+  top_functions         the TOP_FUNCTIONS largest inclusive costs, per request {name: cost}
+  callgrind_files       the measure-stage profiles, relative to metrics.json
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvperf.results.callgrind import Profile
+
+TOP_FUNCTIONS = 50
+FALLBACK_FUNCTION = "call"  # Valkey's dispatcher: every command runs inside call()
+
+# Commands whose implementation is not simply <lowercase name>Command (Valkey's commands.def).
+FUNCTION_NAMES = {
+    "hmset": "hsetCommand", "evalsha": "evalShaCommand", "evalsha_ro": "evalShaRoCommand",
+    "eval_ro": "evalRoCommand", "fcall_ro": "fcallroCommand", "getdel": "getdelCommand",
+    "zrevrange": "zrevrangeCommand", "psetex": "psetexCommand", "setnx": "setnxCommand",
+}
+
+
+def implementation_function(command: str, profile: Profile) -> str | None:
+    """The function that implements ``command`` (its first word) in this profile.
+
+    The explicit table first, then ``<lower>Command``, then a case-insensitive match, then
+    ``call`` (inclusive of any command); None when none of them was executed.
+    """
+    name = command.split()[0].lower() if command.split() else ""
+    for candidate in (FUNCTION_NAMES.get(name), f"{name}Command"):
+        cost = profile.functions.get(candidate) if candidate else None
+        if cost and cost.calls:
+            return candidate
+    folded = {n.lower(): n for n, cost in profile.functions.items() if cost.calls}
+    found = folded.get(f"{name}command")
+    if found:
+        return found
+    return FALLBACK_FUNCTION if FALLBACK_FUNCTION in folded.values() else None
+
+
+def _per(value: int, count: int | None) -> float | None:
+    return round(value / count, 3) if count else None
+
+
+def summarize(profile: Profile, requests: int | None, command: str,
+              files: list[str]) -> dict[str, Any]:
+    """The row's ``instructions`` object from a measure-stage callgrind profile."""
+    function = implementation_function(command, profile)
+    cost = profile.functions[function] if function else None
+    per_call = _per(cost.inclusive, cost.calls) if cost else None
+    top = {name: _per(c.inclusive, requests) for name, c in profile.top_inclusive(TOP_FUNCTIONS)}
+    return {
+        "tool": "callgrind", "total": profile.total, "requests": requests,
+        "total_per_request": _per(profile.total, requests),
+        "function": function, "function_calls": cost.calls if cost else None,
+        "command_per_call": per_call,
+        "function_inclusive_per_call": {function: per_call} if function else {},
+        "top_functions": top if requests else {},
+        "callgrind_files": files,
+    }
+
+
+def from_perf(total: int, requests: int | None) -> dict[str, Any]:
+    """The row's ``instructions`` object from a ``perf stat`` count (no per-function data)."""
+    return {"tool": "perf", "total": total, "requests": requests,
+            "total_per_request": _per(total, requests)}

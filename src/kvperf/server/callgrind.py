@@ -1,0 +1,86 @@
+"""Running server nodes under valgrind's callgrind, counting only the measure stage.
+
+Each node starts as ``valgrind --tool=callgrind --instr-atstart=no … valkey-server …``: with
+instrumentation off, startup, seeding and warmup cost nothing in the profile. Around the
+measure stage ``callgrind_control`` (through vgdb) addresses each node *by pid*: instrumentation
+on, counters zeroed; afterwards the counters are dumped to a file and instrumentation is
+switched off again. The dump is renamed ``callgrind.out.measure.node<i>`` beside the trial's
+logs so a developer can open it in kcachegrind/qcachegrind; the file valgrind writes itself at
+shutdown (``callgrind.shutdown.<pid>``) covers only the time after the measure stage.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kvperf.core.errors import ServerError
+from kvperf.server.process import run_quick, wait_until
+
+VALGRIND = "valgrind"
+CONTROL = "callgrind_control"
+READY_TIMEOUT = 180.0  # seconds for a node to answer PING under valgrind (~50x slower)
+STOP_GRACE = 15.0  # seconds per stop step: valgrind writes its final profile on exit
+CONTROL_TIMEOUT = 60.0
+SHUTDOWN_PREFIX = "callgrind.shutdown"
+
+
+def missing_tools() -> str | None:
+    """Which of valgrind / callgrind_control is not on PATH (None when both are)."""
+    missing = [tool for tool in (VALGRIND, CONTROL) if shutil.which(tool) is None]
+    if not missing:
+        return None
+    return (f"{' and '.join(missing)} not found on PATH: instruction mode runs the server "
+            "under valgrind's callgrind (Debian package 'valgrind')")
+
+
+def wrapper_argv(out_dir: Path) -> list[str]:
+    """The valgrind prefix of a node's argv (instrumentation off until the measure stage)."""
+    return [VALGRIND, "--tool=callgrind", "--instr-atstart=no",
+            f"--callgrind-out-file={out_dir / SHUTDOWN_PREFIX}.%p"]
+
+
+def _control(pid: int, *args: str) -> None:
+    code, output = run_quick([CONTROL, *args, str(pid)], timeout=CONTROL_TIMEOUT)
+    if code != 0 or "OK" not in output:
+        raise ServerError(f"{CONTROL} {' '.join(args)} {pid} failed (exit {code}): "
+                          f"{output.strip()[-300:]}")
+
+
+def start_counting(pids: list[int]) -> None:
+    """Instrumentation on, then counters zeroed, on every node (what ran before is dropped)."""
+    for pid in pids:
+        _control(pid, "--instr=on")
+        _control(pid, "--zero")
+
+
+def _dump_file(out_dir: Path, pid: int) -> Path | None:
+    found = sorted(out_dir.glob(f"{SHUTDOWN_PREFIX}.{pid}.*"),
+                   key=lambda p: int(p.suffix[1:]) if p.suffix[1:].isdigit() else 0)
+    return found[-1] if found else None
+
+
+def _wait_dump(out_dir: Path, pid: int) -> Path:
+    found: list[Path] = []
+
+    def present() -> bool:
+        path = _dump_file(out_dir, pid)
+        if path:
+            found.append(path)
+        return path is not None
+
+    if not wait_until(present, 10.0):
+        raise ServerError(f"callgrind wrote no dump for pid {pid} in {out_dir}")
+    return found[-1]
+
+
+def stop_counting(pids: list[int], out_dir: Path) -> list[Path]:
+    """Dump each node's counters, switch instrumentation off; the dump files, node order."""
+    files = []
+    for index, pid in enumerate(pids):
+        _control(pid, "--dump=measure")
+        _control(pid, "--instr=off")
+        target = out_dir / f"callgrind.out.measure.node{index}"
+        _wait_dump(out_dir, pid).replace(target)
+        files.append(target)
+    return files

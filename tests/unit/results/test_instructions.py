@@ -1,0 +1,51 @@
+"""The row's instructions object from a profile (hand-computed)."""
+
+from __future__ import annotations
+
+from kvperf.results.callgrind import parse
+from kvperf.results.instructions import implementation_function, summarize
+
+PROFILE = """\
+# callgrind format
+events: Ir
+summary: 1000
+fn=(1) aeMain
+1 100
+cfn=(2) call
+calls=10 1
+1 900
+fn=(2)
+1 50
+cfn=(3) setCommand
+calls=10 1
+1 600
+cfn=(4) hsetCommand
+calls=5 1
+1 250
+fn=(3)
+1 600
+fn=(4)
+1 250
+"""
+
+
+def test_summary_per_request_and_per_call() -> None:
+    # 1000 instructions / 10 requests = 100; setCommand 600 inclusive / 10 calls = 60
+    ins = summarize(parse(PROFILE), 10, "SET", ["trials/x/callgrind.out.measure.node0"])
+    assert ins["total"] == 1000 and ins["total_per_request"] == 100.0
+    assert ins["function"] == "setCommand" and ins["function_calls"] == 10
+    assert ins["command_per_call"] == 60.0
+    assert ins["function_inclusive_per_call"] == {"setCommand": 60.0}
+    assert ins["top_functions"] == {"aeMain": 100.0, "call": 90.0, "setCommand": 60.0,
+                                    "hsetCommand": 25.0}
+    assert ins["callgrind_files"] == ["trials/x/callgrind.out.measure.node0"]
+
+
+def test_function_from_table_heuristic_case_and_fallback() -> None:
+    profile = parse(PROFILE)
+    assert implementation_function("HMSET", profile) == "hsetCommand"  # the table
+    assert implementation_function("hset", profile) == "hsetCommand"  # <lower>Command
+    renamed = parse(PROFILE.replace("setCommand", "SetCommand"))
+    assert implementation_function("SET", renamed) == "SetCommand"  # case-insensitive
+    assert implementation_function("PING", profile) == "call"  # not executed → call
+    assert implementation_function("PING", parse("# callgrind format\nevents: Ir\n")) is None
