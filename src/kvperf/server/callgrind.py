@@ -11,7 +11,9 @@ shutdown (``callgrind.shutdown.<pid>``) covers only the time after the measure s
 
 from __future__ import annotations
 
+import functools
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from kvperf.core.errors import ServerError
@@ -23,6 +25,8 @@ READY_TIMEOUT = 180.0  # seconds for a node to answer PING under valgrind (~50x 
 STOP_GRACE = 15.0  # seconds per stop step: valgrind writes its final profile on exit
 CONTROL_TIMEOUT = 60.0
 SHUTDOWN_PREFIX = "callgrind.shutdown"
+
+NodeWrapper = Callable[[int, list[str]], list[str]]
 
 
 def missing_tools() -> str | None:
@@ -38,6 +42,53 @@ def wrapper_argv(out_dir: Path) -> list[str]:
     """The valgrind prefix of a node's argv (instrumentation off until the measure stage)."""
     return [VALGRIND, "--tool=callgrind", "--instr-atstart=no",
             f"--callgrind-out-file={out_dir / SHUTDOWN_PREFIX}.%p"]
+
+
+@functools.cache
+def seed_fixing_works() -> bool:
+    """Whether a private mount namespace can be made here (root, or CAP_SYS_ADMIN)."""
+    code, _ = run_quick(["unshare", "--mount", "--propagation", "private", "--", "true"])
+    return code == 0
+
+
+def _seed_bytes(index: int) -> bytes:
+    """Fixed 'random' bytes per node: the same every run, different between cluster nodes."""
+    return f"kvperf fixed seed for node {index:04d} ".encode().ljust(256, b".")
+
+
+def with_deterministic_rehashing(argv: list[str]) -> list[str]:
+    """Add ``--activerehashing no`` unless the config sets it.
+
+    With active rehashing, serverCron finishes a growing hash table's rehash in 1 ms slices
+    when it finds time, so how much of that work lands inside commands depends on wall-clock
+    timing: ±0.3% of setCommand's inclusive cost between runs of one binary, measured here.
+    Without it every rehash step is done by the commands themselves, the same in every run.
+    """
+    if any(arg.lower() == "--activerehashing" for arg in argv):
+        return argv
+    return [*argv, "--activerehashing", "no"]
+
+
+def node_wrapper(out_dir: Path, fix_seed: bool) -> NodeWrapper:
+    """Wraps a node's argv: valgrind, and (``fix_seed``) a fixed /dev/urandom.
+
+    Valkey seeds its hash functions from /dev/urandom at startup, so each process lays out
+    its hash tables differently: a command-table lookup or a key insert then costs a few
+    dozen instructions more or less per request (±0.6% of a SET measured here) from one run
+    to the next. Reading a fixed file instead (bind-mounted over /dev/urandom in a private
+    mount namespace, so nothing else on the machine sees it) makes every run of a binary
+    execute the same hash-table work.
+    """
+    def wrap(index: int, argv: list[str]) -> list[str]:
+        valgrind = [*wrapper_argv(out_dir), *with_deterministic_rehashing(argv)]
+        if not fix_seed:
+            return valgrind
+        seed = out_dir / f"urandom.node{index}"
+        seed.write_bytes(_seed_bytes(index))
+        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                'mount --bind "$0" /dev/urandom && exec "$@"', str(seed), *valgrind]
+
+    return wrap
 
 
 def _control(pid: int, *args: str) -> None:

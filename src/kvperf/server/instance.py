@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -42,7 +43,7 @@ class ServerGroup:
     log_dir: Path
     tls: TlsFiles | None = None
     log_prefix: str = "server"
-    argv_prefix: tuple[str, ...] = ()  # e.g. valgrind in instruction mode
+    wrap: Callable[[int, list[str]], list[str]] | None = None  # (node index, argv) → argv
     ready_timeout: float = READY_TIMEOUT
     stop_grace: float = STOP_GRACE
     nodes: list[Node] = field(default_factory=list)
@@ -86,8 +87,9 @@ class ServerGroup:
         workdir.mkdir()
         log = self.log_dir / f"{self.log_prefix}-node{i}.log"
         port = free_port(cluster=self.setup.cluster_mode)
-        argv = [*self.argv_prefix,
-                *node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls)]
+        argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls)
+        if self.wrap:
+            argv = self.wrap(i, argv)  # e.g. valgrind in instruction mode
         process = ManagedProcess(argv, cpus=self.setup.cpus, stdout=log, cwd=workdir)
         ca = self.tls.ca if self.tls else None
         return Node(process, Endpoint("127.0.0.1", port, ca), log)

@@ -1,0 +1,116 @@
+"""Instruction mode end to end: real servers under callgrind, real fixture builds.
+
+The fixture repository's base and set-slow-2pct commits differ only in the spin-loop bound at
+the top of setCommand (~2% of a SET's instructions at P=16).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.results.callgrind import parse
+from tests.fixtures.valkey_builds import fixture_server
+from tests.helpers import require_binary, run_kvperf, server_pids, write_config
+from tests.integration.test_callgrind_real import assert_matches_annotate
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CONFIG = {"requests": 20000, "keyspacelen": 10000, "data_sizes": 64, "pipelines": 16,
+          "clients": 1, "commands": ["SET", "GET"], "warmup": 0, "server_cpu_range": "0",
+          "client_cpu_range": "1"}
+
+
+def _rows(directory: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads((directory / "metrics.json").read_text())
+    return rows
+
+
+def _by_command(rows: list[dict[str, Any]], command: str) -> list[dict[str, Any]]:
+    return [r for r in rows if r["command"] == command]
+
+
+def _change(a: list[dict[str, Any]], b: list[dict[str, Any]], field: str) -> float:
+    mean_a = sum(r["instructions"][field] for r in a) / len(a)
+    mean_b = sum(r["instructions"][field] for r in b) / len(b)
+    return float(mean_b / mean_a - 1)
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_counts_only_the_measure_stage(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{**CONFIG, "warmup": 1}])
+    before = server_pids()
+    done = run_kvperf("run", "--measure", "instructions", "--config", config, "--results-dir",
+                      tmp_path / "r", "--server-bin", fixture_server("base"), "--label", "x")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "instructions (measure stage)" in done.stdout
+    rows = {r["command"]: r for r in _rows(tmp_path / "r" / "x")}
+    for command, function in (("SET", "setCommand"), ("GET", "getCommand")):
+        row = rows[command]
+        ins = row["instructions"]
+        assert row["status"] == "ok" and row["measure"] == "instructions" and \
+            row["kvperf_format"] == 2, row
+        assert ins["function"] == function and ins["function_calls"] == 20000, ins
+        assert ins["requests"] == 20000 and 1000 < ins["total_per_request"] < 20000, ins
+        assert ins["command_per_call"] == ins["function_inclusive_per_call"][function]
+        assert len(ins["top_functions"]) == 50
+        (profile_file,) = ins["callgrind_files"]
+        path = tmp_path / "r" / "x" / profile_file
+        profile = parse(path.read_text())
+        assert profile.total == ins["total"]
+        # startup (main, initServer), seeding (setCommand in the GET trial) and warmup
+        # (kvload's 1 s of GETs would be far more than 20000 calls) are not counted
+        assert "initServer" not in profile.functions
+        if command == "GET":
+            assert "setCommand" not in profile.functions
+        assert_matches_annotate(path)
+    assert server_pids() == before
+
+
+def _compare(tmp_path: Path, a: str, b: str, *extra: str) -> tuple[Any, Path]:
+    config = write_config(tmp_path, [CONFIG])
+    report = tmp_path / "report.md"
+    done = run_kvperf("compare", "--server-bin", fixture_server(a), "--server-bin",
+                      fixture_server(b), "--measure", "instructions", "--config", config,
+                      "--results-dir", tmp_path / "r", "--label", "cmp", "--seed", "7",
+                      "--output", report, *extra, timeout=600)
+    return done, report
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_flags_set_only_and_names_set_command(tmp_path: Path) -> None:
+    done, report = _compare(tmp_path, "base", "set-slow-2pct", "--fail-on-regression")
+    assert done.returncode == 1, done.stdout + done.stderr  # a regression was found
+    a, b = _rows(tmp_path / "r" / "cmp" / "A"), _rows(tmp_path / "r" / "cmp" / "B")
+    assert len(a) == len(b) == 4 and all(r["status"] == "ok" for r in a + b)  # 2 runs/side
+    assert abs(_change(_by_command(a, "GET"), _by_command(b, "GET"), "total_per_request")) \
+        < 0.002
+    assert _change(_by_command(a, "SET"), _by_command(b, "SET"), "total_per_request") > 0.005
+    text = report.read_text()
+    lines = [ln for ln in text.splitlines() if ln.startswith("| SET") or ln.startswith("| GET")]
+    set_lines = [ln for ln in lines if ln.startswith("| SET")]
+    get_lines = [ln for ln in lines if ln.startswith("| GET")]
+    assert set_lines and all("regression" in ln for ln in set_lines), text
+    assert get_lines and not any("regression" in ln or "improvement" in ln
+                                 for ln in get_lines), text
+    moved_set = text.split("### SET")[1].split("###")[0]
+    first_function = [ln for ln in moved_set.splitlines() if ln.startswith("| ")][2]
+    assert first_function.startswith("| setCommand |"), moved_set
+    assert "setCommand" in done.stdout and "regression" in done.stdout
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_a_every_metric_within_0_3_percent(tmp_path: Path) -> None:
+    done, report = _compare(tmp_path, "base", "base")
+    assert done.returncode == 0, done.stdout + done.stderr
+    a, b = _rows(tmp_path / "r" / "cmp" / "A"), _rows(tmp_path / "r" / "cmp" / "B")
+    assert len(a) == len(b) == 4
+    for command in ("SET", "GET"):
+        for field in ("total_per_request", "command_per_call"):
+            change = _change(_by_command(a, command), _by_command(b, command), field)
+            assert abs(change) < 0.003, (command, field, change)
+    assert "regression" not in report.read_text() and "improvement" not in report.read_text()
+    require_binary("valgrind")
