@@ -3,9 +3,10 @@
 ``timing`` (default) measures as always. ``instructions`` runs every server node under
 callgrind with instrumentation switched on only for the measure stage, a fixed request count
 (``INSTRUCTION_REQUESTS`` per command and one client for the built-in config) and a fixed
-key seed, and stores instructions per request plus per-function inclusive costs in the row. ``perf-instructions``
-counts hardware instructions with ``perf stat`` where the CPU exposes them. Cluster trials sum
-the instructions of every node.
+key seed, and stores instructions per request plus per-function inclusive costs in the row.
+The server's hash seed is fixed and active rehashing is off (server/callgrind.py says why).
+``perf-instructions`` counts hardware instructions with ``perf stat`` where the CPU exposes
+them. Cluster trials sum the instructions of every node.
 """
 
 from __future__ import annotations
