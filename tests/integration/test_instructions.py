@@ -44,7 +44,8 @@ def test_run_counts_only_the_measure_stage(tmp_path: Path) -> None:
     config = write_config(tmp_path, [{**CONFIG, "warmup": 1}])
     before = server_pids()
     done = run_kvperf("run", "--measure", "instructions", "--config", config, "--results-dir",
-                      tmp_path / "r", "--server-bin", fixture_server("base"), "--label", "x")
+                      tmp_path / "r", "--server-bin", require_binary("valkey-server"),
+                      "--label", "x")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "instructions (measure stage)" in done.stdout
     rows = {r["command"]: r for r in _rows(tmp_path / "r" / "x")}
@@ -66,8 +67,25 @@ def test_run_counts_only_the_measure_stage(tmp_path: Path) -> None:
         assert "initServer" not in profile.functions
         if command == "GET":
             assert "setCommand" not in profile.functions
-        assert_matches_annotate(path)
+        assert_matches_annotate(path, (function, "call", "processCommand", "lookupKey"))
     assert server_pids() == before
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_cluster_sums_every_node(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{**CONFIG, "commands": ["SET"], "clients": 3,
+                                      "cluster_mode": "yes"}])
+    done = run_kvperf("run", "--measure", "instructions", "--config", config, "--results-dir",
+                      tmp_path / "r", "--server-bin", require_binary("valkey-server"),
+                      "--label", "x")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = _rows(tmp_path / "r" / "x")
+    ins = row["instructions"]
+    assert len(ins["callgrind_files"]) == 3
+    profiles = [parse((tmp_path / "r" / "x" / f).read_text()) for f in ins["callgrind_files"]]
+    assert ins["total"] == sum(p.total for p in profiles)
+    assert all(p.functions["setCommand"].calls > 0 for p in profiles)  # every node served
+    assert ins["function_calls"] == 20000
 
 
 def _compare(tmp_path: Path, a: str, b: str, *extra: str) -> tuple[Any, Path]:

@@ -110,7 +110,9 @@ def run_table(rows: list[dict[str, Any]]) -> Table | None:
     for row in counted:
         ins = row["instructions"]
         files = ins.get("callgrind_files") or []
+        shown = files[0] + (f" (+{len(files) - 1} nodes)" if len(files) > 1 else "") \
+            if files else "-"
         table.add_row(str(row["command"]), str(row["pipeline"]), str(row["run"]),
                       f"{ins.get('total_per_request') or 0:,.1f}", str(ins.get("function")),
-                      f"{ins.get('command_per_call') or 0:,.1f}", " ".join(files))
+                      f"{ins.get('command_per_call') or 0:,.1f}", shown)
     return table
