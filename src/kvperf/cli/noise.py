@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kvperf.analysis.comparison import compare_paired, describe_group
 from kvperf.analysis.power import runs_needed
-from kvperf.cli._interleaved import add_common, run_sides
+from kvperf.cli._interleaved import Side, add_common, run_sides
 
 
 def add_parser(subparsers: Any) -> None:
@@ -31,7 +31,9 @@ def _needed(sd: float, effect: float) -> str:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
-    result, a, _ = run_sides(args, (args.server_bin, args.server_bin), "noise", console)
+    sides = [Side("A", args.server_bin), Side("B", args.server_bin)]
+    result, prepared = run_sides(args, sides, "noise", console)
+    a = prepared["A"]
     table = Table(title=f"A/A noise · {a.context.server_version} · {a.driver.name} · "
                         f"{args.runs} rounds")
     for name in ("series", "metric", "CV A", "CV B", "σ log-ratio", "runs for 2%",
