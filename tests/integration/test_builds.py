@@ -7,6 +7,7 @@ by every test here (and by later test runs), which is what kvperf's build cache 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -125,3 +126,20 @@ def test_run_commits_with_baseline_and_valkey_path(valkey_repo: Path, build_cach
                              "--results-dir", tmp_path, "--label", "tree")
     assert code == 0, err
     assert _rows(tmp_path / "tree")[0]["server_version"] == "valkey-8.1.1"
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_real_module_is_loaded(valkey_repo: Path, build_cache: Path, tmp_path: Path) -> None:
+    builder = Builder(build_cache, str(valkey_repo))
+    build = builder.build("base", builder.resolve("base"))
+    assert build.ok and build.server_bin is not None
+    modules = builder.tree(build.sha or "") / "tests" / "modules"
+    subprocess.run(["make", "-C", str(modules), "datatype.so"], check=True,
+                   capture_output=True)
+    config = write_config(tmp_path, [{**CONFIG[0], "commands": ["GET"], "requests": 20000,
+                                      "modules": [{"path": str(modules / "datatype.so")}]}])
+    code, _out, err = _kvperf(build_cache, "run", "--server-bin", build.server_bin,
+                             "--config", config, "--results-dir", tmp_path, "--label", "mod")
+    assert code == 0, err
+    logs = "".join(p.read_text() for p in (tmp_path / "mod" / "trials").rglob("*.log"))
+    assert "Module 'datatype' loaded" in logs
