@@ -2,13 +2,18 @@
 # Installs the Debian packages kvperf's tests need, idempotently.
 #   - valkey-server/valkey-tools 8.0.1 from bookworm-backports (TLS, valkey-benchmark)
 #   - redis-server/redis-tools 7.0.15 from bookworm
+#   - what building Valkey from source needs (compiler, make, OpenSSL headers, git, ccache)
+#   - valgrind (instruction counts), linux-perf, PostgreSQL 15 (store tests start their own)
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
 
 SRC=/etc/apt/sources.list.d/debian.sources
 BACKPORTS=/etc/apt/sources.list.d/kvperf-bookworm-backports.sources
-PACKAGES=(valkey-server valkey-tools redis-server redis-tools)
+BACKPORTS_PACKAGES=(valkey-server valkey-tools)
+MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
+               valgrind linux-perf postgresql-15 xz-utils)
+PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 
 need_root() {
     if [ "$(id -u)" != 0 ]; then
@@ -47,8 +52,8 @@ main() {
     local had_policy=0
     [ -e /usr/sbin/policy-rc.d ] && had_policy=1
     [ "$had_policy" = 0 ] && cp /usr/sbin/policy-rc.d.kvperf /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports valkey-server valkey-tools
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports "${BACKPORTS_PACKAGES[@]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MAIN_PACKAGES[@]}"
     [ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
     rm -f /usr/sbin/policy-rc.d.kvperf
 }

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 from tests.helpers import server_pids
 
 
@@ -16,3 +18,17 @@ def no_strays() -> Iterator[None]:
     yield
     leftover = server_pids() - before
     assert not leftover, f"server processes left behind: {sorted(leftover)}"
+
+
+@pytest.fixture(scope="session")
+def valkey_repo() -> Path:
+    """The Valkey 8.1.1 fixture repository (tags base, set-slow-2pct, set-slow, broken)."""
+    return fixture_repo()
+
+
+@pytest.fixture(scope="session")
+def build_cache() -> Path:
+    """Builds shared by every test (and kept between test runs: a cold build takes minutes)."""
+    path = cache_dir() / "build-cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -36,9 +36,14 @@ def test_a_a_compare_flags_nothing(tmp_path: Path) -> None:
     assert "Wilcoxon" in (tmp_path / "aa.md").read_text()
 
 
-def test_compare_refs_without_builds_is_a_usage_error(tmp_path: Path) -> None:
-    done = run_kvperf("compare", "HEAD~1", "HEAD", "--results-dir", tmp_path)
-    assert done.returncode == 2 and "--server-bin" in done.stderr
+@pytest.mark.parametrize(("argv", "message"), [
+    (["HEAD"], "exactly two refs"),
+    (["A", "B", "--server-bin", "x", "--server-bin", "y"], "not both"),
+    (["--server-bin", "x"], "--server-bin exactly twice"),
+])
+def test_compare_sides_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
+    done = run_kvperf("compare", *argv, "--results-dir", tmp_path)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
 @pytest.mark.usefixtures("no_strays")

@@ -1,7 +1,8 @@
 """Instruction mode end to end: real servers under callgrind, real fixture builds.
 
 The fixture repository's base and set-slow-2pct commits differ only in the spin-loop bound at
-the top of setCommand (~2% of a SET's instructions at P=16).
+the top of setCommand (~2% of a SET's instructions at P=16); compare builds them with kvperf's
+own build stage (cached in the tests' build cache, shared with test_builds.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 import pytest
 
 from kvperf.results.callgrind import parse
-from tests.fixtures.valkey_builds import fixture_server
 from tests.helpers import require_binary, run_kvperf, server_pids, write_config
 from tests.integration.test_callgrind_real import assert_matches_annotate
 
@@ -88,19 +88,22 @@ def test_cluster_sums_every_node(tmp_path: Path) -> None:
     assert ins["function_calls"] == 20000
 
 
-def _compare(tmp_path: Path, a: str, b: str, *extra: str) -> tuple[Any, Path]:
+def _compare(tmp_path: Path, repo: Path, cache: Path, a: str, b: str,
+             *extra: str) -> tuple[Any, Path]:
     config = write_config(tmp_path, [CONFIG])
     report = tmp_path / "report.md"
-    done = run_kvperf("compare", "--server-bin", fixture_server(a), "--server-bin",
-                      fixture_server(b), "--measure", "instructions", "--config", config,
-                      "--results-dir", tmp_path / "r", "--label", "cmp", "--seed", "7",
-                      "--output", report, *extra, timeout=600)
+    done = run_kvperf("compare", "--repo", repo, a, b, "--measure", "instructions",
+                      "--config", config, "--results-dir", tmp_path / "r", "--label", "cmp",
+                      "--seed", "7", "--output", report, *extra, timeout=1800,
+                      env={"KVPERF_BUILD_CACHE": str(cache)})
     return done, report
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_compare_flags_set_only_and_names_set_command(tmp_path: Path) -> None:
-    done, report = _compare(tmp_path, "base", "set-slow-2pct", "--fail-on-regression")
+def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_repo: Path,
+                                                      build_cache: Path) -> None:
+    done, report = _compare(tmp_path, valkey_repo, build_cache, "base", "set-slow-2pct",
+                            "--fail-on-regression")
     assert done.returncode == 1, done.stdout + done.stderr  # a regression was found
     a, b = _rows(tmp_path / "r" / "cmp" / "A"), _rows(tmp_path / "r" / "cmp" / "B")
     assert len(a) == len(b) == 4 and all(r["status"] == "ok" for r in a + b)  # 2 runs/side
@@ -121,8 +124,9 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_a_a_every_metric_within_0_3_percent(tmp_path: Path) -> None:
-    done, report = _compare(tmp_path, "base", "base")
+def test_a_a_every_metric_within_0_3_percent(tmp_path: Path, valkey_repo: Path,
+                                             build_cache: Path) -> None:
+    done, report = _compare(tmp_path, valkey_repo, build_cache, "base", "base")
     assert done.returncode == 0, done.stdout + done.stderr
     a, b = _rows(tmp_path / "r" / "cmp" / "A"), _rows(tmp_path / "r" / "cmp" / "B")
     assert len(a) == len(b) == 4
@@ -131,4 +135,3 @@ def test_a_a_every_metric_within_0_3_percent(tmp_path: Path) -> None:
             change = _change(_by_command(a, command), _by_command(b, command), field)
             assert abs(change) < 0.003, (command, field, change)
     assert "regression" not in report.read_text() and "improvement" not in report.read_text()
-    require_binary("valgrind")

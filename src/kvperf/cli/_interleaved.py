@@ -1,19 +1,22 @@
-"""Shared by `compare` and `noise`: options for two sides, the interleaved run, progress."""
+"""Shared by `compare`, `noise` and `run --commits`: sides, the interleaved run, progress."""
 
 from __future__ import annotations
 
 import argparse
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
+from kvperf.build.builder import Build
+from kvperf.cli._builds import build_provenance
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
 from kvperf.core.errors import UsageError
-from kvperf.pipeline import RunOptions, prepare
-from kvperf.pipeline.ab import ABResult, interleave
+from kvperf.pipeline import Prepared, RunOptions, prepare
+from kvperf.pipeline.ab import SidesResult, interleave_sides
 from kvperf.report.progress import ProgressReporter
 
 
@@ -27,15 +30,31 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
                    help="load tool (default: kvload if installed)")
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--label", help="results subdirectory (default: derived from the sides)")
-    p.add_argument("--seed", type=int, help="seed of the A/B order (default: random, recorded)")
+    p.add_argument("--seed", type=int, help="seed of the side order (default: random, recorded)")
 
 
-def side_options(args: argparse.Namespace, server_bin: str | None, base: Path,
-                 side: str) -> RunOptions:
+@dataclass(frozen=True)
+class Side:
+    """One side of an interleaved run: a server binary, or why it has none."""
+
+    name: str
+    server_bin: str | None = None
+    commit: str | None = None
+    blocked: str | None = None
+    provenance: tuple[tuple[str, str], ...] = ()
+
+
+def side_from_build(name: str, build: Build) -> Side:
+    return Side(name, str(build.server_bin) if build.server_bin else None, build.sha,
+                None if build.ok else build.error or "build failed", build_provenance(build))
+
+
+def side_options(args: argparse.Namespace, side: Side, base: Path) -> RunOptions:
     if args.runs < 1:
         raise UsageError(f"--runs must be at least 1, got {args.runs}")
-    return RunOptions(config=args.config, results_dir=base, label=side, runs=args.runs,
-                      server_bin=server_bin, tool=args.tool,
+    return RunOptions(config=args.config, results_dir=base, label=side.name, runs=args.runs,
+                      server_bin=side.server_bin, tool=args.tool, commit=side.commit,
+                      blocked=side.blocked, provenance=side.provenance,
                       measure=getattr(args, "measure", "timing"))
 
 
@@ -44,17 +63,18 @@ def default_label(kind: str) -> str:
     return f"{kind}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
-def run_sides(args: argparse.Namespace, bins: tuple[str | None, str | None], kind: str,
-              console: Console) -> tuple[ABResult, Any, Any]:
-    """Prepare both sides (all input checks first), then run them interleaved."""
-    args.runs = default_runs(args, args.default_runs)
+def run_sides(args: argparse.Namespace, sides: list[Side], kind: str,
+              console: Console) -> tuple[SidesResult, dict[str, Prepared]]:
+    """Prepare every side (all input checks first), then run them interleaved."""
+    args.runs = default_runs(args, getattr(args, "default_runs", 1))
     base = args.results_dir / (args.label or default_label(kind))
-    a = prepare(side_options(args, bins[0], base, "A"))
-    b = prepare(side_options(args, bins[1], base, "B"))
+    prepared = {s.name: prepare(side_options(args, s, base)) for s in sides}
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
-    reporter = ProgressReporter(console, 2 * len(a.trials))
-    console.print(f"A: {a.context.server_version}  B: {b.context.server_version}  "
-                  f"rounds: {args.runs}  order seed: {seed}")
+    first = next(iter(prepared.values()))
+    reporter = ProgressReporter(console, len(sides) * len(first.trials))
+    described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
+                          for name, p in prepared.items())
+    console.print(f"{described}  rounds: {args.runs}  order seed: {seed}")
     with reporter:
-        result = interleave(a, b, seed, reporter)
-    return result, a, b
+        result = interleave_sides(prepared, seed, reporter)
+    return result, prepared

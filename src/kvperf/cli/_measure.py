@@ -14,7 +14,7 @@ from kvperf.analysis.instructions import (
     compare_instructions,
 )
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.ab import ABResult
+from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS, MEASURES
 from kvperf.report.instructions import markdown, run_table, terminal_tables
 
@@ -55,7 +55,7 @@ def print_instructions(out: Console, rows: list[dict[str, Any]]) -> None:
         out.print(table)
 
 
-def instruction_verdicts(args: argparse.Namespace, result: ABResult, dirs: tuple[Path, Path],
+def instruction_verdicts(args: argparse.Namespace, result: SidesResult, dirs: list[Path],
                          names: tuple[str, str], out: Console) -> int:
     """`compare --measure instructions`: print (and with --output write) the verdicts.
 
@@ -68,8 +68,8 @@ def instruction_verdicts(args: argparse.Namespace, result: ABResult, dirs: tuple
     if args.output:
         Path(args.output).write_text(markdown(results, *names, min_effect))
         out.print(f"markdown report: {args.output}")
-    out.print(f"results: {dirs[0]} and {dirs[1]} (order seed {result.seed})")
-    failed = sum(1 for r in result.a_rows + result.b_rows if r["status"] != "ok")
+    out.print(f"results: {' and '.join(map(str, dirs))} (order seed {result.seed})")
+    failed = result.failed
     regressed = any(m.decision.verdict is InstructionVerdict.REGRESSION
                     for s in results for m in s.metrics)
     return 1 if failed or (regressed and args.fail_on_regression) else 0

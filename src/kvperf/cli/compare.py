@@ -1,4 +1,4 @@
-"""`kvperf compare`: interleaved A/B of two server binaries with paired statistics."""
+"""`kvperf compare`: interleaved A/B of two refs (built) or two server binaries."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from rich.console import Console
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
-from kvperf.cli._interleaved import add_common, run_sides
+from kvperf.cli._builds import add_build_args, build_flags, build_refs
+from kvperf.cli._interleaved import Side, add_common, run_sides, side_from_build
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
@@ -19,13 +20,16 @@ from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "compare", help="interleaved A/B of two server binaries",
-        description="Run the same matrix on two servers, alternating A and B trial by trial in "
-                    "a random (seeded) order, then judge every metric with paired statistics.")
-    p.add_argument("refs", nargs="*", metavar="REF", help="two git refs (needs the build stage)")
+        "compare", help="interleaved A/B of two git refs (built) or two server binaries",
+        description="Build two refs (or take two server binaries), run the same matrix on "
+                    "both, alternating A and B trial by trial in a random (seeded) order, "
+                    "then judge every metric with paired statistics.")
+    p.add_argument("refs", nargs="*", metavar="REF",
+                   help="two git refs of --repo: A (baseline) then B")
     p.add_argument("--server-bin", action="append", default=[], metavar="PATH",
-                   help="server binary of A, then of B (give it twice)")
+                   help="server binary of A, then of B (give it twice; instead of refs)")
     add_common(p, default_runs=8)
+    add_build_args(p)
     p.add_argument("--metrics", choices=("all", "rps", "latency"), default="all")
     p.add_argument("--output", type=Path, help="write the markdown report here")
     p.add_argument("--fail-on-regression", action="store_true",
@@ -34,32 +38,49 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _binaries(args: argparse.Namespace) -> tuple[str, str]:
+def _sides(args: argparse.Namespace, console: Console) -> list[Side]:
+    if args.refs and args.server_bin:
+        raise UsageError("give either two refs or --server-bin twice, not both")
     if args.refs:
-        raise UsageError("comparing git refs needs the build stage, which is not in this "
-                         "version yet; build both and pass --server-bin A --server-bin B")
+        if len(args.refs) != 2:
+            raise UsageError(f"compare needs exactly two refs (A then B), got "
+                             f"{len(args.refs)}: {' '.join(args.refs)}")
+        builds = build_refs(build_flags(args), args.refs, console)
+        return [side_from_build("A", builds[0]), side_from_build("B", builds[1])]
     if len(args.server_bin) != 2:
-        raise UsageError(f"give --server-bin exactly twice (A then B), got "
-                         f"{len(args.server_bin)}")
-    return args.server_bin[0], args.server_bin[1]
+        raise UsageError(f"give two refs, or --server-bin exactly twice (A then B), got "
+                         f"{len(args.server_bin)} --server-bin")
+    return [Side("A", args.server_bin[0]), Side("B", args.server_bin[1])]
+
+
+def _name(side: str, prepared: Any) -> str:
+    ctx = prepared.context
+    what = ctx.commit[:12] if ctx.commit else ctx.server_version
+    return f"{side} {what}"
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
-    bins = _binaries(args)
-    result, a, b = run_sides(args, bins, "compare", console)
-    names = (f"A {a.context.server_version}", f"B {b.context.server_version}")
+    sides = _sides(args, console)
+    result, prepared = run_sides(args, sides, "compare", console)
+    names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
     out = Console(width=None if sys.stdout.isatty() else 220)
     if args.measure != "timing":
-        return instruction_verdicts(args, result, (a.out_dir, b.out_dir), names, out)
+        return instruction_verdicts(args, result, [p.out_dir for p in prepared.values()],
+                                    names, out)
     results = compare_paired(result.a_rows, result.b_rows, args.metrics)
     out.print(terminal_table(results, *names))
-    failed = sum(1 for r in result.a_rows + result.b_rows if r["status"] != "ok")
-    if any(r.get("client_saturated") for r in result.a_rows + result.b_rows):
+    for side in sides:
+        if side.blocked:
+            console.print(f"[red]side {side.name} did not run: every trial failed[/red] "
+                          f"({side.blocked.splitlines()[0]})", soft_wrap=True)
+    rows = [r for rows in result.rows.values() for r in rows]
+    if any(r.get("client_saturated") for r in rows):
         console.print("[yellow]! the load tool saturated its CPU in some trials: this "
                       "comparison may be client-bound and hide server-side changes[/yellow]")
     if args.output:
         args.output.write_text(markdown(results, [], *names, note=PAIRED_NOTE))
         out.print(f"markdown report: {args.output}")
-    out.print(f"results: {a.out_dir} and {b.out_dir} (order seed {result.seed})")
+    dirs = " and ".join(str(p.out_dir) for p in prepared.values())
+    out.print(f"results: {dirs} (order seed {result.seed})")
     regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
-    return 1 if failed or (regressed and args.fail_on_regression) else 0
+    return 1 if result.failed or (regressed and args.fail_on_regression) else 0

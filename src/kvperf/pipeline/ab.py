@@ -1,13 +1,15 @@
-"""Interleaved A/B: both sides run every trial of every round, in a random order per trial.
+"""Interleaved sides: every side runs every trial of every round, in a random order per trial.
 
 Alternating sides trial by trial (order drawn from a recorded seed) spreads machine drift
-evenly over A and B, so it cannot masquerade as a code change; pairs are (trial, run).
+evenly over them, so it cannot masquerade as a code change; pairs are (trial, run). A/B
+(compare, noise) is the two-side case; ``kvperf run --commits`` uses as many sides as commits.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvperf.core.errors import UsageError
@@ -15,38 +17,65 @@ from kvperf.pipeline.run import Observer, Prepared, Runner
 
 
 @dataclass
-class ABResult:
-    """Rows of both sides and how they were ordered."""
+class SidesResult:
+    """Rows per side (in side order) and the order the trials ran in."""
 
-    a_rows: list[dict[str, Any]]
-    b_rows: list[dict[str, Any]]
+    rows: dict[str, list[dict[str, Any]]]
     seed: int
-    order: list[str]
+    order: list[str] = field(default_factory=list)
+
+    @property
+    def a_rows(self) -> list[dict[str, Any]]:
+        return self.rows["A"]
+
+    @property
+    def b_rows(self) -> list[dict[str, Any]]:
+        return self.rows["B"]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for rows in self.rows.values() for r in rows if r["status"] != "ok")
+
+
+ABResult = SidesResult
+
+
+def side_orders(seed: int, sides: Sequence[str], trials: int) -> list[list[str]]:
+    """For each trial, the order the sides run in (pure, reproducible from the seed)."""
+    rng = random.Random(seed)
+    return [rng.sample(list(sides), len(sides)) for _ in range(trials)]
 
 
 def side_order(seed: int, trials: int) -> list[tuple[str, str]]:
-    """For each trial, which side runs first (pure, reproducible from the seed)."""
-    rng = random.Random(seed)
-    return [("A", "B") if rng.random() < 0.5 else ("B", "A") for _ in range(trials)]
+    """The A/B case of ``side_orders``."""
+    return [(o[0], o[1]) for o in side_orders(seed, ("A", "B"), trials)]
 
 
-def check_same_plan(a: Prepared, b: Prepared) -> None:
-    if [t.id for t in a.trials] != [t.id for t in b.trials]:
-        raise UsageError("the two sides of a comparison must run the same plan")
+def check_same_plan(prepared: Sequence[Prepared]) -> None:
+    ids = [[t.id for t in p.trials] for p in prepared]
+    if any(i != ids[0] for i in ids):
+        raise UsageError("the sides of a comparison must run the same plan")
 
 
-def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer) -> ABResult:
-    """Run every trial on both sides, persisting each row as it finishes."""
-    check_same_plan(a, b)
-    runners = {"A": Runner(a, observer), "B": Runner(b, observer)}
-    result = ABResult([], [], seed, [])
-    total = 2 * len(a.trials)
-    for trial, order in zip(a.trials, side_order(seed, len(a.trials)), strict=True):
+def interleave_sides(sides: dict[str, Prepared], seed: int,
+                     observer: Observer) -> SidesResult:
+    """Run every trial on every side, persisting each row as it finishes."""
+    prepared = list(sides.values())
+    check_same_plan(prepared)
+    runners = {name: Runner(p, observer) for name, p in sides.items()}
+    result = SidesResult({name: [] for name in sides}, seed)
+    trials = prepared[0].trials
+    total = len(sides) * len(trials)
+    for trial, order in zip(trials, side_orders(seed, list(sides), len(trials)), strict=True):
         for side in order:
             observer.trial_started(trial, len(result.order) + 1, total)
             row = runners[side].run_trial(trial) | {"side": side, "ab_seed": seed}
             runners[side].metrics.append(row)
-            (result.a_rows if side == "A" else result.b_rows).append(row)
+            result.rows[side].append(row)
             result.order.append(side)
             observer.trial_finished(trial, row)
     return result
+
+
+def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer) -> SidesResult:
+    return interleave_sides({"A": a, "B": b}, seed, observer)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from kvperf.build.builder import find_server
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.cpus import format_cpu_list
@@ -54,6 +55,8 @@ class RunOptions:
     valkey_path: Path | None = None
     tool: str | None = None
     tool_path: Path | None = None
+    blocked: str | None = None  # why no trial of this side can run (e.g. its build failed)
+    provenance: tuple[tuple[str, str], ...] = ()  # extra env facts (build log, ref, …)
     measure: str = "timing"  # timing | instructions | perf-instructions (pipeline/instructions)
 
 
@@ -129,14 +132,14 @@ def _load_specs(options: RunOptions) -> list[BenchmarkSpec]:
 
 
 def _server_binary(options: RunOptions) -> ServerBinary | None:
-    if _client_mode(options):
+    if _client_mode(options) or options.blocked:
         return None
     explicit = options.server_bin
     if explicit is None and options.valkey_path:
-        candidate = options.valkey_path / "src" / "valkey-server"
-        if not candidate.is_file():
-            raise UsageError(f"--valkey-path {options.valkey_path}: no src/valkey-server in it "
-                             "(build it first, or pass --server-bin)")
+        candidate = find_server(options.valkey_path)
+        if candidate is None:
+            raise UsageError(f"--valkey-path {options.valkey_path}: no src/valkey-server or "
+                             "src/redis-server in it (build it first, or pass --server-bin)")
         explicit = str(candidate)
     return resolve(explicit)
 
@@ -177,14 +180,16 @@ def prepare(options: RunOptions) -> Prepared:
     binary = _server_binary(options)
     if binary:
         server_version = binary.label
-    elif options.mode == "server":
+    elif options.mode == "server" or options.blocked:
         server_version = None
     else:
         server_version = _running_server_version(client_endpoint(options))
     label = validate_label(options.label or options.commit or server_version or "results")
     env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
            "server_binary": str(binary.path) if binary else None,
-           "server_source": binary.source if binary else "running server"}
+           "server_source": (binary.source if binary else
+                             "not built" if options.blocked else "running server"),
+           **dict(options.provenance)}
     context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,
                          options.measure)
     return Prepared(options, specs, trials, driver, binary, context,
@@ -224,6 +229,10 @@ class Runner:
         log_dir.mkdir(parents=True, exist_ok=True)
         work = TrialRun(self.prepared, trial, self.observer, log_dir)
         log.info("trial %d: %s", trial.index, trial.describe())
+        if self.prepared.options.blocked:
+            work.outcome.error = self.prepared.options.blocked
+            return build_row(trial, self.prepared.context, work.outcome,
+                             datetime.now(UTC).astimezone())
         try:
             self._run_on_target(work)
         except (KeyboardInterrupt, Interrupted):

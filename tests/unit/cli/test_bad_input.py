@@ -37,7 +37,7 @@ CASES: list[tuple[str, list[str], object, str]] = [
     ("cluster read on old tool", ["--tool", "valkey-benchmark"],
      {**GOOD, "commands": ["GET"], "cluster_mode": "yes"}, "cluster_mode with GET"),
     ("unknown flag", ["--pipelines", "3"], GOOD, "unrecognized arguments"),
-    ("valkey path without binary", ["--valkey-path", "/tmp"], GOOD, "no src/valkey-server"),
+    ("valkey path without binary", ["--valkey-path", "/tmp"], GOOD, "not a Valkey source tree"),
     ("client mode no server", ["--mode", "client", "--port", "1"], GOOD, "cannot reach"),
 ]
 

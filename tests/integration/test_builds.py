@@ -1,0 +1,145 @@
+"""Builds of real Valkey commits (the fixture repository) and comparisons between them.
+
+Cold builds take minutes: builds are cached under the tests' cache directory and shared
+by every test here (and by later test runs), which is what kvperf's build cache is for.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.verdict import Verdict
+from kvperf.build.builder import Builder
+from tests.helpers import run_kvperf, write_config
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+# Pipelined so that the server, not the load tool, is the bottleneck.
+CONFIG = [{"requests": 200000, "commands": ["SET", "GET"], "pipelines": 16,
+           "keyspacelen": 1000, "clients": 50, "server_cpu_range": "0",
+           "client_cpu_range": "1"}]
+
+
+def _kvperf(build_cache: Path, *args: str | Path) -> tuple[int, str, str]:
+    done = run_kvperf(*args, timeout=1800, env={"KVPERF_BUILD_CACHE": str(build_cache)})
+    return done.returncode, done.stdout, done.stderr
+
+
+def _rows(directory: Path) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = json.loads((directory / "metrics.json").read_text())
+    return rows
+
+
+def _flagged(a: list[dict[str, object]], b: list[dict[str, object]]) -> dict[str, Verdict]:
+    return {f"{r.group['command']} {r.metric}": r.decision.verdict
+            for r in compare_paired(a, b, "all")
+            if r.decision.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)}
+
+
+def test_rebuilding_a_built_commit_takes_under_a_tenth(valkey_repo: Path,
+                                                       build_cache: Path) -> None:
+    builder = Builder(build_cache, str(valkey_repo))
+    sha = builder.resolve("base")
+    first = builder.build("base", sha)  # a cold build, unless an earlier run built it
+    assert first.ok, first.error
+    marker = json.loads((builder.tree(sha) / ".kvperf-build.json").read_text())
+    started = time.monotonic()
+    code, _out, err = _kvperf(build_cache, "run", "--repo", valkey_repo, "--commits", "base",
+                             "--dry-run")
+    again = time.monotonic() - started
+    assert code == 0, err
+    assert f"build of base ({sha[:12]}): cached" in err
+    assert again < marker["seconds"] / 10, (again, marker["seconds"])
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_cache: Path,
+                                                     tmp_path: Path) -> None:
+    config = write_config(tmp_path, CONFIG)
+    code, out, err = _kvperf(build_cache, "compare", "base", "set-slow", "--repo", valkey_repo,
+                             "--runs", "10", "--config", config, "--results-dir", tmp_path,
+                             "--label", "ab", "--seed", "11", "--fail-on-regression",
+                             "--output", tmp_path / "report.md")
+    a, b = _rows(tmp_path / "ab" / "A"), _rows(tmp_path / "ab" / "B")
+    assert all(r["status"] == "ok" for r in a + b), err
+    base_sha = Builder(build_cache, str(valkey_repo)).resolve("base")
+    assert {r["commit"] for r in a} == {base_sha}
+    flagged = _flagged(a, b)
+    set_signals = ("SET rps", "SET server.cpu_us_per_request", "SET server.usec_per_call")
+    assert any(flagged.get(k) is Verdict.REGRESSION for k in set_signals), (flagged, out)
+    assert not any(k.startswith("GET") and v is Verdict.REGRESSION for k, v in flagged.items())
+    assert code == 1, "--fail-on-regression must exit 1 on the SET regression"
+    assert "regression" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_same_commit_on_both_sides_flags_nothing(valkey_repo: Path, build_cache: Path,
+                                                 tmp_path: Path) -> None:
+    config = write_config(tmp_path, CONFIG)
+    code, out, err = _kvperf(build_cache, "compare", "base", "base", "--repo", valkey_repo,
+                             "--runs", "8", "--config", config, "--results-dir", tmp_path,
+                             "--label", "aa", "--seed", "5")
+    assert code == 0, err
+    a, b = _rows(tmp_path / "aa" / "A"), _rows(tmp_path / "aa" / "B")
+    assert len(a) == len(b) == 16
+    assert not _flagged(a, b), out
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_commit_that_does_not_compile_fails_its_trials_only(valkey_repo: Path,
+                                                              build_cache: Path,
+                                                              tmp_path: Path) -> None:
+    config = write_config(tmp_path, CONFIG)
+    code, _out, err = _kvperf(build_cache, "compare", "base", "broken", "--repo", valkey_repo,
+                             "--runs", "1", "--config", config, "--results-dir", tmp_path,
+                             "--label", "broken")
+    assert code == 1, err
+    a, b = _rows(tmp_path / "broken" / "A"), _rows(tmp_path / "broken" / "B")
+    assert [r["status"] for r in a] == ["ok", "ok"]
+    assert [r["status"] for r in b] == ["failed", "failed"]
+    error = str(b[0]["error"])
+    assert "t_string.c" in error and "error:" in error, error
+    broken_sha = Builder(build_cache, str(valkey_repo)).resolve("broken")
+    assert {r["commit"] for r in b} == {broken_sha} and b[0]["server_version"] is None
+    assert "side B did not run" in err
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_commits_with_baseline_and_valkey_path(valkey_repo: Path, build_cache: Path,
+                                                   tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{**CONFIG[0], "commands": ["GET"], "requests": 20000}])
+    code, out, err = _kvperf(build_cache, "run", "--repo", valkey_repo, "--commits",
+                             "set-slow", "--baseline", "base", "--config", config,
+                             "--results-dir", tmp_path, "--label", "hist")
+    assert code == 0, err
+    assert {p.name for p in (tmp_path / "hist").iterdir()} == {"base", "set-slow"}
+    assert "baseline base" in out
+    tree = Builder(build_cache, str(valkey_repo)).tree(
+        Builder(build_cache, str(valkey_repo)).resolve("base"))
+    code, out, err = _kvperf(build_cache, "run", "--valkey-path", tree, "--config", config,
+                             "--results-dir", tmp_path, "--label", "tree")
+    assert code == 0, err
+    assert _rows(tmp_path / "tree")[0]["server_version"] == "valkey-8.1.1"
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_real_module_is_loaded(valkey_repo: Path, build_cache: Path, tmp_path: Path) -> None:
+    builder = Builder(build_cache, str(valkey_repo))
+    build = builder.build("base", builder.resolve("base"))
+    assert build.ok and build.server_bin is not None
+    modules = builder.tree(build.sha or "") / "tests" / "modules"
+    subprocess.run(["make", "-C", str(modules), "datatype.so"], check=True,
+                   capture_output=True)
+    config = write_config(tmp_path, [{**CONFIG[0], "commands": ["GET"], "requests": 20000,
+                                      "modules": [{"path": str(modules / "datatype.so")}]}])
+    code, _out, err = _kvperf(build_cache, "run", "--server-bin", build.server_bin,
+                             "--config", config, "--results-dir", tmp_path, "--label", "mod")
+    assert code == 0, err
+    logs = "".join(p.read_text() for p in (tmp_path / "mod" / "trials").rglob("*.log"))
+    assert "Module 'datatype' loaded" in logs
