@@ -10,7 +10,9 @@ no verdict.
 ``moved_functions`` ranks functions by how much their inclusive cost per request moved. A
 slowed function moves every caller's inclusive cost by the same amount, so among functions
 whose move is within ``BAND`` of the largest one, the one with the smallest inclusive cost —
-the most specific, nearest the change — comes first.
+the most specific, nearest the change — comes first. Rows keep only the top functions, so a
+function listed in some runs of a side but not in others sits at the cut and is left out; one
+absent from every run of a side counts as 0 there (new, or gone).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from kvperf.analysis.comparison import GroupKey, group_rows
 DEFAULT_MIN_EFFECT = 0.005
 SPREAD_FACTOR = 5.0
 TOP_MOVED = 10
-BAND = 0.9
+BAND = 0.75
 METRICS = ("total_per_request", "command_per_call")
 
 
@@ -102,20 +104,26 @@ class MovedFunction:
         return self.new / self.base - 1 if self.base else math.inf
 
 
-def _side_means(tops: Sequence[dict[str, float]]) -> dict[str, float]:
+def _side_means(tops: Sequence[dict[str, float]]) -> dict[str, float | None]:
+    """Mean per function; None for a function at the cut (listed in some runs only)."""
     names = {name for top in tops for name in top}
-    return {n: statistics.fmean(top.get(n, 0.0) for top in tops) for n in names} if tops else {}
+    return {n: statistics.fmean(top[n] for top in tops) if all(n in top for top in tops)
+            else None for n in names}
 
 
 def moved_functions(base_tops: Sequence[dict[str, float]], new_tops: Sequence[dict[str, float]],
                     count: int = TOP_MOVED, band: float = BAND) -> list[MovedFunction]:
     """The ``count`` functions whose inclusive cost per request moved most (see module doc).
 
-    A function missing from a run's top list counts as 0 in that run.
+    A function absent from every run of a side counts as 0 there; one listed in only some
+    runs of a side is at the cut of the stored top list and is left out.
     """
     base, new = _side_means(base_tops), _side_means(new_tops)
-    moved = [MovedFunction(n, base.get(n, 0.0), new.get(n, 0.0)) for n in base.keys() | new]
-    moved = [m for m in moved if m.delta]
+    moved = []
+    for name in base.keys() | new.keys():
+        b, n = base.get(name, 0.0), new.get(name, 0.0)
+        if b is not None and n is not None and b != n:
+            moved.append(MovedFunction(name, b, n))
     moved.sort(key=lambda m: (-abs(m.delta), m.name))
     ranked: list[MovedFunction] = []
     while moved:

@@ -90,3 +90,12 @@ def test_compare_instructions_per_series() -> None:
     assert results["SET"].moved[0].name == "setCommand"
     assert results["GET"].moved == []
     assert compare_instructions([{"status": "ok", "command": "SET"}], a[:1]) == []
+
+
+def test_functions_at_the_cut_of_the_top_list_are_left_out() -> None:
+    # h is listed in one base run only (at the cut): unknown, not halved; g is absent from
+    # every base run: new (0 → 5)
+    base = [{"f": 10.0, "h": 2.0}, {"f": 10.0}]
+    new = [{"f": 12.0, "g": 5.0, "h": 2.0}, {"f": 12.0, "g": 5.0, "h": 2.0}]
+    assert [(m.name, m.base, m.new) for m in moved_functions(base, new)] == [
+        ("g", 0.0, 5.0), ("f", 10.0, 12.0)]

@@ -49,3 +49,14 @@ def test_function_from_table_heuristic_case_and_fallback() -> None:
     assert implementation_function("SET", renamed) == "SetCommand"  # case-insensitive
     assert implementation_function("PING", profile) == "call"  # not executed → call
     assert implementation_function("PING", parse("# callgrind format\nevents: Ir\n")) is None
+
+
+def test_time_events_are_left_out_of_the_per_request_total() -> None:
+    # aeMain 1000 = 100 self + 900 (call) ; add a timer: aeMain also runs processTimeEvents
+    # for 300 → total 1300, of which 300 time-driven: (1300 - 300) / 10 = 100 per request
+    text = PROFILE.replace("summary: 1000", "summary: 1300").replace(
+        "fn=(2)\n1 50", "cfn=(9) processTimeEvents\ncalls=3 1\n1 300\nfn=(2)\n1 50"
+    ) + "fn=(9)\n1 300\n"
+    ins = summarize(parse(text), 10, "SET", [])
+    assert ins["timer_events"] == 300 and ins["total_per_request"] == 100.0
+    assert ins["total_with_timers_per_request"] == 130.0
