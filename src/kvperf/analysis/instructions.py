@@ -104,26 +104,39 @@ class MovedFunction:
         return self.new / self.base - 1 if self.base else math.inf
 
 
-def _side_means(tops: Sequence[dict[str, float]]) -> dict[str, float | None]:
-    """Mean per function; None for a function at the cut (listed in some runs only)."""
+def _side_values(tops: Sequence[dict[str, float]]) -> dict[str, tuple[float, ...] | None]:
+    """Each listed function's values over a side's runs; None when at the cut (some runs)."""
     names = {name for top in tops for name in top}
-    return {n: statistics.fmean(top[n] for top in tops) if all(n in top for top in tops)
-            else None for n in names}
+    return {n: tuple(top[n] for top in tops) if all(n in top for top in tops) else None
+            for n in names}
+
+
+def _beyond_noise(base: tuple[float, ...], new: tuple[float, ...], factor: float) -> bool:
+    """The move exceeds ``factor`` × the function's own within-side spread (when known)."""
+    spread = max(relative_spread(base), relative_spread(new))
+    change = relative_change(base, new)
+    return math.isnan(spread) or math.isnan(change) or abs(change) > factor * spread
 
 
 def moved_functions(base_tops: Sequence[dict[str, float]], new_tops: Sequence[dict[str, float]],
-                    count: int = TOP_MOVED, band: float = BAND) -> list[MovedFunction]:
+                    count: int = TOP_MOVED, band: float = BAND,
+                    factor: float = SPREAD_FACTOR) -> list[MovedFunction]:
     """The ``count`` functions whose inclusive cost per request moved most (see module doc).
 
     A function absent from every run of a side counts as 0 there; one listed in only some
-    runs of a side is at the cut of the stored top list and is left out.
+    runs of a side is at the cut of the stored top list and is left out, and so is one whose
+    move is within ``factor`` × its own spread between a side's runs (time-driven work such
+    as serverCron's, whose cost per request follows the wall clock).
     """
-    base, new = _side_means(base_tops), _side_means(new_tops)
+    base, new = _side_values(base_tops), _side_values(new_tops)
     moved = []
     for name in base.keys() | new.keys():
-        b, n = base.get(name, 0.0), new.get(name, 0.0)
-        if b is not None and n is not None and b != n:
-            moved.append(MovedFunction(name, b, n))
+        b, n = base.get(name, ()), new.get(name, ())
+        if b is None or n is None or not _beyond_noise(b, n, factor):
+            continue
+        mean_b, mean_n = (statistics.fmean(v) if v else 0.0 for v in (b, n))
+        if mean_b != mean_n:
+            moved.append(MovedFunction(name, mean_b, mean_n))
     moved.sort(key=lambda m: (-abs(m.delta), m.name))
     ranked: list[MovedFunction] = []
     while moved:

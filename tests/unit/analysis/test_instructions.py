@@ -59,10 +59,10 @@ def test_the_most_specific_function_of_a_similar_move_comes_first() -> None:
 
 
 def test_moved_functions_average_runs_and_count_missing_as_zero() -> None:
-    # f: base (10 + 20) / 2 = 15, new 30 → +15; g appears only on the new side → +4 ("new")
-    moved = moved_functions([{"f": 10.0}, {"f": 20.0}], [{"f": 30.0, "g": 4.0}, {"f": 30.0,
-                                                                              "g": 4.0}])
-    assert [(m.name, m.delta) for m in moved] == [("f", 15.0), ("g", 4.0)]
+    # f: base (10 + 10.2) / 2 = 10.1, new 30 → +19.9; g only on the new side → +4 ("new")
+    moved = moved_functions([{"f": 10.0}, {"f": 10.2}], [{"f": 30.0, "g": 4.0},
+                                                          {"f": 30.0, "g": 4.0}])
+    assert [(m.name, round(m.delta, 6)) for m in moved] == [("f", 19.9), ("g", 4.0)]
     assert math.isinf(moved[1].change)
     assert moved_functions([{"f": 1.0}], [{"f": 1.0}]) == []
     assert len(moved_functions([{str(i): 1.0 for i in range(30)}], [{}], count=10)) == 10
@@ -99,3 +99,11 @@ def test_functions_at_the_cut_of_the_top_list_are_left_out() -> None:
     new = [{"f": 12.0, "g": 5.0, "h": 2.0}, {"f": 12.0, "g": 5.0, "h": 2.0}]
     assert [(m.name, m.base, m.new) for m in moved_functions(base, new)] == [
         ("g", 0.0, 5.0), ("f", 10.0, 12.0)]
+
+
+def test_functions_moving_within_their_own_noise_are_left_out() -> None:
+    # cron: 100/150 on A (spread 40%), 180/180 on B: +44% < 5 × 40% → noise; s: +1% with
+    # no spread → kept
+    base = [{"cron": 100.0, "s": 1000.0}, {"cron": 150.0, "s": 1000.0}]
+    new = [{"cron": 180.0, "s": 1010.0}, {"cron": 180.0, "s": 1010.0}]
+    assert [m.name for m in moved_functions(base, new)] == ["s"]
