@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 
 import pytest
 
 from tests.helpers import server_pids
+from tests.pg import PgCluster, running_cluster
 
 
 @pytest.fixture
@@ -16,3 +18,17 @@ def no_strays() -> Iterator[None]:
     yield
     leftover = server_pids() - before
     assert not leftover, f"server processes left behind: {sorted(leftover)}"
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One throwaway PostgreSQL 15 cluster per test session (tests/pg.py)."""
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster, request: pytest.FixtureRequest) -> str:
+    """A fresh empty database on the session cluster; its SQLAlchemy URL (with password)."""
+    name = "t_" + hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    return pg_cluster.create_database(name)
