@@ -18,6 +18,7 @@ from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
 from kvperf.cli import noise as noise_cmd
 from kvperf.cli import run as run_cmd
+from kvperf.cli import track as track_cmd
 from kvperf.core.errors import Interrupted, KvperfError
 
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_parser(subparsers)
     compare_results_cmd.add_parser(subparsers)
     noise_cmd.add_parser(subparsers)
+    track_cmd.add_parser(subparsers)
     return parser
 
 
