@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import RunOptions, prepare
 from kvperf.pipeline.ab import ABResult, interleave
@@ -25,6 +26,7 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--label", help="results subdirectory (default: derived from the sides)")
     p.add_argument("--seed", type=int, help="seed of the A/B order (default: random, recorded)")
+    add_db_options(p)
 
 
 def side_options(args: argparse.Namespace, server_bin: str | None, base: Path,
@@ -50,6 +52,6 @@ def run_sides(args: argparse.Namespace, bins: tuple[str | None, str | None], kin
     reporter = ProgressReporter(console, 2 * len(a.trials))
     console.print(f"A: {a.context.server_version}  B: {b.context.server_version}  "
                   f"rounds: {args.runs}  order seed: {seed}")
-    with reporter:
-        result = interleave(a, b, seed, reporter)
+    with live_store(args, args.results_dir) as store, reporter:
+        result = interleave(a, b, seed, reporter, store)
     return result, a, b

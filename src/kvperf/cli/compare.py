@@ -58,4 +58,5 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         out.print(f"markdown report: {args.output}")
     out.print(f"results: {a.out_dir} and {b.out_dir} (order seed {result.seed})")
     regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
+    result.check_store()
     return 1 if failed or (regressed and args.fail_on_regression) else 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.run import Observer, Prepared, Runner
+from kvperf.store.writer import TrialWriter
 
 
 @dataclass
@@ -22,6 +23,12 @@ class ABResult:
     b_rows: list[dict[str, Any]]
     seed: int
     order: list[str]
+    store: TrialWriter | None = None
+
+    def check_store(self) -> None:
+        """StoreError if some finished trials did not reach the database (see TrialWriter)."""
+        if self.store is not None:
+            self.store.check()
 
 
 def side_order(seed: int, trials: int) -> list[tuple[str, str]]:
@@ -35,17 +42,18 @@ def check_same_plan(a: Prepared, b: Prepared) -> None:
         raise UsageError("the two sides of a comparison must run the same plan")
 
 
-def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer) -> ABResult:
+def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer,
+               store: TrialWriter | None = None) -> ABResult:
     """Run every trial on both sides, persisting each row as it finishes."""
     check_same_plan(a, b)
-    runners = {"A": Runner(a, observer), "B": Runner(b, observer)}
-    result = ABResult([], [], seed, [])
+    runners = {"A": Runner(a, observer, store), "B": Runner(b, observer, store)}
+    result = ABResult([], [], seed, [], store)
     total = 2 * len(a.trials)
     for trial, order in zip(a.trials, side_order(seed, len(a.trials)), strict=True):
         for side in order:
             observer.trial_started(trial, len(result.order) + 1, total)
             row = runners[side].run_trial(trial) | {"side": side, "ab_seed": seed}
-            runners[side].metrics.append(row)
+            runners[side].persist(row)
             (result.a_rows if side == "A" else result.b_rows).append(row)
             result.order.append(side)
             observer.trial_finished(trial, row)
