@@ -17,6 +17,7 @@ from kvperf import __version__
 from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
 from kvperf.cli import db as db_cmd
+from kvperf.cli import history as history_cmd
 from kvperf.cli import noise as noise_cmd
 from kvperf.cli import run as run_cmd
 from kvperf.cli import track as track_cmd
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_results_cmd.add_parser(subparsers)
     noise_cmd.add_parser(subparsers)
     db_cmd.add_parser(subparsers)
+    history_cmd.add_parser(subparsers)
     track_cmd.add_parser(subparsers)
     return parser
 
