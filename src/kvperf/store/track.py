@@ -282,7 +282,7 @@ def counts(engine: Engine) -> dict[str, int]:
     t = track_jobs.c
     with engine.connect() as conn:
         stmt = select(t.state, func.count()).group_by(t.state)
-        found: dict[str, int] = dict(conn.execute(stmt).tuples().all())
+        found = {str(state): int(n) for state, n in conn.execute(stmt)}
     return {s: int(found.get(s, 0)) for s in STATES}
 
 
