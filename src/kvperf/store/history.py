@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, Select, and_, func, or_, select, true
+from sqlalchemy import ColumnElement, Engine, Select, and_, func, or_, select, text, true
 
 from kvperf.core.errors import UsageError
 from kvperf.results.row import KEY_FIELDS
@@ -171,6 +171,8 @@ def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
           where: dict[str, Any]) -> list[Cell]:
     """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
     with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":  # room for a hash aggregate instead of a disk sort
+            conn.execute(text("SET LOCAL work_mem = '256MB'"))
         result = conn.execute(_cells_query(revisions, names, where))
         return [Cell(r.series_key, r.revision, r.name, int(r.n), float(r.mean),
                      _sd(int(r.n), float(r.mean), float(r.sumsq))) for r in result]
