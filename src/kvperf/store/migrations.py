@@ -1,7 +1,7 @@
 """Versioned schema migrations: numbered functions, applied in order, each recorded.
 
 Versions:
-  1 — runs, trials, metrics, histograms, commits, track_jobs (store/schema.py).
+  1 — runs, trials, metrics, histograms, commits, track_jobs, change_points (store/schema.py).
 
 A migration is ``(version, function(connection))``; ``migrate`` applies every version above
 the database's one in a single transaction (PostgreSQL: under an advisory lock, so runners

@@ -16,6 +16,8 @@ Tables:
   commits        — commit metadata (filled by commit tracking).
   track_jobs     — commit tracking queue (store/track.py): one job per
                    (sha, config content hash, architecture).
+  change_points  — the last ``kvperf regressions --store`` result (replaced as a whole each
+                   time): one row per change point, for dashboards (store/changepoints.py).
 """
 
 from __future__ import annotations
@@ -145,4 +147,23 @@ track_jobs = Table(
     Column("last_error", Text),
     UniqueConstraint("sha", "config_hash", "architecture", name="uq_track_jobs_identity"),
     Index("ix_track_jobs_state", "state"),
+)
+
+change_points = Table(
+    "change_points", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("series_key", Text, nullable=False),
+    Column("metric", Text, nullable=False),
+    Column("command", Text),
+    Column("params", Json),
+    Column("direction", Text, nullable=False),  # "regression" | "improvement"
+    Column("magnitude", Double),  # after_mean / before_mean - 1
+    Column("pvalue", Double),
+    Column("before_mean", Double),
+    Column("after_mean", Double),
+    Column("last_before_sha", Text, nullable=False),
+    Column("first_after_sha", Text, nullable=False),
+    Column("first_after_at", Timestamp),
+    Column("detected_at", Timestamp, nullable=False),
+    UniqueConstraint("series_key", "metric", "first_after_sha", name="uq_change_points"),
 )
