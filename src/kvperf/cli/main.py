@@ -19,6 +19,7 @@ from kvperf.cli import compare_results as compare_results_cmd
 from kvperf.cli import db as db_cmd
 from kvperf.cli import history as history_cmd
 from kvperf.cli import noise as noise_cmd
+from kvperf.cli import regressions as regressions_cmd
 from kvperf.cli import run as run_cmd
 from kvperf.cli import track as track_cmd
 from kvperf.core.errors import Interrupted, KvperfError
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     db_cmd.add_parser(subparsers)
     history_cmd.add_parser(subparsers)
     track_cmd.add_parser(subparsers)
+    regressions_cmd.add_parser(subparsers)
     return parser
 
 
