@@ -44,8 +44,9 @@ def test_known_step_found_between_the_right_commits(db: str, tmp_path: Path) -> 
     found = histories(engine, ["rps", "p99_latency_ms"])
     assert {(h.params["command"], h.metric) for h in found} == {
         ("SET", "rps"), ("SET", "p99_latency_ms"), ("GET", "rps"), ("GET", "p99_latency_ms")}
-    assert all(len(h.points) == 40 for h in found)
-    assert [p.revision for p in found[0].points] == [sha(i) for i in range(40)]  # commit order
+    assert all(len(h.revisions) == len(h.means) == 40 for h in found)
+    assert list(found[0].revisions) == [sha(i) for i in range(40)]  # commit order
+    assert list(found[0].counts) == [3] * 40
     findings = find_all(to_series(h) for h in found)
     assert {(f.params["command"], f.metric, f.direction) for f in findings} == {
         ("SET", "rps", "regression"), ("SET", "p99_latency_ms", "regression")}
@@ -91,9 +92,8 @@ def test_without_commit_times_trial_time_orders_the_history(tmp_path: Path) -> N
     engine = open_store(parse_url(f"sqlite:///{tmp_path / 'h.db'}"))
     populate(engine, tmp_path / "results", 12, SERIES, record=False)
     (h,) = histories(engine, ["rps"], {"command": "SET"})
-    whens = [p.when for p in h.points]
-    assert whens == sorted(whens)
-    assert [p.revision for p in h.points] != [sha(i) for i in range(12)]  # measured shuffled
+    assert list(h.times) == sorted(h.times)
+    assert list(h.revisions) != [sha(i) for i in range(12)]  # measured shuffled
 
 
 def test_bad_flags_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kvperf.analysis.changepoint import ChangePoint, Direction, classify, detect
 from kvperf.analysis.verdict import lower_is_better, min_effect_for
 
@@ -34,12 +37,25 @@ class CommitValue:
 
 @dataclass(frozen=True)
 class Series:
-    """One metric of one parameter set over commits (points in commit order)."""
+    """One metric of one parameter set over commits, in commit order: parallel sequences of
+    values (mean over the commit's trials), shas and commit times (arrays are fine)."""
 
     key: str
     params: dict[str, Any]
     metric: str
-    points: Sequence[CommitValue]
+    values: Sequence[float] | npt.NDArray[np.float64]
+    shas: Sequence[str] | npt.NDArray[Any]
+    times: Sequence[datetime] | npt.NDArray[Any]
+
+    def point(self, i: int) -> CommitValue:
+        return CommitValue(str(self.shas[i]), self.times[i], float(self.values[i]))
+
+    @classmethod
+    def of(cls, key: str, params: dict[str, Any], metric: str,
+           points: Sequence[CommitValue]) -> Series:
+        """From a list of points (small series, tests)."""
+        return cls(key, params, metric, [p.value for p in points], [p.sha for p in points],
+                   [p.at for p in points])
 
 
 @dataclass(frozen=True)
@@ -81,13 +97,12 @@ def _finding(series: Series, cp: ChangePoint) -> Finding:
         series_key=series.key, params=series.params, metric=series.metric,
         direction=classify(cp, lower_is_better(series.metric)), magnitude=cp.magnitude,
         pvalue=cp.pvalue, before_mean=cp.before_mean, after_mean=cp.after_mean,
-        last_before=series.points[cp.index - 1], first_after=series.points[cp.index])
+        last_before=series.point(cp.index - 1), first_after=series.point(cp.index))
 
 
 def series_findings(series: Series, thresholds: Thresholds = Thresholds()) -> list[Finding]:
     """Change points of one series, oldest first."""
-    values = [p.value for p in series.points]
-    points = detect(values, max_pvalue=thresholds.max_pvalue,
+    points = detect(series.values, max_pvalue=thresholds.max_pvalue,
                     min_magnitude=thresholds.magnitude_for(series.metric),
                     window=thresholds.window)
     return [_finding(series, cp) for cp in points if cp.after_mean != cp.before_mean]

@@ -20,7 +20,6 @@ from rich.console import Console
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import (
     DEFAULT_MAX_PVALUE,
-    CommitValue,
     Finding,
     Series,
     Thresholds,
@@ -91,8 +90,7 @@ def thresholds(args: argparse.Namespace) -> Thresholds:
 
 
 def to_series(h: History) -> Series:
-    points = [CommitValue(p.revision, p.when, p.mean, p.n) for p in h.points]
-    return Series(h.series_key, h.params, h.metric, points)
+    return Series(h.series_key, h.params, h.metric, h.means, h.revisions, h.times)
 
 
 def _stored(f: Finding) -> StoredChangePoint:

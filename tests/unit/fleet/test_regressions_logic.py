@@ -19,7 +19,7 @@ def _sha(i: int) -> str:
 def _series(values: np.ndarray, metric: str = "rps", key: str = "k1") -> Series:
     points = [CommitValue(_sha(i), T0 + timedelta(hours=i), float(v))
               for i, v in enumerate(values)]
-    return Series(key, {"command": "SET"}, metric, points)
+    return Series.of(key, {"command": "SET"}, metric, points)
 
 
 def _noisy(n: int, cv: float, seed: int, level: float = 100_000.0) -> np.ndarray:
