@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 from tests.helpers import server_pids
+from tests.pg import PgCluster, running_cluster
 
 
 @pytest.fixture
@@ -32,3 +34,17 @@ def build_cache() -> Path:
     path = cache_dir() / "build-cache"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One throwaway PostgreSQL 15 cluster per test session (tests/pg.py)."""
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster, request: pytest.FixtureRequest) -> str:
+    """A fresh empty database on the session cluster; its SQLAlchemy URL (with password)."""
+    name = "t_" + hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    return pg_cluster.create_database(name)

@@ -14,6 +14,7 @@ from rich.markup import escape
 from kvperf.build.builder import Build
 from kvperf.cli._builds import build_provenance
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
+from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import Prepared, RunOptions, prepare
 from kvperf.pipeline.ab import SidesResult, interleave_sides
@@ -31,6 +32,7 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--label", help="results subdirectory (default: derived from the sides)")
     p.add_argument("--seed", type=int, help="seed of the side order (default: random, recorded)")
+    add_db_options(p)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,6 @@ def run_sides(args: argparse.Namespace, sides: list[Side], kind: str,
     described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
                           for name, p in prepared.items())
     console.print(f"{described}  rounds: {args.runs}  order seed: {seed}")
-    with reporter:
-        result = interleave_sides(prepared, seed, reporter)
+    with live_store(args, args.results_dir) as store, reporter:
+        result = interleave_sides(prepared, seed, reporter, store)
     return result, prepared

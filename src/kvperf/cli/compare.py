@@ -83,4 +83,5 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     dirs = " and ".join(str(p.out_dir) for p in prepared.values())
     out.print(f"results: {dirs} (order seed {result.seed})")
     regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
+    result.check_store()
     return 1 if result.failed or (regressed and args.fail_on_regression) else 0

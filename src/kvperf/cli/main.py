@@ -16,8 +16,12 @@ from rich.markup import escape
 from kvperf import __version__
 from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
+from kvperf.cli import db as db_cmd
+from kvperf.cli import history as history_cmd
 from kvperf.cli import noise as noise_cmd
+from kvperf.cli import regressions as regressions_cmd
 from kvperf.cli import run as run_cmd
+from kvperf.cli import track as track_cmd
 from kvperf.core.errors import Interrupted, KvperfError
 
 
@@ -33,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_parser(subparsers)
     compare_results_cmd.add_parser(subparsers)
     noise_cmd.add_parser(subparsers)
+    db_cmd.add_parser(subparsers)
+    history_cmd.add_parser(subparsers)
+    track_cmd.add_parser(subparsers)
+    regressions_cmd.add_parser(subparsers)
     return parser
 
 

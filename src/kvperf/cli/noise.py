@@ -57,4 +57,5 @@ def handle(args: argparse.Namespace, console: Console) -> int:
                       "-" if math.isnan(sd) else f"{sd:.2%}", _needed(sd, 0.02),
                       _needed(sd, 0.03), c.decision.verdict.value)
     Console(width=None if sys.stdout.isatty() else 220).print(table)
+    result.check_store()
     return 0

@@ -18,12 +18,14 @@ from kvperf.build.builder import build_source_tree
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._commits import run_commits
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.server.resp import Endpoint
 from kvperf.store.files import read_histograms
+from kvperf.store.writer import TrialWriter
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -66,6 +68,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     add_build_args(p)
     add_measure_argument(p)
+    add_db_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -148,8 +151,17 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     _setup_logging(args.log_level, prepared.out_dir)
     if prepared.options.mode == "server":
         return _serve(prepared, console)
+    with live_store(args, prepared.options.results_dir) as store:
+        code = _execute(prepared, store, console, out)
+    if store is not None and code != Interrupted.exit_code:
+        store.check()
+    return code
+
+
+def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
+             out: Console) -> int:
     reporter = ProgressReporter(console, len(prepared.trials))
-    runner = Runner(prepared, reporter)
+    runner = Runner(prepared, reporter, store)
     try:
         with reporter:
             summary = runner.execute()

@@ -14,6 +14,7 @@ from typing import Any
 
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.run import Observer, Prepared, Runner
+from kvperf.store.writer import TrialWriter
 
 
 @dataclass
@@ -23,6 +24,12 @@ class SidesResult:
     rows: dict[str, list[dict[str, Any]]]
     seed: int
     order: list[str] = field(default_factory=list)
+    store: TrialWriter | None = None
+
+    def check_store(self) -> None:
+        """StoreError if some finished trials did not reach the database (see TrialWriter)."""
+        if self.store is not None:
+            self.store.check()
 
     @property
     def a_rows(self) -> list[dict[str, Any]]:
@@ -57,25 +64,26 @@ def check_same_plan(prepared: Sequence[Prepared]) -> None:
         raise UsageError("the sides of a comparison must run the same plan")
 
 
-def interleave_sides(sides: dict[str, Prepared], seed: int,
-                     observer: Observer) -> SidesResult:
+def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
+                     store: TrialWriter | None = None) -> SidesResult:
     """Run every trial on every side, persisting each row as it finishes."""
     prepared = list(sides.values())
     check_same_plan(prepared)
-    runners = {name: Runner(p, observer) for name, p in sides.items()}
-    result = SidesResult({name: [] for name in sides}, seed)
+    runners = {name: Runner(p, observer, store) for name, p in sides.items()}
+    result = SidesResult({name: [] for name in sides}, seed, store=store)
     trials = prepared[0].trials
     total = len(sides) * len(trials)
     for trial, order in zip(trials, side_orders(seed, list(sides), len(trials)), strict=True):
         for side in order:
             observer.trial_started(trial, len(result.order) + 1, total)
             row = runners[side].run_trial(trial) | {"side": side, "ab_seed": seed}
-            runners[side].metrics.append(row)
+            runners[side].persist(row)
             result.rows[side].append(row)
             result.order.append(side)
             observer.trial_finished(trial, row)
     return result
 
 
-def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer) -> SidesResult:
-    return interleave_sides({"A": a, "B": b}, seed, observer)
+def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer,
+               store: TrialWriter | None = None) -> SidesResult:
+    return interleave_sides({"A": a, "B": b}, seed, observer, store)

@@ -33,6 +33,7 @@ from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 from kvperf.server.tls import TlsFiles, make_tls_files
 from kvperf.store.files import MetricsFile
+from kvperf.store.writer import TrialWriter
 
 log = logging.getLogger("kvperf")
 
@@ -199,10 +200,12 @@ def prepare(options: RunOptions) -> Prepared:
 class Runner:
     """Executes a prepared plan, trial after trial, persisting every row."""
 
-    def __init__(self, prepared: Prepared, observer: Observer | None = None) -> None:
+    def __init__(self, prepared: Prepared, observer: Observer | None = None,
+                 store: TrialWriter | None = None) -> None:
         self.prepared = prepared
         self.observer: Observer = observer or SilentObserver()
         self.metrics = MetricsFile(prepared.out_dir / "metrics.json")
+        self.store = store
         self._tls: TlsFiles | None = None
 
     def tls_files(self) -> TlsFiles:
@@ -216,10 +219,18 @@ class Runner:
         for position, trial in enumerate(self.prepared.trials, 1):
             self.observer.trial_started(trial, position, total)
             row = self.run_trial(trial)
-            self.metrics.append(row)
+            self.persist(row)
             summary.rows.append(row)
             self.observer.trial_finished(trial, row)
         return summary
+
+    def persist(self, row: dict[str, Any]) -> None:
+        """Database first (its own transaction), then metrics.json: a kill between the two
+        leaves every row of metrics.json in the database. A database failure is counted by
+        the writer and never stops the run."""
+        if self.store is not None:
+            self.store.record(row, self.metrics.path)
+        self.metrics.append(row)
 
     def trial_log_dir(self, trial: Trial) -> Path:
         return self.prepared.out_dir / "trials" / f"{trial.index:04d}-{trial.id}-r{trial.run}"

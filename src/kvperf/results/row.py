@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kvperf.core.identity import stable_id
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 
@@ -32,6 +33,11 @@ LATENCY_FIELDS = ("avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_lat
 KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "requests", "duration",
               "keyspacelen", "cluster_mode", "tls", "io_threads", "warmup", "benchmark_threads",
               "config_set")
+
+
+def series_key(row: dict[str, Any]) -> str:
+    """Stable hash of a row's KEY_FIELDS values (absent fields count as None): its series."""
+    return stable_id({name: row.get(name) for name in KEY_FIELDS}, length=16)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,119 @@
+"""Change points of stored history: one value per commit per series, judged per metric.
+
+A *series* is one metric of one parameter set (command, data size, pipeline, …: the
+results' KEY_FIELDS, never env). Its points are ordered by commit time, one per commit
+(the mean of that commit's trials), and handed to E-Divisive means with the pooled t-test
+(``analysis.changepoint.detect``, the Hunter/Otava method). Each change point becomes a
+``Finding``: the commit range it lies in (last commit of the old regime, first of the new),
+its magnitude (after/before − 1) and whether it is a regression for this metric (higher is
+better for throughput, lower for latency and CPU: ``analysis.verdict.lower_is_better``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kvperf.analysis.changepoint import ChangePoint, Direction, classify, detect
+from kvperf.analysis.verdict import lower_is_better, min_effect_for
+
+DEFAULT_MAX_PVALUE = 0.001
+
+
+@dataclass(frozen=True)
+class CommitValue:
+    """One point of a series: a commit, when it was made, and its value (mean over trials)."""
+
+    sha: str
+    at: datetime
+    value: float
+    trials: int = 1
+
+
+@dataclass(frozen=True)
+class Series:
+    """One metric of one parameter set over commits, in commit order: parallel sequences of
+    values (mean over the commit's trials), shas and commit times (arrays are fine)."""
+
+    key: str
+    params: dict[str, Any]
+    metric: str
+    values: Sequence[float] | npt.NDArray[np.float64]
+    shas: Sequence[str] | npt.NDArray[Any]
+    times: Sequence[datetime] | npt.NDArray[Any]
+
+    def point(self, i: int) -> CommitValue:
+        return CommitValue(str(self.shas[i]), self.times[i], float(self.values[i]))
+
+    @classmethod
+    def of(cls, key: str, params: dict[str, Any], metric: str,
+           points: Sequence[CommitValue]) -> Series:
+        """From a list of points (small series, tests)."""
+        return cls(key, params, metric, [p.value for p in points], [p.sha for p in points],
+                   [p.at for p in points])
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A change point of a series, placed between two commits."""
+
+    series_key: str
+    params: dict[str, Any]
+    metric: str
+    direction: Direction
+    magnitude: float
+    pvalue: float
+    before_mean: float
+    after_mean: float
+    last_before: CommitValue
+    first_after: CommitValue
+
+    @property
+    def commit_range(self) -> str:
+        """``last_before..first_after`` (short shas): the commits to bisect between."""
+        return f"{self.last_before.sha[:12]}..{self.first_after.sha[:12]}"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Significance and minimum size; ``min_magnitude`` None = the metric's minimum effect
+    (2 % throughput, 5 % latency: ``analysis.verdict.min_effect_for``)."""
+
+    max_pvalue: float = DEFAULT_MAX_PVALUE
+    min_magnitude: float | None = None
+    window: int | None = None
+
+    def magnitude_for(self, metric: str) -> float:
+        return self.min_magnitude if self.min_magnitude is not None else min_effect_for(metric)
+
+
+def _finding(series: Series, cp: ChangePoint) -> Finding:
+    return Finding(
+        series_key=series.key, params=series.params, metric=series.metric,
+        direction=classify(cp, lower_is_better(series.metric)), magnitude=cp.magnitude,
+        pvalue=cp.pvalue, before_mean=cp.before_mean, after_mean=cp.after_mean,
+        last_before=series.point(cp.index - 1), first_after=series.point(cp.index))
+
+
+def series_findings(series: Series, thresholds: Thresholds = Thresholds()) -> list[Finding]:
+    """Change points of one series, oldest first."""
+    points = detect(series.values, max_pvalue=thresholds.max_pvalue,
+                    min_magnitude=thresholds.magnitude_for(series.metric),
+                    window=thresholds.window)
+    return [_finding(series, cp) for cp in points if cp.after_mean != cp.before_mean]
+
+
+def find_all(all_series: Iterable[Series], thresholds: Thresholds = Thresholds(),
+             since: datetime | None = None) -> list[Finding]:
+    """Change points of every series; with ``since``, only those whose first commit of the
+    new regime is at or after it (the whole history is still used to detect them).
+    Regressions first, then by size."""
+    found = [f for s in all_series for f in series_findings(s, thresholds)
+             if since is None or f.first_after.at >= since]
+    return sorted(found, key=lambda f: (f.direction != "regression", -abs(f.magnitude),
+                                        f.series_key, f.metric))

@@ -1,0 +1,76 @@
+"""`kvperf db push FILE…` and `kvperf db migrate`: fill and upgrade the store."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from sqlalchemy.exc import SQLAlchemyError
+
+from kvperf.core.errors import StoreError, UsageError
+from kvperf.store.db import describe_error, make_engine, open_store, redact, resolve_url
+from kvperf.store.migrations import CURRENT_VERSION, migrate
+from kvperf.store.push import push_file
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("db", help="database: push result files, migrate",
+                              description="Manage the results database (SQLite or PostgreSQL).")
+    sub = p.add_subparsers(dest="db_command", metavar="SUBCOMMAND", required=True)
+    push = sub.add_parser("push", help="import metrics.json files (idempotent)",
+                          description="Import metrics.json files (kvperf's or the seed "
+                                      "system's) with their histograms. Rows already stored "
+                                      "are skipped: pushing a file twice adds nothing.")
+    push.add_argument("files", nargs="+", type=Path, metavar="FILE", help="metrics.json files")
+    _add_db(push)
+    push.set_defaults(handler=handle_push)
+    mig = sub.add_parser("migrate", help="create or upgrade the schema",
+                         description="Bring the database to the current schema version.")
+    _add_db(mig)
+    mig.set_defaults(handler=handle_migrate)
+
+
+def _add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="URL", help="database URL (default: $KVPERF_DB, else "
+                                               "<results-dir>/kvperf.db)")
+    p.add_argument("--results-dir", type=Path, default=Path("results"),
+                   help="where the default SQLite file lives (default: results)")
+
+
+def handle_push(args: argparse.Namespace, console: Console) -> int:
+    missing = [str(f) for f in args.files if not f.is_file()]
+    if missing:
+        raise UsageError(f"no such file: {', '.join(missing)}")
+    url = resolve_url(args.db, args.results_dir)
+    engine = open_store(url)
+    try:
+        for path in args.files:
+            try:
+                result = push_file(engine, path)
+            except SQLAlchemyError as exc:
+                raise StoreError(f"pushing {path} to {redact(url)} failed: "
+                                 f"{describe_error(exc, url)} (nothing of this file was "
+                                 "stored; push it again)") from None
+            console.print(f"{path}: {result.added} row(s) added, {result.present} already "
+                          f"present", highlight=False)
+    finally:
+        engine.dispose()
+    console.print(f"database: {redact(url)}", highlight=False)
+    return 0
+
+
+def handle_migrate(args: argparse.Namespace, console: Console) -> int:
+    url = resolve_url(args.db, args.results_dir)
+    engine = make_engine(url)
+    try:
+        applied = migrate(engine)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot use database {redact(url)}: {describe_error(exc, url)}"
+                         ) from None
+    finally:
+        engine.dispose()
+    done = f"applied version(s) {', '.join(map(str, applied))}" if applied else "up to date"
+    console.print(f"{redact(url)}: schema version {CURRENT_VERSION} ({done})", highlight=False)
+    return 0

@@ -1,0 +1,212 @@
+"""`kvperf track …`: commit tracking for runner fleets (store/track.py holds the rules).
+
+determine  list the branch's last commits (git), record them, enqueue missing jobs
+claim      take one job (prints it as JSON, or ``null`` when the queue is empty)
+mark       finish a claimed job: complete | failed
+renew      extend a claimed job's lease (heartbeat for long runs)
+query      list jobs and counts per state
+cleanup    requeue expired claims; optionally delete old completed job rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import Engine
+
+from kvperf.build.git_log import branch_commits, display_repo
+from kvperf.core.errors import ConfigError, UsageError
+from kvperf.store import track
+from kvperf.store.db import open_store, redact, resolve_url
+
+
+def add_db_options(p: argparse.ArgumentParser) -> None:
+    """--db and --results-dir (the default SQLite file lives in the results directory)."""
+    p.add_argument("--db", help="database URL (postgresql://… or sqlite:///…; default: "
+                                "$KVPERF_DB, else <results-dir>/kvperf.db)")
+    p.add_argument("--results-dir", type=Path, default=Path("results"))
+
+
+def open_engine(args: argparse.Namespace, console: Console) -> Engine:
+    url = resolve_url(args.db, args.results_dir)
+    console.print(f"database: {redact(url)}", highlight=False)
+    return open_store(url)
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "track", help="commit tracking for runner fleets (determine, claim, mark, …)",
+        description="A queue of (commit, config content, architecture) jobs in the database: "
+                    "runners claim jobs with a lease (FOR UPDATE SKIP LOCKED on PostgreSQL), "
+                    "so no two run the same job and a crashed runner's job is taken again.")
+    sub = p.add_subparsers(dest="track_command", metavar="ACTION", required=True)
+    _add_determine(sub)
+    _add_claim(sub)
+    _add_mark(sub)
+    _add_renew(sub)
+    _add_query(sub)
+    _add_cleanup(sub)
+
+
+def _add_determine(sub: Any) -> None:
+    p = sub.add_parser("determine", help="enqueue the branch's last commits not yet tracked")
+    p.add_argument("--repo", required=True, help="git repository: a local path or a URL")
+    p.add_argument("--branch", default="unstable")
+    p.add_argument("--max-commits", type=int, default=10)
+    p.add_argument("--config", type=Path, required=True,
+                   help="benchmark config (JSON); tracked by its content, not its name")
+    p.add_argument("--architecture", default=platform.machine(),
+                   help=f"architecture the jobs are for (default: this host's, "
+                        f"{platform.machine()})")
+    p.add_argument("--max-attempts", type=int, default=track.DEFAULT_MAX_ATTEMPTS,
+                   help="claims before a failing job stays failed (default 3)")
+    add_db_options(p)
+    p.set_defaults(handler=handle_determine)
+
+
+def _add_claim(sub: Any) -> None:
+    p = sub.add_parser("claim", help="claim one job; prints it as JSON (null: none left)")
+    p.add_argument("--runner", required=True, help="this runner's name (recorded)")
+    p.add_argument("--lease", type=float, default=track.DEFAULT_LEASE_SECONDS,
+                   metavar="SECONDS", help="claim expires after this long unless renewed "
+                                           f"(default {track.DEFAULT_LEASE_SECONDS})")
+    p.add_argument("--architecture", help="only jobs for this architecture")
+    p.add_argument("--hold", type=float, default=0.0, metavar="SECONDS",
+                   help="for tests: after claiming, sleep this long before exiting "
+                        "(simulates a runner busy with its job)")
+    add_db_options(p)
+    p.set_defaults(handler=handle_claim)
+
+
+def _add_mark(sub: Any) -> None:
+    p = sub.add_parser("mark", help="finish a claimed job: complete or failed")
+    p.add_argument("--id", type=int, required=True, dest="job_id")
+    p.add_argument("outcome", choices=(track.COMPLETE, track.FAILED))
+    p.add_argument("--error", help="why it failed (kept in last_error)")
+    p.add_argument("--attempt", type=int,
+                   help="the claim's attempt number: refuse if the job was claimed again since")
+    add_db_options(p)
+    p.set_defaults(handler=handle_mark)
+
+
+def _add_renew(sub: Any) -> None:
+    p = sub.add_parser("renew", help="extend a claimed job's lease (heartbeat)")
+    p.add_argument("--id", type=int, required=True, dest="job_id")
+    p.add_argument("--lease", type=float, default=track.DEFAULT_LEASE_SECONDS, metavar="SECONDS")
+    p.add_argument("--attempt", type=int)
+    add_db_options(p)
+    p.set_defaults(handler=handle_renew)
+
+
+def _add_query(sub: Any) -> None:
+    p = sub.add_parser("query", help="list jobs and counts per state")
+    p.add_argument("--state", action="append", default=[], choices=track.STATES)
+    p.add_argument("--sha", help="sha prefix")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true", help="print the jobs as a JSON list")
+    add_db_options(p)
+    p.set_defaults(handler=handle_query)
+
+
+def _add_cleanup(sub: Any) -> None:
+    p = sub.add_parser("cleanup", help="requeue expired claims; delete old completed job rows")
+    p.add_argument("--no-requeue-expired", dest="requeue_expired", action="store_false",
+                   help="do not touch expired claims")
+    p.add_argument("--requeue-expired", dest="requeue_expired", action="store_true",
+                   default=True, help="requeue expired claims, or fail them at the retry cap "
+                                      "(the default)")
+    p.add_argument("--delete-completed-older-than", type=float, metavar="DAYS",
+                   help="delete job rows completed more than DAYS ago (results are kept)")
+    add_db_options(p)
+    p.set_defaults(handler=handle_cleanup)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=None, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def _read_config(path: Path) -> track.Config:
+    try:
+        content = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {str(path)!r}: {exc.strerror or exc}") from None
+    return track.config_from_text(path.name, content)
+
+
+def handle_determine(args: argparse.Namespace, console: Console) -> int:
+    config = _read_config(args.config)
+    found = branch_commits(args.repo, args.branch, args.max_commits)
+    items = [track.TrackedCommit(c.sha, c.committed_at, c.author, c.subject) for c in found]
+    engine = open_engine(args, console)
+    repo = str(Path(args.repo).resolve()) if Path(args.repo).is_dir() else args.repo
+    added = track.enqueue(engine, display_repo(repo), args.branch, items, config,
+                          args.architecture, args.max_attempts)
+    console.print(f"{len(items)} commits of {display_repo(args.repo)} {args.branch}; "
+                  f"{len(added)} new jobs for config {config.name} ({config.hash[:12]}) on "
+                  f"{args.architecture}", highlight=False)
+    _print_json({"commits": len(items), "enqueued": added, "config_hash": config.hash})
+    return 0
+
+
+def handle_claim(args: argparse.Namespace, console: Console) -> int:
+    if args.hold < 0:
+        raise UsageError(f"--hold must be >= 0, got {args.hold}")
+    job = track.claim(open_engine(args, console), args.runner, args.lease, args.architecture)
+    _print_json(job.as_json() if job else None)
+    if job and args.hold:
+        time.sleep(args.hold)
+    return 0
+
+
+def handle_mark(args: argparse.Namespace, console: Console) -> int:
+    job = track.mark(open_engine(args, console), args.job_id, args.outcome, args.error,
+                     args.attempt)
+    console.print(f"job {job.id} ({job.sha[:12]}) {job.state} after {job.attempts} "
+                  f"attempt(s)", highlight=False)
+    return 0
+
+
+def handle_renew(args: argparse.Namespace, console: Console) -> int:
+    job = track.renew(open_engine(args, console), args.job_id, args.lease, args.attempt)
+    _print_json(job.as_json(with_content=False))
+    return 0
+
+
+def _jobs_table(jobs: list[track.Job]) -> Table:
+    table = Table("id", "sha", "config", "arch", "state", "attempts", "runner", "lease until",
+                  "last error")
+    for j in jobs:
+        lease = j.lease_expires_at.isoformat(timespec="seconds") if j.lease_expires_at else ""
+        table.add_row(str(j.id), j.sha[:12], f"{j.config_name} {j.config_hash[:8]}",
+                      j.architecture, j.state, f"{j.attempts}/{j.max_attempts}",
+                      j.claimed_by or "", lease, j.last_error or "")
+    return table
+
+
+def handle_query(args: argparse.Namespace, console: Console) -> int:
+    engine = open_engine(args, console)
+    jobs = track.query(engine, args.state, args.sha, args.limit)
+    if args.json:
+        _print_json([j.as_json(with_content=False) for j in jobs])
+        return 0
+    out = Console(width=None if sys.stdout.isatty() else 200)
+    out.print(_jobs_table(jobs))
+    out.print("  ".join(f"{s}: {n}" for s, n in track.counts(engine).items()))
+    return 0
+
+
+def handle_cleanup(args: argparse.Namespace, console: Console) -> int:
+    done = track.cleanup(open_engine(args, console), args.requeue_expired,
+                         args.delete_completed_older_than)
+    console.print(f"requeued {done.requeued} expired claim(s), failed {done.failed} at the "
+                  f"retry cap, deleted {done.deleted} completed job row(s)", highlight=False)
+    return 0

@@ -1,0 +1,88 @@
+"""History as terminal tables: per series, one row per revision (mean, n, CV per metric); and
+the two-revision view (rapidbyte-style): per metric A, B and the % change."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+
+from kvperf.analysis.comparison import describe_group
+from kvperf.store.history import Cell, Revision
+
+CellIndex = dict[tuple[str, str, str], Cell]  # (series_key, revision, metric) → cell
+
+
+def index(cells: Sequence[Cell]) -> CellIndex:
+    return {(c.series_key, c.revision, c.metric): c for c in cells}
+
+
+def short(revision: str) -> str:
+    """40-hex shas shortened to 10 characters; labels as they are."""
+    is_sha = len(revision) == 40 and all(ch in "0123456789abcdef" for ch in revision)
+    return revision[:10] if is_sha else revision
+
+
+def describe(fields: dict[str, Any]) -> str:
+    return describe_group(tuple(fields.items()))
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def _cv(cell: Cell | None) -> str:
+    return "-" if cell is None or math.isnan(cell.cv) else f"{cell.cv:.1%}"
+
+
+def change_percent(a: Cell | None, b: Cell | None) -> float:
+    """(B − A) / A × 100; NaN when a side is missing or A is zero."""
+    if a is None or b is None or not a.mean:
+        return math.nan
+    return (b.mean - a.mean) / a.mean * 100
+
+
+def series_order(cells: Sequence[Cell], fields: dict[str, dict[str, Any]]) -> list[str]:
+    keys = {c.series_key for c in cells}
+    return sorted(keys, key=lambda k: describe(fields.get(k, {})))
+
+
+def history_table(key: str, fields: dict[str, Any], revisions: Sequence[Revision],
+                  cells: CellIndex, names: Sequence[str]) -> Table:
+    table = Table(title=f"{describe(fields)} · series {key}", title_justify="left")
+    table.add_column("revision")
+    table.add_column("date")
+    table.add_column("n", justify="right")
+    for name in names:
+        table.add_column(f"{name} mean", justify="right")
+        table.add_column("CV", justify="right")
+    for rev in revisions:
+        found = [cells.get((key, rev.name, name)) for name in names]
+        if not any(found):
+            continue
+        n = max(c.n for c in found if c)
+        row = [short(rev.name), rev.when.strftime("%Y-%m-%d %H:%M") if rev.when else "-", str(n)]
+        for cell in found:
+            row += [_number(cell.mean) if cell else "-", _cv(cell)]
+        table.add_row(*row)
+    return table
+
+
+def change_table(key: str, fields: dict[str, Any], a: str, b: str, cells: CellIndex,
+                 names: Sequence[str]) -> Table:
+    table = Table(title=f"{describe(fields)} · series {key}", title_justify="left")
+    for column in ("metric", short(a), "n", "CV", short(b), "n", "CV", "change"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name in names:
+        ca, cb = cells.get((key, a, name)), cells.get((key, b, name))
+        if ca is None and cb is None:
+            continue
+        change = change_percent(ca, cb)
+        table.add_row(name, _number(ca.mean) if ca else "-", str(ca.n) if ca else "-", _cv(ca),
+                      _number(cb.mean) if cb else "-", str(cb.n) if cb else "-", _cv(cb),
+                      "-" if math.isnan(change) else f"{change:+.1f}%")
+    return table

@@ -1,0 +1,55 @@
+"""Change points as a terminal table and as JSON (``kvperf regressions``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.table import Table
+
+from kvperf.analysis.regressions import Finding
+
+PARAM_ORDER = ("command", "data_size", "pipeline", "clients", "io_threads", "cluster_mode",
+               "tls", "requests", "duration", "keyspacelen", "warmup", "benchmark_threads",
+               "config_set")
+SHORT = {"data_size": "size", "pipeline": "P", "clients": "c", "io_threads": "io",
+         "cluster_mode": "cluster", "benchmark_threads": "threads"}
+
+
+def describe_params(params: dict[str, Any]) -> str:
+    """``SET size=64 P=16 c=50 …``: the series' parameters that are set, compactly."""
+    parts = [str(params.get("command") or "?")]
+    for key in PARAM_ORDER[1:]:
+        value = params.get(key)
+        if value is None or value is False:
+            continue
+        parts.append(SHORT.get(key, key) if value is True else f"{SHORT.get(key, key)}={value}")
+    return " ".join(parts)
+
+
+def _value(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def findings_table(findings: list[Finding]) -> Table:
+    """One row per change point: series, metric, direction, magnitude, means, commit range."""
+    table = Table("series", "metric", "change", "magnitude", "before → after", "p",
+                  "commits (last before..first after)", "first after at")
+    for f in findings:
+        colour = "red" if f.direction == "regression" else "green"
+        mag = f"{f.magnitude * 100:+.1f}%" if math.isfinite(f.magnitude) else "n/a"
+        table.add_row(describe_params(f.params), f.metric, f"[{colour}]{f.direction}[/{colour}]",
+                      mag, f"{_value(f.before_mean)} → {_value(f.after_mean)}",
+                      f"{f.pvalue:.1e}", f.commit_range,
+                      f.first_after.at.isoformat(timespec="minutes"))
+    return table
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """A finding as a JSON-ready dict (full shas, ISO times)."""
+    return {"series_key": f.series_key, "params": f.params, "metric": f.metric,
+            "direction": f.direction,
+            "magnitude": f.magnitude if math.isfinite(f.magnitude) else None,
+            "pvalue": f.pvalue, "before_mean": f.before_mean, "after_mean": f.after_mean,
+            "last_before": {"sha": f.last_before.sha, "at": f.last_before.at.isoformat()},
+            "first_after": {"sha": f.first_after.sha, "at": f.first_after.at.isoformat()}}

@@ -1,0 +1,192 @@
+"""History queries: one value per revision per series per metric, aggregated in the database.
+
+A series is a set of KEY_FIELDS values (``trials.series_key``); a revision is a commit sha, or
+the run label when the run named no commit. Each cell is the mean over a revision's ok trials
+with n and the sample standard deviation, so 10 million stored values reduce to one row per
+(series, revision, metric) inside the database, never in Python.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Engine, Select, and_, func, or_, select, text, true
+
+from kvperf.core.errors import UsageError
+from kvperf.results.row import KEY_FIELDS
+from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, TOP_METRICS
+from kvperf.store.schema import commits, metrics, trials
+
+NESTED_PREFIXES = ("server.", "client.")
+COMMON_METRICS = (*TOP_METRICS, "server.cpu_us_per_request", "server.usec_per_call",
+                  "client.client_cpu_us_per_request")
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A commit (or label) with results, and when it was committed or first measured."""
+
+    name: str
+    when: datetime | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One metric of one series at one revision: mean, sample sd and count of ok trials."""
+
+    series_key: str
+    revision: str
+    metric: str
+    n: int
+    mean: float
+    sd: float
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation s/x̄ (sample sd); NaN for n < 2."""
+        return self.sd / self.mean if self.n > 1 and self.mean else math.nan
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_metric(name: str) -> str:
+    """A metric name kvperf stores; UsageError with a suggestion otherwise."""
+    if name in TOP_METRICS or name.startswith(NESTED_PREFIXES):
+        return name
+    hint = _did_you_mean(name, COMMON_METRICS)
+    raise UsageError(f"--metric {name!r} is not a stored metric{hint}; "
+                     f"known: {', '.join(COMMON_METRICS)}")
+
+
+def _typed_value(key: str, text: str) -> Any:
+    if text.lower() in ("none", "null"):
+        return None
+    if key in BOOL_COLUMNS:
+        if text.lower() not in ("yes", "no", "true", "false", "1", "0"):
+            raise UsageError(f"--where {key}={text}: expected yes/no")
+        return text.lower() in ("yes", "true", "1")
+    try:
+        if key in INT_COLUMNS:
+            return int(text)
+        if key in FLOAT_COLUMNS:
+            return float(text)
+        if key == "config_set":
+            return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        kind = "an integer" if key in INT_COLUMNS else "a number" if key in FLOAT_COLUMNS \
+            else 'JSON such as {"maxmemory-policy":"allkeys-lru"}'
+        raise UsageError(f"--where {key}={text}: expected {kind}") from None
+    return text
+
+
+def parse_where(items: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` filters over KEY_FIELDS, typed; UsageError (did-you-mean) otherwise."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise UsageError(f"--where {item!r}: expected key=value, e.g. command=SET")
+        if key not in KEY_FIELDS:
+            hint = _did_you_mean(key, KEY_FIELDS)
+            raise UsageError(f"--where {key!r} is not a series field{hint}; "
+                             f"fields: {', '.join(KEY_FIELDS)}")
+        out[key] = _typed_value(key, text.strip())
+    return out
+
+
+def _filters(where: dict[str, Any]) -> ColumnElement[bool]:
+    clauses: list[ColumnElement[bool]] = [trials.c.status == "ok"]
+    for key, value in where.items():
+        column = trials.c[key]
+        if value is None:
+            clauses.append(column.is_(None))
+        elif key == "command":
+            clauses.append(func.upper(column) == str(value).upper())
+        else:
+            clauses.append(column == value)
+    return and_(*clauses)
+
+
+def latest_revisions(engine: Engine, last: int, where: dict[str, Any]) -> list[Revision]:
+    """The ``last`` newest revisions with ok trials matching ``where``, oldest first.
+    Newest = latest commit time when the commits table knows it, else first measurement."""
+    when = func.coalesce(func.max(commits.c.committed_at), func.min(trials.c.timestamp))
+    query = (select(trials.c.revision, when.label("when"))
+             .select_from(trials.outerjoin(commits, commits.c.sha == trials.c.revision))
+             .where(_filters(where)).group_by(trials.c.revision)
+             .order_by(when.desc(), trials.c.revision.desc()).limit(last))
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    return [Revision(r.revision, r.when) for r in reversed(rows)]
+
+
+def resolve_revision(engine: Engine, prefix: str) -> str:
+    """The one revision that is ``prefix`` or starts with it; UsageError if none or several."""
+    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    query = (select(trials.c.revision).where(or_(trials.c.revision == prefix,
+                                                 trials.c.revision.like(like, escape="\\")))
+             .distinct().limit(5))
+    with engine.connect() as conn:
+        found = list(conn.execute(query).scalars())
+    if prefix in found:
+        return prefix
+    if len(found) == 1:
+        return str(found[0])
+    if not found:
+        raise UsageError(f"--sha {prefix}: no results for that commit or label in the database")
+    raise UsageError(f"--sha {prefix} is ambiguous: {', '.join(found)}")
+
+
+def _cells_query(revisions: Sequence[str] | None, names: Sequence[str],
+                 where: dict[str, Any]) -> Select[Any]:
+    value = metrics.c.value
+    condition = and_(_filters(where), metrics.c.name.in_(names) if names else true(),
+                     trials.c.revision.in_(revisions) if revisions is not None else true())
+    return (select(trials.c.series_key, trials.c.revision, metrics.c.name,
+                   func.count(value).label("n"), func.avg(value).label("mean"),
+                   func.sum(value * value).label("sumsq"))
+            .select_from(metrics.join(trials, trials.c.id == metrics.c.trial_id))
+            .where(condition)
+            .group_by(trials.c.series_key, trials.c.revision, metrics.c.name))
+
+
+def _sd(n: int, mean: float, sumsq: float) -> float:
+    """Sample sd from count, mean and sum of squares: sqrt((Σx² − n·x̄²)/(n−1))."""
+    if n < 2:
+        return math.nan
+    return math.sqrt(max(sumsq - n * mean * mean, 0.0) / (n - 1))
+
+
+def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
+          where: dict[str, Any]) -> list[Cell]:
+    """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":  # room for a hash aggregate instead of a disk sort
+            conn.execute(text("SET LOCAL work_mem = '256MB'"))
+        result = conn.execute(_cells_query(revisions, names, where))
+        return [Cell(r.series_key, r.revision, r.name, int(r.n), float(r.mean),
+                     _sd(int(r.n), float(r.mean), float(r.sumsq))) for r in result]
+
+
+def series_fields(engine: Engine, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The KEY_FIELDS values of each series (from one of its trials)."""
+    if not keys:
+        return {}
+    first = (select(func.min(trials.c.id)).where(trials.c.series_key.in_(keys))
+             .group_by(trials.c.series_key))
+    query = select(trials.c.series_key, *(trials.c[f] for f in KEY_FIELDS)).where(
+        trials.c.id.in_(first))
+    with engine.connect() as conn:
+        return {r.series_key: {f: getattr(r, f) for f in KEY_FIELDS}
+                for r in conn.execute(query)}
+

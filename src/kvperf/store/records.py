@@ -1,0 +1,144 @@
+"""metrics.json row → database records (pure): run identity, trial columns, metric values.
+
+Handles kvperf's rows and the seed system's (which have no run, trial_id, status, tool, env):
+missing fields become NULL, a seed row counts as ``ok`` (it only exists when it measured
+something), and its label is the name of the directory holding its metrics.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kvperf.core.identity import stable_id
+from kvperf.results.row import LATENCY_FIELDS, series_key
+
+TOP_METRICS = ("rps", *LATENCY_FIELDS)
+NESTED_METRICS = ("server", "client")  # numeric leaves below these become "server.x", ...
+INT_COLUMNS = ("data_size", "pipeline", "clients", "requests", "keyspacelen", "io_threads",
+               "benchmark_threads")
+FLOAT_COLUMNS = ("duration", "warmup")
+BOOL_COLUMNS = ("cluster_mode", "tls")
+
+
+def row_hash(row: dict[str, Any]) -> str:
+    """sha256 of the row's canonical JSON: the same row always hashes the same."""
+    canonical = json.dumps(row, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _leaves(prefix: str, value: Any, out: dict[str, float]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _leaves(f"{prefix}.{key}", inner, out)
+    elif (number := _number(value)) is not None:
+        out[prefix] = number
+
+
+def metric_values(row: dict[str, Any]) -> dict[str, float]:
+    """Every finite numeric metric of a row: rps, latencies, server.*, client.* (dotted)."""
+    out = {name: v for name in TOP_METRICS if (v := _number(row.get(name))) is not None}
+    for section in NESTED_METRICS:
+        if isinstance(row.get(section), dict):
+            _leaves(section, row[section], out)
+    return out
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp as an aware UTC datetime (naive ones are taken as UTC)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def canonical_config_set(value: Any) -> str | None:
+    """config_set as comparable text: canonical JSON with sorted keys; None when empty."""
+    if not value:
+        return None
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _typed(row: dict[str, Any], name: str) -> Any:
+    value = row.get(name)
+    if value is None:
+        return None
+    if name in BOOL_COLUMNS:
+        return value if isinstance(value, bool) else str(value).lower() in ("yes", "true", "1")
+    caster = int if name in INT_COLUMNS else float
+    try:
+        return caster(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the trials of one run share; ``key`` identifies the run in the database."""
+
+    key: str
+    label: str | None
+    commit_sha: str | None
+    source: str
+    tool: str | None
+    tool_version: str | None
+    server_version: str | None
+    host: str | None
+    started_at: datetime | None
+    env: dict[str, Any] | None
+
+
+def run_info(row: dict[str, Any], source: str, label: str | None,
+             started_at: datetime | None, salt: str = "") -> RunInfo:
+    """The run a row belongs to. Pushed files: one run per (file, label, commit, tool, server,
+    host); live runs add their start time and pid as ``salt`` so every run is its own."""
+    env = row.get("env") if isinstance(row.get("env"), dict) else None
+    label = row.get("label") or label
+    host = env.get("host") if env else None
+    identity = {"source": source, "label": label, "commit": row.get("commit"),
+                "tool": row.get("tool"), "tool_version": row.get("tool_version"),
+                "server_version": row.get("server_version"), "host": host, "salt": salt}
+    run_env = {k: v for k, v in env.items() if k != "pinning"} if env else None
+    return RunInfo(stable_id(identity, length=32), label, row.get("commit"), source,
+                   row.get("tool"), row.get("tool_version"), row.get("server_version"), host,
+                   started_at, run_env)
+
+
+def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
+    """The trials-table columns of a row (without id and run_id)."""
+    commit = row.get("commit") or None
+    columns = {name: _typed(row, name)
+               for name in (*INT_COLUMNS, *FLOAT_COLUMNS, *BOOL_COLUMNS)}
+    return {
+        **columns,
+        "row_hash": row_hash(row), "series_key": series_key(row),
+        "revision": str(commit or row.get("label") or label or "unknown"),
+        "command": row.get("command"), "config_set": canonical_config_set(row.get("config_set")),
+        "run_index": row["run"] if isinstance(row.get("run"), int) else None,
+        "trial_id": row.get("trial_id"), "commit_sha": commit,
+        "timestamp": parse_timestamp(row.get("timestamp")),
+        "status": str(row.get("status") or "ok"), "error": row.get("error"),
+        "row": row,
+    }
+
+
+def histogram_values(histograms: dict[str, Any] | None) -> list[dict[str, str]]:
+    """A trial's histograms file → rows of (kind, unit, encoded)."""
+    if not histograms:
+        return []
+    unit = str(histograms.get("unit", "us"))
+    return [{"kind": kind, "unit": unit, "encoded": value} for kind, value in histograms.items()
+            if isinstance(value, str) and value.startswith("HIST")]

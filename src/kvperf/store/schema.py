@@ -1,0 +1,169 @@
+"""The database schema (SQLAlchemy Core, one MetaData): the same tables on SQLite and PostgreSQL.
+
+Tables:
+  schema_version — one row per applied migration (store/migrations.py).
+  runs           — what is common to the trials of one run or one pushed file (label, commit,
+                   tool, versions, host, env). ``run_key`` makes a run unique.
+  trials         — one metrics.json row each. ``row_hash`` (sha256 of the row's canonical JSON)
+                   is UNIQUE: a live write and a later ``kvperf db push`` of the same file land
+                   on the same trial, so pushing twice adds nothing. ``series_key`` is the hash
+                   of the KEY_FIELDS values (results/row.py ``series_key``); ``revision`` is the
+                   commit sha, or the run label when the run named no commit (what history
+                   groups by). ``row`` keeps the full metrics.json row for provenance.
+  metrics        — narrow: one numeric metric of one trial per row (rps, latencies,
+                   server.cpu_us_per_request, server.usec_per_call, …).
+  histograms     — the trial's HDR histograms (base64 V2), one per kind (corrected, service).
+  commits        — commit metadata (filled by commit tracking).
+  track_jobs     — commit tracking queue (store/track.py): one job per
+                   (sha, config content hash, architecture).
+  change_points  — the last ``kvperf regressions --store`` result (replaced as a whole each
+                   time): one row per change point, for dashboards (store/changepoints.py).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION, JSONB
+
+metadata = MetaData()
+
+# SQLite only aliases rowid (autoincrement) for INTEGER PRIMARY KEY, not BIGINT.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+Json = JSON().with_variant(JSONB(), "postgresql")
+Double = Float().with_variant(DOUBLE_PRECISION(), "postgresql")
+Timestamp = DateTime(timezone=True)
+
+schema_version = Table(
+    "schema_version", metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("applied_at", Timestamp, nullable=False),
+)
+
+runs = Table(
+    "runs", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("run_key", Text, nullable=False, unique=True),
+    Column("label", Text),
+    Column("commit_sha", Text),
+    Column("source", Text, nullable=False),  # "live" or the pushed file's path
+    Column("tool", Text),
+    Column("tool_version", Text),
+    Column("server_version", Text),
+    Column("host", Text),
+    Column("started_at", Timestamp),
+    Column("env", Json),
+)
+
+trials = Table(
+    "trials", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("run_id", Id, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("row_hash", Text, nullable=False, unique=True),
+    Column("series_key", Text, nullable=False),
+    Column("revision", Text, nullable=False),
+    Column("command", Text),
+    Column("data_size", Integer),
+    Column("pipeline", Integer),
+    Column("clients", Integer),
+    Column("requests", BigInteger),
+    Column("duration", Double),
+    Column("keyspacelen", BigInteger),
+    Column("cluster_mode", Boolean),
+    Column("tls", Boolean),
+    Column("io_threads", Integer),
+    Column("warmup", Double),
+    Column("benchmark_threads", Integer),
+    Column("config_set", Text),  # canonical JSON (sorted keys) or NULL: comparable as text
+    Column("run_index", Integer),
+    Column("trial_id", Text),
+    Column("commit_sha", Text),
+    Column("timestamp", Timestamp),
+    Column("status", Text, nullable=False),
+    Column("error", Text),
+    Column("row", Json),
+    Index("ix_trials_series_commit", "series_key", "commit_sha"),
+    Index("ix_trials_series_revision", "series_key", "revision"),
+    Index("ix_trials_commit", "commit_sha"),
+    Index("ix_trials_revision", "revision"),
+    Index("ix_trials_timestamp", "timestamp"),
+)
+
+metrics = Table(
+    "metrics", metadata,
+    Column("trial_id", Id, ForeignKey("trials.id", ondelete="CASCADE"), primary_key=True),
+    Column("name", Text, primary_key=True),
+    Column("value", Double, nullable=False),
+    Index("ix_metrics_name", "name"),
+)
+
+histograms = Table(
+    "histograms", metadata,
+    Column("trial_id", Id, ForeignKey("trials.id", ondelete="CASCADE"), primary_key=True),
+    Column("kind", Text, primary_key=True),
+    Column("unit", Text, nullable=False),
+    Column("encoded", Text, nullable=False),
+)
+
+commits = Table(
+    "commits", metadata,
+    Column("sha", Text, primary_key=True),
+    Column("repo", Text),
+    Column("branch", Text),
+    Column("committed_at", Timestamp),
+    Column("author", Text),
+    Column("subject", Text),
+)
+
+track_jobs = Table(
+    "track_jobs", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("repo", Text, nullable=False),
+    Column("sha", Text, nullable=False),
+    Column("config_hash", Text, nullable=False),
+    Column("config_name", Text),
+    Column("config_content", Text),
+    Column("architecture", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("max_attempts", Integer, nullable=False, default=3),
+    Column("claimed_by", Text),
+    Column("lease_expires_at", Timestamp),
+    Column("created_at", Timestamp),
+    Column("updated_at", Timestamp),
+    Column("last_error", Text),
+    UniqueConstraint("sha", "config_hash", "architecture", name="uq_track_jobs_identity"),
+    Index("ix_track_jobs_state", "state"),
+)
+
+change_points = Table(
+    "change_points", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("series_key", Text, nullable=False),
+    Column("metric", Text, nullable=False),
+    Column("command", Text),
+    Column("params", Json),
+    Column("direction", Text, nullable=False),  # "regression" | "improvement"
+    Column("magnitude", Double),  # after_mean / before_mean - 1
+    Column("pvalue", Double),
+    Column("before_mean", Double),
+    Column("after_mean", Double),
+    Column("last_before_sha", Text, nullable=False),
+    Column("first_after_sha", Text, nullable=False),
+    Column("first_after_at", Timestamp),
+    Column("detected_at", Timestamp, nullable=False),
+    UniqueConstraint("series_key", "metric", "first_after_sha", name="uq_change_points"),
+)

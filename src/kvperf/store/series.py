@@ -1,0 +1,129 @@
+"""Per-series histories for change-point detection: one value per commit per series per metric.
+
+Each value is the mean of a revision's ok trials, computed in the database. A revision is
+placed in time by its commit's ``committed_at`` (the ``commits`` table, filled by ``kvperf
+track determine``), falling back to its first trial's timestamp, so histories follow commit
+order, not the order runners measured them in.
+
+On PostgreSQL one query returns each (series, metric) history as two arrays (revision
+positions and means), so 10 million stored values arrive as a few thousand rows instead of
+millions of cells; SQLite goes through the generic per-cell aggregates (store.history.cells).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Engine, bindparam, func, select, text
+
+from kvperf.store.history import _filters, cells, series_fields
+from kvperf.store.schema import commits, trials
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class History:
+    """One metric of one series in commit-time order: parallel revisions, times, means and
+    trial counts."""
+
+    series_key: str
+    params: dict[str, Any]
+    metric: str
+    revisions: npt.NDArray[Any]  # of str
+    times: npt.NDArray[Any]  # of datetime
+    means: npt.NDArray[np.float64]
+    counts: npt.NDArray[np.int64]
+
+
+def _aware(value: datetime | None) -> datetime:
+    if value is None:
+        return EPOCH
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def revision_order(engine: Engine, where: dict[str, Any]) -> list[tuple[str, datetime]]:
+    """Every revision with ok trials (matching ``where``) and its time — its commit's
+    committed_at, else its first trial's timestamp — ordered by (time, revision)."""
+    when = func.coalesce(func.max(commits.c.committed_at), func.min(trials.c.timestamp))
+    query = (select(trials.c.revision, when.label("when"))
+             .select_from(trials.outerjoin(commits, commits.c.sha == trials.c.revision))
+             .where(_filters(where)).group_by(trials.c.revision))
+    with engine.connect() as conn:
+        found = [(str(r.revision), _aware(r.when)) for r in conn.execute(query)]
+    return sorted(found, key=lambda rw: (rw[1], rw[0]))
+
+
+_PG_ARRAYS = """
+WITH pos AS (SELECT * FROM unnest(CAST(:revisions AS text[])) WITH ORDINALITY AS p(rev, i)),
+agg AS (
+    SELECT trials.series_key, metrics.name, trials.revision, avg(metrics.value) AS mean,
+           count(*) AS n
+    FROM metrics JOIN trials ON trials.id = metrics.trial_id
+    WHERE {where} AND metrics.name = ANY(CAST(:names AS text[]))
+    GROUP BY trials.series_key, metrics.name, trials.revision)
+SELECT a.series_key, a.name,
+       array_agg(p.i - 1 ORDER BY p.i) AS idx,
+       array_agg(a.mean ORDER BY p.i) AS means,
+       array_agg(a.n ORDER BY p.i) AS counts
+FROM agg a JOIN pos p ON p.rev = a.revision
+GROUP BY a.series_key, a.name
+HAVING count(*) >= :min_points
+"""
+
+
+def _pg_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
+             where: dict[str, Any], min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
+    condition = _filters(where)
+    with engine.connect() as conn:
+        where_sql = str(condition.compile(conn, compile_kwargs={"literal_binds": True}))
+        # room for the hash aggregate of every value (≈ 600 MB at 10M values) without spilling
+        conn.execute(text("SET LOCAL work_mem = '768MB'"))
+        stmt = text(_PG_ARRAYS.format(where=where_sql)).bindparams(
+            bindparam("revisions"), bindparam("names"), bindparam("min_points"))
+        result = conn.execute(stmt, {"revisions": revisions, "names": list(metrics),
+                                     "min_points": min_points})
+        return [(r.series_key, r.name, r.idx, r.means, r.counts) for r in result]
+
+
+def _generic_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
+                  where: dict[str, Any],
+                  min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
+    position = {rev: i for i, rev in enumerate(revisions)}
+    grouped: dict[tuple[str, str], list[tuple[int, float, int]]] = defaultdict(list)
+    for c in cells(engine, None, list(metrics), where):
+        grouped[(c.series_key, c.metric)].append((position[c.revision], c.mean, c.n))
+    rows = []
+    for (key, metric), points in grouped.items():
+        if len(points) >= min_points:
+            points.sort()
+            idx, means, counts = zip(*points, strict=True)
+            rows.append((key, metric, idx, means, counts))
+    return rows
+
+
+def histories(engine: Engine, metrics: Sequence[str], where: dict[str, Any] | None = None,
+              min_points: int = 1) -> list[History]:
+    """Every (series, metric) history with at least ``min_points`` revisions, ordered by
+    series key and metric."""
+    where = where or {}
+    order = revision_order(engine, where)
+    revisions = [rev for rev, _ in order]
+    fetch = _pg_rows if engine.dialect.name == "postgresql" else _generic_rows
+    rows = sorted(fetch(engine, revisions, metrics, where, min_points), key=lambda r: r[:2])
+    params = series_fields(engine, sorted({r[0] for r in rows}))
+    rev_array = np.array(revisions, dtype=object)
+    time_array = np.array([when for _, when in order], dtype=object)
+    out = []
+    for key, metric, idx, means, counts in rows:
+        positions = np.asarray(idx, dtype=np.int64)
+        out.append(History(key, params.get(key, {}), metric, rev_array[positions],
+                           time_array[positions], np.asarray(means, dtype=np.float64),
+                           np.asarray(counts, dtype=np.int64)))
+    return out

@@ -1,0 +1,114 @@
+"""The GitHub Actions workflows parse, have the expected structure, and only call kvperf
+subcommands and flags that kvperf's own parser defines."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from kvperf.cli.main import build_parser
+from tests.helpers import ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+# Flags a workflow uses that arrive with another issue's work (the build stage gives
+# `compare` its git refs and --repo); anything else missing from the parser fails the test.
+STOP = {"&&", "||", ";", "|", "then", "fi"}
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((WORKFLOWS / name).read_text())
+    if True in data:  # YAML 1.1 reads the key `on` as the boolean true
+        data["on"] = data.pop(True)
+    return data
+
+
+def scripts(workflow: dict[str, Any]) -> list[str]:
+    return [step["run"] for job in workflow["jobs"].values() for step in job["steps"]
+            if "run" in step]
+
+
+def invocations(script: str) -> list[list[str]]:
+    """Every ``kvperf …`` command line of a shell script, as tokens up to the next operator."""
+    found = []
+    for line in script.replace("\\\n", " ").splitlines():
+        tokens = line.split()
+        for i, tok in enumerate(tokens):
+            if re.fullmatch(r"(\S*/)?kvperf", tok):
+                rest = []
+                for t in tokens[i + 1:]:
+                    if t in STOP:
+                        break
+                    rest.append(t)
+                found.append(rest)
+    return found
+
+
+def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def options(parser: argparse.ArgumentParser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+@pytest.mark.parametrize("name", ["continuous.yml", "pr-compare.yml"])
+def test_structure(name: str) -> None:
+    wf = load(name)
+    assert wf["name"] and wf["on"] and wf["jobs"]
+    for job_name, job in wf["jobs"].items():
+        assert job.get("runs-on"), f"{name}: job {job_name} has no runs-on"
+        assert job["steps"], f"{name}: job {job_name} has no steps"
+        for step in job["steps"]:
+            assert ("run" in step) != ("uses" in step), f"{name}: {step}"
+
+
+@pytest.mark.parametrize("name", ["continuous.yml", "pr-compare.yml"])
+def test_kvperf_commands_exist_in_the_parser(name: str) -> None:
+    commands = subparsers(build_parser())
+    calls = [c for s in scripts(load(name)) for c in invocations(s)]
+    assert calls, f"{name} never calls kvperf"
+    for call in calls:
+        sub = commands.get(call[0])
+        assert sub is not None, f"{name}: kvperf {call[0]} is not a subcommand"
+        path = call[0]
+        actions = subparsers(sub)
+        if actions:
+            sub = actions.get(call[1])  # type: ignore[assignment]
+            assert sub is not None, f"{name}: kvperf {call[0]} {call[1]} does not exist"
+            path = f"{call[0]} {call[1]}"
+        for flag in (t.split("=")[0] for t in call if re.fullmatch(r"--[a-z][\w-]*(=.*)?", t)):
+            assert flag in options(sub), f"{name}: kvperf {path} has no option {flag}"
+
+
+def test_continuous_runs_the_fleet_loop_in_order() -> None:
+    wf = load("continuous.yml")
+    crons = [s["cron"] for s in wf["on"]["schedule"]]
+    assert crons and all(len(c.split()) == 5 for c in crons)
+    assert wf["jobs"]["bench"]["needs"] == "determine"
+    order = [" ".join(c[:2]) for s in scripts(wf) for c in invocations(s)]
+    steps = ["track determine", "track claim", "run --repo", "db push", "track mark"]
+    positions = [next(i for i, o in enumerate(order) if o.startswith(x)) for x in steps]
+    assert positions == sorted(positions), order
+    loop = next(s for s in scripts(wf) if "track claim" in s)
+    assert "complete" in loop and "failed" in loop and '"null"' in loop
+
+
+def test_pr_compare_runs_on_the_label_and_posts_the_report() -> None:
+    wf = load("pr-compare.yml")
+    assert "labeled" in wf["on"]["pull_request"]["types"]
+    job = wf["jobs"]["compare"]
+    assert "benchmark" in job["if"]
+    calls = [c for s in scripts(wf) for c in invocations(s)]
+    (compare,) = [c for c in calls if c[0] == "compare"]
+    assert "--output" in compare and "report.md" in compare
+    posts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/github-script")]
+    assert any("createComment" in s["with"]["script"] and "report.md" in s["with"]["script"]
+               for s in posts)
+    assert wf["permissions"]["pull-requests"] == "write"
