@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kvperf.results.callgrind import parse
+from kvperf.results.instructions import TOP_FUNCTIONS
 from tests.helpers import require_binary, run_kvperf, server_pids, write_config
 from tests.integration.test_callgrind_real import assert_matches_annotate
 
@@ -57,7 +58,7 @@ def test_run_counts_only_the_measure_stage(tmp_path: Path) -> None:
         assert ins["function"] == function and ins["function_calls"] == 20000, ins
         assert ins["requests"] == 20000 and 1000 < ins["total_per_request"] < 20000, ins
         assert ins["command_per_call"] == ins["function_inclusive_per_call"][function]
-        assert len(ins["top_functions"]) == 50
+        assert len(ins["top_functions"]) == TOP_FUNCTIONS
         (profile_file,) = ins["callgrind_files"]
         path = tmp_path / "r" / "x" / profile_file
         profile = parse(path.read_text())
