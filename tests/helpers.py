@@ -12,7 +12,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 KVPERF = Path(sys.prefix) / "bin" / "kvperf"
-SERVER_NAMES = ("valkey-server", "redis-server")
+SERVER_NAMES = ("valkey-server", "redis-server", "callgrind-amd64")  # comm of valgrind'd servers
 
 
 def require_binary(name: str) -> str:
