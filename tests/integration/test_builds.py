@@ -18,7 +18,8 @@ from kvperf.analysis.verdict import Verdict
 from kvperf.build.builder import Builder
 from tests.helpers import run_kvperf, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# A test may be the first to need a cold build of the fixture (minutes on 2 busy cores).
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 # Pipelined so that the server, not the load tool, is the bottleneck.
 CONFIG = [{"requests": 200000, "commands": ["SET", "GET"], "pipelines": 16,

@@ -18,7 +18,8 @@ from kvperf.results.instructions import TOP_FUNCTIONS
 from tests.helpers import require_binary, run_kvperf, server_pids, write_config
 from tests.integration.test_callgrind_real import assert_matches_annotate
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# A test may be the first to need a cold build of the fixture (minutes on 2 busy cores).
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 CONFIG = {"requests": 20000, "keyspacelen": 10000, "data_sizes": 64, "pipelines": 16,
           "clients": 1, "commands": ["SET", "GET"], "warmup": 0, "server_cpu_range": "0",
