@@ -1,9 +1,10 @@
 """Per-series histories for change-point detection: one value per commit per series per metric.
 
-Each value is the mean of a revision's ok trials, computed in the database. A revision is
-placed in time by its commit's ``committed_at`` (the ``commits`` table, filled by ``kvperf
-track determine``), falling back to its first trial's timestamp, so histories follow commit
-order, not the order runners measured them in.
+Each value is the mean of a revision's ok trials, read from ``metric_summary`` (sum / n per
+series, revision and metric, maintained on write), so no stored value is aggregated here.
+A revision is placed in time by its commit's ``committed_at`` (the ``commits`` table, filled
+by ``kvperf track determine``), falling back to its first trial's timestamp, so histories
+follow commit order, not the order runners measured them in.
 
 On PostgreSQL one query returns each (series, metric) history as two arrays (revision
 positions and means), so 10 million stored values arrive as a few thousand rows instead of
@@ -22,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine, bindparam, func, select, text
 
-from kvperf.store.history import _filters, cells, series_fields
+from kvperf.store.history import _filters, cells, series_fields, series_filter
 from kvperf.store.schema import commits, trials
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -63,11 +64,10 @@ def revision_order(engine: Engine, where: dict[str, Any]) -> list[tuple[str, dat
 _PG_ARRAYS = """
 WITH pos AS (SELECT * FROM unnest(CAST(:revisions AS text[])) WITH ORDINALITY AS p(rev, i)),
 agg AS (
-    SELECT trials.series_key, metrics.name, trials.revision, avg(metrics.value) AS mean,
-           count(*) AS n
-    FROM metrics JOIN trials ON trials.id = metrics.trial_id
-    WHERE {where} AND metrics.name = ANY(CAST(:names AS text[]))
-    GROUP BY trials.series_key, metrics.name, trials.revision)
+    SELECT metric_summary.series_key, metric_summary.name, metric_summary.revision,
+           metric_summary.total / metric_summary.n AS mean, metric_summary.n AS n
+    FROM metric_summary
+    WHERE {where} AND metric_summary.name = ANY(CAST(:names AS text[])))
 SELECT a.series_key, a.name,
        array_agg(p.i - 1 ORDER BY p.i) AS idx,
        array_agg(a.mean ORDER BY p.i) AS means,
@@ -80,11 +80,11 @@ HAVING count(*) >= :min_points
 
 def _pg_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
              where: dict[str, Any], min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
-    condition = _filters(where)
+    condition = series_filter(where)
     with engine.connect() as conn:
         where_sql = str(condition.compile(conn, compile_kwargs={"literal_binds": True}))
-        # room for the hash aggregate of every value (≈ 600 MB at 10M values) without spilling
-        conn.execute(text("SET LOCAL work_mem = '768MB'"))
+        # room to group 2M summary rows into histories without spilling to disk
+        conn.execute(text("SET LOCAL work_mem = '256MB'"))
         stmt = text(_PG_ARRAYS.format(where=where_sql)).bindparams(
             bindparam("revisions"), bindparam("names"), bindparam("min_points"))
         result = conn.execute(stmt, {"revisions": revisions, "names": list(metrics),
