@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, Engine, Select, and_, func, or_, select, true
 
@@ -37,9 +37,9 @@ class Revision:
     when: datetime | None
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One metric of one series at one revision: mean, sample sd and count of ok trials."""
+class Cell(NamedTuple):
+    """One metric of one series at one revision: mean, sample sd and count of ok trials.
+    (A NamedTuple, not a dataclass: building 2 million of them is ~2.5x cheaper.)"""
 
     series_key: str
     revision: str
@@ -178,9 +178,9 @@ def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
           where: dict[str, Any]) -> list[Cell]:
     """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
     with engine.connect() as conn:
-        result = conn.execute(_cells_query(revisions, names, where))
-        return [Cell(r.series_key, r.revision, r.name, int(r.n), float(r.mean),
-                     _sd(int(r.n), float(r.mean), float(r.sumsq))) for r in result]
+        result = conn.execute(_cells_query(revisions, names, where)).tuples()
+        return [Cell(key, rev, name, int(n), float(mean), _sd(int(n), float(mean), float(sumsq)))
+                for key, rev, name, n, mean, sumsq in result]
 
 
 def series_fields(engine: Engine, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
