@@ -178,7 +178,7 @@ def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
           where: dict[str, Any]) -> list[Cell]:
     """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
     with engine.connect() as conn:
-        result = conn.execute(_cells_query(revisions, names, where)).tuples()
+        result = conn.execute(_cells_query(revisions, names, where))
         return [Cell(key, rev, name, int(n), float(mean), _sd(int(n), float(mean), float(sumsq)))
                 for key, rev, name, n, mean, sumsq in result]
 
