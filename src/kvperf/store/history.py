@@ -12,12 +12,12 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Engine, Select, and_, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, Engine, Select, and_, func, or_, select, true
 
 from kvperf.core.errors import UsageError
 from kvperf.results.row import KEY_FIELDS
@@ -174,13 +174,25 @@ def _sd(n: int, mean: float, sumsq: float) -> float:
     return math.sqrt(max(sumsq - n * mean * mean, 0.0) / (n - 1))
 
 
+def _rows(conn: Connection, query: Select[Any]) -> Iterable[Sequence[Any]]:
+    """The query's rows; on PostgreSQL through a binary-format psycopg cursor, which reads
+    2 million summary rows in about half the time of the text format."""
+    driver = conn.connection.driver_connection
+    if conn.dialect.name != "postgresql" or driver is None:
+        return conn.execute(query)
+    compiled = query.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    with driver.cursor(binary=True) as cursor:
+        rows: list[Sequence[Any]] = cursor.execute(str(compiled), compiled.params).fetchall()
+    return rows
+
+
 def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
           where: dict[str, Any]) -> list[Cell]:
     """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
+    query = _cells_query(revisions, names, where)
     with engine.connect() as conn:
-        result = conn.execute(_cells_query(revisions, names, where))
         return [Cell(key, rev, name, int(n), float(mean), _sd(int(n), float(mean), float(sumsq)))
-                for key, rev, name, n, mean, sumsq in result]
+                for key, rev, name, n, mean, sumsq in _rows(conn, query)]
 
 
 def series_fields(engine: Engine, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
