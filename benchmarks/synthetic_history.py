@@ -9,7 +9,8 @@ has a known step (rps −8%, latencies and CPU +8%) at 60% of the commits, so ch
 code finds something real. Seeded: the same call produces the same data.
 
 ``populate(url, values)`` loads about ``values`` metric values into an empty (or migrated)
-database at ``url`` (a SQLAlchemy or plain postgresql:// URL).
+database at ``url`` (a SQLAlchemy or plain postgresql:// URL), then fills ``metric_summary``
+from them with one INSERT … SELECT … GROUP BY (what live writes maintain row by row).
 """
 
 from __future__ import annotations
@@ -119,6 +120,16 @@ def _create_metric_indexes(cur: psycopg.Cursor[tuple[object, ...]]) -> None:
     cur.execute("CREATE INDEX ix_metrics_name ON metrics (name)")
 
 
+def _fill_summary(cur: psycopg.Cursor[tuple[object, ...]]) -> None:
+    """metric_summary from every stored value, as migration 2's backfill does."""
+    cur.execute("SET LOCAL work_mem = '768MB'")
+    cur.execute("INSERT INTO metric_summary (series_key, revision, name, n, total, sumsq, min, "
+                "max) SELECT t.series_key, t.revision, m.name, count(*), sum(m.value), "
+                "sum(m.value * m.value), min(m.value), max(m.value) FROM metrics m "
+                "JOIN trials t ON t.id = m.trial_id WHERE t.status = 'ok' "
+                "GROUP BY t.series_key, t.revision, m.name")
+
+
 def populate(url: str, values: int) -> None:
     """Load ≈ ``values`` synthetic metric values (see module doc) into the database at url."""
     engine = make_engine(parse_url(url))
@@ -134,6 +145,7 @@ def populate(url: str, values: int) -> None:
             if c % 50 == 49:
                 conn.commit()
         _create_metric_indexes(cur)
+        _fill_summary(cur)
         for table in ("runs", "trials"):
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                         f"(SELECT max(id) FROM {table}))")

@@ -2,8 +2,9 @@
 
 A series is a set of KEY_FIELDS values (``trials.series_key``); a revision is a commit sha, or
 the run label when the run named no commit. Each cell is the mean over a revision's ok trials
-with n and the sample standard deviation, so 10 million stored values reduce to one row per
-(series, revision, metric) inside the database, never in Python.
+with n and the sample standard deviation, read from ``metric_summary`` (n, sum and sum of
+squares per (series, revision, metric), maintained on write), so 10 million stored values are
+never aggregated at query time, and never in Python.
 """
 
 from __future__ import annotations
@@ -14,14 +15,26 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Engine, Select, and_, func, or_, select, text, true
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Float,
+    Select,
+    TextClause,
+    and_,
+    func,
+    or_,
+    select,
+    true,
+)
 
 from kvperf.core.errors import UsageError
 from kvperf.results.row import KEY_FIELDS
 from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, TOP_METRICS
-from kvperf.store.schema import commits, metrics, trials
+from kvperf.store.schema import commits, metric_summary, trials
 
 NESTED_PREFIXES = ("server.", "client.")
 COMMON_METRICS = (*TOP_METRICS, "server.cpu_us_per_request", "server.usec_per_call",
@@ -36,9 +49,9 @@ class Revision:
     when: datetime | None
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One metric of one series at one revision: mean, sample sd and count of ok trials."""
+class Cell(NamedTuple):
+    """One metric of one series at one revision: mean, sample sd and count of ok trials.
+    (A NamedTuple, not a dataclass: building 2 million of them is ~2.5x cheaper.)"""
 
     series_key: str
     revision: str
@@ -147,17 +160,24 @@ def resolve_revision(engine: Engine, prefix: str) -> str:
     raise UsageError(f"--sha {prefix} is ambiguous: {', '.join(found)}")
 
 
+def series_filter(where: dict[str, Any]) -> ColumnElement[bool]:
+    """``metric_summary`` rows of the series matching ``where`` (every row when it is empty:
+    the summary holds ok trials only). A series key is the hash of the KEY_FIELDS that
+    ``where`` filters on, so a series matches as a whole."""
+    if not where:
+        return true()
+    keys = select(trials.c.series_key).where(_filters(where)).distinct()
+    return metric_summary.c.series_key.in_(keys)
+
+
 def _cells_query(revisions: Sequence[str] | None, names: Sequence[str],
                  where: dict[str, Any]) -> Select[Any]:
-    value = metrics.c.value
-    condition = and_(_filters(where), metrics.c.name.in_(names) if names else true(),
-                     trials.c.revision.in_(revisions) if revisions is not None else true())
-    return (select(trials.c.series_key, trials.c.revision, metrics.c.name,
-                   func.count(value).label("n"), func.avg(value).label("mean"),
-                   func.sum(value * value).label("sumsq"))
-            .select_from(metrics.join(trials, trials.c.id == metrics.c.trial_id))
-            .where(condition)
-            .group_by(trials.c.series_key, trials.c.revision, metrics.c.name))
+    s = metric_summary.c
+    condition = and_(series_filter(where), s.name.in_(names) if names else true(),
+                     s.revision.in_(revisions) if revisions is not None else true())
+    mean = s.total.op("/", return_type=Float())(s.n)  # no NUMERIC cast of n: stays double
+    return select(s.series_key, s.revision, s.name, s.n, mean.label("mean"),
+                  s.sumsq).where(condition)
 
 
 def _sd(n: int, mean: float, sumsq: float) -> float:
@@ -167,15 +187,28 @@ def _sd(n: int, mean: float, sumsq: float) -> float:
     return math.sqrt(max(sumsq - n * mean * mean, 0.0) / (n - 1))
 
 
+def fetch_rows(conn: Connection, query: Select[Any] | TextClause,
+               params: dict[str, Any] | None = None) -> Sequence[Sequence[Any]]:
+    """The query's rows; on PostgreSQL through a binary-format psycopg cursor, which reads
+    2 million summary rows (or histories as arrays) in about half the time of the text
+    format SQLAlchemy's execute uses."""
+    driver = conn.connection.driver_connection
+    if conn.dialect.name != "postgresql" or driver is None:
+        return conn.execute(query, params or {}).all()
+    compiled = query.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    with driver.cursor(binary=True) as cursor:
+        rows: list[Sequence[Any]] = cursor.execute(
+            str(compiled), {**compiled.params, **(params or {})}).fetchall()
+    return rows
+
+
 def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
           where: dict[str, Any]) -> list[Cell]:
     """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
+    query = _cells_query(revisions, names, where)
     with engine.connect() as conn:
-        if conn.dialect.name == "postgresql":  # room for a hash aggregate instead of a disk sort
-            conn.execute(text("SET LOCAL work_mem = '256MB'"))
-        result = conn.execute(_cells_query(revisions, names, where))
-        return [Cell(r.series_key, r.revision, r.name, int(r.n), float(r.mean),
-                     _sd(int(r.n), float(r.mean), float(r.sumsq))) for r in result]
+        return [Cell(key, rev, name, int(n), float(mean), _sd(int(n), float(mean), float(sumsq)))
+                for key, rev, name, n, mean, sumsq in fetch_rows(conn, query)]
 
 
 def series_fields(engine: Engine, keys: Sequence[str]) -> dict[str, dict[str, Any]]:

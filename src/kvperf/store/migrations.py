@@ -2,6 +2,8 @@
 
 Versions:
   1 — runs, trials, metrics, histograms, commits, track_jobs, change_points (store/schema.py).
+  2 — metric_summary (per series, revision and metric: n, sum, sum of squares, min, max over
+      ok trials), backfilled from the stored metrics in the same transaction.
 
 A migration is ``(version, function(connection))``; ``migrate`` applies every version above
 the database's one in a single transaction (PostgreSQL: under an advisory lock, so runners
@@ -25,12 +27,32 @@ _LOCK_ID = 0x6B7670657266
 Migration = Callable[[Connection], None]
 
 
+_V1_TABLES = ("runs", "trials", "metrics", "histograms", "commits", "track_jobs",
+              "change_points")
+
+
 def _v1_create_tables(conn: Connection) -> None:
-    tables = [t for t in schema.metadata.sorted_tables if t.name != "schema_version"]
+    tables = [schema.metadata.tables[name] for name in _V1_TABLES]
     schema.metadata.create_all(conn, tables=tables)
 
 
-MIGRATIONS: tuple[tuple[int, Migration], ...] = ((1, _v1_create_tables),)
+def _v2_metric_summary(conn: Connection) -> None:
+    """Create metric_summary and fill it from every ok trial's stored metrics."""
+    schema.metric_summary.create(conn)
+    m, t, s = schema.metrics, schema.trials, schema.metric_summary
+    value = m.c.value
+    aggregate = (select(t.c.series_key, t.c.revision, m.c.name, func.count(value),
+                        func.sum(value), func.sum(value * value), func.min(value),
+                        func.max(value))
+                 .select_from(m.join(t, t.c.id == m.c.trial_id))
+                 .where(t.c.status == "ok")
+                 .group_by(t.c.series_key, t.c.revision, m.c.name))
+    columns = ["series_key", "revision", "name", "n", "total", "sumsq", "min", "max"]
+    conn.execute(s.insert().from_select(columns, aggregate))
+
+
+MIGRATIONS: tuple[tuple[int, Migration], ...] = ((1, _v1_create_tables),
+                                                 (2, _v2_metric_summary))
 CURRENT_VERSION = MIGRATIONS[-1][0]
 
 

@@ -12,6 +12,10 @@ Tables:
                    groups by). ``row`` keeps the full metrics.json row for provenance.
   metrics        — narrow: one numeric metric of one trial per row (rps, latencies,
                    server.cpu_us_per_request, server.usec_per_call, …).
+  metric_summary — per (series_key, revision, metric name) over the ok trials: n, sum, sum of
+                   squares, min and max, maintained in the same transaction as each trial
+                   write (store/writer.py), so history cells and change-point series read
+                   one row per cell instead of aggregating every stored value (migration 2).
   histograms     — the trial's HDR histograms (base64 V2), one per kind (corrected, service).
   commits        — commit metadata (filled by commit tracking).
   track_jobs     — commit tracking queue (store/track.py): one job per
@@ -108,6 +112,19 @@ metrics = Table(
     Column("name", Text, primary_key=True),
     Column("value", Double, nullable=False),
     Index("ix_metrics_name", "name"),
+)
+
+metric_summary = Table(
+    "metric_summary", metadata,
+    Column("series_key", Text, primary_key=True),
+    Column("revision", Text, primary_key=True),
+    Column("name", Text, primary_key=True),
+    Column("n", BigInteger, nullable=False),
+    Column("total", Double, nullable=False),
+    Column("sumsq", Double, nullable=False),
+    Column("min", Double, nullable=False),
+    Column("max", Double, nullable=False),
+    Index("ix_metric_summary_name_revision", "name", "revision"),
 )
 
 histograms = Table(

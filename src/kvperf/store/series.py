@@ -1,12 +1,14 @@
 """Per-series histories for change-point detection: one value per commit per series per metric.
 
-Each value is the mean of a revision's ok trials, computed in the database. A revision is
-placed in time by its commit's ``committed_at`` (the ``commits`` table, filled by ``kvperf
-track determine``), falling back to its first trial's timestamp, so histories follow commit
-order, not the order runners measured them in.
+Each value is the mean of a revision's ok trials, read from ``metric_summary`` (sum / n per
+series, revision and metric, maintained on write), so no stored value is aggregated here.
+A revision is placed in time by its commit's ``committed_at`` (the ``commits`` table, filled
+by ``kvperf track determine``), falling back to its first trial's timestamp, so histories
+follow commit order, not the order runners measured them in.
 
-On PostgreSQL one query returns each (series, metric) history as two arrays (revision
-positions and means), so 10 million stored values arrive as a few thousand rows instead of
+On PostgreSQL one query returns each (series, metric) history as parallel arrays (revision
+positions, means and counts; unordered, so PostgreSQL needs no sort, and put in commit order
+here), so 10 million stored values arrive as a few thousand rows instead of
 millions of cells; SQLite goes through the generic per-cell aggregates (store.history.cells).
 """
 
@@ -22,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine, bindparam, func, select, text
 
-from kvperf.store.history import _filters, cells, series_fields
+from kvperf.store.history import _filters, cells, fetch_rows, series_fields, series_filter
 from kvperf.store.schema import commits, trials
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -63,15 +65,12 @@ def revision_order(engine: Engine, where: dict[str, Any]) -> list[tuple[str, dat
 _PG_ARRAYS = """
 WITH pos AS (SELECT * FROM unnest(CAST(:revisions AS text[])) WITH ORDINALITY AS p(rev, i)),
 agg AS (
-    SELECT trials.series_key, metrics.name, trials.revision, avg(metrics.value) AS mean,
-           count(*) AS n
-    FROM metrics JOIN trials ON trials.id = metrics.trial_id
-    WHERE {where} AND metrics.name = ANY(CAST(:names AS text[]))
-    GROUP BY trials.series_key, metrics.name, trials.revision)
+    SELECT metric_summary.series_key, metric_summary.name, metric_summary.revision,
+           metric_summary.total / metric_summary.n AS mean, metric_summary.n AS n
+    FROM metric_summary
+    WHERE {where} AND metric_summary.name = ANY(CAST(:names AS text[])))
 SELECT a.series_key, a.name,
-       array_agg(p.i - 1 ORDER BY p.i) AS idx,
-       array_agg(a.mean ORDER BY p.i) AS means,
-       array_agg(a.n ORDER BY p.i) AS counts
+       array_agg(p.i - 1) AS idx, array_agg(a.mean) AS means, array_agg(a.n) AS counts
 FROM agg a JOIN pos p ON p.rev = a.revision
 GROUP BY a.series_key, a.name
 HAVING count(*) >= :min_points
@@ -80,16 +79,16 @@ HAVING count(*) >= :min_points
 
 def _pg_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
              where: dict[str, Any], min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
-    condition = _filters(where)
+    condition = series_filter(where)
     with engine.connect() as conn:
         where_sql = str(condition.compile(conn, compile_kwargs={"literal_binds": True}))
-        # room for the hash aggregate of every value (≈ 600 MB at 10M values) without spilling
-        conn.execute(text("SET LOCAL work_mem = '768MB'"))
+        # room to group 2M summary rows into histories without spilling to disk
+        conn.execute(text("SET LOCAL work_mem = '256MB'"))
         stmt = text(_PG_ARRAYS.format(where=where_sql)).bindparams(
             bindparam("revisions"), bindparam("names"), bindparam("min_points"))
-        result = conn.execute(stmt, {"revisions": revisions, "names": list(metrics),
-                                     "min_points": min_points})
-        return [(r.series_key, r.name, r.idx, r.means, r.counts) for r in result]
+        result = fetch_rows(conn, stmt, {"revisions": revisions, "names": list(metrics),
+                                         "min_points": min_points})
+        return [(key, name, idx, means, counts) for key, name, idx, means, counts in result]
 
 
 def _generic_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
@@ -123,7 +122,9 @@ def histories(engine: Engine, metrics: Sequence[str], where: dict[str, Any] | No
     out = []
     for key, metric, idx, means, counts in rows:
         positions = np.asarray(idx, dtype=np.int64)
+        sort = np.argsort(positions, kind="stable")  # PostgreSQL's arrays come unordered
+        positions = positions[sort]
         out.append(History(key, params.get(key, {}), metric, rev_array[positions],
-                           time_array[positions], np.asarray(means, dtype=np.float64),
-                           np.asarray(counts, dtype=np.int64)))
+                           time_array[positions], np.asarray(means, dtype=np.float64)[sort],
+                           np.asarray(counts, dtype=np.int64)[sort]))
     return out

@@ -1,7 +1,9 @@
 """Writing trials to the database: one trial (run, trial, metrics, histograms) per call.
 
 ``insert_trial`` is shared by live runs and ``kvperf db push``; a trial whose ``row_hash`` is
-already stored is skipped, so writing the same row twice adds nothing. ``TrialWriter`` commits
+already stored is skipped, so writing the same row twice adds nothing. An ok trial's metrics
+are added to ``metric_summary`` by an upsert in the same transaction, only when the trial row
+itself was inserted, so the summary never counts a row twice. ``TrialWriter`` commits
 each finished trial in its own transaction as soon as it ends; when the database is
 unavailable it warns once, keeps count, and the run carries on (metrics.json stays the
 source of truth); ``check`` then raises a StoreError telling the user to push later.
@@ -15,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import URL, Connection, Engine, Insert, Table, select
+from sqlalchemy import URL, Connection, Engine, Insert, Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -41,6 +43,34 @@ def _insert_ignore(conn: Connection, table: Table, unique: str) -> Insert:
     return sqlite.insert(table).on_conflict_do_nothing(index_elements=[unique])
 
 
+def _summary_upsert(conn: Connection) -> Insert:
+    """INSERT INTO metric_summary … ON CONFLICT (cell) DO UPDATE adding n, sum and sum of
+    squares and widening min/max, in the connection's dialect."""
+    table = schema.metric_summary
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    insert = dialect.insert(table)
+    new = insert.excluded
+    pairwise_min, pairwise_max = ((func.least, func.greatest) if dialect is postgresql
+                                  else (func.min, func.max))  # SQLite: min/max of two args
+    upsert: Insert = insert.on_conflict_do_update(
+        index_elements=["series_key", "revision", "name"],
+        set_={"n": table.c.n + new.n, "total": table.c.total + new.total,
+              "sumsq": table.c.sumsq + new.sumsq,
+              "min": pairwise_min(table.c.min, new.min),
+              "max": pairwise_max(table.c.max, new.max)})
+    return upsert
+
+
+def add_to_summary(conn: Connection, values: dict[str, Any], metric: dict[str, float]) -> None:
+    """Count one newly stored trial's metrics in metric_summary (ok trials only)."""
+    if values["status"] != "ok" or not metric:
+        return
+    rows = [{"series_key": values["series_key"], "revision": values["revision"], "name": name,
+             "n": 1, "total": v, "sumsq": v * v, "min": v, "max": v}
+            for name, v in sorted(metric.items())]  # one lock order: no deadlocks
+    conn.execute(_summary_upsert(conn), rows)
+
+
 def ensure_run(conn: Connection, run: RunInfo) -> int:
     """The id of the run with ``run.key``, inserting it first if it is new."""
     values = {k: getattr(run, k) for k in ("label", "commit_sha", "source", "tool",
@@ -64,10 +94,12 @@ def insert_trial(conn: Connection, run: RunInfo, row: dict[str, Any], label: str
     trial_id = conn.execute(statement).scalar()
     if trial_id is None:  # a concurrent writer stored it between our check and insert
         return False
+    metric = metric_values(row)
     metric_rows = [{"trial_id": trial_id, "name": name, "value": value}
-                   for name, value in metric_values(row).items()]
+                   for name, value in metric.items()]
     if metric_rows:
         conn.execute(schema.metrics.insert(), metric_rows)
+    add_to_summary(conn, values, metric)
     histogram_rows = [{"trial_id": trial_id, **h} for h in histogram_values(histograms)]
     if histogram_rows:
         conn.execute(schema.histograms.insert(), histogram_rows)
