@@ -21,23 +21,18 @@ Exit status 1 if the all-metrics pass's median exceeds the target or the answer 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from synthetic_history import METRICS, populate, sha, shape  # noqa: E402
-from tests.pg import running_cluster  # noqa: E402
+from synthetic_history import METRICS, database, populate, sha, shape, timed  # noqa: E402
 
 from kvperf.analysis.regressions import Finding, find_all  # noqa: E402
 from kvperf.cli.regressions import DEFAULT_METRICS, to_series  # noqa: E402
@@ -45,24 +40,6 @@ from kvperf.store.db import make_engine, parse_url  # noqa: E402
 from kvperf.store.series import History, histories  # noqa: E402
 
 TARGET_S = 10.0
-
-
-@contextlib.contextmanager
-def database(url: str | None) -> Iterator[str]:
-    if url:
-        yield url
-        return
-    with running_cluster() as cluster:
-        yield cluster.create_database("changepoint_bench")
-
-
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), statistics.median(times), result
 
 
 def check(found: list[Finding], metrics: tuple[str, ...], commits: int,
@@ -85,7 +62,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     commits, series = shape(args.values)
-    with database(args.url) as url:
+    with database(args.url, "changepoint_bench") as url:
         start = time.perf_counter()
         populate(url, args.values)
         print(f"loaded {commits} commits × {series} series × 5 trials × {len(METRICS)} "

@@ -18,42 +18,21 @@ Exit status 1 if a query's median exceeds the target (10 s).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from synthetic_history import populate, sha  # noqa: E402
-from tests.pg import running_cluster  # noqa: E402
+from synthetic_history import database, populate, sha, timed  # noqa: E402
 
 from kvperf.store.db import make_engine, parse_url  # noqa: E402
 from kvperf.store.history import COMMON_METRICS, cells, latest_revisions  # noqa: E402
 
 TARGET_S = 10.0
-
-
-@contextlib.contextmanager
-def database(url: str | None) -> Iterator[str]:
-    if url:
-        yield url
-        return
-    with running_cluster() as cluster:
-        yield cluster.create_database("history_bench")
-
-
-def timed(fn: Callable[[], int], repeat: int) -> tuple[float, float, int]:
-    times, size = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        size = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), statistics.median(times), size
 
 
 def main() -> int:
@@ -62,7 +41,7 @@ def main() -> int:
     parser.add_argument("--url", help="an existing empty PostgreSQL database (else a temp one)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    with database(args.url) as url:
+    with database(args.url, "history_bench") as url:
         start = time.perf_counter()
         populate(url, args.values)
         print(f"populate {args.values:,} values: {time.perf_counter() - start:.1f} s")

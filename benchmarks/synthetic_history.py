@@ -15,10 +15,14 @@ from them with one INSERT … SELECT … GROUP BY (what live writes maintain row
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
-from collections.abc import Iterator
+import statistics
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -152,3 +156,25 @@ def populate(url: str, values: int) -> None:
         conn.commit()
         cur.execute("ANALYZE")
     conn.close()
+
+
+@contextlib.contextmanager
+def database(url: str | None, name: str) -> Iterator[str]:
+    """``url`` if given, else a fresh database on a throwaway cluster (tests/pg.py)."""
+    if url:
+        yield url
+        return
+    from tests.pg import running_cluster
+
+    with running_cluster() as cluster:
+        yield cluster.create_database(name)
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """(best, median) wall seconds of ``repeat`` calls, and the last call's result."""
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times), result
