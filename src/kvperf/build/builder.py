@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kvperf.build import git
+from kvperf.build.git_log import CommitInfo
 from kvperf.build.proc import LineSink, run_logged, tail
 from kvperf.core.errors import BuildError, UsageError
 
@@ -52,7 +53,7 @@ class Build:
     seconds: float
     cached: bool
     log: Path | None
-    info: git.CommitInfo | None = None
+    info: CommitInfo | None = None
 
     @property
     def ok(self) -> bool:

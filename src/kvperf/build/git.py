@@ -7,28 +7,21 @@ shell metacharacters is data, and one starting with '-' cannot become an option.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.build.git_log import LOG_FORMAT, CommitInfo, display_repo, parse_log
 from kvperf.build.proc import run_capture
 from kvperf.core.errors import BuildError, UsageError
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
-@dataclass(frozen=True)
-class CommitInfo:
-    """What history and reports show about a commit."""
-
-    sha: str
-    committed_at: str  # ISO 8601 with offset
-    author: str
-    subject: str
-
-
 def _git(*args: str, cwd: Path | None = None, timeout: float = 600) -> tuple[int, str]:
-    return run_capture(["git", *args], cwd=cwd, timeout=timeout)
+    # Never wait for a credential prompt; a URL's credentials are never printed.
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    return run_capture(["git", *args], cwd=cwd, timeout=timeout, env=env)
 
 
 def _is_local(repo: str) -> bool:
@@ -58,7 +51,8 @@ def update_mirror(cache: Path, repo: str) -> Path:
         code, out = _git("clone", "--quiet", "--mirror", "--", source, str(mirror))
         action = "clone"
     if code != 0:
-        raise BuildError(f"git {action} of {repo!r} failed: {out.strip()[-800:]}")
+        raise BuildError(f"git {action} of {display_repo(repo)!r} failed: "
+                         f"{out.replace(repo, display_repo(repo)).strip()[-800:]}")
     return mirror
 
 
@@ -75,12 +69,11 @@ def resolve_ref(mirror: Path, ref: str) -> str:
 
 
 def commit_info(mirror: Path, sha: str) -> CommitInfo:
-    code, out = _git("--git-dir", str(mirror), "show", "-s", "--format=%cI%x00%an%x00%s",
-                     sha)
-    if code != 0:
+    code, out = _git("--git-dir", str(mirror), "show", "-s", f"--format={LOG_FORMAT}", sha)
+    commits = parse_log(out) if code == 0 else []
+    if not commits:
         raise BuildError(f"cannot read commit {sha}: {out.strip()}")
-    committed, author, subject = ([*out.rstrip("\n").split("\x00"), "", ""])[:3]
-    return CommitInfo(sha, committed, author, subject)
+    return commits[0]
 
 
 def add_worktree(mirror: Path, sha: str, dest: Path) -> None:

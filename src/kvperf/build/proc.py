@@ -53,11 +53,11 @@ def run_logged(argv: Sequence[str], log_path: Path, cwd: Path | None = None,
             raise
 
 
-def run_capture(argv: Sequence[str], cwd: Path | None = None,
-                timeout: float = 600) -> tuple[int, str]:
+def run_capture(argv: Sequence[str], cwd: Path | None = None, timeout: float = 600,
+                env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run a short command; (exit code, stdout+stderr)."""
     try:
-        done = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True,
+        done = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True,
                               errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)
     except OSError as exc:
         raise BuildError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None

@@ -88,5 +88,6 @@ def build_provenance(build: Build) -> tuple[tuple[str, str], ...]:
     facts = {"ref": build.ref, "commit_sha": build.sha or "",
              "build_log": str(build.log or ""), "build_cached": str(build.cached)}
     if build.info:
-        facts |= {"commit_date": build.info.committed_at, "commit_subject": build.info.subject}
+        facts |= {"commit_date": build.info.committed_at.isoformat(),
+                  "commit_subject": build.info.subject}
     return tuple(facts.items())
