@@ -110,9 +110,17 @@ def _p_value(base: Stats, new: Stats) -> float:
     return mannwhitney_p(base.values, new.values) if base.n > 1 and new.n > 1 else math.nan
 
 
-def _decision(metric: str, ci: RatioCI, p_adjusted: float, base: Stats, new: Stats) -> Decision:
+def _decision(metric: str, ci: RatioCI, p_adjusted: float, base: Stats, new: Stats,
+              paired: bool) -> Decision:
+    """Unpaired rows are as noisy as their noisier side; paired rows as their B/A ratios."""
     p = 1.0 if math.isnan(p_adjusted) else p_adjusted
-    return decide(ci, p, base.cv, new.cv, min_effect_for(metric), lower_is_better(metric))
+    if paired:
+        ratios = [b / a for a, b in zip(base.values, new.values, strict=True)]
+        noise, label = cv(ratios), "paired B/A ratio CV"
+    else:
+        noise, label = max(base.cv, new.cv), "run-to-run CV"
+    return decide(ci, p, noise, min_effect_for(metric), lower_is_better(metric),
+                  cv_label=label)
 
 
 def compare(base_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
@@ -125,7 +133,8 @@ def compare(base_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
     cis = [welch_ratio_ci(b.values, n.values) for _, _, b, n in pairs]
     pvalues = [_p_value(b, n) for _, _, b, n in pairs]
     adjusted = benjamini_hochberg(pvalues)
-    results = [MetricComparison(key, metric, b, n, ci, p, pa, _decision(metric, ci, pa, b, n))
+    results = [MetricComparison(key, metric, b, n, ci, p, pa,
+                                _decision(metric, ci, pa, b, n, paired=False))
                for (key, metric, b, n), ci, p, pa in zip(pairs, cis, pvalues, adjusted,
                                                           strict=True)]
     unmatched = [k for k in base if k not in new] + [k for k in new if k not in base]
@@ -177,6 +186,7 @@ def compare_paired(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]],
     cis = [geomean_ratio_ci(a.values, b.values) for _, _, a, b in items]
     pvalues = [wilcoxon_p(a.values, b.values) if a.n > 1 else math.nan for _, _, a, b in items]
     adjusted = benjamini_hochberg(pvalues)
-    return [MetricComparison(key, metric, a, b, ci, p, pa, _decision(metric, ci, pa, a, b))
+    return [MetricComparison(key, metric, a, b, ci, p, pa,
+                             _decision(metric, ci, pa, a, b, paired=True))
             for (key, metric, a, b), ci, p, pa in zip(items, cis, pvalues, adjusted,
                                                        strict=True)]

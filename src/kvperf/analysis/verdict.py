@@ -99,28 +99,30 @@ def _more_runs(ci: RatioCI, min_effect: float, alpha: float) -> int | None:
     return max(1, total - ci.n)
 
 
-def _cv_problem(cv_a: float, cv_b: float) -> str | None:
-    if not (math.isfinite(cv_a) and math.isfinite(cv_b)):
-        return "run-to-run CV is undefined"
-    worst = max(cv_a, cv_b)
-    if worst > MAX_CV:
-        return f"run-to-run CV {_pct(worst)} exceeds {_pct(MAX_CV)}"
+def _cv_problem(cv: float, cv_label: str) -> str | None:
+    if not math.isfinite(cv):
+        return f"{cv_label} is undefined"
+    if cv > MAX_CV:
+        return f"{cv_label} {_pct(cv)} exceeds {_pct(MAX_CV)}"
     return None
 
 
 def decide(
     ci: RatioCI,
     p_adjusted: float,
-    cv_a: float,
-    cv_b: float,
+    cv: float,
     min_effect: float,
     lower_is_better: bool,
     alpha: float = DEFAULT_ALPHA,
+    cv_label: str = "run-to-run CV",
 ) -> Decision:
     """Apply the rules, first match wins:
 
     1. n < 2 → insufficient data;
-    2. max(cv_a, cv_b) > 10 % (or undefined) → unstable;
+    2. ``cv`` > 10 % (or undefined) → unstable. ``cv`` is the noise the comparison sees:
+       for interleaved (paired) runs the CV of the per-round ratios B/A — drift common to
+       both sides cancels in a pair, which is what interleaving is for — and for unpaired
+       data the larger of the two sides' run-to-run CVs;
     3. p_adjusted < α and |ratio − 1| ≥ min_effect → regression / improvement
        (ratio > 1 is worse when ``lower_is_better``, better otherwise);
     4. CI ⊂ [1 − min_effect, 1 + min_effect] → no change;
@@ -129,7 +131,7 @@ def decide(
     """
     if ci.n < 2:
         return Decision(Verdict.INSUFFICIENT_DATA, None, f"{ci.n} paired run(s); need 2")
-    cv_problem = _cv_problem(cv_a, cv_b)
+    cv_problem = _cv_problem(cv, cv_label)
     if cv_problem is not None:
         return Decision(Verdict.UNSTABLE, None, cv_problem)
     effect = ci.ratio - 1.0

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from kvperf.analysis.comparison import compare, group_key
+from kvperf.analysis.comparison import compare, compare_paired, group_key
 from kvperf.analysis.verdict import Verdict
 from tests.helpers import run_kvperf
 
@@ -21,7 +21,8 @@ def rows(rps: list[float], env: str, command: str = "SET", seed_format: bool = F
                                "p50_latency_ms": 1000 / value, "cluster_mode": False,
                                "tls": False, "timestamp": f"t{i}", "commit": env}
         if not seed_format:
-            row |= {"status": "ok", "run": i + 1, "env": {"host": env, "kernel": env}}
+            row |= {"status": "ok", "run": i + 1, "trial_id": command,
+                    "env": {"host": env, "kernel": env}}
         out.append(row)
     return out
 
@@ -70,3 +71,27 @@ def test_cli_writes_markdown_graphs_and_fails_on_regression(tmp_path: Path) -> N
     assert same.returncode == 0, same.stdout
     missing = run_kvperf("compare-results", base, tmp_path / "nope.json")
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+def test_drift_shared_by_a_pair_is_not_noise_when_paired_but_is_when_unpaired() -> None:
+    """The machine's speed wanders ±25% between rounds (these VMs do), but within a round A
+    and B see the same speed: interleaving cancels it, so the paired verdict stands while the
+    same values judged unpaired are unstable."""
+    speed = noisy(1.0, 10, 0.25, 5)
+    jitter = noisy(1.0, 10, 0.01, 6)
+    base = rows([600_000 * s for s in speed], "a")
+    new = rows([0.85 * 600_000 * s * j for s, j in zip(speed, jitter, strict=True)], "b")
+    paired = next(r for r in compare_paired(base, new, "rps"))
+    assert paired.base.cv > 0.10 and paired.new.cv > 0.10
+    assert paired.decision.verdict is Verdict.REGRESSION, paired.decision
+    unpaired, _ = compare(base, new, "rps")
+    assert unpaired[0].decision.verdict is Verdict.UNSTABLE
+    assert unpaired[0].decision.reason.startswith("run-to-run CV")
+
+
+def test_a_pair_ratio_that_wanders_is_unstable() -> None:
+    base = rows([600_000.0] * 10, "a")
+    new = rows([600_000 * r for r in noisy(0.85, 10, 0.2, 7)], "b")
+    paired = compare_paired(base, new, "rps")[0]
+    assert paired.decision.verdict is Verdict.UNSTABLE
+    assert paired.decision.reason.startswith("paired B/A ratio CV")

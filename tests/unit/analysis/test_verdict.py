@@ -71,23 +71,25 @@ def test_lower_is_better(name: str, expected: bool) -> None:
 
 
 def test_single_pair_is_insufficient_data() -> None:
-    d = decide(RatioCI(1.3, math.nan, math.nan, "none", 1), 0.001, 0.01, 0.01, 0.05, True)
+    d = decide(RatioCI(1.3, math.nan, math.nan, "none", 1), 0.001, 0.01, 0.05, True)
     assert d.verdict is Verdict.INSUFFICIENT_DATA
     assert d.runs_needed is None
 
 
 def test_high_cv_is_unstable_even_when_significant() -> None:
-    d = decide(_ci(1.3, 1.25, 1.35), 0.001, 0.02, 0.12, 0.05, True)
+    d = decide(_ci(1.3, 1.25, 1.35), 0.001, 0.12, 0.05, True)
     assert d.verdict is Verdict.UNSTABLE
-    assert "12.0%" in d.reason
+    assert d.reason == "run-to-run CV 12.0% exceeds 10.0%"
     # 10 % exactly is still stable (rule is "> 0.10")
-    assert decide(_ci(1.3, 1.25, 1.35), 0.001, 0.10, 0.02, 0.05, True).verdict is (
+    assert decide(_ci(1.3, 1.25, 1.35), 0.001, 0.10, 0.05, True).verdict is (
         Verdict.REGRESSION
     )
+    labelled = decide(_ci(1.3, 1.25, 1.35), 0.001, 0.2, 0.05, True, cv_label="paired CV")
+    assert labelled.reason == "paired CV 20.0% exceeds 10.0%"
 
 
 def test_undefined_cv_is_unstable() -> None:
-    assert decide(_ci(1.0, 0.99, 1.01), 0.5, math.nan, 0.01, 0.05, True).verdict is (
+    assert decide(_ci(1.0, 0.99, 1.01), 0.5, math.nan, 0.05, True).verdict is (
         Verdict.UNSTABLE
     )
 
@@ -102,34 +104,34 @@ def test_undefined_cv_is_unstable() -> None:
     ],
 )
 def test_significant_direction(ratio: float, lower_better: bool, expected: Verdict) -> None:
-    d = decide(_ci(ratio, ratio - 0.02, ratio + 0.02), 0.001, 0.01, 0.01, 0.05, lower_better)
+    d = decide(_ci(ratio, ratio - 0.02, ratio + 0.02), 0.001, 0.01, 0.05, lower_better)
     assert d == Decision(expected, None, d.reason)
     assert d.reason  # non-empty explanation
 
 
 def test_effect_exactly_min_effect_counts() -> None:
     # |1.25 - 1| = 0.25 exactly in binary floating point; rule is ">= min_effect"
-    d = decide(_ci(1.25, 1.2, 1.3), 0.001, 0.01, 0.01, 0.25, True)
+    d = decide(_ci(1.25, 1.2, 1.3), 0.001, 0.01, 0.25, True)
     assert d.verdict is Verdict.REGRESSION
 
 
 def test_p_equal_to_alpha_is_not_significant() -> None:
-    d = decide(_ci(1.25, 1.2, 1.3), 0.01, 0.01, 0.01, 0.05, True)
+    d = decide(_ci(1.25, 1.2, 1.3), 0.01, 0.01, 0.05, True)
     assert d.verdict is Verdict.INCONCLUSIVE
 
 
 def test_significant_but_small_effect_inside_band_is_no_change() -> None:
-    d = decide(_ci(1.01, 1.005, 1.015), 0.0001, 0.01, 0.01, 0.02, False)
+    d = decide(_ci(1.01, 1.005, 1.015), 0.0001, 0.01, 0.02, False)
     assert d.verdict is Verdict.NO_CHANGE
     assert d.runs_needed is None
 
 
 def test_tight_interval_inside_band_is_no_change() -> None:
-    assert decide(_ci(1.0, 0.981, 1.019), 0.6, 0.01, 0.01, 0.02, False).verdict is (
+    assert decide(_ci(1.0, 0.981, 1.019), 0.6, 0.01, 0.02, False).verdict is (
         Verdict.NO_CHANGE
     )
     # interval edge just outside the band -> not "no change"
-    assert decide(_ci(1.0, 0.979, 1.019), 0.6, 0.01, 0.01, 0.02, False).verdict is (
+    assert decide(_ci(1.0, 0.979, 1.019), 0.6, 0.01, 0.02, False).verdict is (
         Verdict.INCONCLUSIVE
     )
 
@@ -137,7 +139,7 @@ def test_tight_interval_inside_band_is_no_change() -> None:
 def test_inconclusive_runs_needed_from_power() -> None:
     # sd_log 0.05, min effect 5 %: runs_needed(0.05, 0.05) = 20 pairs (see test_power),
     # 5 already done -> ~15 more.
-    d = decide(_ci(1.03, 0.95, 1.12, n=5, sd=0.05), 0.3, 0.03, 0.03, 0.05, True)
+    d = decide(_ci(1.03, 0.95, 1.12, n=5, sd=0.05), 0.3, 0.03, 0.05, True)
     assert runs_needed(0.05, 0.05) == 20
     assert d == Decision(Verdict.INCONCLUSIVE, 15, "needs ~15 more runs")
 
@@ -145,18 +147,18 @@ def test_inconclusive_runs_needed_from_power() -> None:
 def test_inconclusive_runs_needed_respects_wilcoxon_floor() -> None:
     # Tiny spread: the t-test power needs only 2 pairs, but Wilcoxon needs 8 at
     # alpha 0.01 (2/2^7 = 0.0156 >= 0.01), so with 4 pairs: 4 more.
-    d = decide(_ci(1.10, 1.09, 1.11, n=4, sd=0.001), 0.125, 0.01, 0.01, 0.05, True)
+    d = decide(_ci(1.10, 1.09, 1.11, n=4, sd=0.001), 0.125, 0.01, 0.05, True)
     assert d == Decision(Verdict.INCONCLUSIVE, 4, "needs ~4 more runs")
 
 
 def test_inconclusive_runs_needed_at_least_one() -> None:
-    d = decide(_ci(1.10, 0.9, 1.3, n=500, sd=0.001), 0.02, 0.01, 0.01, 0.05, True)
+    d = decide(_ci(1.10, 0.9, 1.3, n=500, sd=0.001), 0.02, 0.01, 0.05, True)
     assert d.verdict is Verdict.INCONCLUSIVE
     assert d.runs_needed == 1
 
 
 def test_inconclusive_without_spread_has_no_estimate() -> None:
-    d = decide(RatioCI(1.1, 0.9, 1.3, "t", 5), 0.3, 0.01, 0.01, 0.05, True)
+    d = decide(RatioCI(1.1, 0.9, 1.3, "t", 5), 0.3, 0.01, 0.05, True)
     assert d == Decision(Verdict.INCONCLUSIVE, None, "needs more runs")
 
 
@@ -166,7 +168,7 @@ def test_inconclusive_without_spread_has_no_estimate() -> None:
 def _decide_on(a: np.ndarray, b: np.ndarray, metric: str) -> Decision:
     ci = geomean_ratio_ci(a, b)
     p_adj = benjamini_hochberg([wilcoxon_p(a, b)])[0]
-    return decide(ci, p_adj, cv(a), cv(b), min_effect_for(metric), lower_is_better(metric))
+    return decide(ci, p_adj, cv(b / a), min_effect_for(metric), lower_is_better(metric))
 
 
 def test_clean_15_percent_latency_shift_with_10_pairs_is_regression() -> None:
