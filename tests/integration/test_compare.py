@@ -46,6 +46,34 @@ def test_compare_sides_are_checked(tmp_path: Path, argv: list[str], message: str
     assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
+def test_a_duet_needs_duration_bound_trials(tmp_path: Path) -> None:
+    server = require_binary("valkey-server")
+    config = write_config(tmp_path, SMALL)
+    done = run_kvperf("compare", "--server-bin", server, "--server-bin", server, "--config",
+                      config, "--schedule", "duet", "--results-dir", tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "'requests' (30000)" in done.stderr and "give 'duration'" in done.stderr
+    assert not (tmp_path / "metrics.json").exists()
+    done = run_kvperf("run", "--schedule", "duet", "--results-dir", tmp_path)
+    assert done.returncode == 2 and "--schedule applies to --commits" in done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_duet_of_the_built_in_config_runs_both_sides_at_once(tmp_path: Path) -> None:
+    server = require_binary("valkey-server")
+    done = run_kvperf("compare", "--server-bin", server, "--server-bin", server, "--runs", "1",
+                      "--schedule", "duet", "--results-dir", tmp_path, "--label", "duet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    a = json.loads((tmp_path / "duet" / "A" / "metrics.json").read_text())
+    b = json.loads((tmp_path / "duet" / "B" / "metrics.json").read_text())
+    assert len(a) == len(b) == 4
+    for ra, rb in zip(a, b, strict=True):
+        assert ra["status"] == rb["status"] == "ok"
+        assert ra["ab_schedule"] == "duet" and ra["duration"] == 3 and ra["requests"] is None
+        started = ra["checks"]["measure_started_at"], rb["checks"]["measure_started_at"]
+        assert abs(started[0] - started[1]) < 0.5, started
+
+
 @pytest.mark.usefixtures("no_strays")
 def test_noise_reports_cv_and_runs_needed(tmp_path: Path) -> None:
     config = write_config(tmp_path, [{**SMALL[0], "commands": ["SET"]}])

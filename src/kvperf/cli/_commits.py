@@ -10,7 +10,7 @@ from rich.console import Console
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._builds import build_flags, build_refs
-from kvperf.cli._interleaved import run_sides, side_from_build
+from kvperf.cli._interleaved import check_schedule, run_sides, side_from_build
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import RunOptions
 from kvperf.report.comparison import terminal_table
@@ -38,6 +38,7 @@ def _check(options: RunOptions) -> None:
 def run_commits(args: argparse.Namespace, options: RunOptions, console: Console) -> int:
     _check(options)
     refs = ([args.baseline] if args.baseline else []) + list(args.commits)
+    check_schedule(args, len(refs))
     builds = build_refs(build_flags(args), refs, console)
     taken: set[str] = set()
     sides = [side_from_build(side_name(b.ref, b.sha, taken), b) for b in builds]

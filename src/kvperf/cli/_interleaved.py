@@ -18,6 +18,9 @@ from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import Prepared, RunOptions, prepare
 from kvperf.pipeline.ab import SidesResult, interleave_sides
+from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS, SCHEDULES, check_duet
+from kvperf.pipeline.run import load_specs
+from kvperf.plan.matrix import expand
 from kvperf.report.progress import ProgressReporter
 
 
@@ -32,7 +35,25 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--label", help="results subdirectory (default: derived from the sides)")
     p.add_argument("--seed", type=int, help="seed of the side order (default: random, recorded)")
+    add_schedule_argument(p)
     add_db_options(p)
+
+
+def add_schedule_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schedule", choices=SCHEDULES, default="alternate",
+                   help="alternate (default): the sides' trials run one after another in a "
+                        "random order per round; duet: they run at the same time on the same "
+                        "pinned CPUs, so machine noise hits both alike (needs duration-bound "
+                        f"trials; the built-in config then measures {DUET_DEFAULT_SECONDS} s)")
+
+
+def check_schedule(args: argparse.Namespace, sides: int) -> None:
+    """Refuse a plan that cannot run under --schedule before anything is built (exit 2)."""
+    if getattr(args, "schedule", "alternate") != "duet":
+        return
+    options = RunOptions(config=args.config, measure=getattr(args, "measure", "timing"),
+                         schedule="duet")
+    check_duet(expand(load_specs(options), 1), options.measure, sides)
 
 
 @dataclass(frozen=True)
@@ -57,7 +78,8 @@ def side_options(args: argparse.Namespace, side: Side, base: Path) -> RunOptions
     return RunOptions(config=args.config, results_dir=base, label=side.name, runs=args.runs,
                       server_bin=side.server_bin, tool=args.tool, commit=side.commit,
                       blocked=side.blocked, provenance=side.provenance,
-                      measure=getattr(args, "measure", "timing"))
+                      measure=getattr(args, "measure", "timing"),
+                      schedule=getattr(args, "schedule", "alternate"))
 
 
 def default_label(kind: str) -> str:
@@ -76,7 +98,8 @@ def run_sides(args: argparse.Namespace, sides: list[Side], kind: str,
     reporter = ProgressReporter(console, len(sides) * len(first.trials))
     described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
                           for name, p in prepared.items())
-    console.print(f"{described}  rounds: {args.runs}  order seed: {seed}")
+    schedule = getattr(args, "schedule", "alternate")
+    console.print(f"{described}  rounds: {args.runs}  order seed: {seed}  schedule: {schedule}")
     with live_store(args, args.results_dir) as store, reporter:
-        result = interleave_sides(prepared, seed, reporter, store)
+        result = interleave_sides(prepared, seed, reporter, store, schedule)
     return result, prepared

@@ -12,7 +12,13 @@ from rich.console import Console
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
-from kvperf.cli._interleaved import Side, add_common, run_sides, side_from_build
+from kvperf.cli._interleaved import (
+    Side,
+    add_common,
+    check_schedule,
+    run_sides,
+    side_from_build,
+)
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
@@ -45,6 +51,7 @@ def _sides(args: argparse.Namespace, console: Console) -> list[Side]:
         if len(args.refs) != 2:
             raise UsageError(f"compare needs exactly two refs (A then B), got "
                              f"{len(args.refs)}: {' '.join(args.refs)}")
+        check_schedule(args, 2)
         builds = build_refs(build_flags(args), args.refs, console)
         return [side_from_build("A", builds[0]), side_from_build("B", builds[1])]
     if len(args.server_bin) != 2:

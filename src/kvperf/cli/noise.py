@@ -13,7 +13,13 @@ from rich.table import Table
 from kvperf.analysis.comparison import compare_paired, describe_group
 from kvperf.analysis.power import runs_needed
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
-from kvperf.cli._interleaved import Side, add_common, run_sides, side_from_build
+from kvperf.cli._interleaved import (
+    Side,
+    add_common,
+    check_schedule,
+    run_sides,
+    side_from_build,
+)
 from kvperf.core.errors import BuildError, UsageError
 
 
@@ -38,6 +44,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if args.commit and args.server_bin:
         raise UsageError("give --commit or --server-bin, not both")
     if args.commit:
+        check_schedule(args, 2)
         (build,) = build_refs(build_flags(args), [args.commit], console)
         if not build.ok:
             raise BuildError(build.error or f"build of {args.commit} failed")

@@ -17,6 +17,7 @@ from kvperf.analysis.series import summarize
 from kvperf.build.builder import build_source_tree
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._commits import run_commits
+from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
@@ -58,6 +59,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--baseline", metavar="REF",
                    help="with --commits: also build and run REF, and compare every commit "
                         "with it")
+    add_schedule_argument(p)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed, else valkey-benchmark)")
     p.add_argument("--valkey-benchmark-path", type=Path, dest="tool_path",
@@ -138,6 +140,8 @@ def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
+    if args.schedule != "alternate" and not args.commits:
+        raise UsageError("--schedule applies to --commits (several sides), not to one run")
     if args.commits or args.baseline:
         if not args.commits:
             raise UsageError("--baseline needs --commits (the refs to compare with it)")

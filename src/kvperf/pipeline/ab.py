@@ -7,13 +7,16 @@ evenly over them, so it cannot masquerade as a code change; pairs are (trial, ru
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.duet import check_duet, run_duet_round
 from kvperf.pipeline.run import Observer, Prepared, Runner
+from kvperf.plan.trial import Trial
 from kvperf.store.writer import TrialWriter
 
 
@@ -65,25 +68,45 @@ def check_same_plan(prepared: Sequence[Prepared]) -> None:
 
 
 def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
-                     store: TrialWriter | None = None) -> SidesResult:
-    """Run every trial on every side, persisting each row as it finishes."""
+                     store: TrialWriter | None = None,
+                     schedule: str = "alternate") -> SidesResult:
+    """Run every trial on every side, persisting each row as it finishes.
+
+    ``alternate``: the sides' trials run one after another, in a random order per trial;
+    ``duet``: they run at the same time (pipeline/duet.py), started in that order.
+    """
     prepared = list(sides.values())
     check_same_plan(prepared)
+    if schedule == "duet":
+        check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
     runners = {name: Runner(p, observer, store) for name, p in sides.items()}
     result = SidesResult({name: [] for name in sides}, seed, store=store)
     trials = prepared[0].trials
     total = len(sides) * len(trials)
+    extra = {"ab_seed": seed, "ab_schedule": schedule}
+
+    def started(trial: Trial, side: str) -> None:
+        result.order.append(side)
+        observer.trial_started(trial, len(result.order), total)
+
+    def finished(trial: Trial, side: str, row: dict[str, Any]) -> None:
+        row |= {"side": side, **extra}
+        runners[side].persist(row)
+        result.rows[side].append(row)
+        observer.trial_finished(trial, row)
+
     for trial, order in zip(trials, side_orders(seed, list(sides), len(trials)), strict=True):
+        if schedule == "duet":
+            rows = run_duet_round(runners, trial, order, functools.partial(started, trial))
+            for side in order:
+                finished(trial, side, rows[side])
+            continue
         for side in order:
-            observer.trial_started(trial, len(result.order) + 1, total)
-            row = runners[side].run_trial(trial) | {"side": side, "ab_seed": seed}
-            runners[side].persist(row)
-            result.rows[side].append(row)
-            result.order.append(side)
-            observer.trial_finished(trial, row)
+            started(trial, side)
+            finished(trial, side, runners[side].run_trial(trial))
     return result
 
 
 def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer,
-               store: TrialWriter | None = None) -> SidesResult:
-    return interleave_sides({"A": a, "B": b}, seed, observer, store)
+               store: TrialWriter | None = None, schedule: str = "alternate") -> SidesResult:
+    return interleave_sides({"A": a, "B": b}, seed, observer, store, schedule)

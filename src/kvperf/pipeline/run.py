@@ -22,6 +22,7 @@ from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError, UsageError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.registry import resolve_driver
+from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.instructions import check_measure, server_wrapping
 from kvperf.pipeline.trial_run import TrialRun
 from kvperf.plan.matrix import expand
@@ -59,6 +60,7 @@ class RunOptions:
     blocked: str | None = None  # why no trial of this side can run (e.g. its build failed)
     provenance: tuple[tuple[str, str], ...] = ()  # extra env facts (build log, ref, …)
     measure: str = "timing"  # timing | instructions | perf-instructions (pipeline/instructions)
+    schedule: str = "alternate"  # how sides share the machine (pipeline/ab.py, duet.py)
 
 
 @dataclass
@@ -121,14 +123,18 @@ def _client_mode(options: RunOptions) -> bool:
     return options.mode == "client" or options.use_running_server
 
 
-def _load_specs(options: RunOptions) -> list[BenchmarkSpec]:
-    """The user's config, or the built-in default (unpinned on a machine with one CPU)."""
+def load_specs(options: RunOptions) -> list[BenchmarkSpec]:
+    """The user's config, or the built-in default (unpinned on a machine with one CPU;
+    measure stages of DUET_DEFAULT_SECONDS under --schedule duet, which needs sides that
+    stop together)."""
     cpus = available_cpus()
     if options.config:
         return load_config(options.config, cpus)
     specs = load_config(default_config_path(), cpus | {0, 1})
     if len(cpus) < 2 or not {0, 1} <= cpus:
         specs = [replace(s, server_cpus=None, client_cpus=None) for s in specs]
+    if options.schedule == "duet":
+        specs = [replace(s, requests=None, duration=(DUET_DEFAULT_SECONDS,)) for s in specs]
     return specs
 
 
@@ -172,7 +178,7 @@ def client_endpoint(options: RunOptions) -> Endpoint:
 
 def prepare(options: RunOptions) -> Prepared:
     """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
-    specs = _load_specs(options)
+    specs = load_specs(options)
     driver = resolve_driver(options.tool, options.tool_path, options.valkey_path)
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=_client_mode(options))
@@ -235,10 +241,11 @@ class Runner:
     def trial_log_dir(self, trial: Trial) -> Path:
         return self.prepared.out_dir / "trials" / f"{trial.index:04d}-{trial.id}-r{trial.run}"
 
-    def run_trial(self, trial: Trial) -> dict[str, Any]:
+    def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
+                  ) -> dict[str, Any]:
         log_dir = self.trial_log_dir(trial)
         log_dir.mkdir(parents=True, exist_ok=True)
-        work = TrialRun(self.prepared, trial, self.observer, log_dir)
+        work = TrialRun(self.prepared, trial, self.observer, log_dir, sync=sync)
         log.info("trial %d: %s", trial.index, trial.describe())
         if self.prepared.options.blocked:
             work.outcome.error = self.prepared.options.blocked

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,8 @@ class TrialRun:
     observer: Observer
     log_dir: Path
     outcome: TrialOutcome = field(default_factory=TrialOutcome)
+    # Called before the warmup and before the measure stage (duet rounds meet there).
+    sync: Callable[[str], None] | None = None
 
     @property
     def driver(self) -> Driver:
@@ -73,10 +75,13 @@ class TrialRun:
         tool_log = self.log_dir / "tool.log"
         with Keyspace.open(target.endpoints, target.cluster) as keyspace:
             self._seed(keyspace)
+            self._meet("warmup")
             if load.warmup:
                 with self.stage("warmup"):
                     self.driver.warmup(load, target, load.warmup, tool_log)
             before = self._top_up(keyspace)
+            self._meet("measure")
+            self.outcome.checks["measure_started_at"] = round(time.time(), 3)
             server_stats.reset_stats(target.endpoints)
             cpu_before = _cpu_total(pids)
             measure = self.prepared.options.measure
@@ -87,6 +92,10 @@ class TrialRun:
             self.outcome.instructions = instruction_result(counted, self.trial, self.outcome,
                                                            self.prepared.out_dir)
             self._check(keyspace, before)
+
+    def _meet(self, stage: str) -> None:
+        if self.sync is not None:
+            self.sync(stage)
 
     def _keep_histograms(self) -> None:
         """Store the tool's HDR histograms beside the trial; the row names the file."""

@@ -1,0 +1,109 @@
+"""Duet rounds: every side runs the same trial at the same time, on the same CPUs.
+
+On these shared VMs the machine's speed wanders by ±25% within seconds, so even A and B
+trials run back to back see different machines (paired log-ratio SD 16–28% measured here).
+Run side by side — both servers pinned to the same cores, one load tool each — both
+sides see the same machine at every instant and the ratio B/A keeps only the code's
+difference (paired SD ≈ 0.7% measured; docs/PERFORMANCE.md). This is "duet benchmarking"
+(Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in the Cloud", 2020).
+
+The sides meet at two barriers — before the warmup and before the measure stage — so
+their measure stages overlap; measure stages are duration-bound, so they also end
+together. A side that fails before a barrier breaks it: its partners fail too (their
+measurement would be of a machine they had to themselves). Absolute values are those of a
+shared core: compare ratios, not values across schedules.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kvperf.core.errors import DriverError, Interrupted, UsageError
+from kvperf.plan.trial import Trial
+
+if TYPE_CHECKING:
+    from kvperf.pipeline.run import Runner
+
+SCHEDULES = ("alternate", "duet")
+DUET_DEFAULT_SECONDS = 3  # measure stage of the built-in config under --schedule duet
+BARRIER_TIMEOUT = 1800.0  # seconds a side waits for its partners (seeding can be long)
+_POLL = 0.2
+
+
+def check_duet(trials: Sequence[Trial], measure: str, sides: int) -> None:
+    """Exit 2 (before any build or server) when the plan cannot run as a duet."""
+    if sides < 2:
+        raise UsageError("--schedule duet needs at least two sides")
+    if measure != "timing":
+        raise UsageError(f"--schedule duet is for timing measurements; --measure {measure} "
+                         "counts per process and needs no duet")
+    for trial in trials:
+        if trial.load.duration is None:
+            raise UsageError(
+                f"--schedule duet: config object {trial.spec_index} bounds its measure stage "
+                f"by 'requests' ({trial.load.requests}); the sides must stop together, so "
+                "give 'duration' (seconds) instead")
+
+
+def _meet(barrier: threading.Barrier, stage: str) -> None:
+    try:
+        barrier.wait(timeout=BARRIER_TIMEOUT)
+    except threading.BrokenBarrierError:
+        raise DriverError(f"duet: a partner side failed or timed out before the {stage} "
+                          "stage, so this side ran alone") from None
+
+
+def run_duet_round(runners: dict[str, Runner], trial: Trial, order: Sequence[str],
+                   started: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+    """Run ``trial`` on every side at once (threads started in ``order``); rows by side.
+
+    Blocked sides (no server to run) record their failed row without taking part.
+    """
+    live = [s for s in order if not runners[s].prepared.options.blocked]
+    barrier = threading.Barrier(max(len(live), 1))
+    rows: dict[str, dict[str, Any]] = {}
+
+    def work(side: str) -> None:
+        try:
+            rows[side] = runners[side].run_trial(trial, sync=lambda stage: _meet(barrier, stage))
+        finally:
+            if rows.get(side, {}).get("status") != "ok":
+                barrier.abort()
+
+    threads = {side: threading.Thread(target=work, args=(side,), name=f"duet-{side}",
+                                      daemon=True) for side in live}
+    for side in order:
+        started(side)
+        if side in threads:
+            threads[side].start()
+        else:
+            rows[side] = runners[side].run_trial(trial)
+    try:
+        for thread in threads.values():
+            while thread.is_alive():
+                thread.join(_POLL)
+    except (KeyboardInterrupt, Interrupted):
+        barrier.abort()  # partners waiting at a barrier stop; measure stages end on time
+        for thread in threads.values():
+            thread.join()
+        raise Interrupted("interrupted") from None
+    missing = [s for s in live if s not in rows]
+    if missing:  # a thread died of an unexpected exception: it was already reported
+        raise DriverError(f"duet: side(s) {', '.join(missing)} ended without a result")
+    _fail_partners(rows, live)
+    return rows
+
+
+def _fail_partners(rows: dict[str, dict[str, Any]], live: list[str]) -> None:
+    """A side's row is a duet measurement only if every partner ran its trial too."""
+    failed = [s for s in live if rows[s]["status"] != "ok"]
+    if not failed:
+        return
+    first = failed[0]
+    reason = str(rows[first].get("error") or "failed").splitlines()[0]
+    for side in live:
+        if rows[side]["status"] == "ok":
+            rows[side]["status"] = "failed"
+            rows[side]["error"] = f"duet partner {first} failed in this round: {reason}"
