@@ -240,7 +240,18 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
     m
 }
 
-fn interval_out(ivs: Vec<Interval>, duration_s: f64) -> Vec<IntervalOut> {
+fn interval_out(mut ivs: Vec<Interval>, duration_s: f64) -> Vec<IntervalOut> {
+    // The replies to requests in flight at a --duration deadline can open one more interval
+    // of near-zero width (an absurd rate): fold a last interval under half a second wide
+    // into the second before it.
+    if ivs.len() >= 2 && duration_s - ((ivs.len() - 1) as f64) < 0.5 {
+        if let Some(tail) = ivs.pop() {
+            let last = ivs.last_mut().expect("len >= 1");
+            last.requests += tail.requests;
+            last.errors += tail.errors;
+            let _ = last.hist.add(&tail.hist);
+        }
+    }
     let n = ivs.len();
     ivs.into_iter()
         .enumerate()
@@ -322,5 +333,20 @@ mod tests {
         let s = summary(&m.corrected);
         assert!((s.p50 - 3.0).abs() < 0.01);
         assert!((summary(&m.service).max - 3.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_sliver_after_the_deadline_joins_the_last_second() {
+        let mut a = ThreadStats::new(3, false);
+        a.start_measuring(0);
+        a.record(500_000_000, 1_000_000, 1_000_000);
+        a.record(1_500_000_000, 1_000_000, 1_000_000);
+        a.record(2_000_000_100, 1_000_000, 1_000_000);
+        a.finish(2_000_000_200);
+        let m = merge(vec![a], 3);
+        assert_eq!(m.intervals.len(), 2);
+        assert_eq!(m.intervals[1].requests, 2);
+        assert!(m.intervals[1].rps < 3.0, "{}", m.intervals[1].rps);
+        assert_eq!(m.intervals.iter().map(|i| i.requests).sum::<u64>(), m.requests);
     }
 }
