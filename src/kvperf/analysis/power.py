@@ -42,7 +42,16 @@ def t_test_power(df: int, ncp: float, alpha: float) -> float:
     crit = float(stats.t.ppf(1.0 - alpha / 2, df))
     upper = float(stats.nct.sf(crit, df, ncp))
     lower = float(stats.nct.cdf(-crit, df, ncp))
+    if math.isnan(upper) or math.isnan(lower):  # scipy's nct gives nan for large ncp
+        upper = 1.0 - _nct_cdf_approx(crit, df, ncp)
+        lower = _nct_cdf_approx(-crit, df, ncp)
     return upper + lower
+
+
+def _nct_cdf_approx(t: float, df: int, ncp: float) -> float:
+    """P(T' ≤ t) for the noncentral t, by Abramowitz & Stegun 26.7.10:
+    Φ((t(1 − 1/(4ν)) − δ) / √(1 + t²/(2ν))); good where the exact form overflows."""
+    return float(stats.norm.cdf((t * (1 - 1 / (4 * df)) - ncp) / math.sqrt(1 + t * t / (2 * df))))
 
 
 def paired_power(n: int, sd_log_ratio: float, effect: float, alpha: float = 0.01) -> float:

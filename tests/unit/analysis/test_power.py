@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from kvperf.analysis.power import (
+    _nct_cdf_approx,
     paired_power,
     runs_needed,
     runs_needed_unpaired,
@@ -145,3 +146,18 @@ def test_wilcoxon_min_pairs_agrees_with_scipy_exact(alpha: float) -> None:
     all_positive = np.arange(1.0, n + 1.0)
     assert stats.wilcoxon(all_positive, method="exact").pvalue < alpha
     assert stats.wilcoxon(all_positive[:-1], method="exact").pvalue >= alpha
+
+
+def test_power_stays_defined_where_scipy_nct_overflows() -> None:
+    """A duet's paired spread (~0.5%) makes the noncentrality large: scipy's nct gives nan
+    there; the Abramowitz & Stegun 26.7.10 approximation takes over, close to the exact value
+    where both exist."""
+    powers = [paired_power(n, 0.0053, 0.03) for n in range(2, 9)]
+    assert all(0.0 <= p <= 1.0 for p in powers), powers
+    assert powers == sorted(powers)
+    assert runs_needed(0.0053, 0.03) <= runs_needed(0.0053, 0.02)
+    ncp = math.log1p(0.03) * math.sqrt(5) / 0.0053
+    crit = float(stats.t.ppf(0.995, 4))
+    approx = 1 - _nct_cdf_approx(crit, 4, ncp) + _nct_cdf_approx(-crit, 4, ncp)
+    exact = float(stats.nct.sf(crit, 4, ncp))  # scipy still answers at n = 5
+    assert abs(exact - approx) < 0.02, (exact, approx)
