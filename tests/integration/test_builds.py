@@ -7,6 +7,8 @@ by every test here (and by later test runs), which is what kvperf's build cache 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -59,6 +61,43 @@ def test_rebuilding_a_built_commit_takes_under_a_tenth(valkey_repo: Path,
     assert code == 0, err
     assert f"build of base ({sha[:12]}): cached" in err
     assert again < marker["seconds"] / 10, (again, marker["seconds"])
+
+
+def test_a_new_commit_rebuilds_only_what_it_changed(valkey_repo: Path, build_cache: Path,
+                                                    tmp_path: Path) -> None:
+    """A commit next to a built one starts from that build (build/warm.py): make recompiles
+    the files that include the changed header, not the tree, and jemalloc is not configured
+    again. The binary really is the new commit's (its version string)."""
+    base = Builder(build_cache, str(valkey_repo))
+    assert base.build("base", base.resolve("base")).ok
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "--quiet", str(valkey_repo), str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "checkout", "--quiet", "base"], check=True)
+    version = repo / "src" / "version.h"
+    version.write_text(version.read_text().replace('"8.1.1"', '"8.1.1-warm"'))
+    unique = f"warm start test {time.time_ns()}"  # never built before: no cached build
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "--quiet", "-am", unique], check=True)
+    builder = Builder(build_cache, str(repo))
+    sha = builder.resolve("HEAD")
+    try:
+        build = builder.build("HEAD", sha)
+        assert build.ok, build.error
+        assert build.server_bin is not None
+        shown = subprocess.run([str(build.server_bin), "--version"], capture_output=True,
+                               text=True, check=True).stdout
+        assert "v=8.1.1-warm" in shown and f"sha={sha[:8]}" in shown, shown
+        marker = json.loads((builder.tree(sha) / ".kvperf-build.json").read_text())
+        assert marker["warm_from"] == base.resolve("base")
+        log = (builder.tree(sha) / "kvperf-build.log").read_text()
+        assert "kvperf: warm start from the build of" in log
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", log)  # make's colours
+        compiled = [ln for ln in plain.splitlines() if ln.strip().startswith("CC ")]
+        assert 0 < len(compiled) < 25, compiled
+        assert "checking for" not in log  # jemalloc's configure did not run again
+    finally:
+        shutil.rmtree(builder.tree(sha), ignore_errors=True)
+        shutil.rmtree(builder.mirror(), ignore_errors=True)
 
 
 # Duet rounds (both sides at once, same pinned cores) with duration-bound measure stages.

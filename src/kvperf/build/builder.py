@@ -10,7 +10,9 @@ Layout of the cache (``--build-cache``, default ``$XDG_CACHE_HOME/kvperf``)::
     locks/                        one lock per mirror and per build
 
 A build with its marker is reused as is (no make at all). A new commit of a repository
-already built compiles only what ccache has not seen: the worktrees share one ccache with
+already built starts from the closest finished build with the same deps and Makefiles
+(build/warm.py), so make recompiles only what the commit changed; otherwise it compiles
+cold, and only what ccache has not seen: the worktrees share one ccache with
 ``CCACHE_BASEDIR`` at the builds directory and ``CCACHE_NOHASHDIR``, so the worktree's path
 does not defeat the cache. Failures are not cached: the next run tries again.
 """
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kvperf.build import git
+from kvperf.build import git, warm
 from kvperf.build.git_log import CommitInfo
 from kvperf.build.proc import LineSink, run_logged, tail
 from kvperf.core.errors import BuildError, UsageError
@@ -155,6 +157,25 @@ class Builder:
             self.make_args)
         return server if ok and server.is_file() else None
 
+    def _warm_worktree(self, sha: str, tree: Path, log: Path) -> str | None:
+        """A worktree of ``sha`` at ``tree``, warm-started from the closest finished build
+        (build/warm.py) when there is one; the donor's sha, or None for a cold worktree."""
+        mirror = self.mirror()
+        donor = warm.pick_donor(mirror, sha, _finished_builds(self.cache / "builds",
+                                                              self.make_args))
+        if donor is not None:
+            try:
+                git.add_worktree(mirror, donor.sha, tree)
+                copied = warm.seed_worktree(tree, donor, sha, {MARKER, LOG_NAME})
+            except (BuildError, OSError) as exc:
+                _note(log, f"warm start from {donor.sha[:12]} failed ({exc}); building cold")
+            else:
+                _note(log, f"warm start from the build of {donor.sha[:12]}: {copied} build "
+                           f"files copied, {donor.changed} source files differ")
+                return donor.sha
+        git.add_worktree(mirror, sha, tree)
+        return None
+
     def build(self, ref: str, sha: str, on_line: LineSink | None = None) -> Build:
         """Build ``sha`` (or reuse its cached build); failures come back as ``Build.error``."""
         started = time.monotonic()
@@ -169,7 +190,7 @@ class Builder:
             log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text("")
             try:
-                git.add_worktree(self.mirror(), sha, tree)
+                donor = self._warm_worktree(sha, tree, log)
             except BuildError as exc:
                 return Build(ref, sha, None, f"checkout of {ref} failed: {exc}",
                              time.monotonic() - started, False, log, info)
@@ -184,9 +205,28 @@ class Builder:
                 return Build(ref, sha, None, error, seconds, False, log, info)
             marker = {"sha": sha, "ref": ref, "make_args": list(self.make_args),
                       "server_bin": str(server.relative_to(tree)), "seconds": round(seconds, 1),
+                      "warm_from": donor,
                       "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
             (tree / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
             return Build(ref, sha, server, None, seconds, False, tree / LOG_NAME, info)
+
+
+def _note(log: Path, line: str) -> None:
+    with log.open("a") as handle:
+        handle.write(f"kvperf: {line}\n")
+
+
+def _finished_builds(builds: Path, make_args: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(sha, tree) of every finished build with these make arguments, newest first."""
+    found = []
+    for marker in builds.glob(f"*/{MARKER}"):
+        try:
+            data = json.loads(marker.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if list(data.get("make_args", [])) == list(make_args) and data.get("sha"):
+            found.append((marker.stat().st_mtime, data["sha"], marker.parent))
+    return [(sha, tree) for _, sha, tree in sorted(found, reverse=True)]
 
 
 def build_source_tree(tree: Path, cache: Path, make_args: Sequence[str] = DEFAULT_MAKE_ARGS,
