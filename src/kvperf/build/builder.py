@@ -126,8 +126,9 @@ class Builder:
     """Builds refs of one repository into the cache."""
 
     def __init__(self, cache: Path, repo: str, make_args: Sequence[str] = DEFAULT_MAKE_ARGS,
-                 jobs: int | None = None) -> None:
+                 jobs: int | None = None, warm_start: bool = True) -> None:
         self.cache = cache
+        self.warm_start = warm_start  # False: every new commit builds cold (benchmarks)
         self.repo = repo
         self.make_args = tuple(make_args)
         self.jobs = jobs or os.cpu_count() or 1
@@ -162,7 +163,8 @@ class Builder:
         (build/warm.py) when there is one; the donor's sha, or None for a cold worktree."""
         mirror = self.mirror()
         donor = warm.pick_donor(mirror, sha, _finished_builds(self.cache / "builds",
-                                                              self.make_args))
+                                                              self.make_args)
+                                ) if self.warm_start else None
         if donor is not None:
             try:
                 git.add_worktree(mirror, donor.sha, tree)
