@@ -18,8 +18,9 @@ from kvperf.core.errors import BuildError, UsageError
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
-def _git(*args: str, cwd: Path | None = None, timeout: float = 600) -> tuple[int, str]:
-    # Never wait for a credential prompt; a URL's credentials are never printed.
+def run_git(*args: str, cwd: Path | None = None, timeout: float = 600) -> tuple[int, str]:
+    """(exit code, output) of a git command. Never waits for a credential prompt; a URL's
+    credentials are never printed."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     return run_capture(["git", *args], cwd=cwd, timeout=timeout, env=env)
 
@@ -43,12 +44,12 @@ def update_mirror(cache: Path, repo: str) -> Path:
     source = str(Path(repo).resolve()) if _is_local(repo) else repo
     mirror = mirror_path(cache, repo)
     if (mirror / "HEAD").is_file():
-        code, out = _git("--git-dir", str(mirror), "fetch", "--quiet", "--prune", "--tags",
+        code, out = run_git("--git-dir", str(mirror), "fetch", "--quiet", "--prune", "--tags",
                          "origin")
         action = "fetch"
     else:
         mirror.parent.mkdir(parents=True, exist_ok=True)
-        code, out = _git("clone", "--quiet", "--mirror", "--", source, str(mirror))
+        code, out = run_git("clone", "--quiet", "--mirror", "--", source, str(mirror))
         action = "clone"
     if code != 0:
         raise BuildError(f"git {action} of {display_repo(repo)!r} failed: "
@@ -60,7 +61,7 @@ def resolve_ref(mirror: Path, ref: str) -> str:
     """The full 40-hex sha a ref names (UsageError when it names nothing)."""
     if not ref or ref.startswith("-"):
         raise UsageError(f"{ref!r} is not a git ref")
-    code, out = _git("--git-dir", str(mirror), "rev-parse", "--verify", "--quiet",
+    code, out = run_git("--git-dir", str(mirror), "rev-parse", "--verify", "--quiet",
                      "--end-of-options", f"{ref}^{{commit}}")
     sha = out.strip()
     if code != 0 or not FULL_SHA.match(sha):
@@ -69,7 +70,7 @@ def resolve_ref(mirror: Path, ref: str) -> str:
 
 
 def commit_info(mirror: Path, sha: str) -> CommitInfo:
-    code, out = _git("--git-dir", str(mirror), "show", "-s", f"--format={LOG_FORMAT}", sha)
+    code, out = run_git("--git-dir", str(mirror), "show", "-s", f"--format={LOG_FORMAT}", sha)
     commits = parse_log(out) if code == 0 else []
     if not commits:
         raise BuildError(f"cannot read commit {sha}: {out.strip()}")
@@ -78,10 +79,10 @@ def commit_info(mirror: Path, sha: str) -> CommitInfo:
 
 def add_worktree(mirror: Path, sha: str, dest: Path) -> None:
     """A detached worktree of ``sha`` at ``dest`` (a stale one there is replaced)."""
-    _git("--git-dir", str(mirror), "worktree", "prune")
+    run_git("--git-dir", str(mirror), "worktree", "prune")
     if dest.exists():
-        _git("--git-dir", str(mirror), "worktree", "remove", "--force", str(dest))
-    code, out = _git("--git-dir", str(mirror), "worktree", "add", "--force", "--detach",
+        run_git("--git-dir", str(mirror), "worktree", "remove", "--force", str(dest))
+    code, out = run_git("--git-dir", str(mirror), "worktree", "add", "--force", "--detach",
                      str(dest), sha)
     if code != 0:
         raise BuildError(f"checkout of {sha} failed: {out.strip()[-800:]}")

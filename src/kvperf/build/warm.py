@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvperf.build.proc import run_capture
+from kvperf.build.git import run_git
 
 OLD_MTIME = 946_684_800  # 2000-01-01: older than any build product
 MUST_MATCH = ("deps", "Makefile", "src/Makefile")
@@ -37,13 +37,8 @@ class Donor:
     changed: int  # files that differ from the target
 
 
-def _git(*args: str, cwd: Path | None = None) -> tuple[int, str]:
-    return run_capture(["git", *args], cwd=cwd, timeout=600,
-                       env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
-
-
 def _objects(mirror: Path, sha: str) -> list[str] | None:
-    code, out = _git("--git-dir", str(mirror), "rev-parse",
+    code, out = run_git("--git-dir", str(mirror), "rev-parse",
                      *(f"{sha}:{path}" for path in MUST_MATCH))  # sha is hex: not an option
     return out.split() if code == 0 else None
 
@@ -58,7 +53,7 @@ def pick_donor(mirror: Path, sha: str, candidates: Iterable[tuple[str, Path]]) -
     for donor_sha, tree in list(candidates)[:MAX_CANDIDATES]:
         if donor_sha == sha or _objects(mirror, donor_sha) != wanted:
             continue
-        code, out = _git("--git-dir", str(mirror), "diff", "--name-only", donor_sha, sha)
+        code, out = run_git("--git-dir", str(mirror), "diff", "--name-only", donor_sha, sha)
         if code != 0:
             continue
         changed = len(out.splitlines())
@@ -68,7 +63,7 @@ def pick_donor(mirror: Path, sha: str, candidates: Iterable[tuple[str, Path]]) -
 
 
 def _age_tracked(tree: Path) -> None:
-    code, out = _git("ls-files", "-z", cwd=tree)
+    code, out = run_git("ls-files", "-z", cwd=tree)
     if code != 0:
         raise OSError(f"git ls-files failed in {tree}: {out.strip()[-300:]}")
     for name in filter(None, out.split("\0")):
@@ -77,13 +72,13 @@ def _age_tracked(tree: Path) -> None:
             os.utime(path, (OLD_MTIME, OLD_MTIME))
     # The index must learn the new mtimes, or checkout treats every file as modified and
     # rewrites it (making it new again).
-    code, out = _git("update-index", "-q", "--refresh", cwd=tree)
+    code, out = run_git("update-index", "-q", "--refresh", cwd=tree)
     if code != 0:
         raise OSError(f"git update-index --refresh failed in {tree}: {out.strip()[-300:]}")
 
 
 def _copy_untracked(donor: Path, tree: Path, skip: set[str]) -> int:
-    code, out = _git("ls-files", "-z", "--others", cwd=donor)
+    code, out = run_git("ls-files", "-z", "--others", cwd=donor)
     if code != 0:
         raise OSError(f"git ls-files --others failed in {donor}: {out.strip()[-300:]}")
     copied = 0
@@ -106,7 +101,7 @@ def seed_worktree(tree: Path, donor: Donor, sha: str, skip: set[str]) -> int:
     then move it to ``sha``. Returns the number of build files copied. Raises OSError."""
     _age_tracked(tree)
     copied = _copy_untracked(donor.tree, tree, skip)
-    code, out = _git("checkout", "--quiet", "--detach", sha, cwd=tree)
+    code, out = run_git("checkout", "--quiet", "--detach", sha, cwd=tree)
     if code != 0:
         raise OSError(f"git checkout {sha} failed: {out.strip()[-300:]}")
     return copied

@@ -28,8 +28,9 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "compare", help="interleaved A/B of two git refs (built) or two server binaries",
         description="Build two refs (or take two server binaries), run the same matrix on "
-                    "both, alternating A and B trial by trial in a random (seeded) order, "
-                    "then judge every metric with paired statistics.")
+                    "both, alternating A and B trial by trial in a random (seeded) order "
+                    "(or side by side with --schedule duet), then judge every metric with "
+                    "paired statistics.")
     p.add_argument("refs", nargs="*", metavar="REF",
                    help="two git refs of --repo: A (baseline) then B")
     p.add_argument("--server-bin", action="append", default=[], metavar="PATH",
