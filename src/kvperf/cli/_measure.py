@@ -33,7 +33,7 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> None:
     add_measure_argument(p)
     p.add_argument("--min-effect", type=float, default=DEFAULT_MIN_EFFECT * 100,
                    metavar="PCT", help="instruction mode: smallest change flagged, in percent "
-                                       f"(default {DEFAULT_MIN_EFFECT:.1%})")
+                                       f"(default {DEFAULT_MIN_EFFECT * 100:g}%%)")
 
 
 def default_runs(args: argparse.Namespace, timing_default: int) -> int:

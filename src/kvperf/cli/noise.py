@@ -25,7 +25,7 @@ from kvperf.core.errors import BuildError, UsageError
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "noise", help="A/A run: CV per metric and runs needed to detect 2% and 3% effects",
+        "noise", help="A/A run: CV per metric and runs needed to detect 2%% and 3%% effects",
         description="Run one server against itself, interleaved, and report the coefficient "
                     "of variation per metric and the interleaved runs needed to detect a 2%% "
                     "or 3%% effect (α=0.01, 90%% power), plus any false verdict.")
