@@ -41,6 +41,7 @@ pub struct Options {
     pub keepalive: bool,
     pub keyspace: Option<u64>,
     pub sequential: bool,
+    pub independent_keys: bool,
     pub pipeline: usize,
     pub rps: Option<f64>,
     pub quiet: bool,
@@ -75,6 +76,7 @@ impl Default for Options {
             keepalive: true,
             keyspace: None,
             sequential: false,
+            independent_keys: false,
             pipeline: 1,
             rps: None,
             quiet: false,
@@ -168,6 +170,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-k" => o.keepalive = parse_bool01(a.value(flag)?, flag)?,
         "-r" => o.keyspace = Some(a.num(flag)?),
         "--sequential" => o.sequential = true,
+        "--independent-keys" => o.independent_keys = true,
         "-P" => o.pipeline = a.positive(flag)?,
         "--rps" => o.rps = Some(a.positive(flag)?),
         "-q" => o.quiet = true,
@@ -289,6 +292,9 @@ fn validate(o: &Options) -> Result<(), String> {
     if o.user.is_some() && o.password.is_none() {
         return Err("--user needs -a".into());
     }
+    if o.cluster && o.independent_keys {
+        return Err("--independent-keys cannot be used with --cluster (a sequence is routed by its first key)".into());
+    }
     if o.cluster && o.socket.is_some() {
         return Err("--cluster cannot be used with -s".into());
     }
@@ -324,6 +330,7 @@ Options (same meaning as valkey-benchmark unless noted):
  -k <boolean>       1=keep alive 0=reconnect (default 1)
  -r <keyspacelen>   Replace __rand_int__ with a 12-digit number in 0..keyspacelen-1
  --sequential       __rand_int__ goes 0..keyspacelen-1 in order instead of at random
+ --independent-keys In a sequence, every __rand_int__ of every command draws its own value
  -P <numreq>        Pipeline <numreq> requests (default 1)
  --rps <rate>       Open loop: total target requests/second (coordinated-omission corrected)
  -q                 Quiet. Just show query/sec values
@@ -354,7 +361,8 @@ A standalone ';' argument separates commands of a sequence sent together, e.g.
    kvload -r 1000 SET a:__rand_int__ __data__ ';' GET a:__rand_int__
 A single argument containing spaces is split into words (double quotes group):
    kvload -r 1000 \"SET a:__rand_int__ x ; GET a:__rand_int__\"
-Each command of a sequence counts as one request.
+Each command of a sequence counts as one request. With --independent-keys each command
+of a sequence draws its own keys (a read-heavy mix reads 10 keys, not one key 10 times).
 ";
 
 #[cfg(test)]

@@ -175,7 +175,11 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
 }
 
 fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String> {
-    let template = Arc::new(spec::encode(spec, o.keyspace.is_some(), o.cluster)?);
+    let mut template = spec::encode(spec, o.keyspace.is_some(), o.cluster)?;
+    if o.independent_keys {
+        template = spec::independent_keys(template)?;
+    }
+    let template = Arc::new(template);
     let plans = plans(o, sh, template);
     let barrier = Barrier::new(plans.len());
     let parts: Vec<stats::ThreadStats> = std::thread::scope(|s| {

@@ -305,6 +305,19 @@ pub fn encode(spec: &Spec, randomize: bool, tags: bool) -> Result<Template, Stri
     Ok(t)
 }
 
+/// Gives every `__rand_int__` field of the sequence its own value (renumbers the
+/// occurrence indices across commands instead of within each command).
+pub fn independent_keys(mut t: Template) -> Result<Template, String> {
+    if t.rand.len() > MAX_OCC {
+        return Err(format!("too many __rand_int__ in one sequence for --independent-keys (max {MAX_OCC})"));
+    }
+    for (i, field) in t.rand.iter_mut().enumerate() {
+        field.1 = i as u8;
+    }
+    t.nocc = t.rand.len();
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +369,9 @@ mod tests {
         let (k, n) = t.key.unwrap();
         assert_eq!(&t.bytes[k as usize..(k + n) as usize], b"a:__rand_int__");
         assert_eq!(t.key_rand, 0..1);
+        let t = independent_keys(t).unwrap();
+        assert_eq!(t.rand.iter().map(|r| r.1).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(t.nocc, 2);
     }
 
     #[test]

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvperf.build.builder import DEFAULT_MAKE_ARGS, Build, Builder, default_cache
+from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
 
 
@@ -22,7 +23,7 @@ def add_build_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--make-args", default=" ".join(DEFAULT_MAKE_ARGS),
                    help=f"arguments of make (default: {' '.join(DEFAULT_MAKE_ARGS)!r})")
     g.add_argument("--build-jobs", type=int, help="make -j (default: number of CPUs)")
-    g.add_argument("--build-cache", type=Path,
+    g.add_argument("--build-cache", type=local_path,
                    help="mirrors, worktrees and builds (default: $KVPERF_BUILD_CACHE, "
                         "else ~/.cache/kvperf)")
 

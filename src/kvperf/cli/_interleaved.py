@@ -14,6 +14,7 @@ from rich.markup import escape
 from kvperf.build.builder import Build
 from kvperf.cli._builds import build_provenance
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
+from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import Prepared, RunOptions, prepare
@@ -25,14 +26,15 @@ from kvperf.report.progress import ProgressReporter
 
 
 def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
-    p.add_argument("--config", type=Path, help="JSON config (default: built-in SET/GET matrix)")
+    p.add_argument("--config", type=local_path,
+                   help="JSON config (default: built-in SET/GET matrix)")
     p.add_argument("--runs", type=int, default=None,
                    help=f"interleaved rounds (default {default_runs}; ≥ 8 for p < 0.01; "
                         f"{INSTRUCTION_RUNS} with --measure instructions)")
     p.set_defaults(default_runs=default_runs)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"))
+    p.add_argument("--results-dir", type=local_path, default="results")
     p.add_argument("--label", help="results subdirectory (default: derived from the sides)")
     p.add_argument("--seed", type=int, help="seed of the side order (default: random, recorded)")
     add_schedule_argument(p)
@@ -79,7 +81,8 @@ def side_options(args: argparse.Namespace, side: Side, base: Path) -> RunOptions
                       server_bin=side.server_bin, tool=args.tool, commit=side.commit,
                       blocked=side.blocked, provenance=side.provenance,
                       measure=getattr(args, "measure", "timing"),
-                      schedule=getattr(args, "schedule", "alternate"))
+                      schedule=getattr(args, "schedule", "alternate"),
+                      revision_from_binary=True)
 
 
 def default_label(kind: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -20,6 +19,7 @@ from kvperf.cli._interleaved import (
     side_from_build,
 )
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
+from kvperf.cli._paths import command_path, local_path
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
@@ -33,12 +33,13 @@ def add_parser(subparsers: Any) -> None:
                     "paired statistics.")
     p.add_argument("refs", nargs="*", metavar="REF",
                    help="two git refs of --repo: A (baseline) then B")
-    p.add_argument("--server-bin", action="append", default=[], metavar="PATH",
+    p.add_argument("--server-bin", type=command_path, action="append", default=[],
+                   metavar="PATH",
                    help="server binary of A, then of B (give it twice; instead of refs)")
     add_common(p, default_runs=8)
     add_build_args(p)
     p.add_argument("--metrics", choices=("all", "rps", "latency"), default="all")
-    p.add_argument("--output", type=Path, help="write the markdown report here")
+    p.add_argument("--output", type=local_path, help="write the markdown report here")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a regression")
     add_compare_arguments(p)

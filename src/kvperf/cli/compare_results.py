@@ -11,6 +11,7 @@ from rich.console import Console
 
 from kvperf.analysis.comparison import compare
 from kvperf.analysis.verdict import Verdict
+from kvperf.cli._paths import local_path
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.report.comparison import markdown, terminal_table
 from kvperf.store.files import read_rows
@@ -22,12 +23,12 @@ def add_parser(subparsers: Any) -> None:
         description="Group rows by their parameters (never by env), summarize runs as "
                     "value (n, σ, CV), and judge each change: ratio with 95%% CI, "
                     "Mann–Whitney p (Benjamini–Hochberg adjusted), verdict.")
-    p.add_argument("baseline", type=Path, help="baseline metrics.json")
-    p.add_argument("new", type=Path, help="new metrics.json")
+    p.add_argument("baseline", type=local_path, help="baseline metrics.json")
+    p.add_argument("new", type=local_path, help="new metrics.json")
     p.add_argument("--metrics", choices=("all", "rps", "latency"), default="all",
                    help="which metrics to compare (default all)")
-    p.add_argument("--output", type=Path, help="write the markdown report here")
-    p.add_argument("--graphs", type=Path, metavar="DIR", help="write PNG graphs into DIR")
+    p.add_argument("--output", type=local_path, help="write the markdown report here")
+    p.add_argument("--graphs", type=local_path, metavar="DIR", help="write PNG graphs into DIR")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a regression")
     p.set_defaults(handler=handle)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from sqlalchemy.exc import SQLAlchemyError
 
+from kvperf.cli._paths import local_path
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.store.db import describe_error, make_engine, open_store, redact, resolve_url
 from kvperf.store.migrations import CURRENT_VERSION, migrate
@@ -23,7 +23,8 @@ def add_parser(subparsers: Any) -> None:
                           description="Import metrics.json files (kvperf's or the seed "
                                       "system's) with their histograms. Rows already stored "
                                       "are skipped: pushing a file twice adds nothing.")
-    push.add_argument("files", nargs="+", type=Path, metavar="FILE", help="metrics.json files")
+    push.add_argument("files", nargs="+", type=local_path, metavar="FILE",
+                      help="metrics.json files")
     _add_db(push)
     push.set_defaults(handler=handle_push)
     mig = sub.add_parser("migrate", help="create or upgrade the schema",
@@ -35,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
 def _add_db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", help="database URL (default: $KVPERF_DB, else "
                                                "<results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"),
+    p.add_argument("--results-dir", type=local_path, default="results",
                    help="where the default SQLite file lives (default: results)")
 
 

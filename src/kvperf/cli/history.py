@@ -6,11 +6,11 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
 from kvperf.report.history import change_table, history_table, index, series_order
 from kvperf.store.db import open_store, redact, resolve_url
@@ -42,7 +42,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the cells as JSON")
     p.add_argument("--db", metavar="URL",
                    help="database URL (default: $KVPERF_DB, else <results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"),
+    p.add_argument("--results-dir", type=local_path, default="results",
                    help="where the default SQLite file lives (default: results)")
     p.set_defaults(handler=handle)
 

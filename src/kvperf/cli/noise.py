@@ -20,6 +20,7 @@ from kvperf.cli._interleaved import (
     run_sides,
     side_from_build,
 )
+from kvperf.cli._paths import command_path
 from kvperf.core.errors import BuildError, UsageError
 
 
@@ -29,7 +30,8 @@ def add_parser(subparsers: Any) -> None:
         description="Run one server against itself, interleaved, and report the coefficient "
                     "of variation per metric and the interleaved runs needed to detect a 2%% "
                     "or 3%% effect (α=0.01, 90%% power), plus any false verdict.")
-    p.add_argument("--server-bin", help="server binary (default: the usual resolution)")
+    p.add_argument("--server-bin", type=command_path,
+                   help="server binary (default: the usual resolution)")
     p.add_argument("--commit", metavar="REF", help="build REF of --repo and use its server")
     add_common(p, default_runs=6)
     add_build_args(p)

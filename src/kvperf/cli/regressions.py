@@ -12,7 +12,6 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -25,6 +24,7 @@ from kvperf.analysis.regressions import (
     Thresholds,
     find_all,
 )
+from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
 from kvperf.store.changepoints import StoredChangePoint, replace_all
@@ -63,7 +63,7 @@ def add_parser(subparsers: Any) -> None:
                    help="exit 1 when a regression is listed")
     p.add_argument("--db", metavar="URL",
                    help="database URL (default: $KVPERF_DB, else <results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"))
+    p.add_argument("--results-dir", type=local_path, default="results")
     p.set_defaults(handler=handle)
 
 
@@ -99,13 +99,27 @@ def _stored(f: Finding) -> StoredChangePoint:
                              f.first_after.sha, f.first_after.at)
 
 
+def unchecked_note(every: list[History], checked: list[History], where: str) -> str | None:
+    """Why histories were not checked: none stored, or too few revisions."""
+    if not every:
+        return (f"no history in {where} for these metrics and filters: record results with "
+                "`kvperf run` (with --commit, one revision per commit) first")
+    short = len(every) - len(checked)
+    if not short:
+        return None
+    most = max(len(h.means) for h in every if len(h.means) < 2 * MIN_SEGMENT)
+    return (f"{short} histories not checked: fewer than {2 * MIN_SEGMENT} revisions (the "
+            f"longest has {most}); a change point needs {MIN_SEGMENT} revisions on each side")
+
+
 def handle(args: argparse.Namespace, console: Console) -> int:
     since, limits = parse_since(args.since), thresholds(args)
     metrics = [check_metric(m) for m in (args.metric or DEFAULT_METRICS)]
     where = parse_where(args.where)
     url = resolve_url(args.db, args.results_dir)
     engine = open_store(url)
-    found = histories(engine, metrics, where, min_points=2 * MIN_SEGMENT)
+    every_history = histories(engine, metrics, where, min_points=1)
+    found = [h for h in every_history if len(h.means) >= 2 * MIN_SEGMENT]
     every = find_all((to_series(h) for h in found), limits)
     if args.store:  # the whole list: dashboards filter by time themselves
         stored = replace_all(engine, [_stored(f) for f in every])
@@ -119,5 +133,8 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         out.print(findings_table(shown) if shown else "no change points")
         out.print(f"{len(found)} series×metric histories checked "
                   f"({', '.join(metrics)}); {len(shown)} change point(s) listed")
+        why_not = unchecked_note(every_history, found, redact(url))
+        if why_not:
+            out.print(why_not, highlight=False)
     regressed = any(f.direction == "regression" for f in shown)
     return 1 if regressed and args.fail_on_regression else 0

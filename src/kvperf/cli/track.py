@@ -23,6 +23,7 @@ from rich.table import Table
 from sqlalchemy import Engine
 
 from kvperf.build.git_log import branch_commits, display_repo
+from kvperf.cli._paths import local_path
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.store import track
 from kvperf.store.db import open_store, redact, resolve_url
@@ -32,7 +33,7 @@ def add_db_options(p: argparse.ArgumentParser) -> None:
     """--db and --results-dir (the default SQLite file lives in the results directory)."""
     p.add_argument("--db", help="database URL (postgresql://… or sqlite:///…; default: "
                                 "$KVPERF_DB, else <results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"))
+    p.add_argument("--results-dir", type=local_path, default="results")
 
 
 def open_engine(args: argparse.Namespace, console: Console) -> Engine:
@@ -61,7 +62,7 @@ def _add_determine(sub: Any) -> None:
     p.add_argument("--repo", required=True, help="git repository: a local path or a URL")
     p.add_argument("--branch", default="unstable")
     p.add_argument("--max-commits", type=int, default=10)
-    p.add_argument("--config", type=Path, required=True,
+    p.add_argument("--config", type=local_path, required=True,
                    help="benchmark config (JSON); tracked by its content, not its name")
     p.add_argument("--architecture", default=platform.machine(),
                    help=f"architecture the jobs are for (default: this host's, "

@@ -8,11 +8,18 @@ test run as custom commands on keys their write command seeded.
 from __future__ import annotations
 
 import difflib
+import math
+import re
+from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
 RAND = "__rand_int__"
 DATA = "__data__"
+KEY = "__key__"  # memtier's placeholder: a key of the seeded keyspace
+SEPARATOR = ";"  # between the commands of a sequence (kvload's syntax)
+_PLACEHOLDER = re.compile(r"__[A-Za-z0-9_]+?__")
+MAX_SEQUENCE = 64  # commands in one mix or transaction (kvload's per-sequence key fields)
 
 
 class Seed(Enum):
@@ -41,10 +48,32 @@ class CommandSpec:
     test: str | None  # valkey-benchmark -t name; None → run as a custom command
     argv: tuple[str, ...]  # the command itself, with __rand_int__/__data__ placeholders
     seed: Seed = Seed.NONE
+    independent_keys: bool = False  # each command of a sequence draws its own keys
 
     @property
     def is_custom(self) -> bool:
         return self.test is None
+
+    @property
+    def sequence(self) -> tuple[tuple[str, ...], ...]:
+        """The commands sent together (one for a plain command), split at ``;``."""
+        parts: list[tuple[str, ...]] = [()]
+        for word in self.argv:
+            if word == SEPARATOR:
+                parts.append(())
+            else:
+                parts[-1] = (*parts[-1], word)
+        return tuple(p for p in parts if p)
+
+    @property
+    def is_sequence(self) -> bool:
+        return len(self.sequence) > 1
+
+    @property
+    def calls_per_sequence(self) -> dict[str, int]:
+        """How often each command (lower case, as INFO commandstats names it) runs per
+        sequence: ``{"get": 10, "set": 1}`` for a 1:10 SET:GET mix."""
+        return dict(Counter(part[0].lower() for part in self.sequence))
 
     @property
     def pops(self) -> bool:
@@ -99,7 +128,66 @@ CATALOGUE: dict[str, CommandSpec] = {
     )
 }
 
-ALIASES = {"LRANGE": "LRANGE_100", "PING": "PING_MBULK"}
+def ratio_command(ratio: str, name: str | None = None) -> CommandSpec:
+    """A SET:GET mix in memtier's ``--ratio`` notation (``"1:10"``: one SET per ten GETs)
+    as one sequence, reduced by the common divisor; every command draws its own key of the
+    seeded keyspace, so the GETs find what the seed stage wrote."""
+    sets, gets = _ratio_parts(ratio)
+    divisor = math.gcd(sets, gets)
+    sets, gets = sets // divisor, gets // divisor
+    lines = [f"SET {_KEY} {DATA}"] * sets + [f"GET {_KEY}"] * gets
+    seed = Seed.STRINGS if gets else Seed.NONE
+    return CommandSpec(name or f"SET:GET {sets}:{gets}", None,
+                       tuple(f" {SEPARATOR} ".join(lines).split()), seed, independent_keys=True)
+
+
+def _ratio_parts(ratio: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", ratio)
+    if not match:
+        raise ValueError(f"ratio {ratio!r} must be SET:GET, e.g. \"1:10\"")
+    sets, gets = int(match.group(1)), int(match.group(2))
+    if sets + gets == 0:
+        raise ValueError(f"ratio {ratio!r} runs no command")
+    if (sets + gets) // math.gcd(sets, gets) > MAX_SEQUENCE:
+        raise ValueError(f"ratio {ratio!r} needs more than {MAX_SEQUENCE} commands per cycle")
+    return sets, gets
+
+
+def transaction(count: int) -> CommandSpec:
+    """MULTI, ``count`` SETs of keys of their own, EXEC: one transaction per sequence."""
+    if not 1 <= count <= MAX_SEQUENCE - 2:
+        raise ValueError(f"MULTI_EXEC_{count}: a transaction of 1 to {MAX_SEQUENCE - 2} "
+                         "commands")
+    lines = ["MULTI", *[f"SET {_KEY} {DATA}"] * count, "EXEC"]
+    return CommandSpec(f"MULTI_EXEC_{count}", None,
+                       tuple(f" {SEPARATOR} ".join(lines).split()), independent_keys=True)
+
+
+MIXES: dict[str, CommandSpec] = {
+    "MIX_READ_HEAVY": ratio_command("1:10", "MIX_READ_HEAVY"),  # GET:SET 10:1
+    "MIX_WRITE_HEAVY": ratio_command("10:1", "MIX_WRITE_HEAVY"),  # GET:SET 1:10
+    "MIX_50_50": ratio_command("1:1", "MIX_50_50"),
+    "MULTI_EXEC_5": transaction(5),
+}
+CATALOGUE.update(MIXES)
+
+ALIASES = {"LRANGE": "LRANGE_100", "PING": "PING_MBULK", "MULTI_EXEC": "MULTI_EXEC_5"}
+
+
+def _expand_placeholders(words: list[str]) -> tuple[str, ...]:
+    """memtier's ``__key__`` becomes a key of the seeded keyspace; any other ``__word__``
+    that no tool expands is refused instead of being sent literally."""
+    out = []
+    for word in words:
+        word = word.replace(KEY, _KEY)
+        unknown = [p for p in _PLACEHOLDER.findall(word) if p not in (RAND, DATA)]
+        if unknown:
+            raise ValueError(f"placeholder {unknown[0]!r} in {word!r} is not expanded by any "
+                             f"tool; use {RAND}, {DATA} or {KEY} (memtier's key)")
+        out.append(word)
+    return tuple(out)
+
+
 
 
 def resolve_command(text: str) -> CommandSpec:
@@ -113,10 +201,22 @@ def resolve_command(text: str) -> CommandSpec:
         raise ValueError("an empty command")
     name = ALIASES.get(text.strip().upper(), text.strip().upper())
     if len(words) == 1:
-        if name in CATALOGUE:
-            return CATALOGUE[name]
-        hint = difflib.get_close_matches(name, [*CATALOGUE, *ALIASES], n=1)
-        known = ", ".join(sorted(CATALOGUE))
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise ValueError(f"unknown command {text!r}{suggestion}; known commands: {known}")
-    return CommandSpec(text.strip(), None, tuple(words), Seed.NONE)
+        return _catalogue_entry(text, name)
+    argv = _expand_placeholders(words)
+    if argv[0] == SEPARATOR or argv[-1] == SEPARATOR or "; ;" in " ".join(argv):
+        raise ValueError(f"{text!r}: an empty command in the sequence")
+    if len(CommandSpec("", None, argv).sequence) > MAX_SEQUENCE:
+        raise ValueError(f"{text!r}: more than {MAX_SEQUENCE} commands in one sequence")
+    return CommandSpec(" ".join(argv), None, argv, Seed.NONE)
+
+
+def _catalogue_entry(text: str, name: str) -> CommandSpec:
+    if name in CATALOGUE:
+        return CATALOGUE[name]
+    transaction_size = re.fullmatch(r"MULTI_EXEC_(\d+)", name)
+    if transaction_size:
+        return transaction(int(transaction_size.group(1)))
+    hint = difflib.get_close_matches(name, [*CATALOGUE, *ALIASES], n=1)
+    known = ", ".join(sorted(CATALOGUE))
+    suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+    raise ValueError(f"unknown command {text!r}{suggestion}; known commands: {known}")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvperf.config.commands import resolve_command
+from kvperf.config.commands import ratio_command, resolve_command
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
@@ -105,6 +106,16 @@ def _commands(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _ratios(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
+    out = []
+    for item in _as_list(key, value):
+        if not isinstance(item, str):
+            raise ValueError(f"{key!r} entries must be strings like \"1:10\" (SET:GET), got "
+                             f"{_type_name(item)} {item!r}")
+        out.append(ratio_command(item))
+    return tuple(out)
+
+
 def _scalar_str(key: str, name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -133,7 +144,7 @@ def _custom_configs(key: str, value: Any, _cpus: set[int]) -> tuple[tuple[str, s
 
 def _module(key: str, value: Any) -> ModuleSpec:
     if isinstance(value, str):
-        return ModuleSpec(value)
+        return ModuleSpec(os.path.abspath(value))
     if not isinstance(value, dict) or not isinstance(value.get("path"), str):
         raise ValueError(f"{key!r} entries must be objects with a \"path\" string")
     unknown = set(value) - {"path", "startup_args"}
@@ -142,7 +153,8 @@ def _module(key: str, value: Any) -> ModuleSpec:
     args = value.get("startup_args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ValueError(f"{key!r}: \"startup_args\" must be a list of strings")
-    return ModuleSpec(value["path"], tuple(args))
+    # Relative to the current directory, resolved here: the server runs in its own directory.
+    return ModuleSpec(os.path.abspath(value["path"]), tuple(args))
 
 
 def _modules(key: str, value: Any, _cpus: set[int]) -> tuple[ModuleSpec, ...]:
@@ -157,6 +169,7 @@ FIELDS: dict[str, _Field] = {
     "pipelines": _Field("pipelines", _ints(1)),
     "clients": _Field("clients", _ints(1)),
     "commands": _Field("commands", _commands),
+    "ratio": _Field("ratios", _ratios),
     "cluster_mode": _Field("cluster_mode", _bools),
     "tls_mode": _Field("tls_mode", _bools),
     "warmup": _Field("warmup", _ints(0)),
@@ -189,8 +202,11 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
         values[FIELDS[key].attr] = FIELDS[key].parse(key, raw, cpus)
-    if "commands" not in values:
-        raise ValueError("missing key 'commands' (e.g. \"commands\": [\"SET\", \"GET\"])")
+    ratios = values.pop("ratios", ())
+    if "commands" not in values and not ratios:
+        raise ValueError("missing key 'commands' (e.g. \"commands\": [\"SET\", \"GET\"]) "
+                         "or 'ratio' (e.g. \"ratio\": \"1:10\")")
+    values["commands"] = tuple(dict.fromkeys((*values.get("commands", ()), *ratios)))
     if ("requests" in values) == ("duration" in values):
         raise ValueError("give exactly one of 'requests' or 'duration' "
                          f"({'both' if 'requests' in values else 'neither'} given)")

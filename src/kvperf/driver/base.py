@@ -23,6 +23,7 @@ class Capabilities:
     cluster: bool = True
     cluster_plain_keys: bool = False  # routes plain (untagged) keys to the owning node
     data_placeholder: bool = False  # expands __data__ in custom commands
+    sequences: bool = False  # "A ; B" command sequences (mixes, MULTI/EXEC) in one request
     seed: bool = False  # --seed: a fixed random key sequence (instruction mode needs it)
 
 

@@ -71,6 +71,9 @@ class BenchmarkTool:
             (load.threads is not None and not caps.threads, "'benchmark-threads'",
              "remove it, or --tool kvload"),
             (tls and not caps.tls, "'tls_mode'", "use a TLS-enabled build of the tool"),
+            (load.command.is_sequence and not caps.sequences,
+             f"the command sequence {load.command.name!r} (mixes and MULTI/EXEC send several "
+             "commands per request)", "use --tool kvload"),
             (cluster and not caps.cluster, "'cluster_mode'", "use --tool kvload"),
             (cluster and load.command.seed.value != "none" and not caps.cluster_plain_keys,
              f"cluster_mode with {load.command.name} (it reads seeded keys, but in cluster "

@@ -25,7 +25,7 @@ JSON_FORMAT = "kvload"
 JSON_VERSIONS = (1,)
 CAPABILITIES = Capabilities(duration=True, warmup=True, rps=True, sequential=True, threads=True,
                             tls=True, cluster=True, cluster_plain_keys=True,
-                            data_placeholder=True, seed=True)
+                            data_placeholder=True, seed=True, sequences=True)
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -95,6 +95,8 @@ class Kvload:
     def argv(self, load: Load, target: Target, bound: list[str], report: Path) -> list[str]:
         argv = [str(self.path), *load_flags(load, target, bound), "--seed", str(self.seed),
                 "-q", "--json", str(report)]
+        if load.command.independent_keys and not target.cluster:
+            argv.append("--independent-keys")  # in a cluster a sequence shares one slot
         if load.command.is_custom or target.cluster:
             return [*argv, *load.command.argv]
         assert load.command.test is not None

@@ -61,6 +61,9 @@ class RunOptions:
     provenance: tuple[tuple[str, str], ...] = ()  # extra env facts (build log, ref, …)
     measure: str = "timing"  # timing | instructions | perf-instructions (pipeline/instructions)
     schedule: str = "alternate"  # how sides share the machine (pipeline/ab.py, duet.py)
+    # History revision by the binary's identity when no commit names it (compare sides,
+    # whose labels "A"/"B" would pool different servers across comparisons).
+    revision_from_binary: bool = False
 
 
 @dataclass
@@ -123,6 +126,9 @@ def _client_mode(options: RunOptions) -> bool:
     return options.mode == "client" or options.use_running_server
 
 
+DEFAULT_REQUESTS = 400_000  # the built-in config for tools without --duration
+
+
 def load_specs(options: RunOptions) -> list[BenchmarkSpec]:
     """The user's config, or the built-in default (unpinned on a machine with one CPU;
     measure stages of DUET_DEFAULT_SECONDS under --schedule duet, which needs sides that
@@ -180,6 +186,11 @@ def prepare(options: RunOptions) -> Prepared:
     """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
     specs = load_specs(options)
     driver = resolve_driver(options.tool, options.tool_path, options.valkey_path)
+    if options.config is None and not driver.capabilities.duration:
+        # The built-in config measures 3 s per trial; a tool without --duration runs a
+        # request count that takes about as long on these machines instead.
+        specs = [replace(s, duration=None, requests=(DEFAULT_REQUESTS,)) if s.duration else s
+                 for s in specs]
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=_client_mode(options))
     trials = expand(specs, options.runs)
@@ -197,8 +208,10 @@ def prepare(options: RunOptions) -> Prepared:
            "server_source": (binary.source if binary else
                              "not built" if options.blocked else "running server"),
            **dict(options.provenance)}
+    revision = (binary.identity() if options.revision_from_binary and binary
+                and not options.commit else None)
     context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,
-                         options.measure)
+                         options.measure, revision)
     return Prepared(options, specs, trials, driver, binary, context,
                     options.results_dir / label)
 

@@ -17,6 +17,7 @@ from kvperf.config.commands import Seed
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, ensure_pop_supply, seed_keyspace
+from kvperf.pipeline import executed
 from kvperf.pipeline.instructions import counting, instruction_result
 from kvperf.plan.trial import Trial
 from kvperf.results.row import TrialOutcome
@@ -62,6 +63,8 @@ class TrialRun:
     outcome: TrialOutcome = field(default_factory=TrialOutcome)
     # Called before the warmup and before the measure stage (duet rounds meet there).
     sync: Callable[[str], None] | None = None
+    # Per command of the load: calls, usec_per_call and the calls the tool's count implies.
+    _commands: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
 
     @property
     def driver(self) -> Driver:
@@ -126,20 +129,24 @@ class TrialRun:
     def _server_side(self, target: Target, pids: list[int], cpu_before: float | None) -> None:
         measurement = self.outcome.measurement
         collected = server_stats.collect(target.endpoints)
-        name = self.trial.load.command.argv[0].lower()
-        command = collected.get("commandstats", {}).get(name, {})
-        server: dict[str, Any] = {"calls": command.get("calls"),
-                                  "usec_per_call": command.get("usec_per_call"),
+        requests = measurement.requests if measurement else None
+        commands = executed.per_command(self.trial.load.command,
+                                        collected.get("commandstats", {}), requests)
+        calls, usec_per_call = executed.totals(commands)
+        server: dict[str, Any] = {"calls": calls if collected else None,
+                                  "usec_per_call": usec_per_call,
                                   "keyspace_hits": collected.get("keyspace_hits"),
                                   "keyspace_misses": collected.get("keyspace_misses")}
+        if self.trial.load.command.is_sequence and collected:
+            server["commands"] = commands
         cpu_after = _cpu_total(pids)
         if cpu_before is not None and cpu_after is not None and measurement:
             cpu = cpu_after - cpu_before
             server["cpu_seconds"] = round(cpu, 3)
-            requests = measurement.requests or command.get("calls")
-            if requests:
-                server["cpu_us_per_request"] = round(cpu / requests * 1e6, 4)
+            if requests or calls:
+                server["cpu_us_per_request"] = round(cpu / (requests or calls) * 1e6, 4)
         self.outcome.server = server
+        self._commands = commands if collected else {}
 
     def _check(self, keyspace: Keyspace, before: int | None) -> None:
         self._check_executed()
@@ -162,16 +169,15 @@ class TrialRun:
 
 
     def _check_executed(self) -> None:
-        """The server must have executed (nearly) every request the tool counted."""
-        measurement, calls = self.outcome.measurement, self.outcome.server.get("calls")
-        if not measurement or not measurement.requests or calls is None:
+        """The server must have executed (nearly) every request the tool counted, per
+        command of the load (a mix's GETs and SETs each)."""
+        ratio = executed.executed_ratio(self._commands)
+        if ratio is None:
             return
-        self.outcome.checks["executed_ratio"] = round(calls / measurement.requests, 4)
-        if calls < MIN_EXECUTED_RATIO * measurement.requests:
-            raise DriverError(f"the server executed {calls} {self.trial.load.command.argv[0]} "
-                              f"calls but the tool counted {measurement.requests} requests: "
-                              "the tool's count includes replies that were not executions "
-                              "(redirects or errors)")
+        self.outcome.checks["executed_ratio"] = ratio
+        problem = executed.shortfall(self._commands, MIN_EXECUTED_RATIO)
+        if problem:
+            raise DriverError(problem)
 
 
 def _cpu_total(pids: list[int]) -> float | None:

@@ -12,6 +12,9 @@ Format versions (``kvperf_format``):
       instructions per request, the command function's inclusive cost per call, the top
       functions' inclusive cost per request, the callgrind files). Readers of version 1
       treat both as absent.
+  3 — adds ``revision``: what the history calls this run's server when no commit names it
+      (compare/noise sides: ``<server version>@<binary sha256 prefix>``; null otherwise, and
+      the history then uses the commit or the label). Readers of versions 1–2 treat it as null.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from kvperf.core.identity import stable_id
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 LATENCY_FIELDS = ("avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_latency_ms",
                   "p99_latency_ms", "max_latency_ms")
@@ -51,6 +54,7 @@ class RunContext:
     server_version: str | None
     env: dict[str, Any] = field(default_factory=dict)
     measure: str = "timing"
+    revision: str | None = None  # history identity when no commit names the server
 
 
 @dataclass
@@ -93,7 +97,7 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
     return {
         "kvperf_format": FORMAT_VERSION,
         "timestamp": timestamp.isoformat(timespec="seconds"),
-        "label": ctx.label, "commit": ctx.commit,
+        "label": ctx.label, "commit": ctx.commit, "revision": ctx.revision,
         "command": load.command.name, "data_size": load.data_size, "pipeline": load.pipeline,
         "clients": load.clients, "requests": load.requests, "duration": load.duration,
         "keyspacelen": load.keyspacelen,

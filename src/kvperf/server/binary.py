@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -23,6 +24,15 @@ class ServerBinary:
     @property
     def label(self) -> str:
         return f"{self.product}-{self.version}"
+
+    def identity(self) -> str:
+        """What ran, when no commit names it: ``valkey-8.0.1@<first 12 hex of the binary's
+        sha256>``, so two builds of one version never share a history revision."""
+        digest = hashlib.sha256()
+        with self.path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return f"{self.label}@{digest.hexdigest()[:12]}"
 
 
 _VERSION = re.compile(r"^(\w+) server v=(\S+)", re.IGNORECASE | re.MULTILINE)

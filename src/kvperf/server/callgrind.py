@@ -41,7 +41,7 @@ def missing_tools() -> str | None:
 def wrapper_argv(out_dir: Path) -> list[str]:
     """The valgrind prefix of a node's argv (instrumentation off until the measure stage)."""
     return [VALGRIND, "--tool=callgrind", "--instr-atstart=no",
-            f"--callgrind-out-file={out_dir / SHUTDOWN_PREFIX}.%p"]
+            f"--callgrind-out-file={out_dir.absolute() / SHUTDOWN_PREFIX}.%p"]
 
 
 @functools.cache
@@ -83,7 +83,7 @@ def node_wrapper(out_dir: Path, fix_seed: bool) -> NodeWrapper:
         valgrind = [*wrapper_argv(out_dir), *with_deterministic_rehashing(argv)]
         if not fix_seed:
             return valgrind
-        seed = out_dir / f"urandom.node{index}"
+        seed = out_dir.absolute() / f"urandom.node{index}"  # mount resolves it from the node dir
         seed.write_bytes(_seed_bytes(index))
         return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
                 'mount --bind "$0" /dev/urandom && exec "$@"', str(seed), *valgrind]

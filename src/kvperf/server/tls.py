@@ -22,6 +22,7 @@ def make_tls_files(directory: Path) -> TlsFiles:
     directory.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA()
     server = ca.issue_cert("127.0.0.1", "::1", "localhost")
+    directory = directory.absolute()  # the server reads them from its own working directory
     files = TlsFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
     ca.cert_pem.write_to_path(str(files.ca))
     server.cert_chain_pems[0].write_to_path(str(files.cert))

@@ -125,7 +125,8 @@ def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
     return {
         **columns,
         "row_hash": row_hash(row), "series_key": series_key(row),
-        "revision": str(commit or row.get("label") or label or "unknown"),
+        "revision": str(commit or row.get("revision") or row.get("label") or label
+                        or "unknown"),
         "command": row.get("command"), "config_set": canonical_config_set(row.get("config_set")),
         "run_index": row["run"] if isinstance(row.get("run"), int) else None,
         "trial_id": row.get("trial_id"), "commit_sha": commit,

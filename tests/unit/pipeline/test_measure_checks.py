@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ def test_timing_mode_leaves_the_plan_alone() -> None:
 
 
 def test_own_config_keeps_its_requests() -> None:
-    specs = _default_specs()
+    specs = [replace(s, duration=None, requests=(1000,)) for s in _default_specs()]
     assert check_measure("instructions", specs, KVLOAD, own_config=True,
                          client_mode=False) == specs
 

@@ -1,0 +1,61 @@
+"""What the server executed, per command of the load, against what the tool counted (pure).
+
+A plain command is one entry; a sequence (``SET … ; GET …`` mixes, MULTI/EXEC) one entry
+per distinct command, each expected ``calls_per_sequence × sequences`` times, where the tool
+counts one request per command of a sequence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvperf.config.commands import CommandSpec
+
+
+def per_command(command: CommandSpec, commandstats: dict[str, Any],
+                requests: int | None) -> dict[str, dict[str, Any]]:
+    """``{name: {calls, usec_per_call, expected}}`` for every command the load sends;
+    ``expected`` is None when the tool did not count its requests."""
+    counts = command.calls_per_sequence
+    per_sequence = sum(counts.values())
+    sequences = requests / per_sequence if requests else None
+    out = {}
+    for name, count in counts.items():
+        calls, usec = _stats_of(name, commandstats)
+        out[name] = {"calls": calls, "usec_per_call": round(usec / calls, 4) if calls else None,
+                     "expected": round(count * sequences) if sequences is not None else None}
+    return out
+
+
+def _stats_of(name: str, commandstats: dict[str, Any]) -> tuple[int, int]:
+    """Calls and usec of a command, its subcommands included (``client|list`` for CLIENT)."""
+    calls = usec = 0
+    for stat_name, stat in commandstats.items():
+        if stat_name == name or stat_name.startswith(name + "|"):
+            calls += stat["calls"]
+            usec += stat["usec"]
+    return calls, usec
+
+
+def totals(commands: dict[str, dict[str, Any]]) -> tuple[int, float | None]:
+    """Calls of all the load's commands, and their call-weighted usec per call."""
+    calls = sum(c["calls"] for c in commands.values())
+    usec = sum(c["calls"] * c["usec_per_call"] for c in commands.values()
+               if c["usec_per_call"] is not None)
+    return calls, (round(usec / calls, 4) if calls else None)
+
+
+def shortfall(commands: dict[str, dict[str, Any]], min_ratio: float) -> str | None:
+    """Why the server executed too few of some command (None when every one is there)."""
+    for name, c in commands.items():
+        if c["expected"] and c["calls"] < min_ratio * c["expected"]:
+            return (f"the server executed {c['calls']} {name.upper()} calls but the tool's "
+                    f"count implies {c['expected']}: the tool's count includes replies that "
+                    "were not executions (redirects or errors)")
+    return None
+
+
+def executed_ratio(commands: dict[str, dict[str, Any]]) -> float | None:
+    """Lowest calls ÷ expected over the load's commands."""
+    ratios = [c["calls"] / c["expected"] for c in commands.values() if c["expected"]]
+    return round(min(ratios), 4) if ratios else None
