@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
+
+from kvperf.server.resp import Endpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 KVPERF = Path(sys.prefix) / "bin" / "kvperf"
@@ -56,3 +60,14 @@ def read_metrics(results: Path) -> list[dict[str, Any]]:
     assert len(files) == 1, f"expected one metrics.json under {results}, found {files}"
     rows: list[dict[str, Any]] = json.loads(files[0].read_text())
     return rows
+
+
+def wait_for_address(proc: subprocess.Popen[str], timeout: float = 30) -> Endpoint:
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        match = re.search(r"server listening on ([\d.]+):(\d+)", line)
+        if match:
+            return Endpoint(match.group(1), int(match.group(2)))
+    raise AssertionError("kvperf --mode server never printed its address")

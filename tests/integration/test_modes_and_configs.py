@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from kvperf.server.resp import Endpoint, RespClient
-from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf, write_config
+from kvperf.server.resp import RespClient
+from tests.helpers import (
+    KVPERF,
+    read_metrics,
+    require_binary,
+    run_kvperf,
+    wait_for_address,
+    write_config,
+)
 
 pytestmark = pytest.mark.integration
-
-
-def _wait_for_address(proc: subprocess.Popen[str], timeout: float = 30) -> Endpoint:
-    assert proc.stderr is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        match = re.search(r"server listening on ([\d.]+):(\d+)", line)
-        if match:
-            return Endpoint(match.group(1), int(match.group(2)))
-    raise AssertionError("kvperf --mode server never printed its address")
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -36,7 +30,7 @@ def test_server_mode_then_client_mode(tmp_path: Path) -> None:
          str(tmp_path / "srv"), "--server-bin", require_binary("valkey-server"),
          "--tool", "valkey-benchmark"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        endpoint = _wait_for_address(server)
+        endpoint = wait_for_address(server)
         with RespClient(endpoint) as client:
             assert client.call("PING") == b"PONG"
         done = run_kvperf("run", "--mode", "client", "--target-ip", endpoint.host, "--port",
