@@ -26,7 +26,8 @@ def add_parser(subparsers: Any) -> None:
         description="One table of servers and load tools (versions, capabilities), kvload's "
                     "build, perf / valgrind / hardware counters, io_uring, CPUs, governor, "
                     "turbo, SMT, isolated CPUs, NUMA, CPU vulnerability mitigations and noisy "
-                    "neighbours, each with a hint where it hurts measurements. Always exits 0.")
+                    "neighbours, each with a hint where it hurts measurements. Exits 0 "
+                    "whatever it finds.")
     p.add_argument("--json", action="store_true",
                    help="print the facts as JSON (format 'kvperf-doctor', versioned)")
     p.add_argument("--sample", type=float, default=0.5, metavar="SECONDS",

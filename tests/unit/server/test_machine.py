@@ -38,12 +38,13 @@ def test_governor_unknown_without_cpufreq_performance_ok_else_warn() -> None:
     vm = governor_fact({})
     assert (vm.value, vm.text, vm.status) == (None, "unknown", "unknown")
     assert "cpufreq" in vm.hint
-    assert governor_fact({0: "performance", 1: "performance"}).status == "ok"
+    tuned = governor_fact({0: "performance", 1: "performance"})
+    assert (tuned.status, tuned.value) == ("ok", {"performance": [0, 1]})
     mixed = governor_fact({0: "powersave", 1: "powersave", 2: "performance"})
     assert mixed.status == "warn" and "cpupower frequency-set -g performance" in mixed.hint
     assert mixed.text == "powersave (CPU 0-1), performance (CPU 2)"
     assert mixed.value == {"powersave": [0, 1], "performance": [2]}
-    assert governor_fact({0: "schedutil"}).value == "schedutil"
+    assert governor_fact({0: "schedutil"}).value == {"schedutil": [0]}
 
 
 @pytest.mark.parametrize(("no_turbo", "boost", "value", "status"), [
