@@ -17,6 +17,7 @@ from kvperf import __version__
 from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
 from kvperf.cli import db as db_cmd
+from kvperf.cli import doctor as doctor_cmd
 from kvperf.cli import history as history_cmd
 from kvperf.cli import noise as noise_cmd
 from kvperf.cli import regressions as regressions_cmd
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     history_cmd.add_parser(subparsers)
     track_cmd.add_parser(subparsers)
     regressions_cmd.add_parser(subparsers)
+    doctor_cmd.add_parser(subparsers)
     return parser
 
 

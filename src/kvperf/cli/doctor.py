@@ -1,0 +1,47 @@
+"""`kvperf doctor`: what this machine offers for benchmarking, with a hint where it hurts.
+
+Informational: exits 0 whatever it finds (a missing tool or a noisy machine is a row of the
+table, not an error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from kvperf import __version__
+from kvperf.core.errors import UsageError
+from kvperf.pipeline.doctor import examine
+from kvperf.report.doctor import doctor_json, doctor_table
+from kvperf.server.machine_probe import MachineProbe
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "doctor", help="what this machine offers for benchmarking, with hints",
+        description="One table of servers and load tools (versions, capabilities), kvload's "
+                    "build, perf / valgrind / hardware counters, io_uring, CPUs, governor, "
+                    "turbo, SMT, isolated CPUs, NUMA, CPU vulnerability mitigations and noisy "
+                    "neighbours, each with a hint where it hurts measurements. Exits 0 "
+                    "whatever it finds.")
+    p.add_argument("--json", action="store_true",
+                   help="print the facts as JSON (format 'kvperf-doctor', versioned)")
+    p.add_argument("--sample", type=float, default=0.5, metavar="SECONDS",
+                   help="seconds of CPU activity sampled for noisy neighbours (default 0.5)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace, console: Console) -> int:
+    if not 0.0 <= args.sample <= 60.0:
+        raise UsageError(f"--sample must be between 0 and 60 seconds, got {args.sample}")
+    sections = examine(MachineProbe(sample_seconds=args.sample))
+    if args.json:
+        sys.stdout.write(json.dumps(doctor_json(sections, __version__), indent=2) + "\n")
+        return 0
+    out = Console(width=None if sys.stdout.isatty() else 200)
+    out.print(doctor_table(sections))
+    return 0
