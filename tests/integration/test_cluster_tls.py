@@ -14,10 +14,11 @@ pytestmark = pytest.mark.integration
 
 def _run(tmp_path: Path, obj: dict[str, object],
          tool: str = "valkey-benchmark") -> list[dict[str, Any]]:
-    config = write_config(tmp_path, [obj])
-    done = run_kvperf("run", "--config", config, "--results-dir", tmp_path / "results",
+    """Run from tmp_path with relative paths and the default results dir (``results``)."""
+    write_config(tmp_path, [obj])
+    done = run_kvperf("run", "--config", "config.json",
                       "--server-bin", require_binary("valkey-server"),
-                      "--tool", tool, "--label", "t")
+                      "--tool", tool, "--label", "t", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     return read_metrics(tmp_path / "results")
 
@@ -28,10 +29,30 @@ def test_cluster_mode_three_primaries(tmp_path: Path) -> None:
                            "clients": 6, "pipelines": 4})
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert all(r["cluster_mode"] is True and r["rps"] > 0 for r in rows)
-    # All three primaries served SETs: the load really went through the cluster.
-    logs = sorted((tmp_path / "results" / "t" / "trials").glob("0000-*/server-node*.log"))
-    assert len(logs) == 3
-    assert rows[0]["server"]["calls"] >= 30000
+    _served_by_every_primary(rows)
+
+
+def _served_by_every_primary(rows: list[dict[str, Any]],
+                             spread: tuple[str, ...] | None = None) -> None:
+    """Every row's calls are counted on the three primaries; those of ``spread`` (default:
+    all) rows, whose keys are random, are served by each primary in a fair share."""
+    for row in rows:
+        per_node = row["server"]["calls_per_node"]
+        assert len(per_node) == 3 and sum(per_node) == row["server"]["calls"], row["server"]
+        if spread is not None and row["command"] not in spread:
+            continue  # one key (RPUSH mylist): one node, by design
+        assert row["server"]["calls"] >= row["requests"], row["server"]
+        assert min(per_node) > 0.2 * sum(per_node), (row["command"], per_node)
+
+
+def _tls_only(tmp_path: Path, nodes: int, trials: int) -> None:
+    """Every node of every trial listened on TLS alone (the plaintext port disabled)."""
+    logs = sorted((tmp_path / "results" / "t" / "trials").glob("*/server-node*.log"))
+    assert len(logs) == nodes * trials, logs
+    for log in logs:
+        text = log.read_text()
+        assert "Ready to accept connections tls" in text, log
+        assert "Ready to accept connections tcp" not in text, log
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -41,11 +62,8 @@ def test_tls_mode(tmp_path: Path) -> None:
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert all(r["tls"] is True and r["rps"] > 0 for r in rows)
     assert rows[1]["checks"]["hit_ratio"] == 1.0
-    for log in (tmp_path / "results" / "t" / "trials").glob("*/server-node0.log"):
-        text = log.read_text()
-        # The plaintext port is disabled; the only listener is TLS.
-        assert "Ready to accept connections tls" in text
-        assert "Ready to accept connections tcp" not in text
+    _tls_only(tmp_path, nodes=1, trials=2)
+    assert (tmp_path / "results" / "t" / "tls" / "server.pem").is_file()
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -53,6 +71,8 @@ def test_cluster_and_tls_together(tmp_path: Path) -> None:
     rows = _run(tmp_path, {"requests": 20000, "commands": ["SET"], "tls_mode": "yes",
                            "cluster_mode": "yes", "clients": 6})
     assert rows[0]["status"] == "ok" and rows[0]["rps"] > 0
+    _served_by_every_primary(rows)
+    _tls_only(tmp_path, nodes=3, trials=1)
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -67,3 +87,5 @@ def test_seed_cluster_tls_config_with_kvload(tmp_path: Path) -> None:
     assert by_name["GET"]["checks"]["hit_ratio"] == 1.0
     assert by_name["LPOP"]["checks"]["popped"] >= 20000
     assert by_name["SPOP"]["checks"]["popped"] >= 20000
+    _served_by_every_primary(rows, spread=("SET", "GET"))
+    _tls_only(tmp_path, nodes=3, trials=len(commands))

@@ -92,13 +92,14 @@ def test_cluster_sums_every_node(tmp_path: Path) -> None:
 
 def _compare(tmp_path: Path, repo: Path, cache: Path, a: str, b: str,
              *extra: str) -> tuple[Any, Path]:
-    config = write_config(tmp_path, [CONFIG])
-    report = tmp_path / "report.md"
+    """From tmp_path with relative paths and the default results dir, as users type it (the
+    fixed /dev/urandom bind mount once failed on a relative results dir)."""
+    write_config(tmp_path, [CONFIG])
     done = run_kvperf("compare", "--repo", repo, a, b, "--measure", "instructions",
-                      "--config", config, "--results-dir", tmp_path / "r", "--label", "cmp",
-                      "--seed", "7", "--output", report, *extra, timeout=1800,
+                      "--config", "config.json", "--label", "cmp", "--seed", "7",
+                      "--output", "report.md", *extra, timeout=1800, cwd=tmp_path,
                       env={"KVPERF_BUILD_CACHE": str(cache)})
-    return done, report
+    return done, tmp_path / "report.md"
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -107,7 +108,7 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_rep
     done, report = _compare(tmp_path, valkey_repo, build_cache, "base", "set-slow-2pct",
                             "--fail-on-regression")
     assert done.returncode == 1, done.stdout + done.stderr  # a regression was found
-    a, b = _rows(tmp_path / "r" / "cmp" / "A"), _rows(tmp_path / "r" / "cmp" / "B")
+    a, b = _rows(tmp_path / "results" / "cmp" / "A"), _rows(tmp_path / "results" / "cmp" / "B")
     assert len(a) == len(b) == 4 and all(r["status"] == "ok" for r in a + b)  # 2 runs/side
     assert abs(_change(_by_command(a, "GET"), _by_command(b, "GET"), "total_per_request")) \
         < 0.002
@@ -130,7 +131,7 @@ def test_a_a_every_metric_within_0_3_percent(tmp_path: Path, valkey_repo: Path,
                                              build_cache: Path) -> None:
     done, report = _compare(tmp_path, valkey_repo, build_cache, "base", "base")
     assert done.returncode == 0, done.stdout + done.stderr
-    a, b = _rows(tmp_path / "r" / "cmp" / "A"), _rows(tmp_path / "r" / "cmp" / "B")
+    a, b = _rows(tmp_path / "results" / "cmp" / "A"), _rows(tmp_path / "results" / "cmp" / "B")
     assert len(a) == len(b) == 4
     for command in ("SET", "GET"):
         for field in ("total_per_request", "command_per_call"):

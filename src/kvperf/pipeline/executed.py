@@ -27,6 +27,12 @@ def per_command(command: CommandSpec, commandstats: dict[str, Any],
     return out
 
 
+def node_total(command: CommandSpec, node_calls: dict[str, int]) -> int:
+    """One node's calls of the load's commands (subcommands included)."""
+    stats = {name: {"calls": calls, "usec": 0} for name, calls in node_calls.items()}
+    return sum(_stats_of(name, stats)[0] for name in command.calls_per_sequence)
+
+
 def _stats_of(name: str, commandstats: dict[str, Any]) -> tuple[int, int]:
     """Calls and usec of a command, its subcommands included (``client|list`` for CLIENT)."""
     calls = usec = 0

@@ -139,6 +139,9 @@ class TrialRun:
                                   "keyspace_misses": collected.get("keyspace_misses")}
         if self.trial.load.command.is_sequence and collected:
             server["commands"] = commands
+        if len(collected.get("node_calls", [])) > 1:
+            server["calls_per_node"] = [executed.node_total(self.trial.load.command, node)
+                                        for node in collected["node_calls"]]
         cpu_after = _cpu_total(pids)
         if cpu_before is not None and cpu_after is not None and measurement:
             cpu = cpu_after - cpu_before

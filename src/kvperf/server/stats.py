@@ -34,21 +34,25 @@ def command_stats(info: dict[str, str]) -> dict[str, tuple[int, int]]:
 
 
 def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> dict[str, Any]:
-    """Hits, misses and per-command calls/usec summed over all nodes."""
+    """Hits, misses and per-command calls/usec summed over all nodes; ``node_calls``: each
+    node's calls per command (a cluster's balance)."""
     hits = misses = 0
     commands: dict[str, list[int]] = {}
+    node_calls: list[dict[str, int]] = []
     try:
         for endpoint in endpoints:
             stats = _info(endpoint, "stats")
             hits += int(stats.get("keyspace_hits", 0))
             misses += int(stats.get("keyspace_misses", 0))
-            for name, (calls, usec) in command_stats(_info(endpoint, "commandstats")).items():
+            node = command_stats(_info(endpoint, "commandstats"))
+            node_calls.append({name: calls for name, (calls, _) in node.items()})
+            for name, (calls, usec) in node.items():
                 total = commands.setdefault(name, [0, 0])
                 total[0] += calls
                 total[1] += usec
     except (ConnectionLost, RespError, ValueError):
         return {}
-    return {"keyspace_hits": hits, "keyspace_misses": misses,
+    return {"keyspace_hits": hits, "keyspace_misses": misses, "node_calls": node_calls,
             "commandstats": {name: {"calls": c, "usec": u,
                                     "usec_per_call": round(u / c, 4) if c else None}
                              for name, (c, u) in sorted(commands.items())}}
