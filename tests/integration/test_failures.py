@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,3 +90,10 @@ def test_kvperf_killed_leaves_no_server(tmp_path: Path) -> None:
     while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists(), "server outlived a SIGKILLed kvperf"
+    # Its working directory survived the kill; the next kvperf to start a server removes it.
+    stale = list(Path(tempfile.gettempdir()).glob(f"kvperf-server-{proc.pid}-*"))
+    assert stale, "the killed run's server directory was expected to survive the kill"
+    again = _start(tmp_path, [{"requests": 1000, "commands": ["SET"], "clients": 5}])
+    again.communicate(timeout=60)
+    assert again.returncode == 0
+    assert not any(path.exists() for path in stale), stale

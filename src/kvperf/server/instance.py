@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from kvperf.server.host import free_port
 from kvperf.server.process import ManagedProcess, wait_until
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 from kvperf.server.tls import TlsFiles
+from kvperf.server.workdirs import make_workdir
 
 READY_TIMEOUT = 20.0
 STOP_GRACE = 3.0
@@ -70,7 +70,7 @@ class ServerGroup:
         self.stop()
 
     def _start(self) -> None:
-        self._tmp = Path(tempfile.mkdtemp(prefix="kvperf-server-"))
+        self._tmp = make_workdir()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for i in range(self.setup.node_count):
             self.nodes.append(self._spawn(i))
