@@ -13,7 +13,9 @@ pytestmark = pytest.mark.integration
 SEED_COMMANDS = ["SET", "GET", "RPUSH", "LPUSH", "LPOP", "SADD", "SPOP", "HSET", "MGET",
                  "LRANGE", "ZPOPMIN"]
 OTHER_COMMANDS = ["INCR", "MSET", "RPOP", "ZADD", "XADD", "PING_INLINE", "XRANGE", "HGET",
-                  "SISMEMBER", "ZSCORE", "ZRANGE", "SET bench:__rand_int__ __data__"]
+                  "SISMEMBER", "ZSCORE", "ZRANGE", "SET bench:__rand_int__ __data__",
+                  "PING_MBULK", "LRANGE_300", "LRANGE_500", "LRANGE_600", "EXISTS", "STRLEN",
+                  "HEXISTS", "ZRANK", "LINDEX"]
 
 
 def _args(tmp_path: Path, config: Path, tool: str = "valkey-benchmark",
@@ -44,7 +46,8 @@ def test_every_seed_command_measures_something_real(tmp_path: Path, tool: str) -
     for pop in ("LPOP", "SPOP", "ZPOPMIN"):
         checks = rows[pop]["checks"]
         assert checks["popped"] >= 20000 and checks["left"] > 0, (pop, checks)
-    for read in ("GET", "MGET", "HGET", "SISMEMBER", "ZSCORE", "XRANGE", "LRANGE_100"):
+    for read in ("GET", "MGET", "HGET", "SISMEMBER", "ZSCORE", "XRANGE", "LRANGE_100",
+                 "LRANGE_600", "STRLEN", "HEXISTS", "ZRANK", "LINDEX"):
         assert rows[read]["checks"]["hit_ratio"] == 1.0, (read, rows[read]["checks"])
 
 
