@@ -18,6 +18,7 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
 from kvperf.pipeline import Prepared, RunOptions, prepare
+from kvperf.pipeline import quick
 from kvperf.pipeline.ab import SidesResult, interleave_sides
 from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS, SCHEDULES, check_duet
 from kvperf.pipeline.run import load_specs
@@ -93,7 +94,7 @@ def default_label(kind: str) -> str:
 def run_sides(args: argparse.Namespace, sides: list[Side], kind: str,
               console: Console) -> tuple[SidesResult, dict[str, Prepared]]:
     """Prepare every side (all input checks first), then run them interleaved."""
-    args.runs = default_runs(args, getattr(args, "default_runs", 1))
+    args.runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     base = args.results_dir / (args.label or default_label(kind))
     prepared = {s.name: prepare(side_options(args, s, base)) for s in sides}
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)

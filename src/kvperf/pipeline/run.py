@@ -22,6 +22,7 @@ from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError, UsageError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.registry import resolve_driver
+from kvperf.pipeline import quick
 from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.instructions import check_measure, server_wrapping
 from kvperf.pipeline.trial_run import TrialRun
@@ -193,7 +194,8 @@ def prepare(options: RunOptions) -> Prepared:
                  for s in specs]
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=_client_mode(options))
-    trials = expand(specs, options.runs)
+    specs = quick.shrink(specs)
+    trials = expand(specs, quick.runs(options.runs))
     _check_trials(trials, driver, options)
     binary = _server_binary(options)
     if binary:
@@ -207,7 +209,7 @@ def prepare(options: RunOptions) -> Prepared:
            "server_binary": str(binary.path) if binary else None,
            "server_source": (binary.source if binary else
                              "not built" if options.blocked else "running server"),
-           **dict(options.provenance)}
+           **dict(options.provenance), **({"quick": True} if quick.enabled() else {})}
     revision = (binary.identity() if options.revision_from_binary and binary
                 and not options.commit else None)
     context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,

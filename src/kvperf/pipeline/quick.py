@@ -1,0 +1,36 @@
+"""Quick mode (``KVPERF_QUICK=1``): a smoke run of any command in a fraction of its time —
+every trial measures 1 s (or at most 20,000 requests), without warmup, and at most two
+rounds. For smoke tests of configs and of the documented examples; its numbers are not
+for publishing (every row records ``quick`` in ``env``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from kvperf.config.model import BenchmarkSpec
+
+ENV = "KVPERF_QUICK"
+SECONDS = 1
+REQUESTS = 20_000
+MAX_RUNS = 2
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "").strip().lower() in ("1", "yes", "true")
+
+
+def shrink(specs: list[BenchmarkSpec]) -> list[BenchmarkSpec]:
+    """Specs with short measure stages and no warmup (unchanged when quick mode is off)."""
+    if not enabled():
+        return specs
+    return [replace(s, warmup=(0,),
+                    duration=(SECONDS,) if s.duration else None,
+                    requests=tuple(min(n, REQUESTS) for n in s.requests) if s.requests
+                    else None)
+            for s in specs]
+
+
+def runs(requested: int) -> int:
+    """Rounds to run: capped at MAX_RUNS in quick mode."""
+    return min(requested, MAX_RUNS) if enabled() else requested
