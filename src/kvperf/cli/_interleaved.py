@@ -17,8 +17,7 @@ from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
-from kvperf.pipeline import Prepared, RunOptions, prepare
-from kvperf.pipeline import quick
+from kvperf.pipeline import Prepared, RunOptions, prepare, quick
 from kvperf.pipeline.ab import SidesResult, interleave_sides
 from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS, SCHEDULES, check_duet
 from kvperf.pipeline.run import load_specs
