@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from kvperf.build.builder import Builder
+from kvperf.build.git import mirror_path
 from tests.doc_commands import documented_commands
 from tests.docs_examples import CONFIGS, EXAMPLES, GROUPS, Example, Group, NotRunnable
 from tests.helpers import KVPERF, ROOT, require_binary, wait_for_address
@@ -94,6 +95,18 @@ def _furnish(scratch: Path, group: Group, context: dict[str, Any], env: dict[str
             subprocess.run(["git", *argv], cwd=scratch, env=env, check=True)
 
 
+def _forget_scratch_mirrors(scratch: Path, context: dict[str, Any]) -> None:
+    """Repositories made in the scratch dir (the spin2 clone `fx`) got a mirror in the shared
+    build cache, under a path no later run uses again: remove it (their builds stay)."""
+    cache = context.get("build_cache")
+    if cache is None:
+        return
+    for repo in (path for path in scratch.iterdir() if (path / ".git").exists()):
+        mirror = mirror_path(cache, str(repo))
+        shutil.rmtree(mirror, ignore_errors=True)
+        (cache / "locks" / f"mirror-{mirror.name}.lock").unlink(missing_ok=True)
+
+
 def command_line(text: str, example: Example, context: dict[str, Any]) -> str:
     """The shell line an example runs: replacements, optional brackets given, installed kvperf."""
     for old, new in example.replace:
@@ -107,7 +120,8 @@ def _check(text: str, line: str, example: Example, code: int, output: str) -> No
     shown = f"{text}\n  ran: {line}\n  exit {code}\n{output[-4000:]}"
     assert code == example.exit, f"expected exit {example.exit}: {shown}"
     assert TRACEBACK not in output, f"traceback: {shown}"
-    assert example.says in output, f"expected {example.says!r} in the output: {shown}"
+    # rich wraps lines at the terminal's width: compare with blanks collapsed
+    assert example.says in " ".join(output.split()), f"expected {example.says!r}: {shown}"
 
 
 def _shell(line: str, scratch: Path, env: dict[str, str],
@@ -153,6 +167,8 @@ def _run_example(text: str, example: Example, scratch: Path, env: dict[str, str]
         context[example.save] = background.start(text, line, example, scratch, env)
         return
     done = _shell(line, scratch, env, example.timeout)
+    with (scratch.parent / "outputs.txt").open("a") as log:  # kept for a failure's reader
+        log.write(f"$ {line}\n{done.stdout}{done.stderr}exit {done.returncode}\n\n")
     _check(text, line, example, done.returncode, done.stdout + done.stderr)
     if example.save:
         context[example.save] = json.loads(done.stdout)
@@ -180,6 +196,7 @@ def test_documented_examples_run(group: str, tmp_path: Path,
                 timings.append((time.monotonic() - started, text))
     finally:
         stopped = background.stop()
+        _forget_scratch_mirrors(scratch, context)
     for text, line, example, code, err in stopped:
         _check(text, line, example, code, err)
     print("\n".join(f"{seconds:7.1f} s  {text}" for seconds, text in timings))
