@@ -1,11 +1,13 @@
 """The `kvperf …` commands of the documentation's fenced code blocks (pure).
 
-A command is a shell line whose program is `kvperf` (or a path ending in `/kvperf`, such as
-`.venv/bin/kvperf`): at the start of a line, after `time`, or inside `$(…)` such as
-`job=$(kvperf track claim …)`. Lines joined at a trailing backslash count as one; a trailing
-`# comment` is dropped; runs of blanks become one. What is left is the command's key, exactly
-as the documentation writes it (the registry in tests/docs_examples.py is keyed by it).
-Other programs (pip, cargo, kvload, python3) are not extracted.
+A command is a shell command whose program is `kvperf` (or a path ending in `/kvperf`, such
+as `.venv/bin/kvperf`), optionally after `time` and `NAME=value` assignments: at the start of
+a line, after `;`, `&&`, `||` or `|`, or inside `$(…)` such as `job=$(kvperf track claim …)`.
+It ends at the line's end, at the next of those separators or at the `)` closing its `$(`.
+Lines joined at a trailing backslash count as one; a trailing `# comment` is dropped; runs of
+blanks become one. What is left — assignments included, `time` not — is the command's key,
+exactly as the documentation writes it (tests/docs_examples.py is keyed by it). Other programs
+(pip, cargo, kvload, python3) are not extracted.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FENCE = re.compile(r"^\s*(```|~~~)")
-# kvperf as the program: at the start, after `time`, or just inside `$(`
-PROGRAM = re.compile(r"(?:^|^time\s+|\$\()((?:[\w.~/-]*/)?kvperf)(?=\s|$|\))")
+# kvperf as the program of a command: where a command starts, after `time` and assignments
+PROGRAM = re.compile(r"(?:^|[;&|(])\s*(?:time\s+)?((?:\w+=\S*\s+)*(?:[\w.~/-]*/)?kvperf)"
+                     r"(?=\s|$|[;&|)])")
 
 
 @dataclass(frozen=True)
@@ -70,17 +73,23 @@ def strip_comment(line: str) -> str:
     return line.rstrip()
 
 
-def _until_closing_paren(text: str) -> str:
-    """``text`` up to the `)` that closes the `$(` it started in (nested `$(…)` kept)."""
+def command_end(text: str) -> int:
+    """Where the command at the start of ``text`` ends: a `;`, `&`, `|` or an unmatched `)`
+    outside quotes and nested parentheses, else the end of ``text``."""
     depth = 0
+    quote: str | None = None
     for index, char in enumerate(text):
-        if char == "(":
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
             depth += 1
-        elif char == ")":
-            if depth == 0:
-                return text[:index]
+        elif char == ")" and depth:
             depth -= 1
-    return text
+        elif char in ";&|)" and not depth:
+            return index
+    return len(text)
 
 
 def commands_in_line(line: str) -> list[str]:
@@ -89,8 +98,7 @@ def commands_in_line(line: str) -> list[str]:
     found = []
     for match in PROGRAM.finditer(line):
         rest = line[match.start(1):]
-        inside_subst = match.group(0).startswith("$(")
-        found.append((_until_closing_paren(rest) if inside_subst else rest).strip())
+        found.append(rest[:command_end(rest)].strip())
     return found
 
 

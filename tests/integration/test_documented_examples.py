@@ -27,6 +27,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240
 
 TRACEBACK = "Traceback (most recent call last)"
 OPTIONAL = re.compile(r"\[(--[^\[\]]*)\]")
+PROGRAM = re.compile(r"^((?:\w+=\S*\s+)*)\S+")  # assignments, then the program word
 GIT_IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
                 for what, value in (("NAME", "kvperf docs"), ("EMAIL", "docs@localhost"))}
 
@@ -54,6 +55,14 @@ def test_every_entry_is_well_formed() -> None:
         assert example.exit == 0 or example.why, f"{text}: say why it exits {example.exit}"
         for old, _ in example.replace:
             assert old in text, f"{text}: replaces {old!r}, which it does not contain"
+
+
+def test_an_example_line_gives_its_options_and_runs_the_installed_kvperf() -> None:
+    example = Example("track", (("--id 12", "--id {job[id]}"), ("1a2b", "{job[sha]:.4}")))
+    context = {"job": {"id": 3, "sha": "b1d1c03c"}}
+    assert command_line("FOO=1 .venv/bin/kvperf track query --id 12 [--sha 1a2b] [--json]",
+                        example, context) == (
+        f"FOO=1 {KVPERF} track query --id 3 --sha b1d1 --json")
 
 
 def _examples(group: str) -> Iterator[tuple[str, Example]]:
@@ -112,8 +121,7 @@ def command_line(text: str, example: Example, context: dict[str, Any]) -> str:
     for old, new in example.replace:
         text = text.replace(old, new.format_map(context))
     text = OPTIONAL.sub(r"\1", text)
-    _program, _, rest = text.partition(" ")
-    return f"{shlex.quote(str(KVPERF))} {rest}"
+    return PROGRAM.sub(lambda m: m.group(1) + shlex.quote(str(KVPERF)), text, count=1)
 
 
 def _check(text: str, line: str, example: Example, code: int, output: str) -> None:

@@ -70,6 +70,15 @@ def test_substitutions_end_at_their_closing_parenthesis() -> None:
     assert commands_in_line("time kvperf run --dry-run") == ["kvperf run --dry-run"]
 
 
+def test_commands_end_at_separators_and_keep_their_assignments() -> None:
+    assert commands_in_line("cd x && KVPERF_QUICK=1 kvperf run --runs 2; echo done") == [
+        "KVPERF_QUICK=1 kvperf run --runs 2"]
+    assert commands_in_line("kvperf history --json | jq . || kvperf db migrate") == [
+        "kvperf history --json", "kvperf db migrate"]
+    assert commands_in_line("kvperf run --label 'a;b' & wait") == ["kvperf run --label 'a;b'"]
+    assert commands_in_line("kvperf-doctor --json; mykvperf run") == []
+
+
 def test_the_real_documentation_has_commands_in_every_file() -> None:
     found = documented_commands(ROOT)
     files = {c.source.split(":")[0] for c in found}
