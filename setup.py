@@ -14,7 +14,7 @@ from setuptools.errors import PlatformError
 from setuptools_rust import build_rust
 
 
-class BuildRustWithCargo(build_rust):  # type: ignore[misc]
+class BuildRustWithCargo(build_rust):
     """build_rust that first checks that cargo can be found."""
 
     def run(self) -> None:
