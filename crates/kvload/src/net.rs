@@ -9,11 +9,12 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{self, Timer};
+use crate::memtier::program::{Client, Program};
 use crate::cluster::{self, Route};
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
 use crate::spec::Template;
-use crate::stats::ThreadStats;
+use crate::stats::{CmdStats, ThreadStats};
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
 use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
 
@@ -44,6 +45,25 @@ pub struct Plan {
     pub route: Route,
     pub keepalive: bool,
     pub sigfig: u8,
+    /// memtier mode: requests come from this program instead of `template`.
+    pub memtier: Option<MtPlan>,
+}
+
+/// A memtier run's share of one thread: the program and one client per connection.
+pub struct MtPlan {
+    pub program: Arc<Program>,
+    /// One per entry of `Plan::conns`, in order.
+    pub clients: Vec<Client>,
+    /// Requests per connection (memtier's -n is per client); None when time-bounded.
+    pub conn_quota: Option<u64>,
+}
+
+/// Per-connection memtier state.
+struct MtConn {
+    client: Client,
+    /// (command index, start offset in wbuf) of each request of the current batch.
+    reqs: Vec<(u16, u32)>,
+    issued: u64,
 }
 
 struct Conn {
@@ -63,6 +83,7 @@ struct Conn {
     next_due: u64,
     /// Registered for WRITABLE too (only while a write is blocked).
     want_write: bool,
+    mt: Option<MtConn>,
 }
 
 struct Worker<'a> {
@@ -111,10 +132,18 @@ impl<'a> Worker<'a> {
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
             let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
             register(&poll, &mut stream, i)?;
+            let (wbuf, mt) = match &plan.memtier {
+                Some(m) => {
+                    let client = m.clients.get(i).ok_or("internal error: no memtier client for a connection")?.clone();
+                    let reqs = Vec::with_capacity(plan.pipeline);
+                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, reqs, issued: 0 }))
+                }
+                None => (plan.template.bytes.repeat(plan.pipeline), None),
+            };
             conns.push(Conn {
                 stream,
                 node,
-                wbuf: plan.template.bytes.repeat(plan.pipeline),
+                wbuf,
                 wlen: 0,
                 written: 0,
                 rbuf: vec![0u8; RBUF],
@@ -127,6 +156,7 @@ impl<'a> Worker<'a> {
                 busy: false,
                 next_due: 0,
                 want_write: false,
+                mt,
             });
         }
         let timer = match plan.interval_ns {
@@ -144,11 +174,15 @@ impl<'a> Worker<'a> {
         if sampled {
             keys.set_lanes(plan.endpoints.len());
         }
+        let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some());
+        if let Some(m) = &plan.memtier {
+            stats.cmds = vec![CmdStats::new(plan.sigfig); m.program.stats.len()];
+        }
         Ok(Worker {
             plan,
             poll,
             conns,
-            stats: ThreadStats::new(plan.sigfig, plan.interval_ns.is_some()),
+            stats,
             keys,
             slots: plan.slots.clone(),
             owner: if sampled { cluster::owner_table(&plan.slots) } else { Vec::new() },
@@ -272,22 +306,27 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let measured = now >= self.measure_start;
-        let count = self.batch_size(measured);
+        let count = self.batch_size(i, measured);
         if count > 0 {
             self.send_batch(i, now, count, measured)?;
         }
         Ok(())
     }
 
-    /// Instances of the template to put in the next batch.
-    fn batch_size(&self, measured: bool) -> usize {
+    /// Instances of the template to put in the next batch on connection i.
+    fn batch_size(&self, i: usize, measured: bool) -> usize {
         let p = self.plan.pipeline;
-        match (measured, self.quota_left()) {
+        let n = match (measured, self.quota_left()) {
             (true, Some(left)) => {
                 let k = self.plan.template.ncmds as u64;
                 (left.div_ceil(k) as usize).min(p)
             }
             _ => p,
+        };
+        let conn_quota = self.plan.memtier.as_ref().and_then(|m| m.conn_quota);
+        match (measured, conn_quota, &self.conns[i].mt) {
+            (true, Some(q), Some(m)) => n.min(q.saturating_sub(m.issued) as usize),
+            _ => n,
         }
     }
 
@@ -308,7 +347,7 @@ impl<'a> Worker<'a> {
                 continue;
             }
             let measured = due >= self.measure_start;
-            let count = self.batch_size(measured);
+            let count = self.batch_size(i, measured);
             if count == 0 {
                 continue;
             }
@@ -328,6 +367,52 @@ impl<'a> Worker<'a> {
     }
 
     fn send_batch(&mut self, i: usize, intended: u64, count: usize, measured: bool) -> Result<(), String> {
+        if self.plan.memtier.is_some() {
+            self.fill_memtier(i, count, measured);
+        } else {
+            self.fill_template(i, count);
+        }
+        let c = &mut self.conns[i];
+        c.intended = intended;
+        c.measured = measured;
+        c.busy = true;
+        c.sent = clock::now();
+        if self.plan.interval_ns.is_none() {
+            c.intended = c.sent;
+        }
+        if measured {
+            self.issued += c.expected as u64;
+            self.inflight += c.expected as u64;
+        }
+        self.flush_conn(i)
+    }
+
+    /// memtier mode: writes `count` requests of the connection's client into its buffer.
+    fn fill_memtier(&mut self, i: usize, count: usize, measured: bool) {
+        let Some(mp) = self.plan.memtier.as_ref() else { return };
+        let p = &mp.program;
+        let c = &mut self.conns[i];
+        let Some(m) = c.mt.as_mut() else { return };
+        let route = (self.plan.route == Route::Sampled).then_some((self.owner.as_slice(), c.node, self.max_tries));
+        c.wbuf.clear();
+        m.reqs.clear();
+        for _ in 0..count {
+            let start = c.wbuf.len();
+            let ci = p.write_next(&mut m.client, &mut c.wbuf, route);
+            m.reqs.push((ci as u16, start as u32));
+            if measured {
+                self.stats.cmds[p.cmds[ci].stat].bytes_tx += (c.wbuf.len() - start) as u64;
+            }
+        }
+        if measured {
+            m.issued += count as u64;
+        }
+        c.wlen = c.wbuf.len();
+        c.written = 0;
+        c.expected = count;
+    }
+
+    fn fill_template(&mut self, i: usize, count: usize) {
         let t = &self.plan.template;
         let c = &mut self.conns[i];
         if self.plan.route == Route::Sampled {
@@ -342,22 +427,9 @@ impl<'a> Worker<'a> {
                 patch_tags(&mut c.wbuf, t, count, &self.plan.tags[slot as usize]);
             }
         }
-        let cmds = count * t.ncmds;
         c.wlen = count * t.bytes.len();
         c.written = 0;
-        c.expected = cmds;
-        c.intended = intended;
-        c.measured = measured;
-        c.busy = true;
-        c.sent = clock::now();
-        if self.plan.interval_ns.is_none() {
-            c.intended = c.sent;
-        }
-        if measured {
-            self.issued += cmds as u64;
-            self.inflight += cmds as u64;
-        }
-        self.flush_conn(i)
+        c.expected = count * t.ncmds;
     }
 
     fn flush_conn(&mut self, i: usize) -> Result<(), String> {
@@ -432,7 +504,7 @@ impl<'a> Worker<'a> {
             match resp::skip(&c.rbuf[at..c.rend]) {
                 Ok(Some((len, kind))) => {
                     c.rpos += len;
-                    self.on_reply(i, now, kind, at)?;
+                    self.on_reply(i, now, kind, at, len)?;
                 }
                 Ok(None) => break,
                 Err(e) => return Err(self.lost(i, format!("protocol error: {}", e.0))),
@@ -447,7 +519,7 @@ impl<'a> Worker<'a> {
     }
 
     #[inline]
-    fn on_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize) -> Result<(), String> {
+    fn on_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize, len: usize) -> Result<(), String> {
         if kind == Kind::Push {
             return Ok(());
         }
@@ -456,6 +528,7 @@ impl<'a> Worker<'a> {
             let msg = format!("unexpected reply (conn {i}, busy {}, at {at}, buf {:?})", c.busy, String::from_utf8_lossy(&c.rbuf[..c.rend]));
             return Err(self.lost(i, msg));
         }
+        let req = c.mt.as_ref().map(|m| m.reqs.len() - c.expected);
         c.expected -= 1;
         let (measured, intended, sent, done) = (c.measured, c.intended, c.sent, c.expected == 0);
         if measured {
@@ -469,16 +542,26 @@ impl<'a> Worker<'a> {
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
                 }
-                if class == ErrClass::Ask {
-                    let ok = self.retry_ask(i, at + start, at + end)?;
-                    if ok && measured {
-                        let t = clock::now();
+                let mut done_at = None;
+                if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? {
+                    let t = clock::now();
+                    done_at = Some(t);
+                    if measured {
                         self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
                     }
                 }
+                if let Some(k) = req {
+                    self.memtier_reply(i, k, at, len, done_at.map(|t| t.saturating_sub(intended)), measured);
+                }
             }
-            _ if measured => self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent)),
-            _ => {}
+            _ => {
+                if measured {
+                    self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent));
+                }
+                if let Some(k) = req {
+                    self.memtier_reply(i, k, at, len, Some(now.saturating_sub(intended)), measured);
+                }
+            }
         }
         if done {
             self.conns[i].busy = false;
@@ -490,6 +573,35 @@ impl<'a> Worker<'a> {
             }
         }
         Ok(())
+    }
+
+    /// memtier mode: reply `len` bytes at `at` to request k of the batch; `latency`
+    /// None for an error reply.
+    #[inline]
+    fn memtier_reply(&mut self, i: usize, k: usize, at: usize, len: usize, latency: Option<u64>, measured: bool) {
+        let Some(mp) = self.plan.memtier.as_ref() else { return };
+        let c = &mut self.conns[i];
+        let Some(m) = c.mt.as_mut() else { return };
+        let ci = m.reqs[k].0 as usize;
+        let hit = mp.program.on_reply(&mut m.client, ci, &c.rbuf[at..at + len]);
+        if measured {
+            let row = mp.program.cmds[ci].stat;
+            self.stats.record_cmd(row, latency.unwrap_or(0), len, hit, latency.is_none());
+        }
+    }
+
+    /// Byte range in the write buffer of command `idx` of connection i's batch.
+    fn request_span(&self, i: usize, idx: usize) -> (usize, usize) {
+        let c = &self.conns[i];
+        if let Some(m) = &c.mt {
+            let start = m.reqs.get(idx).map_or(0, |r| r.1 as usize);
+            let end = m.reqs.get(idx + 1).map_or(c.wlen, |r| r.1 as usize);
+            return (start, end);
+        }
+        let t = &self.plan.template;
+        let base = (idx / t.ncmds) * t.bytes.len();
+        let k = idx % t.ncmds;
+        (base + t.cmd_starts[k] as usize, base + t.cmd_starts[k + 1] as usize)
     }
 
     /// MOVED: move the slot to the named node in this thread's slot map.
@@ -519,13 +631,13 @@ impl<'a> Worker<'a> {
         let c = &self.conns[i];
         let Some((_, host, port)) = cluster::parse_redirect(&c.rbuf[start..end]) else { return Ok(false) };
         let t = &self.plan.template;
-        let batch_cmds = c.wlen / t.bytes.len().max(1) * t.ncmds;
-        let idx = batch_cmds - c.expected - 1;
-        let base = (idx / t.ncmds) * t.bytes.len();
-        let k = idx % t.ncmds;
-        let cmd = &c.wbuf[base + t.cmd_starts[k] as usize..base + t.cmd_starts[k + 1] as usize];
+        let batch_cmds = match &c.mt {
+            Some(m) => m.reqs.len(),
+            None => c.wlen / t.bytes.len().max(1) * t.ncmds,
+        };
+        let (from, to) = self.request_span(i, batch_cmds - c.expected - 1);
         let mut req = b"*1\r\n$6\r\nASKING\r\n".to_vec();
-        req.extend_from_slice(cmd);
+        req.extend_from_slice(&self.conns[i].wbuf[from..to]);
         let ep = Endpoint::Tcp(host, port);
         let pos = match self.ask_conns.iter().position(|(e, _)| *e == ep) {
             Some(p) => p,
