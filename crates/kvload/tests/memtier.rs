@@ -219,3 +219,63 @@ fn scan_incremental_iteration_follows_cursors() {
     assert!(first >= 2 && cont > first * 10, "200 keys, COUNT 10: ~20 SCANs per pass ({first} first, {cont} continuations)");
     assert_eq!(calls(&s, "scan"), 100);
 }
+
+#[test]
+fn values_protocols_and_misses() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    // --data-size-range with --random-data: sizes in the range, bytes not memtier's 'x' filler.
+    assert_ok(&memtier(s.port, &["--ratio", "1:0", "--key-pattern", "S:S", "-n", "200", "-c", "1", "-t", "1", "--data-size-range", "10-20", "-R", "--key-prefix", "v:"]));
+    let mut sizes = BTreeSet::new();
+    for i in 0..200 {
+        let k = format!("v:{i}");
+        match s.cmd(&["STRLEN", &k]) {
+            Resp::Int(n) => sizes.insert(n),
+            other => panic!("STRLEN {k}: {other:?}"),
+        };
+        assert_ne!(s.cmd(&["GET", &k]).text(), "x".repeat(s.cmd(&["STRLEN", &k]).text().parse().unwrap_or(0)));
+    }
+    assert!(sizes.iter().all(|n| (10..=20).contains(n)) && sizes.len() > 5, "{sizes:?}");
+    assert_ok(&memtier(s.port, &["--ratio", "1:0", "-n", "5", "-c", "1", "-t", "1", "-d", "7", "--key-prefix", "d:", "--key-pattern", "S:S"]));
+    assert_eq!(s.cmd(&["GET", "d:0"]).text(), "xxxxxxx");
+    // GETs of absent keys are misses, with RESP3 nulls too.
+    for proto in ["redis", "resp2", "resp3"] {
+        let (v, _) = memtier_json(s.port, "mt-miss", &["-P", proto, "--ratio", "0:1", "-n", "100", "-c", "1", "-t", "2", "--key-prefix", "absent:"]);
+        let t = &v["ALL STATS"]["Totals"];
+        assert!(f(&t["Misses/sec"]) > 0.0 && f(&t["Hits/sec"]) == 0.0, "{proto}: {t}");
+    }
+    assert_eq!(calls(&s, "hello"), 6, "HELLO 2 / HELLO 3 on the 2 connections and the setup probe of each run");
+    // Hits: GET d:0..d:4 with S:S.
+    let (v, _) = memtier_json(s.port, "mt-hit", &["--ratio", "0:1", "-n", "5", "-c", "1", "-t", "1", "--key-prefix", "d:", "--key-pattern", "S:S"]);
+    assert_eq!(f(&v["ALL STATS"]["Gets"]["Misses/sec"]), 0.0);
+    assert!(f(&v["ALL STATS"]["Gets"]["Hits/sec"]) > 0.0);
+}
+
+#[test]
+fn tls_and_cluster_mode() {
+    let _g = serial();
+    let dir = scratch_dir("mt-tls");
+    write_certs(&dir);
+    let (_s, port) = tls_server(&dir, "yes");
+    let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let (ca, cert, key) = (p("ca.pem"), p("client.pem"), p("client.key"));
+    let tls = ["--tls", "--sni", "localhost", "--cacert", &ca, "--cert", &cert, "--key", &key, "-n", "200", "-c", "2", "-t", "1"];
+    assert_ok(&memtier(port, &tls));
+    let bad = memtier(port, &["--tls", "--sni", "localhost", "-n", "10"]);
+    assert_eq!(bad.status.code(), Some(1), "no CA: the handshake must fail");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let dir = scratch_dir("mt-cluster");
+    let nodes = start_cluster(&dir);
+    let (v, kv) = memtier_json(nodes[0].port, "mt-cluster-run", &["--cluster-mode", "--ratio", "1:1", "-n", "500", "-c", "3", "-t", "2", "--key-maximum", "100000"]);
+    assert_eq!(kv["tests"][0]["errors"]["moved"], 0, "keys are drawn on the connection's node");
+    assert_eq!(kv["tests"][0]["requests"], 3000);
+    assert!(v["ALL STATS"]["Totals"]["MOVED/sec"].is_number());
+    for n in &nodes {
+        assert!(calls(n, "set") > 200, "node {} got {} SETs", n.port, calls(n, "set"));
+    }
+    let refused = memtier(nodes[0].port, &["--cluster-mode", "--key-pattern", "S:S"]);
+    assert_eq!(refused.status.code(), Some(2));
+    drop(nodes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
