@@ -2,6 +2,7 @@
 //! Closed loop: each connection sends a batch of P, waits for P replies, repeats.
 //! Open loop: each connection follows an intended-send schedule (wrk2-style).
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Barrier};
 
@@ -58,11 +59,13 @@ pub struct MtPlan {
     pub conn_quota: Option<u64>,
 }
 
-/// Per-connection memtier state.
+/// Per-connection memtier state. memtier keeps `--pipeline` requests in flight on
+/// each connection, refilling as replies arrive (a sliding window, not batches).
 struct MtConn {
     client: Client,
-    /// (command index, start offset in wbuf) of each request of the current batch.
-    reqs: Vec<(u16, u32)>,
+    /// In-flight requests, oldest first: (command index, start of its bytes in
+    /// wbuf, send time). Capacity = pipeline, so pushing never allocates.
+    window: VecDeque<(u16, u32, u64)>,
     issued: u64,
 }
 
@@ -135,8 +138,8 @@ impl<'a> Worker<'a> {
             let (wbuf, mt) = match &plan.memtier {
                 Some(m) => {
                     let client = m.clients.get(i).ok_or("internal error: no memtier client for a connection")?.clone();
-                    let reqs = Vec::with_capacity(plan.pipeline);
-                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, reqs, issued: 0 }))
+                    let window = VecDeque::with_capacity(plan.pipeline);
+                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, issued: 0 }))
                 }
                 None => (plan.template.bytes.repeat(plan.pipeline), None),
             };
@@ -305,28 +308,26 @@ impl<'a> Worker<'a> {
         if self.measure_end.is_some_and(|e| now >= e) {
             return Ok(());
         }
+        if self.plan.memtier.is_some() {
+            return self.refill_memtier(i, now);
+        }
         let measured = now >= self.measure_start;
-        let count = self.batch_size(i, measured);
+        let count = self.batch_size(measured);
         if count > 0 {
             self.send_batch(i, now, count, measured)?;
         }
         Ok(())
     }
 
-    /// Instances of the template to put in the next batch on connection i.
-    fn batch_size(&self, i: usize, measured: bool) -> usize {
+    /// Instances of the template to put in the next batch.
+    fn batch_size(&self, measured: bool) -> usize {
         let p = self.plan.pipeline;
-        let n = match (measured, self.quota_left()) {
+        match (measured, self.quota_left()) {
             (true, Some(left)) => {
                 let k = self.plan.template.ncmds as u64;
                 (left.div_ceil(k) as usize).min(p)
             }
             _ => p,
-        };
-        let conn_quota = self.plan.memtier.as_ref().and_then(|m| m.conn_quota);
-        match (measured, conn_quota, &self.conns[i].mt) {
-            (true, Some(q), Some(m)) => n.min(q.saturating_sub(m.issued) as usize),
-            _ => n,
         }
     }
 
@@ -347,7 +348,7 @@ impl<'a> Worker<'a> {
                 continue;
             }
             let measured = due >= self.measure_start;
-            let count = self.batch_size(i, measured);
+            let count = self.batch_size(measured);
             if count == 0 {
                 continue;
             }
@@ -367,11 +368,7 @@ impl<'a> Worker<'a> {
     }
 
     fn send_batch(&mut self, i: usize, intended: u64, count: usize, measured: bool) -> Result<(), String> {
-        if self.plan.memtier.is_some() {
-            self.fill_memtier(i, count, measured);
-        } else {
-            self.fill_template(i, count);
-        }
+        self.fill_template(i, count);
         let c = &mut self.conns[i];
         c.intended = intended;
         c.measured = measured;
@@ -387,29 +384,47 @@ impl<'a> Worker<'a> {
         self.flush_conn(i)
     }
 
-    /// memtier mode: writes `count` requests of the connection's client into its buffer.
-    fn fill_memtier(&mut self, i: usize, count: usize, measured: bool) {
-        let Some(mp) = self.plan.memtier.as_ref() else { return };
+    /// memtier mode: tops connection i's window up to `pipeline` requests in
+    /// flight (within its -n quota and the deadline) and writes them out. The
+    /// bytes of answered requests are dropped from the front of the buffer first,
+    /// so it holds at most `pipeline` requests and never grows.
+    fn refill_memtier(&mut self, i: usize, now: u64) -> Result<(), String> {
+        let Some(mp) = self.plan.memtier.as_ref() else { return Ok(()) };
+        if self.measure_end.is_some_and(|e| now >= e) {
+            return Ok(());
+        }
         let p = &mp.program;
         let c = &mut self.conns[i];
-        let Some(m) = c.mt.as_mut() else { return };
+        let Some(m) = c.mt.as_mut() else { return Ok(()) };
+        let quota_left = mp.conn_quota.map_or(u64::MAX, |q| q.saturating_sub(m.issued));
+        let room = (self.plan.pipeline - m.window.len()).min(quota_left.min(usize::MAX as u64) as usize);
+        if room == 0 {
+            return Ok(());
+        }
+        let keep = m.window.front().map_or(c.wlen, |r| r.1 as usize);
+        if keep > 0 {
+            c.wbuf.copy_within(keep..c.wlen, 0);
+            c.wbuf.truncate(c.wlen - keep);
+            c.wlen -= keep;
+            c.written = c.written.saturating_sub(keep);
+            m.window.iter_mut().for_each(|r| r.1 -= keep as u32);
+        }
         let route = (self.plan.route == Route::Sampled).then_some((self.owner.as_slice(), c.node, self.max_tries));
-        c.wbuf.clear();
-        m.reqs.clear();
-        for _ in 0..count {
+        let sent = clock::now();
+        for _ in 0..room {
             let start = c.wbuf.len();
             let ci = p.write_next(&mut m.client, &mut c.wbuf, route);
-            m.reqs.push((ci as u16, start as u32));
-            if measured {
-                self.stats.cmds[p.cmds[ci].stat].bytes_tx += (c.wbuf.len() - start) as u64;
-            }
+            m.window.push_back((ci as u16, start as u32, sent));
+            self.stats.cmds[p.cmds[ci].stat].bytes_tx += (c.wbuf.len() - start) as u64;
         }
-        if measured {
-            m.issued += count as u64;
-        }
+        m.issued += room as u64;
         c.wlen = c.wbuf.len();
-        c.written = 0;
-        c.expected = count;
+        c.expected += room;
+        c.busy = true;
+        c.measured = true;
+        self.issued += room as u64;
+        self.inflight += room as u64;
+        self.flush_conn(i)
     }
 
     fn fill_template(&mut self, i: usize, count: usize) {
@@ -490,7 +505,11 @@ impl<'a> Worker<'a> {
             };
             c.rend += n;
             let tls = c.stream.is_tls();
-            self.parse_replies(i, clock::now())?;
+            let now = clock::now();
+            self.parse_replies(i, now)?;
+            if self.plan.memtier.is_some() {
+                self.refill_memtier(i, now)?;
+            }
             if n < space && !tls {
                 return Ok(());
             }
@@ -528,7 +547,9 @@ impl<'a> Worker<'a> {
             let msg = format!("unexpected reply (conn {i}, busy {}, at {at}, buf {:?})", c.busy, String::from_utf8_lossy(&c.rbuf[..c.rend]));
             return Err(self.lost(i, msg));
         }
-        let req = c.mt.as_ref().map(|m| m.reqs.len() - c.expected);
+        if c.mt.is_some() {
+            return self.on_memtier_reply(i, now, kind, at, len);
+        }
         c.expected -= 1;
         let (measured, intended, sent, done) = (c.measured, c.intended, c.sent, c.expected == 0);
         if measured {
@@ -542,26 +563,13 @@ impl<'a> Worker<'a> {
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
                 }
-                let mut done_at = None;
-                if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? {
+                if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? && measured {
                     let t = clock::now();
-                    done_at = Some(t);
-                    if measured {
-                        self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
-                    }
-                }
-                if let Some(k) = req {
-                    self.memtier_reply(i, k, at, len, done_at.map(|t| t.saturating_sub(intended)), measured);
+                    self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
                 }
             }
-            _ => {
-                if measured {
-                    self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent));
-                }
-                if let Some(k) = req {
-                    self.memtier_reply(i, k, at, len, Some(now.saturating_sub(intended)), measured);
-                }
-            }
+            _ if measured => self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent)),
+            _ => {}
         }
         if done {
             self.conns[i].busy = false;
@@ -575,27 +583,52 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// memtier mode: reply `len` bytes at `at` to request k of the batch; `latency`
-    /// None for an error reply.
-    #[inline]
-    fn memtier_reply(&mut self, i: usize, k: usize, at: usize, len: usize, latency: Option<u64>, measured: bool) {
-        let Some(mp) = self.plan.memtier.as_ref() else { return };
+    /// memtier mode: the reply (`len` bytes at `at`) to the oldest request in
+    /// connection i's window; latency from that request's own send time. The
+    /// window is refilled after the read (see `on_readable`).
+    fn on_memtier_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize, len: usize) -> Result<(), String> {
+        let Some(mp) = self.plan.memtier.as_ref() else { return Ok(()) };
         let c = &mut self.conns[i];
-        let Some(m) = c.mt.as_mut() else { return };
-        let ci = m.reqs[k].0 as usize;
-        let hit = mp.program.on_reply(&mut m.client, ci, &c.rbuf[at..at + len]);
-        if measured {
-            let row = mp.program.cmds[ci].stat;
-            self.stats.record_cmd(row, latency.unwrap_or(0), len, hit, latency.is_none());
+        let Some(&(ci, _, sent)) = c.mt.as_ref().and_then(|m| m.window.front()) else {
+            return Err(self.lost(i, "reply without a request".into()));
+        };
+        c.expected -= 1;
+        c.busy = c.expected > 0;
+        self.inflight -= 1;
+        let mut latency = None;
+        match kind {
+            Kind::Error { class, start, end } => {
+                self.stats.record_error(now, class);
+                if class == ErrClass::Moved {
+                    self.on_moved(i, at + start, at + end);
+                }
+                if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? {
+                    let t = clock::now();
+                    self.stats.record(t, t - sent, t - sent);
+                    latency = Some(t - sent);
+                }
+            }
+            _ => {
+                self.stats.record(now, now.saturating_sub(sent), now.saturating_sub(sent));
+                latency = Some(now.saturating_sub(sent));
+            }
         }
+        let c = &mut self.conns[i];
+        let Some(m) = c.mt.as_mut() else { return Ok(()) };
+        let ci = ci as usize;
+        let hit = mp.program.on_reply(&mut m.client, ci, &c.rbuf[at..at + len]);
+        self.stats.record_cmd(mp.program.cmds[ci].stat, latency.unwrap_or(0), len, hit, latency.is_none());
+        m.window.pop_front();
+        Ok(())
     }
 
     /// Byte range in the write buffer of command `idx` of connection i's batch.
     fn request_span(&self, i: usize, idx: usize) -> (usize, usize) {
         let c = &self.conns[i];
         if let Some(m) = &c.mt {
-            let start = m.reqs.get(idx).map_or(0, |r| r.1 as usize);
-            let end = m.reqs.get(idx + 1).map_or(c.wlen, |r| r.1 as usize);
+            // memtier: the oldest request of the window is the one answered.
+            let start = m.window.front().map_or(0, |r| r.1 as usize);
+            let end = m.window.get(1).map_or(c.wlen, |r| r.1 as usize);
             return (start, end);
         }
         let t = &self.plan.template;
@@ -631,11 +664,11 @@ impl<'a> Worker<'a> {
         let c = &self.conns[i];
         let Some((_, host, port)) = cluster::parse_redirect(&c.rbuf[start..end]) else { return Ok(false) };
         let t = &self.plan.template;
-        let batch_cmds = match &c.mt {
-            Some(m) => m.reqs.len(),
-            None => c.wlen / t.bytes.len().max(1) * t.ncmds,
+        let idx = match &c.mt {
+            Some(_) => 0,
+            None => c.wlen / t.bytes.len().max(1) * t.ncmds - c.expected - 1,
         };
-        let (from, to) = self.request_span(i, batch_cmds - c.expected - 1);
+        let (from, to) = self.request_span(i, idx);
         let mut req = b"*1\r\n$6\r\nASKING\r\n".to_vec();
         req.extend_from_slice(&self.conns[i].wbuf[from..to]);
         let ep = Endpoint::Tcp(host, port);

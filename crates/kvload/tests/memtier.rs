@@ -78,7 +78,7 @@ fn command_ratio_sequences_give_the_asked_mix() {
     let (v, _) = memtier_json(s.port, "mt-mix", &[
         "--command", "HSET __key__ f __data__", "--command-ratio", "2", "--command-key-pattern", "R",
         "--command", "HGET __key__ f", "--command-key-pattern", "G",
-        "-n", "300", "-c", "2", "-t", "2", "--key-maximum", "500",
+        "-n", "300", "-c", "2", "-t", "2", "--key-maximum", "500", "--pipeline", "3",
     ]);
     assert_eq!((calls(&s, "hset"), calls(&s, "hget")), (800, 400), "each client: 200 HSET, 100 HGET");
     let all = &v["ALL STATS"];

@@ -820,7 +820,7 @@ Test:
   -t, --threads=NUMBER           Threads (default: 4)
       --test-time=SECS           Run SECS seconds instead of -n
       --ratio=SET:GET            SET:GET ratio (default: 1:10)
-      --pipeline=NUMBER          Requests sent per batch on a connection (default: 1)
+      --pipeline=NUMBER          Requests in flight per connection (default: 1)
       --distinct-client-seed     Each client its own random seed (default: all the same)
       --randomize                Random seed from the clock (default: a constant)
 Arbitrary commands:
