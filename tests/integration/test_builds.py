@@ -215,3 +215,18 @@ def test_a_real_module_is_loaded(valkey_repo: Path, build_cache: Path, tmp_path:
     assert code == 0, err
     logs = "".join(p.read_text() for p in (tmp_path / "mod" / "trials").rglob("*.log"))
     assert "Module 'datatype' loaded" in logs
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_commits_as_a_duet(valkey_repo: Path, build_cache: Path, tmp_path: Path) -> None:
+    """`run --commits … --baseline … --schedule duet`: both commits' trials at once."""
+    config = write_config(tmp_path, [{**DUET_CONFIG[0], "commands": ["GET"]}])
+    code, _out, err = _kvperf(build_cache, "run", "--repo", valkey_repo, "--commits",
+                             "set-slow", "--baseline", "base", "--schedule", "duet",
+                             "--config", config, "--results-dir", tmp_path, "--label", "d")
+    assert code == 0, err
+    base, slow = _rows(tmp_path / "d" / "base"), _rows(tmp_path / "d" / "set-slow")
+    assert len(base) == len(slow) == 1 and {r["ab_schedule"] for r in base + slow} == {"duet"}
+    for a, b in zip(base, slow, strict=True):
+        started = a["checks"]["measure_started_at"], b["checks"]["measure_started_at"]
+        assert abs(started[0] - started[1]) < 0.5, started

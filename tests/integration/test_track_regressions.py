@@ -103,3 +103,18 @@ def test_bad_flags_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixtur
                           (["--max-pvalue", "2"], "--max-pvalue")):
         assert main(["regressions", "--db", db, *flags]) == 2
         assert needle in capsys.readouterr().err
+
+
+def test_regressions_says_why_nothing_was_checked(tmp_path: Path) -> None:
+    """A fresh history, then one too short for a change point: each named, not just
+    "0 histories checked"."""
+    db = f"sqlite:///{tmp_path / 'fresh.db'}"
+    done = run_kvperf("regressions", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "0 series×metric histories checked" in done.stdout
+    assert "no history in" in done.stdout and "kvperf run" in done.stdout, done.stdout
+    populate(open_store(parse_url(db)), tmp_path / "results", 4, SERIES)
+    done = run_kvperf("regressions", "--db", db, "--metric", "rps")
+    assert done.returncode == 0, done.stderr
+    assert "2 histories not checked: fewer than 6 revisions (the longest has 4)" in \
+        done.stdout, done.stdout

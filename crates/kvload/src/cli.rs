@@ -309,6 +309,7 @@ fn validate(o: &Options) -> Result<(), String> {
 
 pub const HELP: &str = "\
 Usage: kvload [OPTIONS] [COMMAND ARGS...]
+       kvload memtier [memtier_benchmark OPTIONS]   (memtier front end: kvload memtier --help)
 
 Options (same meaning as valkey-benchmark unless noted):
  -h <hostname>      Server hostname (default 127.0.0.1)

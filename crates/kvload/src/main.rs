@@ -4,6 +4,7 @@
 mod cli;
 mod clock;
 mod cluster;
+mod memtier;
 mod net;
 mod report;
 mod resp;
@@ -18,8 +19,16 @@ mod workload;
 fn main() {
     // SAFETY: ignoring SIGPIPE so broken connections surface as write errors.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let code = match cli::parse(&argv) {
+    let args: Vec<String> = std::env::args().collect();
+    let argv = &args[1.min(args.len())..];
+    let invoked_as = args.first().map(|a| std::path::Path::new(a).file_name().unwrap_or_default().to_string_lossy().into_owned());
+    if invoked_as.as_deref() == Some("memtier_benchmark") {
+        std::process::exit(memtier::run::main(argv));
+    }
+    if argv.first().map(String::as_str) == Some("memtier") {
+        std::process::exit(memtier::run::main(&argv[1..]));
+    }
+    let code = match cli::parse(argv) {
         Ok(cli::Parsed::Help) => {
             print!("{}", cli::HELP);
             0

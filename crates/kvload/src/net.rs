@@ -2,6 +2,7 @@
 //! Closed loop: each connection sends a batch of P, waits for P replies, repeats.
 //! Open loop: each connection follows an intended-send schedule (wrk2-style).
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Barrier};
 
@@ -9,11 +10,12 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{self, Timer};
+use crate::memtier::program::{Client, Program};
 use crate::cluster::{self, Route};
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
 use crate::spec::Template;
-use crate::stats::ThreadStats;
+use crate::stats::{CmdStats, ThreadStats};
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
 use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
 
@@ -44,6 +46,27 @@ pub struct Plan {
     pub route: Route,
     pub keepalive: bool,
     pub sigfig: u8,
+    /// memtier mode: requests come from this program instead of `template`.
+    pub memtier: Option<MtPlan>,
+}
+
+/// A memtier run's share of one thread: the program and one client per connection.
+pub struct MtPlan {
+    pub program: Arc<Program>,
+    /// One per entry of `Plan::conns`, in order.
+    pub clients: Vec<Client>,
+    /// Requests per connection (memtier's -n is per client); None when time-bounded.
+    pub conn_quota: Option<u64>,
+}
+
+/// Per-connection memtier state. memtier keeps `--pipeline` requests in flight on
+/// each connection, refilling as replies arrive (a sliding window, not batches).
+struct MtConn {
+    client: Client,
+    /// In-flight requests, oldest first: (command index, start of its bytes in
+    /// wbuf, send time). Capacity = pipeline, so pushing never allocates.
+    window: VecDeque<(u16, u32, u64)>,
+    issued: u64,
 }
 
 struct Conn {
@@ -63,6 +86,7 @@ struct Conn {
     next_due: u64,
     /// Registered for WRITABLE too (only while a write is blocked).
     want_write: bool,
+    mt: Option<MtConn>,
 }
 
 struct Worker<'a> {
@@ -111,10 +135,18 @@ impl<'a> Worker<'a> {
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
             let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
             register(&poll, &mut stream, i)?;
+            let (wbuf, mt) = match &plan.memtier {
+                Some(m) => {
+                    let client = m.clients.get(i).ok_or("internal error: no memtier client for a connection")?.clone();
+                    let window = VecDeque::with_capacity(plan.pipeline);
+                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, issued: 0 }))
+                }
+                None => (plan.template.bytes.repeat(plan.pipeline), None),
+            };
             conns.push(Conn {
                 stream,
                 node,
-                wbuf: plan.template.bytes.repeat(plan.pipeline),
+                wbuf,
                 wlen: 0,
                 written: 0,
                 rbuf: vec![0u8; RBUF],
@@ -127,6 +159,7 @@ impl<'a> Worker<'a> {
                 busy: false,
                 next_due: 0,
                 want_write: false,
+                mt,
             });
         }
         let timer = match plan.interval_ns {
@@ -144,11 +177,15 @@ impl<'a> Worker<'a> {
         if sampled {
             keys.set_lanes(plan.endpoints.len());
         }
+        let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some());
+        if let Some(m) = &plan.memtier {
+            stats.cmds = vec![CmdStats::new(plan.sigfig); m.program.stats.len()];
+        }
         Ok(Worker {
             plan,
             poll,
             conns,
-            stats: ThreadStats::new(plan.sigfig, plan.interval_ns.is_some()),
+            stats,
             keys,
             slots: plan.slots.clone(),
             owner: if sampled { cluster::owner_table(&plan.slots) } else { Vec::new() },
@@ -271,6 +308,9 @@ impl<'a> Worker<'a> {
         if self.measure_end.is_some_and(|e| now >= e) {
             return Ok(());
         }
+        if self.plan.memtier.is_some() {
+            return self.refill_memtier(i, now);
+        }
         let measured = now >= self.measure_start;
         let count = self.batch_size(measured);
         if count > 0 {
@@ -328,6 +368,66 @@ impl<'a> Worker<'a> {
     }
 
     fn send_batch(&mut self, i: usize, intended: u64, count: usize, measured: bool) -> Result<(), String> {
+        self.fill_template(i, count);
+        let c = &mut self.conns[i];
+        c.intended = intended;
+        c.measured = measured;
+        c.busy = true;
+        c.sent = clock::now();
+        if self.plan.interval_ns.is_none() {
+            c.intended = c.sent;
+        }
+        if measured {
+            self.issued += c.expected as u64;
+            self.inflight += c.expected as u64;
+        }
+        self.flush_conn(i)
+    }
+
+    /// memtier mode: tops connection i's window up to `pipeline` requests in
+    /// flight (within its -n quota and the deadline) and writes them out. The
+    /// bytes of answered requests are dropped from the front of the buffer first,
+    /// so it holds at most `pipeline` requests and never grows.
+    fn refill_memtier(&mut self, i: usize, now: u64) -> Result<(), String> {
+        let Some(mp) = self.plan.memtier.as_ref() else { return Ok(()) };
+        if self.measure_end.is_some_and(|e| now >= e) {
+            return Ok(());
+        }
+        let p = &mp.program;
+        let c = &mut self.conns[i];
+        let Some(m) = c.mt.as_mut() else { return Ok(()) };
+        let quota_left = mp.conn_quota.map_or(u64::MAX, |q| q.saturating_sub(m.issued));
+        let room = (self.plan.pipeline - m.window.len()).min(quota_left.min(usize::MAX as u64) as usize);
+        if room == 0 {
+            return Ok(());
+        }
+        let keep = m.window.front().map_or(c.wlen, |r| r.1 as usize);
+        if keep > 0 {
+            c.wbuf.copy_within(keep..c.wlen, 0);
+            c.wbuf.truncate(c.wlen - keep);
+            c.wlen -= keep;
+            c.written = c.written.saturating_sub(keep);
+            m.window.iter_mut().for_each(|r| r.1 -= keep as u32);
+        }
+        let route = (self.plan.route == Route::Sampled).then_some((self.owner.as_slice(), c.node, self.max_tries));
+        let sent = clock::now();
+        for _ in 0..room {
+            let start = c.wbuf.len();
+            let ci = p.write_next(&mut m.client, &mut c.wbuf, route);
+            m.window.push_back((ci as u16, start as u32, sent));
+            self.stats.cmds[p.cmds[ci].stat].bytes_tx += (c.wbuf.len() - start) as u64;
+        }
+        m.issued += room as u64;
+        c.wlen = c.wbuf.len();
+        c.expected += room;
+        c.busy = true;
+        c.measured = true;
+        self.issued += room as u64;
+        self.inflight += room as u64;
+        self.flush_conn(i)
+    }
+
+    fn fill_template(&mut self, i: usize, count: usize) {
         let t = &self.plan.template;
         let c = &mut self.conns[i];
         if self.plan.route == Route::Sampled {
@@ -342,22 +442,9 @@ impl<'a> Worker<'a> {
                 patch_tags(&mut c.wbuf, t, count, &self.plan.tags[slot as usize]);
             }
         }
-        let cmds = count * t.ncmds;
         c.wlen = count * t.bytes.len();
         c.written = 0;
-        c.expected = cmds;
-        c.intended = intended;
-        c.measured = measured;
-        c.busy = true;
-        c.sent = clock::now();
-        if self.plan.interval_ns.is_none() {
-            c.intended = c.sent;
-        }
-        if measured {
-            self.issued += cmds as u64;
-            self.inflight += cmds as u64;
-        }
-        self.flush_conn(i)
+        c.expected = count * t.ncmds;
     }
 
     fn flush_conn(&mut self, i: usize) -> Result<(), String> {
@@ -418,7 +505,11 @@ impl<'a> Worker<'a> {
             };
             c.rend += n;
             let tls = c.stream.is_tls();
-            self.parse_replies(i, clock::now())?;
+            let now = clock::now();
+            self.parse_replies(i, now)?;
+            if self.plan.memtier.is_some() {
+                self.refill_memtier(i, now)?;
+            }
             if n < space && !tls {
                 return Ok(());
             }
@@ -432,7 +523,7 @@ impl<'a> Worker<'a> {
             match resp::skip(&c.rbuf[at..c.rend]) {
                 Ok(Some((len, kind))) => {
                     c.rpos += len;
-                    self.on_reply(i, now, kind, at)?;
+                    self.on_reply(i, now, kind, at, len)?;
                 }
                 Ok(None) => break,
                 Err(e) => return Err(self.lost(i, format!("protocol error: {}", e.0))),
@@ -447,7 +538,7 @@ impl<'a> Worker<'a> {
     }
 
     #[inline]
-    fn on_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize) -> Result<(), String> {
+    fn on_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize, len: usize) -> Result<(), String> {
         if kind == Kind::Push {
             return Ok(());
         }
@@ -455,6 +546,9 @@ impl<'a> Worker<'a> {
         if c.expected == 0 {
             let msg = format!("unexpected reply (conn {i}, busy {}, at {at}, buf {:?})", c.busy, String::from_utf8_lossy(&c.rbuf[..c.rend]));
             return Err(self.lost(i, msg));
+        }
+        if c.mt.is_some() {
+            return self.on_memtier_reply(i, now, kind, at, len);
         }
         c.expected -= 1;
         let (measured, intended, sent, done) = (c.measured, c.intended, c.sent, c.expected == 0);
@@ -469,12 +563,9 @@ impl<'a> Worker<'a> {
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
                 }
-                if class == ErrClass::Ask {
-                    let ok = self.retry_ask(i, at + start, at + end)?;
-                    if ok && measured {
-                        let t = clock::now();
-                        self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
-                    }
+                if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? && measured {
+                    let t = clock::now();
+                    self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
                 }
             }
             _ if measured => self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent)),
@@ -490,6 +581,60 @@ impl<'a> Worker<'a> {
             }
         }
         Ok(())
+    }
+
+    /// memtier mode: the reply (`len` bytes at `at`) to the oldest request in
+    /// connection i's window; latency from that request's own send time. The
+    /// window is refilled after the read (see `on_readable`).
+    fn on_memtier_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize, len: usize) -> Result<(), String> {
+        let Some(mp) = self.plan.memtier.as_ref() else { return Ok(()) };
+        let c = &mut self.conns[i];
+        let Some(&(ci, _, sent)) = c.mt.as_ref().and_then(|m| m.window.front()) else {
+            return Err(self.lost(i, "reply without a request".into()));
+        };
+        c.expected -= 1;
+        c.busy = c.expected > 0;
+        self.inflight -= 1;
+        let mut latency = None;
+        match kind {
+            Kind::Error { class, start, end } => {
+                self.stats.record_error(now, class);
+                if class == ErrClass::Moved {
+                    self.on_moved(i, at + start, at + end);
+                }
+                if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? {
+                    let t = clock::now();
+                    self.stats.record(t, t - sent, t - sent);
+                    latency = Some(t - sent);
+                }
+            }
+            _ => {
+                self.stats.record(now, now.saturating_sub(sent), now.saturating_sub(sent));
+                latency = Some(now.saturating_sub(sent));
+            }
+        }
+        let c = &mut self.conns[i];
+        let Some(m) = c.mt.as_mut() else { return Ok(()) };
+        let ci = ci as usize;
+        let hit = mp.program.on_reply(&mut m.client, ci, &c.rbuf[at..at + len]);
+        self.stats.record_cmd(mp.program.cmds[ci].stat, latency.unwrap_or(0), len, hit, latency.is_none());
+        m.window.pop_front();
+        Ok(())
+    }
+
+    /// Byte range in the write buffer of command `idx` of connection i's batch.
+    fn request_span(&self, i: usize, idx: usize) -> (usize, usize) {
+        let c = &self.conns[i];
+        if let Some(m) = &c.mt {
+            // memtier: the oldest request of the window is the one answered.
+            let start = m.window.front().map_or(0, |r| r.1 as usize);
+            let end = m.window.get(1).map_or(c.wlen, |r| r.1 as usize);
+            return (start, end);
+        }
+        let t = &self.plan.template;
+        let base = (idx / t.ncmds) * t.bytes.len();
+        let k = idx % t.ncmds;
+        (base + t.cmd_starts[k] as usize, base + t.cmd_starts[k + 1] as usize)
     }
 
     /// MOVED: move the slot to the named node in this thread's slot map.
@@ -519,13 +664,13 @@ impl<'a> Worker<'a> {
         let c = &self.conns[i];
         let Some((_, host, port)) = cluster::parse_redirect(&c.rbuf[start..end]) else { return Ok(false) };
         let t = &self.plan.template;
-        let batch_cmds = c.wlen / t.bytes.len().max(1) * t.ncmds;
-        let idx = batch_cmds - c.expected - 1;
-        let base = (idx / t.ncmds) * t.bytes.len();
-        let k = idx % t.ncmds;
-        let cmd = &c.wbuf[base + t.cmd_starts[k] as usize..base + t.cmd_starts[k + 1] as usize];
+        let idx = match &c.mt {
+            Some(_) => 0,
+            None => c.wlen / t.bytes.len().max(1) * t.ncmds - c.expected - 1,
+        };
+        let (from, to) = self.request_span(i, idx);
         let mut req = b"*1\r\n$6\r\nASKING\r\n".to_vec();
-        req.extend_from_slice(cmd);
+        req.extend_from_slice(&self.conns[i].wbuf[from..to]);
         let ep = Endpoint::Tcp(host, port);
         let pos = match self.ask_conns.iter().position(|(e, _)| *e == ep) {
             Some(p) => p,

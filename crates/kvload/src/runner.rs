@@ -14,7 +14,7 @@ use crate::tls;
 use crate::transport::{self, ConnectSpec, Endpoint};
 use crate::workload::KeyGen;
 
-fn encode_args(args: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn encode_args(args: &[&[u8]]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
     for a in args {
         out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
@@ -24,7 +24,7 @@ fn encode_args(args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-fn connect_spec(o: &Options) -> Result<ConnectSpec, String> {
+pub(crate) fn connect_spec(o: &Options) -> Result<ConnectSpec, String> {
     let tls = if o.tls.enabled {
         Some((tls::client_config(&o.tls)?, tls::server_name(&o.tls, &o.host)?))
     } else {
@@ -62,7 +62,7 @@ fn seed_endpoint(o: &Options) -> Endpoint {
 }
 
 /// Endpoints and per-node slot lists (one node, no slots, outside cluster mode).
-fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, Vec<Vec<u16>>), String> {
+pub(crate) fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, Vec<Vec<u16>>), String> {
     let seed = seed_endpoint(o);
     let pong = transport::command(&seed, cs, &encode_args(&[b"PING"]))?;
     if let Value::Error(e) = pong {
@@ -108,7 +108,7 @@ fn server_config(o: &Options, cs: &ConnectSpec, endpoints: &[Endpoint]) -> Vec<S
     out
 }
 
-fn default_seed() -> u64 {
+pub(crate) fn default_seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -169,6 +169,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
                 route,
                 keepalive: o.keepalive,
                 sigfig: o.precision,
+                memtier: None,
             }
         })
         .collect()

@@ -63,6 +63,35 @@ pub fn thread_cpu() -> (f64, f64) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// Per-command results of a memtier run (one row of its table).
+#[derive(Clone)]
+pub struct CmdStats {
+    pub hist: Histogram<u64>,
+    pub requests: u64,
+    pub bytes_rx: u64,
+    pub bytes_tx: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub errors: u64,
+}
+
+impl CmdStats {
+    pub fn new(sigfig: u8) -> Self {
+        CmdStats { hist: new_hist(sigfig), requests: 0, bytes_rx: 0, bytes_tx: 0, hits: 0, misses: 0, errors: 0 }
+    }
+
+    pub fn add(&mut self, o: &CmdStats) {
+        // Same bounds and precision, so add cannot fail.
+        let _ = self.hist.add(&o.hist);
+        self.requests += o.requests;
+        self.bytes_rx += o.bytes_rx;
+        self.bytes_tx += o.bytes_tx;
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.errors += o.errors;
+    }
+}
+
 pub struct ThreadStats {
     pub corrected: Histogram<u64>,
     pub service: Histogram<u64>,
@@ -77,6 +106,8 @@ pub struct ThreadStats {
     pub end: u64,
     pub cpu_start: (f64, f64),
     pub cpu: (f64, f64),
+    /// memtier mode: one entry per result row (empty otherwise).
+    pub cmds: Vec<CmdStats>,
     sigfig: u8,
     /// Full-precision corrected latencies of the current interval; folded into
     /// `corrected` and the interval's histogram when the interval changes, so each
@@ -100,6 +131,7 @@ impl ThreadStats {
             end: 0,
             cpu_start: (0.0, 0.0),
             cpu: (0.0, 0.0),
+            cmds: Vec::new(),
             sigfig,
             cur: new_hist(sigfig),
             cur_idx: 0,
@@ -153,6 +185,24 @@ impl ThreadStats {
         self.intervals[idx].requests += 1;
     }
 
+    /// memtier mode: one reply to a command of row `row` (latency in ns, reply bytes, hit/miss).
+    #[inline]
+    pub fn record_cmd(&mut self, row: usize, latency_ns: u64, rx: usize, hit: Option<bool>, error: bool) {
+        let c = &mut self.cmds[row];
+        c.bytes_rx += rx as u64;
+        if error {
+            c.errors += 1;
+            return;
+        }
+        c.hist.saturating_record((latency_ns / 1000).max(1));
+        c.requests += 1;
+        match hit {
+            Some(true) => c.hits += 1,
+            Some(false) => c.misses += 1,
+            None => {}
+        }
+    }
+
     #[inline]
     pub fn record_error(&mut self, now: u64, class: ErrClass) {
         self.errors.count(class);
@@ -178,6 +228,8 @@ impl ThreadStats {
 
 /// Merged results of one test over all threads.
 pub struct Merged {
+    /// memtier mode: per result row.
+    pub cmds: Vec<CmdStats>,
     pub corrected: Histogram<u64>,
     pub service: Histogram<u64>,
     pub requests: u64,
@@ -204,6 +256,7 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
     let end = parts.iter().map(|p| p.end).max().unwrap_or(start);
     let duration_s = (end.saturating_sub(start)) as f64 / 1e9;
     let mut m = Merged {
+        cmds: Vec::new(),
         corrected: new_hist(sigfig),
         service: new_hist(sigfig),
         requests: 0,
@@ -226,6 +279,12 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         m.unsent += p.unsent;
         m.user_s += p.cpu.0;
         m.sys_s += p.cpu.1;
+        for (i, c) in p.cmds.iter().enumerate() {
+            match m.cmds.get_mut(i) {
+                Some(mc) => mc.add(c),
+                None => m.cmds.push(c.clone()),
+            }
+        }
         for (i, iv) in p.intervals.into_iter().enumerate() {
             if ivs.len() <= i {
                 ivs.push(iv);

@@ -170,46 +170,6 @@ fn check_ask_and_moved(nodes: &[Server]) {
     }
 }
 
-fn write_certs(dir: &std::path::Path) {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().expect("ca key");
-    let mut cap = CertificateParams::new(Vec::<String>::new()).expect("ca params");
-    cap.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    cap.distinguished_name.push(DnType::CommonName, "kvload test CA");
-    let ca_cert = cap.self_signed(&ca_key).expect("ca cert");
-    let issuer = Issuer::new(cap, ca_key);
-    let key = KeyPair::generate().expect("server key");
-    let sp = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
-    let cert = sp.signed_by(&key, &issuer).expect("server cert");
-    let ckey = KeyPair::generate().expect("client key");
-    let mut cp = CertificateParams::new(Vec::<String>::new()).expect("client params");
-    cp.distinguished_name.push(DnType::CommonName, "kvload client");
-    let ccert = cp.signed_by(&ckey, &issuer).expect("client cert");
-    std::fs::write(dir.join("client.pem"), ccert.pem()).expect("write");
-    std::fs::write(dir.join("client.key"), ckey.serialize_pem()).expect("write");
-    std::fs::write(dir.join("ca.pem"), ca_cert.pem()).expect("write");
-    std::fs::write(dir.join("server.pem"), cert.pem()).expect("write");
-    std::fs::write(dir.join("server.key"), key.serialize_pem()).expect("write");
-}
-
-fn tls_server(dir: &std::path::Path, auth_clients: &str) -> (Server, u16) {
-    let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
-    let port = free_port();
-    let ps = port.to_string();
-    let s = Server::start_on(
-        0,
-        &["--port", "0", "--tls-port", &ps],
-        &["--tls-cert-file", &p("server.pem"), "--tls-key-file", &p("server.key"), "--tls-ca-cert-file", &p("ca.pem"), "--tls-auth-clients", auth_clients],
-        0,
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "TLS server did not listen");
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    (s, port)
-}
-
 #[test]
 fn tls_with_cacert() {
     let _g = serial();

@@ -22,13 +22,13 @@ from kvperf.server.process import run_quick
 MEMTIER = "memtier_benchmark"
 SOURCES = Path(__file__).resolve().parents[3] / "crates" / "kvload"  # editable installs only
 INSTALL = {
-    "kvload": "run scripts/install.sh: it builds kvload into the environment's bin/ (needs "
-              "cargo)",
+    "kvload": "pip install . (or scripts/install.sh) builds kvload into the environment's "
+              "bin/ (needs cargo)",
     "valkey-benchmark": "install valkey-tools (Debian bookworm-backports); kvload does "
                         "everything it does",
     "redis-benchmark": "install redis-tools (Debian); only needed to drive load the Redis way",
-    MEMTIER: "not packaged in Debian; kvload accepts memtier_benchmark's options for YAML "
-             "definitions",
+    MEMTIER: "not packaged in Debian; `kvload memtier …` (or kvload linked as "
+             "memtier_benchmark) takes memtier_benchmark's options and writes its JSON layout",
 }
 LIMITS = ("duration", "rps", "warmup")  # valkey-benchmark 8.0/8.1 and redis-benchmark lack them
 

