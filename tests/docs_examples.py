@@ -132,7 +132,7 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf doctor": run(USING),
     "kvperf noise --runs 8": run(USING),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
-    ".venv/bin/kvperf run": run(USING),
+    "kvperf run": run(USING),  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too
     "kvperf noise --runs 8 --config noise.json --server-bin /usr/bin/valkey-server": run(USING),
     # README.md, "Instruction counts"
     "kvperf run --measure instructions --server-bin ./src/valkey-server": run(INSTRUCTIONS),
