@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run kvperf; returns the exit code (the console script exits with it)."""
     console = Console(stderr=True)
     signal.signal(signal.SIGTERM, _raise_interrupted)
+    # Ctrl-C is part of the contract (exit 130, finished results kept, servers stopped) even
+    # when kvperf inherits SIGINT as ignored, as a background job of a script does.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args, console)
