@@ -20,6 +20,7 @@ from kvperf.cli._interleaved import (
     side_from_build,
 )
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
+from kvperf.cli.compare_results import add_water_line, rule_from
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
@@ -41,6 +42,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", type=Path, help="write the markdown report here")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a regression")
+    add_water_line(p)
     add_compare_arguments(p)
     p.set_defaults(handler=handle)
 
@@ -68,6 +70,7 @@ def _name(side: str, prepared: Any) -> str:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
+    rule = rule_from(args)
     sides = _sides(args, console)
     result, prepared = run_sides(args, sides, "compare", console)
     names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
@@ -75,7 +78,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if args.measure != "timing":
         return instruction_verdicts(args, result, [p.out_dir for p in prepared.values()],
                                     names, out)
-    results = compare_paired(result.a_rows, result.b_rows, args.metrics)
+    results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)
     out.print(terminal_table(results, *names))
     for side in sides:
         if side.blocked:

@@ -7,7 +7,7 @@ import math
 from rich.table import Table
 
 from kvperf.analysis.comparison import GroupKey, MetricComparison, describe_group
-from kvperf.analysis.verdict import Verdict
+from kvperf.analysis.verdict import SINGLE_SAMPLE, Verdict
 
 VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
                 Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
@@ -24,9 +24,17 @@ def _p(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2g}"
 
 
+_EXPLAINED = (Verdict.INCONCLUSIVE, Verdict.UNSTABLE)
+
+
 def _verdict(c: MetricComparison) -> str:
-    text = VERDICT_MARK[c.decision.verdict]
-    return f"{text} ({c.decision.reason})" if c.decision.verdict is Verdict.INCONCLUSIVE else text
+    """The verdict, with its reason where the reader needs one: what would settle an
+    inconclusive row, why a row is unstable, and that a single sample had no statistics."""
+    d = c.decision
+    text = VERDICT_MARK[d.verdict]
+    if not d.statistics:
+        return f"{text} ({SINGLE_SAMPLE})"
+    return f"{text} ({d.reason})" if d.verdict in _EXPLAINED else text
 
 
 def ordered(results: list[MetricComparison]) -> list[MetricComparison]:
@@ -44,12 +52,15 @@ MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (
              "| --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
-UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, Welch 95% CI on logs); p: "
-                 "Mann–Whitney U, Benjamini–Hochberg adjusted; verdicts at α=0.01 beyond the "
-                 "minimum effect (2% throughput, 5% latency).")
+_RULE = ("verdicts: significant at α=0.01 and beyond the minimum effect (2% throughput and "
+         "CPU, 5% latency); no change when the 95% CI lies inside it; unstable above 10% CV; "
+         "one value per side: the % change against the water line, without statistics.")
+UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, 95% t CI on logs); p: two-sample "
+                 "t-test on logs, Benjamini–Hochberg adjusted; Mann–Whitney U as a robustness "
+                 "check; " + _RULE)
 PAIRED_NOTE = ("Interleaved runs, paired by round: ratio = geometric mean of B/A per round with "
-               "a 95% CI; p: Wilcoxon signed-rank, Benjamini–Hochberg adjusted; verdicts at "
-               "α=0.01 beyond the minimum effect (2% throughput, 5% latency).")
+               "a 95% t CI; p: paired t-test on the log ratios, Benjamini–Hochberg adjusted; "
+               "Wilcoxon signed-rank as a robustness check; " + _RULE)
 
 
 def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
