@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kvperf.analysis.effect import FloatArray
+from kvperf.analysis.effect import FloatArray, from_summaries
 from kvperf.analysis.paired import RatioCI, cv
 from kvperf.analysis.verdict import (
     DEFAULT_RULE,
@@ -27,6 +27,7 @@ from kvperf.analysis.verdict import (
     Rule,
     decision,
     judge,
+    judge_effect,
 )
 from kvperf.results.row import KEY_FIELDS, LATENCY_FIELDS
 
@@ -173,6 +174,25 @@ def compare(base_rows: Runs, new_rows: Runs, metrics: str = "all", rule: Rule = 
              for metric in METRIC_SETS[metrics]]
     unmatched = [k for k in base if k not in new] + [k for k in new if k not in base]
     return _judged(items, paired=False, rule=rule), unmatched
+
+
+Summary = tuple[int, float, float]  # n, mean, sample sd (NaN for n < 2) of one side
+
+
+def compare_summaries(items: list[tuple[str, str, Summary, Summary]],
+                      rule: Rule = DEFAULT_RULE) -> list[Decision]:
+    """Verdicts from stored summaries (series, metric, A's and B's (n, mean, sd)): the rule
+    without the runs themselves (``verdict.judge_effect``); families are the series."""
+    if not items:
+        return []
+    columns = list(zip(*((*a, *b) for _, _, a, b in items), strict=True))
+    na, ma, sa, nb, mb, sb = (np.array(c, dtype=np.float64) for c in columns)
+    e = from_summaries(ma, sa, na.astype(np.int64), mb, sb, nb.astype(np.int64))
+    series = list(dict.fromkeys(key for key, _, _, _ in items))
+    rows = Rows.of([metric for _, metric, _, _ in items],
+                   [series.index(key) for key, _, _, _ in items])
+    j = judge_effect(e, rows, rule)
+    return [decision(j, k, rows, rule) for k in range(len(items))]
 
 
 def describe_group(key: GroupKey) -> str:

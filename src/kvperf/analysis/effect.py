@@ -18,7 +18,6 @@ The effect is the difference of mean logs, ln(B/A) of geometric means (Fleming &
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,28 +110,27 @@ def _two_sample(ma: FloatArray, va: FloatArray, na: IntArray, mb: FloatArray, vb
                   np.sqrt(pooled), na, nb, noise, paired=False)
 
 
-def _log_moments(mean: float, sd: float) -> tuple[float, float]:
-    """(μ, σ²) of ln X for a log-normal X with this mean and sd (σ² NaN when sd is)."""
-    if not math.isfinite(sd):
-        return math.log(mean), math.nan
-    s2 = math.log1p((sd / mean) ** 2)
-    return math.log(mean) - s2 / 2, s2
+def _log_moments(mean: FloatArray, sd: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(μ, σ²) of ln X for a log-normal X with this mean and sd (σ² NaN where sd is)."""
+    var = np.log1p((sd / mean) ** 2)
+    return np.log(mean) - np.where(np.isnan(var), 0.0, var / 2), var
 
 
-def from_summaries(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float,
-                   n_b: int) -> Effect:
-    """An unpaired effect from stored summaries (mean, sd, n per side, raw scale).
+def from_summaries(mean_a: FloatArray, sd_a: FloatArray, n_a: IntArray, mean_b: FloatArray,
+                   sd_b: FloatArray, n_b: IntArray) -> Effect:
+    """Unpaired effects from stored summaries (mean, sd, n per side, raw scale; arrays).
 
     The log-scale moments come from the log-normal relations σ² = ln(1 + CV²) and
     μ = ln(mean) − σ²/2 (Johnson, Kotz & Balakrishnan, "Continuous Univariate
     Distributions" vol. 1, ch. 14); used where runs are not stored (``history --sha``).
-    A side with one value has no variance (NaN).
+    A side with one value has no variance.
     """
+    na, nb = np.asarray(n_a, dtype=np.int64), np.asarray(n_b, dtype=np.int64)
     (ma, va), (mb, vb) = _log_moments(mean_a, sd_a), _log_moments(mean_b, sd_b)
-    noise = np.asarray(np.fmax(sd_a / mean_a, sd_b / mean_b), dtype=np.float64)
-    na, nb = np.array(n_a, dtype=np.int64), np.array(n_b, dtype=np.int64)
-    return _two_sample(np.array(ma), np.array(va if n_a > 1 else math.nan), na, np.array(mb),
-                       np.array(vb if n_b > 1 else math.nan), nb, noise)
+    noise = np.fmax(np.where(na > 1, sd_a / mean_a, np.nan), np.where(nb > 1, sd_b / mean_b,
+                                                                        np.nan))
+    return _two_sample(ma, np.where(na > 1, va, np.nan), na, mb, np.where(nb > 1, vb, np.nan),
+                       nb, np.asarray(noise, dtype=np.float64))
 
 
 def p_values(effect: Effect) -> FloatArray:

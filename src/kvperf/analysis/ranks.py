@@ -35,12 +35,15 @@ EXACT_MAX = 40  # runs (pairs, or both sides together) up to which the null is c
 
 def smallest_wilcoxon_p(pairs: int) -> float:
     """2 / 2^n: all n signed ranks on one side (exact two-sided signed-rank test)."""
-    return min(1.0, 2.0 / 2.0**pairs) if pairs > 0 else math.nan
+    return min(1.0, math.ldexp(2.0, -pairs)) if pairs > 0 else math.nan
 
 
 def smallest_mannwhitney_p(n_a: int, n_b: int) -> float:
     """2 / C(n_a + n_b, n_a): complete separation of the sides (exact two-sided U test)."""
-    return min(1.0, 2.0 / math.comb(n_a + n_b, n_a)) if n_a and n_b else math.nan
+    if not n_a or not n_b:
+        return math.nan
+    log_comb = math.lgamma(n_a + n_b + 1) - math.lgamma(n_a + 1) - math.lgamma(n_b + 1)
+    return min(1.0, 2.0 * math.exp(-log_comb))
 
 
 @cache
@@ -126,7 +129,7 @@ def ranks_agree(la: FloatArray, lb: FloatArray, paired: bool, rows: BoolArray) -
     """For the ``rows`` selected (batch shape), whether the rank test agrees (see module doc);
     True elsewhere and where no rank test applies."""
     agree = np.ones(rows.shape, dtype=bool)
-    if not rows.any():
+    if not rows.any() or la.shape[-1] == 0:  # nothing flagged, or no runs (summaries)
         return agree
     n = la.shape[-1]
     a, b = la[rows].reshape(-1, n), lb[rows].reshape(-1, n)

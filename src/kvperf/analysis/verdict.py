@@ -206,6 +206,18 @@ def judge(la: FloatArray, lb: FloatArray, paired: bool, rows: Rows,
     if primary is not None:
         la, lb, dropped = screen(la, lb, primary[0], primary[1], paired)
     e = fx.paired_effect(la, lb) if paired else fx.unpaired_effect(la, lb)
+    return _apply(e, rows, rule, dropped, la, lb)
+
+
+def judge_effect(e: fx.Effect, rows: Rows, rule: Rule = DEFAULT_RULE) -> Judgement:
+    """The rule on effects computed from stored summaries (``effect.from_summaries``): the
+    runs themselves are gone, so no outlier screen and no rank check."""
+    runs = np.empty((*e.estimate.shape, 0))
+    return _apply(e, rows, rule, np.zeros(e.estimate.shape, dtype=np.int64), runs, runs)
+
+
+def _apply(e: fx.Effect, rows: Rows, rule: Rule, dropped: npt.NDArray[np.int64],
+           la: FloatArray, lb: FloatArray) -> Judgement:
     enough = np.minimum(e.n_a, e.n_b) >= 2
     p = np.where(enough, fx.p_values(e), np.nan)
     p_adjusted, threshold = two_stage(p, rows.family, rule.alpha)
@@ -214,7 +226,7 @@ def judge(la: FloatArray, lb: FloatArray, paired: bool, rows: Rows,
                        _single(e, rows, rule))
     verdict = np.where(np.minimum(e.n_a, e.n_b) == 0, _code(Verdict.INSUFFICIENT_DATA), verdict)
     flagged = np.isin(verdict, [_code(Verdict.REGRESSION), _code(Verdict.IMPROVEMENT)])
-    ranks_ok = ranks_agree(la, lb, paired, flagged & enough)
+    ranks_ok = ranks_agree(la, lb, e.paired, flagged & enough)
     verdict = np.where(ranks_ok, verdict, _code(Verdict.UNSTABLE))
     return Judgement(e, p, p_adjusted, low, high, threshold, ranks_ok, dropped,
                      verdict.astype(np.int64), la, lb)

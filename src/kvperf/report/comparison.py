@@ -7,7 +7,7 @@ import math
 from rich.table import Table
 
 from kvperf.analysis.comparison import GroupKey, MetricComparison, describe_group
-from kvperf.analysis.verdict import SINGLE_SAMPLE, Verdict
+from kvperf.analysis.verdict import SINGLE_SAMPLE, Decision, Verdict
 
 VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
                 Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
@@ -28,9 +28,12 @@ _EXPLAINED = (Verdict.INCONCLUSIVE, Verdict.UNSTABLE)
 
 
 def _verdict(c: MetricComparison) -> str:
+    return verdict_text(c.decision)
+
+
+def verdict_text(d: Decision) -> str:
     """The verdict, with its reason where the reader needs one: what would settle an
     inconclusive row, why a row is unstable, and that a single sample had no statistics."""
-    d = c.decision
     text = VERDICT_MARK[d.verdict]
     if not d.statistics:
         return f"{text} ({SINGLE_SAMPLE})"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
 
-from kvperf.analysis.comparison import compare, compare_paired, group_key
+from kvperf.analysis.comparison import compare, compare_paired, compare_summaries, group_key
 from kvperf.analysis.verdict import Verdict
 from tests.helpers import run_kvperf
 
@@ -145,3 +146,16 @@ def test_one_row_per_side_is_judged_against_the_water_line(tmp_path: Path) -> No
     assert wide.returncode == 0, wide.stdout + wide.stderr
     bad = run_kvperf("compare-results", base, new, "--water-line", "0")
     assert bad.returncode == 2 and "--water-line" in bad.stderr
+
+
+def test_stored_summaries_get_the_same_rule() -> None:
+    """history --sha: (n, mean, sd) per side; one series falls 10% at 1% CV, one is flat,
+    one has a single trial per side (the water line)."""
+    items = [("s1", "rps", (5, 100.0, 1.0), (5, 90.0, 0.9)),
+             ("s1", "p50_latency_ms", (5, 1.0, 0.01), (5, 1.11, 0.011)),
+             ("s2", "rps", (5, 100.0, 0.5), (5, 100.2, 0.5)),
+             ("s3", "rps", (1, 100.0, math.nan), (1, 80.0, math.nan))]
+    verdicts = [d.verdict for d in compare_summaries(items)]
+    assert verdicts == [Verdict.REGRESSION, Verdict.REGRESSION, Verdict.NO_CHANGE,
+                        Verdict.REGRESSION]
+    assert not compare_summaries(items)[3].statistics

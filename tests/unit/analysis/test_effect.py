@@ -85,9 +85,10 @@ def test_batches_broadcast() -> None:
 
 def test_from_summaries_uses_log_normal_moments() -> None:
     # CV 10%: σ² = ln(1.01) = 0.00995; μ = ln(mean) − σ²/2; equal sides → estimate ln(1.1)
-    e = from_summaries(100.0, 10.0, 5, 110.0, 11.0, 5)
-    assert float(e.estimate) == pytest.approx(math.log(1.1))
-    assert float(e.se) == pytest.approx(math.sqrt(math.log(1.01) * 2 / 5))
-    assert float(e.noise) == pytest.approx(0.10)
-    single = from_summaries(100.0, NAN, 1, 110.0, NAN, 1)
-    assert int(single.n_a) == 1 and float(single.estimate) == pytest.approx(math.log(1.1))
+    e = from_summaries(*(np.array([v]) for v in (100.0, 10.0, 5, 110.0, 11.0, 5)))
+    assert float(e.estimate[0]) == pytest.approx(math.log(1.1))
+    assert float(e.se[0]) == pytest.approx(math.sqrt(math.log(1.01) * 2 / 5))
+    assert float(e.noise[0]) == pytest.approx(0.10)
+    single = from_summaries(*(np.array([v]) for v in (100.0, NAN, 1, 110.0, NAN, 1)))
+    assert int(single.n_a[0]) == 1
+    assert float(single.estimate[0]) == pytest.approx(math.log(1.1))

@@ -21,6 +21,7 @@ def test_smallest_attainable_p_values() -> None:
     assert smallest_wilcoxon_p(3) == 0.25 and smallest_wilcoxon_p(8) == 2 / 256
     assert smallest_mannwhitney_p(3, 3) == pytest.approx(0.1)  # 2 / C(6, 3)
     assert smallest_mannwhitney_p(6, 6) == pytest.approx(2 / 924)
+    assert smallest_wilcoxon_p(2000) == 0.0 and smallest_mannwhitney_p(1000, 1000) == 0.0
 
 
 def test_signed_rank_hand_value() -> None:
