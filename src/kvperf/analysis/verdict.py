@@ -275,7 +275,7 @@ def _reason(j: Judgement, i: Index, verdict: Verdict, min_effect: float, rule: R
 
 def _single_reason(j: Judgement, i: Index, rule: Rule) -> str:
     change = math.expm1(float(j.effect.estimate[i]))
-    return f"{SINGLE_SAMPLE}: {change:+.1%} vs the ±{rule.water_line:.0%} water line"
+    return f"{SINGLE_SAMPLE}: {change:+.1%} vs the ±{rule.water_line * 100:g}% water line"
 
 
 def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> Decision:
