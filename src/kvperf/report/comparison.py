@@ -51,19 +51,20 @@ def _md_row(c: MetricComparison) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (BH) | verdict |\n"
+MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (adj.) | verdict |\n"
              "| --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
 _RULE = ("verdicts: significant at α=0.01 and beyond the minimum effect (2% throughput and "
          "CPU, 5% latency); no change when the 95% CI lies inside it; unstable above 10% CV; "
          "one value per side: the % change against the water line, without statistics.")
+_ADJUSTED = ("adjusted across series (Simes + Benjamini–Hochberg) and within them (BH); ")
 UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, 95% t CI on logs); p: two-sample "
-                 "t-test on logs, Benjamini–Hochberg adjusted; Mann–Whitney U as a robustness "
-                 "check; " + _RULE)
+                 "t-test on logs, " + _ADJUSTED + "Mann–Whitney U as a robustness check; "
+                 + _RULE)
 PAIRED_NOTE = ("Interleaved runs, paired by round: ratio = geometric mean of B/A per round with "
-               "a 95% t CI; p: paired t-test on the log ratios, Benjamini–Hochberg adjusted; "
-               "Wilcoxon signed-rank as a robustness check; " + _RULE)
+               "a 95% t CI; p: paired t-test on the log ratios, " + _ADJUSTED
+               + "Wilcoxon signed-rank as a robustness check; " + _RULE)
 
 
 def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
@@ -89,7 +90,7 @@ def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
 
 def terminal_table(results: list[MetricComparison], base_name: str, new_name: str) -> Table:
     table = Table(title=f"{new_name} vs {base_name}")
-    for name in ("series", "metric", "baseline", "new", "change", "ratio [95% CI]", "p (BH)",
+    for name in ("series", "metric", "baseline", "new", "change", "ratio [95% CI]", "p (adj.)",
                  "verdict"):
         table.add_column(name)
     for c in ordered(results):

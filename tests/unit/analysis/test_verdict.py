@@ -17,6 +17,7 @@ from kvperf.analysis.verdict import (
     decision,
     judge,
     lower_is_better,
+    median_unbiased_sd,
     min_effect_for,
 )
 
@@ -121,7 +122,7 @@ def test_direction(factor: float, metric: str, expected: Verdict) -> None:
     a = [100.0, 101.0, 99.0]
     verdict, reason, _, _ = _one(a, [v * factor for v in a], metric)
     assert verdict is expected
-    assert reason.startswith(f"B/A {factor - 1:+.1%}, p_BH ") and reason.endswith("≤ 0.01")
+    assert reason.startswith(f"B/A {factor - 1:+.1%}, p (adj.) ") and reason.endswith("≤ 0.01")
 
 
 def test_the_issues_example_is_a_regression() -> None:
@@ -186,3 +187,10 @@ def test_outlier_runs_of_the_series_are_dropped_and_said() -> None:
         d = decision(j, row, rows)
         assert d.verdict is verdict and d.reason.endswith("; 1 outlier run(s) dropped")
     assert int(j.effect.n_a[0]) == 5 and int(j.effect.n_b[0]) == 6
+
+
+def test_median_unbiased_sd_hand_values() -> None:
+    # χ²_{1, 0.5} = 0.454936 → √(1/0.454936) = 1.48260; χ²_{2, 0.5} = 2 ln 2 = 1.386294
+    assert median_unbiased_sd(1.0, 1) == pytest.approx(1.48260, abs=1e-5)
+    assert median_unbiased_sd(0.02, 2) == pytest.approx(0.02 * math.sqrt(2 / 1.386294))
+    assert math.isnan(median_unbiased_sd(0.02, 0))
