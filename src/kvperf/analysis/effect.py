@@ -27,6 +27,10 @@ from scipy import stats
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+# Standard errors below this (log scale: a billionth) are float rounding of a zero spread —
+# identical values, or ratios that coincide — and count as exactly zero.
+ZERO_SE = 1e-9
+
 
 @dataclass(frozen=True)
 class Effect:
@@ -77,13 +81,17 @@ def value_cv(logs: FloatArray) -> FloatArray:
         return np.sqrt(_var(values, n)) / _mean(values, n)
 
 
+def _zeroed(se: FloatArray) -> FloatArray:
+    return np.where(se < ZERO_SE, 0.0, se)
+
+
 def paired_effect(la: FloatArray, lb: FloatArray) -> Effect:
     """Paired rounds: the log ratios lb − la (a round counts when both sides have a value)."""
     lr = lb - la
     n = _count(lr)
     var = _var(lr, n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        se = np.sqrt(var / n)
+        se = _zeroed(np.sqrt(var / n))
     return Effect(_mean(lr, n), se, (n - 1).astype(np.float64), np.sqrt(var), n, n,
                   value_cv(lr), paired=True)
 
@@ -104,7 +112,7 @@ def _two_sample(ma: FloatArray, va: FloatArray, na: IntArray, mb: FloatArray, vb
         se_welch = np.sqrt(wa + wb)
         df_welch = (wa + wb) ** 2 / (wa * wa / (na - 1) + wb * wb / (nb - 1))
     equal = na == nb
-    se = np.where(equal, se_pooled, se_welch)
+    se = _zeroed(np.where(equal, se_pooled, se_welch))
     df = np.where(equal | (se_welch == 0), na + nb - 2.0, df_welch)
     return Effect(np.asarray(mb - ma, dtype=np.float64), se, df.astype(np.float64),
                   np.sqrt(pooled), na, nb, noise, paired=False)

@@ -4,9 +4,9 @@ Instruction counts of the same binary repeat to ~0.01%, so a handful of runs dec
 judged by ``analysis.verdict`` like timings: the two-sample t-test on log counts (unpaired:
 counts do not follow the machine's speed, so pairing by round would cancel nothing and halve
 the degrees of freedom), the two-stage correction across series, the minimum effect (default
-0.5%) and, with one run per side, that minimum effect as the water line ("single sample, no
-statistics"). Constant sides (identical counts in every run) are exact: any change beyond
-the minimum effect is flagged. More instructions is worse.
+0.5%) and, with one run per side or identical counts in every run of both sides (no spread
+to judge by), that minimum effect as the water line ("no statistics"): any change beyond it
+is flagged. More instructions is worse.
 
 ``moved_functions`` ranks functions by how much their inclusive cost per request moved. A
 slowed function moves every caller's inclusive cost by the same amount, so among functions

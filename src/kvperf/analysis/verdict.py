@@ -6,8 +6,10 @@ runs on the last array axis (log values, NaN = absent).
 
 0. Outlier runs of a series (a stall: > 1.5× off the side's median, at most one run in
    five; ``outliers``) are dropped from every metric of that series.
-1. A side with no value → insufficient data. A side with one value → no statistics: the
-   change against a water line (default ±5%), labelled "single sample, no statistics".
+1. A side with no value → insufficient data. A side with one value, or both sides
+   constant (a spread below the values' resolution: quantized latencies, deterministic
+   instruction counts) → no statistics: the change against a water line (default ±5%),
+   labelled "single sample, no statistics" or "constant on both sides, no statistics".
 2. CV above 10% (paired: of the per-round ratios B/A, where drift shared by a round
    cancels; unpaired: the larger side's run-to-run CV) → unstable.
 3. Significant and beyond the minimum effect → regression / improvement. Significant: the
@@ -35,6 +37,7 @@ interval always straddles the minimum effect. Measured false-alarm and detection
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -73,6 +76,7 @@ class Verdict(StrEnum):
 
 VERDICTS = tuple(Verdict)
 SINGLE_SAMPLE = "single sample, no statistics"
+CONSTANT = "constant on both sides, no statistics"
 
 
 @dataclass(frozen=True)
@@ -189,7 +193,8 @@ def _statistics(e: fx.Effect, rows: Rows, rule: Rule, significant: BoolArray,
 
 
 def _single(e: fx.Effect, rows: Rows, rule: Rule) -> npt.NDArray[np.int64]:
-    """Rule 1 for one value on a side: the change against the water line."""
+    """Rule 1 (one value on a side, or both sides constant): the change against the water
+    line."""
     beyond = _beyond(e.estimate, rule.water_line)
     return np.where(beyond, _direction(e.estimate, rows.lower_is_better),
                     _code(Verdict.NO_CHANGE)).astype(np.int64)
@@ -217,17 +222,32 @@ def judge_effect(e: fx.Effect, rows: Rows, rule: Rule = DEFAULT_RULE) -> Judgeme
     return _apply(e, rows, rule, np.zeros(e.estimate.shape, dtype=np.int64), runs, runs)
 
 
+def _constant(e: fx.Effect, la: FloatArray, lb: FloatArray) -> BoolArray:
+    """Rows whose sides are each constant (no spread to judge by). Paired rounds whose ratios
+    merely coincide (quantized values) are not: they stay inconclusive."""
+    if not e.paired or la.shape[-1] == 0:
+        return np.asarray(e.se == 0)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no runs
+        spread = (np.nanmax(la, axis=-1) - np.nanmin(la, axis=-1)
+                  + np.nanmax(lb, axis=-1) - np.nanmin(lb, axis=-1))
+    return np.asarray((e.se == 0) & (spread == 0))
+
+
 def _apply(e: fx.Effect, rows: Rows, rule: Rule, dropped: npt.NDArray[np.int64],
            la: FloatArray, lb: FloatArray) -> Judgement:
     enough = np.minimum(e.n_a, e.n_b) >= 2
-    p = np.where(enough, fx.p_values(e), np.nan)
+    tested = enough & (e.se > 0)
+    p = np.where(tested, fx.p_values(e), np.nan)
     p_adjusted, threshold = two_stage(p, rows.family, rule.alpha)
     low, high = fx.interval(e, rule.confidence)
-    verdict = np.where(enough, _statistics(e, rows, rule, p_adjusted <= rule.alpha, low, high),
-                       _single(e, rows, rule))
-    verdict = np.where(np.minimum(e.n_a, e.n_b) == 0, _code(Verdict.INSUFFICIENT_DATA), verdict)
+    verdict = np.select(
+        [tested, enough & ~_constant(e, la, lb), np.minimum(e.n_a, e.n_b) == 0],
+        [_statistics(e, rows, rule, p_adjusted <= rule.alpha, low, high),
+         _code(Verdict.INCONCLUSIVE), _code(Verdict.INSUFFICIENT_DATA)],
+        _single(e, rows, rule))
     flagged = np.isin(verdict, [_code(Verdict.REGRESSION), _code(Verdict.IMPROVEMENT)])
-    ranks_ok = ranks_agree(la, lb, e.paired, flagged & enough)
+    ranks_ok = ranks_agree(la, lb, e.paired, flagged & tested)
     verdict = np.where(ranks_ok, verdict, _code(Verdict.UNSTABLE))
     return Judgement(e, p, p_adjusted, low, high, threshold, ranks_ok, dropped,
                      verdict.astype(np.int64), la, lb)
@@ -282,9 +302,9 @@ def _reason(j: Judgement, i: Index, verdict: Verdict, min_effect: float, rule: R
             f"±{_pct(min_effect)}")
 
 
-def _single_reason(j: Judgement, i: Index, rule: Rule) -> str:
+def _single_reason(j: Judgement, i: Index, rule: Rule, label: str) -> str:
     change = math.expm1(float(j.effect.estimate[i]))
-    return f"{SINGLE_SAMPLE}: {change:+.1%} vs the ±{rule.water_line * 100:g}% water line"
+    return f"{label}: {change:+.1%} vs the ±{rule.water_line * 100:g}% water line"
 
 
 def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> Decision:
@@ -296,8 +316,9 @@ def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> D
     n = min(int(j.effect.n_a[i]), int(j.effect.n_b[i]))
     if n == 0:
         return Decision(verdict, None, "no runs on one side")
-    if n == 1:
-        return Decision(verdict, None, _single_reason(j, i, rule), statistics=False)
+    if n == 1 or (j.effect.se[i] == 0 and verdict is not Verdict.INCONCLUSIVE):
+        label = SINGLE_SAMPLE if n == 1 else CONSTANT
+        return Decision(verdict, None, _single_reason(j, i, rule, label), statistics=False)
     if verdict is Verdict.INCONCLUSIVE:
         more = _more_runs(j, i, min_effect, rule)
         text = "needs more runs" if more is None else f"needs ~{more} more runs"

@@ -7,7 +7,7 @@ import math
 from rich.table import Table
 
 from kvperf.analysis.comparison import GroupKey, MetricComparison, describe_group
-from kvperf.analysis.verdict import SINGLE_SAMPLE, Decision, Verdict
+from kvperf.analysis.verdict import Decision, Verdict
 
 VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
                 Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
@@ -35,8 +35,8 @@ def verdict_text(d: Decision) -> str:
     """The verdict, with its reason where the reader needs one: what would settle an
     inconclusive row, why a row is unstable, and that a single sample had no statistics."""
     text = VERDICT_MARK[d.verdict]
-    if not d.statistics:
-        return f"{text} ({SINGLE_SAMPLE})"
+    if not d.statistics:  # single sample or constant sides: say so, with the water line
+        return f"{text} ({d.reason})"
     return f"{text} ({d.reason})" if d.verdict in _EXPLAINED else text
 
 

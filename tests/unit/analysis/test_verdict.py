@@ -194,3 +194,19 @@ def test_median_unbiased_sd_hand_values() -> None:
     assert median_unbiased_sd(1.0, 1) == pytest.approx(1.48260, abs=1e-5)
     assert median_unbiased_sd(0.02, 2) == pytest.approx(0.02 * math.sqrt(2 / 1.386294))
     assert math.isnan(median_unbiased_sd(0.02, 0))
+
+
+def test_constant_sides_have_no_spread_to_judge_by() -> None:
+    """Quantized values (a 3-decimal min latency) can repeat exactly on both sides: no
+    statistics, the water line judges (a t-test would call any difference certain)."""
+    verdict, reason, _, statistics = _one([0.103, 0.103], [0.111, 0.111], "min_latency_ms")
+    assert verdict is Verdict.REGRESSION and not statistics
+    assert reason == "constant on both sides, no statistics: +7.8% vs the ±5% water line"
+    assert _one([0.103] * 3, [0.105] * 3, "min_latency_ms")[0] is Verdict.NO_CHANGE
+
+
+def test_paired_ratios_that_merely_coincide_are_inconclusive() -> None:
+    """Two rounds whose quantized ratios happen to be equal: no spread, but not constant."""
+    verdict, reason, needed, _ = _one([0.100, 0.110], [0.110, 0.121], "min_latency_ms",
+                                      paired=True)
+    assert verdict is Verdict.INCONCLUSIVE and needed is None and reason == "needs more runs"
