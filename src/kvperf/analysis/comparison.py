@@ -1,22 +1,34 @@
-"""Comparing two result sets row group by row group (compare-results).
+"""Comparing two result sets group by group: compare-results (independent runs) and compare /
+run --commits / noise (interleaved rounds, paired).
 
 Rows are grouped by their parameters (``KEY_FIELDS``) — never by ``env`` — so two files whose
-rows differ only in provenance still pair every group. Each (group, metric) gets a ratio with a
-CI, a Mann–Whitney p-value, a Benjamini–Hochberg adjustment across all rows, and a verdict.
+rows differ only in provenance still pair every group. Each (group, metric) becomes one row of
+the verdict rule (``analysis.verdict``): a ratio with its 95% CI, a t-test p-value, its
+Benjamini–Hochberg adjustment across the comparison, and a verdict.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kvperf.analysis.multiple import benjamini_hochberg
-from kvperf.analysis.paired import RatioCI, cv, geomean_ratio_ci, mannwhitney_p, wilcoxon_p
-from kvperf.analysis.unpaired import welch_ratio_ci
-from kvperf.analysis.verdict import Decision, decide, lower_is_better, min_effect_for
+import numpy as np
+
+from kvperf.analysis.effect import FloatArray, from_summaries
+from kvperf.analysis.paired import RatioCI, cv
+from kvperf.analysis.verdict import (
+    DEFAULT_RULE,
+    Decision,
+    Judgement,
+    Rows,
+    Rule,
+    decision,
+    judge,
+    judge_effect,
+)
 from kvperf.results.row import KEY_FIELDS, LATENCY_FIELDS
 
 GroupKey = tuple[tuple[str, Any], ...]
@@ -102,43 +114,85 @@ def group_rows(rows: Iterable[dict[str, Any]]) -> dict[GroupKey, list[dict[str, 
     return groups
 
 
-def _values(rows: list[dict[str, Any]], metric: str) -> tuple[float, ...]:
-    return tuple(v for r in rows if (v := metric_value(r, metric)) is not None)
+Runs = list[dict[str, Any]]
+Item = tuple[GroupKey, str, Runs, Runs]  # group, metric, A's runs, B's runs (paired: aligned)
 
 
-def _p_value(base: Stats, new: Stats) -> float:
-    return mannwhitney_p(base.values, new.values) if base.n > 1 and new.n > 1 else math.nan
+def _logs(runs: Runs, metric: str, width: int) -> list[float]:
+    """ln of a metric per run, NaN where absent, padded to ``width`` runs."""
+    values = [metric_value(r, metric) for r in runs]
+    return [math.log(v) if v is not None else math.nan for v in values] + \
+        [math.nan] * (width - len(runs))
 
 
-def _decision(metric: str, ci: RatioCI, p_adjusted: float, base: Stats, new: Stats,
-              paired: bool) -> Decision:
-    """Unpaired rows are as noisy as their noisier side; paired rows as their B/A ratios."""
-    p = 1.0 if math.isnan(p_adjusted) else p_adjusted
-    if paired:
-        ratios = [b / a for a, b in zip(base.values, new.values, strict=True)]
-        noise, label = cv(ratios), "paired B/A ratio CV"
-    else:
-        noise, label = max(base.cv, new.cv), "run-to-run CV"
-    return decide(ci, p, noise, min_effect_for(metric), lower_is_better(metric),
-                  cv_label=label)
+def _arrays(items: list[Item], metric_of: Callable[[str], str]
+            ) -> tuple[FloatArray, FloatArray]:
+    width = max(max(len(a), len(b)) for _, _, a, b in items)
+    return (np.array([_logs(a, metric_of(m), width) for _, m, a, _ in items]),
+            np.array([_logs(b, metric_of(m), width) for _, m, _, b in items]))
 
 
-def compare(base_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
-            metrics: str = "all") -> tuple[list[MetricComparison], list[GroupKey]]:
-    """All metric comparisons of groups present on both sides, and the unmatched groups."""
+def _kept(runs: Runs, metric: str, judged: FloatArray) -> Stats:
+    """The values the rule judged (outlier runs left out), as they were recorded."""
+    values = (metric_value(r, metric) for r, log in zip(runs, judged, strict=False)
+              if not math.isnan(log))
+    return Stats(tuple(v for v in values if v is not None))
+
+
+def _ratio_ci(j: Judgement, i: int) -> RatioCI:
+    e = j.effect
+    n = int(min(e.n_a[i], e.n_b[i]))
+    method = "none" if n < 2 else "paired t" if e.paired else "t"
+    low, high = (math.exp(float(x[i])) if n > 1 else math.nan for x in (j.low, j.high))
+    return RatioCI(math.exp(float(e.estimate[i])), low, high, method, n, float(e.sd[i]))
+
+
+def _judged(items: list[Item], paired: bool, rule: Rule) -> list[MetricComparison]:
+    """The verdict rule over all items of one comparison (BH across them); outlier runs are
+    found on each group's rps."""
+    items = [i for i in items if any(metric_value(r, i[1]) for r in i[2])
+             and any(metric_value(r, i[1]) for r in i[3])]
+    if not items:
+        return []
+    la, lb = _arrays(items, lambda metric: metric)
+    groups = list(dict.fromkeys(key for key, _, _, _ in items))
+    rows = Rows.of([metric for _, metric, _, _ in items],
+                   [groups.index(key) for key, _, _, _ in items])
+    j = judge(la, lb, paired, rows, rule, primary=_arrays(items, lambda _: "rps"))
+    return [MetricComparison(key, metric, _kept(a, metric, j.la[k]), _kept(b, metric, j.lb[k]),
+                             _ratio_ci(j, k), float(j.p[k]), float(j.p_adjusted[k]),
+                             decision(j, k, rows, rule))
+            for k, (key, metric, a, b) in enumerate(items)]
+
+
+def compare(base_rows: Runs, new_rows: Runs, metrics: str = "all", rule: Rule = DEFAULT_RULE
+            ) -> tuple[list[MetricComparison], list[GroupKey]]:
+    """All metric comparisons of groups present on both sides (their runs as independent
+    samples), and the unmatched groups."""
     base, new = group_rows(base_rows), group_rows(new_rows)
-    pairs = [(key, metric, Stats(_values(base[key], metric)), Stats(_values(new[key], metric)))
-             for key in base if key in new for metric in METRIC_SETS[metrics]]
-    pairs = [p for p in pairs if p[2].n and p[3].n]
-    cis = [welch_ratio_ci(b.values, n.values) for _, _, b, n in pairs]
-    pvalues = [_p_value(b, n) for _, _, b, n in pairs]
-    adjusted = benjamini_hochberg(pvalues)
-    results = [MetricComparison(key, metric, b, n, ci, p, pa,
-                                _decision(metric, ci, pa, b, n, paired=False))
-               for (key, metric, b, n), ci, p, pa in zip(pairs, cis, pvalues, adjusted,
-                                                          strict=True)]
+    items = [(key, metric, base[key], new[key]) for key in base if key in new
+             for metric in METRIC_SETS[metrics]]
     unmatched = [k for k in base if k not in new] + [k for k in new if k not in base]
-    return results, unmatched
+    return _judged(items, paired=False, rule=rule), unmatched
+
+
+Summary = tuple[int, float, float]  # n, mean, sample sd (NaN for n < 2) of one side
+
+
+def compare_summaries(items: list[tuple[str, str, Summary, Summary]],
+                      rule: Rule = DEFAULT_RULE) -> list[Decision]:
+    """Verdicts from stored summaries (series, metric, A's and B's (n, mean, sd)): the rule
+    without the runs themselves (``verdict.judge_effect``); families are the series."""
+    if not items:
+        return []
+    columns = list(zip(*((*a, *b) for _, _, a, b in items), strict=True))
+    na, ma, sa, nb, mb, sb = (np.array(c, dtype=np.float64) for c in columns)
+    e = from_summaries(ma, sa, na.astype(np.int64), mb, sb, nb.astype(np.int64))
+    series = list(dict.fromkeys(key for key, _, _, _ in items))
+    rows = Rows.of([metric for _, metric, _, _ in items],
+                   [series.index(key) for key, _, _, _ in items])
+    j = judge_effect(e, rows, rule)
+    return [decision(j, k, rows, rule) for k in range(len(items))]
 
 
 def describe_group(key: GroupKey) -> str:
@@ -165,28 +219,12 @@ def pair_runs(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]]
     return pairs
 
 
-def _paired_values(pairs: list[tuple[dict[str, Any], dict[str, Any]]],
-                   metric: str) -> tuple[Stats, Stats]:
-    kept = [(va, vb) for a, b in pairs
-            if (va := metric_value(a, metric)) is not None
-            and (vb := metric_value(b, metric)) is not None]
-    return Stats(tuple(v for v, _ in kept)), Stats(tuple(v for _, v in kept))
-
-
-def compare_paired(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]],
-                   metrics: str = "all") -> list[MetricComparison]:
-    """Interleaved A/B: paired log ratios per trial series, Wilcoxon + BH, verdicts."""
-    items = []
+def compare_paired(a_rows: Runs, b_rows: Runs, metrics: str = "all",
+                   rule: Rule = DEFAULT_RULE) -> list[MetricComparison]:
+    """Interleaved A/B: rounds paired per trial series, one verdict per (series, metric)."""
+    items: list[Item] = []
     for trial_pairs in pair_runs(a_rows, b_rows).values():
         key = group_key(trial_pairs[0][0])
-        for metric in METRIC_SETS[metrics]:
-            a, b = _paired_values(trial_pairs, metric)
-            if a.n:
-                items.append((key, metric, a, b))
-    cis = [geomean_ratio_ci(a.values, b.values) for _, _, a, b in items]
-    pvalues = [wilcoxon_p(a.values, b.values) if a.n > 1 else math.nan for _, _, a, b in items]
-    adjusted = benjamini_hochberg(pvalues)
-    return [MetricComparison(key, metric, a, b, ci, p, pa,
-                             _decision(metric, ci, pa, a, b, paired=True))
-            for (key, metric, a, b), ci, p, pa in zip(items, cis, pvalues, adjusted,
-                                                       strict=True)]
+        a, b = [p[0] for p in trial_pairs], [p[1] for p in trial_pairs]
+        items += [(key, metric, a, b) for metric in METRIC_SETS[metrics]]
+    return _judged(items, paired=True, rule=rule)

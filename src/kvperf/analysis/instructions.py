@@ -1,11 +1,12 @@
-"""Judging instruction counts between two sides: a change is real when it beats the noise.
+"""Judging instruction counts between two sides, with the verdict rule of every comparison.
 
-Instruction counts of the same binary repeat to ~0.1%, so a handful of runs decide. The rule
-(the iai/CodSpeed practice of a noise threshold rather than a significance test): a metric is
-flagged when its relative change of means exceeds both the minimum effect (default 0.5%)
-and ``SPREAD_FACTOR`` × the within-side spread, the larger of the two sides' relative ranges
-(max − min) / mean. More instructions is worse. With one run on a side the spread is unknown:
-no verdict.
+Instruction counts of the same binary repeat to ~0.01%, so a handful of runs decide. They are
+judged by ``analysis.verdict`` like timings: the two-sample t-test on log counts (unpaired:
+counts do not follow the machine's speed, so pairing by round would cancel nothing and halve
+the degrees of freedom), the two-stage correction across series, the minimum effect (default
+0.5%) and, with one run per side or identical counts in every run of both sides (no spread
+to judge by), that minimum effect as the water line ("no statistics"): any change beyond it
+is flagged. More instructions is worse.
 
 ``moved_functions`` ranks functions by how much their inclusive cost per request moved. A
 slowed function moves every caller's inclusive cost by the same amount, so among functions
@@ -21,10 +22,12 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
+import numpy as np
+
 from kvperf.analysis.comparison import GroupKey, group_rows
+from kvperf.analysis.verdict import Rows, Rule, Verdict, decision, judge
 
 DEFAULT_MIN_EFFECT = 0.005
 SPREAD_FACTOR = 5.0
@@ -33,26 +36,21 @@ BAND = 0.75
 METRICS = ("total_per_request", "command_per_call")
 
 
-class InstructionVerdict(Enum):
-    REGRESSION = "regression"
-    IMPROVEMENT = "improvement"
-    NO_CHANGE = "no change"
-    WITHIN_NOISE = "within noise"
-    INSUFFICIENT_DATA = "insufficient data"
-
-
 @dataclass(frozen=True)
 class InstructionDecision:
-    """The verdict and the numbers it was made from (fractions, 0.01 = 1%)."""
+    """The verdict, the change of means and the larger side's relative range (fractions,
+    0.01 = 1%), the minimum effect it was judged against, and the rule's reason."""
 
-    verdict: InstructionVerdict
+    verdict: Verdict
     change: float
     spread: float
     threshold: float
+    reason: str = ""
+    statistics: bool = True
 
     @property
     def flagged(self) -> bool:
-        return self.verdict in (InstructionVerdict.REGRESSION, InstructionVerdict.IMPROVEMENT)
+        return self.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)
 
 
 def relative_spread(values: Sequence[float]) -> float:
@@ -68,23 +66,6 @@ def relative_change(base: Sequence[float], new: Sequence[float]) -> float:
     if not base or not new or not statistics.fmean(base):
         return math.nan
     return statistics.fmean(new) / statistics.fmean(base) - 1
-
-
-def decide(base: Sequence[float], new: Sequence[float], min_effect: float = DEFAULT_MIN_EFFECT,
-           factor: float = SPREAD_FACTOR) -> InstructionDecision:
-    """Flag when |change| > min_effect and |change| > factor × max side spread."""
-    change = relative_change(base, new)
-    spread = max(relative_spread(base), relative_spread(new))
-    if len(base) < 2 or len(new) < 2 or math.isnan(change) or math.isnan(spread):
-        return InstructionDecision(InstructionVerdict.INSUFFICIENT_DATA, change, spread, math.nan)
-    threshold = max(min_effect, factor * spread)
-    if abs(change) > threshold:
-        verdict = InstructionVerdict.REGRESSION if change > 0 else InstructionVerdict.IMPROVEMENT
-    elif abs(change) <= min_effect:
-        verdict = InstructionVerdict.NO_CHANGE
-    else:
-        verdict = InstructionVerdict.WITHIN_NOISE
-    return InstructionDecision(verdict, change, spread, threshold)
 
 
 @dataclass(frozen=True)
@@ -188,25 +169,51 @@ def _label(metric: str, rows: list[dict[str, Any]]) -> str:
     return f"{'/'.join(names) or 'command'} inclusive/call"
 
 
-def _series(key: GroupKey, base: list[dict[str, Any]], new: list[dict[str, Any]],
-            min_effect: float, factor: float) -> SeriesInstructions | None:
-    metrics = []
-    for metric in METRICS:
-        b, n = _values(base, metric), _values(new, metric)
-        if b and n:
-            metrics.append(InstructionMetric(metric, _label(metric, base + new), b, n,
-                                             decide(b, n, min_effect, factor)))
-    if not metrics:
-        return None
-    tops = [[(r.get("instructions") or {}).get("top_functions") or {} for r in side]
-            for side in (base, new)]
-    return SeriesInstructions(key, metrics, moved_functions(tops[0], tops[1]))
+def _metrics(key: GroupKey, base: list[dict[str, Any]], new: list[dict[str, Any]]
+             ) -> list[tuple[str, str, tuple[float, ...], tuple[float, ...]]]:
+    """(metric, label, base values, new values) of a series' metrics counted on both sides."""
+    labelled = ((m, _label(m, base + new), _values(base, m), _values(new, m)) for m in METRICS)
+    return [(metric, label, b, n) for metric, label, b, n in labelled if b and n]
+
+
+def _decisions(found: list[tuple[GroupKey, str, tuple[float, ...], tuple[float, ...]]],
+               min_effect: float) -> list[InstructionDecision]:
+    """The verdict rule over every metric of every series at once (unpaired, see above)."""
+    if not found:
+        return []
+    width = max(max(len(b), len(n)) for _, _, b, n in found)
+    la, lb = (np.log(np.array([list(v) + [math.nan] * (width - len(v)) for v in side]))
+              for side in ([b for _, _, b, _ in found], [n for _, _, _, n in found]))
+    groups = list(dict.fromkeys(key for key, _, _, _ in found))
+    rows = Rows(np.full(len(found), min_effect), np.ones(len(found), dtype=bool),
+                np.array([groups.index(key) for key, _, _, _ in found], dtype=np.int64))
+    rule = Rule(water_line=min_effect)
+    j = judge(la, lb, False, rows, rule)
+    out = []
+    for k, (_, _, b, n) in enumerate(found):
+        d = decision(j, k, rows, rule)
+        spread = max(relative_spread(b), relative_spread(n))
+        out.append(InstructionDecision(d.verdict, relative_change(b, n), spread, min_effect,
+                                       d.reason, d.statistics))
+    return out
 
 
 def compare_instructions(base_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
                          min_effect: float = DEFAULT_MIN_EFFECT,
                          factor: float = SPREAD_FACTOR) -> list[SeriesInstructions]:
-    """Every series present on both sides with instruction counts, in base order."""
+    """Every series present on both sides with instruction counts, in base order; ``factor``
+    bounds the moved functions' own noise (``moved_functions``)."""
     base, new = group_rows(base_rows), group_rows(new_rows)
-    found = (_series(k, base[k], new[k], min_effect, factor) for k in base if k in new)
-    return [s for s in found if s is not None]
+    per_series = {k: found for k in base if k in new
+                  if (found := _metrics(k, base[k], new[k]))}
+    decisions = iter(_decisions([(k, m, b, n) for k, found in per_series.items()
+                                 for m, _, b, n in found], min_effect))
+    results = []
+    for k, found in per_series.items():
+        metrics = [InstructionMetric(m, label, b, n, next(decisions))
+                   for m, label, b, n in found]
+        tops = [[(r.get("instructions") or {}).get("top_functions") or {} for r in side]
+                for side in (base[k], new[k])]
+        results.append(SeriesInstructions(k, metrics, moved_functions(tops[0], tops[1],
+                                                                      factor=factor)))
+    return results

@@ -1,132 +1,110 @@
-"""Sample-size (power) analysis: how many benchmark runs detect a given effect.
+"""How many runs settle a comparison under the verdict rule (``analysis.verdict``).
 
-Effects are relative (0.05 = 5 %) and analysed on the log scale, δ = ln(1 + effect),
-matching the log-ratio statistics of ``paired``. Tests are two-sided at level α.
+Effects are relative (0.05 = 5 %) and analysed on the log scale, matching ``effect``. The
+rule flags a row when its t-test is significant at the level the multiple-testing
+correction gives it *and* its estimate is beyond the minimum effect, and calls it "no change"
+when its 95% interval lies inside the minimum effect; these functions give the chance of
+either after n runs, and the runs needed for a 90% chance.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from scipy import stats
 
-MIN_RUNS = 2
-_MAX_REFINE_STEPS = 100_000
 
-
-def _log_effect(effect: float) -> float:
-    if not effect > -1.0 or effect == 0.0 or not math.isfinite(effect):
-        raise ValueError(f"effect must be finite, non-zero and > -1, got {effect}")
-    return abs(math.log1p(effect))
-
-
-def _check_levels(alpha: float, power: float) -> None:
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    if not 0.0 < power < 1.0:
-        raise ValueError(f"power must be in (0, 1), got {power}")
-
-
-def _z_sum(alpha: float, power: float) -> float:
-    return float(stats.norm.ppf(1.0 - alpha / 2) + stats.norm.ppf(power))
-
-
-def t_test_power(df: int, ncp: float, alpha: float) -> float:
-    """Power of a two-sided t-test with ``df`` degrees of freedom and noncentrality ``ncp``.
-
-    1 - F_nct(t_{1-α/2,df}; df, ncp) + F_nct(-t_{1-α/2,df}; df, ncp)
-    (Cohen 1988, "Statistical Power Analysis for the Behavioral Sciences", ch. 2;
-    the noncentral-t form used by R's ``power.t.test(strict=TRUE)``).
-    """
-    crit = float(stats.t.ppf(1.0 - alpha / 2, df))
-    upper = float(stats.nct.sf(crit, df, ncp))
-    lower = float(stats.nct.cdf(-crit, df, ncp))
-    if math.isnan(upper) or math.isnan(lower):  # scipy's nct gives nan for large ncp
-        upper = 1.0 - _nct_cdf_approx(crit, df, ncp)
-        lower = _nct_cdf_approx(-crit, df, ncp)
-    return upper + lower
-
-
-def _nct_cdf_approx(t: float, df: int, ncp: float) -> float:
+def _nct_cdf_approx(t: float, df: float, ncp: float) -> float:
     """P(T' ≤ t) for the noncentral t, by Abramowitz & Stegun 26.7.10:
     Φ((t(1 − 1/(4ν)) − δ) / √(1 + t²/(2ν))); good where the exact form overflows."""
     return float(stats.norm.cdf((t * (1 - 1 / (4 * df)) - ncp) / math.sqrt(1 + t * t / (2 * df))))
 
 
-def paired_power(n: int, sd_log_ratio: float, effect: float, alpha: float = 0.01) -> float:
-    """Power of the paired t-test on n log ratios: df = n-1, ncp = δ·√n / sd."""
-    return t_test_power(n - 1, _log_effect(effect) * math.sqrt(n) / sd_log_ratio, alpha)
+def _nct_sf(x: float, df: float, ncp: float) -> float:
+    """P(T' > x) for the noncentral t, with the A&S 26.7.10 fallback where scipy gives nan
+    (large noncentrality: a duet's ~0.5% spread)."""
+    value = float(stats.nct.sf(x, df, ncp))
+    return 1.0 - _nct_cdf_approx(x, df, ncp) if math.isnan(value) else value
 
 
-def unpaired_power(n: int, sd_log: float, effect: float, alpha: float = 0.01) -> float:
-    """Power of the two-sample t-test with n per side: df = 2n-2, ncp = δ / (sd·√(2/n))."""
-    return t_test_power(2 * n - 2, _log_effect(effect) / (sd_log * math.sqrt(2.0 / n)), alpha)
+def conclusive_probability(n: int, delta: float, sd: float, min_effect: float, level: float,
+                           paired: bool, confidence: float = 0.95) -> float:
+    """Chance that the verdict rule concludes after ``n`` runs per side (pairs when paired),
+    if the true log effect is ``delta`` and the per-run sd (of log ratios, or pooled) ``sd``.
 
-
-def runs_needed(
-    sd_log_ratio: float, effect: float, alpha: float = 0.01, power: float = 0.90
-) -> int:
-    """Pairs needed for a paired two-sided t-test to detect ``effect``.
-
-    Start from the normal approximation n₀ = ((z_{1-α/2} + z_{power}) · sd / δ)²
-    (Chow, Shao & Wang, "Sample Size Calculations in Clinical Research", §3.2.1),
-    then step n upward until the noncentral-t power (``paired_power``) reaches
-    ``power``. Never less than 2. sd = 0 needs only the minimum.
+    Flag: |estimate| beyond ln(1 ± min_effect) and t beyond t_{df,1-level/2}: with the
+    noncentral t T' (df, δ/se), P(T' > max(t_crit, ln(1+m)/se)) + P(T' < min(−t_crit,
+    ln(1−m)/se)) (Cohen 1988 ch. 2; the estimate's threshold read on the t scale with se at
+    its expected value). No change: the ``confidence`` interval inside the band, with se
+    treated as known, Φ((u − c·se − δ)/se) − Φ((l + c·se − δ)/se) (the two one-sided tests'
+    power, Schuirmann 1987). se = sd·√(1/n) paired, sd·√(2/n) unpaired; df n−1 or 2n−2.
     """
-    _check_levels(alpha, power)
-    delta = _log_effect(effect)
-    if not sd_log_ratio >= 0.0 or not math.isfinite(sd_log_ratio):
-        raise ValueError(f"sd_log_ratio must be finite and >= 0, got {sd_log_ratio}")
-    if sd_log_ratio == 0.0:
-        return MIN_RUNS
-    n0 = (_z_sum(alpha, power) * sd_log_ratio / delta) ** 2
-    start = max(MIN_RUNS, math.floor(n0))
-    return _refine(start, lambda n: paired_power(n, sd_log_ratio, effect, alpha), power)
+    df = n - 1 if paired else 2 * n - 2
+    if df < 1 or not sd > 0 or not math.isfinite(sd):
+        return math.nan
+    se = sd * math.sqrt((1.0 if paired else 2.0) / n)
+    upper, lower = math.log1p(min_effect), math.log1p(-min_effect)
+    crit = float(stats.t.ppf(1.0 - level / 2, df))
+    ncp = delta / se
+    flag = _nct_sf(max(crit, upper / se), df, ncp) + 1.0 - _nct_sf(min(-crit, lower / se), df,
+                                                                    ncp)
+    c = float(stats.t.ppf(0.5 + confidence / 2, df))
+    inside = float(stats.norm.cdf((upper - c * se - delta) / se)
+                   - stats.norm.cdf((lower + c * se - delta) / se))
+    return min(1.0, flag + max(0.0, inside))
 
 
-def runs_needed_unpaired(cv: float, effect: float, alpha: float = 0.01, power: float = 0.90) -> int:
-    """Runs per side needed for an unpaired two-sided t-test on log values.
+def runs_to_conclude(n: int, delta: float, sd: float, min_effect: float, level: float,
+                     paired: bool, power: float = 0.90, cap: int = 10_000) -> int | None:
+    """Smallest total N > n at which ``conclusive_probability`` reaches ``power`` (doubling,
+    then bisection), or None when even ``cap`` runs would not (an effect on the edge of the
+    minimum effect cannot be settled) or the spread is unknown."""
+    def enough(runs: int) -> bool:
+        return conclusive_probability(runs, delta, sd, min_effect, level, paired) >= power
 
-    For a log-normal metric with coefficient of variation cv, sd(ln X) =
-    √(ln(1 + cv²)) (Johnson, Kotz & Balakrishnan, "Continuous Univariate
-    Distributions" vol. 1, ch. 14). Normal approximation per side
-    n₀ = 2 · ((z_{1-α/2} + z_{power}) · sd / δ)² (Chow, Shao & Wang §3.2.1), refined
-    upward with the noncentral t (``unpaired_power``). Never less than 2.
-    """
-    _check_levels(alpha, power)
-    delta = _log_effect(effect)
-    if not cv >= 0.0 or not math.isfinite(cv):
-        raise ValueError(f"cv must be finite and >= 0, got {cv}")
-    if cv == 0.0:
-        return MIN_RUNS
-    sd = math.sqrt(math.log1p(cv * cv))
-    n0 = 2.0 * (_z_sum(alpha, power) * sd / delta) ** 2
-    start = max(MIN_RUNS, math.floor(n0))
-    return _refine(start, lambda n: unpaired_power(n, sd, effect, alpha), power)
-
-
-def _refine(start: int, power_at: Callable[[int], float], target: float) -> int:
-    n = start
-    for _ in range(_MAX_REFINE_STEPS):
-        if power_at(n) >= target:
-            return n
-        n += 1
-    raise ArithmeticError(f"power {target} not reached within {_MAX_REFINE_STEPS} steps")
+    if not sd > 0 or not math.isfinite(sd) or not math.isfinite(delta):
+        return None
+    low, high = n, max(n + 1, 2)
+    while not enough(high):
+        if high >= cap:
+            return None
+        low, high = high, min(cap, 2 * high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
 
 
-def wilcoxon_min_pairs(alpha: float) -> int:
-    """Smallest number of pairs for which the exact two-sided Wilcoxon signed-rank
-    test can give p < alpha.
+def flag_probability(n: int, effect: float, sd: float, min_effect: float, level: float,
+                     paired: bool) -> float:
+    """Chance that the verdict rule flags a true relative change ``effect`` after ``n`` runs
+    per side (pairs): |estimate| beyond the minimum effect and t beyond t_{df,1−level/2}
+    (noncentral t, as in ``conclusive_probability``)."""
+    df = n - 1 if paired else 2 * n - 2
+    if df < 1 or not sd > 0 or not math.isfinite(sd):
+        return math.nan
+    se = sd * math.sqrt((1.0 if paired else 2.0) / n)
+    delta = abs(math.log1p(effect))
+    edge = math.log1p(min_effect) if effect > 0 else -math.log1p(-min_effect)
+    crit = float(stats.t.ppf(1.0 - level / 2, df))
+    return _nct_sf(max(crit, edge / se), df, delta / se)
 
-    The most extreme outcome (all differences of one sign) has exact two-sided
-    p = 2 · 2^-n (Wilcoxon 1945; Hollander & Wolfe, "Nonparametric Statistical
-    Methods", §3.1), so n must satisfy 2^(1-n) < alpha: n = ⌊log2(2/α)⌋ + 1.
-    For α = 0.01 this is 8 (2/2^7 = 0.0156 is still ≥ 0.01).
-    """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    n = max(1, math.floor(math.log2(2.0 / alpha)) + 1)
-    while 2.0 ** (1 - n) >= alpha:
-        n += 1
+
+def runs_to_flag(effect: float, sd: float, min_effect: float, level: float, paired: bool,
+                 power: float = 0.90, cap: int = 10_000) -> int | None:
+    """Runs per side (pairs) for the rule to flag a true change ``effect`` with chance
+    ``power``; None when the change is not beyond the minimum effect, the spread unknown, or
+    more than ``cap`` runs are needed."""
+    if abs(effect) <= min_effect or not sd > 0 or not math.isfinite(sd):
+        return None
+    n = 2
+    while flag_probability(n, effect, sd, min_effect, level, paired) < power:
+        if n >= cap:
+            return None
+        n = min(cap, n * 2)
+    low = n // 2
+    while n - low > 1:
+        mid = (low + n) // 2
+        low, n = (low, mid) if flag_probability(mid, effect, sd, min_effect, level,
+                                                paired) >= power else (mid, n)
     return n

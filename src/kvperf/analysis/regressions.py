@@ -3,10 +3,14 @@
 A *series* is one metric of one parameter set (command, data size, pipeline, …: the
 results' KEY_FIELDS, never env). Its points are ordered by commit time, one per commit
 (the mean of that commit's trials), and handed to E-Divisive means with the pooled t-test
-(``analysis.changepoint.detect``, the Hunter/Otava method). Each change point becomes a
-``Finding``: the commit range it lies in (last commit of the old regime, first of the new),
-its magnitude (after/before − 1) and whether it is a regression for this metric (higher is
-better for throughput, lower for latency and CPU: ``analysis.verdict.lower_is_better``).
+(``analysis.changepoint.detect``, the Hunter/Otava method). Each change point found is then
+judged by the verdict rule of every comparison (``analysis.verdict``): the segments before
+and after it as two independent samples, at the detection's level (``max_pvalue``: the split
+was searched for, not tested once) and the metric's minimum effect; only a regression or
+improvement verdict becomes a ``Finding`` (a segment noisier than 10% CV is unstable, and
+a step the ranks do not support is too). A finding has the commit range it lies in (last
+commit of the old regime, first of the new), its magnitude (after/before − 1), the rule's
+p-value and its direction (higher is better for throughput, lower for latency and CPU).
 """
 
 from __future__ import annotations
@@ -20,7 +24,15 @@ import numpy as np
 import numpy.typing as npt
 
 from kvperf.analysis.changepoint import ChangePoint, Direction, classify, detect
-from kvperf.analysis.verdict import lower_is_better, min_effect_for
+from kvperf.analysis.verdict import (
+    VERDICTS,
+    Rows,
+    Rule,
+    Verdict,
+    judge,
+    lower_is_better,
+    min_effect_for,
+)
 
 DEFAULT_MAX_PVALUE = 0.001
 
@@ -92,20 +104,45 @@ class Thresholds:
         return self.min_magnitude if self.min_magnitude is not None else min_effect_for(metric)
 
 
-def _finding(series: Series, cp: ChangePoint) -> Finding:
+def _finding(series: Series, cp: ChangePoint, pvalue: float) -> Finding:
     return Finding(
         series_key=series.key, params=series.params, metric=series.metric,
         direction=classify(cp, lower_is_better(series.metric)), magnitude=cp.magnitude,
-        pvalue=cp.pvalue, before_mean=cp.before_mean, after_mean=cp.after_mean,
+        pvalue=pvalue, before_mean=cp.before_mean, after_mean=cp.after_mean,
         last_before=series.point(cp.index - 1), first_after=series.point(cp.index))
 
 
+def _logs(values: npt.NDArray[np.float64], width: int) -> npt.NDArray[np.float64]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(values > 0, np.log(values), np.nan)
+    return np.concatenate([logs, np.full(width - values.size, np.nan)])[None, :]
+
+
+def judge_step(before: npt.NDArray[np.float64], after: npt.NDArray[np.float64], metric: str,
+               thresholds: Thresholds) -> tuple[Verdict, float]:
+    """The verdict rule on the segments around a change point, and its p-value."""
+    width = max(before.size, after.size)
+    rows = Rows(np.array([thresholds.magnitude_for(metric)]),
+                np.array([lower_is_better(metric)]), np.zeros(1, dtype=np.int64))
+    j = judge(_logs(before, width), _logs(after, width), False, rows,
+              Rule(alpha=thresholds.max_pvalue))
+    return VERDICTS[int(j.verdict[0])], float(j.p[0])
+
+
 def series_findings(series: Series, thresholds: Thresholds = Thresholds()) -> list[Finding]:
-    """Change points of one series, oldest first."""
-    points = detect(series.values, max_pvalue=thresholds.max_pvalue,
+    """Change points of one series that the verdict rule flags, oldest first."""
+    x = np.asarray(series.values, dtype=np.float64)
+    points = detect(x, max_pvalue=thresholds.max_pvalue,
                     min_magnitude=thresholds.magnitude_for(series.metric),
                     window=thresholds.window)
-    return [_finding(series, cp) for cp in points if cp.after_mean != cp.before_mean]
+    bounds = [0, *(cp.index for cp in points), x.size]
+    found = []
+    for k, cp in enumerate(points):
+        verdict, pvalue = judge_step(x[bounds[k] : cp.index], x[cp.index : bounds[k + 2]],
+                                     series.metric, thresholds)
+        if verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
+            found.append(_finding(series, cp, pvalue))
+    return found
 
 
 def find_all(all_series: Iterable[Series], thresholds: Thresholds = Thresholds(),

@@ -1,39 +1,70 @@
-"""The decision rule that turns a paired A/B comparison into a printed verdict.
+"""The decision rule that turns an A/B comparison into a verdict per row (metric of a series).
 
-A change is reported only when it is both statistically significant (the
-BH-adjusted Wilcoxon p-value is below α) and practically relevant (the
-geometric-mean ratio moves by at least the metric's minimum effect). "No change"
-needs positive evidence: the whole confidence interval inside ±min_effect
-(an equivalence-style criterion, Schuirmann 1987, "A comparison of the two
-one-sided tests procedure and the power approach for assessing the equivalence
-of average bioavailability"). Everything else is inconclusive.
+One rule for every verdict kvperf prints (compare, compare-results, run --commits, noise,
+history --sha, instruction mode, change points). Per comparison: rows on the last batch axis,
+runs on the last array axis (log values, NaN = absent).
 
-Note on small n: the exact two-sided Wilcoxon signed-rank test on n pairs cannot
-give p below 2/2^n, so at α = 0.01 fewer than 8 pairs can never be significant
-(2/2^7 = 0.0156). ``decide`` therefore never reports a regression or improvement
-for n < 8 at α = 0.01; such comparisons are "no change" (if the interval is tight)
-or "inconclusive", and ``runs_needed`` is at least ``wilcoxon_min_pairs(α) - n``.
+0. Outlier runs of a series (a stall: > 1.5× off the side's median, at most one run in
+   five; ``outliers``) are dropped from every metric of that series.
+1. A side with no value → insufficient data. A side with one value, or both sides
+   constant (a spread below the values' resolution: quantized latencies, deterministic
+   instruction counts) → no statistics: the change against a water line (default ±5%),
+   labelled "single sample, no statistics" or "constant on both sides, no statistics".
+2. CV above 10% (paired: of the per-round ratios B/A, where drift shared by a round
+   cancels; unpaired: the larger side's run-to-run CV) → unstable.
+3. Significant and beyond the minimum effect → regression / improvement. Significant: the
+   t-test on the log ratio (``effect``: paired t, or pooled/Welch two-sample t) at α = 0.01
+   after a two-stage correction (``multiple.two_stage``: the series whose Simes p survives
+   Benjamini–Hochberg across series, then BH among their metrics; when nothing changed,
+   the chance of any flag is ≤ α). Beyond: |ratio − 1| ≥ 2% (throughput, CPU) or 5%
+   (latency), ratio = geometric-mean ratio B/A. A rank test (Wilcoxon signed-rank or
+   Mann–Whitney U) that disagrees downgrades the flag to unstable (``ranks``).
+4. The 95% t interval of the ratio inside [1 − min effect, 1 + min effect] → no change
+   (the two one-sided tests' criterion: Schuirmann 1987, "A comparison of the two one-sided
+   tests procedure and the power approach for assessing the equivalence of average
+   bioavailability", J. Pharmacokinet. Biopharm. 15:657–680).
+5. Otherwise inconclusive, with the runs that would settle it under this same rule
+   (``power.runs_to_conclude``: 90% chance, the measured effect and spread taken as true).
+
+Rule 3 is equivalent to: the selection-adjusted interval at level 1 − threshold (the raw p
+at which the row becomes significant; Benjamini & Yekutieli 2005, "False discovery
+rate-adjusted multiple confidence intervals for selected parameters", JASA 100:71–81)
+excludes 1 and the estimate is beyond the minimum effect; so an inconclusive row's adjusted
+interval always straddles the minimum effect. Measured false-alarm and detection rates:
+``benchmarks/verdict_calibration.py`` and docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from enum import StrEnum
 
-from kvperf.analysis.paired import RatioCI
-from kvperf.analysis.power import runs_needed as _pairs_for_power
-from kvperf.analysis.power import wilcoxon_min_pairs
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from kvperf.analysis import effect as fx
+from kvperf.analysis.multiple import two_stage
+from kvperf.analysis.outliers import screen
+from kvperf.analysis.power import runs_to_conclude
+from kvperf.analysis.ranks import ranks_agree
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 MAX_CV = 0.10
 DEFAULT_ALPHA = 0.01
 DEFAULT_POWER = 0.90
+DEFAULT_WATER_LINE = 0.05
+CONFIDENCE = 0.95
 
 _LOWER_IS_BETTER_TOKENS = ("latency", "cpu", "instructions", "usec_per_call")
 
 
 class Verdict(StrEnum):
-    """Outcome of one metric's A/B comparison; the value is the printed wording."""
+    """Outcome of one row's A/B comparison; the value is the printed wording."""
 
     REGRESSION = "regression"
     IMPROVEMENT = "improvement"
@@ -43,21 +74,33 @@ class Verdict(StrEnum):
     INSUFFICIENT_DATA = "insufficient data"
 
 
+VERDICTS = tuple(Verdict)
+SINGLE_SAMPLE = "single sample, no statistics"
+CONSTANT = "constant on both sides, no statistics"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The rule's levels: α (after Benjamini–Hochberg), the CV above which a row is unstable,
+    the water line of single samples, the confidence of the no-change interval, and the
+    chance a ``runs_needed`` estimate aims for."""
+
+    alpha: float = DEFAULT_ALPHA
+    max_cv: float = MAX_CV
+    water_line: float = DEFAULT_WATER_LINE
+    confidence: float = CONFIDENCE
+    power: float = DEFAULT_POWER
+
+
+DEFAULT_RULE = Rule()
+
+
 @dataclass(frozen=True)
 class MinEffect:
     """Smallest relative change worth reporting, by metric family."""
 
     throughput: float = 0.02
     latency: float = 0.05
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A verdict, how many more paired runs would settle it (if inconclusive), and why."""
-
-    verdict: Verdict
-    runs_needed: int | None
-    reason: str
 
 
 DEFAULT_MIN_EFFECT = MinEffect()
@@ -80,68 +123,204 @@ def lower_is_better(metric_name: str) -> bool:
     return any(token in name for token in _LOWER_IS_BETTER_TOKENS)
 
 
+@dataclass(frozen=True)
+class Rows:
+    """What the rule needs to know about each row (arrays along the rows axis): its minimum
+    effect, its direction, and its family (the series it belongs to)."""
+
+    min_effect: FloatArray
+    lower_is_better: BoolArray
+    family: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, metrics: list[str], families: list[int] | None = None,
+           defaults: MinEffect = DEFAULT_MIN_EFFECT) -> Rows:
+        return cls(np.array([min_effect_for(m, defaults) for m in metrics]),
+                   np.array([lower_is_better(m) for m in metrics], dtype=bool),
+                   np.array(families if families is not None else [0] * len(metrics),
+                            dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The rule applied to a batch of comparisons (shape: comparisons…, rows).
+
+    ``verdict`` holds indexes into ``VERDICTS``; ``low``/``high`` the ``confidence`` interval
+    of the log ratio; ``threshold`` the raw p at which a row is, or would become, significant
+    (``multiple.two_stage``); ``ranks_ok`` False where the rank test downgraded a flag;
+    ``la``/``lb`` the log values judged (outlier runs NaN), ``dropped`` how many went.
+    """
+
+    effect: fx.Effect
+    p: FloatArray
+    p_adjusted: FloatArray
+    low: FloatArray
+    high: FloatArray
+    threshold: FloatArray
+    ranks_ok: BoolArray
+    dropped: npt.NDArray[np.int64]
+    verdict: npt.NDArray[np.int64]
+    la: FloatArray
+    lb: FloatArray
+
+
+def _code(v: Verdict) -> int:
+    return VERDICTS.index(v)
+
+
+def _direction(estimate: FloatArray, lower_better: BoolArray) -> npt.NDArray[np.int64]:
+    worse = (estimate > 0) == lower_better
+    return np.where(worse, _code(Verdict.REGRESSION), _code(Verdict.IMPROVEMENT))
+
+
+def _beyond(estimate: FloatArray, limit: FloatArray | float) -> BoolArray:
+    """|ratio − 1| ≥ limit, with ratio = exp(estimate)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(np.expm1(estimate)) >= limit - 1e-12
+
+
+def _statistics(e: fx.Effect, rows: Rows, rule: Rule, significant: BoolArray,
+                low: FloatArray, high: FloatArray) -> npt.NDArray[np.int64]:
+    """Rules 2–5 for rows with at least two values per side (rank check applied later)."""
+    flagged = significant & _beyond(e.estimate, rows.min_effect)
+    inside = (np.expm1(low) >= -rows.min_effect) & (np.expm1(high) <= rows.min_effect)
+    stable = e.noise <= rule.max_cv
+    return np.select(
+        [~stable, flagged, inside],
+        [_code(Verdict.UNSTABLE), _direction(e.estimate, rows.lower_is_better),
+         _code(Verdict.NO_CHANGE)],
+        _code(Verdict.INCONCLUSIVE)).astype(np.int64)
+
+
+def _single(e: fx.Effect, rows: Rows, rule: Rule) -> npt.NDArray[np.int64]:
+    """Rule 1 (one value on a side, or both sides constant): the change against the water
+    line."""
+    beyond = _beyond(e.estimate, rule.water_line)
+    return np.where(beyond, _direction(e.estimate, rows.lower_is_better),
+                    _code(Verdict.NO_CHANGE)).astype(np.int64)
+
+
+def judge(la: FloatArray, lb: FloatArray, paired: bool, rows: Rows,
+          rule: Rule = DEFAULT_RULE,
+          primary: tuple[FloatArray, FloatArray] | None = None) -> Judgement:
+    """Apply the rule (module doc) to log values ``la``/``lb`` of shape (…, rows, runs).
+
+    ``primary``: each row's series' primary metric (log values, same shape) for the outlier
+    screen; None skips it.
+    """
+    dropped = np.zeros(la.shape[:-1], dtype=np.int64)
+    if primary is not None:
+        la, lb, dropped = screen(la, lb, primary[0], primary[1], paired)
+    e = fx.paired_effect(la, lb) if paired else fx.unpaired_effect(la, lb)
+    return _apply(e, rows, rule, dropped, la, lb)
+
+
+def judge_effect(e: fx.Effect, rows: Rows, rule: Rule = DEFAULT_RULE) -> Judgement:
+    """The rule on effects computed from stored summaries (``effect.from_summaries``): the
+    runs themselves are gone, so no outlier screen and no rank check."""
+    runs = np.empty((*e.estimate.shape, 0))
+    return _apply(e, rows, rule, np.zeros(e.estimate.shape, dtype=np.int64), runs, runs)
+
+
+def _constant(e: fx.Effect, la: FloatArray, lb: FloatArray) -> BoolArray:
+    """Rows whose sides are each constant (no spread to judge by). Paired rounds whose ratios
+    merely coincide (quantized values) are not: they stay inconclusive."""
+    if not e.paired or la.shape[-1] == 0:
+        return np.asarray(e.se == 0)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no runs
+        spread = (np.nanmax(la, axis=-1) - np.nanmin(la, axis=-1)
+                  + np.nanmax(lb, axis=-1) - np.nanmin(lb, axis=-1))
+    return np.asarray((e.se == 0) & (spread == 0))
+
+
+def _apply(e: fx.Effect, rows: Rows, rule: Rule, dropped: npt.NDArray[np.int64],
+           la: FloatArray, lb: FloatArray) -> Judgement:
+    enough = np.minimum(e.n_a, e.n_b) >= 2
+    tested = enough & (e.se > 0)
+    p = np.where(tested, fx.p_values(e), np.nan)
+    p_adjusted, threshold = two_stage(p, rows.family, rule.alpha)
+    low, high = fx.interval(e, rule.confidence)
+    verdict = np.select(
+        [tested, enough & ~_constant(e, la, lb), np.minimum(e.n_a, e.n_b) == 0],
+        [_statistics(e, rows, rule, p_adjusted <= rule.alpha, low, high),
+         _code(Verdict.INCONCLUSIVE), _code(Verdict.INSUFFICIENT_DATA)],
+        _single(e, rows, rule))
+    flagged = np.isin(verdict, [_code(Verdict.REGRESSION), _code(Verdict.IMPROVEMENT)])
+    ranks_ok = ranks_agree(la, lb, e.paired, flagged & tested)
+    verdict = np.where(ranks_ok, verdict, _code(Verdict.UNSTABLE))
+    return Judgement(e, p, p_adjusted, low, high, threshold, ranks_ok, dropped,
+                     verdict.astype(np.int64), la, lb)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One row's verdict, how many more runs (pairs) per side would settle it (inconclusive
+    only), why, and whether statistics made it (False: single sample against the water line)."""
+
+    verdict: Verdict
+    runs_needed: int | None
+    reason: str
+    statistics: bool = True
+
+
+Index = int | tuple[int, ...]
+
+
 def _pct(x: float) -> str:
     return f"{x * 100:.1f}%"
 
 
-def _significant_verdict(ci: RatioCI, worse_if_up: bool) -> Verdict:
-    went_up = ci.ratio > 1.0
-    return Verdict.REGRESSION if went_up == worse_if_up else Verdict.IMPROVEMENT
+def median_unbiased_sd(sd: float, df: float) -> float:
+    """s·√(df / χ²_{df, 0.5}): the spread σ whose sample sd would be ``sd`` at its median
+    (s²·df/σ² ~ χ²_df). A small sample's sd is below σ more often than above it (with 2
+    runs, 1 df, by a factor 1.48 at the median), which made the runs needed too few."""
+    return sd * math.sqrt(df / float(stats.chi2.ppf(0.5, df))) if df >= 1 else math.nan
 
 
-def _more_runs(ci: RatioCI, min_effect: float, alpha: float) -> int | None:
-    if not math.isfinite(ci.sd_log):
-        return None
-    total = max(
-        _pairs_for_power(ci.sd_log, min_effect, alpha, DEFAULT_POWER),
-        wilcoxon_min_pairs(alpha),
-    )
-    return max(1, total - ci.n)
+def _more_runs(j: Judgement, i: Index, min_effect: float, rule: Rule) -> int | None:
+    e = j.effect
+    n = int(min(e.n_a[i], e.n_b[i]))
+    sd = median_unbiased_sd(float(e.sd[i]), float(e.df[i]))
+    total = runs_to_conclude(n, float(e.estimate[i]), sd, min_effect, float(j.threshold[i]),
+                             e.paired, rule.power)
+    return None if total is None else max(1, total - n)
 
 
-def _cv_problem(cv: float, cv_label: str) -> str | None:
-    if not math.isfinite(cv):
-        return f"{cv_label} is undefined"
-    if cv > MAX_CV:
-        return f"{cv_label} {_pct(cv)} exceeds {_pct(MAX_CV)}"
-    return None
+def _reason(j: Judgement, i: Index, verdict: Verdict, min_effect: float, rule: Rule) -> str:
+    e = j.effect
+    change = math.expm1(float(e.estimate[i]))
+    if verdict is Verdict.UNSTABLE:
+        if not j.ranks_ok[i]:
+            return "the rank test disagrees with the t-test"
+        label = "paired B/A ratio CV" if e.paired else "run-to-run CV"
+        return f"{label} {_pct(float(e.noise[i]))} exceeds {_pct(rule.max_cv)}"
+    if verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
+        return f"B/A {change:+.1%}, p (adj.) {float(j.p_adjusted[i]):.2g} ≤ {rule.alpha:g}"
+    low, high = math.exp(float(j.low[i])), math.exp(float(j.high[i]))
+    return (f"{rule.confidence:.0%} CI [{low:.3f}, {high:.3f}] within "
+            f"±{_pct(min_effect)}")
 
 
-def decide(
-    ci: RatioCI,
-    p_adjusted: float,
-    cv: float,
-    min_effect: float,
-    lower_is_better: bool,
-    alpha: float = DEFAULT_ALPHA,
-    cv_label: str = "run-to-run CV",
-) -> Decision:
-    """Apply the rules, first match wins:
+def _single_reason(j: Judgement, i: Index, rule: Rule, label: str) -> str:
+    change = math.expm1(float(j.effect.estimate[i]))
+    return f"{label}: {change:+.1%} vs the ±{rule.water_line * 100:g}% water line"
 
-    1. n < 2 → insufficient data;
-    2. ``cv`` > 10 % (or undefined) → unstable. ``cv`` is the noise the comparison sees:
-       for interleaved (paired) runs the CV of the per-round ratios B/A — drift common to
-       both sides cancels in a pair, which is what interleaving is for — and for unpaired
-       data the larger of the two sides' run-to-run CVs;
-    3. p_adjusted < α and |ratio − 1| ≥ min_effect → regression / improvement
-       (ratio > 1 is worse when ``lower_is_better``, better otherwise);
-    4. CI ⊂ [1 − min_effect, 1 + min_effect] → no change;
-    5. otherwise inconclusive, ``runs_needed`` = max(pairs for 90 % power of the
-       paired t-test at min_effect, Wilcoxon minimum pairs) − n, at least 1.
-    """
-    if ci.n < 2:
-        return Decision(Verdict.INSUFFICIENT_DATA, None, f"{ci.n} paired run(s); need 2")
-    cv_problem = _cv_problem(cv, cv_label)
-    if cv_problem is not None:
-        return Decision(Verdict.UNSTABLE, None, cv_problem)
-    effect = ci.ratio - 1.0
-    if p_adjusted < alpha and abs(effect) >= min_effect:
-        verdict = _significant_verdict(ci, lower_is_better)
-        reason = f"B/A {effect:+.1%}, p_adj {p_adjusted:.2g} < {alpha:g}"
-        return Decision(verdict, None, reason)
-    if 1.0 - min_effect <= ci.low and ci.high <= 1.0 + min_effect:
-        reason = f"CI [{ci.low:.3f}, {ci.high:.3f}] within ±{_pct(min_effect)}"
-        return Decision(Verdict.NO_CHANGE, None, reason)
-    more = _more_runs(ci, min_effect, alpha)
-    reason = "needs more runs" if more is None else f"needs ~{more} more runs"
-    return Decision(Verdict.INCONCLUSIVE, more, reason)
+
+def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> Decision:
+    """Row ``i`` of a judgement as a Decision with its reason (and runs needed)."""
+    verdict = VERDICTS[int(j.verdict[i])]
+    row = i if isinstance(i, int) else i[-1]
+    min_effect = float(rows.min_effect[row])
+    note = f"; {int(j.dropped[i])} outlier run(s) dropped" if j.dropped[i] else ""
+    n = min(int(j.effect.n_a[i]), int(j.effect.n_b[i]))
+    if n == 0:
+        return Decision(verdict, None, "no runs on one side")
+    if n == 1 or (j.effect.se[i] == 0 and verdict is not Verdict.INCONCLUSIVE):
+        label = SINGLE_SAMPLE if n == 1 else CONSTANT
+        return Decision(verdict, None, _single_reason(j, i, rule, label), statistics=False)
+    if verdict is Verdict.INCONCLUSIVE:
+        more = _more_runs(j, i, min_effect, rule)
+        text = "needs more runs" if more is None else f"needs ~{more} more runs"
+        return Decision(verdict, more, text + note)
+    return Decision(verdict, None, _reason(j, i, verdict, min_effect, rule) + note)

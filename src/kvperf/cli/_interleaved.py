@@ -29,7 +29,7 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--config", type=local_path,
                    help="JSON config (default: built-in SET/GET matrix)")
     p.add_argument("--runs", type=int, default=None,
-                   help=f"interleaved rounds (default {default_runs}; ≥ 8 for p < 0.01; "
+                   help=f"interleaved rounds (default {default_runs}; ≥ 5 to flag 5× the CV; "
                         f"{INSTRUCTION_RUNS} with --measure instructions)")
     p.set_defaults(default_runs=default_runs)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),

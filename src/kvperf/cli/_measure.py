@@ -8,11 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
-from kvperf.analysis.instructions import (
-    DEFAULT_MIN_EFFECT,
-    InstructionVerdict,
-    compare_instructions,
-)
+from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
+from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS, MEASURES
@@ -70,6 +67,6 @@ def instruction_verdicts(args: argparse.Namespace, result: SidesResult, dirs: li
         out.print(f"markdown report: {args.output}")
     out.print(f"results: {' and '.join(map(str, dirs))} (order seed {result.seed})")
     failed = result.failed
-    regressed = any(m.decision.verdict is InstructionVerdict.REGRESSION
+    regressed = any(m.decision.verdict is Verdict.REGRESSION
                     for s in results for m in s.metrics)
     return 1 if failed or (regressed and args.fail_on_regression) else 0

@@ -20,6 +20,7 @@ from kvperf.cli._interleaved import (
 )
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.cli._paths import command_path, local_path
+from kvperf.cli.compare_results import add_water_line, rule_from
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
@@ -42,6 +43,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", type=local_path, help="write the markdown report here")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a regression")
+    add_water_line(p)
     add_compare_arguments(p)
     p.set_defaults(handler=handle)
 
@@ -69,6 +71,7 @@ def _name(side: str, prepared: Any) -> str:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
+    rule = rule_from(args)
     sides = _sides(args, console)
     result, prepared = run_sides(args, sides, "compare", console)
     names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
@@ -76,7 +79,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if args.measure != "timing":
         return instruction_verdicts(args, result, [p.out_dir for p in prepared.values()],
                                     names, out)
-    results = compare_paired(result.a_rows, result.b_rows, args.metrics)
+    results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)
     out.print(terminal_table(results, *names))
     for side in sides:
         if side.blocked:

@@ -10,9 +10,17 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.analysis.comparison import compare_summaries
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
-from kvperf.report.history import change_table, history_table, index, series_order
+from kvperf.report.comparison import verdict_text
+from kvperf.report.history import (
+    CellIndex,
+    change_table,
+    history_table,
+    index,
+    series_order,
+)
 from kvperf.store.db import open_store, redact, resolve_url
 from kvperf.store.history import (
     COMMON_METRICS,
@@ -31,7 +39,8 @@ def add_parser(subparsers: Any) -> None:
         "history", help="per-series results over commits from the database",
         description="Per series (command and parameters): the mean over trials, n and CV of "
                     "each revision (commit, or label when no commit was given); with --sha A "
-                    "B the %% change per metric between two revisions.")
+                    "B the %% change per metric between two revisions and its verdict (the "
+                    "rule of compare-results, from the stored means and sds).")
     p.add_argument("--last", type=int, default=10, help="newest revisions to show (default 10)")
     p.add_argument("--sha", nargs=2, metavar=("A", "B"),
                    help="compare two revisions (sha prefixes or labels): %% change per metric")
@@ -61,6 +70,18 @@ def _json(cells: list[Cell]) -> str:
                        for c in cells], indent=1)
 
 
+def _verdicts(cells: CellIndex, keys: list[str], a: str, b: str, names: list[str]
+              ) -> dict[str, dict[str, str]]:
+    """The verdict rule on the two revisions' stored summaries: series → metric → text."""
+    items = [(key, name, (ca.n, ca.mean, ca.sd), (cb.n, cb.mean, cb.sd))
+             for key in keys for name in names
+             if (ca := cells.get((key, a, name))) and (cb := cells.get((key, b, name)))]
+    out: dict[str, dict[str, str]] = {}
+    for (key, name, _, _), d in zip(items, compare_summaries(items), strict=True):
+        out.setdefault(key, {})[name] = verdict_text(d)
+    return out
+
+
 def handle(args: argparse.Namespace, console: Console) -> int:
     if args.last < 1:
         raise UsageError(f"--last must be at least 1, got {args.last}")
@@ -85,9 +106,10 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         console.print(f"no results in {redact(url)} match", highlight=False)
         return 0
     cells = index(found)
+    verdicts = _verdicts(cells, series_order(found, fields), a, b, names) if args.sha else {}
     for key in series_order(found, fields):
         if args.sha:
-            out.print(change_table(key, fields[key], a, b, cells, names))
+            out.print(change_table(key, fields[key], a, b, cells, names, verdicts.get(key)))
         else:
             out.print(history_table(key, fields[key], revisions, cells, names))
     return 0

@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections import Counter
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from kvperf.analysis.comparison import compare_paired, describe_group
-from kvperf.analysis.power import runs_needed
+from kvperf.analysis.comparison import (
+    GroupKey,
+    MetricComparison,
+    compare_paired,
+    describe_group,
+)
+from kvperf.analysis.power import runs_to_flag
+from kvperf.analysis.verdict import DEFAULT_ALPHA, min_effect_for
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
 from kvperf.cli._interleaved import (
     Side,
@@ -26,10 +33,11 @@ from kvperf.core.errors import BuildError, UsageError
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "noise", help="A/A run: CV per metric and runs needed to detect 2%% and 3%% effects",
+        "noise", help="A/A run: CV per metric and runs needed to flag 3%% and 10%% changes",
         description="Run one server against itself, interleaved, and report the coefficient "
-                    "of variation per metric and the interleaved runs needed to detect a 2%% "
-                    "or 3%% effect (α=0.01, 90%% power), plus any false verdict.")
+                    "of variation per metric, the interleaved runs the verdict rule needs to "
+                    "flag a 3%% or 10%% change (90%% chance, at the level a row has when its "
+                    "whole series moves), and any false verdict.")
     p.add_argument("--server-bin", type=command_path,
                    help="server binary (default: the usual resolution)")
     p.add_argument("--commit", metavar="REF", help="build REF of --repo and use its server")
@@ -38,8 +46,19 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _needed(sd: float, effect: float) -> str:
-    return "-" if math.isnan(sd) else str(runs_needed(sd, effect))
+FLAG_EFFECTS = (0.03, 0.10)
+
+
+def _needed(c: MetricComparison, effect: float, level: float) -> str:
+    """Rounds for the rule to flag ``effect`` on this row; "-" below its minimum effect."""
+    runs = runs_to_flag(effect, c.ci.sd_log, min_effect_for(c.metric), level, paired=True)
+    return "-" if runs is None else str(runs)
+
+
+def _levels(results: list[MetricComparison]) -> dict[GroupKey, float]:
+    """α × (rows of the series) / (rows): BH's level for a row when its whole series moves."""
+    sizes = Counter(c.group for c in results)
+    return {group: DEFAULT_ALPHA * size / len(results) for group, size in sizes.items()}
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
@@ -57,14 +76,17 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     a = prepared["A"]
     table = Table(title=f"A/A noise · {a.context.server_version} · {a.driver.name} · "
                         f"{args.runs} rounds")
-    for name in ("series", "metric", "CV A", "CV B", "σ log-ratio", "runs for 2%",
-                 "runs for 3%", "verdict"):
+    for name in ("series", "metric", "CV A", "CV B", "σ log-ratio",
+                 *(f"runs for {e:.0%}" for e in FLAG_EFFECTS), "verdict"):
         table.add_column(name)
-    for c in compare_paired(result.a_rows, result.b_rows, "all"):
+    results = compare_paired(result.a_rows, result.b_rows, "all")
+    levels = _levels(results)
+    for c in results:
         sd = c.ci.sd_log
         table.add_row(describe_group(c.group), c.metric, f"{c.base.cv:.1%}", f"{c.new.cv:.1%}",
-                      "-" if math.isnan(sd) else f"{sd:.2%}", _needed(sd, 0.02),
-                      _needed(sd, 0.03), c.decision.verdict.value)
+                      "-" if math.isnan(sd) else f"{sd:.2%}",
+                      *(_needed(c, e, levels[c.group]) for e in FLAG_EFFECTS),
+                      c.decision.verdict.value)
     Console(width=None if sys.stdout.isatty() else 220).print(table)
     result.check_store()
     return 0

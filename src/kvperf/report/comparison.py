@@ -7,7 +7,7 @@ import math
 from rich.table import Table
 
 from kvperf.analysis.comparison import GroupKey, MetricComparison, describe_group
-from kvperf.analysis.verdict import Verdict
+from kvperf.analysis.verdict import Decision, Verdict
 
 VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
                 Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
@@ -24,9 +24,20 @@ def _p(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2g}"
 
 
+_EXPLAINED = (Verdict.INCONCLUSIVE, Verdict.UNSTABLE)
+
+
 def _verdict(c: MetricComparison) -> str:
-    text = VERDICT_MARK[c.decision.verdict]
-    return f"{text} ({c.decision.reason})" if c.decision.verdict is Verdict.INCONCLUSIVE else text
+    return verdict_text(c.decision)
+
+
+def verdict_text(d: Decision) -> str:
+    """The verdict, with its reason where the reader needs one: what would settle an
+    inconclusive row, why a row is unstable, and that a single sample had no statistics."""
+    text = VERDICT_MARK[d.verdict]
+    if not d.statistics:  # single sample or constant sides: say so, with the water line
+        return f"{text} ({d.reason})"
+    return f"{text} ({d.reason})" if d.verdict in _EXPLAINED else text
 
 
 def ordered(results: list[MetricComparison]) -> list[MetricComparison]:
@@ -40,16 +51,20 @@ def _md_row(c: MetricComparison) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (BH) | verdict |\n"
+MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (adj.) | verdict |\n"
              "| --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
-UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, Welch 95% CI on logs); p: "
-                 "Mann–Whitney U, Benjamini–Hochberg adjusted; verdicts at α=0.01 beyond the "
-                 "minimum effect (2% throughput, 5% latency).")
+_RULE = ("verdicts: significant at α=0.01 and beyond the minimum effect (2% throughput and "
+         "CPU, 5% latency); no change when the 95% CI lies inside it; unstable above 10% CV; "
+         "one value per side: the % change against the water line, without statistics.")
+_ADJUSTED = ("adjusted across series (Simes + Benjamini–Hochberg) and within them (BH); ")
+UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, 95% t CI on logs); p: two-sample "
+                 "t-test on logs, " + _ADJUSTED + "Mann–Whitney U as a robustness check; "
+                 + _RULE)
 PAIRED_NOTE = ("Interleaved runs, paired by round: ratio = geometric mean of B/A per round with "
-               "a 95% CI; p: Wilcoxon signed-rank, Benjamini–Hochberg adjusted; verdicts at "
-               "α=0.01 beyond the minimum effect (2% throughput, 5% latency).")
+               "a 95% t CI; p: paired t-test on the log ratios, " + _ADJUSTED
+               + "Wilcoxon signed-rank as a robustness check; " + _RULE)
 
 
 def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
@@ -75,7 +90,7 @@ def markdown(results: list[MetricComparison], unmatched: list[GroupKey],
 
 def terminal_table(results: list[MetricComparison], base_name: str, new_name: str) -> Table:
     table = Table(title=f"{new_name} vs {base_name}")
-    for name in ("series", "metric", "baseline", "new", "change", "ratio [95% CI]", "p (BH)",
+    for name in ("series", "metric", "baseline", "new", "change", "ratio [95% CI]", "p (adj.)",
                  "verdict"):
         table.add_column(name)
     for c in ordered(results):

@@ -4,7 +4,7 @@ the two-revision view (rapidbyte-style): per metric A, B and the % change."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -73,9 +73,10 @@ def history_table(key: str, fields: dict[str, Any], revisions: Sequence[Revision
 
 
 def change_table(key: str, fields: dict[str, Any], a: str, b: str, cells: CellIndex,
-                 names: Sequence[str]) -> Table:
+                 names: Sequence[str], verdicts: Mapping[str, str] | None = None) -> Table:
+    """Per metric: A, B, the % change and (``verdicts``: metric → text) the verdict."""
     table = Table(title=f"{describe(fields)} · series {key}", title_justify="left")
-    for column in ("metric", short(a), "n", "CV", short(b), "n", "CV", "change"):
+    for column in ("metric", short(a), "n", "CV", short(b), "n", "CV", "change", "verdict"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for name in names:
         ca, cb = cells.get((key, a, name)), cells.get((key, b, name))
@@ -84,5 +85,6 @@ def change_table(key: str, fields: dict[str, Any], a: str, b: str, cells: CellIn
         change = change_percent(ca, cb)
         table.add_row(name, _number(ca.mean) if ca else "-", str(ca.n) if ca else "-", _cv(ca),
                       _number(cb.mean) if cb else "-", str(cb.n) if cb else "-", _cv(cb),
-                      "-" if math.isnan(change) else f"{change:+.1f}%")
+                      "-" if math.isnan(change) else f"{change:+.1f}%",
+                      (verdicts or {}).get(name, "-"))
     return table

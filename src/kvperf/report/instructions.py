@@ -11,17 +11,16 @@ from rich.table import Table
 
 from kvperf.analysis.comparison import describe_group
 from kvperf.analysis.instructions import (
+    InstructionDecision,
     InstructionMetric,
-    InstructionVerdict,
     MovedFunction,
     SeriesInstructions,
 )
+from kvperf.analysis.verdict import Verdict
 
-MARK = {InstructionVerdict.REGRESSION: "🔴 regression",
-        InstructionVerdict.IMPROVEMENT: "🟢 improvement",
-        InstructionVerdict.NO_CHANGE: "no change",
-        InstructionVerdict.WITHIN_NOISE: "⚪ within noise",
-        InstructionVerdict.INSUFFICIENT_DATA: "insufficient data (needs ≥ 2 runs per side)"}
+MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
+        Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
+        Verdict.UNSTABLE: "🟠 unstable", Verdict.INSUFFICIENT_DATA: "insufficient data"}
 
 
 def _pct(value: float) -> str:
@@ -39,7 +38,12 @@ def _side(values: tuple[float, ...]) -> str:
 def _metric_cells(series: SeriesInstructions, m: InstructionMetric) -> list[str]:
     d = m.decision
     return [describe_group(series.group), m.label, _side(m.base), _side(m.new),
-            f"{d.change:+.3%}", _pct(d.threshold), MARK[d.verdict]]
+            f"{d.change:+.3%}", _pct(d.threshold), _verdict(d)]
+
+
+def _verdict(d: InstructionDecision) -> str:
+    explained = d.verdict in (Verdict.INCONCLUSIVE, Verdict.UNSTABLE) or not d.statistics
+    return f"{MARK[d.verdict]} ({d.reason})" if explained else MARK[d.verdict]
 
 
 METRIC_COLUMNS = ("series", "metric", "baseline", "new", "change", "threshold", "verdict")
@@ -76,8 +80,10 @@ def _md(cells: list[str]) -> str:
 
 
 NOTE = ("Instructions counted by callgrind during the measure stage only. A metric is flagged "
-        "when its change exceeds both the minimum effect ({min_effect:.1%}) and 5× the spread "
-        "(max − min) / mean seen within either side; more instructions is worse. Moved "
+        "when the t-test on log counts is significant at α=0.01 (corrected across series, as "
+        "in every kvperf comparison) and its change is beyond the minimum effect "
+        "({min_effect:.1%}); one run per side: the change against the minimum effect, "
+        "without statistics. More instructions is worse. Moved "
         "functions: inclusive cost per request, callers of a changed function move with it, "
         "so the most specific function of a similar move is listed first.")
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
 
-from kvperf.analysis.comparison import compare, compare_paired, group_key
+from kvperf.analysis.comparison import compare, compare_paired, compare_summaries, group_key
 from kvperf.analysis.verdict import Verdict
 from tests.helpers import run_kvperf
 
@@ -95,3 +96,66 @@ def test_a_pair_ratio_that_wanders_is_unstable() -> None:
     paired = compare_paired(base, new, "rps")[0]
     assert paired.decision.verdict is Verdict.UNSTABLE
     assert paired.decision.reason.startswith("paired B/A ratio CV")
+
+
+def _seed_rows(command: str, rps: list[float]) -> list[dict[str, Any]]:
+    """Seed-format rows as valkey-benchmark writes them: avg/p50 = clients/rps, the other
+    latency fields constant (the issue's files)."""
+    return [{"command": command, "data_size": 16, "pipeline": 1, "clients": 50,
+             "requests": 100000, "rps": v, "avg_latency_ms": 50_000 / v,
+             "p50_latency_ms": 50_000 / v * 0.98, "min_latency_ms": 0.103,
+             "p95_latency_ms": 0.791, "p99_latency_ms": 1.015, "max_latency_ms": 2.311,
+             "cluster_mode": False, "tls": False} for v in rps]
+
+
+def test_the_issues_example_flags_set_rps_and_leaves_get_alone(tmp_path: Path) -> None:
+    """Issue 17: 6 runs per side, SET rps 100,189 (CV 0.8%) → 89,563 (CV 1.1%), GET the same.
+    Under the rank-test rule every row was inconclusive (Mann–Whitney floor 0.0022, BH 0.022)."""
+    base = _seed_rows("SET", noisy(100_189, 6, 0.008, 11)) + \
+        _seed_rows("GET", noisy(120_000, 6, 0.008, 12))
+    new = _seed_rows("SET", noisy(89_563, 6, 0.011, 13)) + \
+        _seed_rows("GET", noisy(120_000, 6, 0.008, 14))
+    results, _ = compare(base, new, "all")
+    verdicts = {(dict(r.group)["command"], r.metric): r.decision.verdict for r in results}
+    assert verdicts[("SET", "rps")] is Verdict.REGRESSION
+    assert verdicts[("SET", "avg_latency_ms")] is Verdict.REGRESSION
+    assert verdicts[("GET", "rps")] is Verdict.NO_CHANGE
+    assert all(v is Verdict.NO_CHANGE for (cmd, _), v in verdicts.items() if cmd == "GET")
+    files = tmp_path / "base.json", tmp_path / "new.json"
+    for path, rows_ in zip(files, (base, new), strict=True):
+        path.write_text(json.dumps(rows_))
+    done = run_kvperf("compare-results", *files, "--fail-on-regression")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "regression" in done.stdout
+
+
+def test_one_row_per_side_is_judged_against_the_water_line(tmp_path: Path) -> None:
+    """The first-hour issue, item 6: one value per side, an 18% drop."""
+    base, new = tmp_path / "a.json", tmp_path / "b.json"
+    base.write_text(json.dumps(rows([100_000.0], "a")))
+    new.write_text(json.dumps(rows([82_000.0], "b")))
+    results, _ = compare(rows([100_000.0], "a"), rows([82_000.0], "b"), "rps")
+    assert results[0].decision.verdict is Verdict.REGRESSION
+    assert not results[0].decision.statistics
+    done = run_kvperf("compare-results", base, new, "--fail-on-regression", "--output",
+                      tmp_path / "r.md")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "single sample, no statistics" in (tmp_path / "r.md").read_text()
+    wide = run_kvperf("compare-results", base, new, "--fail-on-regression",
+                      "--water-line", "20", "--metrics", "rps")
+    assert wide.returncode == 0, wide.stdout + wide.stderr
+    bad = run_kvperf("compare-results", base, new, "--water-line", "0")
+    assert bad.returncode == 2 and "--water-line" in bad.stderr
+
+
+def test_stored_summaries_get_the_same_rule() -> None:
+    """history --sha: (n, mean, sd) per side; one series falls 10% at 1% CV, one is flat,
+    one has a single trial per side (the water line)."""
+    items = [("s1", "rps", (5, 100.0, 1.0), (5, 90.0, 0.9)),
+             ("s1", "p50_latency_ms", (5, 1.0, 0.01), (5, 1.11, 0.011)),
+             ("s2", "rps", (5, 100.0, 0.5), (5, 100.2, 0.5)),
+             ("s3", "rps", (1, 100.0, math.nan), (1, 80.0, math.nan))]
+    verdicts = [d.verdict for d in compare_summaries(items)]
+    assert verdicts == [Verdict.REGRESSION, Verdict.REGRESSION, Verdict.NO_CHANGE,
+                        Verdict.REGRESSION]
+    assert not compare_summaries(items)[3].statistics

@@ -7,12 +7,12 @@ import math
 import pytest
 
 from kvperf.analysis.instructions import (
-    InstructionVerdict,
+    InstructionDecision,
     compare_instructions,
-    decide,
     moved_functions,
     relative_spread,
 )
+from kvperf.analysis.verdict import Verdict
 
 
 def test_relative_spread_by_hand() -> None:
@@ -21,32 +21,42 @@ def test_relative_spread_by_hand() -> None:
     assert math.isnan(relative_spread([5.0]))
 
 
-def test_flagged_beyond_min_effect_and_five_spreads() -> None:
-    # base mean 1000, spread 2/1000 = 0.2%; new mean 1030 → +3%; threshold max(0.5%, 1%) = 1%
-    d = decide([999.0, 1001.0], [1030.0, 1030.0])
-    assert d.verdict is InstructionVerdict.REGRESSION and d.flagged
-    assert d.change == pytest.approx(0.03) and d.threshold == pytest.approx(0.01)
-    assert decide([1030.0, 1030.0], [999.0, 1001.0]).verdict is InstructionVerdict.IMPROVEMENT
+def _judged(base: list[float], new: list[float], min_effect: float = 0.005
+            ) -> InstructionDecision:
+    """One series' instructions/request judged by the shared rule."""
+    a = [_row("SET", i, v, 1800.0, "setCommand") for i, v in enumerate(base)]
+    b = [_row("SET", i, v, 1800.0, "setCommand") for i, v in enumerate(new)]
+    return compare_instructions(a, b, min_effect)[0].metrics[0].decision
 
 
-def test_a_change_inside_five_spreads_is_within_noise() -> None:
-    # spread (1010 - 990) / 1000 = 2% → threshold 10%; change +3% is beyond 0.5% but inside
-    d = decide([990.0, 1010.0], [1030.0, 1030.0])
-    assert d.verdict is InstructionVerdict.WITHIN_NOISE and d.threshold == pytest.approx(0.10)
+def test_flagged_when_significant_and_beyond_the_minimum_effect() -> None:
+    # logs of 999, 1001 vs 1030, 1030: d = 0.0305, pooled sd 0.0014, se 0.0014 on 2 df:
+    # t ≈ 21.6, p ≈ 0.002 ≤ 0.01 (one series: no correction), +3% beyond 0.5%
+    d = _judged([999.0, 1001.0], [1030.0, 1030.0])
+    assert d.verdict is Verdict.REGRESSION and d.flagged
+    assert d.change == pytest.approx(0.03) and d.threshold == pytest.approx(0.005)
+    assert d.spread == pytest.approx(0.002)
+    assert _judged([1030.0, 1030.0], [999.0, 1001.0]).verdict is Verdict.IMPROVEMENT
 
 
-def test_small_changes_are_no_change_even_without_spread() -> None:
-    # identical runs: spread 0, threshold = min effect 0.5%; +0.4% is no change
-    assert decide([1000.0, 1000.0], [1004.0, 1004.0]).verdict is InstructionVerdict.NO_CHANGE
-    # +0.6% beats both 0.5% and 5 × 0 → flagged; a 1% minimum effect turns it into no change
-    assert decide([1000.0, 1000.0], [1006.0, 1006.0]).flagged
-    assert decide([1000.0, 1000.0], [1006.0, 1006.0], min_effect=0.01).verdict \
-        is InstructionVerdict.NO_CHANGE
+def test_a_change_the_spread_cannot_settle_is_inconclusive() -> None:
+    # spread ±1% on 2 runs per side: t ≈ 2.1 on 2 df for +3%
+    d = _judged([990.0, 1010.0], [1030.0, 1030.0])
+    assert d.verdict is Verdict.INCONCLUSIVE and d.reason.startswith("needs ~")
 
 
-def test_one_run_is_never_a_verdict() -> None:
-    d = decide([1000.0], [2000.0, 2000.0])
-    assert d.verdict is InstructionVerdict.INSUFFICIENT_DATA and d.change == pytest.approx(1.0)
+def test_constant_sides_are_exact() -> None:
+    # identical runs: any change beyond the minimum effect is flagged, inside it no change
+    assert _judged([1000.0, 1000.0], [1004.0, 1004.0]).verdict is Verdict.NO_CHANGE
+    assert _judged([1000.0, 1000.0], [1006.0, 1006.0]).flagged
+    assert _judged([1000.0, 1000.0], [1006.0, 1006.0], min_effect=0.01).verdict \
+        is Verdict.NO_CHANGE
+
+
+def test_one_run_per_side_uses_the_minimum_effect_as_water_line() -> None:
+    d = _judged([1000.0], [1010.0])
+    assert d.verdict is Verdict.REGRESSION and not d.statistics
+    assert d.reason.startswith("single sample, no statistics: +1.0% vs the ±0.5% water line")
 
 
 def test_the_most_specific_function_of_a_similar_move_comes_first() -> None:

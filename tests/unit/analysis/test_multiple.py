@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kvperf.analysis.multiple import benjamini_hochberg
+from kvperf.analysis.multiple import benjamini_hochberg, bh_adjust, simes, two_stage
 
 
 def test_hand_computed_example() -> None:
@@ -62,3 +62,39 @@ def test_single_pvalue_unchanged() -> None:
 def test_rejects_out_of_range(bad: list[float]) -> None:
     with pytest.raises(ValueError):
         benjamini_hochberg(bad)
+
+
+# --- Simes and the two-stage (families, then members) correction --------------------------
+
+
+def test_simes_hand_value() -> None:
+    # p = 0.001, 0.002, 0.5, 0.3 (m = 4): sorted m·p/i = 0.004, 0.004, 0.4, 0.5 → 0.004
+    assert float(simes(np.array([0.001, 0.002, 0.5, 0.3]))) == pytest.approx(0.004)
+    assert float(simes(np.array([0.02, math.nan]))) == pytest.approx(0.02)  # m = 1
+
+
+def test_two_stage_hand_values() -> None:
+    """Family 0 Simes 0.004, family 1 Simes 0.08; BH over the two: 0.008 and 0.08, so one
+    family is selected (R = 1, K = 2) and tested within at 0.01 · 1/2 = 0.005: BH within
+    family 0 gives 0.004, 0.004, 0.4, 0.5, scaled by K/R = 2."""
+    p = np.array([0.001, 0.002, 0.5, 0.3, 0.02, 0.4, 0.6, 0.9])
+    family = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    adjusted, threshold = two_stage(p, family, 0.01)
+    np.testing.assert_allclose(adjusted[:4], [0.008, 0.008, 1.0, 0.8])
+    assert (adjusted[4:] > 0.01).all()
+    # thresholds: significant rows α·R/K·R_f/m_f = 0.01·½·2/4; the others of family 0
+    # α·½·3/4; family 1 (needs selecting: R + 1 = 2) α·2/2·1/4
+    np.testing.assert_allclose(threshold, [0.0025, 0.0025, 0.00375, 0.00375] + [0.0025] * 4)
+
+
+def test_two_stage_with_one_family_is_benjamini_hochberg() -> None:
+    p = np.random.default_rng(3).uniform(0, 0.05, 12)
+    adjusted, _ = two_stage(p, np.zeros(12, dtype=np.int64), 0.01)
+    np.testing.assert_allclose(adjusted, bh_adjust(p))
+
+
+def test_bh_adjust_batches_along_the_last_axis() -> None:
+    p = np.array([[0.01, 0.04, 0.03, 0.005], [0.5, 0.5, math.nan, 0.001]])
+    out = bh_adjust(p)
+    np.testing.assert_allclose(out[0], [0.02, 0.04, 0.04, 0.02])
+    np.testing.assert_allclose(out[1], [0.5, 0.5, math.nan, 0.003])

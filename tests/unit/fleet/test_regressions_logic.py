@@ -7,7 +7,15 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from kvperf.analysis.regressions import CommitValue, Series, Thresholds, find_all, series_findings
+from kvperf.analysis.regressions import (
+    CommitValue,
+    Series,
+    Thresholds,
+    find_all,
+    judge_step,
+    series_findings,
+)
+from kvperf.analysis.verdict import Verdict
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -71,3 +79,17 @@ def test_since_filters_by_first_commit_of_new_regime_and_regressions_come_first(
                                                              ("a", "improvement")]
     late = find_all(both, since=T0 + timedelta(hours=20))
     assert [f.series_key for f in late] == ["b"]
+
+
+def test_change_points_are_judged_by_the_verdict_rule() -> None:
+    """A 30% step in a series with 15% CV segments: detected, but the rule calls it unstable
+    (CV above 10%), so no finding; the same step at 1% CV is a regression with the rule's p."""
+    noisy = _noisy(60, 0.15, 7)
+    noisy[30:] *= 0.7
+    assert series_findings(_series(noisy)) == []
+    clean = _noisy(60, 0.01, 7)
+    clean[30:] *= 0.7
+    (f,) = series_findings(_series(clean))
+    assert f.direction == "regression" and f.pvalue < 1e-10
+    verdict, p = judge_step(clean[:30], clean[30:], "rps", Thresholds())
+    assert verdict is Verdict.REGRESSION and p == f.pvalue
