@@ -111,6 +111,9 @@ def targets(results: dict[Cell, Result]) -> list[str]:
               f"{r.cell.noise}: ≥ 90%", r.rates.detected, r.cell) for r in ten]
     rows.append(("inconclusive rows whose adjusted CI does not straddle the minimum effect",
                  *_worst(values, "not_straddling", False)))
+    rows.append(("inconclusive rows whose 95% CI lies wholly beyond it (worst cell; n ≥ 5)",
+                 *_worst([r for r in values if r.cell.n >= 5], "ci95_beyond", False)))
+    rows.append(("the same, any n (worst cell)", *_worst(values, "ci95_beyond", False)))
     out = [f"{name}: {value * 100:.2f}%  ({cell})" for name, value, cell in rows]
     pooled_aa = sum(r.rates.any_flag * r.reps for r in aa) / max(1, sum(r.reps for r in aa))
     out.append(f"A/A false flags pooled over {len(aa)} cells: {pooled_aa * 100:.3f}%")

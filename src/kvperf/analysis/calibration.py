@@ -155,7 +155,7 @@ def rates(j: Judgement) -> Rates:
     wrong = flagged[:, len(METRICS):].any(axis=1) | (
         j.verdict[:, series0] == VERDICTS.index(Verdict.IMPROVEMENT)).any(axis=1)
     inconclusive = j.verdict == _INCONCLUSIVE
-    bad, beyond = _straddle(j, inconclusive)
+    bad, beyond = _straddle(j, inconclusive & (j.effect.se > 0))  # no spread: water line
     return Rates(float(flagged.any(axis=1).mean()),
                  float((j.verdict[:, 0] == VERDICTS.index(Verdict.REGRESSION)).mean()),
                  float(wrong.mean()), bad, beyond)

@@ -187,7 +187,7 @@ def _decisions(found: list[tuple[GroupKey, str, tuple[float, ...], tuple[float, 
     groups = list(dict.fromkeys(key for key, _, _, _ in found))
     rows = Rows(np.full(len(found), min_effect), np.ones(len(found), dtype=bool),
                 np.array([groups.index(key) for key, _, _, _ in found], dtype=np.int64))
-    rule = Rule(water_line=min_effect)
+    rule = Rule(water_line=min_effect, constant_runs=2)  # counts repeat by design, not chance
     j = judge(la, lb, False, rows, rule)
     out = []
     for k, (_, _, b, n) in enumerate(found):

@@ -6,10 +6,11 @@ runs on the last array axis (log values, NaN = absent).
 
 0. Outlier runs of a series (a stall: > 1.5× off the side's median, at most one run in
    five; ``outliers``) are dropped from every metric of that series.
-1. A side with no value → insufficient data. A side with one value, or both sides
-   constant (a spread below the values' resolution: quantized latencies, deterministic
-   instruction counts) → no statistics: the change against a water line (default ±5%),
-   labelled "single sample, no statistics" or "constant on both sides, no statistics".
+1. A side with no value → insufficient data. A side with one value, or no spread at all
+   (values, or paired ratios, that repeat exactly: quantized latencies, deterministic
+   instruction counts; flagged only from ``Rule.constant_runs`` runs per side) → no
+   statistics: the change against a water line (default ±5%), labelled "single sample, no
+   statistics" or "no spread between runs, no statistics".
 2. CV above 10% (paired: of the per-round ratios B/A, where drift shared by a round
    cancels; unpaired: the larger side's run-to-run CV) → unstable.
 3. Significant and beyond the minimum effect → regression / improvement. Significant: the
@@ -37,7 +38,6 @@ interval always straddles the minimum effect. Measured false-alarm and detection
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -76,20 +76,24 @@ class Verdict(StrEnum):
 
 VERDICTS = tuple(Verdict)
 SINGLE_SAMPLE = "single sample, no statistics"
-CONSTANT = "constant on both sides, no statistics"
+CONSTANT = "no spread between runs, no statistics"
 
 
 @dataclass(frozen=True)
 class Rule:
-    """The rule's levels: α (after Benjamini–Hochberg), the CV above which a row is unstable,
-    the water line of single samples, the confidence of the no-change interval, and the
-    chance a ``runs_needed`` estimate aims for."""
+    """The rule's levels: α (after the correction), the CV above which a row is unstable,
+    the water line of single samples, the confidence of the no-change interval, the chance a
+    ``runs_needed`` estimate aims for, and the runs per side from which sides without any
+    spread are flagged by the water line (quantized timings repeat by chance in 2 runs — the
+    calibration measured 0.2 points of A/A false flags from that — deterministic counts do
+    not: instruction mode uses 2)."""
 
     alpha: float = DEFAULT_ALPHA
     max_cv: float = MAX_CV
     water_line: float = DEFAULT_WATER_LINE
     confidence: float = CONFIDENCE
     power: float = DEFAULT_POWER
+    constant_runs: int = 3
 
 
 DEFAULT_RULE = Rule()
@@ -222,31 +226,19 @@ def judge_effect(e: fx.Effect, rows: Rows, rule: Rule = DEFAULT_RULE) -> Judgeme
     return _apply(e, rows, rule, np.zeros(e.estimate.shape, dtype=np.int64), runs, runs)
 
 
-def _constant(e: fx.Effect, la: FloatArray, lb: FloatArray) -> BoolArray:
-    """Rows whose sides are each constant (no spread to judge by). Paired rounds whose ratios
-    merely coincide (quantized values) are not: they stay inconclusive."""
-    if not e.paired or la.shape[-1] == 0:
-        return np.asarray(e.se == 0)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no runs
-        spread = (np.nanmax(la, axis=-1) - np.nanmin(la, axis=-1)
-                  + np.nanmax(lb, axis=-1) - np.nanmin(lb, axis=-1))
-    return np.asarray((e.se == 0) & (spread == 0))
-
-
 def _apply(e: fx.Effect, rows: Rows, rule: Rule, dropped: npt.NDArray[np.int64],
            la: FloatArray, lb: FloatArray) -> Judgement:
-    enough = np.minimum(e.n_a, e.n_b) >= 2
-    tested = enough & (e.se > 0)
+    n = np.minimum(e.n_a, e.n_b)
+    tested = (n >= 2) & (e.se > 0)
     p = np.where(tested, fx.p_values(e), np.nan)
     p_adjusted, threshold = two_stage(p, rows.family, rule.alpha)
     low, high = fx.interval(e, rule.confidence)
-    verdict = np.select(
-        [tested, enough & ~_constant(e, la, lb), np.minimum(e.n_a, e.n_b) == 0],
-        [_statistics(e, rows, rule, p_adjusted <= rule.alpha, low, high),
-         _code(Verdict.INCONCLUSIVE), _code(Verdict.INSUFFICIENT_DATA)],
-        _single(e, rows, rule))
+    verdict = np.select([tested, n == 0],
+                        [_statistics(e, rows, rule, p_adjusted <= rule.alpha, low, high),
+                         _code(Verdict.INSUFFICIENT_DATA)], _single(e, rows, rule))
     flagged = np.isin(verdict, [_code(Verdict.REGRESSION), _code(Verdict.IMPROVEMENT)])
+    too_few = flagged & (n >= 2) & (e.se == 0) & (n < rule.constant_runs)
+    verdict = np.where(too_few, _code(Verdict.INCONCLUSIVE), verdict)
     ranks_ok = ranks_agree(la, lb, e.paired, flagged & tested)
     verdict = np.where(ranks_ok, verdict, _code(Verdict.UNSTABLE))
     return Judgement(e, p, p_adjusted, low, high, threshold, ranks_ok, dropped,
@@ -256,7 +248,8 @@ def _apply(e: fx.Effect, rows: Rows, rule: Rule, dropped: npt.NDArray[np.int64],
 @dataclass(frozen=True)
 class Decision:
     """One row's verdict, how many more runs (pairs) per side would settle it (inconclusive
-    only), why, and whether statistics made it (False: single sample against the water line)."""
+    only), why, and whether statistics made it (False: a single sample, or constant sides,
+    judged against the water line)."""
 
     verdict: Verdict
     runs_needed: int | None
@@ -316,9 +309,11 @@ def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> D
     n = min(int(j.effect.n_a[i]), int(j.effect.n_b[i]))
     if n == 0:
         return Decision(verdict, None, "no runs on one side")
-    if n == 1 or (j.effect.se[i] == 0 and verdict is not Verdict.INCONCLUSIVE):
+    if n == 1 or j.effect.se[i] == 0:
         label = SINGLE_SAMPLE if n == 1 else CONSTANT
-        return Decision(verdict, None, _single_reason(j, i, rule, label), statistics=False)
+        more = rule.constant_runs - n if verdict is Verdict.INCONCLUSIVE else None
+        text = _single_reason(j, i, rule, label) + (f"; needs ~{more} more runs" if more else "")
+        return Decision(verdict, more, text, statistics=False)
     if verdict is Verdict.INCONCLUSIVE:
         more = _more_runs(j, i, min_effect, rule)
         text = "needs more runs" if more is None else f"needs ~{more} more runs"

@@ -198,15 +198,19 @@ def test_median_unbiased_sd_hand_values() -> None:
 
 def test_constant_sides_have_no_spread_to_judge_by() -> None:
     """Quantized values (a 3-decimal min latency) can repeat exactly on both sides: no
-    statistics, the water line judges (a t-test would call any difference certain)."""
-    verdict, reason, _, statistics = _one([0.103, 0.103], [0.111, 0.111], "min_latency_ms")
+    statistics, the water line judges (a t-test would call any difference certain) — from 3
+    runs per side, since 2 equal values happen by chance."""
+    verdict, reason, _, statistics = _one([0.103] * 3, [0.111] * 3, "min_latency_ms")
     assert verdict is Verdict.REGRESSION and not statistics
-    assert reason == "constant on both sides, no statistics: +7.8% vs the ±5% water line"
+    assert reason == "no spread between runs, no statistics: +7.8% vs the ±5% water line"
     assert _one([0.103] * 3, [0.105] * 3, "min_latency_ms")[0] is Verdict.NO_CHANGE
+    verdict, reason, needed, _ = _one([0.103] * 2, [0.111] * 2, "min_latency_ms")
+    assert verdict is Verdict.INCONCLUSIVE and needed == 1 and reason.endswith("~1 more runs")
+    assert _one([0.103] * 2, [0.111] * 2, "min_latency_ms",
+                rule=Rule(constant_runs=2))[0] is Verdict.REGRESSION
 
 
-def test_paired_ratios_that_merely_coincide_are_inconclusive() -> None:
-    """Two rounds whose quantized ratios happen to be equal: no spread, but not constant."""
-    verdict, reason, needed, _ = _one([0.100, 0.110], [0.110, 0.121], "min_latency_ms",
-                                      paired=True)
-    assert verdict is Verdict.INCONCLUSIVE and needed is None and reason == "needs more runs"
+def test_paired_ratios_that_repeat_exactly_have_no_spread_either() -> None:
+    verdict, reason, _, _ = _one([0.100, 0.110, 0.120], [0.110, 0.121, 0.132],
+                                 "min_latency_ms", paired=True)
+    assert verdict is Verdict.REGRESSION and reason.startswith("no spread between runs")

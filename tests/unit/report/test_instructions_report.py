@@ -27,8 +27,8 @@ def test_markdown_shows_verdicts_and_moved_functions_most_specific_first() -> No
     assert text.startswith("## kvperf instructions: `B slow` vs `A base`")
     assert "1 series, 2 metric(s) flagged." in text
     assert "| SET P=16 | instructions/request | 5,705.0 (n=2, spread 0.00%) | " \
-           "5,801.0 (n=2, spread 0.00%) | +1.683% | 0.50% | 🔴 regression (constant on both " \
-           "sides, no statistics: +1.7% vs the ±0.5% water line) |" in text
+           "5,801.0 (n=2, spread 0.00%) | +1.683% | 0.50% | 🔴 regression (no spread between " \
+           "runs, no statistics: +1.7% vs the ±0.5% water line) |" in text
     moved = text.split("### SET P=16: inclusive cost moved most")[1].splitlines()
     assert moved[4] == "| setCommand | 2,056.8 | 2,152.9 | +96.1 | +4.67% |"
     assert moved[5].startswith("| call |") and moved[6].startswith("| aeMain |")
