@@ -295,6 +295,16 @@ def _reason(j: Judgement, i: Index, verdict: Verdict, min_effect: float, rule: R
             f"±{_pct(min_effect)}")
 
 
+def _why_not(j: Judgement, i: Index, min_effect: float, rule: Rule) -> str:
+    """Why an interval wholly beyond the minimum effect is still inconclusive: the level the
+    correction across the comparison's rows asks for is not reached."""
+    low, high = math.expm1(float(j.low[i])), math.expm1(float(j.high[i]))
+    if low < min_effect and high > -min_effect:
+        return ""
+    return (f": {rule.confidence:.0%} CI beyond ±{_pct(min_effect)} but p (adj.) "
+            f"{float(j.p_adjusted[i]):.2g} > {rule.alpha:g}")
+
+
 def _single_reason(j: Judgement, i: Index, rule: Rule, label: str) -> str:
     change = math.expm1(float(j.effect.estimate[i]))
     return f"{label}: {change:+.1%} vs the ±{rule.water_line * 100:g}% water line"
@@ -317,5 +327,5 @@ def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> D
     if verdict is Verdict.INCONCLUSIVE:
         more = _more_runs(j, i, min_effect, rule)
         text = "needs more runs" if more is None else f"needs ~{more} more runs"
-        return Decision(verdict, more, text + note)
+        return Decision(verdict, more, text + _why_not(j, i, min_effect, rule) + note)
     return Decision(verdict, None, _reason(j, i, verdict, min_effect, rule) + note)
