@@ -123,8 +123,10 @@ def targets(results: dict[Cell, Result]) -> list[str]:
 def runs_check(values: list[Result]) -> list[str]:
     """How often "needs ~N more runs" was enough, overall and by runs per side."""
     out = []
-    for label, group in [("all", values), *((f"n = {n}", [r for r in values if r.cell.n == n])
-                                            for n in NS)]:
+    groups = [("all", values), *((f"n = {n}", [r for r in values if r.cell.n == n])
+                                 for n in NS),
+              *((f"effect {e:.0%}", [r for r in values if r.cell.effect == e]) for e in EFFECTS)]
+    for label, group in groups:
         checked, concluded = sum(r.checked for r in group), sum(r.concluded for r in group)
         if checked:
             out.append(f"'needs ~N more runs' ({label}): {concluded} of {checked} inconclusive "

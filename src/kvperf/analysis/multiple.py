@@ -83,11 +83,12 @@ def two_stage(pvalues: FloatArray, family: npt.NDArray[np.int64], alpha: float
         for index, rows in enumerate(families):
             q_row = bh_adjust(p[..., rows])
             chosen = selected[..., index : index + 1]
-            adjusted[..., rows] = np.fmax(q_family[..., index : index + 1],
-                                          np.minimum(1.0, q_row * k / np.maximum(r, 1)))
+            row_adjusted = np.maximum(q_family[..., index : index + 1],
+                                      np.minimum(1.0, q_row * k / np.maximum(r, 1)))
+            adjusted[..., rows] = row_adjusted  # NaN where p is (not tested)
             m_f = np.sum(~np.isnan(p[..., rows]), axis=-1, keepdims=True)
-            r_f = np.sum(chosen & (adjusted[..., rows] <= alpha), axis=-1, keepdims=True)
-            own = np.where(adjusted[..., rows] <= alpha, r_f, np.minimum(r_f + 1, m_f))
+            r_f = np.sum(chosen & (row_adjusted <= alpha), axis=-1, keepdims=True)
+            own = np.where(row_adjusted <= alpha, r_f, np.minimum(r_f + 1, m_f))
             families_r = np.where(chosen, r, np.minimum(r + 1, k))
             threshold[..., rows] = alpha * families_r / k * own / m_f
-    return np.where(np.isnan(p), np.nan, adjusted), threshold
+    return adjusted, threshold

@@ -11,23 +11,26 @@ runs on the last array axis (log values, NaN = absent).
    instruction counts; flagged only from ``Rule.constant_runs`` runs per side) → no
    statistics: the change against a water line (default ±5%), labelled "single sample, no
    statistics" or "no spread between runs, no statistics".
-2. CV above 10% (paired: of the per-round ratios B/A, where drift shared by a round
-   cancels; unpaired: the larger side's run-to-run CV) → unstable.
-3. Significant and beyond the minimum effect → regression / improvement. Significant: the
+2. Significant and beyond the minimum effect → regression / improvement. Significant: the
    t-test on the log ratio (``effect``: paired t, or pooled/Welch two-sample t) at α = 0.01
    after a two-stage correction (``multiple.two_stage``: the series whose Simes p survives
    Benjamini–Hochberg across series, then BH among their metrics; when nothing changed,
    the chance of any flag is ≤ α). Beyond: |ratio − 1| ≥ 2% (throughput, CPU) or 5%
    (latency), ratio = geometric-mean ratio B/A. A rank test (Wilcoxon signed-rank or
    Mann–Whitney U) that disagrees downgrades the flag to unstable (``ranks``).
-4. The 95% t interval of the ratio inside [1 − min effect, 1 + min effect] → no change
+3. The 95% t interval of the ratio inside [1 − min effect, 1 + min effect] → no change
    (the two one-sided tests' criterion: Schuirmann 1987, "A comparison of the two one-sided
    tests procedure and the power approach for assessing the equivalence of average
    bioavailability", J. Pharmacokinet. Biopharm. 15:657–680).
+4. CV above 10% → unstable (paired: the CV of the per-round ratios B/A, where drift shared
+   by a round cancels; unpaired: the larger side's run-to-run CV). A noisy row can still be
+   flagged (rule 2: the t-test weighs the noise; the calibration found no more A/A false
+   flags, and a 20% change at 10% CV with 20 runs found in 100% of cases instead of 28%),
+   and still be "no change" (rule 3); unstable says why it is neither.
 5. Otherwise inconclusive, with the runs that would settle it under this same rule
    (``power.runs_to_conclude``: 90% chance, the measured effect and spread taken as true).
 
-Rule 3 is equivalent to: the selection-adjusted interval at level 1 − threshold (the raw p
+Rule 2 is equivalent to: the selection-adjusted interval at level 1 − threshold (the raw p
 at which the row becomes significant; Benjamini & Yekutieli 2005, "False discovery
 rate-adjusted multiple confidence intervals for selected parameters", JASA 100:71–81)
 excludes 1 and the estimate is beyond the minimum effect; so an inconclusive row's adjusted
@@ -185,14 +188,14 @@ def _beyond(estimate: FloatArray, limit: FloatArray | float) -> BoolArray:
 
 def _statistics(e: fx.Effect, rows: Rows, rule: Rule, significant: BoolArray,
                 low: FloatArray, high: FloatArray) -> npt.NDArray[np.int64]:
-    """Rules 2–5 for rows with at least two values per side (rank check applied later)."""
+    """Rules 2–5 for rows with a spread (rank check applied later)."""
     flagged = significant & _beyond(e.estimate, rows.min_effect)
     inside = (np.expm1(low) >= -rows.min_effect) & (np.expm1(high) <= rows.min_effect)
     stable = e.noise <= rule.max_cv
     return np.select(
-        [~stable, flagged, inside],
-        [_code(Verdict.UNSTABLE), _direction(e.estimate, rows.lower_is_better),
-         _code(Verdict.NO_CHANGE)],
+        [flagged, inside, ~stable],
+        [_direction(e.estimate, rows.lower_is_better), _code(Verdict.NO_CHANGE),
+         _code(Verdict.UNSTABLE)],
         _code(Verdict.INCONCLUSIVE)).astype(np.int64)
 
 
@@ -280,19 +283,35 @@ def _more_runs(j: Judgement, i: Index, min_effect: float, rule: Rule) -> int | N
     return None if total is None else max(1, total - n)
 
 
+def _cv_label(e: fx.Effect) -> str:
+    return "paired B/A ratio CV" if e.paired else "run-to-run CV"
+
+
 def _reason(j: Judgement, i: Index, verdict: Verdict, min_effect: float, rule: Rule) -> str:
     e = j.effect
     change = math.expm1(float(e.estimate[i]))
     if verdict is Verdict.UNSTABLE:
         if not j.ranks_ok[i]:
             return "the rank test disagrees with the t-test"
-        label = "paired B/A ratio CV" if e.paired else "run-to-run CV"
-        return f"{label} {_pct(float(e.noise[i]))} exceeds {_pct(rule.max_cv)}"
+        return f"{_cv_label(e)} {_pct(float(e.noise[i]))} exceeds {_pct(rule.max_cv)}"
     if verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
-        return f"B/A {change:+.1%}, p (adj.) {float(j.p_adjusted[i]):.2g} ≤ {rule.alpha:g}"
+        noisy = e.noise[i] > rule.max_cv
+        cv_note = f"; {_cv_label(e)} {_pct(float(e.noise[i]))}" if noisy else ""
+        return (f"B/A {change:+.1%}, p (adj.) {float(j.p_adjusted[i]):.2g} ≤ {rule.alpha:g}"
+                + cv_note)
     low, high = math.exp(float(j.low[i])), math.exp(float(j.high[i]))
     return (f"{rule.confidence:.0%} CI [{low:.3f}, {high:.3f}] within "
             f"±{_pct(min_effect)}")
+
+
+def _why_not(j: Judgement, i: Index, min_effect: float, rule: Rule) -> str:
+    """Why an interval wholly beyond the minimum effect is still inconclusive: the level the
+    correction across the comparison's rows asks for is not reached."""
+    low, high = math.expm1(float(j.low[i])), math.expm1(float(j.high[i]))
+    if low < min_effect and high > -min_effect:
+        return ""
+    return (f": {rule.confidence:.0%} CI beyond ±{_pct(min_effect)} but p (adj.) "
+            f"{float(j.p_adjusted[i]):.2g} > {rule.alpha:g}")
 
 
 def _single_reason(j: Judgement, i: Index, rule: Rule, label: str) -> str:
@@ -317,5 +336,5 @@ def decision(j: Judgement, i: Index, rows: Rows, rule: Rule = DEFAULT_RULE) -> D
     if verdict is Verdict.INCONCLUSIVE:
         more = _more_runs(j, i, min_effect, rule)
         text = "needs more runs" if more is None else f"needs ~{more} more runs"
-        return Decision(verdict, more, text + note)
+        return Decision(verdict, more, text + _why_not(j, i, min_effect, rule) + note)
     return Decision(verdict, None, _reason(j, i, verdict, min_effect, rule) + note)

@@ -56,8 +56,9 @@ MD_HEADER = ("| series | metric | baseline | new | change | ratio [95% CI] | p (
 
 
 _RULE = ("verdicts: significant at α=0.01 and beyond the minimum effect (2% throughput and "
-         "CPU, 5% latency); no change when the 95% CI lies inside it; unstable above 10% CV; "
-         "one value per side: the % change against the water line, without statistics.")
+         "CPU, 5% latency); no change when the 95% CI lies inside it; otherwise unstable above "
+         "10% CV, else inconclusive; one value per side: the % change against the water line, "
+         "without statistics.")
 _ADJUSTED = ("adjusted across series (Simes + Benjamini–Hochberg) and within them (BH); ")
 UNPAIRED_NOTE = ("Ratios are new/baseline (geometric means, 95% t CI on logs); p: two-sample "
                  "t-test on logs, " + _ADJUSTED + "Mann–Whitney U as a robustness check; "

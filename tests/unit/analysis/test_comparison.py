@@ -91,11 +91,16 @@ def test_drift_shared_by_a_pair_is_not_noise_when_paired_but_is_when_unpaired() 
 
 
 def test_a_pair_ratio_that_wanders_is_unstable() -> None:
+    """Ratios wandering by 20% around −5%: not significant, not within ±2%: unstable says
+    why. (A change the t-test finds despite the noise is still flagged.)"""
     base = rows([600_000.0] * 10, "a")
-    new = rows([600_000 * r for r in noisy(0.85, 10, 0.2, 7)], "b")
+    new = rows([600_000 * r for r in noisy(0.95, 10, 0.2, 7)], "b")
     paired = compare_paired(base, new, "rps")[0]
     assert paired.decision.verdict is Verdict.UNSTABLE
     assert paired.decision.reason.startswith("paired B/A ratio CV")
+    strong = rows([600_000 * r for r in noisy(0.5, 10, 0.25, 7)], "b")
+    flagged = compare_paired(base, strong, "rps")[0].decision
+    assert flagged.verdict is Verdict.REGRESSION and "paired B/A ratio CV" in flagged.reason
 
 
 def _seed_rows(command: str, rps: list[float]) -> list[dict[str, Any]]:

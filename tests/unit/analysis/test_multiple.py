@@ -98,3 +98,12 @@ def test_bh_adjust_batches_along_the_last_axis() -> None:
     out = bh_adjust(p)
     np.testing.assert_allclose(out[0], [0.02, 0.04, 0.04, 0.02])
     np.testing.assert_allclose(out[1], [0.5, 0.5, math.nan, 0.003])
+
+
+def test_untested_rows_do_not_count_as_significant() -> None:
+    """A NaN row (not tested) of a selected family must not raise its members' thresholds:
+    BH within the family at 0.005 rejects only the first row (0.004 > 0.005·2/3)."""
+    p = np.array([0.0002, 0.004, math.nan, 0.5, 0.6, 0.7])
+    adjusted, threshold = two_stage(p, np.array([0, 0, 0, 0, 1, 1]), 0.01)
+    assert math.isnan(adjusted[2]) and adjusted[0] <= 0.01 < adjusted[1]
+    assert threshold[1] == pytest.approx(0.01 * 1 / 2 * 2 / 3)  # α·R/K·(R_f + 1)/m_f

@@ -214,3 +214,12 @@ def test_paired_ratios_that_repeat_exactly_have_no_spread_either() -> None:
     verdict, reason, _, _ = _one([0.100, 0.110, 0.120], [0.110, 0.121, 0.132],
                                  "min_latency_ms", paired=True)
     assert verdict is Verdict.REGRESSION and reason.startswith("no spread between runs")
+
+
+def test_inconclusive_beyond_the_minimum_effect_says_why() -> None:
+    """3 pairs, +10% at ~1.5% spread: the 95% CI clears +2%, but a paired t on 2 degrees of
+    freedom does not reach the corrected level."""
+    verdict, reason, _, _ = _one([100.0, 100.0, 100.0], [108.0, 111.0, 110.0], paired=True,
+                                 metric="p50_latency_ms", rule=Rule(alpha=0.001))
+    assert verdict is Verdict.INCONCLUSIVE
+    assert ": 95% CI beyond ±5.0% but p (adj.) " in reason and reason.endswith("> 0.001")
