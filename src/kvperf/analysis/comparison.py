@@ -25,6 +25,7 @@ from kvperf.analysis.verdict import (
     Judgement,
     Rows,
     Rule,
+    Verdict,
     decision,
     judge,
     judge_effect,
@@ -161,8 +162,31 @@ def _judged(items: list[Item], paired: bool, rule: Rule) -> list[MetricCompariso
     j = judge(la, lb, paired, rows, rule, primary=_arrays(items, lambda _: "rps"))
     return [MetricComparison(key, metric, _kept(a, metric, j.la[k]), _kept(b, metric, j.lb[k]),
                              _ratio_ci(j, k), float(j.p[k]), float(j.p_adjusted[k]),
-                             decision(j, k, rows, rule))
+                             _clock_mismatch(metric, a, b) or decision(j, k, rows, rule))
             for k, (key, metric, a, b) in enumerate(items)]
+
+
+# Metrics timed by the server's own clock (INFO server ``monotonic_clock``).
+CLOCKED_METRICS = ("server.usec_per_call",)
+
+
+def _clocks(runs: Runs) -> set[str]:
+    server = (r.get("server") for r in runs)
+    return {str(s["monotonic_clock"]) for s in server
+            if isinstance(s, dict) and s.get("monotonic_clock")}
+
+
+def _clock_mismatch(metric: str, a: Runs, b: Runs) -> Decision | None:
+    """commandstats' usec_per_call is time on the server's clock: a POSIX clock_gettime
+    server and an x86 TSC one do not measure the same thing, so their ratio is no verdict."""
+    if metric not in CLOCKED_METRICS:
+        return None
+    clocks_a, clocks_b = _clocks(a), _clocks(b)
+    if not clocks_a or not clocks_b or clocks_a == clocks_b:
+        return None
+    return Decision(Verdict.NOT_COMPARABLE, None,
+                    f"server clocks differ: A {', '.join(sorted(clocks_a))}, "
+                    f"B {', '.join(sorted(clocks_b))}", statistics=False)
 
 
 def compare(base_rows: Runs, new_rows: Runs, metrics: str = "all", rule: Rule = DEFAULT_RULE

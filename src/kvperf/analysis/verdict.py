@@ -75,6 +75,7 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
     UNSTABLE = "unstable"
     INSUFFICIENT_DATA = "insufficient data"
+    NOT_COMPARABLE = "not comparable"
 
 
 VERDICTS = tuple(Verdict)

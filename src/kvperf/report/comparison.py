@@ -11,7 +11,8 @@ from kvperf.analysis.verdict import Decision, Verdict
 
 VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
                 Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
-                Verdict.UNSTABLE: "🟠 unstable", Verdict.INSUFFICIENT_DATA: "insufficient data"}
+                Verdict.UNSTABLE: "🟠 unstable", Verdict.INSUFFICIENT_DATA: "insufficient data",
+                Verdict.NOT_COMPARABLE: "⚫ not comparable"}
 
 
 def _ci(c: MetricComparison) -> str:
@@ -24,7 +25,7 @@ def _p(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2g}"
 
 
-_EXPLAINED = (Verdict.INCONCLUSIVE, Verdict.UNSTABLE)
+_EXPLAINED = (Verdict.INCONCLUSIVE, Verdict.UNSTABLE, Verdict.NOT_COMPARABLE)
 
 
 def _verdict(c: MetricComparison) -> str:

@@ -17,10 +17,9 @@ from kvperf.analysis.instructions import (
     SeriesInstructions,
 )
 from kvperf.analysis.verdict import Verdict
+from kvperf.report.comparison import VERDICT_MARK
 
-MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
-        Verdict.NO_CHANGE: "no change", Verdict.INCONCLUSIVE: "⚪ inconclusive",
-        Verdict.UNSTABLE: "🟠 unstable", Verdict.INSUFFICIENT_DATA: "insufficient data"}
+MARK = VERDICT_MARK
 
 
 def _pct(value: float) -> str:

@@ -164,3 +164,27 @@ def test_stored_summaries_get_the_same_rule() -> None:
     assert verdicts == [Verdict.REGRESSION, Verdict.REGRESSION, Verdict.NO_CHANGE,
                         Verdict.REGRESSION]
     assert not compare_summaries(items)[3].statistics
+
+
+def _clocked(rps: list[float], env: str, clock: str, usec: float) -> list[dict[str, Any]]:
+    out = rows(rps, env)
+    for row in out:
+        row["server"] = {"usec_per_call": usec, "monotonic_clock": clock}
+    return out
+
+
+def test_usec_per_call_on_different_server_clocks_is_not_comparable() -> None:
+    """commandstats times commands on the server's clock (INFO monotonic_clock): a TSC
+    server against a clock_gettime one gives a ratio of two different clocks."""
+    base = _clocked(noisy(100_000, 6, 0.01, 1), "a", "POSIX clock_gettime", 1.0)
+    new = _clocked(noisy(100_000, 6, 0.01, 2), "b", "X86 TSC", 0.6)
+    results, _ = compare(base, new, "all")
+    by_metric = {r.metric: r.decision for r in results}
+    usec = by_metric["server.usec_per_call"]
+    assert usec.verdict is Verdict.NOT_COMPARABLE
+    assert "X86 TSC" in usec.reason and "POSIX clock_gettime" in usec.reason
+    assert by_metric["rps"].verdict is not Verdict.NOT_COMPARABLE
+    same = _clocked(noisy(100_000, 6, 0.01, 3), "b", "POSIX clock_gettime", 0.6)
+    results, _ = compare(base, same, "all")
+    assert {r.metric: r.decision.verdict for r in results}["server.usec_per_call"] \
+        is Verdict.IMPROVEMENT

@@ -25,7 +25,7 @@ from kvperf.analysis.verdict import (
 def test_verdict_wording() -> None:
     assert [v.value for v in Verdict] == [
         "regression", "improvement", "no change", "inconclusive", "unstable",
-        "insufficient data"]
+        "insufficient data", "not comparable"]
     assert f"{Verdict.NO_CHANGE}" == "no change"
 
 
