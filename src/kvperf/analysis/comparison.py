@@ -30,12 +30,10 @@ from kvperf.analysis.verdict import (
     judge,
     judge_effect,
 )
-from kvperf.results.row import KEY_FIELDS, LATENCY_FIELDS
+from kvperf.results.metrics import METRIC_SETS
+from kvperf.results.row import KEY_FIELDS
 
 GroupKey = tuple[tuple[str, Any], ...]
-METRIC_SETS = {"rps": ("rps",), "latency": LATENCY_FIELDS,
-               "all": ("rps", *LATENCY_FIELDS, "server.cpu_us_per_request",
-                       "server.usec_per_call", "client.client_cpu_us_per_request")}
 
 
 @dataclass(frozen=True)

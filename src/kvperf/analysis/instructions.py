@@ -28,12 +28,13 @@ import numpy as np
 
 from kvperf.analysis.comparison import GroupKey, group_rows
 from kvperf.analysis.verdict import Rows, Rule, Verdict, decision, judge
+from kvperf.results.metrics import FAMILY_MIN_EFFECT, INSTRUCTION_METRICS
 
-DEFAULT_MIN_EFFECT = 0.005
+DEFAULT_MIN_EFFECT = FAMILY_MIN_EFFECT["instructions"]
 SPREAD_FACTOR = 5.0
 TOP_MOVED = 10
 BAND = 0.75
-METRICS = ("total_per_request", "command_per_call")
+METRICS = tuple(m.name for m in INSTRUCTION_METRICS)
 
 
 @dataclass(frozen=True)

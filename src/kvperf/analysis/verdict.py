@@ -53,6 +53,7 @@ from kvperf.analysis.multiple import two_stage
 from kvperf.analysis.outliers import screen
 from kvperf.analysis.power import runs_to_conclude
 from kvperf.analysis.ranks import ranks_agree
+from kvperf.results.metrics import describe
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -62,8 +63,6 @@ DEFAULT_ALPHA = 0.01
 DEFAULT_POWER = 0.90
 DEFAULT_WATER_LINE = 0.05
 CONFIDENCE = 0.95
-
-_LOWER_IS_BETTER_TOKENS = ("latency", "cpu", "instructions", "usec_per_call")
 
 
 class Verdict(StrEnum):
@@ -105,30 +104,27 @@ DEFAULT_RULE = Rule()
 
 @dataclass(frozen=True)
 class MinEffect:
-    """Smallest relative change worth reporting, by metric family."""
+    """Smallest relative change worth reporting: the catalogue's per-family values
+    (``results.metrics``), or these two where a caller overrides them (None: catalogue)."""
 
-    throughput: float = 0.02
-    latency: float = 0.05
+    throughput: float | None = None
+    latency: float | None = None
 
 
 DEFAULT_MIN_EFFECT = MinEffect()
 
 
 def min_effect_for(metric_name: str, defaults: MinEffect = DEFAULT_MIN_EFFECT) -> float:
-    """Minimum effect for a metric: latency metrics use ``defaults.latency``
-    (percentiles are noisier), everything else, including "rps", ``defaults.throughput``."""
-    if "latency" in metric_name.lower():
-        return defaults.latency
-    return defaults.throughput
+    """Minimum effect for a metric: its catalogue family's (latency 5%, throughput and CPU
+    2%, instructions 0.5%), unless ``defaults`` overrides latency or the other families."""
+    metric = describe(metric_name)
+    override = defaults.latency if metric.family == "latency" else defaults.throughput
+    return override if override is not None else metric.min_effect
 
 
 def lower_is_better(metric_name: str) -> bool:
-    """True for cost-like metrics: names containing latency, cpu, instructions or
-    usec_per_call, or ending in ``_per_request``. False otherwise (rps, ops/s, …)."""
-    name = metric_name.lower()
-    if name.endswith("_per_request"):
-        return True
-    return any(token in name for token in _LOWER_IS_BETTER_TOKENS)
+    """The metric's direction, from the catalogue (``results.metrics.describe``)."""
+    return describe(metric_name).lower_is_better
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,8 @@ from typing import Any
 from rich.table import Table
 
 from kvperf.analysis.regressions import Finding
+from kvperf.results.row import KEY_FIELDS
 
-PARAM_ORDER = ("command", "data_size", "pipeline", "clients", "io_threads", "cluster_mode",
-               "tls", "requests", "duration", "keyspacelen", "warmup", "benchmark_threads",
-               "config_set")
 SHORT = {"data_size": "size", "pipeline": "P", "clients": "c", "io_threads": "io",
          "cluster_mode": "cluster", "benchmark_threads": "threads"}
 
@@ -19,7 +17,7 @@ SHORT = {"data_size": "size", "pipeline": "P", "clients": "c", "io_threads": "io
 def describe_params(params: dict[str, Any]) -> str:
     """``SET size=64 P=16 c=50 …``: the series' parameters that are set, compactly."""
     parts = [str(params.get("command") or "?")]
-    for key in PARAM_ORDER[1:]:
+    for key in KEY_FIELDS[1:]:
         value = params.get(key)
         if value is None or value is False:
             continue

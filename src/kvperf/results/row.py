@@ -26,15 +26,16 @@ from typing import Any
 from kvperf.core.identity import stable_id
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
+from kvperf.results.metrics import LATENCY_FIELDS
 
 FORMAT_VERSION = 3
 
-LATENCY_FIELDS = ("avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_latency_ms",
-                  "p99_latency_ms", "max_latency_ms")
 
-# The fields that identify a series (what compare/history group by). ``env`` never is one.
-KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "requests", "duration",
-              "keyspacelen", "cluster_mode", "tls", "io_threads", "warmup", "benchmark_threads",
+# The fields that identify a series (what compare/history group by), in the order labels
+# show them. ``env`` never is one. (series_key hashes them with sorted keys: the order here
+# does not change a key.)
+KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "io_threads", "cluster_mode",
+              "tls", "requests", "duration", "keyspacelen", "warmup", "benchmark_threads",
               "config_set")
 
 

@@ -32,13 +32,13 @@ from sqlalchemy import (
 )
 
 from kvperf.core.errors import UsageError
+from kvperf.results.metrics import METRIC_SETS, TOP_METRICS
 from kvperf.results.row import KEY_FIELDS
-from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, TOP_METRICS
+from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
 from kvperf.store.schema import commits, metric_summary, trials
 
 NESTED_PREFIXES = ("server.", "client.")
-COMMON_METRICS = (*TOP_METRICS, "server.cpu_us_per_request", "server.usec_per_call",
-                  "client.client_cpu_us_per_request")
+COMMON_METRICS = METRIC_SETS["all"]  # the catalogue's timing metrics
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kvperf.core.identity import stable_id
-from kvperf.results.row import LATENCY_FIELDS, series_key
+from kvperf.results.metrics import TOP_METRICS
+from kvperf.results.row import series_key
 
-TOP_METRICS = ("rps", *LATENCY_FIELDS)
 NESTED_METRICS = ("server", "client")  # numeric leaves below these become "server.x", ...
 INT_COLUMNS = ("data_size", "pipeline", "clients", "requests", "keyspacelen", "io_threads",
                "benchmark_threads")
