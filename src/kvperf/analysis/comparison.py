@@ -31,7 +31,7 @@ from kvperf.analysis.verdict import (
     judge_effect,
 )
 from kvperf.results.metrics import METRIC_SETS
-from kvperf.results.row import KEY_FIELDS
+from kvperf.results.row import KEY_FIELDS, is_ok
 
 GroupKey = tuple[tuple[str, Any], ...]
 
@@ -108,7 +108,7 @@ def group_rows(rows: Iterable[dict[str, Any]]) -> dict[GroupKey, list[dict[str, 
     """Ok rows by group (seed files have no status: their rows count as ok)."""
     groups: dict[GroupKey, list[dict[str, Any]]] = {}
     for row in rows:
-        if row.get("status", "ok") == "ok":
+        if is_ok(row):
             groups.setdefault(group_key(row), []).append(row)
     return groups
 
@@ -232,11 +232,11 @@ def describe_group(key: GroupKey) -> str:
 def pair_runs(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]]
               ) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
     """(A, B) row pairs per trial_id, matched by run number; failed rows drop their pair."""
-    b_index = {(r["trial_id"], r["run"]): r for r in b_rows if r.get("status") == "ok"}
+    b_index = {(r["trial_id"], r["run"]): r for r in b_rows if is_ok(r)}
     pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for a in a_rows:
         b = b_index.get((a["trial_id"], a["run"]))
-        if a.get("status") == "ok" and b is not None:
+        if is_ok(a) and b is not None:
             pairs.setdefault(a["trial_id"], []).append((a, b))
     return pairs
 

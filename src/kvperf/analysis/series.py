@@ -14,6 +14,7 @@ from typing import Any
 
 from kvperf.analysis.paired import cv
 from kvperf.results.histogram import merge, summary_ms
+from kvperf.results.row import is_ok
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def summarize(rows: list[dict[str, Any]],
     """Group ok rows by trial_id (first-seen order) and summarize each group."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        if row.get("status") == "ok" and row.get("rps"):
+        if is_ok(row) and row.get("rps"):
             groups.setdefault(row["trial_id"], []).append(row)
     return [_summary(group, histograms) for group in groups.values()]
 

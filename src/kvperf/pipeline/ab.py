@@ -17,6 +17,7 @@ from kvperf.core.errors import UsageError
 from kvperf.pipeline.duet import check_duet, run_duet_round
 from kvperf.pipeline.run import Observer, Prepared, Runner
 from kvperf.plan.trial import Trial
+from kvperf.results.row import is_ok
 from kvperf.store.writer import TrialWriter
 
 
@@ -44,7 +45,7 @@ class SidesResult:
 
     @property
     def failed(self) -> int:
-        return sum(1 for rows in self.rows.values() for r in rows if r["status"] != "ok")
+        return sum(1 for rows in self.rows.values() for r in rows if not is_ok(r))
 
 
 ABResult = SidesResult

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvperf.core.errors import DriverError, Interrupted, UsageError
 from kvperf.plan.trial import Trial
+from kvperf.results.row import is_ok, mark_failed
 
 if TYPE_CHECKING:
     from kvperf.pipeline.run import Runner
@@ -69,7 +70,7 @@ def run_duet_round(runners: dict[str, Runner], trial: Trial, order: Sequence[str
         try:
             rows[side] = runners[side].run_trial(trial, sync=lambda stage: _meet(barrier, stage))
         finally:
-            if rows.get(side, {}).get("status") != "ok":
+            if side not in rows or not is_ok(rows[side]):
                 barrier.abort()
 
     threads = {side: threading.Thread(target=work, args=(side,), name=f"duet-{side}",
@@ -98,12 +99,10 @@ def run_duet_round(runners: dict[str, Runner], trial: Trial, order: Sequence[str
 
 def _fail_partners(rows: dict[str, dict[str, Any]], live: list[str]) -> None:
     """A side's row is a duet measurement only if every partner ran its trial too."""
-    failed = [s for s in live if rows[s]["status"] != "ok"]
+    failed = [s for s in live if not is_ok(rows[s])]
     if not failed:
         return
     first = failed[0]
     reason = str(rows[first].get("error") or "failed").splitlines()[0]
     for side in live:
-        if rows[side]["status"] == "ok":
-            rows[side]["status"] = "failed"
-            rows[side]["error"] = f"duet partner {first} failed in this round: {reason}"
+        mark_failed(rows[side], f"duet partner {first} failed in this round: {reason}")

@@ -28,7 +28,7 @@ from kvperf.pipeline.instructions import check_measure, server_wrapping
 from kvperf.pipeline.trial_run import TrialRun
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
-from kvperf.results.row import RunContext, build_row
+from kvperf.results.row import RunContext, build_row, is_ok
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.instance import ServerGroup
@@ -89,7 +89,7 @@ class RunSummary:
 
     @property
     def failed(self) -> int:
-        return sum(1 for r in self.rows if r["status"] != "ok")
+        return sum(1 for r in self.rows if not is_ok(r))
 
 
 class Observer(Protocol):

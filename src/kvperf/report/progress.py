@@ -16,6 +16,7 @@ from rich.progress import (
 )
 
 from kvperf.plan.trial import Trial
+from kvperf.results.row import is_ok
 
 
 class ProgressReporter:
@@ -45,6 +46,6 @@ class ProgressReporter:
 
     def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
         self.progress.advance(self.task)
-        if row["status"] != "ok":
+        if not is_ok(row):
             error = escape(str(row["error"]))
             self.console.print(f"[red]trial {trial.index} failed[/red]: {error}", soft_wrap=True)

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from kvperf.analysis.series import SeriesSummary
 from kvperf.plan.trial import Trial
+from kvperf.results.row import is_ok
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -33,7 +34,7 @@ def results_table(rows: list[dict[str, Any]], title: str) -> Table:
         table.add_column(name, justify="left" if name in ("command", "status") else "right")
     for row in rows:
         error = escape(str(row.get("error") or ""))
-        status = "ok" if row["status"] == "ok" else f"[red]FAILED[/red] {error}"
+        status = "ok" if is_ok(row) else f"[red]FAILED[/red] {error}"
         if row.get("client_saturated"):
             status += " [yellow]! client saturated[/yellow]"
         table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kvperf.core.errors import UsageError
 from kvperf.core.identity import stable_id
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
@@ -37,6 +38,50 @@ FORMAT_VERSION = 3
 KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "io_threads", "cluster_mode",
               "tls", "requests", "duration", "keyspacelen", "warmup", "benchmark_threads",
               "config_set")
+
+
+def is_ok(row: dict[str, Any]) -> bool:
+    """Whether a row measured something: the one place a row's status is read (rows of the
+    seed system's files have no status and count as ok)."""
+    return bool(row.get("status", "ok") == "ok")
+
+
+def mark_failed(row: dict[str, Any], error: str) -> None:
+    """Turn an ok row into a failed one (a duet partner failed in the same round)."""
+    if is_ok(row):
+        row["status"], row["error"] = "failed", error
+
+
+def _to_2(row: dict[str, Any]) -> None:
+    row.setdefault("measure", "timing")
+    row.setdefault("instructions", None)
+
+
+def _to_3(row: dict[str, Any]) -> None:
+    row.setdefault("revision", None)
+
+
+_UPGRADES = {1: _to_2, 2: _to_3}  # version N → N + 1
+
+
+def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
+    """A row of any known ``kvperf_format`` brought to FORMAT_VERSION step by step (in
+    place); a seed-format row (no kvperf_format) as it is. A newer or unknown version is
+    refused (UsageError, exit 2) naming it: guessing at fields this kvperf does not know
+    would misread them."""
+    version = row.get("kvperf_format")
+    if version is None:
+        return row
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UsageError(f"{source}: kvperf_format {version!r} is not a format version")
+    if version > FORMAT_VERSION:
+        raise UsageError(f"{source}: kvperf_format {version} is newer than this kvperf reads "
+                         f"(up to {FORMAT_VERSION}); upgrade kvperf to read it")
+    while version < FORMAT_VERSION:
+        _UPGRADES[version](row)
+        version += 1
+    row["kvperf_format"] = version
+    return row
 
 
 def series_key(row: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kvperf.core.errors import StoreError
+from kvperf.results.row import upgrade
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -28,7 +29,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a metrics.json file (kvperf's or the seed system's)."""
+    """The rows of a metrics.json file (kvperf's or the seed system's), kvperf's upgraded to
+    the current format (``results.row.upgrade``; a newer format is refused, exit 2)."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -37,7 +39,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         raise StoreError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise StoreError(f"{path} is not a list of result rows")
-    return data
+    return [upgrade(row, str(path)) for row in data]
 
 
 class MetricsFile:

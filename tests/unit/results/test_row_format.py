@@ -1,0 +1,62 @@
+"""metrics.json format versions: older rows are upgraded step by step, newer ones refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.core.errors import UsageError
+from kvperf.results.row import FORMAT_VERSION, is_ok, mark_failed, upgrade
+from kvperf.store.files import read_rows
+from tests.helpers import run_kvperf
+
+
+def _v1_row(rps: float, run: int) -> dict[str, Any]:
+    """A row as kvperf wrote it in format 1 (no measure, instructions or revision)."""
+    return {"kvperf_format": 1, "command": "SET", "data_size": 3, "pipeline": 1,
+            "clients": 50, "requests": 1000, "rps": rps, "p50_latency_ms": 50_000 / rps,
+            "status": "ok", "run": run, "trial_id": "t1", "env": {}}
+
+
+def test_a_version_1_file_is_upgraded_and_read(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps([_v1_row(100_000.0, 1), _v1_row(101_000.0, 2)]))
+    rows = read_rows(path)
+    assert [r["kvperf_format"] for r in rows] == [FORMAT_VERSION] * 2
+    assert rows[0]["measure"] == "timing" and rows[0]["instructions"] is None
+    assert rows[0]["revision"] is None
+    done = run_kvperf("compare-results", path, path)
+    assert done.returncode == 0, done.stderr
+    assert "no change" in done.stdout
+
+
+def test_a_future_format_is_refused_with_exit_2_naming_the_version(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps([{**_v1_row(100_000.0, 1), "kvperf_format": 99}]))
+    with pytest.raises(UsageError, match="kvperf_format 99 is newer"):
+        read_rows(path)
+    done = run_kvperf("compare-results", path, path)
+    assert done.returncode == 2
+    assert "kvperf_format 99" in done.stderr and "metrics.json" in done.stderr
+
+
+@pytest.mark.parametrize("version", ["3", 0, True])
+def test_a_format_that_is_not_a_version_is_refused(version: object) -> None:
+    with pytest.raises(UsageError, match="is not a format version"):
+        upgrade({"kvperf_format": version}, "x.json")
+
+
+def test_seed_rows_pass_unchanged_and_count_as_ok() -> None:
+    seed = {"command": "SET", "rps": 1.0}
+    assert upgrade(dict(seed), "seed.json") == seed and is_ok(seed)
+
+
+def test_mark_failed_only_turns_ok_rows() -> None:
+    row: dict[str, Any] = {"status": "ok", "error": None}
+    mark_failed(row, "partner failed")
+    assert (row["status"], row["error"]) == ("failed", "partner failed")
+    mark_failed(row, "again")
+    assert row["error"] == "partner failed"
