@@ -12,6 +12,7 @@ from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._builds import build_flags, build_refs
 from kvperf.cli._interleaved import check_schedule, run_sides, side_from_build
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Mode
 from kvperf.pipeline import RunOptions
 from kvperf.report.comparison import terminal_table
 from kvperf.report.table import results_table
@@ -28,7 +29,7 @@ def side_name(ref: str, sha: str | None, taken: set[str]) -> str:
 
 
 def _check(options: RunOptions) -> None:
-    if options.mode != "both" or options.use_running_server:
+    if options.mode != Mode.BOTH:
         raise UsageError("--commits builds and starts its own servers: it cannot be combined "
                          "with --mode server/client or --use-running-server")
     if options.server_bin or options.valkey_path:

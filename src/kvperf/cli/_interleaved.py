@@ -13,14 +13,16 @@ from rich.markup import escape
 
 from kvperf.build.builder import Build
 from kvperf.cli._builds import build_provenance
+from kvperf.cli._choices import enum_choice
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline import Prepared, RunOptions, prepare, quick
 from kvperf.pipeline.ab import SidesResult, interleave_sides
-from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS, SCHEDULES, check_duet
-from kvperf.pipeline.run import load_specs
+from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS, check_duet
+from kvperf.pipeline.prepare import load_specs
 from kvperf.plan.matrix import expand
 from kvperf.report.progress import ProgressReporter
 
@@ -42,7 +44,8 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
 
 
 def add_schedule_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--schedule", choices=SCHEDULES, default="alternate",
+    p.add_argument("--schedule", type=enum_choice(Schedule), choices=tuple(Schedule),
+                   default=Schedule.ALTERNATE,
                    help="alternate (default): the sides' trials run one after another in a "
                         "random order per round; duet: they run at the same time on the same "
                         "pinned CPUs, so machine noise hits both alike (needs duration-bound "
@@ -51,10 +54,10 @@ def add_schedule_argument(p: argparse.ArgumentParser) -> None:
 
 def check_schedule(args: argparse.Namespace, sides: int) -> None:
     """Refuse a plan that cannot run under --schedule before anything is built (exit 2)."""
-    if getattr(args, "schedule", "alternate") != "duet":
+    if getattr(args, "schedule", Schedule.ALTERNATE) != Schedule.DUET:
         return
-    options = RunOptions(config=args.config, measure=getattr(args, "measure", "timing"),
-                         schedule="duet")
+    options = RunOptions(config=args.config, measure=getattr(args, "measure", Measure.TIMING),
+                         schedule=Schedule.DUET)
     check_duet(expand(load_specs(options), 1), options.measure, sides)
 
 
@@ -80,8 +83,8 @@ def side_options(args: argparse.Namespace, side: Side, base: Path) -> RunOptions
     return RunOptions(config=args.config, results_dir=base, label=side.name, runs=args.runs,
                       server_bin=side.server_bin, tool=args.tool, commit=side.commit,
                       blocked=side.blocked, provenance=side.provenance,
-                      measure=getattr(args, "measure", "timing"),
-                      schedule=getattr(args, "schedule", "alternate"),
+                      measure=getattr(args, "measure", Measure.TIMING),
+                      schedule=getattr(args, "schedule", Schedule.ALTERNATE),
                       revision_from_binary=True)
 
 
@@ -101,7 +104,7 @@ def run_sides(args: argparse.Namespace, sides: list[Side], kind: str,
     reporter = ProgressReporter(console, len(sides) * len(first.trials))
     described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
                           for name, p in prepared.items())
-    schedule = getattr(args, "schedule", "alternate")
+    schedule = first.options.schedule
     console.print(f"{described}  rounds: {args.runs}  order seed: {seed}  schedule: {schedule}")
     with live_store(args, args.results_dir) as store, reporter:
         result = interleave_sides(prepared, seed, reporter, store, schedule)

@@ -10,16 +10,19 @@ from rich.console import Console
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
 from kvperf.analysis.verdict import Verdict
+from kvperf.cli._choices import enum_choice
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS, MEASURES
+from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS
 from kvperf.report.instructions import markdown, run_table, terminal_tables
 
 INSTRUCTION_RUNS = 2  # default rounds of `compare --measure instructions`
 
 
 def add_measure_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--measure", choices=MEASURES, default="timing",
+    p.add_argument("--measure", type=enum_choice(Measure), choices=tuple(Measure),
+                   default=Measure.TIMING,
                    help="timing (default): throughput and latency; instructions: run the "
                         "server under callgrind and count its instructions in the measure "
                         f"stage only ({INSTRUCTION_REQUESTS} requests per command with the "
@@ -43,7 +46,8 @@ def default_runs(args: argparse.Namespace, timing_default: int) -> int:
         raise UsageError(f"--min-effect must be a percentage in [0, 100), got {min_effect}")
     if args.runs is not None:
         return int(args.runs)
-    return INSTRUCTION_RUNS if getattr(args, "measure", "timing") != "timing" else timing_default
+    counting = getattr(args, "measure", Measure.TIMING) != Measure.TIMING
+    return INSTRUCTION_RUNS if counting else timing_default
 
 
 def print_instructions(out: Console, rows: list[dict[str, Any]]) -> None:

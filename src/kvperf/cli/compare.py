@@ -22,6 +22,7 @@ from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli.compare_results import add_water_line, rule_from
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
 
@@ -76,7 +77,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     result, prepared = run_sides(args, sides, "compare", console)
     names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
     out = Console(width=None if sys.stdout.isatty() else 220)
-    if args.measure != "timing":
+    if args.measure != Measure.TIMING:
         return instruction_verdicts(args, result, [p.out_dir for p in prepared.values()],
                                     names, out)
     results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)

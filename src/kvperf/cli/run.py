@@ -16,12 +16,14 @@ from rich.console import Console
 from kvperf.analysis.series import summarize
 from kvperf.build.builder import build_source_tree
 from kvperf.cli._builds import add_build_args, build_flags
+from kvperf.cli._choices import enum_choice
 from kvperf.cli._commits import run_commits
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._store import add_db_options, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
+from kvperf.core.kinds import Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table, series_table
@@ -43,7 +45,7 @@ def add_parser(subparsers: Any) -> None:
                    help="where results go (default: results)")
     p.add_argument("--label", help="results subdirectory (default: commit, else server version)")
     p.add_argument("--runs", type=int, default=1, help="rounds of the whole matrix (default 1)")
-    p.add_argument("--mode", choices=("both", "server", "client"), default="both",
+    p.add_argument("--mode", type=enum_choice(Mode), choices=tuple(Mode), default=Mode.BOTH,
                    help="both: start servers and drive load (default); server: start the "
                         "server and wait for Ctrl-C; client: drive load at --target-ip/--port")
     p.add_argument("--target-ip", default="127.0.0.1", help="server address for --mode client")
@@ -92,12 +94,12 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError(f"--target-ip {args.target_ip!r} is not an IP address") from None
     if args.tool_path is not None and not args.tool_path.is_file():
         raise UsageError(f"--valkey-benchmark-path {str(args.tool_path)!r}: no such file")
-    if args.use_running_server and args.mode == "server":
+    if args.use_running_server and args.mode == Mode.SERVER:
         raise UsageError("--use-running-server cannot be combined with --mode server")
     return RunOptions(
         config=args.config, results_dir=args.results_dir, label=args.label, commit=args.commit,
-        runs=args.runs, mode=args.mode, target_ip=args.target_ip, port=args.port,
-        use_running_server=args.use_running_server, server_bin=args.server_bin,
+        runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
+        target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
         measure=args.measure)
 
@@ -130,7 +132,7 @@ def _serve(prepared: Prepared, console: Console) -> int:
 
 def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
     """--valkey-path without binaries: build the tree in place first (exit 1 if that fails)."""
-    if args.valkey_path is None or args.server_bin or args.mode == "client":
+    if args.valkey_path is None or args.server_bin or args.mode == Mode.CLIENT:
         return
     flags = build_flags(argparse.Namespace(**{**vars(args), "repo": str(args.valkey_path)}))
     with console.status(f"checking {args.valkey_path}") as status:
@@ -143,7 +145,7 @@ def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
-    if args.schedule != "alternate" and not args.commits:
+    if args.schedule != Schedule.ALTERNATE and not args.commits:
         raise UsageError("--schedule applies to --commits (several sides), not to one run")
     if args.commits or args.baseline:
         if not args.commits:
@@ -156,7 +158,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         out.print(plan_table(prepared.trials))
         return 0
     _setup_logging(args.log_level, prepared.out_dir)
-    if prepared.options.mode == "server":
+    if prepared.options.mode == Mode.SERVER:
         return _serve(prepared, console)
     with live_store(args, prepared.options.results_dir) as store:
         code = _execute(prepared, store, console, out)

@@ -11,6 +11,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from kvperf.config.commands import Seed
 from kvperf.core.errors import DriverError
@@ -82,6 +83,18 @@ POP_KEYS = {Seed.LIST_POP: ("LLEN", "mylist"), Seed.SET_POP: ("SCARD", "myset"),
             Seed.ZSET_POP: ("ZCARD", "myzset")}
 
 
+class KeyStore(Protocol):
+    """What seeding needs of a server's keys: send commands, count a seeded key's elements,
+    and how many nodes hold them (Keyspace; a recording fake in unit tests)."""
+
+    @property
+    def nodes(self) -> int: ...
+
+    def send_all(self, commands: Iterator[Command]) -> int: ...
+
+    def count(self, seed: Seed) -> int: ...
+
+
 @dataclass
 class Keyspace:
     """Connections to every primary and the slot map, for routing seed commands."""
@@ -126,6 +139,10 @@ class Keyspace:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def nodes(self) -> int:
+        return len(self.clients)
 
     def node_for(self, command: Command) -> int:
         key = command[1]
@@ -176,14 +193,13 @@ def _raise_first_error(replies: list[Reply]) -> None:
             raise DriverError(f"seeding: server replied {reply}")
 
 
-def seed_keyspace(keyspace: Keyspace, seed: Seed, keyspacelen: int, data_size: int) -> int:
+def seed_keyspace(keyspace: KeyStore, seed: Seed, keyspacelen: int, data_size: int) -> int:
     """Create what a read command needs; return the number of commands sent."""
-    single = len(keyspace.clients) == 1
     return keyspace.send_all(seed_commands(seed, keyspacelen, b"x" * data_size,
-                                           single_node=single))
+                                           single_node=keyspace.nodes == 1))
 
 
-def ensure_pop_supply(keyspace: Keyspace, seed: Seed, needed: int, data_size: int) -> int:
+def ensure_pop_supply(keyspace: KeyStore, seed: Seed, needed: int, data_size: int) -> int:
     """Top the popped key up to at least ``needed`` elements; return the count now there."""
     have = keyspace.count(seed)
     if have < needed:

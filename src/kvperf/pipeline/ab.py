@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Schedule
 from kvperf.pipeline.duet import check_duet, run_duet_round
-from kvperf.pipeline.run import Observer, Prepared, Runner
+from kvperf.pipeline.model import Observer, Prepared
+from kvperf.pipeline.runner import Runner
 from kvperf.plan.trial import Trial
 from kvperf.results.row import is_ok
 from kvperf.store.writer import TrialWriter
@@ -70,7 +72,7 @@ def check_same_plan(prepared: Sequence[Prepared]) -> None:
 
 def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      store: TrialWriter | None = None,
-                     schedule: str = "alternate") -> SidesResult:
+                     schedule: Schedule = Schedule.ALTERNATE) -> SidesResult:
     """Run every trial on every side, persisting each row as it finishes.
 
     ``alternate``: the sides' trials run one after another, in a random order per trial;
@@ -78,7 +80,7 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
     """
     prepared = list(sides.values())
     check_same_plan(prepared)
-    if schedule == "duet":
+    if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
     runners = {name: Runner(p, observer, store) for name, p in sides.items()}
     result = SidesResult({name: [] for name in sides}, seed, store=store)
@@ -97,7 +99,7 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
         observer.trial_finished(trial, row)
 
     for trial, order in zip(trials, side_orders(seed, list(sides), len(trials)), strict=True):
-        if schedule == "duet":
+        if schedule == Schedule.DUET:
             rows = run_duet_round(runners, trial, order, functools.partial(started, trial))
             for side in order:
                 finished(trial, side, rows[side])
@@ -109,5 +111,6 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
 
 
 def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer,
-               store: TrialWriter | None = None, schedule: str = "alternate") -> SidesResult:
+               store: TrialWriter | None = None, schedule: Schedule = Schedule.ALTERNATE
+               ) -> SidesResult:
     return interleave_sides({"A": a, "B": b}, seed, observer, store, schedule)

@@ -17,27 +17,26 @@ shared core: compare ratios, not values across schedules.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from kvperf.core.errors import DriverError, Interrupted, UsageError
+from kvperf.core.kinds import Measure, Schedule
+from kvperf.pipeline.model import TrialRunner
 from kvperf.plan.trial import Trial
 from kvperf.results.row import is_ok, mark_failed
 
-if TYPE_CHECKING:
-    from kvperf.pipeline.run import Runner
-
-SCHEDULES = ("alternate", "duet")
+SCHEDULES = tuple(Schedule)
 DUET_DEFAULT_SECONDS = 3  # measure stage of the built-in config under --schedule duet
 BARRIER_TIMEOUT = 1800.0  # seconds a side waits for its partners (seeding can be long)
 _POLL = 0.2
 
 
-def check_duet(trials: Sequence[Trial], measure: str, sides: int) -> None:
+def check_duet(trials: Sequence[Trial], measure: Measure, sides: int) -> None:
     """Exit 2 (before any build or server) when the plan cannot run as a duet."""
     if sides < 2:
         raise UsageError("--schedule duet needs at least two sides")
-    if measure != "timing":
+    if measure != Measure.TIMING:
         raise UsageError(f"--schedule duet is for timing measurements; --measure {measure} "
                          "counts per process and needs no duet")
     for trial in trials:
@@ -56,7 +55,7 @@ def _meet(barrier: threading.Barrier, stage: str) -> None:
                           "stage, so this side ran alone") from None
 
 
-def run_duet_round(runners: dict[str, Runner], trial: Trial, order: Sequence[str],
+def run_duet_round(runners: Mapping[str, TrialRunner], trial: Trial, order: Sequence[str],
                    started: Callable[[str], None]) -> dict[str, dict[str, Any]]:
     """Run ``trial`` on every side at once (threads started in ``order``); rows by side.
 

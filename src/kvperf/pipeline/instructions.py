@@ -20,6 +20,7 @@ from typing import Any
 
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.driver.base import Driver
 from kvperf.plan.trial import Trial
 from kvperf.results import callgrind as callgrind_format
@@ -29,7 +30,7 @@ from kvperf.server import callgrind, perf_stat
 
 log = logging.getLogger("kvperf")
 
-MEASURES = ("timing", "instructions", "perf-instructions")
+MEASURES = tuple(Measure)
 INSTRUCTION_REQUESTS = 20_000
 INSTRUCTION_CLIENTS = 1
 
@@ -51,17 +52,17 @@ def _requests_only(specs: list[BenchmarkSpec], own_config: bool) -> list[Benchma
     return specs
 
 
-def check_measure(measure: str, specs: list[BenchmarkSpec], driver: Driver, *,
+def check_measure(measure: Measure, specs: list[BenchmarkSpec], driver: Driver, *,
                   own_config: bool, client_mode: bool) -> list[BenchmarkSpec]:
     """Validate ``--measure`` against the plan and machine; the specs to run (exit 2 if bad)."""
     if measure not in MEASURES:
         raise UsageError(f"--measure {measure!r}: choose one of {', '.join(MEASURES)}")
-    if measure == "timing":
+    if measure == Measure.TIMING:
         return specs
     if client_mode:
         raise UsageError(f"--measure {measure} counts the instructions of a server kvperf "
                          "starts; it cannot be used with --mode client/--use-running-server")
-    reason = (callgrind.missing_tools() if measure == "instructions"
+    reason = (callgrind.missing_tools() if measure == Measure.INSTRUCTIONS
               else perf_stat.unsupported())
     if reason:
         raise UsageError(f"--measure {measure}: {reason}")
@@ -72,9 +73,9 @@ def check_measure(measure: str, specs: list[BenchmarkSpec], driver: Driver, *,
     return _requests_only(specs, own_config)
 
 
-def server_wrapping(measure: str, log_dir: Path) -> dict[str, Any]:
+def server_wrapping(measure: Measure, log_dir: Path) -> dict[str, Any]:
     """Extra ServerGroup arguments: the valgrind prefix and its slower start and stop."""
-    if measure != "instructions":
+    if measure != Measure.INSTRUCTIONS:
         return {}
     fix_seed = callgrind.seed_fixing_works()
     if not fix_seed:
@@ -93,14 +94,14 @@ class Counted:
 
 
 @contextlib.contextmanager
-def counting(measure: str, pids: list[int], log_dir: Path) -> Iterator[Counted]:
+def counting(measure: Measure, pids: list[int], log_dir: Path) -> Iterator[Counted]:
     """Count the server's instructions for the duration of the ``with`` body."""
     counted = Counted()
-    if measure == "instructions" and pids:
+    if measure == Measure.INSTRUCTIONS and pids:
         callgrind.start_counting(pids)
         yield counted
         counted.files = callgrind.stop_counting(pids, log_dir)
-    elif measure == "perf-instructions" and pids:
+    elif measure == Measure.PERF_INSTRUCTIONS and pids:
         counter = perf_stat.PerfCounter(pids, log_dir)
         try:
             yield counted

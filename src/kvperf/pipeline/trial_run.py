@@ -11,22 +11,18 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvperf.config.commands import Seed
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Driver, Target
-from kvperf.driver.seed import Keyspace, ensure_pop_supply, seed_keyspace
+from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_keyspace
 from kvperf.pipeline import executed
 from kvperf.pipeline.instructions import counting, instruction_result
+from kvperf.pipeline.model import Observer, Prepared, Probe
 from kvperf.plan.trial import Trial
 from kvperf.results.row import TrialOutcome
-from kvperf.server import stats as server_stats
-from kvperf.server.process import read_cpu_times
 from kvperf.store.files import write_json_atomic
-
-if TYPE_CHECKING:
-    from kvperf.pipeline.run import Observer, Prepared
 
 MIN_HIT_RATIO = 0.9
 MIN_EXECUTED_RATIO = 0.98
@@ -60,6 +56,7 @@ class TrialRun:
     trial: Trial
     observer: Observer
     log_dir: Path
+    probe: Probe
     outcome: TrialOutcome = field(default_factory=TrialOutcome)
     # Called before the warmup and before the measure stage (duet rounds meet there).
     sync: Callable[[str], None] | None = None
@@ -76,7 +73,7 @@ class TrialRun:
     def run(self, target: Target, pids: list[int]) -> None:
         load = self.trial.load
         tool_log = self.log_dir / "tool.log"
-        with Keyspace.open(target.endpoints, target.cluster) as keyspace:
+        with self.probe.keyspace(target) as keyspace:
             self._seed(keyspace)
             self._meet("warmup")
             if load.warmup:
@@ -85,8 +82,8 @@ class TrialRun:
             before = self._top_up(keyspace)
             self._meet("measure")
             self.outcome.checks["measure_started_at"] = round(time.time(), 3)
-            server_stats.reset_stats(target.endpoints)
-            cpu_before = _cpu_total(pids)
+            self.probe.reset_stats(target.endpoints)
+            cpu_before = self.probe.cpu_seconds(pids)
             measure = self.prepared.options.measure
             with counting(measure, pids, self.log_dir) as counted, self.stage("measure"):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
@@ -109,7 +106,7 @@ class TrialRun:
             write_json_atomic(path, histograms)
             self.outcome.histogram_file = str(path.relative_to(self.prepared.out_dir))
 
-    def _seed(self, keyspace: Keyspace) -> None:
+    def _seed(self, keyspace: KeyStore) -> None:
         load = self.trial.load
         seed = load.command.seed
         if seed is Seed.NONE or load.command.pops:
@@ -118,7 +115,7 @@ class TrialRun:
             sent = seed_keyspace(keyspace, seed, load.keyspacelen, load.data_size)
         self.outcome.checks["seed_commands"] = sent
 
-    def _top_up(self, keyspace: Keyspace) -> int | None:
+    def _top_up(self, keyspace: KeyStore) -> int | None:
         load = self.trial.load
         if not load.command.pops:
             return None
@@ -128,7 +125,7 @@ class TrialRun:
 
     def _server_side(self, target: Target, pids: list[int], cpu_before: float | None) -> None:
         measurement = self.outcome.measurement
-        collected = server_stats.collect(target.endpoints)
+        collected = self.probe.collect(target.endpoints)
         requests = measurement.requests if measurement else None
         commands = executed.per_command(self.trial.load.command,
                                         collected.get("commandstats", {}), requests)
@@ -143,7 +140,7 @@ class TrialRun:
         if len(collected.get("node_calls", [])) > 1:
             server["calls_per_node"] = [executed.node_total(self.trial.load.command, node)
                                         for node in collected["node_calls"]]
-        cpu_after = _cpu_total(pids)
+        cpu_after = self.probe.cpu_seconds(pids)
         if cpu_before is not None and cpu_after is not None and measurement:
             cpu = cpu_after - cpu_before
             server["cpu_seconds"] = round(cpu, 3)
@@ -152,7 +149,7 @@ class TrialRun:
         self.outcome.server = server
         self._commands = commands if collected else {}
 
-    def _check(self, keyspace: Keyspace, before: int | None) -> None:
+    def _check(self, keyspace: KeyStore, before: int | None) -> None:
         self._check_executed()
         load = self.trial.load
         if before is not None:
@@ -182,10 +179,3 @@ class TrialRun:
         problem = executed.shortfall(self._commands, MIN_EXECUTED_RATIO)
         if problem:
             raise DriverError(problem)
-
-
-def _cpu_total(pids: list[int]) -> float | None:
-    if not pids:
-        return None
-    times = [read_cpu_times(pid) for pid in pids]
-    return None if any(t is None for t in times) else sum(t.total for t in times if t)

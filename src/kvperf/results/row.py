@@ -25,6 +25,7 @@ from typing import Any
 
 from kvperf.core.errors import UsageError
 from kvperf.core.identity import stable_id
+from kvperf.core.kinds import Measure
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 from kvperf.results.metrics import LATENCY_FIELDS
@@ -53,7 +54,7 @@ def mark_failed(row: dict[str, Any], error: str) -> None:
 
 
 def _to_2(row: dict[str, Any]) -> None:
-    row.setdefault("measure", "timing")
+    row.setdefault("measure", Measure.TIMING.value)
     row.setdefault("instructions", None)
 
 
@@ -64,19 +65,27 @@ def _to_3(row: dict[str, Any]) -> None:
 _UPGRADES = {1: _to_2, 2: _to_3}  # version N → N + 1
 
 
-def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
-    """A row of any known ``kvperf_format`` brought to FORMAT_VERSION step by step (in
-    place); a seed-format row (no kvperf_format) as it is. A newer or unknown version is
+def format_of(row: dict[str, Any], source: str) -> int | None:
+    """The row's ``kvperf_format`` (None: a seed-format row). A newer or unknown version is
     refused (UsageError, exit 2) naming it: guessing at fields this kvperf does not know
     would misread them."""
     version = row.get("kvperf_format")
     if version is None:
-        return row
+        return None
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise UsageError(f"{source}: kvperf_format {version!r} is not a format version")
     if version > FORMAT_VERSION:
         raise UsageError(f"{source}: kvperf_format {version} is newer than this kvperf reads "
                          f"(up to {FORMAT_VERSION}); upgrade kvperf to read it")
+    return version
+
+
+def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
+    """A row of any known ``kvperf_format`` brought to FORMAT_VERSION step by step (in
+    place); a seed-format row as it is; a newer version refused (``format_of``)."""
+    version = format_of(row, source)
+    if version is None:
+        return row
     while version < FORMAT_VERSION:
         _UPGRADES[version](row)
         version += 1
@@ -99,7 +108,7 @@ class RunContext:
     tool_version: str
     server_version: str | None
     env: dict[str, Any] = field(default_factory=dict)
-    measure: str = "timing"
+    measure: Measure = Measure.TIMING
     revision: str | None = None  # history identity when no commit names the server
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kvperf.core.errors import StoreError
-from kvperf.results.row import upgrade
+from kvperf.results.row import format_of, upgrade
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -28,9 +28,11 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
+def read_rows(path: Path, *, as_written: bool = False) -> list[dict[str, Any]]:
     """The rows of a metrics.json file (kvperf's or the seed system's), kvperf's upgraded to
-    the current format (``results.row.upgrade``; a newer format is refused, exit 2)."""
+    the current format (``results.row.upgrade``; a newer format is refused, exit 2).
+    ``as_written``: check the format but keep each row exactly as the file has it (the
+    store identifies a row by the hash of what was written)."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -39,6 +41,10 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         raise StoreError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise StoreError(f"{path} is not a list of result rows")
+    if as_written:
+        for row in data:
+            format_of(row, str(path))
+        return data
     return [upgrade(row, str(path)) for row in data]
 
 
@@ -47,7 +53,8 @@ class MetricsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: list[dict[str, Any]] = read_rows(path) if path.exists() else []
+        self.rows: list[dict[str, Any]] = (read_rows(path, as_written=True)
+                                           if path.exists() else [])
         self.new_rows: list[dict[str, Any]] = []
 
     def append(self, row: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ class PushResult:
 
 def push_file(engine: Engine, path: Path) -> PushResult:
     """Import one metrics.json file (StoreError if it is not one)."""
-    rows = read_rows(path)
+    rows = read_rows(path, as_written=True)
     base, source = path.parent, str(path.resolve())
     starts = [t for r in rows if (t := parse_timestamp(r.get("timestamp"))) is not None]
     started_at = min(starts) if starts else None

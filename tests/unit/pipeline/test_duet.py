@@ -18,7 +18,7 @@ import pytest
 from kvperf.config.loader import parse_config
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.duet import check_duet, run_duet_round
-from kvperf.pipeline.run import Runner
+from kvperf.pipeline.runner import Runner
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
 

@@ -1,0 +1,166 @@
+"""What the pipeline's parts share: the run's options, the prepared plan, progress hooks,
+and the two seams a run touches the world through — the server launcher and the probe
+(the trial's view of a running server). ServerGroup and LiveProbe are the real ones; unit
+tests pass recording fakes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+from kvperf.config.model import BenchmarkSpec
+from kvperf.core.kinds import Measure, Mode, Schedule
+from kvperf.driver.base import Driver, Target
+from kvperf.driver.seed import Keyspace, KeyStore
+from kvperf.plan.trial import Trial
+from kvperf.results.row import RunContext, is_ok
+from kvperf.server import stats as server_stats
+from kvperf.server.binary import ServerBinary
+from kvperf.server.process import read_cpu_times
+from kvperf.server.resp import Endpoint
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Validated options of ``kvperf run`` (built by the CLI)."""
+
+    config: Path | None = None
+    results_dir: Path = Path("results")
+    label: str | None = None
+    commit: str | None = None
+    runs: int = 1
+    mode: Mode = Mode.BOTH  # CLIENT also for --use-running-server
+    target_ip: str = "127.0.0.1"
+    port: int | None = None
+    server_bin: str | None = None
+    valkey_path: Path | None = None
+    tool: str | None = None
+    tool_path: Path | None = None
+    blocked: str | None = None  # why no trial of this side can run (e.g. its build failed)
+    provenance: tuple[tuple[str, str], ...] = ()  # extra env facts (build log, ref, …)
+    measure: Measure = Measure.TIMING
+    schedule: Schedule = Schedule.ALTERNATE
+    # History revision by the binary's identity when no commit names it (compare sides,
+    # whose labels "A"/"B" would pool different servers across comparisons).
+    revision_from_binary: bool = False
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the first server starts."""
+
+    options: RunOptions
+    specs: list[BenchmarkSpec]
+    trials: list[Trial]
+    driver: Driver
+    binary: ServerBinary | None
+    context: RunContext
+    out_dir: Path
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or interrupted) run produced."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    metrics_path: Path | None = None
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if not is_ok(r))
+
+
+class Observer(Protocol):
+    """Progress hooks; the CLI passes a reporter, tests may pass a recorder."""
+
+    def trial_started(self, trial: Trial, position: int, total: int) -> None: ...
+
+    def stage(self, trial: Trial, name: str) -> None: ...
+
+    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None: ...
+
+
+class SilentObserver:
+    """An Observer that ignores every event."""
+
+    def trial_started(self, trial: Trial, position: int, total: int) -> None:
+        pass
+
+    def stage(self, trial: Trial, name: str) -> None:
+        pass
+
+    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
+        pass
+
+
+class TrialRunner(Protocol):
+    """One side of an interleaved run (pipeline/runner.Runner): runs a trial into a row."""
+
+    @property
+    def prepared(self) -> Prepared: ...
+
+    def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
+                  ) -> dict[str, Any]: ...
+
+
+class ServerHandle(Protocol):
+    """A trial's running server nodes (``server.instance.ServerGroup``): ``with`` starts
+    them ready, leaving stops every pid kvperf started."""
+
+    @property
+    def endpoints(self) -> list[Endpoint]: ...
+
+    @property
+    def pids(self) -> list[int]: ...
+
+    def __enter__(self) -> ServerHandle: ...
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def pinning(self) -> str | None: ...
+
+    def effective_config(self) -> dict[str, str]: ...
+
+    def health(self) -> str | None: ...
+
+
+# Starts a trial's servers: called as launcher(binary, setup, log_dir, tls, **wrapping) with
+# pipeline/instructions.server_wrapping's keywords; ServerGroup (the class) is the real one.
+Launcher = Callable[..., ServerHandle]
+
+
+class Probe(Protocol):
+    """The trial's view of a running server: its keys, counters and CPU time."""
+
+    def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]: ...
+
+    def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None: ...
+
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]: ...
+
+    def cpu_seconds(self, pids: list[int]) -> float | None: ...
+
+
+class LiveProbe:
+    """The real probe: RESP connections, INFO, and /proc CPU times."""
+
+    def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]:
+        return Keyspace.open(target.endpoints, target.cluster)
+
+    def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None:
+        server_stats.reset_stats(endpoints)
+
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]:
+        return server_stats.collect(endpoints)
+
+    def cpu_seconds(self, pids: list[int]) -> float | None:
+        """The nodes' user + system CPU seconds so far (None: no pids, or one is gone)."""
+        if not pids:
+            return None
+        times = [read_cpu_times(pid) for pid in pids]
+        return None if any(t is None for t in times) else sum(t.total for t in times if t)

@@ -1,0 +1,127 @@
+"""Preparing a run: load and check the config, the tool, the server and the label — every
+UsageError (exit 2) before the first server starts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvperf.build.builder import find_server
+from kvperf.config.loader import default_config_path, load_config
+from kvperf.config.model import BenchmarkSpec
+from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Mode, Schedule
+from kvperf.driver.base import Driver
+from kvperf.driver.registry import resolve_driver
+from kvperf.pipeline import quick
+from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS
+from kvperf.pipeline.instructions import check_measure
+from kvperf.pipeline.model import Prepared, RunOptions
+from kvperf.plan.matrix import expand
+from kvperf.plan.trial import Trial
+from kvperf.results.row import RunContext
+from kvperf.server.binary import ServerBinary, resolve
+from kvperf.server.host import available_cpus, host_facts
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
+
+
+def validate_label(label: str) -> str:
+    """A label becomes a directory name: it is data, but it may not leave the results dir."""
+    if not label or label in (".", "..") or "/" in label or "\0" in label:
+        raise UsageError(f"--label {label!r}: a label may not be empty, '.', '..', or "
+                         "contain '/' (it names a directory under --results-dir)")
+    return label
+
+
+def client_mode(options: RunOptions) -> bool:
+    return options.mode == Mode.CLIENT
+
+
+DEFAULT_REQUESTS = 400_000  # the built-in config for tools without --duration
+
+
+def load_specs(options: RunOptions) -> list[BenchmarkSpec]:
+    """The user's config, or the built-in default (unpinned on a machine with one CPU;
+    measure stages of DUET_DEFAULT_SECONDS under --schedule duet, which needs sides that
+    stop together)."""
+    cpus = available_cpus()
+    if options.config:
+        return load_config(options.config, cpus)
+    specs = load_config(default_config_path(), cpus | {0, 1})
+    if len(cpus) < 2 or not {0, 1} <= cpus:
+        specs = [replace(s, server_cpus=None, client_cpus=None) for s in specs]
+    if options.schedule == Schedule.DUET:
+        specs = [replace(s, requests=None, duration=(DUET_DEFAULT_SECONDS,)) for s in specs]
+    return specs
+
+
+def _server_binary(options: RunOptions) -> ServerBinary | None:
+    if client_mode(options) or options.blocked:
+        return None
+    explicit = options.server_bin
+    if explicit is None and options.valkey_path:
+        candidate = find_server(options.valkey_path)
+        if candidate is None:
+            raise UsageError(f"--valkey-path {options.valkey_path}: no src/valkey-server or "
+                             "src/redis-server in it (build it first, or pass --server-bin)")
+        explicit = str(candidate)
+    return resolve(explicit)
+
+
+def _check_trials(trials: list[Trial], driver: Driver, options: RunOptions) -> None:
+    for trial in trials:
+        reason = driver.unsupported(trial.load, trial.server.cluster_mode, trial.server.tls)
+        if reason is None and client_mode(options) and trial.server.tls:
+            reason = "'tls_mode' against a server kvperf did not start is not supported yet"
+        if reason:
+            raise UsageError(f"config object {trial.spec_index}: {reason}")
+
+
+def _running_server_version(endpoint: Endpoint) -> str | None:
+    try:
+        with RespClient(endpoint, timeout=3) as client:
+            reply = client.call("INFO", "server")
+    except (ConnectionLost, RespError) as exc:
+        raise UsageError(f"--mode client: cannot reach the server at {endpoint}: {exc}") from None
+    info = parse_info(reply if isinstance(reply, bytes) else b"")
+    version = info.get("valkey_version") or info.get("redis_version")
+    product = "valkey" if "valkey_version" in info else "redis"
+    return f"{product}-{version}" if version else None
+
+
+def client_endpoint(options: RunOptions) -> Endpoint:
+    return Endpoint(options.target_ip, options.port or 6379)
+
+
+def prepare(options: RunOptions) -> Prepared:
+    """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
+    specs = load_specs(options)
+    driver = resolve_driver(options.tool, options.tool_path, options.valkey_path)
+    if options.config is None and not driver.capabilities.duration:
+        # The built-in config measures 3 s per trial; a tool without --duration runs a
+        # request count that takes about as long on these machines instead.
+        specs = [replace(s, duration=None, requests=(DEFAULT_REQUESTS,)) if s.duration else s
+                 for s in specs]
+    specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
+                          client_mode=client_mode(options))
+    specs = quick.shrink(specs)
+    trials = expand(specs, quick.runs(options.runs))
+    _check_trials(trials, driver, options)
+    binary = _server_binary(options)
+    if binary:
+        server_version = binary.label
+    elif options.mode == Mode.SERVER or options.blocked:
+        server_version = None
+    else:
+        server_version = _running_server_version(client_endpoint(options))
+    label = validate_label(options.label or options.commit or server_version or "results")
+    env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
+           "server_binary": str(binary.path) if binary else None,
+           "server_source": (binary.source if binary else
+                             "not built" if options.blocked else "running server"),
+           **dict(options.provenance), **({"quick": True} if quick.enabled() else {})}
+    revision = (binary.identity() if options.revision_from_binary and binary
+                and not options.commit else None)
+    context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,
+                         options.measure, revision)
+    return Prepared(options, specs, trials, driver, binary, context,
+                    options.results_dir / label)
