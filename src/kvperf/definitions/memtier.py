@@ -207,6 +207,23 @@ def _order_refusal(options: tuple[Option, ...]) -> str | None:
     return None
 
 
+def _scan_refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
+    """kvload's (and memtier's) rules for --scan-incremental-iteration: one SCAN command
+    with a cursor, --pipeline 1, no cluster. (memtier#539 adds ZSCAN/HSCAN/SSCAN cursors;
+    kvload memtier follows SCAN only.)"""
+    if not any(o.name == "scan-incremental-iteration" for o in options):
+        return None
+    commands = [(o.value or "").split() for o in options if o.name == "command"]
+    if len(commands) != 1 or not commands[0]:
+        return "--scan-incremental-iteration needs exactly one --command (a SCAN)"
+    if commands[0][0].upper() != "SCAN":
+        return (f"--scan-incremental-iteration with {commands[0][0].upper()}: kvload memtier "
+                "follows SCAN cursors only")
+    if len(commands[0]) < 2 or (value(options, "pipeline") or "1") != "1" or cluster:
+        return "--scan-incremental-iteration needs 'SCAN <cursor>', --pipeline 1, no cluster"
+    return None
+
+
 def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
     """Why kvload memtier (driven by kvperf) cannot run these options, or None."""
     for option in options:
@@ -222,7 +239,7 @@ def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
     if cluster and _key_patterns(options) & {"S", "P"}:
         return ("option --cluster-mode with key pattern S or P is not supported by kvload "
                 "memtier (a connection serves one node)")
-    return _order_refusal(options)
+    return _order_refusal(options) or _scan_refusal(options, cluster)
 
 
 def value(options: tuple[Option, ...], name: str) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvperf.definitions.client import MEMTIER, ClientError, ClientPlan, plan_client
+from kvperf.definitions.client import MEMTIER, TOOLS, ClientError, ClientPlan, plan_client
 from kvperf.definitions.kpis import Kpi
 from kvperf.definitions.model import Definition, ToolConfig
 from kvperf.definitions.topology import Topology
@@ -83,6 +83,9 @@ def _definition_refusal(definition: Definition) -> str | None:
     if fatal:
         more = f" (+{len(fatal) - 1} more)" if len(fatal) > 1 else ""
         return f"{fatal[0]}{more}"
+    for tool in definition.tools:
+        if tool not in TOOLS:
+            return f"client tool {tool!r} is not supported (kvperf runs {', '.join(TOOLS)})"
     for capability in definition.required_capabilities:
         if capability not in KNOWN_CAPABILITIES:
             return f"requires runner capability {capability!r}"

@@ -49,6 +49,12 @@ def test_argv_errors(args: str, says: str) -> None:
     ("--test-time 2 -n 100", False, "mutually exclusive"),
     ("--command 'GET __key__' --key-pattern R:R", False, "--key-pattern with --command"),
     ("--command 'GET __key__' --ratio 1:1", False, "use --command-ratio"),
+    ("--command 'ZSCAN z 0' --scan-incremental-iteration", False, "SCAN cursors only"),
+    ("--command 'SCAN 0' --scan-incremental-iteration --pipeline 2", False, "--pipeline 1"),
+    ("--command 'SCAN' --scan-incremental-iteration", False, "'SCAN <cursor>'"),
+    ("--command 'SCAN 0' --command 'GET __key__' --scan-incremental-iteration", False,
+     "exactly one --command"),
+    ("--command 'SCAN 0' --scan-incremental-iteration", True, "no cluster"),
 ])
 def test_refusals_name_the_option(args: str, cluster: bool, says: str) -> None:
     why = refusal(parse(args), cluster)
@@ -59,6 +65,8 @@ def test_accepted() -> None:
     assert refusal(parse("--ratio 1:10 --key-pattern R:R --test-time 5"), True) is None
     assert refusal(parse("--command 'GET __key__' --command-key-pattern G"), True) is None
     assert refusal(parse("--ratio 1:0 --key-pattern P:P -n allkeys"), False) is None
+    assert refusal(parse("--command 'SCAN 0 COUNT 10' --scan-incremental-iteration"),
+                   False) is None
 
 
 def test_option_table_matches_kvload_help() -> None:

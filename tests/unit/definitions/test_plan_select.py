@@ -51,7 +51,9 @@ def test_plan_contents() -> None:
     ({"issues": (Issue("dbconfig.foo", "unknown key"),)}, "oss-standalone",
      "dbconfig.foo: unknown key"),
     ({"clients": (ToolConfig("pubsub-sub-bench"),)}, "oss-standalone",
-     "client: client tool 'pubsub-sub-bench'"),
+     "client tool 'pubsub-sub-bench' is not supported"),
+    ({"clients": (ToolConfig("pubsub-sub-bench"),)}, "oss-standalone-with-redisearch",
+     "client tool 'pubsub-sub-bench' is not supported"),  # the tool before the topology
     ({"dbconfig": DbConfig(dataset="https://example.invalid/dump.rdb")}, "oss-standalone",
      "is a URL: download it first"),
     ({"dbconfig": DbConfig(dataset="dump.rdb")}, "oss-standalone",
