@@ -41,7 +41,7 @@ def _check_names(flag: str, wanted: tuple[str, ...], present: set[str]) -> None:
     lowered = {value.lower() for value in present}
     for name in wanted:
         if name.lower() not in lowered:
-            raise UsageError(f"{flag} {name!r}: no selected definition has it (known: "
+            raise UsageError(f"{flag} {name!r}: no loaded definition has it (known: "
                              f"{_known(present) or 'none'})")
 
 

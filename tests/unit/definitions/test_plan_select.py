@@ -126,7 +126,7 @@ def test_select(selection: Selection, names: list[str]) -> None:
 @pytest.mark.parametrize(("selection", "says"), [
     (Selection(tests_regexp="("), "--tests-regexp"),
     (Selection(priority_lower=5, priority_upper=1), "is above"),
-    (Selection(tested_groups=("strings",)), "--tested-groups 'strings': no selected"),
+    (Selection(tested_groups=("strings",)), "--tested-groups 'strings': no loaded"),
     (Selection(tested_commands=("gett",)), "known: HGET, get, hset"),
     (Selection(topologies=("oss-standalone-3-io-threads",)), "not a known topology"),
 ])
