@@ -5,9 +5,11 @@ accepted by kvload memtier itself. Prints the refusal reasons grouped and counte
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,8 @@ import pytest
 
 from kvperf.definitions.client import MEMTIER
 from kvperf.definitions.dryrun import reason_group
+from kvperf.definitions.exporter import evaluate
+from kvperf.definitions.kpis import Kpi, check_all
 from kvperf.definitions.loader import load
 from kvperf.definitions.plan import Plan, plan_all
 from tests.fixtures.corpus import suites_dir, vector_dir
@@ -91,3 +95,40 @@ def test_kvload_accepts_every_planned_argv(corpus: Path) -> None:
             if done.returncode != 1:
                 refused.append(f"{name}: exit {done.returncode}: {done.stderr.strip()[:200]}")
     assert not refused, "\n".join(refused)
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_strays")
+def test_exporter_paths_resolve_on_kvload_memtier_json(corpus: Path, tmp_path: Path) -> None:
+    """The corpus defaults' "ALL STATS" paths, and a KPI, over the JSON kvload memtier
+    writes for a 1-second run against a real valkey-server."""
+    loaded = load([suites_dir(corpus)])
+    (plan,) = [r for r in plan_all(loaded.definitions, loaded.topologies, 1, ("oss-standalone",))
+               if isinstance(r, Plan) and r.name == "memtier_benchmark-1Mkeys-string-get-10B"]
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+    server = subprocess.Popen([require_binary("valkey-server"), "--port", port, "--save", "",
+                               "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    try:
+        out = tmp_path / "memtier.json"
+        argv = [a for a in plan.clients[0].argv if not a.startswith(("--clients", "--threads"))]
+        for attempt in range(50):
+            done = subprocess.run(
+                [require_binary("kvload"), "memtier", "--server", "127.0.0.1", "--port", port,
+                 "--json-out-file", str(out), "-c", "2", "-t", "1", *argv],
+                capture_output=True, text=True, timeout=60)
+            if done.returncode != 1 or attempt == 49:
+                break
+            time.sleep(0.1)  # the server is still starting
+        assert done.returncode == 0, done.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    document = json.loads(out.read_text())
+    values = {v.name: v for v in evaluate(plan.metrics, document)}
+    for path in [p for p in plan.metrics if p.startswith('$."ALL STATS"')]:
+        assert values[path].value is not None, (path, values[path].missing)
+    gate = check_all((Kpi("ge", '$."ALL STATS".Totals."Ops/sec"', 1),
+                      Kpi("le", '$."ALL STATS".Totals."Ops/sec"', 1)), document)
+    assert [r.passed for r in gate] == [True, False]

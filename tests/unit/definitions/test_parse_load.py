@@ -225,3 +225,11 @@ def test_bad_input_names_the_file(tmp_path: Path, files: dict[str, str], given: 
         write(tmp_path, name, text)
     with pytest.raises(ConfigError, match=says):
         load([tmp_path / given])
+
+
+def test_shipped_examples_load_clean() -> None:
+    loaded = load([Path(__file__).resolve().parents[3] / "configs" / "definitions"])
+    assert [d.name for d in loaded.definitions] == ["kvperf-example-string-get-10B",
+                                                    "kvperf-example-set-kpis"]
+    assert all(d.issues == () for d in loaded.definitions)
+    assert loaded.definitions[1].kpis[0] == Kpi("ge", "$.Tests.Overall.rps", 1000)
