@@ -37,7 +37,7 @@ class Summary:
     runs_refused: int
     reasons: tuple[tuple[str, int], ...]  # grouped reason, count of definition × topology
 
-    def by_tool(self) -> str:
+    def headline(self) -> str:
         return (f"{self.files} definition file(s): {self.planned} planned, {self.partly} "
                 f"partly, {self.refused} refused; {self.runs_planned} run(s) planned, "
                 f"{self.runs_refused} refused (definition × topology)")
@@ -118,9 +118,9 @@ def render_result(result: Result) -> RenderableType:
 
 
 def render_summary(summary: Summary) -> RenderableType:
-    table = Table(title=summary.by_tool(), title_justify="left")
+    table = Table(title=summary.headline(), title_justify="left")
     table.add_column("refusals", justify="right")
     table.add_column("reason")
     for reason, count in summary.reasons:
         table.add_row(str(count), Text(reason))
-    return table if summary.reasons else Text(summary.by_tool())
+    return table if summary.reasons else Text(summary.headline())
