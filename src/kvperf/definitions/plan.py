@@ -1,0 +1,178 @@
+"""Definition × topology → a ``Plan`` (pure data for the runner) or a ``Refusal`` (pure).
+
+A plan is everything a run needs, decided before any server starts: the server's startup
+configuration (the definition's ``configuration-parameters`` then the topology's
+arguments), the topology, a local dataset, the preload run, init commands and Lua, the
+keyspace length to verify, the clients with ``--test-time`` overridden, KPI bounds and the
+exporter's metric paths. What a definition asks for that kvperf cannot do yields a refusal
+whose reason names the thing (a tool, an option, a topology, a URL); the first reason
+found is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvperf.definitions.client import MEMTIER, TOOLS, ClientError, ClientPlan, plan_client
+from kvperf.definitions.kpis import Kpi
+from kvperf.definitions.model import Definition, ToolConfig
+from kvperf.definitions.topology import Topology
+
+KNOWN_CAPABILITIES = frozenset({"local-disk"})  # a kvperf host runs servers on local disk
+URL_SCHEMES = ("http://", "https://", "s3://", "ftp://", "gs://")
+
+
+@dataclass(frozen=True)
+class Plan:
+    definition: Definition
+    topology: Topology
+    server_config: tuple[tuple[str, str], ...]
+    dataset: Path | None
+    preload: ClientPlan | None
+    clients: tuple[ClientPlan, ...]
+    test_time_override: int | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def init_commands(self) -> tuple[tuple[str, ...], ...]:
+        return self.definition.dbconfig.init_commands
+
+    @property
+    def init_lua(self) -> tuple[str, ...]:
+        return self.definition.dbconfig.init_lua
+
+    @property
+    def keyspacelen(self) -> int | None:
+        return self.definition.dbconfig.check_keyspacelen
+
+    @property
+    def kpis(self) -> tuple[Kpi, ...]:
+        return self.definition.kpis
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        exporter = self.definition.exporter
+        return exporter.metrics if exporter else ()
+
+    @property
+    def replica_after_preload(self) -> bool:
+        """Preload first, then start the replica (``preload_before_replica``); else the
+        replica is in sync before preload and measurement."""
+        return self.definition.dbconfig.preload_before_replica and self.topology.replicas > 0
+
+
+@dataclass(frozen=True)
+class Refusal:
+    definition: Definition
+    topology: str
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+
+def _definition_refusal(definition: Definition) -> str | None:
+    fatal = definition.fatal
+    if fatal:
+        more = f" (+{len(fatal) - 1} more)" if len(fatal) > 1 else ""
+        return f"{fatal[0]}{more}"
+    for tool in definition.tools:
+        if tool not in TOOLS:
+            return f"client tool {tool!r} is not supported (kvperf runs {', '.join(TOOLS)})"
+    for capability in definition.required_capabilities:
+        if capability not in KNOWN_CAPABILITIES:
+            return f"requires runner capability {capability!r}"
+    db = definition.dbconfig
+    if db.module_configuration_parameters:
+        return f"needs module(s) {', '.join(db.module_configuration_parameters)}"
+    preload = db.preload_tool
+    if preload is not None and preload.tool != MEMTIER:
+        return f"preload tool {preload.tool!r} is not supported (kvperf preloads with " \
+               f"{MEMTIER} through kvload memtier)"
+    if db.dataset and db.dataset.lower().startswith(URL_SCHEMES):
+        return f"dataset {db.dataset} is a URL: download it first and give its local path"
+    return None
+
+
+def _dataset(definition: Definition) -> Path | None:
+    dataset = definition.dbconfig.dataset
+    if not dataset:
+        return None
+    path = Path(dataset).expanduser()
+    return path if path.is_absolute() else definition.source.parent / path
+
+
+def _notes(definition: Definition, topology: Topology, clients: tuple[ClientPlan, ...],
+           override: int | None) -> tuple[str, ...]:
+    db = definition.dbconfig
+    notes = [f"warning: {issue}" for issue in definition.warnings]
+    if override is not None and any(not c.test_time_overridden for c in clients):
+        notes.append("request-bound client: --override-test-time does not apply to it")
+    if db.rdb_checks is not None:
+        notes.append(f"rdb_checks ({db.rdb_checks.operation}) recorded, not verified")
+    if db.wait_for_bgsave:
+        notes.append("wait_for_bgsave: waits for BGSAVE to finish before measuring")
+    if db.preload_before_replica and topology.replicas:
+        notes.append("preload before the replica starts (preload_before_replica)")
+    resources = [f"{who} {res}" for who, res in
+                 [("server", db.resources), ("topology", topology.resources),
+                  *((c.tool, c.resources) for c in clients)] if res is not None]
+    if resources:
+        notes.append("resources recorded, not enforced: " + "; ".join(resources))
+    return tuple(notes)
+
+
+def _run(config: ToolConfig, cluster: bool, override: int | None, what: str) -> ClientPlan:
+    try:
+        return plan_client(config, cluster, override)
+    except ClientError as exc:
+        raise ClientError(f"{what}: {exc}") from None
+
+
+def _no_file(_: Path) -> bool:
+    return True
+
+
+def plan_one(definition: Definition, topology_name: str, topologies: dict[str, Topology],
+             override: int | None, file_exists: Callable[[Path], bool] = _no_file
+             ) -> Plan | Refusal:
+    """The plan of ``definition`` on one topology, or the reason there is none.
+    ``file_exists`` checks a local dataset (the caller's I/O; by default none is checked)."""
+    why = _definition_refusal(definition)
+    dataset = _dataset(definition)
+    if why is None and dataset is not None and not file_exists(dataset):
+        why = f"dataset {dataset} not found"
+    topology = topologies.get(topology_name)
+    if why is None and topology is None:
+        why = f"topology {topology_name!r} is not in the topologies table"
+    if why is None and topology is not None:
+        why = topology.unsupported()
+    if why is not None or topology is None:
+        return Refusal(definition, topology_name, why or "")
+    db = definition.dbconfig
+    try:
+        preload = None if db.preload_tool is None else _run(
+            db.preload_tool, topology.cluster, None, "preload")
+        clients = tuple(_run(c, topology.cluster, override, "client")
+                        for c in definition.clients)
+    except ClientError as exc:
+        return Refusal(definition, topology_name, str(exc))
+    return Plan(definition, topology, db.configuration_parameters + topology.server_args,
+                dataset, preload, clients, override,
+                _notes(definition, topology, clients, override))
+
+
+def plan_all(definitions: tuple[Definition, ...], topologies: dict[str, Topology],
+             override: int | None, only_topologies: tuple[str, ...] = (),
+             file_exists: Callable[[Path], bool] = _no_file) -> tuple[Plan | Refusal, ...]:
+    """Every definition on each of its topologies (those in ``only_topologies`` if given)."""
+    return tuple(plan_one(definition, name, topologies, override, file_exists)
+                 for definition in definitions for name in definition.topologies
+                 if not only_topologies or name in only_topologies)

@@ -1,0 +1,80 @@
+"""`kvperf run --definitions … --dry-run` through the CLI entry point: plans printed (exit 0),
+bad input (exit 2) with one clear message and no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvperf.cli.main import main
+
+GOOD = """
+version: 0.4
+name: memtier_benchmark-get-10B
+tested-groups: [string]
+tested-commands: [get]
+priority: 5
+redis-topologies: [oss-standalone, oss-cluster-3-primaries]
+dbconfig:
+  configuration-parameters: {save: '""'}
+  check: {keyspacelen: 1000}
+  preload_tool:
+    tool: memtier_benchmark
+    arguments: --ratio 1:0 --key-pattern P:P -n allkeys --key-maximum 1000 -c 1 -t 1
+clientconfig:
+  tool: memtier_benchmark
+  arguments: --command "GET __key__" --command-key-pattern R --test-time 60 -c 2 -t 1
+"""
+
+
+@pytest.fixture
+def defs(tmp_path: Path) -> Path:
+    (tmp_path / "get.yml").write_text(GOOD)
+    return tmp_path
+
+
+def test_dry_run_prints_plans_and_refusals(defs: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--definitions", str(defs), "--dry-run", "--override-test-time", "2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "plan    memtier_benchmark-get-10B [oss-standalone: 1 primary]" in out
+    assert "--test-time=2" in out and "keyspacelen 1000" in out
+    assert "refused memtier_benchmark-get-10B [oss-cluster-3-primaries]: preload:" in out
+    assert "1 definition file(s): 0 planned, 1 partly, 0 refused" in out
+
+
+def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--definitions", str(defs / "get.yml"), "--dry-run", "--topologies",
+                 "oss-standalone", "--tested-groups", "String", "--tests-regexp", "get"])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 planned" in out and "refused memtier" not in out
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--definitions", "{d}/missing.yml", "--dry-run"], "no such file or directory"),
+    (["--definitions", "{d}/bad.yml", "--dry-run"], "not valid YAML at line"),
+    (["--definitions", "{d}", "--dry-run", "--tested-groups", "strings"],
+     "--tested-groups 'strings': no loaded definition has it"),
+    (["--definitions", "{d}", "--dry-run", "--topologies", "oss-standalone-3"],
+     "not a known topology"),
+    (["--definitions", "{d}", "--dry-run", "--tests-regexp", "("], "--tests-regexp"),
+    (["--definitions", "{d}", "--dry-run", "--tests-regexp", "^nothing$"],
+     "matches none of the 1 loaded"),
+    (["--definitions", "{d}", "--dry-run", "--override-test-time", "0"], "at least 1"),
+    (["--definitions", "{d}", "--dry-run", "--config", "{d}/x.json"],
+     "--config does not apply with --definitions"),
+    (["--definitions", "{d}"], "running definitions lands with"),
+    (["--tests-regexp", "get", "--dry-run"], "apply only with --definitions"),
+])
+def test_bad_input_exits_2(defs: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                           says: str) -> None:
+    (defs / "bad.yml").write_text("name: [unclosed\n")
+    given = [a.replace("{d}", str(defs)) for a in args]
+    if "bad.yml" not in " ".join(given):
+        (defs / "bad.yml").unlink()
+    code = main(["run", *given])
+    err = capsys.readouterr().err
+    assert code == 2 and says in " ".join(err.split()), err
+    assert "Traceback" not in err
