@@ -34,8 +34,8 @@ from pathlib import Path
 
 from kvperf.build import git, warm
 from kvperf.build.git_log import CommitInfo
-from kvperf.build.proc import LineSink, run_logged, tail
-from kvperf.core.errors import BuildError, UsageError
+from kvperf.core.errors import BuildError, GitError, UsageError
+from kvperf.core.proc import LineSink, file_tail, run_logged
 
 DEFAULT_MAKE_ARGS = ("BUILD_TLS=yes",)
 SERVER_NAMES = ("valkey-server", "redis-server")
@@ -112,7 +112,7 @@ def failure_message(what: str, code: int, log: Path) -> str:
     parts = [f"{what} failed (make exit {code}); log: {log}"]
     if errors:
         parts.append("\n".join(errors))
-    parts.append("last lines:\n" + tail(log, 10))
+    parts.append("last lines:\n" + file_tail(log, 10))
     return "\n".join(parts)
 
 
@@ -169,7 +169,7 @@ class Builder:
             try:
                 git.add_worktree(mirror, donor.sha, tree)
                 copied = warm.seed_worktree(tree, donor, sha, {MARKER, LOG_NAME})
-            except (BuildError, OSError) as exc:
+            except (BuildError, GitError, OSError) as exc:
                 _note(log, f"warm start from {donor.sha[:12]} failed ({exc}); building cold")
             else:
                 _note(log, f"warm start from the build of {donor.sha[:12]}: {copied} build "
