@@ -22,10 +22,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import Engine
 
-from kvperf.build.git_log import branch_commits
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.core.redact import redact_urls
+from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
 from kvperf.store.db import open_store, redact, resolve_url
 

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from kvperf.build.builder import find_server
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.cpus import format_cpu_list
@@ -34,6 +33,7 @@ from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 from kvperf.server.tls import TlsFiles, make_tls_files
+from kvperf.sourcebuild.builder import find_server
 from kvperf.store.files import MetricsFile
 from kvperf.store.writer import TrialWriter
 

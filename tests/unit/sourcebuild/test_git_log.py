@@ -1,4 +1,4 @@
-"""build.git_log against real git repositories made in a temp dir."""
+"""sourcebuild.git_log against real git repositories made in a temp dir."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kvperf.build.git_log import branch_commits, parse_log
 from kvperf.core.errors import UsageError
+from kvperf.sourcebuild.git_log import branch_commits, parse_log
 from tests.unit.fleet.gitrepo import make_repo
 
 

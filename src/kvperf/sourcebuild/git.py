@@ -12,10 +12,10 @@ import hashlib
 import re
 from pathlib import Path
 
-from kvperf.build.git_log import LOG_FORMAT, CommitInfo, parse_log
 from kvperf.core.errors import BuildError, GitError, UsageError
 from kvperf.core.git import git
 from kvperf.core.redact import redact_urls
+from kvperf.sourcebuild.git_log import LOG_FORMAT, CommitInfo, parse_log
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
