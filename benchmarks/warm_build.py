@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A new commit's build: warm start (build/warm.py) vs cold with a warm ccache, side by side.
+"""A new commit's build: warm start (sourcebuild/warm.py) vs cold with a warm ccache.
 
 Makes 2×N fresh commits on top of the fixture's `base` (each changes the spin count in
 setCommand: one .c file, like a typical patch), then builds them alternately with and
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 
-from kvperf.build.builder import Builder
+from kvperf.sourcebuild.builder import Builder
 
 
 def _git(repo: Path, *args: str) -> str:

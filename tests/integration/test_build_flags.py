@@ -1,6 +1,6 @@
 """Build flags as documented: `--repo` given as a URL (file://, cloned into a bare mirror like
 any remote), `--make-args`, `--build-jobs` and a relative `--build-cache`. The repository is
-the toy stand-in of tests/unit/build/toy_repo.py (its "server" only prints a version), so the
+the toy stand-in of tests/unit/sourcebuild/toy_repo.py (its "server" only prints a version), so the
 build is real and fast and the trials fail at server start, with that reason."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_kvperf
-from tests.unit.build.toy_repo import make_toy_repo
+from tests.unit.sourcebuild.toy_repo import make_toy_repo
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ import pytest
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
-from kvperf.build.builder import Builder
+from kvperf.sourcebuild.builder import Builder
 from tests.helpers import run_kvperf, write_config
 
 # A test may be the first to need a cold build of the fixture (minutes on 2 busy cores).
@@ -65,7 +65,7 @@ def test_rebuilding_a_built_commit_takes_under_a_tenth(valkey_repo: Path,
 
 def test_a_new_commit_rebuilds_only_what_it_changed(valkey_repo: Path, build_cache: Path,
                                                     tmp_path: Path) -> None:
-    """A commit next to a built one starts from that build (build/warm.py): make recompiles
+    """A commit next to a built one starts from that build (sourcebuild/warm.py): make recompiles
     the changed file, not the tree, and jemalloc is not configured again. The binary really
     is the new commit's (the git sha it reports)."""
     base = Builder(build_cache, str(valkey_repo))

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from kvperf.build.builder import Builder
-from kvperf.build.git import mirror_path
+from kvperf.sourcebuild.builder import Builder
+from kvperf.sourcebuild.git import mirror_path
 from tests.doc_commands import documented_commands
 from tests.docs_examples import CONFIGS, EXAMPLES, GROUPS, Example, Group, NotRunnable
 from tests.helpers import KVPERF, ROOT, require_binary, wait_for_address

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kvperf.build.git_log import branch_commits
 from kvperf.core.errors import UsageError
+from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
 from kvperf.store.db import open_store, parse_url
 from tests.helpers import KVPERF, run_kvperf
@@ -29,7 +29,7 @@ LEASE = 6
 # complete, until the queue is empty.
 WORKER = """
 import os, sys, time
-from kvperf.build.git_log import branch_commits
+from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.core.errors import UsageError
 from kvperf.store import track
 from kvperf.store.db import open_store, parse_url

@@ -11,9 +11,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from kvperf.build.builder import DEFAULT_MAKE_ARGS, Build, Builder, default_cache
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
+from kvperf.sourcebuild.builder import DEFAULT_MAKE_ARGS, Build, Builder, default_cache
 
 
 def add_build_args(p: argparse.ArgumentParser) -> None:

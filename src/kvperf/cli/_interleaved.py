@@ -11,7 +11,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from kvperf.build.builder import Build
 from kvperf.cli._builds import build_provenance
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
@@ -25,6 +24,7 @@ from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS, check_duet
 from kvperf.pipeline.prepare import load_specs
 from kvperf.plan.matrix import expand
 from kvperf.report.progress import ProgressReporter
+from kvperf.sourcebuild.builder import Build
 
 
 def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.analysis.series import summarize
-from kvperf.build.builder import build_source_tree
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._commits import run_commits
@@ -29,6 +28,7 @@ from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.server.resp import Endpoint
+from kvperf.sourcebuild.builder import build_source_tree
 from kvperf.store.files import read_histograms
 from kvperf.store.writer import TrialWriter
 

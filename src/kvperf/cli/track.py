@@ -22,9 +22,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import Engine
 
-from kvperf.build.git_log import branch_commits, display_repo
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import ConfigError, UsageError
+from kvperf.core.redact import redact_urls
+from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
 from kvperf.store.db import open_store, redact, resolve_url
 
@@ -149,9 +150,9 @@ def handle_determine(args: argparse.Namespace, console: Console) -> int:
     items = [track.TrackedCommit(c.sha, c.committed_at, c.author, c.subject) for c in found]
     engine = open_engine(args, console)
     repo = str(Path(args.repo).resolve()) if Path(args.repo).is_dir() else args.repo
-    added = track.enqueue(engine, display_repo(repo), args.branch, items, config,
+    added = track.enqueue(engine, redact_urls(repo), args.branch, items, config,
                           args.architecture, args.max_attempts)
-    console.print(f"{len(items)} commits of {display_repo(args.repo)} {args.branch}; "
+    console.print(f"{len(items)} commits of {redact_urls(args.repo)} {args.branch}; "
                   f"{len(added)} new jobs for config {config.name} ({config.hash[:12]}) on "
                   f"{args.architecture}", highlight=False)
     _print_json({"commits": len(items), "enqueued": added, "config_hash": config.hash})

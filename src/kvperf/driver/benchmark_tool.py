@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.config.commands import DATA
+from kvperf.core import proc
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Capabilities, Measurement, Target
 from kvperf.driver.csv_output import parse_csv_rows, pick_row, row_numbers
 from kvperf.driver.flags import load_flags
 from kvperf.driver.tool_run import run_for, run_tool
 from kvperf.plan.trial import Load
-from kvperf.server.process import run_quick
 
 KEY_SEED = 1
 FOREVER = 2_000_000_000  # -n for a warmup run that kvperf stops itself
@@ -57,10 +57,10 @@ class BenchmarkTool:
 
     @classmethod
     def probe(cls, name: str, path: Path) -> BenchmarkTool:
-        code, version_text = run_quick([str(path), "--version"])
+        code, version_text = proc.probe([str(path), "--version"])
         if code != 0:
             raise DriverError(f"{path} --version failed: {version_text.strip()[:200]}")
-        _, help_text = run_quick([str(path), "--help"])
+        _, help_text = proc.probe([str(path), "--help"])
         return cls(name, path, parse_tool_version(version_text), capabilities_from_help(help_text))
 
     def unsupported(self, load: Load, cluster: bool, tls: bool) -> str | None:

@@ -12,12 +12,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kvperf.core.errors import DriverError, UsageError
+from kvperf.core.proc import probe
 from kvperf.driver.base import Capabilities, Driver
 from kvperf.driver.benchmark_tool import BenchmarkTool, parse_tool_version
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import TOOLS, default_tool, find_tool
 from kvperf.server.fact import Fact, Section, missing
-from kvperf.server.process import run_quick
 
 MEMTIER = "memtier_benchmark"
 SOURCES = Path(__file__).resolve().parents[3] / "crates" / "kvload"  # editable installs only
@@ -108,7 +108,7 @@ def probe_tool(name: str, path: Path, default: bool) -> ToolFound:
     """Probe one tool as `kvperf run` would (kvload: also whether --help offers io_uring)."""
     try:
         if name == "kvload":
-            _, help_text = run_quick([str(path), "--help"])
+            _, help_text = probe([str(path), "--help"])
             return ToolFound(name, path, Kvload.probe(path), default=default,
                              io_uring="io_uring" in help_text or "io-uring" in help_text)
         return ToolFound(name, path, BenchmarkTool.probe(name, path), default=default)
@@ -130,7 +130,7 @@ def tools_section() -> Section:
         if name == "kvload":
             facts.append(_kvload_build(found))
     memtier = shutil.which(MEMTIER)
-    text = run_quick([memtier, "--version"])[1] if memtier else ""
+    text = probe([memtier, "--version"])[1] if memtier else ""
     facts.append(memtier_fact(Path(memtier) if memtier else None, text))
     return Section("Load tools", tuple(facts))
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kvperf.core import proc
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Capabilities, Measurement, Target
 from kvperf.driver.flags import load_flags
 from kvperf.driver.tool_run import run_tool
 from kvperf.plan.trial import Load
-from kvperf.server.process import run_quick
 
 JSON_FORMAT = "kvload"
 JSON_VERSIONS = (1,)
@@ -83,7 +83,7 @@ class Kvload:
 
     @classmethod
     def probe(cls, path: Path) -> Kvload:
-        code, text = run_quick([str(path), "--version"])
+        code, text = proc.probe([str(path), "--version"])
         match = re.search(r"kvload (\S+)", text)
         if code != 0 or not match:
             raise DriverError(f"{path} --version did not identify kvload: {text.strip()[:200]}")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import resource
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.core.errors import DriverError
+from kvperf.core.proc import TimeoutExpired
 from kvperf.server.process import ManagedProcess
 
 
@@ -46,7 +46,7 @@ def run_tool(argv: list[str], *, cpus: tuple[int, ...] | None, timeout: float,
         raise DriverError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     try:
         out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except TimeoutExpired:
         process.stop(grace=2.0)
         _append_log(log, process.argv, "", f"timed out after {timeout:.0f}s\n")
         raise DriverError(f"{Path(argv[0]).name} did not finish within {timeout:.0f}s") from None

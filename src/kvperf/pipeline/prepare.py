@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kvperf.build.builder import find_server
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
@@ -22,6 +21,7 @@ from kvperf.results.row import RunContext
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
+from kvperf.sourcebuild.builder import find_server
 
 
 def validate_label(label: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.core.errors import UsageError
-from kvperf.server.process import run_quick
+from kvperf.core.proc import probe
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def locate(explicit: str | None) -> tuple[Path, str]:
 
 def inspect(path: Path, source: str) -> ServerBinary:
     """Ask the binary for its version; reject anything that is not a Redis-protocol server."""
-    code, out = run_quick([str(path), "--version"])
+    code, out = probe([str(path), "--version"])
     parsed = parse_server_version(out)
     if code != 0 or not parsed:
         first = out.strip().splitlines()[0] if out.strip() else f"exit code {code}"

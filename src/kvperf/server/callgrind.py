@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kvperf.core.errors import ServerError
-from kvperf.server.process import run_quick, wait_until
+from kvperf.core.proc import probe
+from kvperf.server.process import wait_until
 
 VALGRIND = "valgrind"
 CONTROL = "callgrind_control"
@@ -47,7 +48,7 @@ def wrapper_argv(out_dir: Path) -> list[str]:
 @functools.cache
 def seed_fixing_works() -> bool:
     """Whether a private mount namespace can be made here (root, or CAP_SYS_ADMIN)."""
-    code, _ = run_quick(["unshare", "--mount", "--propagation", "private", "--", "true"])
+    code, _ = probe(["unshare", "--mount", "--propagation", "private", "--", "true"])
     return code == 0
 
 
@@ -92,7 +93,7 @@ def node_wrapper(out_dir: Path, fix_seed: bool) -> NodeWrapper:
 
 
 def _control(pid: int, *args: str) -> None:
-    code, output = run_quick([CONTROL, *args, str(pid)], timeout=CONTROL_TIMEOUT)
+    code, output = probe([CONTROL, *args, str(pid)], timeout=CONTROL_TIMEOUT)
     if code != 0 or "OK" not in output:
         raise ServerError(f"{CONTROL} {' '.join(args)} {pid} failed (exit {code}): "
                           f"{output.strip()[-300:]}")

@@ -3,7 +3,7 @@
 The only module that looks: every judgement is made by the pure functions of
 ``server/machine.py``, ``server/mitigations.py`` and ``server/inventory.py``. Files are read
 under ``root`` (``/`` on a real machine; a fake tree in tests). Commands run through
-``process.run_quick``.
+``core.proc.probe``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from kvperf.core.errors import UsageError
+from kvperf.core.proc import probe
 from kvperf.server import binary, callgrind, perf_stat
 from kvperf.server.fact import Fact, Section, unknown
 from kvperf.server.host import available_cpus, cpu_model
@@ -40,7 +41,6 @@ from kvperf.server.machine import (
     turbo_fact,
 )
 from kvperf.server.mitigations import mitigations_fact
-from kvperf.server.process import run_quick
 
 SYS_IO_URING_SETUP = 425  # the same number on every Linux architecture (unified table, 5.1+)
 IO_URING_PARAMS_SIZE = 120  # sizeof(struct io_uring_params)
@@ -162,14 +162,14 @@ def _version(tool: str) -> str | None:
     """A tool's ``--version`` output; None when it is not on PATH or fails."""
     if shutil.which(tool) is None:
         return None
-    code, out = run_quick([tool, "--version"])
+    code, out = probe([tool, "--version"])
     return out.strip() if code == 0 and out.strip() else None
 
 
 def _server(path: Path | None, default: Path | None) -> ServerFound | None:
     if path is None or not path.is_file():
         return None
-    _, text = run_quick([str(path), "--version"])
+    _, text = probe([str(path), "--version"])
     try:
         blob = path.read_bytes()
     except OSError:

@@ -12,7 +12,8 @@ import signal
 from pathlib import Path
 
 from kvperf.core.errors import ServerError
-from kvperf.server.process import ManagedProcess, run_quick
+from kvperf.core.proc import probe
+from kvperf.server.process import ManagedProcess
 
 PERF = "perf"
 EVENT = "instructions"
@@ -41,7 +42,7 @@ def unsupported() -> str | None:
     """Why ``perf stat -e instructions`` cannot count here (None when it can)."""
     if shutil.which(PERF) is None:
         return "perf is not installed (Debian package 'linux-perf')"
-    code, output = run_quick([PERF, "stat", "-e", EVENT, "-x,", "--", "true"], timeout=20.0)
+    code, output = probe([PERF, "stat", "-e", EVENT, "-x,", "--", "true"], timeout=20.0)
     if code != 0 and not output:
         return f"'perf stat -e {EVENT}' failed with exit code {code}"
     if parse_count(output) is None:

@@ -1,17 +1,16 @@
-"""The one module that starts and stops long-lived child processes (servers, load tools).
+"""Long-lived child processes (servers, load tools): started through core/proc.spawn and
+stopped here, by the pid kvperf started, never by name.
 
 Children run in their own session (a terminal's Ctrl-C reaches only kvperf, which then tears
 down in order) and get SIGKILL from the kernel if kvperf itself dies (PR_SET_PDEATHSIG), so
-nothing outlives a run. Processes are stopped by the pid kvperf started, never by name.
+nothing outlives a run.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,14 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from kvperf.core.cpus import format_cpu_list, parse_cpu_list
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGKILL this child when kvperf dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+from kvperf.core.proc import TimeoutExpired, spawn
 
 
 def pinned_argv(argv: Sequence[str], cpus: tuple[int, ...] | None) -> list[str]:
@@ -55,11 +47,7 @@ class ManagedProcess:
                  stdout: Path | None = None, cwd: Path | None = None) -> None:
         self.argv = pinned_argv(argv, cpus)
         self._out: IO[bytes] | None = stdout.open("ab") if stdout else None
-        self.popen = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=self._out or subprocess.PIPE,
-            stderr=subprocess.STDOUT if self._out else subprocess.PIPE, cwd=cwd,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )
+        self.popen = spawn(self.argv, log=self._out, cwd=cwd)
 
     @property
     def pid(self) -> int:
@@ -81,7 +69,7 @@ class ManagedProcess:
         """Wait up to ``timeout`` seconds; True when the process has ended."""
         try:
             self.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except TimeoutExpired:
             return False
         return True
 
@@ -147,16 +135,3 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
         time.sleep(interval)
     return predicate()
 
-
-def run_quick(argv: Sequence[str], timeout: float = 10.0) -> tuple[int, str]:
-    """Run a short command (a version probe) and return (exit code, stdout+stderr)."""
-    try:
-        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, check=False)
-    except FileNotFoundError:
-        return 127, f"{argv[0]}: not found"
-    except PermissionError:
-        return 126, f"{argv[0]}: not executable"
-    except subprocess.TimeoutExpired:
-        return 124, f"{argv[0]}: timed out after {timeout:.0f}s"
-    return done.returncode, (done.stdout + done.stderr).decode(errors="replace")

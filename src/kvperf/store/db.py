@@ -16,6 +16,7 @@ from sqlalchemy import URL, Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from kvperf.core.errors import StoreError, UsageError
+from kvperf.core.redact import redact_urls
 from kvperf.store.migrations import migrate
 
 ENV_VAR = "KVPERF_DB"
@@ -33,7 +34,7 @@ def parse_url(text: str) -> URL:
     try:
         url = make_url(text)
     except ArgumentError:
-        raise UsageError(f"--db {redact_text(text)!r} is not a database URL "
+        raise UsageError(f"--db {redact_urls(text)!r} is not a database URL "
                          "(postgresql://user@host/db, sqlite:///path, or a file path)") from None
     driver = _DRIVERS.get(url.drivername)
     if driver is None:
@@ -52,21 +53,8 @@ def resolve_url(flag: str | None, results_dir: Path,
 
 
 def redact(url: URL) -> str:
-    """The URL with its password replaced by ***."""
-    return url.render_as_string(hide_password=True)
-
-
-def redact_text(text: str) -> str:
-    """Redact a URL given as text, even one SQLAlchemy cannot parse."""
-    try:
-        return redact(make_url(text))
-    except ArgumentError:
-        scheme, _, rest = text.partition("://")
-        userinfo, at, host = rest.rpartition("@")
-        if not at:
-            return text
-        user = userinfo.partition(":")[0]
-        return f"{scheme}://{user}:***@{host}"
+    """The URL for messages, its credentials replaced by *** (core/redact.py)."""
+    return redact_urls(url.render_as_string(hide_password=False))
 
 
 def scrub(message: str, url: URL) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kvperf.core.errors import UsageError
-from kvperf.store.db import parse_url, redact, redact_text, resolve_url, scrub
+from kvperf.core.redact import redact_urls
+from kvperf.store.db import parse_url, redact, resolve_url, scrub
 from kvperf.store.history import check_metric, parse_where
 from kvperf.store.records import metric_values, row_hash, run_info, trial_values
 
@@ -70,7 +71,7 @@ def test_urls_map_to_psycopg_3_and_sqlite(tmp_path: Path) -> None:
 def test_passwords_are_redacted_everywhere() -> None:
     url = parse_url("postgresql://user:hunter2@db.example:5432/perf")
     assert redact(url) == "postgresql+psycopg://user:***@db.example:5432/perf"
-    assert "hunter2" not in redact_text("postgresql://user:hunter2@host/db")
+    assert "hunter2" not in redact_urls("postgresql://user:hunter2@host/db")
     assert scrub("auth failed for hunter2", url) == "auth failed for ***"
 
 

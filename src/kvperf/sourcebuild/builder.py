@@ -11,7 +11,7 @@ Layout of the cache (``--build-cache``, default ``$XDG_CACHE_HOME/kvperf``)::
 
 A build with its marker is reused as is (no make at all). A new commit of a repository
 already built starts from the closest finished build with the same deps and Makefiles
-(build/warm.py), so make recompiles only what the commit changed; otherwise it compiles
+(sourcebuild/warm.py), so make recompiles only what the commit changed; otherwise it compiles
 cold, and only what ccache has not seen: the worktrees share one ccache with
 ``CCACHE_BASEDIR`` at the builds directory and ``CCACHE_NOHASHDIR``, so the worktree's path
 does not defeat the cache. Failures are not cached: the next run tries again.
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kvperf.build import git, warm
-from kvperf.build.git_log import CommitInfo
-from kvperf.build.proc import LineSink, run_logged, tail
-from kvperf.core.errors import BuildError, UsageError
+from kvperf.core.errors import BuildError, GitError, UsageError
+from kvperf.core.proc import LineSink, file_tail, run_logged
+from kvperf.sourcebuild import git, warm
+from kvperf.sourcebuild.git_log import CommitInfo
 
 DEFAULT_MAKE_ARGS = ("BUILD_TLS=yes",)
 SERVER_NAMES = ("valkey-server", "redis-server")
@@ -112,7 +112,7 @@ def failure_message(what: str, code: int, log: Path) -> str:
     parts = [f"{what} failed (make exit {code}); log: {log}"]
     if errors:
         parts.append("\n".join(errors))
-    parts.append("last lines:\n" + tail(log, 10))
+    parts.append("last lines:\n" + file_tail(log, 10))
     return "\n".join(parts)
 
 
@@ -160,7 +160,7 @@ class Builder:
 
     def _warm_worktree(self, sha: str, tree: Path, log: Path) -> str | None:
         """A worktree of ``sha`` at ``tree``, warm-started from the closest finished build
-        (build/warm.py) when there is one; the donor's sha, or None for a cold worktree."""
+        (sourcebuild/warm.py) when there is one; the donor's sha, or None for a cold worktree."""
         mirror = self.mirror()
         donor = warm.pick_donor(mirror, sha, _finished_builds(self.cache / "builds",
                                                               self.make_args)
@@ -169,7 +169,7 @@ class Builder:
             try:
                 git.add_worktree(mirror, donor.sha, tree)
                 copied = warm.seed_worktree(tree, donor, sha, {MARKER, LOG_NAME})
-            except (BuildError, OSError) as exc:
+            except (BuildError, GitError, OSError) as exc:
                 _note(log, f"warm start from {donor.sha[:12]} failed ({exc}); building cold")
             else:
                 _note(log, f"warm start from the build of {donor.sha[:12]}: {copied} build "

@@ -23,7 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvperf.build.git import run_git
+from kvperf.core.errors import GitError
+from kvperf.core.git import git
 
 OLD_MTIME = 946_684_800  # 2000-01-01: older than any build product
 MUST_MATCH = ("deps", "Makefile", "src/Makefile")
@@ -38,9 +39,12 @@ class Donor:
 
 
 def _objects(mirror: Path, sha: str) -> list[str] | None:
-    code, out = run_git("--git-dir", str(mirror), "rev-parse",
-                     *(f"{sha}:{path}" for path in MUST_MATCH))  # sha is hex: not an option
-    return out.split() if code == 0 else None
+    try:
+        out = git("--git-dir", str(mirror), "rev-parse",
+                  *(f"{sha}:{path}" for path in MUST_MATCH))  # sha is hex: not an option
+    except GitError:
+        return None
+    return out.split()
 
 
 def pick_donor(mirror: Path, sha: str, candidates: Iterable[tuple[str, Path]]) -> Donor | None:
@@ -53,8 +57,9 @@ def pick_donor(mirror: Path, sha: str, candidates: Iterable[tuple[str, Path]]) -
     for donor_sha, tree in list(candidates)[:MAX_CANDIDATES]:
         if donor_sha == sha or _objects(mirror, donor_sha) != wanted:
             continue
-        code, out = run_git("--git-dir", str(mirror), "diff", "--name-only", donor_sha, sha)
-        if code != 0:
+        try:
+            out = git("--git-dir", str(mirror), "diff", "--name-only", donor_sha, sha)
+        except GitError:
             continue
         changed = len(out.splitlines())
         if best is None or changed < best.changed:
@@ -63,26 +68,18 @@ def pick_donor(mirror: Path, sha: str, candidates: Iterable[tuple[str, Path]]) -
 
 
 def _age_tracked(tree: Path) -> None:
-    code, out = run_git("ls-files", "-z", cwd=tree)
-    if code != 0:
-        raise OSError(f"git ls-files failed in {tree}: {out.strip()[-300:]}")
-    for name in filter(None, out.split("\0")):
+    for name in filter(None, git("ls-files", "-z", cwd=tree).split("\0")):
         path = tree / name
         if path.is_file() and not path.is_symlink():
             os.utime(path, (OLD_MTIME, OLD_MTIME))
     # The index must learn the new mtimes, or checkout treats every file as modified and
     # rewrites it (making it new again).
-    code, out = run_git("update-index", "-q", "--refresh", cwd=tree)
-    if code != 0:
-        raise OSError(f"git update-index --refresh failed in {tree}: {out.strip()[-300:]}")
+    git("update-index", "-q", "--refresh", cwd=tree)
 
 
 def _copy_untracked(donor: Path, tree: Path, skip: set[str]) -> int:
-    code, out = run_git("ls-files", "-z", "--others", cwd=donor)
-    if code != 0:
-        raise OSError(f"git ls-files --others failed in {donor}: {out.strip()[-300:]}")
     copied = 0
-    for name in filter(None, out.split("\0")):
+    for name in filter(None, git("ls-files", "-z", "--others", cwd=donor).split("\0")):
         if name in skip:
             continue
         source, dest = donor / name, tree / name
@@ -98,10 +95,9 @@ def _copy_untracked(donor: Path, tree: Path, skip: set[str]) -> int:
 
 def seed_worktree(tree: Path, donor: Donor, sha: str, skip: set[str]) -> int:
     """Turn ``tree`` (a worktree checked out at the donor's commit) into the donor's build,
-    then move it to ``sha``. Returns the number of build files copied. Raises OSError."""
+    then move it to ``sha``. Returns the number of build files copied. Raises OSError or
+    GitError."""
     _age_tracked(tree)
     copied = _copy_untracked(donor.tree, tree, skip)
-    code, out = run_git("checkout", "--quiet", "--detach", sha, cwd=tree)
-    if code != 0:
-        raise OSError(f"git checkout {sha} failed: {out.strip()[-300:]}")
+    git("checkout", "--quiet", "--detach", sha, cwd=tree)
     return copied

@@ -2,22 +2,20 @@
 
 A repository is a local path (a work tree or a bare repository) or a URL; a URL is cloned
 bare, single-branch and shallow (depth = the commits wanted) into a temporary directory that
-is removed afterwards. ``git`` runs with a timeout, without a terminal prompt, and its
-failures become one ``UsageError`` (bad repository or branch) naming both.
+is removed afterwards. ``git`` runs through core/git.py (a timeout, no terminal prompt), and
+its failures become one ``UsageError`` (bad repository or branch) naming both.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-from kvperf.core.errors import UsageError
+from kvperf.core.errors import GitError, UsageError
+from kvperf.core.git import git
+from kvperf.core.redact import redact_urls
 
 GIT_TIMEOUT = 300.0
 FIELD_SEP = "\x1f"
@@ -45,42 +43,14 @@ def parse_log(text: str) -> list[CommitInfo]:
     return commits
 
 
-def display_repo(repo: str) -> str:
-    """``repo`` for messages: a URL's user and password (a token) are replaced by ``***``."""
-    parts = urlsplit(repo)
-    if not parts.netloc or "@" not in parts.netloc:
-        return repo
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
-
-
-def _git(args: list[str], cwd: Path | None = None) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT, env=env, check=False)
-    except FileNotFoundError:
-        raise UsageError("git is not installed (needed to list the branch's commits)") from None
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"git {args[0]} timed out after {GIT_TIMEOUT:.0f} s") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise UsageError(f"git {args[0]} failed: {_redact_urls(last)}")
-    return done.stdout
-
-
-def _redact_urls(text: str) -> str:
-    return re.sub(r"://[^/@\s]+@", "://***@", text)
-
-
 def _log(git_dir: Path, branch: str, max_commits: int) -> list[CommitInfo]:
-    out = _git(["--git-dir", str(git_dir), "log", f"--max-count={max_commits}",
-                f"--format={LOG_FORMAT}", branch, "--"])
+    out = git("--git-dir", str(git_dir), "log", f"--max-count={max_commits}",
+              f"--format={LOG_FORMAT}", branch, "--", timeout=GIT_TIMEOUT)
     return parse_log(out)
 
 
 def _local_git_dir(path: Path) -> Path:
-    out = _git(["-C", str(path), "rev-parse", "--absolute-git-dir"])
+    out = git("-C", str(path), "rev-parse", "--absolute-git-dir", timeout=GIT_TIMEOUT)
     return Path(out.strip())
 
 
@@ -90,17 +60,17 @@ def branch_commits(repo: str, branch: str, max_commits: int) -> list[CommitInfo]
         raise UsageError(f"--max-commits must be at least 1, got {max_commits}")
     if not branch or branch.startswith("-"):
         raise UsageError(f"invalid branch name {branch!r}")
-    where = f"repository {display_repo(repo)!r}, branch {branch!r}"
+    where = f"repository {redact_urls(repo)!r}, branch {branch!r}"
     if Path(repo).is_dir():
         try:
             return _log(_local_git_dir(Path(repo)), branch, max_commits)
-        except UsageError as exc:
+        except GitError as exc:
             raise UsageError(f"{where}: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="kvperf-git-") as tmp:
         clone = Path(tmp) / "repo.git"
         try:
-            _git(["clone", "--quiet", "--bare", "--single-branch", "--branch", branch,
-                  f"--depth={max_commits}", "--", repo, str(clone)])
+            git("clone", "--quiet", "--bare", "--single-branch", "--branch", branch,
+                f"--depth={max_commits}", "--", repo, str(clone), timeout=GIT_TIMEOUT)
             return _log(clone, branch, max_commits)
-        except UsageError as exc:
+        except GitError as exc:
             raise UsageError(f"{where}: {exc}") from None

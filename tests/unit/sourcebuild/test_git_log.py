@@ -1,4 +1,4 @@
-"""build.git_log against real git repositories made in a temp dir."""
+"""sourcebuild.git_log against real git repositories made in a temp dir."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kvperf.build.git_log import branch_commits, display_repo, parse_log
 from kvperf.core.errors import UsageError
+from kvperf.sourcebuild.git_log import branch_commits, parse_log
 from tests.unit.fleet.gitrepo import make_repo
 
 
@@ -37,12 +37,6 @@ def test_not_a_repo_and_bad_counts(tmp_path: Path) -> None:
         branch_commits(str(tmp_path), "unstable", 3)
     with pytest.raises(UsageError, match="--max-commits"):
         branch_commits(str(tmp_path), "unstable", 0)
-
-
-def test_url_credentials_are_redacted() -> None:
-    assert display_repo("https://user:tok@example.invalid/r.git") == \
-        "https://***@example.invalid/r.git"
-    assert display_repo("/srv/valkey") == "/srv/valkey"
 
 
 def test_parse_log_keeps_separators_in_subject() -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kvperf.build.builder import Builder, build_source_tree, failure_message
 from kvperf.core.errors import UsageError
-from tests.unit.build.toy_repo import git, make_toy_repo
+from kvperf.sourcebuild.builder import Builder, build_source_tree, failure_message
+from tests.unit.sourcebuild.toy_repo import git, make_toy_repo
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Warm start of a new commit from the closest finished build (build/warm.py).
+"""Warm start of a new commit from the closest finished build (sourcebuild/warm.py).
 
 The repository is a stand-in (named so) whose Makefile "compiles" by copying, with real
 make and its mtime rules, so what make rebuilds is exactly what a real build would; the
@@ -11,8 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from kvperf.build.builder import Builder
-from tests.unit.build.toy_repo import git
+from kvperf.sourcebuild.builder import Builder
+from tests.unit.sourcebuild.toy_repo import git
 
 MAKEFILE = """\
 all: src/valkey-server

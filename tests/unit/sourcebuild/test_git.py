@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kvperf.build import git
 from kvperf.core.errors import UsageError
-from tests.unit.build.toy_repo import git as run_git
-from tests.unit.build.toy_repo import make_toy_repo
+from kvperf.sourcebuild import git
+from tests.unit.sourcebuild.toy_repo import git as run_git
+from tests.unit.sourcebuild.toy_repo import make_toy_repo
 
 
 @pytest.fixture

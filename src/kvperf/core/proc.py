@@ -1,0 +1,157 @@
+"""The one module that starts child processes: short commands, logged builds, long-lived
+servers and load tools (through server/process.ManagedProcess).
+
+Every child runs in its own session, so a terminal's Ctrl-C reaches only kvperf, which then
+stops what it started: a short command's whole process group (make's children too) is
+killed on timeout or interrupt, by the pid kvperf started, never by name. Long-lived
+children also get SIGKILL from the kernel if kvperf itself dies (PR_SET_PDEATHSIG).
+Failures to start, timeouts and (with ``check``) non-zero exits are one ``CommandError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from kvperf.core.errors import CommandError
+
+LineSink = Callable[[str], None]
+TimeoutExpired = subprocess.TimeoutExpired  # what Popen.wait/communicate raise
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A finished command: its argv, exit code and what it wrote to stdout and stderr."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        """stdout then stderr."""
+        return self.stdout + self.stderr
+
+    def check(self, name: str | None = None) -> Completed:
+        """Itself when the exit code is 0; CommandError naming the command otherwise."""
+        if self.returncode != 0:
+            raise CommandError(self.argv, f"failed (exit {self.returncode})",
+                               output=self.output, code=self.returncode, name=name,
+                               exited=True)
+        return self
+
+
+def _start_error(argv: Sequence[str], exc: OSError, name: str | None) -> CommandError:
+    if isinstance(exc, FileNotFoundError):
+        return CommandError(argv, "not found", code=127, name=name)
+    if isinstance(exc, PermissionError):
+        return CommandError(argv, "not executable", code=126, name=name)
+    return CommandError(argv, f"could not start: {exc.strerror or exc}", code=126, name=name)
+
+
+def stop_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM the process group kvperf started, SIGKILL it after 10 s; reap the child."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run(argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+        timeout: float = 600.0, name: str | None = None) -> Completed:
+    """Run a short command to completion with stdin closed, capturing stdout and stderr.
+
+    CommandError when it cannot start or does not finish within ``timeout`` seconds (its
+    process group is then killed); a non-zero exit is returned (see ``Completed.check``).
+    ``name`` replaces the argv in messages.
+    """
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                errors="replace", start_new_session=True)
+    except OSError as exc:
+        raise _start_error(argv, exc, name) from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(proc)
+        raise CommandError(argv, f"timed out after {timeout:.0f} s", code=124,
+                           name=name) from None
+    except BaseException:
+        stop_group(proc)
+        raise
+    return Completed(tuple(argv), proc.returncode, out, err)
+
+
+def probe(argv: Sequence[str], timeout: float = 10.0) -> tuple[int, str]:
+    """(exit code, stdout+stderr) of a quick probe such as ``--version``; never raises for
+    the command: one that cannot run gives 127/126/124 and ``"<argv0>: <why>"``."""
+    try:
+        done = run(argv, timeout=timeout)
+    except CommandError as exc:
+        return exc.code, f"{argv[0]}: {exc.reason}"
+    return done.returncode, done.output
+
+
+def run_logged(argv: Sequence[str], log_path: Path, cwd: Path | None = None,
+               env: dict[str, str] | None = None, on_line: LineSink | None = None) -> int:
+    """Run ``argv``, appending stdout+stderr to ``log_path`` and passing each line to
+    ``on_line``; returns the exit code (CommandError only when it cannot start)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("a") as log:
+        log.write(f"$ {' '.join(argv)}\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, errors="replace", start_new_session=True)
+        except OSError as exc:
+            raise _start_error(argv, exc, None) from None
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                if on_line:
+                    on_line(line.rstrip("\n"))
+            return proc.wait()
+        except BaseException:
+            stop_group(proc)
+            raise
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGKILL this child when kvperf dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
+          cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start a long-lived child (stdin closed; output to ``log``, else two pipes) in its own
+    session, killed by the kernel if kvperf dies. Raises OSError when it cannot start."""
+    return subprocess.Popen(
+        list(argv), stdin=subprocess.DEVNULL, stdout=log or subprocess.PIPE,
+        stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd,
+        start_new_session=True, preexec_fn=_die_with_parent,
+    )
+
+
+def file_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a log file (for error messages); empty when it cannot be read."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip("\n").splitlines()[-lines:])

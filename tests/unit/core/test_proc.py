@@ -1,0 +1,65 @@
+"""core/proc.py and core/git.py: the one process runner and the one git runner."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kvperf.core.errors import CommandError, GitError
+from kvperf.core.git import git, subcommand
+from kvperf.core.proc import file_tail, probe, run, run_logged
+
+
+def test_run_captures_stdout_and_stderr_apart(tmp_path: Path) -> None:
+    done = run([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr)"],
+               cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "out\n", "err\n")
+    assert done.check() is done
+
+
+def test_a_failure_names_the_command_and_its_last_line() -> None:
+    done = run([sys.executable, "-c", "import sys; print('first'); sys.exit('last words')"])
+    with pytest.raises(CommandError, match=r"-c .* failed \(exit 1\): last words$") as info:
+        done.check()
+    assert info.value.code == 1 and info.value.exited and "first" in info.value.tail()
+
+
+def test_missing_and_slow_commands_are_command_errors_with_shell_codes() -> None:
+    with pytest.raises(CommandError, match="not found") as missing:
+        run(["/nonexistent/kvperf-tool", "--version"])
+    assert missing.value.code == 127 and not missing.value.exited
+    started = time.monotonic()
+    with pytest.raises(CommandError, match="timed out after 0 s") as slow:
+        run(["sleep", "30"], timeout=0.2)
+    assert slow.value.code == 124 and not slow.value.exited and time.monotonic() - started < 10
+
+
+def test_probe_never_raises_for_the_command() -> None:
+    assert probe(["/nonexistent/kvperf-tool"]) == (127, "/nonexistent/kvperf-tool: not found")
+    assert probe([sys.executable, "-c", "print('v1')"]) == (0, "v1\n")
+
+
+def test_run_logged_appends_and_streams_lines(tmp_path: Path) -> None:
+    log, seen = tmp_path / "logs" / "build.log", []
+    code = run_logged([sys.executable, "-c", "print('a'); print('b')"], log,
+                      on_line=seen.append)
+    assert code == 0 and seen == ["a", "b"]
+    assert file_tail(log, 2) == "a\nb"
+    assert file_tail(tmp_path / "missing.log") == ""
+
+
+def test_git_errors_name_the_subcommand(tmp_path: Path) -> None:
+    assert subcommand(("--git-dir", "x.git", "rev-parse", "HEAD")) == "rev-parse"
+    assert subcommand(("-C", "repo", "log")) == "log"
+    with pytest.raises(GitError, match=r"^git log failed \(exit \d+\): .*not a git"):
+        git("-C", str(tmp_path), "log")
+
+
+def test_git_redacts_url_credentials_in_its_errors(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as info:
+        git("clone", "--quiet", "https://user:secret@127.0.0.1:1/r.git", str(tmp_path / "c"),
+            timeout=60)
+    assert "secret" not in str(info.value) and "secret" not in info.value.tail()
