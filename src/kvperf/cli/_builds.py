@@ -83,12 +83,3 @@ def _build_one(builder: Builder, ref: str, sha: str, console: Console) -> Build:
         console.print(f"[red]build of {what} failed[/red] after {build.seconds:.0f} s: "
                       f"{escape(build.error or '')}", soft_wrap=True)
     return build
-
-
-def build_provenance(build: Build) -> tuple[tuple[str, str], ...]:
-    facts = {"ref": build.ref, "commit_sha": build.sha or "",
-             "build_log": str(build.log or ""), "build_cached": str(build.cached)}
-    if build.info:
-        facts |= {"commit_date": build.info.committed_at.isoformat(),
-                  "commit_subject": build.info.subject}
-    return tuple(facts.items())

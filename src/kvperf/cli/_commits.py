@@ -10,10 +10,11 @@ from rich.console import Console
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._builds import build_flags, build_refs
-from kvperf.cli._interleaved import check_schedule, run_sides, side_from_build
+from kvperf.cli._interleaved import check_schedule, request_from, run_sides
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Mode
 from kvperf.pipeline import RunOptions
+from kvperf.pipeline.sides import side_from_build
 from kvperf.report.comparison import terminal_table
 from kvperf.report.table import results_table
 
@@ -46,8 +47,8 @@ def run_commits(args: argparse.Namespace, options: RunOptions, console: Console)
     if args.dry_run:
         console.print("builds done; --dry-run: nothing run")
         return 0
-    interleave_args = argparse.Namespace(**{**vars(args), "seed": None})
-    result, prepared = run_sides(interleave_args, sides, "commits", console)
+    result, plan = run_sides(args, request_from(args, "commits"), sides, console)
+    prepared = plan.sides
     out = Console(width=None if sys.stdout.isatty() else 220)
     for name, rows in result.rows.items():
         out.print(results_table(rows, f"{name} · {prepared[name].context.commit}"))

@@ -11,18 +11,13 @@ from rich.console import Console
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
-from kvperf.cli._interleaved import (
-    Side,
-    add_common,
-    check_schedule,
-    run_sides,
-    side_from_build,
-)
+from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli.compare_results import add_water_line, rule_from
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
+from kvperf.pipeline.sides import Side, side_from_build
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 
 
@@ -74,7 +69,8 @@ def _name(side: str, prepared: Any) -> str:
 def handle(args: argparse.Namespace, console: Console) -> int:
     rule = rule_from(args)
     sides = _sides(args, console)
-    result, prepared = run_sides(args, sides, "compare", console)
+    result, plan = run_sides(args, request_from(args, "compare", args.seed), sides, console)
+    prepared = plan.sides
     names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
     out = Console(width=None if sys.stdout.isatty() else 220)
     if args.measure != Measure.TIMING:

@@ -20,15 +20,10 @@ from kvperf.analysis.comparison import (
 from kvperf.analysis.power import runs_to_flag
 from kvperf.analysis.verdict import DEFAULT_ALPHA, min_effect_for
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
-from kvperf.cli._interleaved import (
-    Side,
-    add_common,
-    check_schedule,
-    run_sides,
-    side_from_build,
-)
+from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
 from kvperf.cli._paths import command_path
 from kvperf.core.errors import BuildError, UsageError
+from kvperf.pipeline.sides import Side, side_from_build
 
 
 def add_parser(subparsers: Any) -> None:
@@ -72,10 +67,11 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         sides = [side_from_build("A", build), side_from_build("B", build)]
     else:
         sides = [Side("A", args.server_bin), Side("B", args.server_bin)]
-    result, prepared = run_sides(args, sides, "noise", console)
-    a = prepared["A"]
+    request = request_from(args, "noise", args.seed)
+    result, plan = run_sides(args, request, sides, console)
+    a = plan.sides["A"]
     table = Table(title=f"A/A noise · {a.context.server_version} · {a.driver.name} · "
-                        f"{args.runs} rounds")
+                        f"{request.runs} rounds")
     for name in ("series", "metric", "CV A", "CV B", "σ log-ratio",
                  *(f"runs for {e:.0%}" for e in FLAG_EFFECTS), "verdict"):
         table.add_column(name)

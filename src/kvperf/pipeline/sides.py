@@ -1,0 +1,122 @@
+"""The interleaved-sides workflow behind `compare`, `noise` and `run --commits`: a typed
+request → every side prepared (all input checks first, exit 2 before any server) → the sides
+run interleaved (pipeline/ab.py), each row persisted as it finishes.
+
+The CLI maps argv to a SidesRequest, passes its progress reporter and the open store, and
+renders the result; nothing here reads argparse or prints."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure, Schedule
+from kvperf.pipeline.ab import SidesResult, interleave_sides
+from kvperf.pipeline.duet import check_duet
+from kvperf.pipeline.model import Observer, Prepared, RunOptions
+from kvperf.pipeline.prepare import load_specs, prepare
+from kvperf.plan.matrix import expand
+from kvperf.sourcebuild.builder import Build
+from kvperf.store.writer import TrialWriter
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of an interleaved run: a server binary, or why it has none."""
+
+    name: str
+    server_bin: str | None = None
+    commit: str | None = None
+    blocked: str | None = None
+    provenance: tuple[tuple[str, str], ...] = ()
+
+
+def build_provenance(build: Build) -> tuple[tuple[str, str], ...]:
+    """What the rows' env records about a side's build (ref, sha, log, commit facts)."""
+    facts = {"ref": build.ref, "commit_sha": build.sha or "",
+             "build_log": str(build.log or ""), "build_cached": str(build.cached)}
+    if build.info:
+        facts |= {"commit_date": build.info.committed_at.isoformat(),
+                  "commit_subject": build.info.subject}
+    return tuple(facts.items())
+
+
+def side_from_build(name: str, build: Build) -> Side:
+    """A built ref as a side; a failed build is a blocked side (its trials fail, the rest
+    run)."""
+    return Side(name, str(build.server_bin) if build.server_bin else None, build.sha,
+                None if build.ok else build.error or "build failed", build_provenance(build))
+
+
+@dataclass(frozen=True)
+class SidesRequest:
+    """An interleaved run of several sides over one plan. ``kind`` names the default
+    results directory (``<kind>-<timestamp>``); ``seed`` None draws one (recorded)."""
+
+    kind: str
+    runs: int
+    config: Path | None = None
+    tool: str | None = None
+    results_dir: Path = Path("results")
+    label: str | None = None
+    seed: int | None = None
+    measure: Measure = Measure.TIMING
+    schedule: Schedule = Schedule.ALTERNATE
+
+    @property
+    def out_dir(self) -> Path:
+        return self.results_dir / (self.label or default_label(self.kind))
+
+
+def default_label(kind: str) -> str:
+    """A fresh directory per comparison, so reruns never mix their rows."""
+    return f"{kind}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_schedule(config: Path | None, measure: Measure, schedule: Schedule,
+                   sides: int) -> None:
+    """Refuse a plan that cannot run under the schedule before anything is built (exit 2)."""
+    if schedule != Schedule.DUET:
+        return
+    options = RunOptions(config=config, measure=measure, schedule=Schedule.DUET)
+    check_duet(expand(load_specs(options), 1), options.measure, sides)
+
+
+def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
+    return RunOptions(config=request.config, results_dir=base, label=side.name,
+                      runs=request.runs, server_bin=side.server_bin, tool=request.tool,
+                      commit=side.commit, blocked=side.blocked, provenance=side.provenance,
+                      measure=request.measure, schedule=request.schedule,
+                      revision_from_binary=True)
+
+
+@dataclass(frozen=True)
+class PreparedSides:
+    """Every side checked and planned, and the side order's seed (drawn if not given)."""
+
+    request: SidesRequest
+    sides: dict[str, Prepared]
+    seed: int
+
+    @property
+    def trials(self) -> int:
+        return sum(len(p.trials) for p in self.sides.values())
+
+
+def prepare_sides(request: SidesRequest, sides: list[Side]) -> PreparedSides:
+    """All input checks of every side (UsageError, exit 2) before any server starts."""
+    if request.runs < 1:
+        raise UsageError(f"--runs must be at least 1, got {request.runs}")
+    base = request.out_dir
+    prepared = {s.name: prepare(side_options(request, s, base)) for s in sides}
+    seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
+    return PreparedSides(request, prepared, seed)
+
+
+def run_sides(plan: PreparedSides, observer: Observer,
+              store: TrialWriter | None) -> SidesResult:
+    """Run every side's trials interleaved under the request's schedule."""
+    return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule)
