@@ -34,8 +34,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from synthetic_history import METRICS, database, populate, sha, shape, timed  # noqa: E402
 
-from kvperf.analysis.regressions import Finding, find_all  # noqa: E402
-from kvperf.cli.regressions import DEFAULT_METRICS, to_series  # noqa: E402
+from kvperf.analysis.regressions import DEFAULT_METRICS, Finding, find_all  # noqa: E402
+from kvperf.analysis.stored import to_series  # noqa: E402
 from kvperf.store.db import make_engine, parse_url  # noqa: E402
 from kvperf.store.series import History, histories  # noqa: E402
 

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import func, select
 
 from kvperf.analysis.regressions import find_all
+from kvperf.analysis.stored import to_series
 from kvperf.cli.main import main
-from kvperf.cli.regressions import to_series
 from kvperf.store.db import open_store, parse_url
 from kvperf.store.schema import change_points
 from kvperf.store.series import histories

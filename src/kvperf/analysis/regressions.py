@@ -35,6 +35,7 @@ from kvperf.analysis.verdict import (
 )
 
 DEFAULT_MAX_PVALUE = 0.001
+DEFAULT_METRICS = ("rps", "p50_latency_ms", "p99_latency_ms")  # `kvperf regressions`' default
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,10 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from sqlalchemy.exc import SQLAlchemyError
 
 from kvperf.cli._paths import local_path
-from kvperf.core.errors import StoreError, UsageError
-from kvperf.store.db import describe_error, make_engine, open_store, redact, resolve_url
+from kvperf.core.errors import UsageError
+from kvperf.store.db import database_errors, make_engine, open_store, redact, resolve_url
 from kvperf.store.migrations import CURRENT_VERSION, migrate
 from kvperf.store.push import push_file
 
@@ -48,12 +47,9 @@ def handle_push(args: argparse.Namespace, console: Console) -> int:
     engine = open_store(url)
     try:
         for path in args.files:
-            try:
+            with database_errors(url, f"pushing {path} to {redact(url)} failed",
+                                 " (nothing of this file was stored; push it again)"):
                 result = push_file(engine, path)
-            except SQLAlchemyError as exc:
-                raise StoreError(f"pushing {path} to {redact(url)} failed: "
-                                 f"{describe_error(exc, url)} (nothing of this file was "
-                                 "stored; push it again)") from None
             console.print(f"{path}: {result.added} row(s) added, {result.present} already "
                           f"present", highlight=False)
     finally:
@@ -66,10 +62,8 @@ def handle_migrate(args: argparse.Namespace, console: Console) -> int:
     url = resolve_url(args.db, args.results_dir)
     engine = make_engine(url)
     try:
-        applied = migrate(engine)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"cannot use database {redact(url)}: {describe_error(exc, url)}"
-                         ) from None
+        with database_errors(url, f"cannot use database {redact(url)}"):
+            applied = migrate(engine)
     finally:
         engine.dispose()
     done = f"applied version(s) {', '.join(map(str, applied))}" if applied else "up to date"

@@ -19,20 +19,18 @@ from rich.console import Console
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import (
     DEFAULT_MAX_PVALUE,
-    Finding,
-    Series,
+    DEFAULT_METRICS,
     Thresholds,
     find_all,
 )
+from kvperf.analysis.stored import to_series, to_stored
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
-from kvperf.store.changepoints import StoredChangePoint, replace_all
+from kvperf.store.changepoints import replace_all
 from kvperf.store.db import open_store, redact, resolve_url
 from kvperf.store.history import check_metric, parse_where
 from kvperf.store.series import History, histories
-
-DEFAULT_METRICS = ("rps", "p50_latency_ms", "p99_latency_ms")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -89,16 +87,6 @@ def thresholds(args: argparse.Namespace) -> Thresholds:
     return Thresholds(args.max_pvalue, args.min_magnitude, args.window)
 
 
-def to_series(h: History) -> Series:
-    return Series(h.series_key, h.params, h.metric, h.means, h.revisions, h.times)
-
-
-def _stored(f: Finding) -> StoredChangePoint:
-    return StoredChangePoint(f.series_key, f.metric, f.params, f.direction, f.magnitude,
-                             f.pvalue, f.before_mean, f.after_mean, f.last_before.sha,
-                             f.first_after.sha, f.first_after.at)
-
-
 def unchecked_note(every: list[History], checked: list[History], where: str) -> str | None:
     """Why histories were not checked: none stored, or too few revisions."""
     if not every:
@@ -122,7 +110,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     found = [h for h in every_history if len(h.means) >= 2 * MIN_SEGMENT]
     every = find_all((to_series(h) for h in found), limits)
     if args.store:  # the whole list: dashboards filter by time themselves
-        stored = replace_all(engine, [_stored(f) for f in every])
+        stored = replace_all(engine, [to_stored(f) for f in every])
         console.print(f"stored {stored} change point(s) in {redact(url)}", highlight=False)
     shown = [f for f in every if (since is None or f.first_after.at >= since)
              and (f.direction == "regression" or not args.regressions_only)]

@@ -20,14 +20,13 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import Engine
 
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.core.redact import redact_urls
 from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
-from kvperf.store.db import open_store, redact, resolve_url
+from kvperf.store.db import Database, open_store, redact, resolve_url
 
 
 def add_db_options(p: argparse.ArgumentParser) -> None:
@@ -37,7 +36,7 @@ def add_db_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results-dir", type=local_path, default="results")
 
 
-def open_engine(args: argparse.Namespace, console: Console) -> Engine:
+def open_engine(args: argparse.Namespace, console: Console) -> Database:
     url = resolve_url(args.db, args.results_dir)
     console.print(f"database: {redact(url)}", highlight=False)
     return open_store(url)

@@ -8,9 +8,10 @@ URLs: ``postgresql://`` and ``postgres://`` map to the psycopg 3 driver
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from sqlalchemy import URL, Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
@@ -19,6 +20,7 @@ from kvperf.core.errors import StoreError, UsageError
 from kvperf.core.redact import redact_urls
 from kvperf.store.migrations import migrate
 
+Database: TypeAlias = Engine  # what open_store returns: outside store/, an opaque handle
 ENV_VAR = "KVPERF_DB"
 DEFAULT_FILE = "kvperf.db"
 CONNECT_TIMEOUT_S = 5
@@ -67,6 +69,15 @@ def describe_error(exc: BaseException, url: URL) -> str:
     original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
     text = " ".join(str(original).split()) or type(original).__name__
     return scrub(text, url)
+
+
+@contextmanager
+def database_errors(url: URL, what: str, hint: str = "") -> Iterator[None]:
+    """A database error inside becomes one StoreError: ``<what>: <driver's message><hint>``."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise StoreError(f"{what}: {describe_error(exc, url)}{hint}") from None
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
