@@ -11,7 +11,7 @@ from rich.markup import escape
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import add_db_options, live_store
+from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline import quick
 from kvperf.pipeline.ab import SidesResult
@@ -31,7 +31,7 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.set_defaults(default_runs=default_runs)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed)")
-    p.add_argument("--results-dir", type=local_path, default="results")
+    add_results_dir(p)
     p.add_argument("--label", help="results subdirectory (default: derived from the sides)")
     p.add_argument("--seed", type=int, help="seed of the side order (default: random, recorded)")
     add_schedule_argument(p)

@@ -1,4 +1,5 @@
-"""The --db / --no-db options shared by run, compare and noise, and the live writer's life."""
+"""The store and results-directory options, declared once for every command, and the one
+way the CLI opens a database (resolved, opened at the current schema, always disposed)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,54 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from kvperf.store.db import open_store, resolve_url
+from rich.console import Console
+
+from kvperf.cli._paths import local_path
+from kvperf.store.db import Database, open_store, redact, resolve_url
 from kvperf.store.writer import TrialWriter
 
 DB_HELP = ("database URL (postgresql://user:pw@host/db or sqlite:///path); default: "
            "$KVPERF_DB, else <results-dir>/kvperf.db")
+RESULTS_DIR_HELP = ("where results go, and where the default SQLite file kvperf.db lives "
+                    "(default: results)")
 
 
-def add_db_options(p: argparse.ArgumentParser) -> None:
+def add_results_dir(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument("--results-dir", type=local_path, default="results", help=RESULTS_DIR_HELP)
+
+
+def add_db_options(p: argparse.ArgumentParser, *, no_db: bool = True) -> None:
+    """--db, and (for commands that write results) --no-db."""
     p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--no-db", action="store_true",
-                   help="write metrics.json only, no database")
+    if no_db:
+        p.add_argument("--no-db", action="store_true",
+                       help="write metrics.json only, no database")
+
+
+def add_store_options(p: argparse.ArgumentParser) -> None:
+    """--db and --results-dir, for commands that read or manage the database."""
+    add_db_options(p, no_db=False)
+    add_results_dir(p)
+
+
+def store_name(args: argparse.Namespace) -> str:
+    """The database the flags name, credentials redacted, for messages."""
+    return redact(resolve_url(args.db, args.results_dir))
+
+
+@contextlib.contextmanager
+def opened_store(args: argparse.Namespace, console: Console | None = None
+                 ) -> Iterator[Database]:
+    """The database of --db/--results-dir at the current schema (StoreError if it cannot
+    be used), disposed on leaving; with a console, says which database it is."""
+    url = resolve_url(args.db, args.results_dir)
+    if console is not None:
+        console.print(f"database: {redact(url)}", highlight=False)
+    engine = open_store(url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 @contextlib.contextmanager

@@ -8,8 +8,9 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.cli._paths import local_path
+from kvperf.cli._store import add_store_options, opened_store
 from kvperf.core.errors import UsageError
-from kvperf.store.db import database_errors, make_engine, open_store, redact, resolve_url
+from kvperf.store.db import database_errors, make_engine, redact, resolve_url
 from kvperf.store.migrations import CURRENT_VERSION, migrate
 from kvperf.store.push import push_file
 
@@ -24,19 +25,12 @@ def add_parser(subparsers: Any) -> None:
                                       "are skipped: pushing a file twice adds nothing.")
     push.add_argument("files", nargs="+", type=local_path, metavar="FILE",
                       help="metrics.json files")
-    _add_db(push)
+    add_store_options(push)
     push.set_defaults(handler=handle_push)
     mig = sub.add_parser("migrate", help="create or upgrade the schema",
                          description="Bring the database to the current schema version.")
-    _add_db(mig)
+    add_store_options(mig)
     mig.set_defaults(handler=handle_migrate)
-
-
-def _add_db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="URL", help="database URL (default: $KVPERF_DB, else "
-                                               "<results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=local_path, default="results",
-                   help="where the default SQLite file lives (default: results)")
 
 
 def handle_push(args: argparse.Namespace, console: Console) -> int:
@@ -44,16 +38,13 @@ def handle_push(args: argparse.Namespace, console: Console) -> int:
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
     url = resolve_url(args.db, args.results_dir)
-    engine = open_store(url)
-    try:
+    with opened_store(args) as engine:
         for path in args.files:
             with database_errors(url, f"pushing {path} to {redact(url)} failed",
                                  " (nothing of this file was stored; push it again)"):
                 result = push_file(engine, path)
             console.print(f"{path}: {result.added} row(s) added, {result.present} already "
                           f"present", highlight=False)
-    finally:
-        engine.dispose()
     console.print(f"database: {redact(url)}", highlight=False)
     return 0
 

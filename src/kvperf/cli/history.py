@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.analysis.comparison import compare_summaries
-from kvperf.cli._paths import local_path
+from kvperf.cli._store import add_store_options, opened_store, store_name
 from kvperf.core.errors import UsageError
 from kvperf.report.comparison import verdict_text
 from kvperf.report.history import (
@@ -21,7 +21,6 @@ from kvperf.report.history import (
     index,
     series_order,
 )
-from kvperf.store.db import open_store, redact, resolve_url
 from kvperf.store.history import (
     COMMON_METRICS,
     Cell,
@@ -49,10 +48,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--metric", action="append", metavar="NAME",
                    help="metric(s) to show (default: rps; with --sha: rps, latencies, CPU)")
     p.add_argument("--json", action="store_true", help="print the cells as JSON")
-    p.add_argument("--db", metavar="URL",
-                   help="database URL (default: $KVPERF_DB, else <results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=local_path, default="results",
-                   help="where the default SQLite file lives (default: results)")
+    add_store_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -86,10 +82,8 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if args.last < 1:
         raise UsageError(f"--last must be at least 1, got {args.last}")
     names, where = _metrics(args), parse_where(args.where)
-    url = resolve_url(args.db, args.results_dir)
-    engine = open_store(url)
     out = Console(width=None if sys.stdout.isatty() else 200)
-    try:
+    with opened_store(args) as engine:
         if args.sha:
             a, b = (resolve_revision(engine, s) for s in args.sha)
             found = query_cells(engine, [a, b], names, where)
@@ -97,13 +91,11 @@ def handle(args: argparse.Namespace, console: Console) -> int:
             revisions = latest_revisions(engine, args.last, where)
             found = query_cells(engine, [r.name for r in revisions], names, where)
         fields = series_fields(engine, sorted({c.series_key for c in found}))
-    finally:
-        engine.dispose()
     if args.json:
         out.print_json(_json(found))
         return 0
     if not found:
-        console.print(f"no results in {redact(url)} match", highlight=False)
+        console.print(f"no results in {store_name(args)} match", highlight=False)
         return 0
     cells = index(found)
     verdicts = _verdicts(cells, series_order(found, fields), a, b, names) if args.sha else {}

@@ -24,11 +24,10 @@ from kvperf.analysis.regressions import (
     find_all,
 )
 from kvperf.analysis.stored import to_series, to_stored
-from kvperf.cli._paths import local_path
+from kvperf.cli._store import add_store_options, opened_store, store_name
 from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
 from kvperf.store.changepoints import replace_all
-from kvperf.store.db import open_store, redact, resolve_url
 from kvperf.store.history import check_metric, parse_where
 from kvperf.store.series import History, histories
 
@@ -59,9 +58,7 @@ def add_parser(subparsers: Any) -> None:
                    help="also replace the change_points table (Grafana's regressions panel)")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression is listed")
-    p.add_argument("--db", metavar="URL",
-                   help="database URL (default: $KVPERF_DB, else <results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=local_path, default="results")
+    add_store_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -104,14 +101,14 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     since, limits = parse_since(args.since), thresholds(args)
     metrics = [check_metric(m) for m in (args.metric or DEFAULT_METRICS)]
     where = parse_where(args.where)
-    url = resolve_url(args.db, args.results_dir)
-    engine = open_store(url)
-    every_history = histories(engine, metrics, where, min_points=1)
-    found = [h for h in every_history if len(h.means) >= 2 * MIN_SEGMENT]
-    every = find_all((to_series(h) for h in found), limits)
-    if args.store:  # the whole list: dashboards filter by time themselves
-        stored = replace_all(engine, [to_stored(f) for f in every])
-        console.print(f"stored {stored} change point(s) in {redact(url)}", highlight=False)
+    name = store_name(args)
+    with opened_store(args) as engine:
+        every_history = histories(engine, metrics, where, min_points=1)
+        found = [h for h in every_history if len(h.means) >= 2 * MIN_SEGMENT]
+        every = find_all((to_series(h) for h in found), limits)
+        if args.store:  # the whole list: dashboards filter by time themselves
+            stored = replace_all(engine, [to_stored(f) for f in every])
+            console.print(f"stored {stored} change point(s) in {name}", highlight=False)
     shown = [f for f in every if (since is None or f.first_after.at >= since)
              and (f.direction == "regression" or not args.regressions_only)]
     if args.json:
@@ -121,7 +118,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         out.print(findings_table(shown) if shown else "no change points")
         out.print(f"{len(found)} series×metric histories checked "
                   f"({', '.join(metrics)}); {len(shown)} change point(s) listed")
-        why_not = unchecked_note(every_history, found, redact(url))
+        why_not = unchecked_note(every_history, found, name)
         if why_not:
             out.print(why_not, highlight=False)
     regressed = any(f.direction == "regression" for f in shown)

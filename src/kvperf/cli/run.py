@@ -21,7 +21,7 @@ from kvperf.cli._definitions import add_definition_args, handle_definitions, use
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._paths import command_path, local_path
-from kvperf.cli._store import add_db_options, live_store
+from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.core.kinds import Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
@@ -42,8 +42,7 @@ def add_parser(subparsers: Any) -> None:
                     "matrix; write <results-dir>/<label>/metrics.json after each trial.")
     p.add_argument("--config", type=local_path,
                    help="JSON config (default: a built-in SET/GET matrix)")
-    p.add_argument("--results-dir", type=local_path, default="results",
-                   help="where results go (default: results)")
+    add_results_dir(p)
     p.add_argument("--label", help="results subdirectory (default: commit, else server version)")
     p.add_argument("--runs", type=int, default=1, help="rounds of the whole matrix (default 1)")
     p.add_argument("--mode", type=enum_choice(Mode), choices=tuple(Mode), default=Mode.BOTH,

@@ -22,24 +22,11 @@ from rich.console import Console
 from rich.table import Table
 
 from kvperf.cli._paths import local_path
+from kvperf.cli._store import add_store_options, opened_store
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.core.redact import redact_urls
 from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
-from kvperf.store.db import Database, open_store, redact, resolve_url
-
-
-def add_db_options(p: argparse.ArgumentParser) -> None:
-    """--db and --results-dir (the default SQLite file lives in the results directory)."""
-    p.add_argument("--db", help="database URL (postgresql://… or sqlite:///…; default: "
-                                "$KVPERF_DB, else <results-dir>/kvperf.db)")
-    p.add_argument("--results-dir", type=local_path, default="results")
-
-
-def open_engine(args: argparse.Namespace, console: Console) -> Database:
-    url = resolve_url(args.db, args.results_dir)
-    console.print(f"database: {redact(url)}", highlight=False)
-    return open_store(url)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -69,7 +56,7 @@ def _add_determine(sub: Any) -> None:
                         f"{platform.machine()})")
     p.add_argument("--max-attempts", type=int, default=track.DEFAULT_MAX_ATTEMPTS,
                    help="claims before a failing job stays failed (default 3)")
-    add_db_options(p)
+    add_store_options(p)
     p.set_defaults(handler=handle_determine)
 
 
@@ -83,7 +70,7 @@ def _add_claim(sub: Any) -> None:
     p.add_argument("--hold", type=float, default=0.0, metavar="SECONDS",
                    help="for tests: after claiming, sleep this long before exiting "
                         "(simulates a runner busy with its job)")
-    add_db_options(p)
+    add_store_options(p)
     p.set_defaults(handler=handle_claim)
 
 
@@ -94,7 +81,7 @@ def _add_mark(sub: Any) -> None:
     p.add_argument("--error", help="why it failed (kept in last_error)")
     p.add_argument("--attempt", type=int,
                    help="the claim's attempt number: refuse if the job was claimed again since")
-    add_db_options(p)
+    add_store_options(p)
     p.set_defaults(handler=handle_mark)
 
 
@@ -103,7 +90,7 @@ def _add_renew(sub: Any) -> None:
     p.add_argument("--id", type=int, required=True, dest="job_id")
     p.add_argument("--lease", type=float, default=track.DEFAULT_LEASE_SECONDS, metavar="SECONDS")
     p.add_argument("--attempt", type=int)
-    add_db_options(p)
+    add_store_options(p)
     p.set_defaults(handler=handle_renew)
 
 
@@ -113,7 +100,7 @@ def _add_query(sub: Any) -> None:
     p.add_argument("--sha", help="sha prefix")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print the jobs as a JSON list")
-    add_db_options(p)
+    add_store_options(p)
     p.set_defaults(handler=handle_query)
 
 
@@ -126,7 +113,7 @@ def _add_cleanup(sub: Any) -> None:
                                       "(the default)")
     p.add_argument("--delete-completed-older-than", type=float, metavar="DAYS",
                    help="delete job rows completed more than DAYS ago (results are kept)")
-    add_db_options(p)
+    add_store_options(p)
     p.set_defaults(handler=handle_cleanup)
 
 
@@ -147,10 +134,10 @@ def handle_determine(args: argparse.Namespace, console: Console) -> int:
     config = _read_config(args.config)
     found = branch_commits(args.repo, args.branch, args.max_commits)
     items = [track.TrackedCommit(c.sha, c.committed_at, c.author, c.subject) for c in found]
-    engine = open_engine(args, console)
     repo = str(Path(args.repo).resolve()) if Path(args.repo).is_dir() else args.repo
-    added = track.enqueue(engine, redact_urls(repo), args.branch, items, config,
-                          args.architecture, args.max_attempts)
+    with opened_store(args, console) as engine:
+        added = track.enqueue(engine, redact_urls(repo), args.branch, items, config,
+                              args.architecture, args.max_attempts)
     console.print(f"{len(items)} commits of {redact_urls(args.repo)} {args.branch}; "
                   f"{len(added)} new jobs for config {config.name} ({config.hash[:12]}) on "
                   f"{args.architecture}", highlight=False)
@@ -161,7 +148,8 @@ def handle_determine(args: argparse.Namespace, console: Console) -> int:
 def handle_claim(args: argparse.Namespace, console: Console) -> int:
     if args.hold < 0:
         raise UsageError(f"--hold must be >= 0, got {args.hold}")
-    job = track.claim(open_engine(args, console), args.runner, args.lease, args.architecture)
+    with opened_store(args, console) as engine:
+        job = track.claim(engine, args.runner, args.lease, args.architecture)
     _print_json(job.as_json() if job else None)
     if job and args.hold:
         time.sleep(args.hold)
@@ -169,15 +157,16 @@ def handle_claim(args: argparse.Namespace, console: Console) -> int:
 
 
 def handle_mark(args: argparse.Namespace, console: Console) -> int:
-    job = track.mark(open_engine(args, console), args.job_id, args.outcome, args.error,
-                     args.attempt)
+    with opened_store(args, console) as engine:
+        job = track.mark(engine, args.job_id, args.outcome, args.error, args.attempt)
     console.print(f"job {job.id} ({job.sha[:12]}) {job.state} after {job.attempts} "
                   f"attempt(s)", highlight=False)
     return 0
 
 
 def handle_renew(args: argparse.Namespace, console: Console) -> int:
-    job = track.renew(open_engine(args, console), args.job_id, args.lease, args.attempt)
+    with opened_store(args, console) as engine:
+        job = track.renew(engine, args.job_id, args.lease, args.attempt)
     _print_json(job.as_json(with_content=False))
     return 0
 
@@ -194,20 +183,21 @@ def _jobs_table(jobs: list[track.Job]) -> Table:
 
 
 def handle_query(args: argparse.Namespace, console: Console) -> int:
-    engine = open_engine(args, console)
-    jobs = track.query(engine, args.state, args.sha, args.limit)
+    with opened_store(args, console) as engine:
+        jobs = track.query(engine, args.state, args.sha, args.limit)
+        counts = track.counts(engine)
     if args.json:
         _print_json([j.as_json(with_content=False) for j in jobs])
         return 0
     out = Console(width=None if sys.stdout.isatty() else 200)
     out.print(_jobs_table(jobs))
-    out.print("  ".join(f"{s}: {n}" for s, n in track.counts(engine).items()))
+    out.print("  ".join(f"{s}: {n}" for s, n in counts.items()))
     return 0
 
 
 def handle_cleanup(args: argparse.Namespace, console: Console) -> int:
-    done = track.cleanup(open_engine(args, console), args.requeue_expired,
-                         args.delete_completed_older_than)
+    with opened_store(args, console) as engine:
+        done = track.cleanup(engine, args.requeue_expired, args.delete_completed_older_than)
     console.print(f"requeued {done.requeued} expired claim(s), failed {done.failed} at the "
                   f"retry cap, deleted {done.deleted} completed job row(s)", highlight=False)
     return 0
