@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from kvperf.analysis.comparison import (
-    GroupKey,
-    MetricComparison,
-    compare_paired,
-    describe_group,
-)
-from kvperf.analysis.power import runs_to_flag
-from kvperf.analysis.verdict import DEFAULT_ALPHA, min_effect_for
+from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.noise import noise_rows
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
 from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
 from kvperf.cli._paths import command_path
 from kvperf.core.errors import BuildError, UsageError
 from kvperf.pipeline.sides import Side, side_from_build
+from kvperf.report.noise import noise_table
 
 
 def add_parser(subparsers: Any) -> None:
@@ -41,21 +33,6 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-FLAG_EFFECTS = (0.03, 0.10)
-
-
-def _needed(c: MetricComparison, effect: float, level: float) -> str:
-    """Rounds for the rule to flag ``effect`` on this row; "-" below its minimum effect."""
-    runs = runs_to_flag(effect, c.ci.sd_log, min_effect_for(c.metric), level, paired=True)
-    return "-" if runs is None else str(runs)
-
-
-def _levels(results: list[MetricComparison]) -> dict[GroupKey, float]:
-    """α × (rows of the series) / (rows): BH's level for a row when its whole series moves."""
-    sizes = Counter(c.group for c in results)
-    return {group: DEFAULT_ALPHA * size / len(results) for group, size in sizes.items()}
-
-
 def handle(args: argparse.Namespace, console: Console) -> int:
     if args.commit and args.server_bin:
         raise UsageError("give --commit or --server-bin, not both")
@@ -70,19 +47,9 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     request = request_from(args, "noise", args.seed)
     result, plan = run_sides(args, request, sides, console)
     a = plan.sides["A"]
-    table = Table(title=f"A/A noise · {a.context.server_version} · {a.driver.name} · "
-                        f"{request.runs} rounds")
-    for name in ("series", "metric", "CV A", "CV B", "σ log-ratio",
-                 *(f"runs for {e:.0%}" for e in FLAG_EFFECTS), "verdict"):
-        table.add_column(name)
-    results = compare_paired(result.a_rows, result.b_rows, "all")
-    levels = _levels(results)
-    for c in results:
-        sd = c.ci.sd_log
-        table.add_row(describe_group(c.group), c.metric, f"{c.base.cv:.1%}", f"{c.new.cv:.1%}",
-                      "-" if math.isnan(sd) else f"{sd:.2%}",
-                      *(_needed(c, e, levels[c.group]) for e in FLAG_EFFECTS),
-                      c.decision.verdict.value)
-    Console(width=None if sys.stdout.isatty() else 220).print(table)
+    rows = noise_rows(compare_paired(result.a_rows, result.b_rows, "all"))
+    title = (f"A/A noise · {a.context.server_version} · {a.driver.name} · "
+             f"{request.runs} rounds")
+    Console(width=None if sys.stdout.isatty() else 220).print(noise_table(rows, title))
     result.check_store()
     return 0

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, opened_store
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.core.redact import redact_urls
+from kvperf.report.track import jobs_table
 from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
 
@@ -171,17 +171,6 @@ def handle_renew(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _jobs_table(jobs: list[track.Job]) -> Table:
-    table = Table("id", "sha", "config", "arch", "state", "attempts", "runner", "lease until",
-                  "last error")
-    for j in jobs:
-        lease = j.lease_expires_at.isoformat(timespec="seconds") if j.lease_expires_at else ""
-        table.add_row(str(j.id), j.sha[:12], f"{j.config_name} {j.config_hash[:8]}",
-                      j.architecture, j.state, f"{j.attempts}/{j.max_attempts}",
-                      j.claimed_by or "", lease, j.last_error or "")
-    return table
-
-
 def handle_query(args: argparse.Namespace, console: Console) -> int:
     with opened_store(args, console) as engine:
         jobs = track.query(engine, args.state, args.sha, args.limit)
@@ -190,7 +179,7 @@ def handle_query(args: argparse.Namespace, console: Console) -> int:
         _print_json([j.as_json(with_content=False) for j in jobs])
         return 0
     out = Console(width=None if sys.stdout.isatty() else 200)
-    out.print(_jobs_table(jobs))
+    out.print(jobs_table(jobs))
     out.print("  ".join(f"{s}: {n}" for s, n in counts.items()))
     return 0
 
