@@ -16,5 +16,5 @@ if [ ! -x .venv/bin/python ]; then
     echo "kvperf: creating .venv" >&2
     "$PYTHON" -m venv .venv
 fi
-echo "kvperf: pip install -e .${extras} (builds kvload with cargo --release)" >&2
+echo "kvperf: pip install -e .${extras} (builds kvload and kvflame with cargo --release)" >&2
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras}"

@@ -31,7 +31,7 @@ from kvperf.analysis.verdict import (
     judge_effect,
 )
 from kvperf.results.metrics import METRIC_SETS
-from kvperf.results.row import KEY_FIELDS, is_ok
+from kvperf.results.row import KEY_FIELDS, is_timed
 
 GroupKey = tuple[tuple[str, Any], ...]
 
@@ -105,10 +105,11 @@ def metric_value(row: dict[str, Any], metric: str) -> float | None:
 
 
 def group_rows(rows: Iterable[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
-    """Ok rows by group (seed files have no status: their rows count as ok)."""
+    """Timed rows by group: ok and not profiled (seed files have no status: their rows count
+    as ok; profiled rows are left out, perf sampling perturbs their timing)."""
     groups: dict[GroupKey, list[dict[str, Any]]] = {}
     for row in rows:
-        if is_ok(row):
+        if is_timed(row):
             groups.setdefault(group_key(row), []).append(row)
     return groups
 
@@ -231,12 +232,13 @@ def describe_group(key: GroupKey) -> str:
 
 def pair_runs(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]]
               ) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
-    """(A, B) row pairs per trial_id, matched by run number; failed rows drop their pair."""
-    b_index = {(r["trial_id"], r["run"]): r for r in b_rows if is_ok(r)}
+    """(A, B) row pairs per trial_id, matched by run number; failed or profiled rows drop
+    their pair."""
+    b_index = {(r["trial_id"], r["run"]): r for r in b_rows if is_timed(r)}
     pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for a in a_rows:
         b = b_index.get((a["trial_id"], a["run"]))
-        if is_ok(a) and b is not None:
+        if is_timed(a) and b is not None:
             pairs.setdefault(a["trial_id"], []).append((a, b))
     return pairs
 

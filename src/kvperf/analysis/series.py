@@ -14,7 +14,7 @@ from typing import Any
 
 from kvperf.analysis.paired import cv
 from kvperf.results.histogram import merge, summary_ms
-from kvperf.results.row import is_ok
+from kvperf.results.row import is_timed
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,10 @@ def _params(row: dict[str, Any]) -> str:
 def summarize(rows: list[dict[str, Any]],
               histograms: Callable[[dict[str, Any]], dict[str, Any] | None]
               ) -> list[SeriesSummary]:
-    """Group ok rows by trial_id (first-seen order) and summarize each group."""
+    """Group timed rows (ok, not profiled) by trial_id (first-seen order); summarize each."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        if is_ok(row) and row.get("rps"):
+        if is_timed(row) and row.get("rps"):
             groups.setdefault(row["trial_id"], []).append(row)
     return [_summary(group, histograms) for group in groups.values()]
 

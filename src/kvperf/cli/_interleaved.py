@@ -11,6 +11,7 @@ from rich.markup import escape
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
 from kvperf.cli._paths import local_path
+from kvperf.cli._profile import profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline import quick
@@ -53,7 +54,7 @@ def request_from(args: argparse.Namespace, kind: str, seed: int | None = None
     runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     return SidesRequest(kind, runs, args.config, args.tool, args.results_dir, args.label,
                         seed, getattr(args, "measure", Measure.TIMING),
-                        getattr(args, "schedule", Schedule.ALTERNATE))
+                        getattr(args, "schedule", Schedule.ALTERNATE), profile_settings(args))
 
 
 def check_schedule(args: argparse.Namespace, sides: int) -> None:

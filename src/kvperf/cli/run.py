@@ -21,6 +21,7 @@ from kvperf.cli._definitions import add_definition_args, handle_definitions, use
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._paths import command_path, local_path
+from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.core.kinds import Mode, Schedule
@@ -75,6 +76,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     add_build_args(p)
     add_measure_argument(p)
+    add_profile_arguments(p)
     add_db_options(p)
     add_definition_args(p)
     p.set_defaults(handler=handle)
@@ -102,7 +104,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure)
+        measure=args.measure, profile=profile_settings(args))
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -188,6 +190,7 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
     print_instructions(out, summary.rows)
+    print_profile(out, summary.rows, prepared.out_dir)
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))

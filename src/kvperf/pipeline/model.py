@@ -25,6 +25,14 @@ from kvperf.server.resp import Endpoint
 
 
 @dataclass(frozen=True)
+class ProfileSettings:
+    """How ``--profile`` samples the servers (pipeline/profiling.py)."""
+
+    frequency: int = 999  # Hz of perf's cpu-clock sampling
+    call_graph: str = "fp"  # "fp" (frame pointers) or "dwarf"
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """Validated options of ``kvperf run`` (built by the CLI)."""
 
@@ -47,6 +55,7 @@ class RunOptions:
     # History revision by the binary's identity when no commit names it (compare sides,
     # whose labels "A"/"B" would pool different servers across comparisons).
     revision_from_binary: bool = False
+    profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
 
 
 @dataclass

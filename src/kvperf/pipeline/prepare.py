@@ -15,6 +15,7 @@ from kvperf.pipeline import quick
 from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.instructions import check_measure
 from kvperf.pipeline.model import Prepared, RunOptions
+from kvperf.pipeline.profiling import check_profile
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
 from kvperf.results.row import RunContext
@@ -101,6 +102,7 @@ def prepare(options: RunOptions) -> Prepared:
         # request count that takes about as long on these machines instead.
         specs = [replace(s, duration=None, requests=(DEFAULT_REQUESTS,)) if s.duration else s
                  for s in specs]
+    check_profile(options)
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=client_mode(options))
     specs = quick.shrink(specs)

@@ -16,7 +16,7 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.ab import SidesResult, interleave_sides
 from kvperf.pipeline.duet import check_duet
-from kvperf.pipeline.model import Observer, Prepared, RunOptions
+from kvperf.pipeline.model import Observer, Prepared, ProfileSettings, RunOptions
 from kvperf.pipeline.prepare import load_specs, prepare
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build
@@ -65,6 +65,7 @@ class SidesRequest:
     seed: int | None = None
     measure: Measure = Measure.TIMING
     schedule: Schedule = Schedule.ALTERNATE
+    profile: ProfileSettings | None = None
 
     @property
     def out_dir(self) -> Path:
@@ -90,7 +91,7 @@ def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
                       runs=request.runs, server_bin=side.server_bin, tool=request.tool,
                       commit=side.commit, blocked=side.blocked, provenance=side.provenance,
                       measure=request.measure, schedule=request.schedule,
-                      revision_from_binary=True)
+                      revision_from_binary=True, profile=request.profile)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_keyspace
 from kvperf.pipeline import executed
 from kvperf.pipeline.instructions import counting, instruction_result
 from kvperf.pipeline.model import Observer, Prepared, Probe
+from kvperf.pipeline.profiling import profile_result, profiling
 from kvperf.plan.trial import Trial
 from kvperf.results.row import TrialOutcome
 from kvperf.store.files import write_json_atomic
@@ -85,12 +86,16 @@ class TrialRun:
             self.probe.reset_stats(target.endpoints)
             cpu_before = self.probe.cpu_seconds(pids)
             measure = self.prepared.options.measure
-            with counting(measure, pids, self.log_dir) as counted, self.stage("measure"):
+            with (counting(measure, pids, self.log_dir) as counted,
+                  profiling(self.prepared.options.profile, pids, self.log_dir) as profiled,
+                  self.stage("measure")):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
             self._keep_histograms()
             self._server_side(target, pids, cpu_before)
             self.outcome.instructions = instruction_result(counted, self.trial, self.outcome,
                                                            self.prepared.out_dir)
+            self.outcome.profile = profile_result(profiled, self.trial.describe(),
+                                                  self.prepared.out_dir)
             self._check(keyspace, before)
 
     def _meet(self, stage: str) -> None:

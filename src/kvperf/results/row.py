@@ -15,6 +15,11 @@ Format versions (``kvperf_format``):
   3 — adds ``revision``: what the history calls this run's server when no commit names it
       (compare/noise sides: ``<server version>@<binary sha256 prefix>``; null otherwise, and
       the history then uses the commit or the label). Readers of versions 1–2 treat it as null.
+  4 — adds ``profile``: null unless the trial ran under ``--profile`` (perf record on every
+      server node in the measure stage); then profiler, event, mode, frequency, call_graph,
+      kernel_stacks, note, and per node its files (relative to metrics.json), top_symbols
+      and top_dsos (self CPU %). Profiled rows are excluded from timing statistics
+      (``is_timed``). Readers of versions 1–3 treat it as null.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 from kvperf.results.metrics import LATENCY_FIELDS
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -45,6 +50,12 @@ def is_ok(row: dict[str, Any]) -> bool:
     """Whether a row measured something: the one place a row's status is read (rows of the
     seed system's files have no status and count as ok)."""
     return bool(row.get("status", "ok") == "ok")
+
+
+def is_timed(row: dict[str, Any]) -> bool:
+    """Whether a row's throughput and latency may enter timing statistics: it is ok and was
+    not profiled (perf sampling perturbs the server it measures)."""
+    return is_ok(row) and not row.get("profile")
 
 
 def mark_failed(row: dict[str, Any], error: str) -> None:
@@ -62,7 +73,11 @@ def _to_3(row: dict[str, Any]) -> None:
     row.setdefault("revision", None)
 
 
-_UPGRADES = {1: _to_2, 2: _to_3}  # version N → N + 1
+def _to_4(row: dict[str, Any]) -> None:
+    row.setdefault("profile", None)
+
+
+_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4}  # version N → N + 1
 
 
 def format_of(row: dict[str, Any], source: str) -> int | None:
@@ -124,6 +139,7 @@ class TrialOutcome:
     pinning: dict[str, str | None] = field(default_factory=dict)
     histogram_file: str | None = None
     instructions: dict[str, Any] | None = None
+    profile: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -170,5 +186,6 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
         "server": outcome.server, "client": _client(outcome.measurement),
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": outcome.instructions,
+        "profile": outcome.profile,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

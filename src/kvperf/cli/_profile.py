@@ -1,0 +1,49 @@
+"""``--profile`` flags of `run` and `compare`, and the artifact tables after a profiled run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kvperf.pipeline.model import ProfileSettings
+from kvperf.report.profile import markdown, notes, terminal_tables
+from kvperf.server.perf_record import CALL_GRAPHS
+
+ARTIFACTS_FILE = "profile.md"
+
+
+def add_profile_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", action="store_true",
+                   help="perf record (cpu-clock) every server node during the measure "
+                        "stage: perf.data, folded stacks, a flamegraph SVG and perf report "
+                        "per trial and node; profiled trials stay out of timing statistics")
+    p.add_argument("--profile-frequency", type=int, default=ProfileSettings.frequency,
+                   metavar="HZ", help="--profile sampling frequency (default %(default)s)")
+    p.add_argument("--profile-call-graph", choices=CALL_GRAPHS,
+                   default=ProfileSettings.call_graph,
+                   help="--profile stack walking: fp (frame pointers, default; whole stacks "
+                        "for Debian's valkey-server) or dwarf (binaries without frame "
+                        "pointers; much larger perf.data)")
+
+
+def profile_settings(args: argparse.Namespace) -> ProfileSettings | None:
+    if not getattr(args, "profile", False):
+        return None
+    return ProfileSettings(args.profile_frequency, args.profile_call_graph)
+
+
+def print_profile(out: Console, rows: list[dict[str, Any]], out_dir: Path) -> None:
+    """The artifact and top-CPU tables, their notes, and the same as markdown in out_dir."""
+    tables = terminal_tables(rows)
+    if not tables:
+        return
+    for table in tables:
+        out.print(table)
+    for note in notes(rows):
+        out.print(f"[yellow]! {note}[/yellow]")
+    path = out_dir / ARTIFACTS_FILE
+    path.write_text(markdown(rows))
+    out.print(f"profile artifacts: {path}")

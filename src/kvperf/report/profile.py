@@ -1,0 +1,85 @@
+"""The artifact table of a profiled run (terminal and markdown): which file holds which
+artifact of which trial and node, then each node's top self-CPU symbols and DSOs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+ARTIFACT_COLUMNS = ("test", "profiler", "node", "artifact", "file")
+TOP_COLUMNS = ("test", "node", "top self-CPU symbols", "top DSOs")
+EXCLUDED_NOTE = ("profiled trials are excluded from timing statistics and verdicts "
+                 "(perf sampling perturbs throughput and latency)")
+TOP_SHOWN = 3
+
+
+def _test(row: dict[str, Any]) -> str:
+    return (f"{row.get('label', '')} {row['command']} d={row['data_size']} "
+            f"P={row['pipeline']} c={row['clients']} run {row['run']}").strip()
+
+
+def artifact_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """One line per artifact file of every profiled row (pure)."""
+    lines = []
+    for row in rows:
+        profile = row.get("profile")
+        if not profile:
+            continue
+        for node in profile["nodes"]:
+            for artifact, path in node["files"].items():
+                lines.append([_test(row), f"{profile['profiler']} {profile['event']}",
+                              str(node["node"]), artifact, path])
+    return lines
+
+
+def _top(entries: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{e['name']} {e['self_pct']:.1f}%" for e in entries[:TOP_SHOWN])
+
+
+def top_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """Each profiled node's top symbols and DSOs by self CPU (pure)."""
+    return [[_test(row), str(node["node"]), _top(node["top_symbols"]), _top(node["top_dsos"])]
+            for row in rows if row.get("profile") for node in row["profile"]["nodes"]]
+
+
+def notes(rows: list[dict[str, Any]]) -> list[str]:
+    """The exclusion note, and each distinct profiler note (e.g. no kernel stacks)."""
+    found = [row["profile"].get("note") for row in rows if row.get("profile")]
+    if not found:
+        return []
+    return [EXCLUDED_NOTE, *dict.fromkeys(n for n in found if n)]
+
+
+def terminal_tables(rows: list[dict[str, Any]]) -> list[Table]:
+    """The artifact table and the top self-CPU table (none when nothing was profiled)."""
+    artifacts = artifact_rows(rows)
+    if not artifacts:
+        return []
+    tables = []
+    for title, columns, lines in (("profile artifacts", ARTIFACT_COLUMNS, artifacts),
+                                  ("profile: top self CPU", TOP_COLUMNS, top_rows(rows))):
+        table = Table(title=title)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for line in lines:
+            table.add_row(*line)
+        tables.append(table)
+    return tables
+
+
+def _md_table(columns: tuple[str, ...], lines: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in lines]
+    return out
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The same tables as markdown, with the notes ('' when nothing was profiled)."""
+    artifacts = artifact_rows(rows)
+    if not artifacts:
+        return ""
+    parts = ["## Profile artifacts", "", *_md_table(ARTIFACT_COLUMNS, artifacts), "",
+             "## Top self CPU", "", *_md_table(TOP_COLUMNS, top_rows(rows)), ""]
+    parts += [f"- {note}" for note in notes(rows)]
+    return "\n".join(parts) + "\n"

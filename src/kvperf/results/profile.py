@@ -1,0 +1,49 @@
+"""The row's ``profile`` object from ``perf report`` text (pure).
+
+``perf report --stdio --no-children --sort sym`` prints one line per symbol, ``  12.34%
+[.] setCommand`` (``[.]`` user space, ``[k]`` kernel); ``--sort dso`` prints ``  40.00%
+valkey-server``. Comment lines start with ``#``. The top entries are kept by self CPU.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+TOP = 15
+_LINE = re.compile(r"^\s*(?P<pct>\d+(?:\.\d+)?)%\s+(?P<rest>\S.*?)\s*$")
+_SYM = re.compile(r"^\[(?P<space>[.k])\]\s+(?P<name>.+)$")
+
+
+def parse_report(text: str, top: int = TOP) -> list[dict[str, Any]]:
+    """``[{"name", "self_pct", ["space"]}]`` of a perf report, largest first."""
+    entries: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if not match:
+            continue
+        entry: dict[str, Any] = {"self_pct": float(match["pct"])}
+        sym = _SYM.match(match["rest"])
+        if sym:
+            entry["name"] = sym["name"]
+            entry["space"] = "kernel" if sym["space"] == "k" else "user"
+        else:
+            entry["name"] = match["rest"]
+        entries.append(entry)
+    entries.sort(key=lambda e: -e["self_pct"])
+    return entries[:top]
+
+
+def node_profile(node: int, files: dict[str, str], symbols_text: str,
+                 dsos_text: str) -> dict[str, Any]:
+    """One node's part of the profile: its files and top symbols and DSOs."""
+    return {"node": node, "files": files, "top_symbols": parse_report(symbols_text),
+            "top_dsos": parse_report(dsos_text)}
+
+
+def folded_has(folded_text: str, function: str) -> bool:
+    """Whether any folded stack has ``function`` as a frame."""
+    return any(function in line.rsplit(" ", 1)[0].split(";")
+               for line in folded_text.splitlines())
