@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 ARTIFACT_COLUMNS = ("test", "profiler", "node", "artifact", "file")
@@ -63,7 +64,7 @@ def terminal_tables(rows: list[dict[str, Any]]) -> list[Table]:
         for column in columns:
             table.add_column(column, overflow="fold")
         for line in lines:
-            table.add_row(*line)
+            table.add_row(*map(escape, line))
         tables.append(table)
     return tables
 

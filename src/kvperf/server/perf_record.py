@@ -85,6 +85,7 @@ def perf_script(data: Path, out: Path) -> None:
 
 def perf_report(data: Path, sort: str) -> str:
     """``perf report --stdio --no-children --sort SORT`` text (self CPU per SORT key)."""
-    done = run([PERF, "report", "--stdio", "--no-children", "--sort", sort, "-i", str(data)],
+    done = run([PERF, "report", "--stdio", "--no-children", "-g", "none", "--sort", sort,
+                "-i", str(data)],
                timeout=600.0, name=f"perf report --sort {sort}")
     return done.check().stdout

@@ -1,0 +1,94 @@
+"""``--profile`` end to end: real valkey-server, real perf, the installed kvflame."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from kvperf.analysis.comparison import compare_paired, group_rows
+from tests.helpers import require_binary, run_kvperf, write_config
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SET = [{"requests": 20000, "commands": ["SET"], "pipelines": 1, "keyspacelen": 1000,
+        "clients": 4}]
+QUICK = {"KVPERF_QUICK": "1"}
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _frames(svg: Path) -> set[str]:
+    """The function names of an SVG flamegraph's frames (their <title> text, sans counts)."""
+    root = ET.parse(svg).getroot()
+    assert root.tag == f"{SVG}svg"
+    return {t.text.split(" (")[0] for t in root.iter(f"{SVG}title") if t.text}
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) -> None:
+    require_binary("valkey-server")
+    require_binary("kvflame")
+    write_config(tmp_path, SET, "set.json")
+    done = run_kvperf("run", "--profile", "--config", "set.json", "--results-dir", "res",
+                      "--label", "prof", "--no-db", cwd=tmp_path, env=QUICK)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "profile artifacts" in done.stdout and "flamegraph" in done.stdout
+    assert "excluded from timing statistics" in done.stdout
+    out = tmp_path / "res" / "prof"
+    [row] = json.loads((out / "metrics.json").read_text())
+    profile = row["profile"]
+    assert profile["event"] == "cpu-clock" and profile["frequency"] == 999
+    assert profile["call_graph"] == "fp" and profile["mode"] == "cpu"
+    [node] = profile["nodes"]
+    assert set(node["files"]) == {"perf.data", "perf script", "folded stacks", "flamegraph",
+                                  "perf report"}
+    assert all((out / f).is_file() for f in node["files"].values())
+    assert node["top_symbols"] and node["top_dsos"]
+    frames = _frames(out / node["files"]["flamegraph"])
+    assert {"processCommand", "setCommand"} <= frames, sorted(frames)[:50]
+    folded = (out / node["files"]["folded stacks"]).read_text()
+    assert any("processCommand" in line.split(";") for line in folded.splitlines())
+    assert "| flamegraph |" in (out / "profile.md").read_text()
+    assert group_rows([row]) == {}  # the profiled row is kept out of statistics
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_profile_leaves_every_profiled_row_out_of_the_verdicts(tmp_path: Path) -> None:
+    server = require_binary("valkey-server")
+    write_config(tmp_path, SET, "set.json")
+    done = run_kvperf("compare", "--server-bin", server, "--server-bin", server, "--profile",
+                      "--runs", "2", "--config", "set.json", "--results-dir", "res",
+                      "--label", "ab", "--no-db", "--seed", "3", cwd=tmp_path, env=QUICK)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "excluded from timing statistics and verdicts" in done.stdout
+    a = json.loads((tmp_path / "res" / "ab" / "A" / "metrics.json").read_text())
+    b = json.loads((tmp_path / "res" / "ab" / "B" / "metrics.json").read_text())
+    assert len(a) == len(b) == 2 and all(r["profile"] for r in a + b)
+    assert compare_paired(a, b, "all") == []
+    assert (tmp_path / "res" / "ab" / "profile.md").is_file()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--mode", "client"], "cannot be used with --mode client"),
+    (["--measure", "instructions"], "cannot be combined with --measure instructions"),
+    (["--profile-frequency", "0"], "--profile-frequency must be 1-100000"),
+])
+def test_profile_refuses_what_it_cannot_profile(tmp_path: Path, argv: list[str],
+                                                message: str) -> None:
+    done = run_kvperf("run", "--profile", *argv, "--results-dir", tmp_path, "--no-db")
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_profile_without_perf_exits_2(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"  # PATH with kvperf's tools and python but no perf
+    bin_dir.mkdir()
+    for tool in ("valkey-server", "kvload", "kvflame"):
+        os.symlink(require_binary(tool), bin_dir / tool)
+    assert shutil.which("perf", path=str(bin_dir)) is None
+    done = run_kvperf("run", "--profile", "--results-dir", tmp_path, "--no-db",
+                      env={"PATH": str(bin_dir)})
+    assert done.returncode == 2 and "perf is not installed" in done.stderr, done.stderr
