@@ -144,6 +144,12 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --measure instructions --server-bin ./src/valkey-server": run(INSTRUCTIONS),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server "
     "--measure instructions --output report.md": run(INSTRUCTIONS),
+    # README.md, "Profiles and flamegraphs"
+    "kvperf run --profile --server-bin ./src/valkey-server": run(USING),
+    "kvperf run --profile --profile-call-graph dwarf --profile-frequency 499 "
+    "--server-bin ./src/valkey-server": run(USING),
+    "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --profile "
+    "--runs 2": run(USING),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
