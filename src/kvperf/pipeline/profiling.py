@@ -76,17 +76,21 @@ def profiling(settings: ProfileSettings | None, pids: list[int],
         return
     note = perf_record.kernel_stacks_note(perf_record.paranoid_level(), perf_record.is_root())
     profiled.note = note
-    recorders = []
+    recorders: list[perf_record.PerfRecorder] = []
     try:
         for node, pid in enumerate(pids):
             data = log_dir / f"perf-node{node}.data"
             recorders.append(perf_record.PerfRecorder(pid, data, settings.frequency,
                                                       settings.call_graph, note is None))
         yield profiled
-    finally:
-        for recorder in recorders:
-            recorder.stop()
-            profiled.data.append(recorder.data)
+    except BaseException:
+        for recorder in recorders:  # the measure stage's error is the one to report
+            with contextlib.suppress(ServerError):
+                recorder.stop()
+        raise
+    for recorder in recorders:
+        recorder.stop()
+        profiled.data.append(recorder.data)
 
 
 def _render(data: Path, title: str) -> dict[str, Path]:
