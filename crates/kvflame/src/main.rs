@@ -2,9 +2,11 @@
 //!
 //! ```text
 //! kvflame collapse PERF_SCRIPT FOLDED            perf script text -> folded stacks
-//! kvflame svg FOLDED SVG TITLE                   folded stacks -> flamegraph SVG
-//! kvflame diff BEFORE AFTER SVG TITLE            two folded files -> differential SVG
+//! kvflame svg FOLDED SVG TITLE [UNIT]            folded stacks -> flamegraph SVG
+//! kvflame diff BEFORE AFTER SVG TITLE [UNIT]     two folded files -> differential SVG
 //! ```
+//!
+//! UNIT names what the counts measure (default "ns": perf's cpu-clock periods).
 //!
 //! Differential graphs colour a frame red when it grew from BEFORE to AFTER and blue when it
 //! shrank; the caller scales the folded counts (kvperf normalises them per request) first.
@@ -20,8 +22,9 @@ use inferno::collapse::Collapse;
 use inferno::differential::{self, Options as DiffOptions};
 use inferno::flamegraph::{self, Options as FlameOptions};
 
-const USAGE: &str = "usage: kvflame collapse PERF_SCRIPT FOLDED | svg FOLDED SVG TITLE | \
-                     diff BEFORE AFTER SVG TITLE";
+const USAGE: &str = "usage: kvflame collapse PERF_SCRIPT FOLDED | svg FOLDED SVG TITLE [UNIT] \
+                     | diff BEFORE AFTER SVG TITLE [UNIT]";
+const UNIT: &str = "ns";
 
 fn open(path: &str) -> io::Result<BufReader<File>> {
     File::open(path)
@@ -43,10 +46,10 @@ fn collapse(script: &str, folded: &str) -> io::Result<()> {
     out.flush()
 }
 
-fn svg(folded: &str, svg: &str, title: &str, differential: bool) -> io::Result<()> {
+fn svg(folded: &str, svg: &str, title: &str, unit: &str, differential: bool) -> io::Result<()> {
     let mut options = FlameOptions::default();
     options.title = title.to_string();
-    options.count_name = "samples".to_string();
+    options.count_name = unit.to_string();
     if differential {
         options.subtitle = Some("red: grew from before to after; blue: shrank".to_string());
     }
@@ -55,14 +58,19 @@ fn svg(folded: &str, svg: &str, title: &str, differential: bool) -> io::Result<(
     out.flush()
 }
 
-fn diff(before: &str, after: &str, svg_path: &str, title: &str) -> io::Result<()> {
+fn diff(before: &str, after: &str, svg_path: &str, title: &str, unit: &str) -> io::Result<()> {
     let merged = format!("{svg_path}.diff.folded");
     {
         let mut out = create(&merged)?;
-        differential::from_readers(DiffOptions::default(), open(before)?, open(after)?, &mut out)?;
+        differential::from_readers(
+            DiffOptions::default(),
+            open(before)?,
+            open(after)?,
+            &mut out,
+        )?;
         out.flush()?;
     }
-    let result = svg(&merged, svg_path, title, true);
+    let result = svg(&merged, svg_path, title, unit, true);
     std::fs::remove_file(&merged)?;
     result
 }
@@ -71,8 +79,10 @@ fn run(args: &[String]) -> Option<io::Result<()>> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
         ["collapse", script, folded] => Some(collapse(script, folded)),
-        ["svg", folded, out, title] => Some(svg(folded, out, title, false)),
-        ["diff", before, after, out, title] => Some(diff(before, after, out, title)),
+        ["svg", folded, out, title] => Some(svg(folded, out, title, UNIT, false)),
+        ["svg", folded, out, title, unit] => Some(svg(folded, out, title, unit, false)),
+        ["diff", before, after, out, title] => Some(diff(before, after, out, title, UNIT)),
+        ["diff", before, after, out, title, unit] => Some(diff(before, after, out, title, unit)),
         _ => None,
     }
 }

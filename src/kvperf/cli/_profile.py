@@ -8,8 +8,16 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.pipeline.flamediff import differentials
 from kvperf.pipeline.model import ProfileSettings
-from kvperf.report.profile import markdown, notes, terminal_tables
+from kvperf.report.profile import (
+    artifact_table,
+    differential_rows,
+    markdown,
+    markdown_artifacts,
+    notes,
+    terminal_tables,
+)
 from kvperf.server.perf_record import CALL_GRAPHS
 
 ARTIFACTS_FILE = "profile.md"
@@ -47,3 +55,18 @@ def print_profile(out: Console, rows: list[dict[str, Any]], out_dir: Path) -> No
     path = out_dir / ARTIFACTS_FILE
     path.write_text(markdown(rows))
     out.print(f"profile artifacts: {path}")
+
+
+def print_differentials(out: Console, a_rows: list[dict[str, Any]],
+                        b_rows: list[dict[str, Any]], dirs: tuple[Path, Path],
+                        title: str) -> None:
+    """`compare --profile`: write and list one differential flamegraph per series."""
+    base = dirs[0].parent
+    made = differentials(a_rows, b_rows, dirs[0], dirs[1], base, title)
+    if not made:
+        return
+    lines = differential_rows([(d.row, str(d.svg.relative_to(base))) for d in made])
+    out.print(artifact_table("differential flamegraphs (red: grew in B per request, "
+                             "blue: shrank)", lines))
+    with (base / ARTIFACTS_FILE).open("a") as md:
+        md.write("\n" + markdown_artifacts("Differential flamegraphs", lines))

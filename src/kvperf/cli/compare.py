@@ -14,7 +14,7 @@ from kvperf.cli._builds import add_build_args, build_flags, build_refs
 from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.cli._paths import command_path, local_path
-from kvperf.cli._profile import add_profile_arguments, print_profile
+from kvperf.cli._profile import add_profile_arguments, print_differentials, print_profile
 from kvperf.cli.compare_results import add_water_line, rule_from
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
@@ -81,6 +81,10 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)
     out.print(terminal_table(results, *names))
     print_profile(out, result.a_rows + result.b_rows, prepared["A"].out_dir.parent)
+    if args.profile:
+        print_differentials(out, result.a_rows, result.b_rows,
+                            (prepared["A"].out_dir, prepared["B"].out_dir),
+                            f"{names[1]} vs {names[0]}")
     for side in sides:
         if side.blocked:
             console.print(f"[red]side {side.name} did not run: every trial failed[/red] "

@@ -34,6 +34,29 @@ def artifact_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
     return lines
 
 
+DIFFERENTIAL = "differential flamegraph (B vs A, per request)"
+
+
+def differential_rows(made: list[tuple[dict[str, Any], str]]) -> list[list[str]]:
+    """One artifact line per series' differential flamegraph: (a row of it, its file)."""
+    return [[_test({**row, "label": "", "run": "all"}), "perf cpu-clock", "all",
+             DIFFERENTIAL, path] for row, path in made]
+
+
+def artifact_table(title: str, lines: list[list[str]]) -> Table:
+    """An artifact table of the given lines."""
+    table = Table(title=title)
+    for column in ARTIFACT_COLUMNS:
+        table.add_column(column, overflow="fold")
+    for line in lines:
+        table.add_row(*map(escape, line))
+    return table
+
+
+def markdown_artifacts(title: str, lines: list[list[str]]) -> str:
+    return "\n".join([f"## {title}", "", *_md_table(ARTIFACT_COLUMNS, lines), ""]) + "\n"
+
+
 def _top(entries: list[dict[str, Any]]) -> str:
     return ", ".join(f"{e['name']} {e['self_pct']:.1f}%" for e in entries[:TOP_SHOWN])
 
@@ -57,16 +80,12 @@ def terminal_tables(rows: list[dict[str, Any]]) -> list[Table]:
     artifacts = artifact_rows(rows)
     if not artifacts:
         return []
-    tables = []
-    for title, columns, lines in (("profile artifacts", ARTIFACT_COLUMNS, artifacts),
-                                  ("profile: top self CPU", TOP_COLUMNS, top_rows(rows))):
-        table = Table(title=title)
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for line in lines:
-            table.add_row(*map(escape, line))
-        tables.append(table)
-    return tables
+    top = Table(title="profile: top self CPU")
+    for column in TOP_COLUMNS:
+        top.add_column(column, overflow="fold")
+    for line in top_rows(rows):
+        top.add_row(*map(escape, line))
+    return [artifact_table("profile artifacts", artifacts), top]
 
 
 def _md_table(columns: tuple[str, ...], lines: list[list[str]]) -> list[str]:
