@@ -92,3 +92,34 @@ def test_profile_without_perf_exits_2(tmp_path: Path) -> None:
     done = run_kvperf("run", "--profile", "--results-dir", tmp_path, "--no-db",
                       env={"PATH": str(bin_dir)})
     assert done.returncode == 2 and "perf is not installed" in done.stderr, done.stderr
+
+
+def _delta(svg: Path, function: str) -> float:
+    """The differential change of a function's frame: its title ends '; +1.23%)'."""
+    root = ET.parse(svg).getroot()
+    titles = [t.text for t in root.iter(f"{SVG}title")
+              if t.text and t.text.startswith(f"{function} (")]
+    assert titles, f"no {function} frame in {svg}"
+    return max(float(t.rsplit("; ", 1)[1].rstrip("%)")) for t in titles)
+
+
+@pytest.mark.usefixtures("no_strays")
+@pytest.mark.timeout(2400)
+def test_compare_profile_marks_set_command_grown_in_set_slow(valkey_repo: Path,
+                                                             build_cache: Path,
+                                                             tmp_path: Path) -> None:
+    """The fixture's set-slow spins inside setCommand: B's differential flamegraph (per
+    request, every node and run of the series) marks setCommand's frame grown (red: its
+    self CPU per request grew). Pipelined, so that the server's user-space work, not the
+    kernel's per-read cost, dominates each request."""
+    write_config(tmp_path, [{**SET[0], "requests": None, "duration": 1, "pipelines": 16,
+                             "clients": 10}], "set.json")
+    done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--profile",
+                      "--runs", "2", "--config", "set.json", "--results-dir", "res",
+                      "--label", "slow", "--no-db", "--seed", "5", cwd=tmp_path, timeout=1800,
+                      env={**QUICK, "KVPERF_BUILD_CACHE": str(build_cache)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "differential flamegraph" in done.stdout
+    [svg] = (tmp_path / "res" / "slow" / "flamediff").glob("*.svg")
+    assert _delta(svg, "setCommand") > 0
+    assert "Differential flamegraphs" in (tmp_path / "res" / "slow" / "profile.md").read_text()
