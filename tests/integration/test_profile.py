@@ -112,8 +112,8 @@ def test_compare_profile_marks_set_command_grown_in_set_slow(valkey_repo: Path,
     request, every node and run of the series) marks setCommand's frame grown (red: its
     self CPU per request grew). Pipelined, so that the server's user-space work, not the
     kernel's per-read cost, dominates each request."""
-    write_config(tmp_path, [{**SET[0], "requests": None, "duration": 1, "pipelines": 16,
-                             "clients": 10}], "set.json")
+    write_config(tmp_path, [{"duration": 1, "commands": ["SET"], "pipelines": 16,
+                             "keyspacelen": 1000, "clients": 10}], "set.json")
     done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--profile",
                       "--runs", "2", "--config", "set.json", "--results-dir", "res",
                       "--label", "slow", "--no-db", "--seed", "5", cwd=tmp_path, timeout=1800,
