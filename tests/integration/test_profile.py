@@ -34,7 +34,7 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
     require_binary("kvflame")
     write_config(tmp_path, SET, "set.json")
     done = run_kvperf("run", "--profile", "--config", "set.json", "--results-dir", "res",
-                      "--label", "prof", "--no-db", cwd=tmp_path, env=QUICK)
+                      "--label", "prof", cwd=tmp_path, env=QUICK)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "profile artifacts" in done.stdout and "flamegraph" in done.stdout
     assert "excluded from timing statistics" in done.stdout
@@ -54,6 +54,8 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
     assert any("processCommand" in line.split(";") for line in folded.splitlines())
     assert "| flamegraph |" in (out / "profile.md").read_text()
     assert group_rows([row]) == {}  # the profiled row is kept out of statistics
+    history = run_kvperf("history", "--results-dir", "res", cwd=tmp_path)  # and the database's
+    assert "no results" in history.stdout + history.stderr, history.stdout
 
 
 @pytest.mark.usefixtures("no_strays")

@@ -117,6 +117,16 @@ def run_info(row: dict[str, Any], source: str, label: str | None,
                    started_at, run_env)
 
 
+PROFILED = "profiled"
+
+
+def _status(row: dict[str, Any]) -> str:
+    """The trials-table status: the row's, except that an ok row measured under --profile is
+    'profiled' — stored, but never in history or summaries (perf perturbs its timing)."""
+    status = str(row.get("status") or "ok")
+    return PROFILED if status == "ok" and row.get("profile") else status
+
+
 def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
     """The trials-table columns of a row (without id and run_id)."""
     commit = row.get("commit") or None
@@ -131,7 +141,7 @@ def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
         "run_index": row["run"] if isinstance(row.get("run"), int) else None,
         "trial_id": row.get("trial_id"), "commit_sha": commit,
         "timestamp": parse_timestamp(row.get("timestamp")),
-        "status": str(row.get("status") or "ok"), "error": row.get("error"),
+        "status": _status(row), "error": row.get("error"),
         "row": row,
     }
 

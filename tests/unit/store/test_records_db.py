@@ -46,6 +46,14 @@ def test_seed_row_defaults() -> None:
     assert no_commit["revision"] == "dir-label" and no_commit["commit_sha"] is None
 
 
+def test_a_profiled_row_is_stored_as_profiled_never_ok() -> None:
+    """history and metric_summary read only status 'ok': profiled timings stay out."""
+    assert trial_values({**ROW, "profile": {"nodes": []}}, None)["status"] == "profiled"
+    assert trial_values({**ROW, "profile": None}, None)["status"] == "ok"
+    failed = {**ROW, "status": "failed", "profile": {"nodes": []}}
+    assert trial_values(failed, None)["status"] == "failed"
+
+
 def test_config_set_is_canonical_text() -> None:
     assert trial_values(ROW, None)["config_set"] == '{"a":"x","b":1}'
 
