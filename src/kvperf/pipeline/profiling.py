@@ -82,6 +82,8 @@ def profiling(settings: ProfileSettings | None, pids: list[int],
             data = log_dir / f"perf-node{node}.data"
             recorders.append(perf_record.PerfRecorder(pid, data, settings.frequency,
                                                       settings.call_graph, note is None))
+        for recorder in recorders:
+            recorder.start()
         yield profiled
     except BaseException:
         for recorder in recorders:  # the measure stage's error is the one to report
@@ -103,6 +105,9 @@ def _render(data: Path, title: str) -> dict[str, Path]:
     kvflame = str(kvflame_path())
     run([kvflame, "collapse", str(files["perf script"]), str(files["folded stacks"])],
         name="kvflame collapse").check()
+    if files["folded stacks"].stat().st_size == 0:  # an idle node: no samples, no graph
+        del files["flamegraph"]
+        return files
     run([kvflame, "svg", str(files["folded stacks"]), str(files["flamegraph"]), title],
         name="kvflame svg").check()
     return files
@@ -115,8 +120,11 @@ def _node(node: int, data: Path, title: str, out_dir: Path) -> dict[str, Any]:
     report = data.with_suffix(".report.txt")
     report.write_text(symbols + "\n" + dsos)
     files["perf report"] = report
-    return node_profile(node, {k: str(p.relative_to(out_dir)) for k, p in files.items()},
-                        symbols, dsos)
+    profile = node_profile(node, {k: str(p.relative_to(out_dir)) for k, p in files.items()},
+                           symbols, dsos)
+    if "flamegraph" not in files:
+        profile["note"] = "no samples in the measure stage (the node was idle or it was short)"
+    return profile
 
 
 def profile_result(profiled: Profiled, title: str, out_dir: Path) -> dict[str, Any] | None:

@@ -9,9 +9,13 @@ when ``kernel.perf_event_paranoid`` allows them (≤ 1, or root); otherwise user
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import select
 import shutil
 import signal
+import time
 from pathlib import Path
 
 from kvperf.core.errors import ServerError
@@ -23,6 +27,7 @@ EVENT = "cpu-clock"
 CALL_GRAPHS = ("fp", "dwarf")
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
 STOP_GRACE = 30.0  # perf writes its buildids after SIGINT
+CONTROL_TIMEOUT = 20.0  # perf's start-up (attach, mmap) and acknowledging a command
 
 
 def paranoid_level(path: Path = PARANOID) -> int | None:
@@ -57,23 +62,79 @@ def is_root() -> bool:
 
 
 class PerfRecorder:
-    """``perf record`` on one pid, from construction until ``stop``."""
+    """``perf record`` on one pid, sampling only between ``start`` and ``stop``.
+
+    perf starts with its events disabled (``-D -1``) and takes ``enable`` / ``disable`` on a
+    control FIFO, acknowledging each on a second one (perf-record(1), ``--control``): so the
+    profile covers exactly the measure stage, not perf's own start-up, however long that is.
+    """
 
     def __init__(self, pid: int, data: Path, frequency: int, call_graph: str,
                  kernel: bool) -> None:
         self.data = data
+        self.fifos = (data.with_suffix(".ctl"), data.with_suffix(".ack"))
+        for fifo in self.fifos:
+            fifo.unlink(missing_ok=True)
+            os.mkfifo(fifo)
         event = EVENT if kernel else f"{EVENT}:u"
         argv = [PERF, "record", "-e", event, "-F", str(frequency), "--call-graph",
-                call_graph, "-p", str(pid), "-o", str(data)]
-        self.process = ManagedProcess(argv, stdout=data.with_suffix(".log"))
+                call_graph, "-D", "-1", "--control", f"fifo:{self.fifos[0]},{self.fifos[1]}",
+                "-p", str(pid), "-o", str(data)]
+        self.log = data.with_suffix(".log")
+        self.process = ManagedProcess(argv, stdout=self.log)
+
+    def start(self) -> None:
+        """Enable sampling; returns once perf has acknowledged (ServerError if it cannot)."""
+        self._command("enable")
 
     def stop(self) -> None:
-        """SIGINT (perf then writes perf.data); ServerError when no perf.data appeared."""
-        self.process.stop(graceful=lambda: self.process.popen.send_signal(signal.SIGINT),
-                          grace=STOP_GRACE)
+        """Disable sampling, then SIGINT (perf writes perf.data); ServerError when no
+        perf.data appeared. The control FIFOs are removed."""
+        try:
+            with contextlib.suppress(ServerError):
+                self._command("disable")
+            self.process.stop(graceful=lambda: self.process.popen.send_signal(signal.SIGINT),
+                              grace=STOP_GRACE)
+        finally:
+            for fifo in self.fifos:
+                fifo.unlink(missing_ok=True)
         if not self.data.is_file() or self.data.stat().st_size == 0:
-            raise ServerError(f"perf record wrote no {self.data.name}; see "
-                              f"{self.data.with_suffix('.log')}")
+            raise ServerError(f"perf record wrote no {self.data.name}; see {self.log}")
+
+    def _failed(self, what: str) -> ServerError:
+        return ServerError(f"perf record ({self.process.exit_description()}) {what}; "
+                           f"see {self.log}")
+
+    def _open_control(self, deadline: float) -> int:
+        """The control FIFO's write end, once perf has opened its read end."""
+        while True:
+            try:
+                return os.open(self.fifos[0], os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:
+                    raise self._failed(f"control FIFO: {exc}") from None
+            if not self.process.alive() or time.monotonic() > deadline:
+                raise self._failed("did not open its control FIFO")
+            time.sleep(0.005)
+
+    def _command(self, word: str) -> None:
+        deadline = time.monotonic() + CONTROL_TIMEOUT
+        control = self._open_control(deadline)
+        ack = os.open(self.fifos[1], os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.write(control, f"{word}\n".encode())
+            received = b""
+            while b"ack" not in received:
+                if not self.process.alive() or time.monotonic() > deadline:
+                    raise self._failed(f"did not acknowledge {word!r}")
+                ready, _, _ = select.select([ack], [], [], 0.05)
+                chunk = os.read(ack, 64) if ready else b""
+                received += chunk
+                if ready and not chunk:
+                    time.sleep(0.005)  # no writer yet: the read end reports EOF
+        finally:
+            os.close(control)
+            os.close(ack)
 
 
 def perf_script(data: Path, out: Path) -> None:
