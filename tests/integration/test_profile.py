@@ -59,6 +59,24 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
 
 
 @pytest.mark.usefixtures("no_strays")
+def test_every_cluster_node_is_profiled_for_the_measure_stage_only(tmp_path: Path) -> None:
+    """A 3-node cluster trial measures ~0.1 s: each node still has its own samples, because
+    perf is enabled (acknowledged) before the stage, not left to attach during it."""
+    write_config(tmp_path, [{**SET[0], "pipelines": 8, "cluster_mode": True}], "cl.json")
+    done = run_kvperf("run", "--profile", "--config", "cl.json", "--results-dir", "res",
+                      "--label", "cl", "--no-db", cwd=tmp_path, env=QUICK)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "res" / "cl"
+    [row] = json.loads((out / "metrics.json").read_text())
+    nodes = row["profile"]["nodes"]
+    assert [n["node"] for n in nodes] == [0, 1, 2]
+    for node in nodes:
+        assert (out / node["files"]["folded stacks"]).read_text().strip(), node
+        assert node["top_symbols"], node
+    assert not list(out.glob("trials/*/*.ctl")) and not list(out.glob("trials/*/*.ack"))
+
+
+@pytest.mark.usefixtures("no_strays")
 def test_compare_profile_leaves_every_profiled_row_out_of_the_verdicts(tmp_path: Path) -> None:
     server = require_binary("valkey-server")
     write_config(tmp_path, SET, "set.json")
