@@ -1,4 +1,5 @@
-"""One install: `pip install .` builds kvload beside kvperf, and `kvperf run` then uses it.
+"""One install: `pip install .` builds kvload (and kvflame) beside kvperf, and `kvperf run`
+then uses kvload.
 
 The repository's files (tracked and new, none of its build products) are copied to a temp dir,
 so the build starts from what a clone holds. pip builds with normal isolation (the pinned
@@ -73,6 +74,7 @@ def test_pip_install_then_kvperf_run_uses_kvload(source: Path, tmp_path: Path) -
     _run([sys.executable, "-m", "venv", venv], tmp_path, _build_env())
     _run([venv / "bin" / "python", *PIP, "install", "-q", source], tmp_path, _build_env())
     assert os.access(venv / "bin" / "kvload", os.X_OK)
+    assert os.access(venv / "bin" / "kvflame", os.X_OK)  # --profile's flamegraph renderer
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -89,7 +91,9 @@ def test_wheel_contains_kvload(source: Path, tmp_path: Path) -> None:
     _run([sys.executable, *PIP, "wheel", "-q", "--no-deps", "-w", tmp_path / "dist", source],
          tmp_path, _build_env())
     (wheel,) = (tmp_path / "dist").glob("kvperf-*.whl")
+    scripts = "-".join(wheel.name.split("-")[:2]) + ".data/scripts/"
     with zipfile.ZipFile(wheel) as archive:
-        info = archive.getinfo("-".join(wheel.name.split("-")[:2]) + ".data/scripts/kvload")
-    assert info.file_size > 100_000
-    assert (info.external_attr >> 16) & 0o111, "kvload is not executable in the wheel"
+        infos = [archive.getinfo(scripts + name) for name in ("kvload", "kvflame")]
+    for info in infos:
+        assert info.file_size > 100_000, info.filename
+        assert (info.external_attr >> 16) & 0o111, f"{info.filename} is not executable"
