@@ -56,6 +56,9 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
     assert group_rows([row]) == {}  # the profiled row is kept out of statistics
     history = run_kvperf("history", "--results-dir", "res", cwd=tmp_path)  # and the database's
     assert "no results" in history.stdout + history.stderr, history.stdout
+    metrics = out / "metrics.json"
+    compared = run_kvperf("compare-results", metrics, metrics)
+    assert compared.returncode == 2 and "never compared" in compared.stderr, compared.stderr
 
 
 @pytest.mark.usefixtures("no_strays")

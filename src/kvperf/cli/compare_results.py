@@ -61,8 +61,11 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     base_rows, new_rows = _read(args.baseline), _read(args.new)
     results, unmatched = compare(base_rows, new_rows, args.metrics, rule_from(args))
     if not results:
+        profiled = any(row.get("profile") for row in base_rows + new_rows)
+        hint = (" (rows measured under --profile are never compared: perf perturbs their "
+                "timing)" if profiled else "")
         raise UsageError(f"{args.baseline} and {args.new} share no series with ok rows to "
-                         "compare")
+                         f"compare{hint}")
     names = (str(args.baseline), str(args.new))
     out = Console(width=None if sys.stdout.isatty() else 220)
     out.print(terminal_table(results, *names))
