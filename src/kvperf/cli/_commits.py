@@ -11,6 +11,7 @@ from rich.console import Console
 from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._builds import build_flags, build_refs
 from kvperf.cli._interleaved import check_schedule, request_from, run_sides
+from kvperf.cli._profile import print_profile
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Mode
 from kvperf.pipeline import RunOptions
@@ -57,6 +58,8 @@ def run_commits(args: argparse.Namespace, options: RunOptions, console: Console)
         for side in sides[1:]:
             results = compare_paired(result.rows[base], result.rows[side.name], "all")
             out.print(terminal_table(results, f"baseline {base}", side.name))
+    print_profile(out, [r for rows in result.rows.values() for r in rows],
+                  next(iter(prepared.values())).out_dir.parent)
     out.print(f"results: {', '.join(str(p.out_dir) for p in prepared.values())} "
               f"(order seed {result.seed})")
     if result.failed:
