@@ -17,7 +17,7 @@ from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
 from kvperf.plan.trial import Trial
-from kvperf.results.row import RunContext, is_ok
+from kvperf.results.row import Row, RunContext, is_ok
 from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import read_cpu_times
@@ -66,7 +66,7 @@ class Prepared:
 class RunSummary:
     """What a finished (or interrupted) run produced."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     metrics_path: Path | None = None
 
     @property
@@ -81,7 +81,7 @@ class Observer(Protocol):
 
     def stage(self, trial: Trial, name: str) -> None: ...
 
-    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None: ...
+    def trial_finished(self, trial: Trial, row: Row) -> None: ...
 
 
 class SilentObserver:
@@ -93,7 +93,7 @@ class SilentObserver:
     def stage(self, trial: Trial, name: str) -> None:
         pass
 
-    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
+    def trial_finished(self, trial: Trial, row: Row) -> None:
         pass
 
 
@@ -104,7 +104,7 @@ class TrialRunner(Protocol):
     def prepared(self) -> Prepared: ...
 
     def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
-                  ) -> dict[str, Any]: ...
+                  ) -> Row: ...
 
 
 class ServerHandle(Protocol):

@@ -19,9 +19,10 @@ Format versions (``kvperf_format``):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from kvperf.core.errors import UsageError
 from kvperf.core.identity import stable_id
@@ -41,31 +42,94 @@ KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "io_threads", "clus
               "config_set")
 
 
-def is_ok(row: dict[str, Any]) -> bool:
+class Row(TypedDict, total=False):
+    """A metrics.json row (format FORMAT_VERSION; module docstring for the versions). Rows of
+    the seed system's files carry the seed's subset and no status (they count as ok). The
+    nested objects (server, client, checks, instructions, env) stay open mappings: their
+    keys grow with the tools and counters kvperf reads (README "Results")."""
+
+    kvperf_format: int
+    timestamp: str
+    label: str
+    commit: str | None
+    revision: str | None
+    # the series (KEY_FIELDS)
+    command: str
+    data_size: int
+    pipeline: int
+    clients: int
+    requests: int | None
+    duration: int | None
+    keyspacelen: int
+    cluster_mode: bool
+    tls: bool
+    io_threads: int | None
+    warmup: int
+    benchmark_threads: int | None
+    config_set: dict[str, str] | None
+    # the measurement
+    rps: float | None
+    avg_latency_ms: float | None
+    min_latency_ms: float | None
+    p50_latency_ms: float | None
+    p95_latency_ms: float | None
+    p99_latency_ms: float | None
+    max_latency_ms: float | None
+    # the trial
+    run: int
+    trial_id: str
+    tool: str
+    tool_version: str
+    server_version: str | None
+    status: str
+    error: str | None
+    stage_seconds: dict[str, float]
+    client_saturated: bool | None
+    server: dict[str, Any]
+    client: dict[str, Any]
+    checks: dict[str, Any]
+    histogram_file: str | None
+    measure: str
+    instructions: dict[str, Any] | None
+    env: dict[str, Any]
+    # interleaved sides (compare, noise, run --commits): which side, the order's seed and
+    # the schedule
+    side: str
+    ab_seed: int
+    ab_schedule: str
+
+
+
+def field_of(row: Row, name: str) -> Any:
+    """A row field by a name known only at run time (KEY_FIELDS, a metric's top part)."""
+    return cast(Mapping[str, Any], row).get(name)
+
+
+def is_ok(row: Row) -> bool:
     """Whether a row measured something: the one place a row's status is read (rows of the
     seed system's files have no status and count as ok)."""
     return bool(row.get("status", "ok") == "ok")
 
 
-def mark_failed(row: dict[str, Any], error: str) -> None:
+def mark_failed(row: Row, error: str) -> None:
     """Turn an ok row into a failed one (a duet partner failed in the same round)."""
     if is_ok(row):
         row["status"], row["error"] = "failed", error
 
 
-def _to_2(row: dict[str, Any]) -> None:
+def _to_2(row: Row) -> None:
     row.setdefault("measure", Measure.TIMING.value)
     row.setdefault("instructions", None)
 
 
-def _to_3(row: dict[str, Any]) -> None:
+def _to_3(row: Row) -> None:
     row.setdefault("revision", None)
 
 
 _UPGRADES = {1: _to_2, 2: _to_3}  # version N → N + 1
 
 
-def format_of(row: dict[str, Any], source: str) -> int | None:
+def format_of(row: Row, source: str) -> int | None:
     """The row's ``kvperf_format`` (None: a seed-format row). A newer or unknown version is
     refused (UsageError, exit 2) naming it: guessing at fields this kvperf does not know
     would misread them."""
@@ -80,7 +144,7 @@ def format_of(row: dict[str, Any], source: str) -> int | None:
     return version
 
 
-def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
+def upgrade(row: Row, source: str) -> Row:
     """A row of any known ``kvperf_format`` brought to FORMAT_VERSION step by step (in
     place); a seed-format row as it is; a newer version refused (``format_of``)."""
     version = format_of(row, source)
@@ -93,9 +157,9 @@ def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
     return row
 
 
-def series_key(row: dict[str, Any]) -> str:
+def series_key(row: Row) -> str:
     """Stable hash of a row's KEY_FIELDS values (absent fields count as None): its series."""
-    return stable_id({name: row.get(name) for name in KEY_FIELDS}, length=16)
+    return stable_id({name: field_of(row, name) for name in KEY_FIELDS}, length=16)
 
 
 @dataclass(frozen=True)
@@ -130,10 +194,10 @@ class TrialOutcome:
         return self.error is None and self.measurement is not None
 
 
-def _metrics(m: Measurement | None) -> dict[str, Any]:
-    if m is None:
-        return {"rps": None, **dict.fromkeys(LATENCY_FIELDS)}
-    return {"rps": round(m.rps, 2), **{f: round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+def _metrics(m: Measurement | None) -> Row:
+    values = {"rps": None if m is None else round(m.rps, 2),
+              **{f: None if m is None else round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+    return cast(Row, values)
 
 
 def _client(m: Measurement | None) -> dict[str, Any]:
@@ -146,7 +210,7 @@ def _client(m: Measurement | None) -> dict[str, Any]:
 
 
 def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
-              timestamp: datetime) -> dict[str, Any]:
+              timestamp: datetime) -> Row:
     """One row of metrics.json (pure)."""
     load, server = trial.load, trial.server
     return {

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kvperf.core.errors import StoreError
-from kvperf.results.row import format_of, upgrade
+from kvperf.results.row import Row, format_of, upgrade
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -28,7 +28,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def read_rows(path: Path, *, as_written: bool = False) -> list[dict[str, Any]]:
+def read_rows(path: Path, *, as_written: bool = False) -> list[Row]:
     """The rows of a metrics.json file (kvperf's or the seed system's), kvperf's upgraded to
     the current format (``results.row.upgrade``; a newer format is refused, exit 2).
     ``as_written``: check the format but keep each row exactly as the file has it (the
@@ -53,11 +53,11 @@ class MetricsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: list[dict[str, Any]] = (read_rows(path, as_written=True)
+        self.rows: list[Row] = (read_rows(path, as_written=True)
                                            if path.exists() else [])
-        self.new_rows: list[dict[str, Any]] = []
+        self.new_rows: list[Row] = []
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: Row) -> None:
         self.rows.append(row)
         self.new_rows.append(row)
         try:
@@ -66,7 +66,7 @@ class MetricsFile:
             raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 
-def read_histograms(base: Path, row: dict[str, Any]) -> dict[str, Any] | None:
+def read_histograms(base: Path, row: Row) -> dict[str, Any] | None:
     """The histograms file a row names (relative to its metrics.json), or None."""
     name = row.get("histogram_file")
     if not name:

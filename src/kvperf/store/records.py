@@ -16,7 +16,7 @@ from typing import Any
 
 from kvperf.core.identity import stable_id
 from kvperf.results.metrics import TOP_METRICS
-from kvperf.results.row import series_key
+from kvperf.results.row import Row, field_of, series_key
 
 NESTED_METRICS = ("server", "client")  # numeric leaves below these become "server.x", ...
 INT_COLUMNS = ("data_size", "pipeline", "clients", "requests", "keyspacelen", "io_threads",
@@ -25,7 +25,7 @@ FLOAT_COLUMNS = ("duration", "warmup")
 BOOL_COLUMNS = ("cluster_mode", "tls")
 
 
-def row_hash(row: dict[str, Any]) -> str:
+def row_hash(row: Row) -> str:
     """sha256 of the row's canonical JSON: the same row always hashes the same."""
     canonical = json.dumps(row, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -45,12 +45,12 @@ def _leaves(prefix: str, value: Any, out: dict[str, float]) -> None:
         out[prefix] = number
 
 
-def metric_values(row: dict[str, Any]) -> dict[str, float]:
+def metric_values(row: Row) -> dict[str, float]:
     """Every finite numeric metric of a row: rps, latencies, server.*, client.* (dotted)."""
-    out = {name: v for name in TOP_METRICS if (v := _number(row.get(name))) is not None}
+    out = {name: v for name in TOP_METRICS if (v := _number(field_of(row, name))) is not None}
     for section in NESTED_METRICS:
         if isinstance(row.get(section), dict):
-            _leaves(section, row[section], out)
+            _leaves(section, field_of(row, section), out)
     return out
 
 
@@ -72,8 +72,8 @@ def canonical_config_set(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _typed(row: dict[str, Any], name: str) -> Any:
-    value = row.get(name)
+def _typed(row: Row, name: str) -> Any:
+    value = field_of(row, name)
     if value is None:
         return None
     if name in BOOL_COLUMNS:
@@ -101,7 +101,7 @@ class RunInfo:
     env: dict[str, Any] | None
 
 
-def run_info(row: dict[str, Any], source: str, label: str | None,
+def run_info(row: Row, source: str, label: str | None,
              started_at: datetime | None, salt: str = "") -> RunInfo:
     """The run a row belongs to. Pushed files: one run per (file, label, commit, tool, server,
     host); live runs add their start time and pid as ``salt`` so every run is its own."""
@@ -117,7 +117,7 @@ def run_info(row: dict[str, Any], source: str, label: str | None,
                    started_at, run_env)
 
 
-def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
+def trial_values(row: Row, label: str | None) -> dict[str, Any]:
     """The trials-table columns of a row (without id and run_id)."""
     commit = row.get("commit") or None
     columns = {name: _typed(row, name)
