@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.kinds import Measure, Mode, Schedule
@@ -22,6 +22,7 @@ from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
+from kvperf.server.stats import Collected
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class Probe(Protocol):
 
     def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None: ...
 
-    def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]: ...
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected: ...
 
     def cpu_seconds(self, pids: list[int]) -> float | None: ...
 
@@ -155,7 +156,7 @@ class LiveProbe:
     def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None:
         server_stats.reset_stats(endpoints)
 
-    def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]:
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected:
         return server_stats.collect(endpoints)
 
     def cpu_seconds(self, pids: list[int]) -> float | None:

@@ -18,6 +18,7 @@ from kvperf.core.errors import DriverError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_keyspace
 from kvperf.pipeline import executed
+from kvperf.pipeline.executed import Executed
 from kvperf.pipeline.instructions import counting, instruction_result
 from kvperf.pipeline.model import Observer, Prepared, Probe
 from kvperf.plan.trial import Trial
@@ -61,7 +62,7 @@ class TrialRun:
     # Called before the warmup and before the measure stage (duet rounds meet there).
     sync: Callable[[str], None] | None = None
     # Per command of the load: calls, usec_per_call and the calls the tool's count implies.
-    _commands: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
+    _commands: dict[str, Executed] = field(default_factory=dict, init=False)
 
     @property
     def driver(self) -> Driver:

@@ -157,6 +157,11 @@ def upgrade(row: Row, source: str) -> Row:
     return row
 
 
+# A series' parameter values by KEY_FIELDS name (history filters, change points' series).
+ParamValue = str | int | float | bool | dict[str, str] | None
+SeriesParams = dict[str, ParamValue]
+
+
 def series_key(row: Row) -> str:
     """Stable hash of a row's KEY_FIELDS values (absent fields count as None): its series."""
     return stable_id({name: field_of(row, name) for name in KEY_FIELDS}, length=16)
