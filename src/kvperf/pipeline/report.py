@@ -39,9 +39,12 @@ def metrics_files(paths: list[Path]) -> list[Path]:
         elif (path / "A" / METRICS).is_file() and (path / "B" / METRICS).is_file():
             files += [path / "A" / METRICS, path / "B" / METRICS]
         elif path.is_dir():
+            labels = sorted({p.relative_to(path).parts[0] for pattern in (f"*/{METRICS}",
+                             f"*/A/{METRICS}") for p in path.glob(pattern)})
+            found = f" (its label directories: {', '.join(labels)})" if labels else ""
             raise UsageError(f"{path}: no {METRICS} here, nor A/ and B/ with one each; give a "
                              f"label directory (<results-dir>/<label>), a {METRICS}, or a "
-                             "comparison's directory")
+                             f"comparison's directory{found}")
         else:
             raise UsageError(f"{path}: no such file or directory")
     if len(files) not in (1, 2):

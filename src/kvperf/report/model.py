@@ -186,7 +186,7 @@ def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
             out.append(Warning("high_cv", f"{s.series}: rps CV {s.rps_cv:.1%} over {s.runs} "
                                "runs", "pin the server and client (kvperf doctor) and add runs"))
     governors = {str(g) for r in rows if (g := (r.get("env") or {}).get("governor"))
-                 and g != "performance"}
+                 and g not in ("performance", "unknown")}
     if governors:
         out.append(Warning("cpu_governor", f"CPU governor {', '.join(sorted(governors))}",
                            "set the governor to performance for stable clocks"))

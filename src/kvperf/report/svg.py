@@ -199,6 +199,6 @@ def forest_plot(rows: Sequence[Interval], title: str) -> str:
 
 
 def _ratio_ticks(lo: float, hi: float) -> list[float]:
-    candidates = (0.5, 0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25, 2.0)
+    candidates = (0.25, 0.5, 0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25, 2.0, 4.0)
     ticks = [t for t in candidates if lo <= t <= hi]
     return ticks if len(ticks) >= 3 else [round(lo, 3), 1.0, round(hi, 3)]
