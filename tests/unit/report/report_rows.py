@@ -29,6 +29,8 @@ def row(command: str, run: int, rps: float, p99: float, **extra: Any) -> dict[st
             "client_saturated": False, "histogram_file": f"trials/{command}-{run}.json",
             "revision": "valkey 8.0.1@abc", "measure": "timing", "instructions": None,
             "env": {"host": "box", "kernel": "Linux 6.1", "cpu": "Test CPU", "cpus": 2,
+                    "arch": "x86_64", "python": "3.11.2", "server_binary": "/usr/bin/valkey-server",
+                    "server_source": "--server-bin",
                     "governor": "performance", "tool": "kvload 0.1",
                     "pinning": {"server": "0", "client": "1"}}}
     return {**base, **extra}
