@@ -255,7 +255,8 @@ def _column(group: list[Row], name: str) -> list[float]:
 def interleaved(base: Source, new: Source) -> bool:
     """Whether two sides are the rounds of one interleaved run (compare/noise): rows that
     carry a binary revision on both sides, and rounds that pair by trial_id and run."""
-    marked = all(r.get("revision") for r in base.rows + new.rows if is_ok(r))
+    rows = base.rows + new.rows
+    marked = all(r.get("revision") and "trial_id" in r and "run" in r for r in rows)
     return marked and bool(pair_runs(base.rows, new.rows))
 
 

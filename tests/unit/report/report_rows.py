@@ -45,4 +45,4 @@ def side(name: str, scale: float, **extra: Any) -> Source:
         "corrected": encoded([int(200 / scale)] * 900 + [int(1000 / scale)] * 99 + [5000]),
         "service": encoded([int(150 / scale)] * 990 + [800] * 10)} for r in rows}
     return Source(name, f"results/{name}/metrics.json", rows,
-                  lambda r: histograms.get(r["histogram_file"]))
+                  lambda r: histograms.get(r.get("histogram_file")))

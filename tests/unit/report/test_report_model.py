@@ -86,3 +86,16 @@ def test_noise_warnings() -> None:
 def test_sides_without_revisions_are_compared_unpaired() -> None:
     report = build([side("A", 1.0, revision=None), side("B", 1.0, revision=None)])
     assert report.comparison is not None and not report.comparison.paired
+
+
+def test_seed_format_rows_are_reported_unpaired_without_spectra() -> None:
+    seed = ("kvperf_format", "trial_id", "run", "revision", "histogram_file", "env", "status")
+    sources = [side(name, scale) for name, scale in (("A", 1.0), ("B", 1.1))]
+    for source in sources:
+        for r in source.rows:
+            for key in seed:
+                r.pop(key)
+    report = build(sources)
+    assert report.spectra == [] and report.comparison is not None
+    assert not report.comparison.paired and report.comparison.rows
+    assert {s.latency_source for s in report.series} == {"median of runs"}
