@@ -44,3 +44,12 @@ def test_log_scale() -> None:
     scale = svg.Scale(1.0, 100.0, 0.0, 200.0, log=True)
     assert (scale(1.0), scale(10.0), scale(100.0)) == (0.0, 100.0, 200.0)
     assert scale(0.0) == 0.0  # below the domain: clamped, never a math error
+
+
+def test_a_side_whose_trials_all_failed_still_renders() -> None:
+    base, new = side("A", 1.0), side("B", 1.0, status="failed", error="no server")
+    report = build([base, new])
+    page = render(report)
+    assert report.comparison is not None and report.comparison.rows == []
+    assert "No series with ok rows on both sides." in page
+    assert "6 of 6 trials failed (first: no server)" in page
