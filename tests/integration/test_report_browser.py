@@ -130,3 +130,16 @@ def test_bad_input_exits_2(scratch: Path) -> None:
     assert done.returncode == 2 and "its label directories: ab, one" in done.stderr
     done = run_kvperf("report", "results/one", "results/ab", cwd=scratch)
     assert done.returncode == 2 and "one side or two" in done.stderr
+
+
+def test_the_checks_see_a_request_and_a_console_error(tmp_path: Path, browser: Browser) -> None:
+    """Control: a page that does what a report must not is caught by the same probes."""
+    page = tmp_path / "bad.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="http://kvperf.invalid/x.png">'
+                    "<script>console.error('boom')</script></body></html>")
+    info = open_report(browser, page)
+    assert "http://kvperf.invalid/x.png" in info["requests"]
+    assert "boom" in info["errors"]
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><html><body></body></html>")
+    assert colours(open_report(browser, blank)["shot"]) <= 20
