@@ -161,7 +161,7 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf report results/mine -o report.html --json report.json":
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html"),
-    "kvperf report results/compare-20260101-120000 -o ab.html":
+    "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
                            "$(ls -d results/compare-* | tail -1)"), says="A vs B"),
     "kvperf report results/A results/B -o ab.html":

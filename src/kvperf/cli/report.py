@@ -1,5 +1,6 @@
-"""`kvperf report PATH… [-o report.html] [--json report.json]`: one self-contained HTML page
-(and optionally its numbers as versioned JSON) from a run or an A/B comparison."""
+"""`kvperf report PATH… [-o report.html] [--json FILE] [--markdown FILE]`: one
+self-contained HTML page (and optionally its numbers as versioned JSON, and an A/B's markdown)
+from a run or an A/B comparison."""
 
 from __future__ import annotations
 
@@ -30,12 +31,16 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", type=local_path, metavar="FILE",
                    help="also write the report's numbers as JSON (format 'kvperf_report', "
                         "versioned)")
+    p.add_argument("--markdown", type=local_path, metavar="FILE",
+                   help="A/B only: also write the comparison as markdown (as compare's "
+                        "--output: a PR comment)")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
-    report = write_report(ReportRequest(args.paths, args.output, args.json))
+    report = write_report(ReportRequest(args.paths, args.output, args.json,
+                                         args.markdown))
     sides = " vs ".join(s.name for s in report.sources)
-    console.print(f"report of {sides}: {args.output}" + (f", {args.json}" if args.json else ""),
-                  highlight=False, soft_wrap=True)
+    written = ", ".join(str(p) for p in (args.output, args.json, args.markdown) if p)
+    console.print(f"report of {sides}: {written}", highlight=False, soft_wrap=True)
     return 0

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.core.errors import StoreError, UsageError
+from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown
 from kvperf.report.html import render
-from kvperf.report.model import Report, Source, build, interleaved, to_json
+from kvperf.report.model import Report, Source, build, interleaved, judge_sides, to_json
 from kvperf.store.files import read_histograms, read_rows, write_text_atomic
 
 METRICS = "metrics.json"
@@ -25,6 +26,7 @@ class ReportRequest:
     paths: list[Path]
     html: Path
     json: Path | None = None
+    markdown: Path | None = None  # A/B only: the comparison as compare's markdown
 
 
 def metrics_files(paths: list[Path]) -> list[Path]:
@@ -66,26 +68,40 @@ def load_source(path: Path) -> Source:
                   lambda row: read_histograms(base, row))
 
 
-def make_report(paths: list[Path]) -> Report:
-    """The report of the sides ``paths`` name. Two sides are paired when they are the
-    rounds of one interleaved run: sibling label directories whose rows pair by round."""
+def sides(paths: list[Path]) -> tuple[list[Source], bool]:
+    """The sides ``paths`` name, and whether two are paired: the rounds of one interleaved
+    run (sibling label directories whose rows pair by round)."""
     files = metrics_files(paths)
     sources = [load_source(p) for p in files]
     if len(sources) == 1:
-        return build(sources)
+        return sources, False
     if sources[0].name == sources[1].name:
         sources = [Source(s.path, s.path, s.rows, s.histograms) for s in sources]
     siblings = files[0].parent.parent.resolve() == files[1].parent.parent.resolve()
-    return build(sources, paired=siblings and interleaved(*sources))
+    return sources, siblings and interleaved(*sources)
+
+
+def comparison_markdown(sources: list[Source], paired: bool) -> str:
+    """The A/B comparison as compare's markdown (a PR comment)."""
+    if len(sources) != 2:
+        raise UsageError("--markdown needs two sides (an A/B report)")
+    base, new = sources
+    results, unmatched = judge_sides(base, new, paired)
+    return markdown(results, unmatched, base.name, new.name,
+                    PAIRED_NOTE if paired else UNPAIRED_NOTE)
 
 
 def write_report(request: ReportRequest) -> Report:
-    """Build the report and write its HTML (and JSON) files."""
-    report = make_report(request.paths)
+    """Build the report and write its HTML (and JSON, markdown) files."""
+    sources, paired = sides(request.paths)
+    report = build(sources, paired)
+    text = comparison_markdown(sources, paired) if request.markdown else None
     try:
         write_text_atomic(request.html, render(report))
         if request.json:
             write_text_atomic(request.json, json.dumps(to_json(report), indent=2) + "\n")
+        if request.markdown and text is not None:
+            write_text_atomic(request.markdown, text)
     except OSError as exc:
         raise UsageError(f"cannot write the report: {exc}") from None
     return report

@@ -21,6 +21,7 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 from kvperf.analysis.comparison import (
+    GroupKey,
     MetricComparison,
     compare,
     compare_paired,
@@ -260,15 +261,20 @@ def interleaved(base: Source, new: Source) -> bool:
     return marked and bool(pair_runs(base.rows, new.rows))
 
 
-def comparison(base: Source, new: Source, paired: bool) -> Comparison:
-    """The A/B comparison through the verdict rule (paired for interleaved rounds)."""
+def judge_sides(base: Source, new: Source, paired: bool
+                ) -> tuple[list[MetricComparison], list[GroupKey]]:
+    """Every metric of every shared series through the verdict rule (paired for interleaved
+    rounds), and the series on one side only."""
     if paired:
-        results, unmatched = compare_paired(base.rows, new.rows), []
-    else:
-        results, keys = compare(base.rows, new.rows)
-        unmatched = [describe_group(k) for k in keys]
+        return compare_paired(base.rows, new.rows), []
+    return compare(base.rows, new.rows)
+
+
+def comparison(base: Source, new: Source, paired: bool) -> Comparison:
+    """The A/B comparison as the report shows it."""
+    results, unmatched = judge_sides(base, new, paired)
     return Comparison(base.name, new.name, paired, [_comparison_row(c) for c in results],
-                      unmatched)
+                      [describe_group(k) for k in unmatched])
 
 
 def _comparison_row(c: MetricComparison) -> ComparisonRow:

@@ -59,3 +59,15 @@ def test_sibling_interleaved_sides_are_paired(tmp_path: Path) -> None:
     assert [s.name for s in apart.sources] == [str(a / "metrics.json"),
                                                str(other / "metrics.json")]
     assert write_report(ReportRequest([a, b], tmp_path / "r.html")).comparison.paired
+
+
+def test_markdown_of_an_ab_report(tmp_path: Path) -> None:
+    write_side(tmp_path / "ab" / "A")
+    write_side(tmp_path / "ab" / "B")
+    write_report(ReportRequest([tmp_path / "ab"], tmp_path / "r.html",
+                               markdown=tmp_path / "r.md"))
+    text = (tmp_path / "r.md").read_text()
+    assert text.startswith("## kvperf: `B` vs `A`") and "Wilcoxon" in text  # paired note
+    with pytest.raises(UsageError, match="--markdown needs two sides"):
+        write_report(ReportRequest([tmp_path / "ab" / "A"], tmp_path / "r.html",
+                                   markdown=tmp_path / "r.md"))
