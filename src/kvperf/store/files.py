@@ -14,12 +14,16 @@ from kvperf.results.row import Row, format_of, upgrade
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write to a temp file in the same directory, fsync, then rename over ``path``."""
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temp file in the same directory, fsync, then rename over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
