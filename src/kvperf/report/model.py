@@ -32,7 +32,7 @@ from kvperf.analysis.comparison import (
 from kvperf.analysis.paired import cv
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
 from kvperf.results.histogram import UNIT_TO_MS, merge
-from kvperf.results.row import is_ok
+from kvperf.results.row import Row, field_of, is_ok
 
 REPORT_VERSION = 1
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
@@ -42,7 +42,6 @@ SPECTRUM_QUANTILES = tuple(100 * (1 - 10 ** (-k / 10)) for k in range(51))
 PROVENANCE_KEYS = ("host", "kernel", "arch", "cpu", "cpus", "governor", "python", "tool",
                    "server_binary", "server_source", "quick")
 
-Row = dict[str, Any]
 Histograms = Callable[[Row], dict[str, Any] | None]
 
 
@@ -202,8 +201,8 @@ def _latency(group: list[Row], loaded: list[dict[str, Any] | None]
         return ({name: hist.get_value_at_percentile(q) * scale
                  for name, q in (("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9))},
                 "merged histograms")
-    med = {name: statistics.median(float(r[f"{name}_latency_ms"]) for r in group)
-           for name in ("p50", "p99") if all(r.get(f"{name}_latency_ms") for r in group)}
+    med = {name: statistics.median(float(field_of(r, f"{name}_latency_ms")) for r in group)
+           for name in ("p50", "p99") if all(field_of(r, f"{name}_latency_ms") for r in group)}
     return med, "median of runs"
 
 
@@ -235,7 +234,7 @@ def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
         group = [r for r in group if r.get("rps")]
         if not group:
             continue
-        name, rps = describe_group(key), [float(r["rps"]) for r in group]
+        name, rps = describe_group(key), [float(r.get("rps") or 0.0) for r in group]
         loaded = [source.histograms(r) for r in group]
         latency, origin = _latency(group, loaded)
         stats.append(SeriesStats(source.name, name, len(group), rps, statistics.median(rps),
@@ -250,7 +249,8 @@ def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
 
 
 def _column(group: list[Row], name: str) -> list[float]:
-    return [float(r[name]) for r in group if isinstance(r.get(name), int | float)]
+    values = (field_of(r, name) for r in group)
+    return [float(v) for v in values if isinstance(v, int | float)]
 
 
 def interleaved(base: Source, new: Source) -> bool:
