@@ -1,0 +1,387 @@
+"""Executing benchmark definitions' plans: one fresh server per test, rows like any run's.
+
+Per plan (definitions/plan.py): start the server with the plan's configuration (io-threads
+as the topology says, pinned as kvperf trials are: server CPU 0, clients CPU 1 when both
+exist), load a local ``dataset`` RDB, run the preload through memtier (kvload's front end
+when memtier_benchmark is absent), send ``init_commands`` / ``init_lua``, verify
+``check.keyspacelen`` (DBSIZE), run the clients at once, then read memtier's JSON:
+``Totals`` gives the row's rps and latencies, the exporter's JSONPaths its metrics, the KPIs
+their verdicts; INFO commandstats gives the command mix the server executed. Every row is
+persisted before the next test (database, then metrics.json). A failed test is recorded
+and the run goes on; Ctrl-C keeps the finished rows and stops only what kvperf started.
+
+Topologies this stage does not start yet (clusters, replicas) and clients other than
+memtier_benchmark are refused at run time with the reason, before any server starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from kvperf.core.errors import DriverError, Interrupted, KvperfError
+from kvperf.core.identity import stable_id
+from kvperf.core.kinds import Measure
+from kvperf.definitions import memtier as memtier_args
+from kvperf.definitions.client import MEMTIER, ClientPlan
+from kvperf.definitions.exporter import evaluate
+from kvperf.definitions.kpis import KpiResult, check_all
+from kvperf.definitions.plan import Plan
+from kvperf.driver.memtier import MemtierDriver, measurement
+from kvperf.pipeline.model import Launcher
+from kvperf.pipeline.prepare import validate_label
+from kvperf.plan.trial import ServerSetup
+from kvperf.results.row import DefinitionTest, RunContext, TrialOutcome, definition_row, is_ok
+from kvperf.server import stats as server_stats
+from kvperf.server.binary import ServerBinary, resolve
+from kvperf.server.host import available_cpus, host_facts
+from kvperf.server.instance import ServerGroup
+from kvperf.server.process import read_cpu_times
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
+from kvperf.store.files import MetricsFile
+from kvperf.store.writer import TrialWriter
+
+log = logging.getLogger("kvperf")
+TOOL_GRACE = 120.0  # seconds a memtier run may take beyond its --test-time
+
+
+@dataclass(frozen=True)
+class DefinitionOptions:
+    """Validated options of ``kvperf run --definitions`` (built by the CLI)."""
+
+    results_dir: Path = Path("results")
+    label: str | None = None
+    server_bin: str | None = None
+    kvload: Path | None = None  # kvload for memtier's front end (default: on PATH)
+
+
+@dataclass
+class DefinitionRun:
+    """Everything decided before the first server starts."""
+
+    plans: tuple[Plan, ...]
+    refused: tuple[tuple[Plan, str], ...]  # plans this stage cannot run, with the reason
+    driver: MemtierDriver
+    binary: ServerBinary
+    context: RunContext
+    out_dir: Path
+    server_cpus: tuple[int, ...] | None
+    client_cpus: tuple[int, ...] | None
+
+
+@dataclass
+class TestResult:
+    plan: Plan
+    row: dict[str, Any]
+    kpis: tuple[KpiResult, ...] = ()
+
+
+@dataclass
+class DefinitionsSummary:
+    results: list[TestResult] = field(default_factory=list)
+    metrics_path: Path | None = None
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return [r.row for r in self.results]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.results if not is_ok(r.row))
+
+    @property
+    def kpis_failed(self) -> int:
+        return sum(1 for r in self.results for k in r.kpis if not k.passed)
+
+
+class DefinitionObserver(Protocol):
+    def test_started(self, plan: Plan, position: int, total: int) -> None: ...
+
+    def stage(self, plan: Plan, name: str) -> None: ...
+
+    def test_finished(self, plan: Plan, result: TestResult) -> None: ...
+
+
+class QuietObserver:
+    def test_started(self, plan: Plan, position: int, total: int) -> None:
+        pass
+
+    def stage(self, plan: Plan, name: str) -> None:
+        pass
+
+    def test_finished(self, plan: Plan, result: TestResult) -> None:
+        pass
+
+
+def unsupported(plan: Plan) -> str | None:
+    """Why this stage cannot execute ``plan`` yet (its dry run still plans it), or None."""
+    topology = plan.topology
+    if topology.cluster:
+        return f"topology {topology.name}: clusters are planned, not yet run by kvperf"
+    if topology.replicas:
+        return f"topology {topology.name}: replicas are planned, not yet run by kvperf"
+    for client in plan.clients:
+        if client.tool != MEMTIER:
+            return f"client tool {client.tool}: only memtier_benchmark clients run yet"
+    return None
+
+
+def _pinning() -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    """Server on CPU 0, clients on CPU 1, as kvperf's default trials; unpinned otherwise."""
+    return ((0,), (1,)) if {0, 1} <= available_cpus() else (None, None)
+
+
+def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> DefinitionRun:
+    """Find the server and memtier (UsageError/DriverError before any server starts)."""
+    binary = resolve(options.server_bin)
+    driver = MemtierDriver.find(options.kvload)
+    label = validate_label(options.label or binary.label)
+    env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
+           "server_binary": str(binary.path), "server_source": binary.source}
+    context = RunContext(label, None, driver.name, driver.version, binary.label, env,
+                         Measure.TIMING)
+    runnable = tuple(p for p in plans if unsupported(p) is None)
+    refused = tuple((p, why) for p in plans if (why := unsupported(p)) is not None)
+    server_cpus, client_cpus = _pinning()
+    return DefinitionRun(runnable, refused, driver, binary, context,
+                         options.results_dir / label, server_cpus, client_cpus)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
+
+
+def _test(plan: Plan) -> DefinitionTest:
+    first = plan.clients[0] if plan.clients else None
+    requests = first.requests if first and first.requests and first.requests.isdigit() else None
+    identity = {"definition": plan.name, "topology": plan.topology.name,
+                "server_config": plan.server_config,
+                "clients": [c.argv for c in plan.clients],
+                "preload": plan.preload.argv if plan.preload else None}
+    io_threads = plan.topology.io_threads
+    return DefinitionTest(plan.name, plan.topology.name, stable_id(identity),
+                          io_threads if io_threads > 1 else None,
+                          first.test_time if first else None,
+                          int(requests) if requests else None, plan.keyspacelen)
+
+
+class DefinitionRunner:
+    """Executes the runnable plans one after another, persisting every row."""
+
+    def __init__(self, run: DefinitionRun, observer: DefinitionObserver | None = None,
+                 store: TrialWriter | None = None, launcher: Launcher = ServerGroup) -> None:
+        self.run = run
+        self.observer: DefinitionObserver = observer or QuietObserver()
+        self.store = store
+        self.launcher = launcher
+        self.metrics = MetricsFile(run.out_dir / "metrics.json")
+
+    def execute(self) -> DefinitionsSummary:
+        summary = DefinitionsSummary(metrics_path=self.metrics.path)
+        total = len(self.run.plans)
+        for position, plan in enumerate(self.run.plans, 1):
+            self.observer.test_started(plan, position, total)
+            result = self.run_test(plan, position)
+            if self.store is not None:
+                self.store.record(result.row, self.metrics.path)
+            self.metrics.append(result.row)
+            summary.results.append(result)
+            self.observer.test_finished(plan, result)
+        return summary
+
+    def run_test(self, plan: Plan, position: int) -> TestResult:
+        log_dir = (self.run.out_dir / "tests" /
+                   f"{position:04d}-{_slug(plan.name)}-{_slug(plan.topology.name)}")
+        log_dir.mkdir(parents=True, exist_ok=True)
+        work = _TestRun(self.run, plan, log_dir, self.observer)
+        try:
+            self._on_server(work)
+        except (KeyboardInterrupt, Interrupted):
+            raise Interrupted("interrupted") from None
+        except (KvperfError, ConnectionLost, RespError, OSError) as exc:
+            work.outcome.error = work.outcome.error or str(exc)
+        if work.outcome.error:
+            log.warning("%s on %s failed: %s", plan.name, plan.topology.name,
+                        work.outcome.error)
+        row = definition_row(_test(plan), self.run.context, work.outcome, work.details(),
+                             datetime.now(UTC).astimezone())
+        return TestResult(plan, row, work.kpis)
+
+    def _on_server(self, work: _TestRun) -> None:
+        with _dataset_dir(work.plan) as data:
+            setup = _server_setup(work.plan, self.run.server_cpus, data)
+            group = self.launcher(self.run.binary, setup, work.log_dir, None)
+            with contextlib.ExitStack() as stack:
+                with work.stage("server_start"):
+                    stack.enter_context(group)
+                work.outcome.pinning = {"server": group.pinning(),
+                                        "client": _cpus_text(self.run.client_cpus)}
+                applied = group.effective_config()
+                if applied:
+                    work.outcome.checks["server_config"] = applied
+                try:
+                    work.execute(group.endpoints[0], group.pids)
+                except (DriverError, ConnectionLost) as exc:
+                    health = group.health()
+                    work.outcome.error = f"{health} (tool: {exc})" if health else str(exc)
+                else:
+                    work.outcome.error = group.health()
+
+
+def _cpus_text(cpus: tuple[int, ...] | None) -> str | None:
+    return ",".join(map(str, cpus)) if cpus else None
+
+
+@contextlib.contextmanager
+def _dataset_dir(plan: Plan) -> Iterator[Path | None]:
+    """A private directory holding a copy of the plan's RDB (the server loads it at start)."""
+    if plan.dataset is None:
+        yield None
+        return
+    directory = Path(tempfile.mkdtemp(prefix="kvperf-dataset-"))
+    try:
+        shutil.copyfile(plan.dataset, directory / "dump.rdb")
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _server_setup(plan: Plan, cpus: tuple[int, ...] | None, data: Path | None) -> ServerSetup:
+    config = tuple((k, v) for k, v in plan.server_config if k != "io-threads")
+    if data is not None:
+        config += (("dir", str(data)), ("dbfilename", "dump.rdb"))
+    io_threads = plan.topology.io_threads
+    return ServerSetup(False, False, io_threads if io_threads > 1 else None, 1, cpus,
+                       config, (), ())
+
+
+@dataclass
+class _TestRun:
+    """One test's stages against a started server; collects the outcome."""
+
+    run: DefinitionRun
+    plan: Plan
+    log_dir: Path
+    observer: DefinitionObserver
+    outcome: TrialOutcome = field(default_factory=TrialOutcome)
+    kpis: tuple[KpiResult, ...] = ()
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    mix: dict[str, Any] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.observer.stage(self.plan, name)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.outcome.stage_seconds[name] = time.monotonic() - started
+
+    def details(self) -> dict[str, Any]:
+        return {"name": self.plan.name, "file": str(self.plan.definition.source),
+                "topology": self.plan.topology.name,
+                "override_test_time": self.plan.test_time_override,
+                "metrics": self.metrics, "command_mix": self.mix,
+                "kpis": [{"kpi": k.kpi.describe(), "mode": k.kpi.mode, "path": k.kpi.path,
+                          "bound": k.kpi.bound, "value": k.value, "passed": k.passed,
+                          "reason": k.reason} for k in self.kpis],
+                "notes": list(self.plan.notes)}
+
+    def _memtier(self, runs: list[tuple[ClientPlan, Path]], endpoint: Endpoint
+                 ) -> list[dict[str, Any]]:
+        longest = max((c.test_time or 0) for c, _ in runs)
+        return self.run.driver.run([(c.argv, out) for c, out in runs], endpoint,
+                                   self.log_dir / "tool.log", self.run.client_cpus,
+                                   longest + TOOL_GRACE + (0 if longest else 600))
+
+    def execute(self, endpoint: Endpoint, pids: list[int]) -> None:
+        if self.plan.preload is not None:
+            with self.stage("preload"):
+                self._memtier([(self.plan.preload, self.log_dir / "preload.json")], endpoint)
+        with self.stage("init"):
+            _init(endpoint, self.plan)
+        self._check_keyspace(endpoint)
+        server_stats.reset_stats([endpoint])
+        cpu_before = _cpu(pids)
+        outs = [(c, self.log_dir / f"client-{i}.json") for i, c in enumerate(self.plan.clients)]
+        with self.stage("measure"):
+            documents = self._memtier(outs, endpoint)
+        self._results(documents)
+        self._server_side(endpoint, pids, cpu_before)
+
+    def _check_keyspace(self, endpoint: Endpoint) -> None:
+        with RespClient(endpoint) as client:
+            keys = client.call("DBSIZE")
+        if not isinstance(keys, int):
+            raise DriverError(f"DBSIZE answered {keys!r}")
+        self.outcome.checks["keyspacelen"] = keys
+        expected = self.plan.keyspacelen
+        if expected is not None and keys != expected:
+            raise DriverError(f"check.keyspacelen: the definition expects {expected} keys, "
+                              f"the server holds {keys} (DBSIZE) after preload and init")
+
+    def _results(self, documents: list[dict[str, Any]]) -> None:
+        first = measurement(documents[0])
+        if len(documents) > 1:  # several clients at once: their throughputs add up
+            first = replace(first, rps=sum(measurement(d).rps for d in documents))
+            self.outcome.checks["clients"] = len(documents)
+        self.outcome.measurement = first
+        self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, documents[0])}
+        self.kpis = check_all(self.plan.kpis, documents[0])
+
+    def _server_side(self, endpoint: Endpoint, pids: list[int], before: float | None) -> None:
+        collected = server_stats.collect([endpoint])
+        stats = collected.get("commandstats", {})
+        expected = _expected_mix(self.plan.clients)
+        calls = {name: _calls(name, stats) for name in expected}
+        total = sum(calls.values())
+        self.mix = {name: {"expected": round(share, 4), "calls": calls[name],
+                           "executed": round(calls[name] / total, 4) if total else None}
+                    for name, share in expected.items()}
+        self.outcome.server = {"calls": total, "keyspace_hits": collected.get("keyspace_hits"),
+                               "keyspace_misses": collected.get("keyspace_misses"),
+                               "commands": {n: {"calls": s["calls"],
+                                                "usec_per_call": s["usec_per_call"]}
+                                            for n, s in stats.items()}}
+        after = _cpu(pids)
+        if before is not None and after is not None:
+            self.outcome.server["cpu_seconds"] = round(after - before, 3)
+
+
+def _calls(name: str, stats: dict[str, Any]) -> int:
+    return sum(s["calls"] for n, s in stats.items() if n == name or n.startswith(name + "|"))
+
+
+def _expected_mix(clients: tuple[ClientPlan, ...]) -> dict[str, float]:
+    """The clients' command mix, each client weighted equally (shares summing to 1)."""
+    out: dict[str, float] = {}
+    for client in clients:
+        for name, share in memtier_args.command_mix(memtier_args.parse(list(client.argv))
+                                                    ).items():
+            out[name] = out.get(name, 0.0) + share / len(clients)
+    return out
+
+
+def _cpu(pids: list[int]) -> float | None:
+    times = [read_cpu_times(pid) for pid in pids]
+    return None if not times or any(t is None for t in times) else sum(
+        t.total for t in times if t)
+
+
+def _init(endpoint: Endpoint, plan: Plan) -> None:
+    """init_commands, then init_lua (each script run by EVAL with no keys)."""
+    with RespClient(endpoint, timeout=60) as client:
+        replies = [(" ".join(c), client.call(*c)) for c in plan.init_commands]
+        replies += [("init_lua", client.call("EVAL", script, "0")) for script in plan.init_lua]
+    for what, reply in replies:
+        if isinstance(reply, RespError):
+            raise DriverError(f"{what}: the server answered {reply}")
