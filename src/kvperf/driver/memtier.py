@@ -19,6 +19,7 @@ from typing import Any
 
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Measurement
+from kvperf.driver.registry import find_tool
 from kvperf.server.process import ManagedProcess, run_quick
 from kvperf.server.resp import Endpoint
 
@@ -41,11 +42,12 @@ class MemtierDriver:
 
     @classmethod
     def find(cls, kvload: Path | None = None) -> MemtierDriver:
-        """memtier_benchmark on PATH, else kvload (``kvload`` or the one on PATH)."""
+        """memtier_benchmark on PATH, else kvload (``kvload``, on PATH or beside kvperf)."""
         real = shutil.which(MEMTIER)
         if real:
             return cls((real,), _version([real, "--version"], r"memtier_benchmark (\S+)"))
-        found = str(kvload) if kvload else shutil.which("kvload")
+        path = find_tool("kvload", kvload, None)
+        found = str(path) if path else None
         if not found:
             raise DriverError("neither memtier_benchmark nor kvload is installed: "
                               "scripts/install.sh builds kvload into the environment")
