@@ -117,7 +117,7 @@ def _execute(args: argparse.Namespace, results: tuple[Plan | Refusal, ...], cons
     run = prepare_definitions(plans, options)
     refused += [(p.name, p.topology.name, why) for p, why in run.refused]
     for name, topology, why in refused:
-        console.print(f"[yellow]not run[/yellow] {escape(name)} [{topology}]: {escape(why)}",
+        console.print(f"[yellow]not run[/yellow] {escape(f'{name} [{topology}]: {why}')}",
                       soft_wrap=True)
     if not run.plans:
         raise UsageError(f"none of the {len(results)} selected test(s) can run here "

@@ -74,8 +74,7 @@ class DefinitionRun:
     binary: ServerBinary
     context: RunContext
     out_dir: Path
-    server_cpus: tuple[int, ...] | None
-    client_cpus: tuple[int, ...] | None
+    cpus: set[int]  # the CPUs kvperf may use (pinning() divides them per test)
 
 
 @dataclass
@@ -135,9 +134,20 @@ def unsupported(plan: Plan) -> str | None:
     return None
 
 
-def _pinning() -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
-    """Server on CPU 0, clients on CPU 1, as kvperf's default trials; unpinned otherwise."""
-    return ((0,), (1,)) if {0, 1} <= available_cpus() else (None, None)
+def pinning(io_threads: int, cpus: set[int]) -> tuple[tuple[int, ...] | None,
+                                                     tuple[int, ...] | None, str | None]:
+    """Server CPUs, client CPUs and a note (pure). As kvperf's default trials: the server on
+    CPU 0, the clients on CPU 1. A server with N io-threads gets CPUs 0…N-1 and the clients
+    the next; when the host has too few, nothing is pinned (N threads on one CPU would
+    measure the contention, not the server) and the note says so."""
+    needed = max(io_threads, 1) + 1
+    ordered = sorted(cpus)
+    if len(ordered) < needed:
+        note = (f"unpinned: {io_threads} io-threads and a client need {needed} CPUs, this "
+                f"host has {len(ordered)}") if io_threads > 1 else None
+        return None, None, note
+    server = tuple(ordered[:needed - 1])
+    return server, (ordered[needed - 1],), None
 
 
 def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> DefinitionRun:
@@ -151,9 +161,8 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
                          Measure.TIMING)
     runnable = tuple(p for p in plans if unsupported(p) is None)
     refused = tuple((p, why) for p in plans if (why := unsupported(p)) is not None)
-    server_cpus, client_cpus = _pinning()
     return DefinitionRun(runnable, refused, driver, binary, context,
-                         options.results_dir / label, server_cpus, client_cpus)
+                         options.results_dir / label, available_cpus())
 
 
 def _slug(text: str) -> str:
@@ -217,14 +226,18 @@ class DefinitionRunner:
         return TestResult(plan, row, work.kpis)
 
     def _on_server(self, work: _TestRun) -> None:
+        server_cpus, work.client_cpus, note = pinning(work.plan.topology.io_threads,
+                                                      self.run.cpus)
+        if note:
+            work.outcome.checks["pinning"] = note
         with _dataset_dir(work.plan) as data:
-            setup = _server_setup(work.plan, self.run.server_cpus, data)
+            setup = _server_setup(work.plan, server_cpus, data)
             group = self.launcher(self.run.binary, setup, work.log_dir, None)
             with contextlib.ExitStack() as stack:
                 with work.stage("server_start"):
                     stack.enter_context(group)
                 work.outcome.pinning = {"server": group.pinning(),
-                                        "client": _cpus_text(self.run.client_cpus)}
+                                        "client": _cpus_text(work.client_cpus)}
                 applied = group.effective_config()
                 if applied:
                     work.outcome.checks["server_config"] = applied
@@ -276,6 +289,7 @@ class _TestRun:
     kpis: tuple[KpiResult, ...] = ()
     metrics: dict[str, float | None] = field(default_factory=dict)
     mix: dict[str, Any] = field(default_factory=dict)
+    client_cpus: tuple[int, ...] | None = None
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -300,7 +314,7 @@ class _TestRun:
                  ) -> list[dict[str, Any]]:
         longest = max((c.test_time or 0) for c, _ in runs)
         return self.run.driver.run([(c.argv, out) for c, out in runs], endpoint,
-                                   self.log_dir / "tool.log", self.run.client_cpus,
+                                   self.log_dir / "tool.log", self.client_cpus,
                                    longest + TOOL_GRACE + (0 if longest else 600))
 
     def execute(self, endpoint: Endpoint, pids: list[int]) -> None:
