@@ -1,0 +1,120 @@
+"""`kvperf run --definitions … --override-test-time 2` on real valkey-server with kvload's
+memtier front end, from a scratch directory with relative paths and the default results
+directory, as users run it: corpus definitions (a SET/GET mix, a hash, a --command-ratio
+mix) give ok rows whose preloaded keyspace is check.keyspacelen, whose INFO commandstats mix
+is the one asked for and whose exporter paths are numbers; redisbench-admin 0.2 KPIs pass
+(exit 0) and fail (exit 1) as their bounds say."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.corpus import suites_dir
+from tests.helpers import read_metrics, run_kvperf
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900),
+              pytest.mark.usefixtures("no_strays")]
+
+CORPUS_TESTS = {  # file stem → the commands and shares it asks for
+    "memtier_benchmark-1Mkeys-string-mixed-50-50-set-get-32B": {"set": 0.5, "get": 0.5},
+    "memtier_benchmark-1Kkeys-hash-listpack-500-fields-update-20-fields-with-1B-to-64B-values":
+        {"hset": 1.0},
+    "memtier_benchmark-playbook-session-caching-string-100k-sessions": {"get": 0.9, "set": 0.1},
+}
+MIX_TOLERANCE = 0.05  # executed share of each command vs the share asked for
+
+
+def _scratch_corpus(corpus: Path, scratch: Path) -> Path:
+    defs = scratch / "defs"
+    defs.mkdir()
+    for stem in [*CORPUS_TESTS, "defaults"]:
+        shutil.copy(suites_dir(corpus) / f"{stem}.yml", defs)
+    return defs
+
+
+def _metric_names(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {name for (name,) in conn.execute("SELECT DISTINCT name FROM metrics")}
+
+
+def test_corpus_definitions_run_on_standalone(corpus: Path, tmp_path: Path) -> None:
+    _scratch_corpus(corpus, tmp_path)
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
+                      "--topologies", "oss-standalone", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    for position in (1, 2, 3):
+        assert f"[{position}/3] " in done.stderr, done.stderr
+    rows = read_metrics(tmp_path / "results")
+    assert sorted(r["definition"]["file"].rsplit("/", 1)[1][:-4] for r in rows) == sorted(
+        CORPUS_TESTS)
+    for row in rows:
+        _check_row(row, CORPUS_TESTS[Path(row["definition"]["file"]).stem])
+    exported = _metric_names(tmp_path / "results" / "kvperf.db")
+    assert '$."ALL STATS".Totals."Ops/sec"' in exported and "rps" in exported
+
+
+def _check_row(row: dict[str, Any], mix: dict[str, float]) -> None:
+    name = row["command"]
+    assert row["status"] == "ok", (name, row["error"])
+    assert row["kvperf_format"] == 4 and row["config_set"] == {"topology": "oss-standalone"}
+    assert row["definition"]["override_test_time"] == 2 and row["duration"] == 2
+    assert row["rps"] > 0 and row["p50_latency_ms"] > 0, name
+    assert row["checks"]["keyspacelen"] == row["keyspacelen"] > 0, name
+    executed = row["definition"]["command_mix"]
+    assert set(executed) == set(mix), (name, executed)
+    for command, share in mix.items():
+        assert executed[command]["expected"] == pytest.approx(share), (name, command)
+        assert executed[command]["calls"] > 0, (name, command)
+        assert abs(executed[command]["executed"] - share) <= MIX_TOLERANCE, (name, executed)
+    metrics = row["definition"]["metrics"]
+    all_stats = {path: v for path, v in metrics.items() if path.startswith('$."ALL STATS"')}
+    assert len(all_stats) >= 4, metrics
+    assert all(isinstance(v, float) for v in all_stats.values()), all_stats
+    assert all_stats['$."ALL STATS".Totals."Ops/sec"'] == row["rps"]
+
+
+KPI_DEFINITION = """\
+version: 0.2
+name: {name}
+dbconfig:
+  - configuration-parameters:
+    - save: '""'
+clientconfig:
+  - tool: memtier_benchmark
+  - parameters:
+    - clients: 5
+    - threads: 1
+    - ratio: "1:0"
+    - data-size: 32
+    - key-maximum: 10000
+    - test-time: 60
+kpis:
+  - ge: {{ $."ALL STATS".Totals."Ops/sec": {floor} }}
+  - le: {{ $."ALL STATS".Totals."Percentile Latencies"."p50.00": 1000 }}
+exporter:
+  redistimeseries:
+    metrics:
+      - $."ALL STATS".Totals."Ops/sec"
+"""
+
+
+@pytest.mark.parametrize(("floor", "code", "verdict"), [(100, 0, "pass"), (1e12, 1, "fail")])
+def test_redisbench_admin_kpis_gate_the_exit_code(tmp_path: Path, floor: float, code: int,
+                                                  verdict: str) -> None:
+    (tmp_path / "kpis.yml").write_text(KPI_DEFINITION.format(name="kvperf-kpi-set",
+                                                              floor=floor))
+    done = run_kvperf("run", "--definitions", "kpis.yml", "--override-test-time", "2",
+                      cwd=tmp_path, timeout=300)
+    assert done.returncode == code, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "KPIs" in done.stdout and verdict in done.stdout
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok"  # a failed KPI fails the gate, not the measurement
+    passed = [k["passed"] for k in row["definition"]["kpis"]]
+    assert passed == ([True, True] if code == 0 else [False, True])
+    assert (f"{1 if code else 0} KPI(s) failed" in done.stderr) == bool(code)
