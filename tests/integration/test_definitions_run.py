@@ -7,15 +7,21 @@ is the one asked for and whose exporter paths are numbers; redisbench-admin 0.2 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import signal
+import socket
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
 from tests.fixtures.corpus import suites_dir
-from tests.helpers import read_metrics, run_kvperf
+from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf, server_pids
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900),
               pytest.mark.usefixtures("no_strays")]
@@ -118,3 +124,99 @@ def test_redisbench_admin_kpis_gate_the_exit_code(tmp_path: Path, floor: float, 
     passed = [k["passed"] for k in row["definition"]["kpis"]]
     assert passed == ([True, True] if code == 0 else [False, True])
     assert (f"{1 if code else 0} KPI(s) failed" in done.stderr) == bool(code)
+
+
+GET_DEFINITION = """\
+version: 0.4
+name: {name}
+dbconfig:
+  configuration-parameters:
+    save: '""'
+{dataset}clientconfig:
+  tool: memtier_benchmark
+  arguments: >-
+    --command "GET __key__" --command-key-pattern R --key-minimum 1
+    --key-maximum {keys} --test-time {seconds} -c 2 -t 1 --hide-histogram
+"""
+
+
+def _rdb_with_keys(directory: Path, keys: int) -> Path:
+    """dump.rdb holding ``keys`` memtier-named keys (memtier-1 … memtier-N)."""
+    kvload = require_binary("kvload")
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    server = subprocess.Popen([require_binary("valkey-server"), "--port", str(port), "--save",
+                               "", "--dir", str(directory)], stdout=subprocess.DEVNULL)
+    try:
+        endpoint = Endpoint("127.0.0.1", port)
+        for _ in range(100):
+            with contextlib.suppress(OSError, ConnectionLost):
+                with RespClient(endpoint) as client:
+                    client.call("PING")
+                break
+            time.sleep(0.05)
+        done = subprocess.run([kvload, "memtier", "--server", "127.0.0.1", "--port", str(port),
+                               "--ratio", "1:0", "--key-pattern", "P:P", "--key-minimum", "1",
+                               "--key-maximum", str(keys), "-n", "allkeys", "-c", "1", "-t",
+                               "1", "--hide-histogram"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        with RespClient(endpoint) as client:
+            assert client.call("DBSIZE") == keys
+            client.call("SAVE")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return directory / "dump.rdb"
+
+
+def test_a_local_dataset_is_loaded_and_its_keyspace_checked(tmp_path: Path) -> None:
+    rdb = _rdb_with_keys(tmp_path, 3000)
+    (tmp_path / "defs").mkdir()
+    rdb.rename(tmp_path / "defs" / "keys.rdb")
+    for name, keys in (("ds-ok", 3000), ("ds-wrong", 2999)):
+        (tmp_path / "defs" / f"{name}.yml").write_text(GET_DEFINITION.format(
+            name=name, keys=keys, seconds=60,
+            dataset=f"  dataset: keys.rdb\n  check:\n    keyspacelen: {keys}\n"))
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1",
+                      cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    assert rows["ds-ok"]["status"] == "ok" and rows["ds-ok"]["checks"]["keyspacelen"] == 3000
+    assert rows["ds-ok"]["server"]["keyspace_misses"] == 0
+    assert rows["ds-wrong"]["status"] == "failed"
+    assert "expects 2999 keys, the server holds 3000" in rows["ds-wrong"]["error"]
+
+
+def test_sigint_keeps_finished_tests_and_stops_what_kvperf_started(tmp_path: Path) -> None:
+    (tmp_path / "defs").mkdir()
+    for name, seconds in (("first", 1), ("second", 60), ("third", 1)):
+        (tmp_path / "defs" / f"{name}.yml").write_text(GET_DEFINITION.format(
+            name=name, keys=100, seconds=seconds, dataset=""))
+    proc = subprocess.Popen([str(KVPERF), "run", "--definitions", "defs"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "[1/3]" in line:
+            break
+    time.sleep(2.0)  # into the second test's measure stage
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    err = "".join(lines) + err
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err and "interrupted" in err
+    rows = read_metrics(tmp_path / "results")
+    assert [(r["command"], r["status"]) for r in rows] == [("first", "ok")]
+    assert not server_pids()
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _kvload_in(p, tmp_path)]
+
+
+def _kvload_in(proc: Path, scratch: Path) -> bool:
+    try:
+        return str(scratch).encode() in (proc / "cmdline").read_bytes() and (
+            (proc / "comm").read_text().strip() == "kvload")
+    except OSError:
+        return False
