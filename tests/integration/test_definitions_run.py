@@ -220,3 +220,20 @@ def _kvload_in(proc: Path, scratch: Path) -> bool:
             (proc / "comm").read_text().strip() == "kvload")
     except OSError:
         return False
+
+
+def test_a_cluster_topology_runs_on_every_primary(corpus: Path, tmp_path: Path) -> None:
+    stem = "memtier_benchmark-1Mkeys-load-string-with-10B-values-pipeline-100-nokeyprefix"
+    (tmp_path / "defs").mkdir()
+    for name in (stem, "defaults"):
+        shutil.copy(suites_dir(corpus) / f"{name}.yml", tmp_path / "defs")
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
+                      "--topologies", "oss-cluster-3-primaries", "--no-db", cwd=tmp_path,
+                      timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["cluster_mode"] is True
+    assert row["config_set"] == {"topology": "oss-cluster-3-primaries"}
+    per_node = row["server"]["calls_per_node"]
+    assert len(per_node) == 3 and min(per_node) > 0.2 * sum(per_node), per_node
+    assert row["definition"]["command_mix"]["set"]["executed"] == 1.0

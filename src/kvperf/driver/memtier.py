@@ -53,20 +53,24 @@ class MemtierDriver:
                               "scripts/install.sh builds kvload into the environment")
         return cls((found, "memtier"), _version([found, "--version"], r"kvload (\S+)"))
 
-    def argv(self, options: tuple[str, ...], endpoint: Endpoint, json_out: Path
-             ) -> list[str]:
+    def argv(self, options: tuple[str, ...], endpoint: Endpoint, json_out: Path,
+             cluster: bool = False) -> list[str]:
         extra = [] if any(o.startswith("--print-percentiles") for o in options) else [
             f"--print-percentiles={PERCENTILES}"]
+        if cluster:
+            extra.append("--cluster-mode")
         return [*self.program, "--server", endpoint.host, "--port", str(endpoint.port),
                 *options, *extra, f"--json-out-file={json_out}"]
 
     def run(self, runs: list[tuple[tuple[str, ...], Path]], endpoint: Endpoint, log: Path,
-            cpus: tuple[int, ...] | None, timeout: float) -> list[dict[str, Any]]:
+            cpus: tuple[int, ...] | None, timeout: float, cluster: bool = False
+            ) -> list[dict[str, Any]]:
         """Run every (options, JSON file) at once (a definition's ``clientconfigs``) and
         return their JSON documents; DriverError when one fails. Every process started is
         stopped by its pid, also on Ctrl-C."""
         logs = [log.with_name(f"{log.stem}-{i}{log.suffix}") for i in range(len(runs))]
-        processes = [ManagedProcess(self.argv(options, endpoint, out), cpus=cpus, stdout=path)
+        processes = [ManagedProcess(self.argv(options, endpoint, out, cluster), cpus=cpus,
+                                    stdout=path)
                      for (options, out), path in zip(runs, logs, strict=True)]
         try:
             deadline = time.monotonic() + timeout

@@ -10,8 +10,10 @@ their verdicts; INFO commandstats gives the command mix the server executed. Eve
 persisted before the next test (database, then metrics.json). A failed test is recorded
 and the run goes on; Ctrl-C keeps the finished rows and stops only what kvperf started.
 
-Topologies this stage does not start yet (clusters, replicas) and clients other than
-memtier_benchmark are refused at run time with the reason, before any server starts.
+A cluster topology runs as kvperf's cluster trials do (its primaries formed into one cluster,
+memtier with ``--cluster-mode``, DBSIZE and INFO summed over the nodes, init commands sent
+to every node, accepted when one node runs it). Topologies with replicas and clients other
+than memtier_benchmark are refused at run time with the reason, before any server starts.
 """
 
 from __future__ import annotations
@@ -124,8 +126,6 @@ class QuietObserver:
 def unsupported(plan: Plan) -> str | None:
     """Why this stage cannot execute ``plan`` yet (its dry run still plans it), or None."""
     topology = plan.topology
-    if topology.cluster:
-        return f"topology {topology.name}: clusters are planned, not yet run by kvperf"
     if topology.replicas:
         return f"topology {topology.name}: replicas are planned, not yet run by kvperf"
     for client in plan.clients:
@@ -180,7 +180,8 @@ def _test(plan: Plan) -> DefinitionTest:
     return DefinitionTest(plan.name, plan.topology.name, stable_id(identity),
                           io_threads if io_threads > 1 else None,
                           first.test_time if first else None,
-                          int(requests) if requests else None, plan.keyspacelen)
+                          int(requests) if requests else None, plan.keyspacelen,
+                          plan.topology.cluster)
 
 
 class DefinitionRunner:
@@ -242,7 +243,7 @@ class DefinitionRunner:
                 if applied:
                     work.outcome.checks["server_config"] = applied
                 try:
-                    work.execute(group.endpoints[0], group.pids)
+                    work.execute(tuple(group.endpoints), group.pids)
                 except (DriverError, ConnectionLost) as exc:
                     health = group.health()
                     work.outcome.error = f"{health} (tool: {exc})" if health else str(exc)
@@ -273,8 +274,9 @@ def _server_setup(plan: Plan, cpus: tuple[int, ...] | None, data: Path | None) -
     if data is not None:
         config += (("dir", str(data)), ("dbfilename", "dump.rdb"))
     io_threads = plan.topology.io_threads
-    return ServerSetup(False, False, io_threads if io_threads > 1 else None, 1, cpus,
-                       config, (), ())
+    topology = plan.topology
+    return ServerSetup(topology.cluster, False, io_threads if io_threads > 1 else None,
+                       topology.primaries, cpus, config, (), ())
 
 
 @dataclass
@@ -315,28 +317,33 @@ class _TestRun:
         longest = max((c.test_time or 0) for c, _ in runs)
         return self.run.driver.run([(c.argv, out) for c, out in runs], endpoint,
                                    self.log_dir / "tool.log", self.client_cpus,
-                                   longest + TOOL_GRACE + (0 if longest else 600))
+                                   longest + TOOL_GRACE + (0 if longest else 600),
+                                   self.plan.topology.cluster)
 
-    def execute(self, endpoint: Endpoint, pids: list[int]) -> None:
+    def execute(self, endpoints: tuple[Endpoint, ...], pids: list[int]) -> None:
         if self.plan.preload is not None:
             with self.stage("preload"):
-                self._memtier([(self.plan.preload, self.log_dir / "preload.json")], endpoint)
+                self._memtier([(self.plan.preload, self.log_dir / "preload.json")],
+                              endpoints[0])
         with self.stage("init"):
-            _init(endpoint, self.plan)
-        self._check_keyspace(endpoint)
-        server_stats.reset_stats([endpoint])
+            _init(endpoints, self.plan)
+        self._check_keyspace(endpoints)
+        server_stats.reset_stats(endpoints)
         cpu_before = _cpu(pids)
         outs = [(c, self.log_dir / f"client-{i}.json") for i, c in enumerate(self.plan.clients)]
         with self.stage("measure"):
-            documents = self._memtier(outs, endpoint)
+            documents = self._memtier(outs, endpoints[0])
         self._results(documents)
-        self._server_side(endpoint, pids, cpu_before)
+        self._server_side(endpoints, pids, cpu_before)
 
-    def _check_keyspace(self, endpoint: Endpoint) -> None:
-        with RespClient(endpoint) as client:
-            keys = client.call("DBSIZE")
-        if not isinstance(keys, int):
-            raise DriverError(f"DBSIZE answered {keys!r}")
+    def _check_keyspace(self, endpoints: tuple[Endpoint, ...]) -> None:
+        keys = 0
+        for endpoint in endpoints:
+            with RespClient(endpoint) as client:
+                reply = client.call("DBSIZE")
+            if not isinstance(reply, int):
+                raise DriverError(f"DBSIZE answered {reply!r} at {endpoint}")
+            keys += reply
         self.outcome.checks["keyspacelen"] = keys
         expected = self.plan.keyspacelen
         if expected is not None and keys != expected:
@@ -352,8 +359,9 @@ class _TestRun:
         self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, documents[0])}
         self.kpis = check_all(self.plan.kpis, documents[0])
 
-    def _server_side(self, endpoint: Endpoint, pids: list[int], before: float | None) -> None:
-        collected = server_stats.collect([endpoint])
+    def _server_side(self, endpoints: tuple[Endpoint, ...], pids: list[int],
+                     before: float | None) -> None:
+        collected = server_stats.collect(endpoints)
         stats = collected.get("commandstats", {})
         expected = _expected_mix(self.plan.clients)
         calls = {name: _calls(name, stats) for name in expected}
@@ -366,6 +374,11 @@ class _TestRun:
                                "commands": {n: {"calls": s["calls"],
                                                 "usec_per_call": s["usec_per_call"]}
                                             for n, s in stats.items()}}
+        nodes = collected.get("node_calls", [])
+        if len(nodes) > 1:
+            self.outcome.server["calls_per_node"] = [
+                sum(c for n, c in node.items() if n.split("|")[0] in expected)
+                for node in nodes]
         after = _cpu(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
@@ -391,11 +404,19 @@ def _cpu(pids: list[int]) -> float | None:
         t.total for t in times if t)
 
 
-def _init(endpoint: Endpoint, plan: Plan) -> None:
-    """init_commands, then init_lua (each script run by EVAL with no keys)."""
-    with RespClient(endpoint, timeout=60) as client:
-        replies = [(" ".join(c), client.call(*c)) for c in plan.init_commands]
-        replies += [("init_lua", client.call("EVAL", script, "0")) for script in plan.init_lua]
-    for what, reply in replies:
-        if isinstance(reply, RespError):
-            raise DriverError(f"{what}: the server answered {reply}")
+def _init(endpoints: tuple[Endpoint, ...], plan: Plan) -> None:
+    """init_commands, then init_lua (each script run by EVAL with no keys), sent to every
+    node; each must succeed on one node at least (a cluster redirects a key's command to
+    the node holding its slot, and a node-wide command runs on all)."""
+    calls = [(" ".join(c), c) for c in plan.init_commands]
+    calls += [("init_lua", ("EVAL", script, "0")) for script in plan.init_lua]
+    if not calls:
+        return
+    answers: dict[str, list[Any]] = {what: [] for what, _ in calls}
+    for endpoint in endpoints:
+        with RespClient(endpoint, timeout=60) as client:
+            for what, command in calls:
+                answers[what].append(client.call(*command))
+    for what, replies in answers.items():
+        if all(isinstance(reply, RespError) for reply in replies):
+            raise DriverError(f"{what}: the server answered {replies[0]}")

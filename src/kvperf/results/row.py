@@ -197,6 +197,7 @@ class DefinitionTest:
     duration: int | None = None  # the first client's --test-time (override applied)
     requests: int | None = None
     keyspacelen: int | None = None  # check.keyspacelen
+    cluster: bool = False
     run: int = 1
 
 
@@ -214,7 +215,8 @@ def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
         "command": test.name, "data_size": None, "pipeline": None, "clients": None,
         "requests": test.requests, "duration": test.duration,
         "keyspacelen": test.keyspacelen, **metrics,
-        "cluster_mode": False, "tls": False, "io_threads": test.io_threads, "warmup": 0,
+        "cluster_mode": test.cluster, "tls": False, "io_threads": test.io_threads,
+        "warmup": 0,
         "benchmark_threads": None, "config_set": {"topology": test.topology},
         "run": test.run, "trial_id": test.trial_id,
         "tool": ctx.tool, "tool_version": ctx.tool_version,
