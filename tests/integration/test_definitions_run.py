@@ -237,3 +237,44 @@ def test_a_cluster_topology_runs_on_every_primary(corpus: Path, tmp_path: Path) 
     per_node = row["server"]["calls_per_node"]
     assert len(per_node) == 3 and min(per_node) > 0.2 * sum(per_node), per_node
     assert row["definition"]["command_mix"]["set"]["executed"] == 1.0
+
+
+REPLICA_DEFINITION = """\
+version: 0.4
+name: kvperf-replica-setget
+redis-topologies:
+  - oss-standalone-01-replicas
+  - oss-standalone-01-replicas-rdb
+  - oss-standalone-01-replicas-aof-everysec
+dbconfig:
+  configuration-parameters:
+    save: '""'
+  preload_tool:
+    tool: memtier_benchmark
+    arguments: >-
+      --data-size 10 --ratio 1:0 --key-pattern P:P --key-minimum 1 --key-maximum 2000
+      -n allkeys -c 1 -t 1 --pipeline 50 --hide-histogram
+  check:
+    keyspacelen: 2000
+clientconfig:
+  tool: memtier_benchmark
+  arguments: >-
+    --data-size 10 --ratio 1:4 --key-pattern R:R --key-minimum 1 --key-maximum 2000
+    --test-time 60 -c 4 -t 1 --hide-histogram
+"""
+
+
+def test_replica_topologies_with_their_persistence(tmp_path: Path) -> None:
+    (tmp_path / "replicas.yml").write_text(REPLICA_DEFINITION)
+    done = run_kvperf("run", "--definitions", "replicas.yml", "--override-test-time", "1",
+                      "--no-db", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["config_set"]["topology"]: r for r in read_metrics(tmp_path / "results")}
+    assert len(rows) == 3 and all(r["status"] == "ok" for r in rows.values()), rows
+    for row in rows.values():
+        assert row["checks"]["replicas_in_sync"] == 1 and row["checks"]["keyspacelen"] == 2000
+        mix = row["definition"]["command_mix"]
+        assert abs(mix["set"]["executed"] - 0.2) <= MIX_TOLERANCE, mix
+    assert rows["oss-standalone-01-replicas-rdb"]["checks"]["server_config"]["save"] == "10 1000"
+    aof = rows["oss-standalone-01-replicas-aof-everysec"]["checks"]["server_config"]
+    assert (aof["appendonly"], aof["appendfsync"]) == ("yes", "everysec")

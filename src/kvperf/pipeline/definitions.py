@@ -12,19 +12,22 @@ and the run goes on; Ctrl-C keeps the finished rows and stops only what kvperf s
 
 A cluster topology runs as kvperf's cluster trials do (its primaries formed into one cluster,
 memtier with ``--cluster-mode``, DBSIZE and INFO summed over the nodes, init commands sent
-to every node, accepted when one node runs it). Topologies with replicas and clients other
+to every node, accepted when one node runs it). Replicas are fresh servers of the same
+configuration attached with REPLICAOF and in sync before the preload (after it with
+``preload_before_replica``) and before measuring. A cluster with replicas and clients other
 than memtier_benchmark are refused at run time with the reason, before any server starts.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +51,7 @@ from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.instance import ServerGroup
 from kvperf.server.process import read_cpu_times
+from kvperf.server.replication import attach, wait_in_sync
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 from kvperf.store.files import MetricsFile
 from kvperf.store.writer import TrialWriter
@@ -126,8 +130,8 @@ class QuietObserver:
 def unsupported(plan: Plan) -> str | None:
     """Why this stage cannot execute ``plan`` yet (its dry run still plans it), or None."""
     topology = plan.topology
-    if topology.replicas:
-        return f"topology {topology.name}: replicas are planned, not yet run by kvperf"
+    if topology.replicas and topology.cluster:
+        return f"topology {topology.name}: a cluster with replicas is not run by kvperf yet"
     for client in plan.clients:
         if client.tool != MEMTIER:
             return f"client tool {client.tool}: only memtier_benchmark clients run yet"
@@ -237,6 +241,8 @@ class DefinitionRunner:
             with contextlib.ExitStack() as stack:
                 with work.stage("server_start"):
                     stack.enter_context(group)
+                work.start_replicas = functools.partial(
+                    self._start_replicas, work, stack, server_cpus, group.endpoints[0])
                 work.outcome.pinning = {"server": group.pinning(),
                                         "client": _cpus_text(work.client_cpus)}
                 applied = group.effective_config()
@@ -249,6 +255,22 @@ class DefinitionRunner:
                     work.outcome.error = f"{health} (tool: {exc})" if health else str(exc)
                 else:
                     work.outcome.error = group.health()
+
+
+    def _start_replicas(self, work: _TestRun, stack: contextlib.ExitStack[bool | None],
+                        cpus: tuple[int, ...] | None, primary: Endpoint) -> None:
+        """The topology's replicas, each a fresh server replicating ``primary``, in sync;
+        stopped with the primary (``stack``)."""
+        setup = _server_setup(work.plan, cpus, None)
+        count = work.plan.topology.replicas
+        with work.stage("replicas"):
+            for i in range(count):
+                replica = self.launcher(self.run.binary, setup, work.log_dir, None,
+                                        log_prefix=f"replica{i}")
+                stack.enter_context(replica)
+                attach(replica.endpoints[0], primary)
+            wait_in_sync(primary, count)
+        work.outcome.checks["replicas_in_sync"] = count
 
 
 def _cpus_text(cpus: tuple[int, ...] | None) -> str | None:
@@ -275,7 +297,8 @@ def _server_setup(plan: Plan, cpus: tuple[int, ...] | None, data: Path | None) -
         config += (("dir", str(data)), ("dbfilename", "dump.rdb"))
     io_threads = plan.topology.io_threads
     topology = plan.topology
-    return ServerSetup(topology.cluster, False, io_threads if io_threads > 1 else None,
+    return ServerSetup(topology.cluster, False,
+                       io_threads if io_threads > 1 else None,
                        topology.primaries, cpus, config, (), ())
 
 
@@ -292,6 +315,7 @@ class _TestRun:
     metrics: dict[str, float | None] = field(default_factory=dict)
     mix: dict[str, Any] = field(default_factory=dict)
     client_cpus: tuple[int, ...] | None = None
+    start_replicas: Callable[[], None] | None = None  # starts the topology's replicas, synced
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -321,13 +345,21 @@ class _TestRun:
                                    self.plan.topology.cluster)
 
     def execute(self, endpoints: tuple[Endpoint, ...], pids: list[int]) -> None:
+        replicas = self.plan.topology.replicas
+        if replicas and not self.plan.replica_after_preload:
+            self._replicas()
         if self.plan.preload is not None:
             with self.stage("preload"):
                 self._memtier([(self.plan.preload, self.log_dir / "preload.json")],
                               endpoints[0])
+        if self.plan.replica_after_preload:
+            self._replicas()
         with self.stage("init"):
             _init(endpoints, self.plan)
         self._check_keyspace(endpoints)
+        if replicas:
+            with self.stage("replica_sync"):
+                wait_in_sync(endpoints[0], replicas)
         server_stats.reset_stats(endpoints)
         cpu_before = _cpu(pids)
         outs = [(c, self.log_dir / f"client-{i}.json") for i, c in enumerate(self.plan.clients)]
@@ -335,6 +367,10 @@ class _TestRun:
             documents = self._memtier(outs, endpoints[0])
         self._results(documents)
         self._server_side(endpoints, pids, cpu_before)
+
+    def _replicas(self) -> None:
+        assert self.start_replicas is not None
+        self.start_replicas()
 
     def _check_keyspace(self, endpoints: tuple[Endpoint, ...]) -> None:
         keys = 0
