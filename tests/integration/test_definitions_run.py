@@ -21,7 +21,14 @@ import pytest
 
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
 from tests.fixtures.corpus import suites_dir
-from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf, server_pids
+from tests.helpers import (
+    KVPERF,
+    ROOT,
+    read_metrics,
+    require_binary,
+    run_kvperf,
+    server_pids,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900),
               pytest.mark.usefixtures("no_strays")]
@@ -278,3 +285,20 @@ def test_replica_topologies_with_their_persistence(tmp_path: Path) -> None:
     assert rows["oss-standalone-01-replicas-rdb"]["checks"]["server_config"]["save"] == "10 1000"
     aof = rows["oss-standalone-01-replicas-aof-everysec"]["checks"]["server_config"]
     assert (aof["appendonly"], aof["appendfsync"]) == ("yes", "everysec")
+
+
+@pytest.mark.parametrize(("floor", "code"), [("1000", 0), ("1000000000", 1)])
+def test_the_shipped_redis_benchmark_kpi_example_gates(tmp_path: Path, floor: str,
+                                                       code: int) -> None:
+    """configs/definitions/redis-benchmark-set-kpis.yml (redisbench-admin 0.2, redis-benchmark
+    with `parameters`): its KPIs over redisbench-admin's `$.Tests.Overall` document."""
+    text = (ROOT / "configs" / "definitions" / "redis-benchmark-set-kpis.yml").read_text()
+    assert "$.Tests.Overall.rps: 1000 }" in text
+    (tmp_path / "set-kpis.yml").write_text(text.replace("rps: 1000 }", f"rps: {floor} }}"))
+    done = run_kvperf("run", "--definitions", "set-kpis.yml", cwd=tmp_path, timeout=300)
+    assert done.returncode == code, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["definition"]["tools"][0].startswith("redis-benchmark")
+    assert row["definition"]["metrics"]["$.Tests.Overall.rps"] == row["rps"] > 0
+    assert row["definition"]["command_mix"]["set"]["calls"] >= 100_000
+    assert [k["passed"] for k in row["definition"]["kpis"]] == [code == 0, True]

@@ -41,6 +41,9 @@ from kvperf.definitions.client import MEMTIER, ClientPlan
 from kvperf.definitions.exporter import evaluate
 from kvperf.definitions.kpis import KpiResult, check_all
 from kvperf.definitions.plan import Plan
+from kvperf.driver.benchmark_run import BenchmarkToolRun
+from kvperf.driver.benchmark_run import command_mix as benchmark_mix
+from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.memtier import MemtierDriver, measurement
 from kvperf.pipeline.model import Launcher
 from kvperf.pipeline.prepare import validate_label
@@ -58,6 +61,7 @@ from kvperf.store.writer import TrialWriter
 
 log = logging.getLogger("kvperf")
 TOOL_GRACE = 120.0  # seconds a memtier run may take beyond its --test-time
+BENCHMARK_TIMEOUT = 900.0  # a request-bound redis-/valkey-benchmark run
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class DefinitionRun:
     context: RunContext
     out_dir: Path
     cpus: set[int]  # the CPUs kvperf may use (pinning() divides them per test)
+    benchmark_tools: dict[str, BenchmarkToolRun] = field(default_factory=dict)
 
 
 @dataclass
@@ -127,15 +132,36 @@ class QuietObserver:
         pass
 
 
-def unsupported(plan: Plan) -> str | None:
-    """Why this stage cannot execute ``plan`` yet (its dry run still plans it), or None."""
+Tools = dict[str, BenchmarkToolRun | str]  # redis-/valkey-benchmark found, or why not
+
+
+def unsupported(plan: Plan, tools: Tools | None = None) -> str | None:
+    """Why this stage cannot execute ``plan`` (its dry run still plans it), or None.
+    ``tools``: the redis-/valkey-benchmark runs found (or why not), by tool name."""
     topology = plan.topology
     if topology.replicas and topology.cluster:
         return f"topology {topology.name}: a cluster with replicas is not run by kvperf yet"
-    for client in plan.clients:
-        if client.tool != MEMTIER:
-            return f"client tool {client.tool}: only memtier_benchmark clients run yet"
+    others = [c for c in plan.clients if c.tool != MEMTIER]
+    if others and len(plan.clients) > 1:
+        return f"client tool {others[0].tool} beside other clients is not run by kvperf yet"
+    for client in others:
+        found = (tools or {}).get(client.tool, f"{client.tool} was not looked for")
+        if isinstance(found, str):
+            return found
+        too_old = found.too_old(client.min_tool_version)
+        if too_old:
+            return too_old
     return None
+
+
+def _benchmark_tools(plans: tuple[Plan, ...]) -> Tools:
+    tools: Tools = {}
+    for name in {c.tool for p in plans for c in p.clients if c.tool != MEMTIER}:
+        try:
+            tools[name] = BenchmarkToolRun.find(name)
+        except DriverError as exc:
+            tools[name] = str(exc)
+    return tools
 
 
 def pinning(io_threads: int, cpus: set[int]) -> tuple[tuple[int, ...] | None,
@@ -163,10 +189,14 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
            "server_binary": str(binary.path), "server_source": binary.source}
     context = RunContext(label, None, driver.name, driver.version, binary.label, env,
                          Measure.TIMING)
-    runnable = tuple(p for p in plans if unsupported(p) is None)
-    refused = tuple((p, why) for p in plans if (why := unsupported(p)) is not None)
+    tools = _benchmark_tools(plans)
+    runnable = tuple(p for p in plans if unsupported(p, tools) is None)
+    refused = tuple((p, why) for p in plans if (why := unsupported(p, tools)) is not None)
+    found = {k: v for k, v in tools.items() if isinstance(v, BenchmarkToolRun)}
+    if found:
+        env["benchmark_tools"] = {k: f"{v.version} {v.path}" for k, v in found.items()}
     return DefinitionRun(runnable, refused, driver, binary, context,
-                         options.results_dir / label, available_cpus())
+                         options.results_dir / label, available_cpus(), found)
 
 
 def _slug(text: str) -> str:
@@ -334,7 +364,14 @@ class _TestRun:
                 "kpis": [{"kpi": k.kpi.describe(), "mode": k.kpi.mode, "path": k.kpi.path,
                           "bound": k.kpi.bound, "value": k.value, "passed": k.passed,
                           "reason": k.reason} for k in self.kpis],
+                "tools": [self._tool(c) for c in self.plan.clients],
                 "notes": list(self.plan.notes)}
+
+    def _tool(self, client: ClientPlan) -> str:
+        if client.tool == MEMTIER:
+            return f"{self.run.driver.name} {self.run.driver.version}"
+        found = self.run.benchmark_tools.get(client.tool)
+        return f"{client.tool} {found.version}" if found else client.tool
 
     def _memtier(self, runs: list[tuple[ClientPlan, Path]], endpoint: Endpoint
                  ) -> list[dict[str, Any]]:
@@ -362,11 +399,19 @@ class _TestRun:
                 wait_in_sync(endpoints[0], replicas)
         server_stats.reset_stats(endpoints)
         cpu_before = _cpu(pids)
-        outs = [(c, self.log_dir / f"client-{i}.json") for i, c in enumerate(self.plan.clients)]
         with self.stage("measure"):
-            documents = self._memtier(outs, endpoints[0])
+            documents = self._clients(endpoints[0])
         self._results(documents)
         self._server_side(endpoints, pids, cpu_before)
+
+    def _clients(self, endpoint: Endpoint) -> list[dict[str, Any]]:
+        clients = self.plan.clients
+        if clients and clients[0].tool != MEMTIER:  # alone (unsupported() checked)
+            tool = self.run.benchmark_tools[clients[0].tool]
+            return [tool.run(clients[0].argv, endpoint, self.log_dir / "tool.log",
+                             self.client_cpus, BENCHMARK_TIMEOUT, self.plan.topology.cluster)]
+        return self._memtier([(c, self.log_dir / f"client-{i}.json")
+                              for i, c in enumerate(clients)], endpoint)
 
     def _replicas(self) -> None:
         assert self.start_replicas is not None
@@ -387,9 +432,10 @@ class _TestRun:
                               f"the server holds {keys} (DBSIZE) after preload and init")
 
     def _results(self, documents: list[dict[str, Any]]) -> None:
-        first = measurement(documents[0])
+        measure = measurement if "ALL STATS" in documents[0] else benchmark_measurement
+        first = measure(documents[0])
         if len(documents) > 1:  # several clients at once: their throughputs add up
-            first = replace(first, rps=sum(measurement(d).rps for d in documents))
+            first = replace(first, rps=sum(measure(d).rps for d in documents))
             self.outcome.checks["clients"] = len(documents)
         self.outcome.measurement = first
         self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, documents[0])}
@@ -424,12 +470,17 @@ def _calls(name: str, stats: dict[str, Any]) -> int:
     return sum(s["calls"] for n, s in stats.items() if n == name or n.startswith(name + "|"))
 
 
+def _client_mix(client: ClientPlan) -> dict[str, float]:
+    if client.tool == MEMTIER:
+        return memtier_args.command_mix(memtier_args.parse(list(client.argv)))
+    return benchmark_mix(client.argv)
+
+
 def _expected_mix(clients: tuple[ClientPlan, ...]) -> dict[str, float]:
     """The clients' command mix, each client weighted equally (shares summing to 1)."""
     out: dict[str, float] = {}
     for client in clients:
-        for name, share in memtier_args.command_mix(memtier_args.parse(list(client.argv))
-                                                    ).items():
+        for name, share in _client_mix(client).items():
             out[name] = out.get(name, 0.0) + share / len(clients)
     return out
 

@@ -10,6 +10,8 @@ import pytest
 
 from kvperf.core.errors import DriverError
 from kvperf.definitions.memtier import command_mix, parse
+from kvperf.driver.benchmark_run import BenchmarkToolRun, version_key
+from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.memtier import measurement
 from kvperf.pipeline.definitions import pinning
 from kvperf.results.row import (
@@ -86,3 +88,19 @@ def test_definition_row_is_a_versioned_row_with_its_own_series() -> None:
     stored = metric_values(row)
     assert stored['$."ALL STATS".Totals."Ops/sec"'] == 10.0 and stored["rps"] == 10.0
     assert '$."MessageRate"' not in stored
+
+
+@pytest.mark.parametrize(("argv", "mix"), [
+    (("-c", "10", "-n", "100", "-r", "10", "SET", "key:__rand_int__", "v"), {"set": 1.0}),
+    (("-q", "-P", "4", "-t", "set,get"), {"set": 0.5, "get": 0.5}),
+    (("-n", "100"), {}),
+])
+def test_benchmark_command_mix(argv: tuple[str, ...], mix: dict[str, float]) -> None:
+    assert benchmark_mix(argv) == mix
+
+
+def test_min_tool_version() -> None:
+    tool = BenchmarkToolRun("redis-benchmark", "/usr/bin/redis-benchmark", "7.0.15")
+    assert tool.too_old("6.2.0") is None and tool.too_old(None) is None
+    assert tool.too_old("7.2") == "redis-benchmark 7.0.15 is older than min-tool-version 7.2"
+    assert version_key("8.0.1-rc1") == (8, 0, 1)
