@@ -302,3 +302,39 @@ def test_the_shipped_redis_benchmark_kpi_example_gates(tmp_path: Path, floor: st
     assert row["definition"]["metrics"]["$.Tests.Overall.rps"] == row["rps"] > 0
     assert row["definition"]["command_mix"]["set"]["calls"] >= 100_000
     assert [k["passed"] for k in row["definition"]["kpis"]] == [code == 0, True]
+
+
+INIT_DEFINITION = """\
+version: 0.4
+name: kvperf-init
+dbconfig:
+  configuration-parameters:
+    save: '""'
+  init_commands:
+    - '"SET" "init:a" "1"'
+    - HSET init:h f v
+    - BGSAVE
+  init_lua: redis.call('SET', 'init:lua', '1')
+  wait_for_bgsave: true
+  check:
+    keyspacelen: 3
+clientconfig:
+  tool: memtier_benchmark
+  arguments: --command "GET init:a" --test-time 60 -c 1 -t 1 --hide-histogram
+"""
+
+
+def test_init_commands_lua_and_wait_for_bgsave(tmp_path: Path) -> None:
+    (tmp_path / "init.yml").write_text(INIT_DEFINITION)
+    bad = INIT_DEFINITION.replace("kvperf-init", "kvperf-init-bad").replace(
+        "    - BGSAVE\n", "    - NOSUCHCOMMAND x\n")
+    (tmp_path / "bad.yml").write_text(bad)
+    done = run_kvperf("run", "--definitions", "init.yml", "bad.yml", "--override-test-time",
+                      "1", "--no-db", cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    good = rows["kvperf-init"]
+    assert good["status"] == "ok" and good["checks"]["keyspacelen"] == 3, good["error"]
+    assert "bgsave" in good["stage_seconds"] and good["server"]["keyspace_misses"] == 0
+    assert rows["kvperf-init-bad"]["status"] == "failed"
+    assert "NOSUCHCOMMAND x: the server answered" in rows["kvperf-init-bad"]["error"]

@@ -53,7 +53,7 @@ from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.instance import ServerGroup
-from kvperf.server.process import read_cpu_times
+from kvperf.server.process import read_cpu_times, wait_until
 from kvperf.server.replication import attach, wait_in_sync
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 from kvperf.store.files import MetricsFile
@@ -62,6 +62,7 @@ from kvperf.store.writer import TrialWriter
 log = logging.getLogger("kvperf")
 TOOL_GRACE = 120.0  # seconds a memtier run may take beyond its --test-time
 BENCHMARK_TIMEOUT = 900.0  # a request-bound redis-/valkey-benchmark run
+BGSAVE_TIMEOUT = 600.0  # wait_for_bgsave: a background save still running before measuring
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,11 @@ class _TestRun:
         with self.stage("init"):
             _init(endpoints, self.plan)
         self._check_keyspace(endpoints)
+        if self.plan.definition.dbconfig.wait_for_bgsave:
+            with self.stage("bgsave"):
+                if not wait_until(lambda: not server_stats.bgsave_in_progress(endpoints),
+                                  BGSAVE_TIMEOUT, interval=0.2):
+                    raise DriverError(f"a BGSAVE still runs after {BGSAVE_TIMEOUT:.0f}s")
         if replicas:
             with self.stage("replica_sync"):
                 wait_in_sync(endpoints[0], replicas)
@@ -491,6 +497,13 @@ def _cpu(pids: list[int]) -> float | None:
         t.total for t in times if t)
 
 
+def _answer(client: RespClient, command: tuple[str, ...]) -> Any:
+    try:
+        return client.call(*command)
+    except RespError as exc:  # an error reply: the caller decides
+        return exc
+
+
 def _init(endpoints: tuple[Endpoint, ...], plan: Plan) -> None:
     """init_commands, then init_lua (each script run by EVAL with no keys), sent to every
     node; each must succeed on one node at least (a cluster redirects a key's command to
@@ -503,7 +516,7 @@ def _init(endpoints: tuple[Endpoint, ...], plan: Plan) -> None:
     for endpoint in endpoints:
         with RespClient(endpoint, timeout=60) as client:
             for what, command in calls:
-                answers[what].append(client.call(*command))
+                answers[what].append(_answer(client, command))
     for what, replies in answers.items():
         if all(isinstance(reply, RespError) for reply in replies):
             raise DriverError(f"{what}: the server answered {replies[0]}")
