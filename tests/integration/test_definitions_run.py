@@ -27,7 +27,6 @@ from tests.helpers import (
     read_metrics,
     require_binary,
     run_kvperf,
-    server_pids,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900),
@@ -210,6 +209,8 @@ def test_sigint_keeps_finished_tests_and_stops_what_kvperf_started(tmp_path: Pat
         if "[1/3]" in line:
             break
     time.sleep(2.0)  # into the second test's measure stage
+    started = _children(proc.pid)
+    assert len(started) >= 2, started  # the second test's server and kvload
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     err = "".join(lines) + err
@@ -217,16 +218,20 @@ def test_sigint_keeps_finished_tests_and_stops_what_kvperf_started(tmp_path: Pat
     assert "Traceback" not in err and "interrupted" in err
     rows = read_metrics(tmp_path / "results")
     assert [(r["command"], r["status"]) for r in rows] == [("first", "ok")]
-    assert not server_pids()
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _kvload_in(p, tmp_path)]
+    assert not [pid for pid in started if Path(f"/proc/{pid}").exists()]
 
 
-def _kvload_in(proc: Path, scratch: Path) -> bool:
-    try:
-        return str(scratch).encode() in (proc / "cmdline").read_bytes() and (
-            (proc / "comm").read_text().strip() == "kvload")
-    except OSError:
-        return False
+def _children(parent: int) -> set[int]:
+    """Processes whose parent is ``parent`` (kvperf's servers, taskset'd kvload)."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1]
+                                           .split()[1]) == parent:
+                found.add(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def test_a_cluster_topology_runs_on_every_primary(corpus: Path, tmp_path: Path) -> None:

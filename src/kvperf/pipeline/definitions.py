@@ -131,6 +131,8 @@ def unsupported(plan: Plan, tools: Tools | None = None) -> str | None:
     """Why this stage cannot execute ``plan`` (its dry run still plans it), or None.
     ``tools``: the redis-/valkey-benchmark runs found (or why not), by tool name."""
     topology = plan.topology
+    if not plan.clients:
+        return "the definition has no client to run"
     if topology.replicas and topology.cluster:
         return f"topology {topology.name}: a cluster with replicas is not run by kvperf yet"
     others = [c for c in plan.clients if c.tool != MEMTIER]
