@@ -151,9 +151,11 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--override-test-time 2": run(DEFINITIONS, CORPUS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run":
         run(DEFINITIONS, CORPUS, says="definition file(s):"),
-    "kvperf run --definitions configs/definitions":
-        run(DEFINITIONS, exit=2, why="running the plans is not wired yet: it says so",
-            says="running definitions lands with"),
+    "kvperf run --definitions configs/definitions --override-test-time 2":
+        run(DEFINITIONS, says="kvperf-example-string-get-10B"),
+    "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
+    "--tests-regexp session-caching-string-100k --override-test-time 2":
+        run(DEFINITIONS, CORPUS, says="session-caching-string-100k-sessions"),
     # README.md, "Comparing" (two binaries)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
         run(INSTRUCTIONS),

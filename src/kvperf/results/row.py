@@ -15,6 +15,13 @@ Format versions (``kvperf_format``):
   3 — adds ``revision``: what the history calls this run's server when no commit names it
       (compare/noise sides: ``<server version>@<binary sha256 prefix>``; null otherwise, and
       the history then uses the commit or the label). Readers of versions 1–2 treat it as null.
+  4 — adds ``definition``: null for rows of kvperf's config matrix; for a benchmark
+      definition's test (``kvperf run --definitions``) an object with ``name``, ``file``,
+      ``topology``, ``override_test_time``, ``metrics`` (the exporter's JSONPaths → numbers,
+      null when a path found none), ``kpis`` (bound, value, passed per KPI) and ``command_mix``
+      (the commands the definition asks for and INFO commandstats' share of each). Such rows
+      put the definition's name in ``command`` and ``{"topology": NAME}`` in ``config_set``:
+      one series per definition × topology. Readers of versions 1–3 treat it as null.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 from kvperf.results.metrics import LATENCY_FIELDS
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -55,12 +62,12 @@ class Row(TypedDict, total=False):
     revision: str | None
     # the series (KEY_FIELDS)
     command: str
-    data_size: int
-    pipeline: int
-    clients: int
+    data_size: int | None
+    pipeline: int | None
+    clients: int | None
     requests: int | None
     duration: int | None
-    keyspacelen: int
+    keyspacelen: int | None
     cluster_mode: bool
     tls: bool
     io_threads: int | None
@@ -92,6 +99,9 @@ class Row(TypedDict, total=False):
     measure: str
     instructions: dict[str, Any] | None
     env: dict[str, Any]
+    # format 4: a definition's test (file, topology, override_test_time, exporter metrics,
+    # KPIs, command mix, tools, notes); absent from a config trial's row
+    definition: dict[str, Any] | None
     # interleaved sides (compare, noise, run --commits): which side, the order's seed and
     # the schedule
     side: str
@@ -126,7 +136,11 @@ def _to_3(row: Row) -> None:
     row.setdefault("revision", None)
 
 
-_UPGRADES = {1: _to_2, 2: _to_3}  # version N → N + 1
+def _to_4(row: Row) -> None:
+    row.setdefault("definition", None)
+
+
+_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4}  # version N → N + 1
 
 
 def format_of(row: Row, source: str) -> int | None:
@@ -239,5 +253,53 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
         "server": outcome.server, "client": _client(outcome.measurement),
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": outcome.instructions,
+        "definition": None,
+        "env": {**ctx.env, "pinning": outcome.pinning},
+    }
+
+
+@dataclass(frozen=True)
+class DefinitionTest:
+    """A benchmark definition's test on one topology: the series fields of its rows."""
+
+    name: str
+    topology: str
+    trial_id: str
+    io_threads: int | None = None
+    duration: int | None = None  # the first client's --test-time (override applied)
+    requests: int | None = None
+    keyspacelen: int | None = None  # check.keyspacelen
+    cluster: bool = False
+    run: int = 1
+
+
+def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
+                   definition: dict[str, Any], timestamp: datetime) -> Row:
+    """One metrics.json row of a definition's test (pure): the fields of ``build_row``,
+    the definition's name as ``command`` and its topology in ``config_set``; fields a
+    definition does not set as such (data size, pipeline …) are null."""
+    metrics = _metrics(outcome.measurement)
+    for name in ("rps", *LATENCY_FIELDS):  # NaN (a percentile the tool did not give) → null
+        value = field_of(metrics, name)
+        if value is not None and value != value:
+            cast(dict[str, Any], metrics)[name] = None
+    return {
+        "kvperf_format": FORMAT_VERSION,
+        "timestamp": timestamp.isoformat(timespec="seconds"),
+        "label": ctx.label, "commit": ctx.commit, "revision": ctx.revision,
+        "command": test.name, "data_size": None, "pipeline": None, "clients": None,
+        "requests": test.requests, "duration": test.duration,
+        "keyspacelen": test.keyspacelen, **metrics,
+        "cluster_mode": test.cluster, "tls": False, "io_threads": test.io_threads,
+        "warmup": 0,
+        "benchmark_threads": None, "config_set": {"topology": test.topology},
+        "run": test.run, "trial_id": test.trial_id,
+        "tool": ctx.tool, "tool_version": ctx.tool_version,
+        "server_version": ctx.server_version,
+        "status": "ok" if outcome.ok else "failed", "error": outcome.error,
+        "stage_seconds": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
+        "client_saturated": None, "server": outcome.server, "client": {},
+        "checks": outcome.checks, "histogram_file": outcome.histogram_file,
+        "measure": ctx.measure, "instructions": None, "definition": definition,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

@@ -87,3 +87,9 @@ def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> Collected:
             "commandstats": {name: {"calls": c, "usec": u,
                                     "usec_per_call": round(u / c, 4) if c else None}
                              for name, (c, u) in sorted(commands.items())}}
+
+
+def bgsave_in_progress(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> bool:
+    """Whether a node is writing an RDB in the background (INFO persistence)."""
+    return any(_info(e, "persistence").get("rdb_bgsave_in_progress", "0") != "0"
+               for e in endpoints)

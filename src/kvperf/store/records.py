@@ -46,11 +46,17 @@ def _leaves(prefix: str, value: Any, out: dict[str, float]) -> None:
 
 
 def metric_values(row: Row) -> dict[str, float]:
-    """Every finite numeric metric of a row: rps, latencies, server.*, client.* (dotted)."""
+    """Every finite numeric metric of a row: rps, latencies, server.*, client.* (dotted),
+    and a definition's exporter metrics under their own names (their JSONPaths)."""
     out = {name: v for name in TOP_METRICS if (v := _number(field_of(row, name))) is not None}
     for section in NESTED_METRICS:
         if isinstance(row.get(section), dict):
             _leaves(section, field_of(row, section), out)
+    definition = field_of(row, "definition")
+    exported = definition.get("metrics") if isinstance(definition, dict) else None
+    if isinstance(exported, dict):
+        out.update({name: v for name, value in exported.items()
+                    if (v := _number(value)) is not None})
     return out
 
 
