@@ -49,6 +49,20 @@ KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "io_threads", "clus
               "config_set")
 
 
+class ServerSide(TypedDict, total=False):
+    """The row's ``server`` object: counters of the measure stage (INFO, /proc)."""
+
+    calls: int | None
+    usec_per_call: float | None
+    keyspace_hits: int | None
+    keyspace_misses: int | None
+    monotonic_clock: str | None
+    commands: dict[str, Any]  # a sequence's per-command calls (pipeline/executed.Executed)
+    calls_per_node: list[int]
+    cpu_seconds: float
+    cpu_us_per_request: float
+
+
 class Row(TypedDict, total=False):
     """A metrics.json row (format FORMAT_VERSION; module docstring for the versions). Rows of
     the seed system's files carry the seed's subset and no status (they count as ok). The
@@ -92,7 +106,7 @@ class Row(TypedDict, total=False):
     error: str | None
     stage_seconds: dict[str, float]
     client_saturated: bool | None
-    server: dict[str, Any]
+    server: ServerSide
     client: dict[str, Any]
     checks: dict[str, Any]
     histogram_file: str | None
@@ -202,7 +216,7 @@ class TrialOutcome:
     measurement: Measurement | None = None
     error: str | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    server: dict[str, Any] = field(default_factory=dict)
+    server: ServerSide = field(default_factory=lambda: ServerSide())
     checks: dict[str, Any] = field(default_factory=dict)
     pinning: dict[str, str | None] = field(default_factory=dict)
     histogram_file: str | None = None
