@@ -339,6 +339,17 @@ fn json_matches_schema() {
     }
     assert_eq!(tests[0]["name"], "SET");
     assert_eq!(tests[1]["name"], "GET");
+    // json_run checked the whole report against schema/kvload-report.schema.json;
+    // the checker must also catch drift.
+    let sch = schema::load("kvload-report.schema.json");
+    let mut bad = v.clone();
+    bad["tests"][0]["cpu"]["saturated"] = serde_json::json!("no");
+    bad["config"]["extra"] = serde_json::json!(1);
+    if let Some(o) = bad["tests"][1].as_object_mut() {
+        o.remove("histograms");
+    }
+    let errs = schema::violations(&sch, &bad);
+    assert_eq!(errs.len(), 3, "{errs:?}");
 }
 
 #[test]

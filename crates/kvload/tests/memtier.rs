@@ -28,6 +28,8 @@ fn memtier_json(port: u16, name: &str, args: &[&str]) -> (Value, Value) {
     let out = memtier(port, &all);
     assert_ok(&out);
     let v = (read_json(&mt), read_json(&kv));
+    schema::assert_valid(&schema::load("memtier-report.schema.json"), &v.0);
+    schema::assert_valid(&schema::load("kvload-report.schema.json"), &v.1);
     let _ = std::fs::remove_dir_all(&dir);
     v
 }
@@ -278,4 +280,24 @@ fn tls_and_cluster_mode() {
     assert_eq!(refused.status.code(), Some(2));
     drop(nodes);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn json_out_file_with_distributions_matches_schema() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let dir = scratch_dir("mt-schema");
+    let path = dir.join("mt.json").to_string_lossy().into_owned();
+    let p = s.port.to_string();
+    let out = kvload(&["memtier", "-p", &p, "-n", "200", "-c", "2", "-t", "1", "-x", "2", "--json-out-file", &path]);
+    assert_ok(&out);
+    let v = read_json(std::path::Path::new(&path));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sch = schema::load("memtier-report.schema.json");
+    schema::assert_valid(&sch, &v);
+    assert!(v["BEST RUN RESULTS"]["SET"].is_array(), "distribution arrays present");
+    let mut bad = v.clone();
+    bad["BEST RUN RESULTS"]["SET"] = serde_json::json!(3);
+    bad["WORST RUN RESULTS"]["Totals"]["Percentile Latencies"]["p50.00"] = serde_json::json!("x");
+    assert_eq!(schema::violations(&sch, &bad).len(), 2);
 }

@@ -1,6 +1,8 @@
 //! Helpers for integration tests: real valkey-server processes, a tiny RESP client.
 #![allow(dead_code)]
 
+pub mod schema;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -195,6 +197,7 @@ pub fn json_run(name: &str, args: &[&str]) -> serde_json::Value {
     assert_ok(&out);
     let v = read_json(&path);
     let _ = std::fs::remove_dir_all(&dir);
+    schema::assert_valid(&schema::load("kvload-report.schema.json"), &v);
     v
 }
 
