@@ -9,6 +9,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::cli::Options;
+use crate::io::IoUsed;
 use crate::stats::{self, Merged, Summary};
 
 pub const CSV_HEADER: &str = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"";
@@ -197,6 +198,10 @@ struct Config<'a> {
     resp3: bool,
     dbnum: u32,
     tests: Vec<String>,
+    /// The event loop: "uring" or "epoll".
+    io: &'static str,
+    /// Why the loop is epoll although io_uring is the default (TLS, the kernel).
+    io_note: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -266,7 +271,7 @@ pub fn encode_hist(h: &Histogram<u64>) -> String {
     }
 }
 
-fn config(o: &Options) -> Config<'_> {
+fn config<'a>(o: &'a Options, io: &'a IoUsed) -> Config<'a> {
     let tests = match (o.command.is_empty(), &o.tests) {
         (false, _) => vec![o.command.join(" ")],
         (true, Some(t)) => t.clone(),
@@ -292,6 +297,8 @@ fn config(o: &Options) -> Config<'_> {
         resp3: o.resp3,
         dbnum: o.dbnum,
         tests,
+        io: io.kind.name(),
+        io_note: io.note.as_deref(),
     }
 }
 
@@ -325,19 +332,19 @@ fn test_json<'a>(o: &Options, r: &'a TestResult) -> TestJson<'a> {
 }
 
 /// The report as a value (serialised by `json`).
-pub fn report<'a>(o: &'a Options, results: &'a [TestResult]) -> Report<'a> {
+pub fn report<'a>(o: &'a Options, io: &'a IoUsed, results: &'a [TestResult]) -> Report<'a> {
     Report {
         format: FORMAT,
         version: VERSION,
         kvload_version: env!("CARGO_PKG_VERSION"),
-        config: config(o),
+        config: config(o, io),
         tests: results.iter().map(|r| test_json(o, r)).collect(),
     }
 }
 
 /// The whole --json file (pretty-printed; non-finite numbers become null).
-pub fn json(o: &Options, results: &[TestResult]) -> String {
-    match serde_json::to_string_pretty(&report(o, results)) {
+pub fn json(o: &Options, io: &IoUsed, results: &[TestResult]) -> String {
+    match serde_json::to_string_pretty(&report(o, io, results)) {
         Ok(mut s) => {
             s.push('\n');
             s
@@ -354,7 +361,10 @@ mod tests {
     #[test]
     fn json_has_the_versioned_layout() {
         let o = Options { rps: Some(f64::NAN), ..Options::default() };
-        let v: serde_json::Value = serde_json::from_str(&json(&o, &[])).expect("valid JSON");
+        let io = IoUsed { kind: crate::io::IoKind::Uring, note: None };
+        let v: serde_json::Value = serde_json::from_str(&json(&o, &io, &[])).expect("valid JSON");
+        assert_eq!(v["config"]["io"], "uring");
+        assert!(v["config"]["io_note"].is_null());
         assert_eq!(v["format"], "kvload");
         assert_eq!(v["version"], 1);
         assert!(v["config"]["rps"].is_null(), "non-finite numbers are null");
