@@ -11,10 +11,9 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from kvperf.analysis.paired import cv
-from kvperf.results.histogram import merge, summary_ms
+from kvperf.results.histogram import HistogramFile, merge, summary_ms
 from kvperf.results.row import Row, is_ok
 
 
@@ -38,7 +37,7 @@ def _params(row: Row) -> str:
 
 
 def summarize(rows: list[Row],
-              histograms: Callable[[Row], dict[str, Any] | None]
+              histograms: Callable[[Row], HistogramFile | None]
               ) -> list[SeriesSummary]:
     """Group ok rows by trial_id (first-seen order) and summarize each group."""
     groups: dict[str, list[Row]] = {}
@@ -49,7 +48,7 @@ def summarize(rows: list[Row],
 
 
 def _summary(group: list[Row],
-             histograms: Callable[[Row], dict[str, Any] | None]) -> SeriesSummary:
+             histograms: Callable[[Row], HistogramFile | None]) -> SeriesSummary:
     rps = [float(r.get("rps") or math.nan) for r in group]
     loaded = [histograms(r) for r in group]
     if all(h and h.get("corrected") for h in loaded):

@@ -31,7 +31,7 @@ from kvperf.analysis.comparison import (
 )
 from kvperf.analysis.paired import cv
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
-from kvperf.results.histogram import UNIT_TO_MS, merge
+from kvperf.results.histogram import UNIT_TO_MS, HistogramFile, merge
 from kvperf.results.row import Row, field_of, is_ok
 
 REPORT_VERSION = 1
@@ -42,7 +42,7 @@ SPECTRUM_QUANTILES = tuple(100 * (1 - 10 ** (-k / 10)) for k in range(51))
 PROVENANCE_KEYS = ("host", "kernel", "arch", "cpu", "cpus", "governor", "python", "tool",
                    "server_binary", "server_source", "quick")
 
-Histograms = Callable[[Row], dict[str, Any] | None]
+Histograms = Callable[[Row], HistogramFile | None]
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
     return out
 
 
-def _latency(group: list[Row], loaded: list[dict[str, Any] | None]
+def _latency(group: list[Row], loaded: list[HistogramFile | None]
              ) -> tuple[dict[str, float], str]:
     merged = _merged(loaded, "corrected")
     if merged is not None:
@@ -206,7 +206,7 @@ def _latency(group: list[Row], loaded: list[dict[str, Any] | None]
     return med, "median of runs"
 
 
-def _merged(loaded: list[dict[str, Any] | None], kind: str
+def _merged(loaded: list[HistogramFile | None], kind: str
             ) -> tuple[HdrHistogram, float] | None:
     """The merged histogram of one kind over the runs, and its unit's scale to ms; None
     unless every run has one."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kvperf.core.errors import StoreError
+from kvperf.results.histogram import HistogramFile
 from kvperf.results.row import Row, format_of, upgrade
 
 
@@ -70,7 +71,7 @@ class MetricsFile:
             raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 
-def read_histograms(base: Path, row: Row) -> dict[str, Any] | None:
+def read_histograms(base: Path, row: Row) -> HistogramFile | None:
     """The histograms file a row names (relative to its metrics.json), or None."""
     name = row.get("histogram_file")
     if not name:
@@ -79,4 +80,6 @@ def read_histograms(base: Path, row: Row) -> dict[str, Any] | None:
         data = json.loads((base / name).read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    return {str(k): v for k, v in data.items() if isinstance(v, str)}

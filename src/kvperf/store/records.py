@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kvperf.core.identity import stable_id
+from kvperf.results.histogram import HistogramFile
 from kvperf.results.metrics import TOP_METRICS
 from kvperf.results.row import Row, field_of, series_key
 
@@ -142,7 +143,7 @@ def trial_values(row: Row, label: str | None) -> dict[str, Any]:
     }
 
 
-def histogram_values(histograms: dict[str, Any] | None) -> list[dict[str, str]]:
+def histogram_values(histograms: HistogramFile | None) -> list[dict[str, str]]:
     """A trial's histograms file → rows of (kind, unit, encoded)."""
     if not histograms:
         return []

@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from kvperf.core.errors import StoreError
+from kvperf.results.histogram import HistogramFile
 from kvperf.results.row import Row
 from kvperf.store import schema
 from kvperf.store.db import describe_error, redact
@@ -83,7 +84,7 @@ def ensure_run(conn: Connection, run: RunInfo) -> int:
 
 
 def insert_trial(conn: Connection, run: RunInfo, row: Row, label: str | None,
-                 histograms: dict[str, Any] | None) -> bool:
+                 histograms: HistogramFile | None) -> bool:
     """Store one metrics.json row with its metrics and histograms; False if already stored."""
     values = trial_values(row, label)
     exists = select(schema.trials.c.id).where(schema.trials.c.row_hash == values["row_hash"])
