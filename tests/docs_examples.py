@@ -157,12 +157,24 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--override-test-time 2": run(DEFINITIONS, CORPUS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run":
         run(DEFINITIONS, CORPUS, says="definition file(s):"),
-    "kvperf run --definitions configs/definitions":
-        run(DEFINITIONS, exit=2, why="running the plans is not wired yet: it says so",
-            says="running definitions lands with"),
+    "kvperf run --definitions configs/definitions --override-test-time 2":
+        run(DEFINITIONS, says="kvperf-example-string-get-10B"),
+    "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
+    "--tests-regexp session-caching-string-100k --override-test-time 2":
+        run(DEFINITIONS, CORPUS, says="session-caching-string-100k-sessions"),
     # README.md, "Comparing" (two binaries)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
         run(INSTRUCTIONS),
+    # README.md, "The HTML report" (over the compare just above: its sides and its directory)
+    "kvperf report results/mine -o report.html --json report.json":
+        run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
+            says="report.html"),
+    "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
+        run(INSTRUCTIONS, ("results/compare-20260101-120000",
+                           "$(ls -d results/compare-* | tail -1)"), says="A vs B"),
+    "kvperf report results/A results/B -o ab.html":
+        run(INSTRUCTIONS, ("results/A results/B", "$(ls -d results/compare-*/A | tail -1) "
+                           "$(ls -d results/compare-*/B | tail -1)"), says="A vs B"),
     # docs/PERFORMANCE.md, "Builds" (these build base and set-slow first, for the rest)
     "kvperf run --repo $FX --commits base --dry-run": run(BUILDS, timeout=BUILDING),
     "kvperf run --repo $FX --commits set-slow --dry-run": run(BUILDS, timeout=BUILDING),

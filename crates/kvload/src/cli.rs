@@ -54,6 +54,8 @@ pub struct Options {
     pub tls: TlsOptions,
     pub tracking: bool,
     pub command: Vec<String>,
+    /// --io: which event loop (auto = io_uring when the kernel allows it).
+    pub io: crate::io::IoChoice,
 }
 
 impl Default for Options {
@@ -89,6 +91,7 @@ impl Default for Options {
             tls: TlsOptions::default(),
             tracking: false,
             command: Vec::new(),
+            io: crate::io::IoChoice::Auto,
         }
     }
 }
@@ -180,6 +183,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-t" => o.tests = Some(parse_tests(a.value(flag)?)?),
         "--seed" => o.seed = Some(a.num(flag)?),
         "--json" => o.json = Some(a.value(flag)?.to_string()),
+        "--io" => o.io = crate::io::IoChoice::parse(a.value(flag)?)?,
         _ => parse_tls_flag(flag, a, &mut o.tls)?,
     }
     Ok(())
@@ -338,6 +342,8 @@ Options (same meaning as valkey-benchmark unless noted):
  --precision <n>    HDR histogram significant figures (default 3)
  --csv              Output in CSV format
  --json <file>      Also write versioned JSON results (with HDR histograms) to <file>
+ --io <uring|epoll> Event loop (default: io_uring when the kernel allows it, else epoll
+                    with a note). TLS always runs on epoll. The loop used is in the JSON
  -l                 Loop. Run the tests forever
  -t <tests>         Comma separated list of tests: ping_inline ping_mbulk set get incr
                     lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100

@@ -4,6 +4,7 @@
 mod cli;
 mod clock;
 mod cluster;
+mod io;
 mod memtier;
 mod net;
 mod report;
@@ -14,6 +15,7 @@ mod spec;
 mod stats;
 mod tls;
 mod transport;
+mod uring;
 mod workload;
 
 fn main() {

@@ -10,6 +10,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{self, Timer};
+use crate::io::IoKind;
 use crate::memtier::program::{Client, Program};
 use crate::cluster::{self, Route};
 use crate::resp::{self, ErrClass, Kind};
@@ -18,6 +19,8 @@ use crate::spec::Template;
 use crate::stats::{CmdStats, ThreadStats};
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
 use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
+
+mod uring_loop;
 
 const TIMER: Token = Token(usize::MAX - 1);
 const LATE_NS: u64 = 1_000_000;
@@ -48,6 +51,8 @@ pub struct Plan {
     pub sigfig: u8,
     /// memtier mode: requests come from this program instead of `template`.
     pub memtier: Option<MtPlan>,
+    /// The event loop (resolved once per run, see `io::resolve`).
+    pub io: IoKind,
 }
 
 /// A memtier run's share of one thread: the program and one client per connection.
@@ -108,6 +113,8 @@ struct Worker<'a> {
     measuring: bool,
     /// Blocking side connections used to retry ASK redirections.
     ask_conns: Vec<(Endpoint, transport::Blocking)>,
+    /// `--io uring`: the ring and per-connection io_uring state (None: epoll).
+    ur: Option<Box<uring_loop::UringState>>,
 }
 
 fn fatal(msg: String) -> ! {
@@ -121,6 +128,22 @@ fn register(poll: &Poll, s: &mut Stream, i: usize) -> Result<(), String> {
         .map_err(|e| format!("register: {e}"))
 }
 
+/// Appends received bytes to a connection's read buffer (compacting, or growing
+/// for a reply larger than the buffer).
+fn append(c: &mut Conn, data: &[u8]) {
+    if c.rend + data.len() > c.rbuf.len() {
+        c.rbuf.copy_within(c.rpos..c.rend, 0);
+        c.rend -= c.rpos;
+        c.rpos = 0;
+        if c.rend + data.len() > c.rbuf.len() {
+            let n = (c.rend + data.len()).next_power_of_two();
+            c.rbuf.resize(n, 0);
+        }
+    }
+    c.rbuf[c.rend..c.rend + data.len()].copy_from_slice(data);
+    c.rend += data.len();
+}
+
 /// Connects this thread's share, waits at the barrier, runs, returns stats.
 pub fn run(plan: &Plan, barrier: &Barrier) -> ThreadStats {
     let w = Worker::new(plan).unwrap_or_else(|e| fatal(e));
@@ -132,9 +155,14 @@ impl<'a> Worker<'a> {
     fn new(plan: &'a Plan) -> Result<Self, String> {
         let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
         let mut conns = Vec::with_capacity(plan.conns.len());
+        let uring = plan.io == IoKind::Uring;
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
             let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
-            register(&poll, &mut stream, i)?;
+            if uring {
+                stream.set_blocking()?;
+            } else {
+                register(&poll, &mut stream, i)?;
+            }
             let (wbuf, mt) = match &plan.memtier {
                 Some(m) => {
                     let client = m.clients.get(i).ok_or("internal error: no memtier client for a connection")?.clone();
@@ -162,15 +190,22 @@ impl<'a> Worker<'a> {
                 mt,
             });
         }
+        let ur = if uring {
+            let fds: Vec<i32> = conns.iter().map(|c| c.stream.raw_fd()).collect();
+            let bufs: Vec<(usize, usize)> = conns.iter().map(|c| (c.wbuf.as_ptr() as usize, c.wbuf.capacity())).collect();
+            Some(Box::new(uring_loop::UringState::new(&fds, &bufs)?))
+        } else {
+            None
+        };
         let timer = match plan.interval_ns {
-            Some(_) => {
+            Some(_) if !uring => {
                 let t = Timer::new()?;
                 poll.registry()
                     .register(&mut SourceFd(&t.fd), TIMER, Interest::READABLE)
                     .map_err(|e| format!("register timer: {e}"))?;
                 Some(t)
             }
-            None => None,
+            _ => None,
         };
         let mut keys = plan.keys.clone();
         let sampled = plan.route == Route::Sampled;
@@ -197,10 +232,14 @@ impl<'a> Worker<'a> {
             measure_end: None,
             measuring: false,
             ask_conns: Vec::new(),
+            ur,
         })
     }
 
     fn run(mut self) -> Result<ThreadStats, String> {
+        if self.ur.is_some() {
+            return self.run_uring();
+        }
         let t0 = clock::now();
         self.measure_start = t0 + self.plan.warmup_ns;
         self.measure_end = self.plan.duration_ns.map(|d| self.measure_start + d);
@@ -213,7 +252,10 @@ impl<'a> Worker<'a> {
                 return Ok(self.finish(now));
             }
             if self.plan.interval_ns.is_some() {
-                self.dispatch_open(now)?;
+                let due = self.dispatch_open(now)?;
+                if let (Some(t), true) = (self.timer.as_mut(), due != u64::MAX) {
+                    t.arm_at(due);
+                }
             }
             let timeout = self.timeout(now);
             match self.poll.poll(&mut events, timeout) {
@@ -308,6 +350,10 @@ impl<'a> Worker<'a> {
         if self.measure_end.is_some_and(|e| now >= e) {
             return Ok(());
         }
+        if self.send_in_flight(i) {
+            self.defer_until_sent(i);
+            return Ok(());
+        }
         if self.plan.memtier.is_some() {
             return self.refill_memtier(i, now);
         }
@@ -331,13 +377,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Open loop: send every idle connection whose intended time has come; re-arm the timer.
-    fn dispatch_open(&mut self, now: u64) -> Result<(), String> {
-        let Some(iv) = self.plan.interval_ns else { return Ok(()) };
+    /// Open loop: send every idle connection whose intended time has come; returns
+    /// the next intended time still to come (u64::MAX: none).
+    fn dispatch_open(&mut self, now: u64) -> Result<u64, String> {
+        let Some(iv) = self.plan.interval_ns else { return Ok(u64::MAX) };
         let mut earliest = u64::MAX;
         for i in 0..self.conns.len() {
             let (busy, due) = (self.conns[i].busy, self.conns[i].next_due);
-            if busy {
+            if busy || self.send_in_flight(i) {
                 continue;
             }
             if self.measure_end.is_some_and(|e| due >= e) {
@@ -359,12 +406,7 @@ impl<'a> Worker<'a> {
                 self.stats.late += (count * self.plan.template.ncmds) as u64;
             }
         }
-        if let Some(t) = self.timer.as_mut() {
-            if earliest != u64::MAX {
-                t.arm_at(earliest);
-            }
-        }
-        Ok(())
+        Ok(earliest)
     }
 
     fn send_batch(&mut self, i: usize, intended: u64, count: usize, measured: bool) -> Result<(), String> {
@@ -391,6 +433,10 @@ impl<'a> Worker<'a> {
     fn refill_memtier(&mut self, i: usize, now: u64) -> Result<(), String> {
         let Some(mp) = self.plan.memtier.as_ref() else { return Ok(()) };
         if self.measure_end.is_some_and(|e| now >= e) {
+            return Ok(());
+        }
+        if self.send_in_flight(i) {
+            self.defer_until_sent(i);
             return Ok(());
         }
         let p = &mp.program;
@@ -448,6 +494,10 @@ impl<'a> Worker<'a> {
     }
 
     fn flush_conn(&mut self, i: usize) -> Result<(), String> {
+        if self.ur.is_some() {
+            self.queue_send(i);
+            return Ok(());
+        }
         let c = &mut self.conns[i];
         let mut blocked = false;
         while c.written < c.wlen {
@@ -688,8 +738,14 @@ impl<'a> Worker<'a> {
     fn reconnect(&mut self, i: usize) -> Result<(), String> {
         let node = self.conns[i].node;
         let mut s = transport::connect(&self.plan.endpoints[node], &self.plan.connect)?;
-        let _ = self.poll.registry().deregister(self.conns[i].stream.source());
-        register(&self.poll, &mut s, i)?;
+        if self.ur.is_some() {
+            s.set_blocking()?;
+            let (old, new) = (self.conns[i].stream.raw_fd(), s.raw_fd());
+            self.uring_replace(i, old, new)?;
+        } else {
+            let _ = self.poll.registry().deregister(self.conns[i].stream.source());
+            register(&self.poll, &mut s, i)?;
+        }
         let c = &mut self.conns[i];
         c.stream = s;
         c.want_write = false;

@@ -2,11 +2,14 @@
 
 use std::fmt::Write as _;
 
+
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use serde::Serialize;
 
 use crate::cli::Options;
+use crate::io::IoUsed;
 use crate::stats::{self, Merged, Summary};
 
 pub const CSV_HEADER: &str = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"";
@@ -155,48 +158,108 @@ fn cumulative_lines(t: &mut String, h: &Histogram<u64>) {
 }
 
 // ---------- JSON ----------
+//
+// The report's layout is these structs; `schema/kvload-report.schema.json` describes
+// the same layout and the tests check real output against it.
+// Format versions: 1 = this layout (kvload 0.1).
 
-fn jstr(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
+/// JSON format name and version written in every report.
+pub const FORMAT: &str = "kvload";
+pub const VERSION: u32 = 1;
+
+#[derive(Serialize)]
+pub struct Report<'a> {
+    format: &'static str,
+    version: u32,
+    kvload_version: &'static str,
+    config: Config<'a>,
+    tests: Vec<TestJson<'a>>,
 }
 
-fn jnum(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
-    }
+#[derive(Serialize)]
+struct Config<'a> {
+    host: &'a str,
+    port: u16,
+    socket: Option<&'a str>,
+    clients: usize,
+    threads: usize,
+    pipeline: usize,
+    /// None with --duration.
+    requests: Option<u64>,
+    duration_s: Option<f64>,
+    warmup_s: f64,
+    data_size: usize,
+    keyspacelen: Option<u64>,
+    sequential: bool,
+    seed: Option<u64>,
+    rps: Option<f64>,
+    tls: bool,
+    cluster: bool,
+    resp3: bool,
+    dbnum: u32,
+    tests: Vec<String>,
+    /// The event loop: "uring" or "epoll".
+    io: &'static str,
+    /// Why the loop is epoll although io_uring is the default (TLS, the kernel).
+    io_note: Option<&'a str>,
 }
 
-fn jopt_num(v: Option<f64>) -> String {
-    v.map_or("null".into(), jnum)
+#[derive(Serialize)]
+struct TestJson<'a> {
+    name: &'a str,
+    mode: &'static str,
+    target_rps: Option<f64>,
+    achieved_rps: f64,
+    requests: u64,
+    duration_s: f64,
+    errors: ErrorsJson,
+    late: u64,
+    unsent: u64,
+    latency_ms: Latencies<'a>,
+    histograms: Histograms,
+    intervals: Vec<IntervalJson>,
+    cpu: Cpu,
 }
 
-fn jopt_str(v: &Option<String>) -> String {
-    v.as_ref().map_or("null".into(), |s| jstr(s))
+#[derive(Serialize)]
+struct ErrorsJson {
+    err: u64,
+    moved: u64,
+    ask: u64,
+    timeout: u64,
+    other: u64,
 }
 
-fn summary_json(s: &Summary) -> String {
-    format!(
-        "{{\"min\": {}, \"mean\": {}, \"p50\": {}, \"p90\": {}, \"p95\": {}, \"p99\": {}, \"p99_9\": {}, \"p99_99\": {}, \"max\": {}}}",
-        jnum(s.min), jnum(s.mean), jnum(s.p50), jnum(s.p90), jnum(s.p95), jnum(s.p99), jnum(s.p99_9), jnum(s.p99_99), jnum(s.max)
-    )
+#[derive(Serialize)]
+struct Latencies<'a> {
+    corrected: &'a Summary,
+    service: &'a Summary,
+}
+
+#[derive(Serialize)]
+struct Histograms {
+    unit: &'static str,
+    significant_figures: u8,
+    corrected: String,
+    service: String,
+}
+
+#[derive(Serialize)]
+struct IntervalJson {
+    t_s: f64,
+    requests: u64,
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    errors: u64,
+}
+
+#[derive(Serialize)]
+struct Cpu {
+    user_s: f64,
+    sys_s: f64,
+    cores_used: f64,
+    saturated: bool,
 }
 
 /// Base64 of the HdrHistogram V2 compressed (deflate) encoding.
@@ -208,66 +271,87 @@ pub fn encode_hist(h: &Histogram<u64>) -> String {
     }
 }
 
-fn config_json(o: &Options) -> String {
-    let tests = match (&o.command.is_empty(), &o.tests) {
-        (false, _) => format!("[{}]", jstr(&o.command.join(" "))),
-        (true, Some(t)) => format!("[{}]", t.iter().map(|s| jstr(s)).collect::<Vec<_>>().join(", ")),
-        (true, None) => format!("[{}]", crate::cli::TEST_NAMES.iter().map(|s| jstr(s)).collect::<Vec<_>>().join(", ")),
+fn config<'a>(o: &'a Options, io: &'a IoUsed) -> Config<'a> {
+    let tests = match (o.command.is_empty(), &o.tests) {
+        (false, _) => vec![o.command.join(" ")],
+        (true, Some(t)) => t.clone(),
+        (true, None) => crate::cli::TEST_NAMES.iter().map(|s| s.to_string()).collect(),
     };
-    format!(
-        "{{\"host\": {}, \"port\": {}, \"socket\": {}, \"clients\": {}, \"threads\": {}, \"pipeline\": {}, \"requests\": {}, \"duration_s\": {}, \"warmup_s\": {}, \"data_size\": {}, \"keyspacelen\": {}, \"sequential\": {}, \"seed\": {}, \"rps\": {}, \"tls\": {}, \"cluster\": {}, \"resp3\": {}, \"dbnum\": {}, \"tests\": {}}}",
-        jstr(&o.host), o.port, jopt_str(&o.socket), o.clients, o.threads, o.pipeline,
-        if o.duration.is_some() { "null".to_string() } else { o.requests.to_string() },
-        jopt_num(o.duration), jnum(o.warmup), o.data_size,
-        o.keyspace.map_or("null".into(), |k| k.to_string()), o.sequential,
-        o.seed.map_or("null".into(), |s| s.to_string()), jopt_num(o.rps),
-        o.tls.enabled, o.cluster, o.resp3, o.dbnum, tests
-    )
+    Config {
+        host: &o.host,
+        port: o.port,
+        socket: o.socket.as_deref(),
+        clients: o.clients,
+        threads: o.threads,
+        pipeline: o.pipeline,
+        requests: if o.duration.is_some() { None } else { Some(o.requests) },
+        duration_s: o.duration,
+        warmup_s: o.warmup,
+        data_size: o.data_size,
+        keyspacelen: o.keyspace,
+        sequential: o.sequential,
+        seed: o.seed,
+        rps: o.rps,
+        tls: o.tls.enabled,
+        cluster: o.cluster,
+        resp3: o.resp3,
+        dbnum: o.dbnum,
+        tests,
+        io: io.kind.name(),
+        io_note: io.note.as_deref(),
+    }
 }
 
-fn test_json(o: &Options, r: &TestResult, sigfig: u8) -> String {
+fn test_json<'a>(o: &Options, r: &'a TestResult) -> TestJson<'a> {
     let m = &r.m;
     let e = &m.errors;
-    let intervals: Vec<String> = m
-        .intervals
-        .iter()
-        .map(|i| {
-            format!(
-                "{{\"t_s\": {}, \"requests\": {}, \"rps\": {}, \"p50_ms\": {}, \"p99_ms\": {}, \"errors\": {}}}",
-                jnum(i.t_s), i.requests, jnum(i.rps), jnum(i.p50_ms), jnum(i.p99_ms), i.errors
-            )
-        })
-        .collect();
-    format!(
-        concat!(
-            "{{\"name\": {}, \"mode\": {}, \"target_rps\": {}, \"achieved_rps\": {}, \"requests\": {}, \"duration_s\": {}, ",
-            "\"errors\": {{\"err\": {}, \"moved\": {}, \"ask\": {}, \"timeout\": {}, \"other\": {}}}, ",
-            "\"late\": {}, \"unsent\": {}, ",
-            "\"latency_ms\": {{\"corrected\": {}, \"service\": {}}}, ",
-            "\"histograms\": {{\"unit\": \"us\", \"significant_figures\": {}, \"corrected\": {}, \"service\": {}}}, ",
-            "\"intervals\": [{}], ",
-            "\"cpu\": {{\"user_s\": {}, \"sys_s\": {}, \"cores_used\": {}, \"saturated\": {}}}}}"
-        ),
-        jstr(&r.name),
-        jstr(if o.rps.is_some() { "open" } else { "closed" }),
-        jopt_num(o.rps), jnum(r.rps), m.requests, jnum(m.duration_s),
-        e.err, e.moved, e.ask, e.timeout, e.other,
-        m.late, m.unsent,
-        summary_json(&r.corrected), summary_json(&r.service),
-        sigfig, jstr(&encode_hist(&m.corrected)), jstr(&encode_hist(&m.service)),
-        intervals.join(", "),
-        jnum(m.user_s), jnum(m.sys_s), jnum(r.cores_used), r.saturated
-    )
+    TestJson {
+        name: &r.name,
+        mode: if o.rps.is_some() { "open" } else { "closed" },
+        target_rps: o.rps,
+        achieved_rps: r.rps,
+        requests: m.requests,
+        duration_s: m.duration_s,
+        errors: ErrorsJson { err: e.err, moved: e.moved, ask: e.ask, timeout: e.timeout, other: e.other },
+        late: m.late,
+        unsent: m.unsent,
+        latency_ms: Latencies { corrected: &r.corrected, service: &r.service },
+        histograms: Histograms {
+            unit: "us",
+            significant_figures: o.precision,
+            corrected: encode_hist(&m.corrected),
+            service: encode_hist(&m.service),
+        },
+        intervals: m
+            .intervals
+            .iter()
+            .map(|i| IntervalJson { t_s: i.t_s, requests: i.requests, rps: i.rps, p50_ms: i.p50_ms, p99_ms: i.p99_ms, errors: i.errors })
+            .collect(),
+        cpu: Cpu { user_s: m.user_s, sys_s: m.sys_s, cores_used: r.cores_used, saturated: r.saturated },
+    }
 }
 
-pub fn json(o: &Options, results: &[TestResult]) -> String {
-    let tests: Vec<String> = results.iter().map(|r| test_json(o, r, o.precision)).collect();
-    format!(
-        "{{\"format\": \"kvload\", \"version\": 1, \"kvload_version\": {},\n \"config\": {},\n \"tests\": [\n  {}\n ]}}\n",
-        jstr(env!("CARGO_PKG_VERSION")),
-        config_json(o),
-        tests.join(",\n  ")
-    )
+/// The report as a value (serialised by `json`).
+pub fn report<'a>(o: &'a Options, io: &'a IoUsed, results: &'a [TestResult]) -> Report<'a> {
+    Report {
+        format: FORMAT,
+        version: VERSION,
+        kvload_version: env!("CARGO_PKG_VERSION"),
+        config: config(o, io),
+        tests: results.iter().map(|r| test_json(o, r)).collect(),
+    }
+}
+
+/// The whole --json file (pretty-printed; non-finite numbers become null).
+pub fn json(o: &Options, io: &IoUsed, results: &[TestResult]) -> String {
+    match serde_json::to_string_pretty(&report(o, io, results)) {
+        Ok(mut s) => {
+            s.push('\n');
+            s
+        }
+        // Serialising plain structs of numbers and strings cannot fail.
+        Err(e) => format!("{{\"error\": \"cannot serialise the report: {e}\"}}\n"),
+    }
 }
 
 #[cfg(test)]
@@ -275,10 +359,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_escaping() {
-        assert_eq!(jstr("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
-        assert_eq!(jnum(1.5), "1.5");
-        assert_eq!(jnum(f64::NAN), "null");
+    fn json_has_the_versioned_layout() {
+        let o = Options { rps: Some(f64::NAN), ..Options::default() };
+        let io = IoUsed { kind: crate::io::IoKind::Uring, note: None };
+        let v: serde_json::Value = serde_json::from_str(&json(&o, &io, &[])).expect("valid JSON");
+        assert_eq!(v["config"]["io"], "uring");
+        assert!(v["config"]["io_note"].is_null());
+        assert_eq!(v["format"], "kvload");
+        assert_eq!(v["version"], 1);
+        assert!(v["config"]["rps"].is_null(), "non-finite numbers are null");
+        assert_eq!(v["config"]["tests"].as_array().map(Vec::len), Some(crate::cli::TEST_NAMES.len()));
     }
 
     #[test]

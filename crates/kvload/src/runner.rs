@@ -4,6 +4,7 @@ use std::sync::{Arc, Barrier};
 
 use crate::cli::Options;
 use crate::cluster;
+use crate::io::{self, IoUsed};
 use crate::net::{self, Plan};
 use crate::report::{self, TestResult};
 use crate::resp::Value;
@@ -123,6 +124,7 @@ struct Shared {
     tags: Arc<Vec<[u8; 3]>>,
     seed: u64,
     server_config: Vec<String>,
+    io: IoUsed,
 }
 
 fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
@@ -170,6 +172,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
                 keepalive: o.keepalive,
                 sigfig: o.precision,
                 memtier: None,
+                io: sh.io.kind,
             }
         })
         .collect()
@@ -196,7 +199,14 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
 
 /// Runs everything; returns the process exit code.
 pub fn run(o: &Options) -> i32 {
-    match try_run(o) {
+    let io = match io::resolve_and_note(o.io, o.tls.enabled) {
+        Ok(io) => io,
+        Err(e) => {
+            eprintln!("kvload: {e}");
+            return 2;
+        }
+    };
+    match try_run(o, io) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("{e}");
@@ -205,7 +215,7 @@ pub fn run(o: &Options) -> i32 {
     }
 }
 
-fn try_run(o: &Options) -> Result<(), String> {
+fn try_run(o: &Options, io: IoUsed) -> Result<(), String> {
     let specs = if o.command.is_empty() {
         spec::builtin(o)
     } else {
@@ -215,7 +225,7 @@ fn try_run(o: &Options) -> Result<(), String> {
     let (endpoints, slots) = topology(o, &connect)?;
     let tags = Arc::new(if o.cluster { cluster::tag_table() } else { Vec::new() });
     let server_config = server_config(o, &connect, &endpoints);
-    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config };
+    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config, io };
     if o.csv {
         println!("{}", report::CSV_HEADER);
     }
@@ -236,7 +246,7 @@ fn try_run(o: &Options) -> Result<(), String> {
         println!();
     }
     if let Some(path) = &o.json {
-        std::fs::write(path, report::json(o, &results)).map_err(|e| format!("cannot write {path}: {e}"))?;
+        std::fs::write(path, report::json(o, &sh.io, &results)).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     Ok(())
 }

@@ -337,7 +337,7 @@ pub fn pct_ms(h: &Histogram<u64>, q: f64) -> f64 {
     h.value_at_percentile(q) as f64 / 1000.0
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Summary {
     pub min: f64,
     pub mean: f64,

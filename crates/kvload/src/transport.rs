@@ -208,6 +208,30 @@ impl Stream {
         }
     }
 
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(t) => t.sock.as_raw_fd(),
+        }
+    }
+
+    /// Back to blocking mode: io_uring then waits for readiness itself (an
+    /// O_NONBLOCK socket would hand EAGAIN back instead).
+    pub fn set_blocking(&self) -> Result<(), String> {
+        let fd = self.raw_fd();
+        // SAFETY: fcntl on a socket we own.
+        let ok = unsafe {
+            let fl = libc::fcntl(fd, libc::F_GETFL);
+            fl >= 0 && libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) == 0
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("fcntl: {}", io::Error::last_os_error()))
+        }
+    }
+
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
     }

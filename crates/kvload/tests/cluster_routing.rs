@@ -2,6 +2,7 @@
 //! routed by the key's slot (fixed keys: all connections on the owner; keys with
 //! `__rand_int__`: drawn until the slot is on the connection's node).
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -36,7 +37,6 @@ fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-#[test]
 fn cluster_routes_plain_keys_by_slot() {
     let _g = serial();
     let dir = scratch_dir("cluster-routing");
@@ -125,3 +125,7 @@ fn cluster_routes_plain_keys_by_slot() {
     drop(nodes);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+on_both_loops!(
+    cluster_routes_plain_keys_by_slot,
+);

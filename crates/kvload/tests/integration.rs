@@ -1,5 +1,6 @@
 //! Integration tests against real valkey-server processes on 127.0.0.1.
 
+#[macro_use]
 mod common;
 
 use std::process::Command;
@@ -35,7 +36,6 @@ fn reference_sleep_p50(port: u16) -> f64 {
 /// server's nanosleep alone overshoots by ~0.3 ms under load (any client sees it),
 /// so when the 5% bound is missed the run must instead agree within 2% with a
 /// minimal blocking client measuring the same server at the same time.
-#[test]
 fn debug_sleep_latency_is_accurate() {
     let _g = serial();
     let s = Server::start(&["--enable-debug-command", "yes"]);
@@ -61,7 +61,6 @@ fn debug_sleep_latency_is_accurate() {
     panic!("corrected p50 (kvload, reference) not within 5% of 5 ms: {seen:?}");
 }
 
-#[test]
 fn open_loop_corrects_coordinated_omission() {
     let _g = serial();
     let s = Server::start(&["--enable-debug-command", "yes"]);
@@ -85,7 +84,6 @@ fn open_loop_corrects_coordinated_omission() {
     assert!(t["late"].as_u64().unwrap_or(0) > 0, "requests during the stall must be late");
 }
 
-#[test]
 fn csv_header_matches_valkey_benchmark() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -106,7 +104,6 @@ fn csv_header_matches_valkey_benchmark() {
     }
 }
 
-#[test]
 fn cluster_set_get_routes_without_errors() {
     let _g = serial();
     let dir = scratch_dir("cluster");
@@ -170,7 +167,6 @@ fn check_ask_and_moved(nodes: &[Server]) {
     }
 }
 
-#[test]
 fn tls_with_cacert() {
     let _g = serial();
     let dir = scratch_dir("tls");
@@ -182,6 +178,11 @@ fn tls_with_cacert() {
     let v = json_run("tls-run", &["-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set", "-n", "3000", "-c", "4"]);
     assert!(v["tests"][0]["requests"].as_u64().unwrap_or(0) > 0);
     assert_eq!(v["config"]["tls"], true);
+    // TLS always runs on the epoll loop, and the report says why.
+    assert_eq!(v["config"]["io"], "epoll");
+    if current_io() == Some("uring") {
+        assert!(v["config"]["io_note"].as_str().is_some_and(|n| n.contains("TLS")), "{}", v["config"]);
+    }
     // Batches larger than rustls' plaintext buffer (4 x 300 KB) must go through.
     let big = json_run("tls-big", &["-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set,get", "-d", "300000", "-P", "4", "-n", "40", "-c", "2"]);
     for t in big["tests"].as_array().expect("tests") {
@@ -204,7 +205,6 @@ fn tls_with_cacert() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn bad_flags_exit_2() {
     for args in [&["--pipelines", "3"][..], &["-c", "0"], &["-P", "abc"], &["-n"], &["-t", "nosuch"]] {
         let o = kvload(args);
@@ -218,7 +218,6 @@ fn bad_flags_exit_2() {
     assert!(stdout(&h).contains("Usage: kvload"));
 }
 
-#[test]
 fn connect_failure_exits_1() {
     let port = free_port().to_string();
     let o = kvload(&["-p", &port, "-t", "set", "-n", "10"]);
@@ -227,12 +226,12 @@ fn connect_failure_exits_1() {
     assert!(err.contains("Could not connect to") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
 }
 
-#[test]
 fn server_killed_mid_run_exits_nonzero() {
     let _g = serial();
     let mut s = Server::start(&[]);
     let port = s.port.to_string();
     let mut child = Command::new(kvload_bin())
+        .args(io_args())
         .args(["-p", &port, "-t", "set", "-c", "10", "--duration", "30", "-q"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -273,7 +272,6 @@ fn keys_after(seed: &str) -> Vec<String> {
     keys
 }
 
-#[test]
 fn fixed_seed_sends_identical_keys() {
     let _g = serial();
     let a = keys_after("7");
@@ -285,7 +283,6 @@ fn fixed_seed_sends_identical_keys() {
     assert_ne!(a, c);
 }
 
-#[test]
 fn json_matches_schema() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -339,9 +336,19 @@ fn json_matches_schema() {
     }
     assert_eq!(tests[0]["name"], "SET");
     assert_eq!(tests[1]["name"], "GET");
+    // json_run checked the whole report against schema/kvload-report.schema.json;
+    // the checker must also catch drift.
+    let sch = schema::load("kvload-report.schema.json");
+    let mut bad = v.clone();
+    bad["tests"][0]["cpu"]["saturated"] = serde_json::json!("no");
+    bad["config"]["extra"] = serde_json::json!(1);
+    if let Some(o) = bad["tests"][1].as_object_mut() {
+        o.remove("histograms");
+    }
+    let errs = schema::violations(&sch, &bad);
+    assert_eq!(errs.len(), 3, "{errs:?}");
 }
 
-#[test]
 fn error_replies_are_counted_not_throughput() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -356,7 +363,6 @@ fn error_replies_are_counted_not_throughput() {
 /// HdrHistogram interop with the Python package (merged latency in kvperf rests on it):
 /// the python in KVLOAD_PY_HDR, else the repository's .venv (scripts/test sets the former).
 /// A missing python fails the test: an unchecked interop is not a pass.
-#[test]
 fn histogram_decodes_in_python() {
     let py = std::env::var("KVLOAD_PY_HDR").unwrap_or_else(|_| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python").to_string()
@@ -381,7 +387,6 @@ fn histogram_decodes_in_python() {
     assert!((p99_us - ours).abs() <= ours * 0.002 + 1.0, "python p99 {p99_us} vs {ours}");
 }
 
-#[test]
 fn threads_and_pipeline_issue_exactly_n() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -399,7 +404,6 @@ fn threads_and_pipeline_issue_exactly_n() {
 
 /// RESP3 with client tracking: invalidation pushes arrive between replies and
 /// must be skipped, not counted as replies or errors.
-#[test]
 fn resp3_push_messages_are_skipped() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -413,7 +417,6 @@ fn resp3_push_messages_are_skipped() {
     assert_eq!(t["errors"]["other"], 0);
 }
 
-#[test]
 fn sequential_covers_keyspace_exactly() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -427,7 +430,6 @@ fn sequential_covers_keyspace_exactly() {
 /// A sequence shares its keys by default (SET then GET of the same key); with
 /// --independent-keys every command draws its own (a 1:1 mix of two SETs writes
 /// twice as many keys), and the flag is refused in cluster mode.
-#[test]
 fn independent_keys_in_sequences() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -447,3 +449,96 @@ fn independent_keys_in_sequences() {
     let o = kvload(&["-p", &port, "--cluster", "--independent-keys", "-q", line]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+fn io_loop_is_in_the_json() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let v = json_run("io", &["-p", &port, "-t", "set", "-n", "2000", "-q"]);
+    assert_eq!(v["config"]["io"], current_io().unwrap_or("uring"));
+    assert!(v["config"]["io_note"].is_null());
+}
+
+/// Makes io_uring_setup(2) fail with EPERM in the child (seccomp), as a kernel or
+/// container that forbids io_uring does.
+fn deny_io_uring(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: pre_exec runs in the forked child before exec; only syscalls here.
+    unsafe {
+        cmd.pre_exec(|| {
+            let f = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+            // ld [nr]; jeq #425 (io_uring_setup, same number on x86_64 and aarch64); ret ERRNO(EPERM); ret ALLOW
+            let prog = [f(0x20, 0, 0, 0), f(0x15, 0, 1, 425), f(0x06, 0, 0, 0x0005_0000 | libc::EPERM as u32), f(0x06, 0, 0, 0x7fff_0000)];
+            let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &fprog as *const libc::sock_fprog as libc::c_ulong, 0, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[test]
+fn refused_io_uring_falls_back_to_epoll_or_exits_2() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let dir = scratch_dir("no-uring");
+    let path = dir.join("out.json").to_string_lossy().into_owned();
+    let mut auto = Command::new(kvload_bin());
+    auto.args(["-p", &port, "-t", "set", "-n", "2000", "-q", "--json", &path]);
+    deny_io_uring(&mut auto);
+    let out = auto.output().expect("run kvload");
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().filter(|l| l.contains("io_uring is not available")).count(), 1, "one-line note: {err}");
+    let v = read_json(std::path::Path::new(&path));
+    assert_eq!(v["config"]["io"], "epoll");
+    assert!(v["config"]["io_note"].as_str().is_some_and(|n| n.contains("not permitted")), "{}", v["config"]);
+    assert_eq!(v["tests"][0]["requests"], 2000);
+    let mut explicit = Command::new(kvload_bin());
+    explicit.args(["--io", "uring", "-p", &port, "-t", "set", "-n", "100", "-q"]);
+    deny_io_uring(&mut explicit);
+    let out = explicit.output().expect("run kvload");
+    assert_eq!(out.status.code(), Some(2), "explicit --io uring must exit 2 when refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--io epoll"));
+    let mut mt = Command::new(kvload_bin());
+    mt.args(["memtier", "--io=uring", "-p", &port, "-n", "10", "-c", "1", "-t", "1", "--hide-histogram"]);
+    deny_io_uring(&mut mt);
+    assert_eq!(mt.output().expect("run kvload").status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn keepalive_off_reconnects_per_batch() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let before = info_num(s.port, "stats", "total_connections_received");
+    let v = json_run("k0", &["-p", &port, "-k", "0", "-c", "4", "-n", "400", "-P", "2", "-t", "set", "-q"]);
+    assert_eq!(v["tests"][0]["requests"], 400);
+    let conns = info_num(s.port, "stats", "total_connections_received") - before;
+    assert!(conns >= 200, "-k 0 must reconnect after every batch: {conns} connections");
+}
+
+on_both_loops!(
+    io_loop_is_in_the_json,
+    keepalive_off_reconnects_per_batch,
+    debug_sleep_latency_is_accurate,
+    open_loop_corrects_coordinated_omission,
+    csv_header_matches_valkey_benchmark,
+    cluster_set_get_routes_without_errors,
+    tls_with_cacert,
+    bad_flags_exit_2,
+    connect_failure_exits_1,
+    server_killed_mid_run_exits_nonzero,
+    fixed_seed_sends_identical_keys,
+    json_matches_schema,
+    error_replies_are_counted_not_throughput,
+    histogram_decodes_in_python,
+    threads_and_pipeline_issue_exactly_n,
+    resp3_push_messages_are_skipped,
+    sequential_covers_keyspace_exactly,
+    independent_keys_in_sequences,
+);

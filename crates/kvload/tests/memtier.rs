@@ -2,6 +2,7 @@
 //! real valkey-server processes: command mixes by commandstats, keys written,
 //! memtier's JSON layout, refusals.
 
+#[macro_use]
 mod common;
 
 use std::collections::BTreeSet;
@@ -28,6 +29,8 @@ fn memtier_json(port: u16, name: &str, args: &[&str]) -> (Value, Value) {
     let out = memtier(port, &all);
     assert_ok(&out);
     let v = (read_json(&mt), read_json(&kv));
+    schema::assert_valid(&schema::load("memtier-report.schema.json"), &v.0);
+    schema::assert_valid(&schema::load("kvload-report.schema.json"), &v.1);
     let _ = std::fs::remove_dir_all(&dir);
     v
 }
@@ -54,7 +57,6 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-#[test]
 fn ratio_1_10_gives_set_get_calls_in_that_ratio() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -71,7 +73,6 @@ fn ratio_1_10_gives_set_get_calls_in_that_ratio() {
     assert!(text.contains("ALL STATS"));
 }
 
-#[test]
 fn command_ratio_sequences_give_the_asked_mix() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -88,7 +89,6 @@ fn command_ratio_sequences_give_the_asked_mix() {
     assert!(f(&all["Hgets"]["Ops/sec"]) > 0.0);
 }
 
-#[test]
 fn allkeys_parallel_writes_each_key_once() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -101,7 +101,6 @@ fn allkeys_parallel_writes_each_key_once() {
     assert!(stdout(&out).contains("setting requests to 167"));
 }
 
-#[test]
 fn key_patterns_on_the_server() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -129,7 +128,6 @@ fn key_patterns_on_the_server() {
     assert!(hot > 200, "key 1 should take a large share of zipf draws: {hot}");
 }
 
-#[test]
 fn json_out_file_has_memtiers_layout() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -154,7 +152,6 @@ fn json_out_file_has_memtiers_layout() {
     assert!(test["histograms"]["corrected"].as_str().is_some_and(|h| !h.is_empty()));
 }
 
-#[test]
 fn test_time_and_run_count() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -171,7 +168,6 @@ fn test_time_and_run_count() {
     assert_eq!(v["run information"]["Seconds"], 1);
 }
 
-#[test]
 fn unsupported_and_unknown_options_exit_2_by_name() {
     for (args, name) in [
         (vec!["memtier", "--no-such-flag"], "--no-such-flag"),
@@ -187,7 +183,6 @@ fn unsupported_and_unknown_options_exit_2_by_name() {
     }
 }
 
-#[test]
 fn memtier_benchmark_argv0_alias() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -197,6 +192,7 @@ fn memtier_benchmark_argv0_alias() {
     let version = Command::new(&link).arg("--version").output().expect("run link");
     assert!(stdout(&version).starts_with("memtier_benchmark"));
     let out = Command::new(&link)
+        .args(current_io().map(|io| format!("--io={io}")))
         .args(["-s", "127.0.0.1", "-p", &s.port.to_string(), "-n", "10", "-c", "1", "-t", "1", "--ratio", "1:0", "--hide-histogram"])
         .output()
         .expect("run link");
@@ -207,7 +203,6 @@ fn memtier_benchmark_argv0_alias() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn scan_incremental_iteration_follows_cursors() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -220,7 +215,6 @@ fn scan_incremental_iteration_follows_cursors() {
     assert_eq!(calls(&s, "scan"), 100);
 }
 
-#[test]
 fn values_protocols_and_misses() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -251,7 +245,6 @@ fn values_protocols_and_misses() {
     assert!(f(&v["ALL STATS"]["Gets"]["Hits/sec"]) > 0.0);
 }
 
-#[test]
 fn tls_and_cluster_mode() {
     let _g = serial();
     let dir = scratch_dir("mt-tls");
@@ -279,3 +272,37 @@ fn tls_and_cluster_mode() {
     drop(nodes);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn json_out_file_with_distributions_matches_schema() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let dir = scratch_dir("mt-schema");
+    let path = dir.join("mt.json").to_string_lossy().into_owned();
+    let p = s.port.to_string();
+    let out = kvload(&["memtier", "-p", &p, "-n", "200", "-c", "2", "-t", "1", "-x", "2", "--json-out-file", &path]);
+    assert_ok(&out);
+    let v = read_json(std::path::Path::new(&path));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sch = schema::load("memtier-report.schema.json");
+    schema::assert_valid(&sch, &v);
+    assert!(v["BEST RUN RESULTS"]["SET"].is_array(), "distribution arrays present");
+    let mut bad = v.clone();
+    bad["BEST RUN RESULTS"]["SET"] = serde_json::json!(3);
+    bad["WORST RUN RESULTS"]["Totals"]["Percentile Latencies"]["p50.00"] = serde_json::json!("x");
+    assert_eq!(schema::violations(&sch, &bad).len(), 2);
+}
+
+on_both_loops!(
+    ratio_1_10_gives_set_get_calls_in_that_ratio,
+    command_ratio_sequences_give_the_asked_mix,
+    allkeys_parallel_writes_each_key_once,
+    key_patterns_on_the_server,
+    json_out_file_has_memtiers_layout,
+    test_time_and_run_count,
+    unsupported_and_unknown_options_exit_2_by_name,
+    memtier_benchmark_argv0_alias,
+    scan_incremental_iteration_follows_cursors,
+    values_protocols_and_misses,
+    tls_and_cluster_mode,
+    json_out_file_with_distributions_matches_schema,
+);

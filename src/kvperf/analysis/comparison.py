@@ -31,7 +31,7 @@ from kvperf.analysis.verdict import (
     judge_effect,
 )
 from kvperf.results.metrics import METRIC_SETS
-from kvperf.results.row import KEY_FIELDS, is_timed
+from kvperf.results.row import KEY_FIELDS, Row, field_of, is_timed
 
 GroupKey = tuple[tuple[str, Any], ...]
 
@@ -83,9 +83,9 @@ class MetricComparison:
         return self.new.mean / self.base.mean - 1 if self.base.mean else math.nan
 
 
-def group_key(row: dict[str, Any]) -> GroupKey:
+def group_key(row: Row) -> GroupKey:
     """The parameters that identify a row's series; absent fields count as None."""
-    return tuple((f, _freeze(row.get(f))) for f in KEY_FIELDS)
+    return tuple((f, _freeze(field_of(row, f))) for f in KEY_FIELDS)
 
 
 def _freeze(value: Any) -> Any:
@@ -96,7 +96,7 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def metric_value(row: dict[str, Any], metric: str) -> float | None:
+def metric_value(row: Row, metric: str) -> float | None:
     """A metric of a row (``server.x`` reads nested fields); None when absent or not > 0."""
     value: Any = row
     for part in metric.split("."):
@@ -104,17 +104,17 @@ def metric_value(row: dict[str, Any], metric: str) -> float | None:
     return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
-def group_rows(rows: Iterable[dict[str, Any]]) -> dict[GroupKey, list[dict[str, Any]]]:
+def group_rows(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
     """Timed rows by group: ok and not profiled (seed files have no status: their rows count
     as ok; profiled rows are left out, perf sampling perturbs their timing)."""
-    groups: dict[GroupKey, list[dict[str, Any]]] = {}
+    groups: dict[GroupKey, list[Row]] = {}
     for row in rows:
         if is_timed(row):
             groups.setdefault(group_key(row), []).append(row)
     return groups
 
 
-Runs = list[dict[str, Any]]
+Runs = list[Row]
 Item = tuple[GroupKey, str, Runs, Runs]  # group, metric, A's runs, B's runs (paired: aligned)
 
 
@@ -230,12 +230,12 @@ def describe_group(key: GroupKey) -> str:
     return " ".join(parts)
 
 
-def pair_runs(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]]
-              ) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+def pair_runs(a_rows: list[Row], b_rows: list[Row]
+              ) -> dict[str, list[tuple[Row, Row]]]:
     """(A, B) row pairs per trial_id, matched by run number; failed or profiled rows drop
     their pair."""
     b_index = {(r["trial_id"], r["run"]): r for r in b_rows if is_timed(r)}
-    pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    pairs: dict[str, list[tuple[Row, Row]]] = {}
     for a in a_rows:
         b = b_index.get((a["trial_id"], a["run"]))
         if is_timed(a) and b is not None:

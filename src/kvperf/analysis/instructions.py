@@ -22,13 +22,13 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from kvperf.analysis.comparison import GroupKey, group_rows
 from kvperf.analysis.verdict import Rows, Rule, Verdict, decision, judge
 from kvperf.results.metrics import FAMILY_MIN_EFFECT, INSTRUCTION_METRICS
+from kvperf.results.row import Row
 
 DEFAULT_MIN_EFFECT = FAMILY_MIN_EFFECT["instructions"]
 SPREAD_FACTOR = 5.0
@@ -153,7 +153,7 @@ class SeriesInstructions:
         return any(m.decision.flagged for m in self.metrics)
 
 
-def _values(rows: list[dict[str, Any]], field: str) -> tuple[float, ...]:
+def _values(rows: list[Row], field: str) -> tuple[float, ...]:
     out = []
     for row in rows:
         value = (row.get("instructions") or {}).get(field)
@@ -162,7 +162,7 @@ def _values(rows: list[dict[str, Any]], field: str) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _label(metric: str, rows: list[dict[str, Any]]) -> str:
+def _label(metric: str, rows: list[Row]) -> str:
     if metric == "total_per_request":
         return "instructions/request"
     functions = {(r.get("instructions") or {}).get("function") for r in rows}
@@ -170,7 +170,7 @@ def _label(metric: str, rows: list[dict[str, Any]]) -> str:
     return f"{'/'.join(names) or 'command'} inclusive/call"
 
 
-def _metrics(key: GroupKey, base: list[dict[str, Any]], new: list[dict[str, Any]]
+def _metrics(key: GroupKey, base: list[Row], new: list[Row]
              ) -> list[tuple[str, str, tuple[float, ...], tuple[float, ...]]]:
     """(metric, label, base values, new values) of a series' metrics counted on both sides."""
     labelled = ((m, _label(m, base + new), _values(base, m), _values(new, m)) for m in METRICS)
@@ -199,7 +199,7 @@ def _decisions(found: list[tuple[GroupKey, str, tuple[float, ...], tuple[float, 
     return out
 
 
-def compare_instructions(base_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
+def compare_instructions(base_rows: list[Row], new_rows: list[Row],
                          min_effect: float = DEFAULT_MIN_EFFECT,
                          factor: float = SPREAD_FACTOR) -> list[SeriesInstructions]:
     """Every series present on both sides with instruction counts, in base order; ``factor``

@@ -33,6 +33,7 @@ from kvperf.analysis.verdict import (
     lower_is_better,
     min_effect_for,
 )
+from kvperf.results.row import SeriesParams
 
 DEFAULT_MAX_PVALUE = 0.001
 DEFAULT_METRICS = ("rps", "p50_latency_ms", "p99_latency_ms")  # `kvperf regressions`' default
@@ -54,7 +55,7 @@ class Series:
     values (mean over the commit's trials), shas and commit times (arrays are fine)."""
 
     key: str
-    params: dict[str, Any]
+    params: SeriesParams
     metric: str
     values: Sequence[float] | npt.NDArray[np.float64]
     shas: Sequence[str] | npt.NDArray[Any]
@@ -64,7 +65,7 @@ class Series:
         return CommitValue(str(self.shas[i]), self.times[i], float(self.values[i]))
 
     @classmethod
-    def of(cls, key: str, params: dict[str, Any], metric: str,
+    def of(cls, key: str, params: SeriesParams, metric: str,
            points: Sequence[CommitValue]) -> Series:
         """From a list of points (small series, tests)."""
         return cls(key, params, metric, [p.value for p in points], [p.sha for p in points],
@@ -76,7 +77,7 @@ class Finding:
     """A change point of a series, placed between two commits."""
 
     series_key: str
-    params: dict[str, Any]
+    params: SeriesParams
     metric: str
     direction: Direction
     magnitude: float

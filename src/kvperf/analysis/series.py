@@ -7,14 +7,14 @@ median of their per-run percentiles, labelled as such.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from kvperf.analysis.paired import cv
-from kvperf.results.histogram import merge, summary_ms
-from kvperf.results.row import is_timed
+from kvperf.results.histogram import HistogramFile, merge, summary_ms
+from kvperf.results.row import Row, is_timed
 
 
 @dataclass(frozen=True)
@@ -32,32 +32,32 @@ class SeriesSummary:
     latency_source: str  # "merged histograms" | "median of runs"
 
 
-def _params(row: dict[str, Any]) -> str:
+def _params(row: Row) -> str:
     return f"d={row['data_size']} P={row['pipeline']} c={row['clients']}"
 
 
-def summarize(rows: list[dict[str, Any]],
-              histograms: Callable[[dict[str, Any]], dict[str, Any] | None]
+def summarize(rows: list[Row],
+              histograms: Callable[[Row], HistogramFile | None]
               ) -> list[SeriesSummary]:
     """Group timed rows (ok, not profiled) by trial_id (first-seen order); summarize each."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Row]] = {}
     for row in rows:
         if is_timed(row) and row.get("rps"):
             groups.setdefault(row["trial_id"], []).append(row)
     return [_summary(group, histograms) for group in groups.values()]
 
 
-def _summary(group: list[dict[str, Any]],
-             histograms: Callable[[dict[str, Any]], dict[str, Any] | None]) -> SeriesSummary:
-    rps = [float(r["rps"]) for r in group]
+def _summary(group: list[Row],
+             histograms: Callable[[Row], HistogramFile | None]) -> SeriesSummary:
+    rps = [float(r.get("rps") or math.nan) for r in group]
     loaded = [histograms(r) for r in group]
     if all(h and h.get("corrected") for h in loaded):
         unit = str(loaded[0].get("unit", "us")) if loaded[0] else "us"
         merged = summary_ms(merge([h["corrected"] for h in loaded if h]), unit)
         p50, p99, source = merged["p50"], merged["p99"], "merged histograms"
     else:
-        p50 = statistics.median(float(r["p50_latency_ms"]) for r in group)
-        p99 = statistics.median(float(r["p99_latency_ms"]) for r in group)
+        p50 = statistics.median(float(r.get("p50_latency_ms") or math.nan) for r in group)
+        p99 = statistics.median(float(r.get("p99_latency_ms") or math.nan) for r in group)
         source = "median of runs"
     first = group[0]
     return SeriesSummary(first["trial_id"], first["command"], _params(first), len(group),

@@ -1,28 +1,38 @@
-"""`kvperf run --definitions PATH… [selection] --dry-run`: benchmark definitions as input.
+"""`kvperf run --definitions PATH… [selection] [--dry-run]`: benchmark definitions as input.
 
 The selection flags are the corpus runner's (redis-benchmarks-specification); they apply
-only with --definitions. Execution of the plans is not wired yet: without --dry-run the
-command stops with exit 2 before anything starts.
+only with --definitions. --dry-run prints each plan or refusal; otherwise the plans run
+(pipeline/definitions.py) and the exit code is 0 when every test ran and every KPI passed,
+1 when a test failed or a KPI did not hold, 2 when nothing could run.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from kvperf.cli._paths import local_path
-from kvperf.core.errors import UsageError
+from kvperf.cli._store import live_store
+from kvperf.core.errors import Interrupted, UsageError
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
 from kvperf.definitions.loader import load
-from kvperf.definitions.plan import plan_all
+from kvperf.definitions.plan import Plan, Refusal, plan_all
 from kvperf.definitions.selection import Selection, check, select
+from kvperf.pipeline.definitions import (
+    DefinitionOptions,
+    DefinitionRun,
+    DefinitionRunner,
+    DefinitionsSummary,
+    prepare_definitions,
+)
+from kvperf.report.definitions import DefinitionProgress, kpi_table, results_table
 
-NOT_YET = ("running definitions lands with issue 12's execution stage (servers, preload "
-           "and kvload memtier per plan); for now use --dry-run to see each plan")
 # run's own options that mean nothing with --definitions (flag, attribute, its default)
 _CLASHES = (("--config", "config", None), ("--commits", "commits", None),
             ("--baseline", "baseline", None), ("--mode", "mode", "both"),
@@ -90,10 +100,64 @@ def handle_definitions(args: argparse.Namespace, console: Console) -> int:
                          "loaded definition(s)")
     results = plan_all(chosen, loaded.topologies, args.override_test_time,
                        selection.topologies, file_exists=Path.is_file)
-    if not args.dry_run:
-        raise UsageError(NOT_YET)
     out = Console(width=None if sys.stdout.isatty() else 200, highlight=False)
+    if not args.dry_run:
+        return _execute(args, results, console, out)
     for result in results:
         out.print(render_result(result))
     out.print(render_summary(summarize(results)))
     return 0
+
+
+def _execute(args: argparse.Namespace, results: tuple[Plan | Refusal, ...], console: Console,
+             out: Console) -> int:
+    plans = tuple(r for r in results if isinstance(r, Plan))
+    refused = [(r.name, r.topology, r.reason) for r in results if isinstance(r, Refusal)]
+    options = DefinitionOptions(args.results_dir, args.label, args.server_bin)
+    run = prepare_definitions(plans, options)
+    refused += [(p.name, p.topology.name, why) for p, why in run.refused]
+    for name, topology, why in refused:
+        console.print(f"[yellow]not run[/yellow] {escape(f'{name} [{topology}]: {why}')}",
+                      soft_wrap=True)
+    if not run.plans:
+        raise UsageError(f"none of the {len(results)} selected test(s) can run here "
+                         "(reasons above)")
+    _log_to(run.out_dir)
+    with live_store(args, options.results_dir) as store:
+        runner = DefinitionRunner(run, DefinitionProgress(console), store)
+        try:
+            summary = runner.execute()
+        except Interrupted:
+            console.print(f"[yellow]interrupted[/yellow]: {len(runner.metrics.new_rows)} "
+                          f"finished test(s) kept in {runner.metrics.path}")
+            return Interrupted.exit_code
+    if store is not None:
+        store.check()
+    return _report(summary, run, out, console)
+
+
+def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,
+            console: Console) -> int:
+    out.print(results_table(summary.rows, f"{run.context.label} · {run.driver.name} "
+                                          f"{run.driver.version}"))
+    kpis = kpi_table(summary.rows)
+    if kpis is not None:
+        out.print(kpis)
+    out.print(f"results: {summary.metrics_path}")
+    if summary.failed:
+        console.print(f"[red]{summary.failed} of {len(summary.rows)} test(s) failed[/red]")
+    if summary.kpis_failed:
+        console.print(f"[red]{summary.kpis_failed} KPI(s) failed[/red]")
+    return 1 if summary.failed or summary.kpis_failed else 0
+
+
+def _log_to(out_dir: Path) -> None:
+    """logs.txt in the results directory records INFO and up, as kvperf run's does."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger("kvperf")
+    root.setLevel(logging.DEBUG)
+    handler = logging.FileHandler(out_dir / "logs.txt")
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root.handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
+    root.addHandler(handler)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -16,6 +15,7 @@ from kvperf.core.kinds import Measure
 from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS
 from kvperf.report.instructions import markdown, run_table, terminal_tables
+from kvperf.results.row import Row
 
 INSTRUCTION_RUNS = 2  # default rounds of `compare --measure instructions`
 
@@ -50,7 +50,7 @@ def default_runs(args: argparse.Namespace, timing_default: int) -> int:
     return INSTRUCTION_RUNS if counting else timing_default
 
 
-def print_instructions(out: Console, rows: list[dict[str, Any]]) -> None:
+def print_instructions(out: Console, rows: list[Row]) -> None:
     table = run_table(rows)
     if table is not None:
         out.print(table)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -18,6 +17,7 @@ from kvperf.report.profile import (
     notes,
     terminal_tables,
 )
+from kvperf.results.row import Row
 from kvperf.server.perf_record import CALL_GRAPHS
 
 ARTIFACTS_FILE = "profile.md"
@@ -43,7 +43,7 @@ def profile_settings(args: argparse.Namespace) -> ProfileSettings | None:
     return ProfileSettings(args.profile_frequency, args.profile_call_graph)
 
 
-def print_profile(out: Console, rows: list[dict[str, Any]], out_dir: Path) -> None:
+def print_profile(out: Console, rows: list[Row], out_dir: Path) -> None:
     """The artifact and top-CPU tables, their notes, and the same as markdown in out_dir."""
     tables = terminal_tables(rows)
     if not tables:
@@ -57,8 +57,8 @@ def print_profile(out: Console, rows: list[dict[str, Any]], out_dir: Path) -> No
     out.print(f"profile artifacts: {path}")
 
 
-def print_differentials(out: Console, a_rows: list[dict[str, Any]],
-                        b_rows: list[dict[str, Any]], dirs: tuple[Path, Path],
+def print_differentials(out: Console, a_rows: list[Row],
+                        b_rows: list[Row], dirs: tuple[Path, Path],
                         title: str) -> None:
     """`compare --profile`: write and list one differential flamegraph per series."""
     base = dirs[0].parent

@@ -14,6 +14,7 @@ from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule, Verdict
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.report.comparison import markdown, terminal_table
+from kvperf.results.row import Row
 from kvperf.store.files import read_rows
 
 
@@ -50,7 +51,7 @@ def rule_from(args: argparse.Namespace) -> Rule:
     return Rule(water_line=args.water_line / 100)
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
+def _read(path: Path) -> list[Row]:
     try:
         return read_rows(path)
     except StoreError as exc:

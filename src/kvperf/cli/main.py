@@ -21,6 +21,7 @@ from kvperf.cli import doctor as doctor_cmd
 from kvperf.cli import history as history_cmd
 from kvperf.cli import noise as noise_cmd
 from kvperf.cli import regressions as regressions_cmd
+from kvperf.cli import report as report_cmd
 from kvperf.cli import run as run_cmd
 from kvperf.cli import track as track_cmd
 from kvperf.core.errors import Interrupted, KvperfError
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     track_cmd.add_parser(subparsers)
     regressions_cmd.add_parser(subparsers)
     doctor_cmd.add_parser(subparsers)
+    report_cmd.add_parser(subparsers)
     return parser
 
 

@@ -256,3 +256,27 @@ def with_test_time(options: tuple[Option, ...], seconds: int) -> tuple[Option, .
 
 def argv(options: tuple[Option, ...]) -> tuple[str, ...]:
     return tuple(word for option in options for word in option.argv())
+
+
+def command_mix(options: tuple[Option, ...]) -> dict[str, float]:
+    """The share of each command a memtier run sends, as memtier weighs them: each
+    ``--command`` by its ``--command-ratio`` (the ratio follows its command; 1 by default),
+    else SET and GET by ``--ratio`` (memtier's default 1:10). Commands by their first word,
+    lower case, as INFO commandstats names them."""
+    weights: dict[str, float] = {}
+    commands = [o for o in options if o.name in ("command", "command-ratio")]
+    last: str | None = None
+    pending: dict[str, float] = {}
+    for option in commands:
+        if option.name == "command":
+            last = shlex.split(option.value or "")[0].lower() if option.value else None
+            if last:
+                pending = {last: 1.0}
+                weights[last] = weights.get(last, 0.0) + 1.0
+        elif last and pending:
+            weights[last] += float(option.value or 1) - pending.pop(last)
+    if not weights:
+        set_part, _, get_part = (value(options, "ratio") or "1:10").partition(":")
+        weights = {"set": float(set_part or 0), "get": float(get_part or 0)}
+    total = sum(weights.values())
+    return {name: w / total for name, w in weights.items() if w > 0} if total else {}

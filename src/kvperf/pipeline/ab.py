@@ -11,7 +11,6 @@ import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
@@ -19,15 +18,15 @@ from kvperf.pipeline.duet import check_duet, run_duet_round
 from kvperf.pipeline.model import Observer, Prepared
 from kvperf.pipeline.runner import Runner
 from kvperf.plan.trial import Trial
-from kvperf.results.row import is_ok
+from kvperf.results.row import Row, is_ok
 from kvperf.store.writer import TrialWriter
 
 
 @dataclass
 class SidesResult:
-    """Rows per side (in side order) and the order the trials ran in."""
+    """list[Row] per side (in side order) and the order the trials ran in."""
 
-    rows: dict[str, list[dict[str, Any]]]
+    rows: dict[str, list[Row]]
     seed: int
     order: list[str] = field(default_factory=list)
     store: TrialWriter | None = None
@@ -38,11 +37,11 @@ class SidesResult:
             self.store.check()
 
     @property
-    def a_rows(self) -> list[dict[str, Any]]:
+    def a_rows(self) -> list[Row]:
         return self.rows["A"]
 
     @property
-    def b_rows(self) -> list[dict[str, Any]]:
+    def b_rows(self) -> list[Row]:
         return self.rows["B"]
 
     @property
@@ -86,14 +85,13 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
     result = SidesResult({name: [] for name in sides}, seed, store=store)
     trials = prepared[0].trials
     total = len(sides) * len(trials)
-    extra = {"ab_seed": seed, "ab_schedule": schedule}
 
     def started(trial: Trial, side: str) -> None:
         result.order.append(side)
         observer.trial_started(trial, len(result.order), total)
 
-    def finished(trial: Trial, side: str, row: dict[str, Any]) -> None:
-        row |= {"side": side, **extra}
+    def finished(trial: Trial, side: str, row: Row) -> None:
+        row["side"], row["ab_seed"], row["ab_schedule"] = side, seed, schedule
         runners[side].persist(row)
         result.rows[side].append(row)
         observer.trial_finished(trial, row)

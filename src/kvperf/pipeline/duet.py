@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from kvperf.core.errors import DriverError, Interrupted, UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.model import TrialRunner
 from kvperf.plan.trial import Trial
-from kvperf.results.row import is_ok, mark_failed
+from kvperf.results.row import Row, is_ok, mark_failed
 
 SCHEDULES = tuple(Schedule)
 DUET_DEFAULT_SECONDS = 3  # measure stage of the built-in config under --schedule duet
@@ -56,14 +55,14 @@ def _meet(barrier: threading.Barrier, stage: str) -> None:
 
 
 def run_duet_round(runners: Mapping[str, TrialRunner], trial: Trial, order: Sequence[str],
-                   started: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+                   started: Callable[[str], None]) -> dict[str, Row]:
     """Run ``trial`` on every side at once (threads started in ``order``); rows by side.
 
     Blocked sides (no server to run) record their failed row without taking part.
     """
     live = [s for s in order if not runners[s].prepared.options.blocked]
     barrier = threading.Barrier(max(len(live), 1))
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, Row] = {}
 
     def work(side: str) -> None:
         try:
@@ -96,7 +95,7 @@ def run_duet_round(runners: Mapping[str, TrialRunner], trial: Trial, order: Sequ
     return rows
 
 
-def _fail_partners(rows: dict[str, dict[str, Any]], live: list[str]) -> None:
+def _fail_partners(rows: dict[str, Row], live: list[str]) -> None:
     """A side's row is a duet measurement only if every partner ran its trial too."""
     failed = [s for s in live if not is_ok(rows[s])]
     if not failed:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kvperf.core.errors import CommandError, ServerError
 from kvperf.core.proc import run
 from kvperf.pipeline.profiling import kvflame_path
 from kvperf.results import folded
+from kvperf.results.row import Row
 
 COUNT_NAME = "ps/request"
 
@@ -26,32 +26,32 @@ class Differential:
     """One series' differential flamegraph."""
 
     trial_id: str
-    row: dict[str, Any]  # a B row of the series (its parameters name the series)
+    row: Row  # a B row of the series (its parameters name the series)
     svg: Path
 
 
-def _side(rows: list[dict[str, Any]], base: Path) -> Counter[str] | None:
+def _side(rows: list[Row], base: Path) -> Counter[str] | None:
     """A side's stacks of one series in picoseconds per request (None: nothing profiled)."""
     total: Counter[str] = Counter()
     requests = 0.0
     for row in rows:
-        count = folded.requests_of(row)
-        if not row.get("profile") or not count:
+        count, profile = folded.requests_of(row), row.get("profile")
+        if not profile or not count:
             continue
         requests += count
-        for node in row["profile"]["nodes"]:
+        for node in profile["nodes"]:
             total.update(folded.parse((base / node["files"]["folded stacks"]).read_text()))
     return folded.per_request(total, requests) if requests and total else None
 
 
-def _series(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
+def _series(rows: list[Row]) -> dict[str, list[Row]]:
+    grouped: dict[str, list[Row]] = {}
     for row in rows:
         grouped.setdefault(row["trial_id"], []).append(row)
     return grouped
 
 
-def differentials(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]], a_dir: Path,
+def differentials(a_rows: list[Row], b_rows: list[Row], a_dir: Path,
                   b_dir: Path, out_dir: Path, title: str) -> list[Differential]:
     """Write ``flamediff/<trial_id>.{a,b}.folded`` and ``.svg`` per series both sides profiled."""
     made = []

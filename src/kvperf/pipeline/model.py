@@ -10,18 +10,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
 from kvperf.plan.trial import Trial
-from kvperf.results.row import RunContext, is_ok
+from kvperf.results.row import Row, RunContext, is_ok
 from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
+from kvperf.server.stats import Collected
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Prepared:
 class RunSummary:
     """What a finished (or interrupted) run produced."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     metrics_path: Path | None = None
 
     @property
@@ -90,7 +91,7 @@ class Observer(Protocol):
 
     def stage(self, trial: Trial, name: str) -> None: ...
 
-    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None: ...
+    def trial_finished(self, trial: Trial, row: Row) -> None: ...
 
 
 class SilentObserver:
@@ -102,7 +103,7 @@ class SilentObserver:
     def stage(self, trial: Trial, name: str) -> None:
         pass
 
-    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
+    def trial_finished(self, trial: Trial, row: Row) -> None:
         pass
 
 
@@ -113,7 +114,7 @@ class TrialRunner(Protocol):
     def prepared(self) -> Prepared: ...
 
     def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
-                  ) -> dict[str, Any]: ...
+                  ) -> Row: ...
 
 
 class ServerHandle(Protocol):
@@ -150,7 +151,7 @@ class Probe(Protocol):
 
     def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None: ...
 
-    def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]: ...
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected: ...
 
     def cpu_seconds(self, pids: list[int]) -> float | None: ...
 
@@ -164,7 +165,7 @@ class LiveProbe:
     def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None:
         server_stats.reset_stats(endpoints)
 
-    def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]:
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected:
         return server_stats.collect(endpoints)
 
     def cpu_seconds(self, pids: list[int]) -> float | None:

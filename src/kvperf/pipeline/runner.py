@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError
@@ -28,7 +27,7 @@ from kvperf.pipeline.model import (
 from kvperf.pipeline.prepare import client_endpoint, client_mode
 from kvperf.pipeline.trial_run import TrialRun
 from kvperf.plan.trial import Trial
-from kvperf.results.row import build_row
+from kvperf.results.row import Row, build_row
 from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import ConnectionLost, Endpoint, RespError
 from kvperf.server.tls import TlsFiles, make_tls_files
@@ -68,7 +67,7 @@ class Runner:
             self.observer.trial_finished(trial, row)
         return summary
 
-    def persist(self, row: dict[str, Any]) -> None:
+    def persist(self, row: Row) -> None:
         """Database first (its own transaction), then metrics.json: a kill between the two
         leaves every row of metrics.json in the database. A database failure is counted by
         the writer and never stops the run."""
@@ -80,7 +79,7 @@ class Runner:
         return self.prepared.out_dir / "trials" / f"{trial.index:04d}-{trial.id}-r{trial.run}"
 
     def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
-                  ) -> dict[str, Any]:
+                  ) -> Row:
         log_dir = self.trial_log_dir(trial)
         log_dir.mkdir(parents=True, exist_ok=True)
         work = TrialRun(self.prepared, trial, self.observer, log_dir, self.probe, sync=sync)

@@ -11,18 +11,18 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kvperf.config.commands import Seed
 from kvperf.core.errors import DriverError
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_keyspace
 from kvperf.pipeline import executed
+from kvperf.pipeline.executed import Executed
 from kvperf.pipeline.instructions import counting, instruction_result
 from kvperf.pipeline.model import Observer, Prepared, Probe
 from kvperf.pipeline.profiling import profile_result, profiling
 from kvperf.plan.trial import Trial
-from kvperf.results.row import TrialOutcome
+from kvperf.results.row import ServerSide, TrialOutcome
 from kvperf.store.files import write_json_atomic
 
 MIN_HIT_RATIO = 0.9
@@ -62,7 +62,7 @@ class TrialRun:
     # Called before the warmup and before the measure stage (duet rounds meet there).
     sync: Callable[[str], None] | None = None
     # Per command of the load: calls, usec_per_call and the calls the tool's count implies.
-    _commands: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
+    _commands: dict[str, Executed] = field(default_factory=dict, init=False)
 
     @property
     def driver(self) -> Driver:
@@ -135,13 +135,12 @@ class TrialRun:
         commands = executed.per_command(self.trial.load.command,
                                         collected.get("commandstats", {}), requests)
         calls, usec_per_call = executed.totals(commands)
-        server: dict[str, Any] = {"calls": calls if collected else None,
-                                  "usec_per_call": usec_per_call,
-                                  "keyspace_hits": collected.get("keyspace_hits"),
-                                  "keyspace_misses": collected.get("keyspace_misses"),
-                                  "monotonic_clock": collected.get("monotonic_clock")}
+        server = ServerSide(calls=calls if collected else None, usec_per_call=usec_per_call,
+                            keyspace_hits=collected.get("keyspace_hits"),
+                            keyspace_misses=collected.get("keyspace_misses"),
+                            monotonic_clock=collected.get("monotonic_clock"))
         if self.trial.load.command.is_sequence and collected:
-            server["commands"] = commands
+            server["commands"] = dict(commands)
         if len(collected.get("node_calls", [])) > 1:
             server["calls_per_node"] = [executed.node_total(self.trial.load.command, node)
                                         for node in collected["node_calls"]]
@@ -164,8 +163,8 @@ class TrialRun:
             if left == 0:
                 raise DriverError(f"{load.command.name} emptied its key during the measure "
                                   "stage: pops of an empty key were measured")
-        hits, misses = (self.outcome.server.get(k) or 0
-                        for k in ("keyspace_hits", "keyspace_misses"))
+        hits = self.outcome.server.get("keyspace_hits") or 0
+        misses = self.outcome.server.get("keyspace_misses") or 0
         if load.command.seed is not Seed.NONE and not load.command.pops and hits + misses:
             ratio = hits / (hits + misses)
             self.outcome.checks["hit_ratio"] = round(ratio, 4)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rich.table import Table
 
 from kvperf.analysis.comparison import describe_group
+from kvperf.results.row import SeriesParams
 from kvperf.store.history import Cell, Revision
 
 CellIndex = dict[tuple[str, str, str], Cell]  # (series_key, revision, metric) → cell
@@ -25,7 +25,7 @@ def short(revision: str) -> str:
     return revision[:10] if is_sha else revision
 
 
-def describe(fields: dict[str, Any]) -> str:
+def describe(fields: SeriesParams) -> str:
     return describe_group(tuple(fields.items()))
 
 
@@ -46,12 +46,12 @@ def change_percent(a: Cell | None, b: Cell | None) -> float:
     return (b.mean - a.mean) / a.mean * 100
 
 
-def series_order(cells: Sequence[Cell], fields: dict[str, dict[str, Any]]) -> list[str]:
+def series_order(cells: Sequence[Cell], fields: dict[str, SeriesParams]) -> list[str]:
     keys = {c.series_key for c in cells}
     return sorted(keys, key=lambda k: describe(fields.get(k, {})))
 
 
-def history_table(key: str, fields: dict[str, Any], revisions: Sequence[Revision],
+def history_table(key: str, fields: SeriesParams, revisions: Sequence[Revision],
                   cells: CellIndex, names: Sequence[str]) -> Table:
     table = Table(title=f"{describe(fields)} · series {key}", title_justify="left")
     table.add_column("revision")
@@ -72,7 +72,7 @@ def history_table(key: str, fields: dict[str, Any], revisions: Sequence[Revision
     return table
 
 
-def change_table(key: str, fields: dict[str, Any], a: str, b: str, cells: CellIndex,
+def change_table(key: str, fields: SeriesParams, a: str, b: str, cells: CellIndex,
                  names: Sequence[str], verdicts: Mapping[str, str] | None = None) -> Table:
     """Per metric: A, B, the % change and (``verdicts``: metric → text) the verdict."""
     table = Table(title=f"{describe(fields)} · series {key}", title_justify="left")

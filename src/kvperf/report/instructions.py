@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
 
 from rich.table import Table
 
@@ -18,6 +17,7 @@ from kvperf.analysis.instructions import (
 )
 from kvperf.analysis.verdict import Verdict
 from kvperf.report.comparison import VERDICT_MARK
+from kvperf.results.row import Row
 
 MARK = VERDICT_MARK
 
@@ -103,7 +103,7 @@ def markdown(results: list[SeriesInstructions], base_name: str, new_name: str,
     return "\n".join(out) + "\n"
 
 
-def run_table(rows: list[dict[str, Any]]) -> Table | None:
+def run_table(rows: list[Row]) -> Table | None:
     """`kvperf run`: instructions per request of every trial (None in timing mode)."""
     counted = [r for r in rows if r.get("instructions")]
     if not counted:
@@ -113,7 +113,7 @@ def run_table(rows: list[dict[str, Any]]) -> Table | None:
                  "inclusive/call", "profile"):
         table.add_column(name)
     for row in counted:
-        ins = row["instructions"]
+        ins = row.get("instructions") or {}
         files = ins.get("callgrind_files") or []
         shown = files[0] + (f" (+{len(files) - 1} nodes)" if len(files) > 1 else "") \
             if files else "-"

@@ -8,6 +8,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.results.row import Row
+
 ARTIFACT_COLUMNS = ("test", "profiler", "node", "artifact", "file")
 TOP_COLUMNS = ("test", "node", "top self-CPU symbols", "top DSOs")
 EXCLUDED_NOTE = ("profiled trials are excluded from timing statistics and verdicts "
@@ -15,12 +17,14 @@ EXCLUDED_NOTE = ("profiled trials are excluded from timing statistics and verdic
 TOP_SHOWN = 3
 
 
-def _test(row: dict[str, Any]) -> str:
-    return (f"{row.get('label', '')} {row['command']} d={row['data_size']} "
-            f"P={row['pipeline']} c={row['clients']} run {row['run']}").strip()
+def _test(row: Row, label: str | None = None, run: str | None = None) -> str:
+    label = row.get("label", "") if label is None else label
+    run = str(row.get("run")) if run is None else run
+    return (f"{label} {row.get('command')} d={row.get('data_size')} "
+            f"P={row.get('pipeline')} c={row.get('clients')} run {run}").strip()
 
 
-def artifact_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+def artifact_rows(rows: list[Row]) -> list[list[str]]:
     """One line per artifact file of every profiled row (pure)."""
     lines = []
     for row in rows:
@@ -37,9 +41,9 @@ def artifact_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
 DIFFERENTIAL = "differential flamegraph (B vs A, per request)"
 
 
-def differential_rows(made: list[tuple[dict[str, Any], str]]) -> list[list[str]]:
+def differential_rows(made: list[tuple[Row, str]]) -> list[list[str]]:
     """One artifact line per series' differential flamegraph: (a row of it, its file)."""
-    return [[_test({**row, "label": "", "run": "all"}), "perf cpu-clock", "all",
+    return [[_test(row, label="", run="all"), "perf cpu-clock", "all",
              DIFFERENTIAL, path] for row, path in made]
 
 
@@ -61,21 +65,26 @@ def _top(entries: list[dict[str, Any]]) -> str:
     return ", ".join(f"{e['name']} {e['self_pct']:.1f}%" for e in entries[:TOP_SHOWN])
 
 
-def top_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+def _profiled(rows: list[Row]) -> list[tuple[Row, dict[str, Any]]]:
+    """The profiled rows with their profile objects."""
+    return [(row, profile) for row in rows if (profile := row.get("profile"))]
+
+
+def top_rows(rows: list[Row]) -> list[list[str]]:
     """Each profiled node's top symbols and DSOs by self CPU (pure)."""
     return [[_test(row), str(node["node"]), _top(node["top_symbols"]), _top(node["top_dsos"])]
-            for row in rows if row.get("profile") for node in row["profile"]["nodes"]]
+            for row, profile in _profiled(rows) for node in profile["nodes"]]
 
 
-def notes(rows: list[dict[str, Any]]) -> list[str]:
+def notes(rows: list[Row]) -> list[str]:
     """The exclusion note, and each distinct profiler note (e.g. no kernel stacks)."""
-    found = [row["profile"].get("note") for row in rows if row.get("profile")]
+    found = [profile.get("note") for _, profile in _profiled(rows)]
     if not found:
         return []
     return [EXCLUDED_NOTE, *dict.fromkeys(n for n in found if n)]
 
 
-def terminal_tables(rows: list[dict[str, Any]]) -> list[Table]:
+def terminal_tables(rows: list[Row]) -> list[Table]:
     """The artifact table and the top self-CPU table (none when nothing was profiled)."""
     artifacts = artifact_rows(rows)
     if not artifacts:
@@ -94,7 +103,7 @@ def _md_table(columns: tuple[str, ...], lines: list[list[str]]) -> list[str]:
     return out
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
+def markdown(rows: list[Row]) -> str:
     """The same tables as markdown, with the notes ('' when nothing was profiled)."""
     artifacts = artifact_rows(rows)
     if not artifacts:

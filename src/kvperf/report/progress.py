@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -16,7 +14,7 @@ from rich.progress import (
 )
 
 from kvperf.plan.trial import Trial
-from kvperf.results.row import is_ok
+from kvperf.results.row import Row, is_ok
 
 
 class ProgressReporter:
@@ -44,7 +42,7 @@ class ProgressReporter:
     def stage(self, trial: Trial, name: str) -> None:
         self.progress.update(self.task, description=f"{trial.describe()} · {name}")
 
-    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
+    def trial_finished(self, trial: Trial, row: Row) -> None:
         self.progress.advance(self.task)
         if not is_ok(row):
             error = escape(str(row["error"]))

@@ -8,13 +8,13 @@ from typing import Any
 from rich.table import Table
 
 from kvperf.analysis.regressions import Finding
-from kvperf.results.row import KEY_FIELDS
+from kvperf.results.row import KEY_FIELDS, SeriesParams
 
 SHORT = {"data_size": "size", "pipeline": "P", "clients": "c", "io_threads": "io",
          "cluster_mode": "cluster", "benchmark_threads": "threads"}
 
 
-def describe_params(params: dict[str, Any]) -> str:
+def describe_params(params: SeriesParams) -> str:
     """``SET size=64 P=16 c=50 …``: the series' parameters that are set, compactly."""
     parts = [str(params.get("command") or "?")]
     for key in KEY_FIELDS[1:]:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from kvperf.analysis.series import SeriesSummary
 from kvperf.plan.trial import Trial
-from kvperf.results.row import is_ok
+from kvperf.results.row import Row, is_ok
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -20,7 +20,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def results_table(rows: list[dict[str, Any]], title: str) -> Table:
+def results_table(rows: list[Row], title: str) -> Table:
     """command, size, pipeline, clients, rps, p50, p99 (and status) per row.
 
     A trial whose load tool saturated its CPU is marked: it measured the client, not the server.

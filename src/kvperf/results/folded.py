@@ -5,7 +5,8 @@ flamegraphs (pure)."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+
+from kvperf.results.row import Row
 
 # Folded counts of a cpu-clock profile are CPU nanoseconds; per request they are written in
 # picoseconds so that one sample spread over millions of requests still counts.
@@ -33,12 +34,12 @@ def render(counts: Counter[str]) -> str:
     return "".join(f"{stack} {n}\n" for stack, n in sorted(counts.items()) if n > 0)
 
 
-def requests_of(row: dict[str, Any]) -> float | None:
+def requests_of(row: Row) -> float | None:
     """Requests the server executed in a row's measure stage: its commandstats calls, else
     rps × the measure stage's seconds (None when neither is known)."""
-    calls = (row.get("server") or {}).get("calls")
+    calls = row.get("server", {}).get("calls")
     if calls:
         return float(calls)
-    seconds = (row.get("stage_seconds") or {}).get("measure")
+    seconds = row.get("stage_seconds", {}).get("measure")
     rps = row.get("rps")
     return float(rps * seconds) if rps and seconds else None

@@ -9,6 +9,10 @@ from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
+# A trial's histograms file as kvperf reads it: kind (corrected, service) → encoded
+# histogram, and "unit" (numeric fields such as significant_figures are not read).
+HistogramFile = dict[str, str]
+
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99_9": 99.9}
 UNIT_TO_MS = {"us": 1e-3, "ns": 1e-6, "ms": 1.0}
 

@@ -15,18 +15,26 @@ Format versions (``kvperf_format``):
   3 — adds ``revision``: what the history calls this run's server when no commit names it
       (compare/noise sides: ``<server version>@<binary sha256 prefix>``; null otherwise, and
       the history then uses the commit or the label). Readers of versions 1–2 treat it as null.
-  4 — adds ``profile``: null unless the trial ran under ``--profile`` (perf record on every
+  4 — adds ``definition``: null for rows of kvperf's config matrix; for a benchmark
+      definition's test (``kvperf run --definitions``) an object with ``name``, ``file``,
+      ``topology``, ``override_test_time``, ``metrics`` (the exporter's JSONPaths → numbers,
+      null when a path found none), ``kpis`` (bound, value, passed per KPI) and ``command_mix``
+      (the commands the definition asks for and INFO commandstats' share of each). Such rows
+      put the definition's name in ``command`` and ``{"topology": NAME}`` in ``config_set``:
+      one series per definition × topology. Readers of versions 1–3 treat it as null.
+  5 — adds ``profile``: null unless the trial ran under ``--profile`` (perf record on every
       server node in the measure stage); then profiler, event, mode, frequency, call_graph,
       kernel_stacks, note, and per node its files (relative to metrics.json), top_symbols
       and top_dsos (self CPU %). Profiled rows are excluded from timing statistics
-      (``is_timed``). Readers of versions 1–3 treat it as null.
+      (``is_timed``). Readers of versions 1–4 treat it as null.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from kvperf.core.errors import UsageError
 from kvperf.core.identity import stable_id
@@ -35,7 +43,7 @@ from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 from kvperf.results.metrics import LATENCY_FIELDS
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -46,41 +54,127 @@ KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "io_threads", "clus
               "config_set")
 
 
-def is_ok(row: dict[str, Any]) -> bool:
+class ServerSide(TypedDict, total=False):
+    """The row's ``server`` object: counters of the measure stage (INFO, /proc)."""
+
+    calls: int | None
+    usec_per_call: float | None
+    keyspace_hits: int | None
+    keyspace_misses: int | None
+    monotonic_clock: str | None
+    commands: dict[str, Any]  # a sequence's per-command calls (pipeline/executed.Executed)
+    calls_per_node: list[int]
+    cpu_seconds: float
+    cpu_us_per_request: float
+
+
+class Row(TypedDict, total=False):
+    """A metrics.json row (format FORMAT_VERSION; module docstring for the versions). Rows of
+    the seed system's files carry the seed's subset and no status (they count as ok). The
+    nested objects (server, client, checks, instructions, env) stay open mappings: their
+    keys grow with the tools and counters kvperf reads (README "Results")."""
+
+    kvperf_format: int
+    timestamp: str
+    label: str
+    commit: str | None
+    revision: str | None
+    # the series (KEY_FIELDS)
+    command: str
+    data_size: int | None
+    pipeline: int | None
+    clients: int | None
+    requests: int | None
+    duration: int | None
+    keyspacelen: int | None
+    cluster_mode: bool
+    tls: bool
+    io_threads: int | None
+    warmup: int
+    benchmark_threads: int | None
+    config_set: dict[str, str] | None
+    # the measurement
+    rps: float | None
+    avg_latency_ms: float | None
+    min_latency_ms: float | None
+    p50_latency_ms: float | None
+    p95_latency_ms: float | None
+    p99_latency_ms: float | None
+    max_latency_ms: float | None
+    # the trial
+    run: int
+    trial_id: str
+    tool: str
+    tool_version: str
+    server_version: str | None
+    status: str
+    error: str | None
+    stage_seconds: dict[str, float]
+    client_saturated: bool | None
+    server: ServerSide
+    client: dict[str, Any]
+    checks: dict[str, Any]
+    histogram_file: str | None
+    measure: str
+    instructions: dict[str, Any] | None
+    env: dict[str, Any]
+    # format 4: a definition's test (file, topology, override_test_time, exporter metrics,
+    # KPIs, command mix, tools, notes); absent from a config trial's row
+    definition: dict[str, Any] | None
+    # format 5: the --profile object (pipeline/profiling.py); null when not profiled
+    profile: dict[str, Any] | None
+    # interleaved sides (compare, noise, run --commits): which side, the order's seed and
+    # the schedule
+    side: str
+    ab_seed: int
+    ab_schedule: str
+
+
+
+def field_of(row: Row, name: str) -> Any:
+    """A row field by a name known only at run time (KEY_FIELDS, a metric's top part)."""
+    return cast(Mapping[str, Any], row).get(name)
+
+
+def is_ok(row: Row) -> bool:
     """Whether a row measured something: the one place a row's status is read (rows of the
     seed system's files have no status and count as ok)."""
     return bool(row.get("status", "ok") == "ok")
 
 
-def is_timed(row: dict[str, Any]) -> bool:
+def is_timed(row: Row) -> bool:
     """Whether a row's throughput and latency may enter timing statistics: it is ok and was
     not profiled (perf sampling perturbs the server it measures)."""
     return is_ok(row) and not row.get("profile")
 
 
-def mark_failed(row: dict[str, Any], error: str) -> None:
+def mark_failed(row: Row, error: str) -> None:
     """Turn an ok row into a failed one (a duet partner failed in the same round)."""
     if is_ok(row):
         row["status"], row["error"] = "failed", error
 
 
-def _to_2(row: dict[str, Any]) -> None:
+def _to_2(row: Row) -> None:
     row.setdefault("measure", Measure.TIMING.value)
     row.setdefault("instructions", None)
 
 
-def _to_3(row: dict[str, Any]) -> None:
+def _to_3(row: Row) -> None:
     row.setdefault("revision", None)
 
 
-def _to_4(row: dict[str, Any]) -> None:
+def _to_4(row: Row) -> None:
+    row.setdefault("definition", None)
+
+
+def _to_5(row: Row) -> None:
     row.setdefault("profile", None)
 
 
-_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4}  # version N → N + 1
+_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5}  # version N → N + 1
 
 
-def format_of(row: dict[str, Any], source: str) -> int | None:
+def format_of(row: Row, source: str) -> int | None:
     """The row's ``kvperf_format`` (None: a seed-format row). A newer or unknown version is
     refused (UsageError, exit 2) naming it: guessing at fields this kvperf does not know
     would misread them."""
@@ -95,7 +189,7 @@ def format_of(row: dict[str, Any], source: str) -> int | None:
     return version
 
 
-def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
+def upgrade(row: Row, source: str) -> Row:
     """A row of any known ``kvperf_format`` brought to FORMAT_VERSION step by step (in
     place); a seed-format row as it is; a newer version refused (``format_of``)."""
     version = format_of(row, source)
@@ -108,9 +202,14 @@ def upgrade(row: dict[str, Any], source: str) -> dict[str, Any]:
     return row
 
 
-def series_key(row: dict[str, Any]) -> str:
+# A series' parameter values by KEY_FIELDS name (history filters, change points' series).
+ParamValue = str | int | float | bool | dict[str, str] | None
+SeriesParams = dict[str, ParamValue]
+
+
+def series_key(row: Row) -> str:
     """Stable hash of a row's KEY_FIELDS values (absent fields count as None): its series."""
-    return stable_id({name: row.get(name) for name in KEY_FIELDS}, length=16)
+    return stable_id({name: field_of(row, name) for name in KEY_FIELDS}, length=16)
 
 
 @dataclass(frozen=True)
@@ -134,7 +233,7 @@ class TrialOutcome:
     measurement: Measurement | None = None
     error: str | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    server: dict[str, Any] = field(default_factory=dict)
+    server: ServerSide = field(default_factory=lambda: ServerSide())
     checks: dict[str, Any] = field(default_factory=dict)
     pinning: dict[str, str | None] = field(default_factory=dict)
     histogram_file: str | None = None
@@ -146,10 +245,10 @@ class TrialOutcome:
         return self.error is None and self.measurement is not None
 
 
-def _metrics(m: Measurement | None) -> dict[str, Any]:
-    if m is None:
-        return {"rps": None, **dict.fromkeys(LATENCY_FIELDS)}
-    return {"rps": round(m.rps, 2), **{f: round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+def _metrics(m: Measurement | None) -> Row:
+    values = {"rps": None if m is None else round(m.rps, 2),
+              **{f: None if m is None else round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+    return cast(Row, values)
 
 
 def _client(m: Measurement | None) -> dict[str, Any]:
@@ -162,7 +261,7 @@ def _client(m: Measurement | None) -> dict[str, Any]:
 
 
 def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
-              timestamp: datetime) -> dict[str, Any]:
+              timestamp: datetime) -> Row:
     """One row of metrics.json (pure)."""
     load, server = trial.load, trial.server
     return {
@@ -186,6 +285,54 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
         "server": outcome.server, "client": _client(outcome.measurement),
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": outcome.instructions,
-        "profile": outcome.profile,
+        "definition": None, "profile": outcome.profile,
+        "env": {**ctx.env, "pinning": outcome.pinning},
+    }
+
+
+@dataclass(frozen=True)
+class DefinitionTest:
+    """A benchmark definition's test on one topology: the series fields of its rows."""
+
+    name: str
+    topology: str
+    trial_id: str
+    io_threads: int | None = None
+    duration: int | None = None  # the first client's --test-time (override applied)
+    requests: int | None = None
+    keyspacelen: int | None = None  # check.keyspacelen
+    cluster: bool = False
+    run: int = 1
+
+
+def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
+                   definition: dict[str, Any], timestamp: datetime) -> Row:
+    """One metrics.json row of a definition's test (pure): the fields of ``build_row``,
+    the definition's name as ``command`` and its topology in ``config_set``; fields a
+    definition does not set as such (data size, pipeline …) are null."""
+    metrics = _metrics(outcome.measurement)
+    for name in ("rps", *LATENCY_FIELDS):  # NaN (a percentile the tool did not give) → null
+        value = field_of(metrics, name)
+        if value is not None and value != value:
+            cast(dict[str, Any], metrics)[name] = None
+    return {
+        "kvperf_format": FORMAT_VERSION,
+        "timestamp": timestamp.isoformat(timespec="seconds"),
+        "label": ctx.label, "commit": ctx.commit, "revision": ctx.revision,
+        "command": test.name, "data_size": None, "pipeline": None, "clients": None,
+        "requests": test.requests, "duration": test.duration,
+        "keyspacelen": test.keyspacelen, **metrics,
+        "cluster_mode": test.cluster, "tls": False, "io_threads": test.io_threads,
+        "warmup": 0,
+        "benchmark_threads": None, "config_set": {"topology": test.topology},
+        "run": test.run, "trial_id": test.trial_id,
+        "tool": ctx.tool, "tool_version": ctx.tool_version,
+        "server_version": ctx.server_version,
+        "status": "ok" if outcome.ok else "failed", "error": outcome.error,
+        "stage_seconds": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
+        "client_saturated": None, "server": outcome.server, "client": {},
+        "checks": outcome.checks, "histogram_file": outcome.histogram_file,
+        "measure": ctx.measure, "instructions": None, "definition": definition,
+        "profile": None,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
 
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 
@@ -45,7 +45,25 @@ def _clock(endpoint: Endpoint) -> str | None:
     return clock.split(" @ ")[0] if clock else None
 
 
-def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> dict[str, Any]:
+class CommandStat(TypedDict, total=False):
+    """One command's INFO commandstats counters (summed over nodes)."""
+
+    calls: int
+    usec: int
+    usec_per_call: float | None
+
+
+class Collected(TypedDict, total=False):
+    """The server-side counters of a measure stage (empty when a node could not be read)."""
+
+    keyspace_hits: int
+    keyspace_misses: int
+    node_calls: list[dict[str, int]]
+    monotonic_clock: str | None
+    commandstats: dict[str, CommandStat]
+
+
+def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> Collected:
     """Hits, misses and per-command calls/usec summed over all nodes; ``node_calls``: each
     node's calls per command (a cluster's balance)."""
     hits = misses = 0
@@ -69,3 +87,9 @@ def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> dict[str, Any]:
             "commandstats": {name: {"calls": c, "usec": u,
                                     "usec_per_call": round(u / c, 4) if c else None}
                              for name, (c, u) in sorted(commands.items())}}
+
+
+def bgsave_in_progress(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> bool:
+    """Whether a node is writing an RDB in the background (INFO persistence)."""
+    return any(_info(e, "persistence").get("rdb_bgsave_in_progress", "0") != "0"
+               for e in endpoints)

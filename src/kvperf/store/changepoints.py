@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import Engine, delete, insert
 
+from kvperf.results.row import SeriesParams
 from kvperf.store.schema import change_points
 
 
@@ -23,7 +23,7 @@ class StoredChangePoint:
 
     series_key: str
     metric: str
-    params: dict[str, Any]
+    params: SeriesParams
     direction: str
     magnitude: float
     pvalue: float

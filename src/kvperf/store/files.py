@@ -9,17 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from kvperf.core.errors import StoreError
-from kvperf.results.row import format_of, upgrade
+from kvperf.results.histogram import HistogramFile
+from kvperf.results.row import Row, format_of, upgrade
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
+    """Write to a temp file in the same directory, fsync, then rename over ``path``."""
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
     """Write to a temp file in the same directory, fsync, then rename over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -28,7 +33,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def read_rows(path: Path, *, as_written: bool = False) -> list[dict[str, Any]]:
+def read_rows(path: Path, *, as_written: bool = False) -> list[Row]:
     """The rows of a metrics.json file (kvperf's or the seed system's), kvperf's upgraded to
     the current format (``results.row.upgrade``; a newer format is refused, exit 2).
     ``as_written``: check the format but keep each row exactly as the file has it (the
@@ -53,11 +58,11 @@ class MetricsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: list[dict[str, Any]] = (read_rows(path, as_written=True)
+        self.rows: list[Row] = (read_rows(path, as_written=True)
                                            if path.exists() else [])
-        self.new_rows: list[dict[str, Any]] = []
+        self.new_rows: list[Row] = []
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: Row) -> None:
         self.rows.append(row)
         self.new_rows.append(row)
         try:
@@ -66,7 +71,7 @@ class MetricsFile:
             raise StoreError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 
-def read_histograms(base: Path, row: dict[str, Any]) -> dict[str, Any] | None:
+def read_histograms(base: Path, row: Row) -> HistogramFile | None:
     """The histograms file a row names (relative to its metrics.json), or None."""
     name = row.get("histogram_file")
     if not name:
@@ -75,4 +80,6 @@ def read_histograms(base: Path, row: dict[str, Any]) -> dict[str, Any] | None:
         data = json.loads((base / name).read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    return {str(k): v for k, v in data.items() if isinstance(v, str)}

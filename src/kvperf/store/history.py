@@ -33,7 +33,7 @@ from sqlalchemy import (
 
 from kvperf.core.errors import UsageError
 from kvperf.results.metrics import METRIC_SETS, TOP_METRICS
-from kvperf.results.row import KEY_FIELDS
+from kvperf.results.row import KEY_FIELDS, SeriesParams
 from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
 from kvperf.store.schema import commits, metric_summary, trials
 
@@ -101,9 +101,9 @@ def _typed_value(key: str, text: str) -> Any:
     return text
 
 
-def parse_where(items: Sequence[str]) -> dict[str, Any]:
+def parse_where(items: Sequence[str]) -> SeriesParams:
     """``key=value`` filters over KEY_FIELDS, typed; UsageError (did-you-mean) otherwise."""
-    out: dict[str, Any] = {}
+    out: SeriesParams = {}
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip().replace("-", "_")
@@ -117,7 +117,7 @@ def parse_where(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _filters(where: dict[str, Any]) -> ColumnElement[bool]:
+def _filters(where: SeriesParams) -> ColumnElement[bool]:
     clauses: list[ColumnElement[bool]] = [trials.c.status == "ok"]
     for key, value in where.items():
         column = trials.c[key]
@@ -130,7 +130,7 @@ def _filters(where: dict[str, Any]) -> ColumnElement[bool]:
     return and_(*clauses)
 
 
-def latest_revisions(engine: Engine, last: int, where: dict[str, Any]) -> list[Revision]:
+def latest_revisions(engine: Engine, last: int, where: SeriesParams) -> list[Revision]:
     """The ``last`` newest revisions with ok trials matching ``where``, oldest first.
     Newest = latest commit time when the commits table knows it, else first measurement."""
     when = func.coalesce(func.max(commits.c.committed_at), func.min(trials.c.timestamp))
@@ -160,7 +160,7 @@ def resolve_revision(engine: Engine, prefix: str) -> str:
     raise UsageError(f"--sha {prefix} is ambiguous: {', '.join(found)}")
 
 
-def series_filter(where: dict[str, Any]) -> ColumnElement[bool]:
+def series_filter(where: SeriesParams) -> ColumnElement[bool]:
     """``metric_summary`` rows of the series matching ``where`` (every row when it is empty:
     the summary holds ok trials only). A series key is the hash of the KEY_FIELDS that
     ``where`` filters on, so a series matches as a whole."""
@@ -171,7 +171,7 @@ def series_filter(where: dict[str, Any]) -> ColumnElement[bool]:
 
 
 def _cells_query(revisions: Sequence[str] | None, names: Sequence[str],
-                 where: dict[str, Any]) -> Select[Any]:
+                 where: SeriesParams) -> Select[Any]:
     s = metric_summary.c
     condition = and_(series_filter(where), s.name.in_(names) if names else true(),
                      s.revision.in_(revisions) if revisions is not None else true())
@@ -203,7 +203,7 @@ def fetch_rows(conn: Connection, query: Select[Any] | TextClause,
 
 
 def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
-          where: dict[str, Any]) -> list[Cell]:
+          where: SeriesParams) -> list[Cell]:
     """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
     query = _cells_query(revisions, names, where)
     with engine.connect() as conn:
@@ -211,7 +211,7 @@ def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
                 for key, rev, name, n, mean, sumsq in fetch_rows(conn, query)]
 
 
-def series_fields(engine: Engine, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+def series_fields(engine: Engine, keys: Sequence[str]) -> dict[str, SeriesParams]:
     """The KEY_FIELDS values of each series (from one of its trials)."""
     if not keys:
         return {}

@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kvperf.core.identity import stable_id
+from kvperf.results.histogram import HistogramFile
 from kvperf.results.metrics import TOP_METRICS
-from kvperf.results.row import series_key
+from kvperf.results.row import Row, field_of, series_key
 
 NESTED_METRICS = ("server", "client")  # numeric leaves below these become "server.x", ...
 INT_COLUMNS = ("data_size", "pipeline", "clients", "requests", "keyspacelen", "io_threads",
@@ -25,7 +26,7 @@ FLOAT_COLUMNS = ("duration", "warmup")
 BOOL_COLUMNS = ("cluster_mode", "tls")
 
 
-def row_hash(row: dict[str, Any]) -> str:
+def row_hash(row: Row) -> str:
     """sha256 of the row's canonical JSON: the same row always hashes the same."""
     canonical = json.dumps(row, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -45,12 +46,18 @@ def _leaves(prefix: str, value: Any, out: dict[str, float]) -> None:
         out[prefix] = number
 
 
-def metric_values(row: dict[str, Any]) -> dict[str, float]:
-    """Every finite numeric metric of a row: rps, latencies, server.*, client.* (dotted)."""
-    out = {name: v for name in TOP_METRICS if (v := _number(row.get(name))) is not None}
+def metric_values(row: Row) -> dict[str, float]:
+    """Every finite numeric metric of a row: rps, latencies, server.*, client.* (dotted),
+    and a definition's exporter metrics under their own names (their JSONPaths)."""
+    out = {name: v for name in TOP_METRICS if (v := _number(field_of(row, name))) is not None}
     for section in NESTED_METRICS:
         if isinstance(row.get(section), dict):
-            _leaves(section, row[section], out)
+            _leaves(section, field_of(row, section), out)
+    definition = field_of(row, "definition")
+    exported = definition.get("metrics") if isinstance(definition, dict) else None
+    if isinstance(exported, dict):
+        out.update({name: v for name, value in exported.items()
+                    if (v := _number(value)) is not None})
     return out
 
 
@@ -72,8 +79,8 @@ def canonical_config_set(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _typed(row: dict[str, Any], name: str) -> Any:
-    value = row.get(name)
+def _typed(row: Row, name: str) -> Any:
+    value = field_of(row, name)
     if value is None:
         return None
     if name in BOOL_COLUMNS:
@@ -101,7 +108,7 @@ class RunInfo:
     env: dict[str, Any] | None
 
 
-def run_info(row: dict[str, Any], source: str, label: str | None,
+def run_info(row: Row, source: str, label: str | None,
              started_at: datetime | None, salt: str = "") -> RunInfo:
     """The run a row belongs to. Pushed files: one run per (file, label, commit, tool, server,
     host); live runs add their start time and pid as ``salt`` so every run is its own."""
@@ -120,14 +127,14 @@ def run_info(row: dict[str, Any], source: str, label: str | None,
 PROFILED = "profiled"
 
 
-def _status(row: dict[str, Any]) -> str:
+def _status(row: Row) -> str:
     """The trials-table status: the row's, except that an ok row measured under --profile is
     'profiled' — stored, but never in history or summaries (perf perturbs its timing)."""
     status = str(row.get("status") or "ok")
     return PROFILED if status == "ok" and row.get("profile") else status
 
 
-def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
+def trial_values(row: Row, label: str | None) -> dict[str, Any]:
     """The trials-table columns of a row (without id and run_id)."""
     commit = row.get("commit") or None
     columns = {name: _typed(row, name)
@@ -146,7 +153,7 @@ def trial_values(row: dict[str, Any], label: str | None) -> dict[str, Any]:
     }
 
 
-def histogram_values(histograms: dict[str, Any] | None) -> list[dict[str, str]]:
+def histogram_values(histograms: HistogramFile | None) -> list[dict[str, str]]:
     """A trial's histograms file → rows of (kind, unit, encoded)."""
     if not histograms:
         return []

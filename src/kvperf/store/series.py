@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine, bindparam, func, select, text
 
+from kvperf.results.row import SeriesParams
 from kvperf.store.history import _filters, cells, fetch_rows, series_fields, series_filter
 from kvperf.store.schema import commits, trials
 
@@ -36,7 +37,7 @@ class History:
     trial counts."""
 
     series_key: str
-    params: dict[str, Any]
+    params: SeriesParams
     metric: str
     revisions: npt.NDArray[Any]  # of str
     times: npt.NDArray[Any]  # of datetime
@@ -50,7 +51,7 @@ def _aware(value: datetime | None) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def revision_order(engine: Engine, where: dict[str, Any]) -> list[tuple[str, datetime]]:
+def revision_order(engine: Engine, where: SeriesParams) -> list[tuple[str, datetime]]:
     """Every revision with ok trials (matching ``where``) and its time — its commit's
     committed_at, else its first trial's timestamp — ordered by (time, revision)."""
     when = func.coalesce(func.max(commits.c.committed_at), func.min(trials.c.timestamp))
@@ -78,7 +79,7 @@ HAVING count(*) >= :min_points
 
 
 def _pg_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
-             where: dict[str, Any], min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
+             where: SeriesParams, min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
     condition = series_filter(where)
     with engine.connect() as conn:
         where_sql = str(condition.compile(conn, compile_kwargs={"literal_binds": True}))
@@ -92,7 +93,7 @@ def _pg_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
 
 
 def _generic_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
-                  where: dict[str, Any],
+                  where: SeriesParams,
                   min_points: int) -> list[tuple[str, str, Any, Any, Any]]:
     position = {rev: i for i, rev in enumerate(revisions)}
     grouped: dict[tuple[str, str], list[tuple[int, float, int]]] = defaultdict(list)
@@ -107,7 +108,7 @@ def _generic_rows(engine: Engine, revisions: list[str], metrics: Sequence[str],
     return rows
 
 
-def histories(engine: Engine, metrics: Sequence[str], where: dict[str, Any] | None = None,
+def histories(engine: Engine, metrics: Sequence[str], where: SeriesParams | None = None,
               min_points: int = 1) -> list[History]:
     """Every (series, metric) history with at least ``min_points`` revisions, ordered by
     series key and metric."""

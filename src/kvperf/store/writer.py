@@ -22,6 +22,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from kvperf.core.errors import StoreError
+from kvperf.results.histogram import HistogramFile
+from kvperf.results.row import Row
 from kvperf.store import schema
 from kvperf.store.db import describe_error, redact
 from kvperf.store.files import read_histograms
@@ -81,8 +83,8 @@ def ensure_run(conn: Connection, run: RunInfo) -> int:
     return int(run_id.scalar_one())
 
 
-def insert_trial(conn: Connection, run: RunInfo, row: dict[str, Any], label: str | None,
-                 histograms: dict[str, Any] | None) -> bool:
+def insert_trial(conn: Connection, run: RunInfo, row: Row, label: str | None,
+                 histograms: HistogramFile | None) -> bool:
     """Store one metrics.json row with its metrics and histograms; False if already stored."""
     values = trial_values(row, label)
     exists = select(schema.trials.c.id).where(schema.trials.c.row_hash == values["row_hash"])
@@ -118,7 +120,7 @@ class TrialWriter:
         self.missing: dict[Path, int] = {}
         self.first_error: str | None = None
 
-    def record(self, row: dict[str, Any], metrics_path: Path) -> bool:
+    def record(self, row: Row, metrics_path: Path) -> bool:
         """Commit one finished trial; on a database error warn (once) and return False."""
         base = metrics_path.parent
         run = run_info(row, "live", base.name, self.started_at, self._salt)

@@ -65,7 +65,8 @@ def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> No
     (["--definitions", "{d}", "--dry-run", "--override-test-time", "0"], "at least 1"),
     (["--definitions", "{d}", "--dry-run", "--config", "{d}/x.json"],
      "--config does not apply with --definitions"),
-    (["--definitions", "{d}"], "running definitions lands with"),
+    (["--definitions", "{d}", "--topologies", "oss-cluster-3-primaries", "--results-dir",
+      "{d}/results", "--no-db"], "can run here"),
     (["--tests-regexp", "get", "--dry-run"], "apply only with --definitions"),
 ])
 def test_bad_input_exits_2(defs: Path, capsys: pytest.CaptureFixture[str], args: list[str],

@@ -27,7 +27,8 @@ def test_a_version_1_file_is_upgraded_and_read(tmp_path: Path) -> None:
     rows = read_rows(path)
     assert [r["kvperf_format"] for r in rows] == [FORMAT_VERSION] * 2
     assert rows[0]["measure"] == "timing" and rows[0]["instructions"] is None
-    assert rows[0]["revision"] is None and rows[0]["profile"] is None
+    assert rows[0]["revision"] is None and rows[0]["definition"] is None
+    assert rows[0]["profile"] is None
     done = run_kvperf("compare-results", path, path)
     assert done.returncode == 0, done.stderr
     assert "no change" in done.stdout

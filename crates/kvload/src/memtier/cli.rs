@@ -79,6 +79,8 @@ pub struct MtOptions {
     pub out_file: Option<String>,
     pub json_out_file: Option<String>,
     pub kvload_json: Option<String>,
+    /// kvload's --io (event loop).
+    pub io: crate::io::IoChoice,
     pub run_count: u32,
     pub hide_histogram: bool,
     pub print_percentiles: Vec<f64>,
@@ -121,6 +123,7 @@ impl Default for MtOptions {
             out_file: None,
             json_out_file: None,
             kvload_json: None,
+            io: crate::io::IoChoice::Auto,
             run_count: 1,
             hide_histogram: false,
             print_percentiles: vec![50.0, 99.0, 99.9],
@@ -294,8 +297,9 @@ const TABLE: &[(&str, Option<char>, bool, Support)] = &[
     ("clients-start", None, true, No("client staircase ramp-up is not implemented")),
     ("clients-step", None, true, No("client staircase ramp-up is not implemented")),
     ("step-duration", None, true, No("client staircase ramp-up is not implemented")),
-    // kvload's own addition.
+    // kvload's own additions.
     ("kvload-json", None, true, Yes),
+    ("io", None, true, Yes),
 ];
 
 type Entry = (&'static str, Option<char>, bool, Support);
@@ -433,6 +437,7 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "out-file" => o.out_file = Some(v.to_string()),
         "json-out-file" => o.json_out_file = Some(v.to_string()),
         "kvload-json" => o.kvload_json = Some(v.to_string()),
+        "io" => o.io = crate::io::IoChoice::parse(v)?,
         "run-count" => o.run_count = positive(v, "run-count")?,
         "hide-histogram" => o.hide_histogram = true,
         "print-percentiles" => o.print_percentiles = parse_quantiles(v)?,
@@ -810,6 +815,8 @@ Output:
   -o, --out-file=FILE            Text results to FILE (default: stdout)
       --json-out-file=FILE       memtier's JSON layout (\"ALL STATS\" -> \"Totals\" -> ...)
       --kvload-json=FILE         kvload's versioned JSON report (HDR histograms) of the same runs
+      --io=uring|epoll           kvload's event loop (default: io_uring when the kernel allows
+                                 it, else epoll with a note; TLS always runs on epoll)
       --hide-histogram           Don't print the latency distribution
       --print-percentiles=LIST   Percentiles in the table and JSON (default: 50,99,99.9)
       --print-all-runs           With -x, print every run too

@@ -5,6 +5,10 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::ser::PrettyFormatter;
+use serde_json::value::RawValue;
 
 use super::cli::MtOptions;
 use super::program::Program;
@@ -262,79 +266,72 @@ fn distribution(t: &mut String, s: &Summary) {
 
 // ---------- JSON (memtier's layout) ----------
 
-/// A JSON value; numbers are kept as the text memtier would print.
+/// A JSON value in memtier's layout: objects keep their key order (section and
+/// row names are data), numbers keep the text memtier would print (`20.00`).
+/// Serialised with serde_json (tab-indented, as memtier writes it).
 pub enum J {
     Obj(Vec<(String, J)>),
     Arr(Vec<J>),
-    Raw(String),
+    Str(String),
+    /// A number as printed (`"20.00"`), or `None` for null.
+    Num(Option<String>),
+}
+
+impl Serialize for J {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            J::Obj(items) => {
+                let mut m = s.serialize_map(Some(items.len()))?;
+                for (k, v) in items {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+            J::Arr(items) => s.collect_seq(items),
+            J::Str(v) => s.serialize_str(v),
+            J::Num(None) => s.serialize_none(),
+            J::Num(Some(text)) => match RawValue::from_string(text.clone()) {
+                Ok(raw) => raw.serialize(s),
+                Err(_) => s.serialize_none(),
+            },
+        }
+    }
 }
 
 fn jstr(s: &str) -> J {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    J::Raw(o)
+    J::Str(s.to_string())
+}
+
+fn num(text: String) -> J {
+    J::Num(Some(text))
 }
 
 fn f2(v: f64) -> J {
-    J::Raw(if v.is_finite() { format!("{v:.2}") } else { "null".into() })
+    J::Num(v.is_finite().then(|| format!("{v:.2}")))
 }
 
 fn f3(v: f64) -> J {
-    J::Raw(if v.is_finite() { format!("{v:.3}") } else { "null".into() })
+    J::Num(v.is_finite().then(|| format!("{v:.3}")))
 }
 
 fn int(v: u64) -> J {
-    J::Raw(v.to_string())
+    num(v.to_string())
 }
 
 fn obj(items: Vec<(&str, J)>) -> J {
     J::Obj(items.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
+/// The value as memtier writes its JSON: tab-indented, a newline at the end.
 pub fn render(j: &J) -> String {
-    let mut out = String::new();
-    write_json(&mut out, j, 0);
-    out.push('\n');
-    out
-}
-
-fn write_json(out: &mut String, j: &J, depth: usize) {
-    let pad = "\t".repeat(depth + 1);
-    let close = "\t".repeat(depth);
-    match j {
-        J::Raw(s) => out.push_str(s),
-        J::Obj(items) if items.is_empty() => out.push_str("{}"),
-        J::Arr(items) if items.is_empty() => out.push_str("[]"),
-        J::Obj(items) => {
-            out.push_str("{\n");
-            for (i, (k, v)) in items.iter().enumerate() {
-                let J::Raw(key) = jstr(k) else { continue };
-                let _ = write!(out, "{pad}{key}: ");
-                write_json(out, v, depth + 1);
-                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
-            }
-            let _ = write!(out, "{close}}}");
-        }
-        J::Arr(items) => {
-            out.push_str("[\n");
-            for (i, v) in items.iter().enumerate() {
-                out.push_str(&pad);
-                write_json(out, v, depth + 1);
-                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
-            }
-            let _ = write!(out, "{close}]");
-        }
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, PrettyFormatter::with_indent(b"\t"));
+    if j.serialize(&mut ser).is_err() {
+        return "{}\n".into();
     }
+    let mut text = String::from_utf8(out).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 fn row_json(o: &MtOptions, r: &Row, seconds: &[(usize, u64, f64, f64)]) -> J {
@@ -409,7 +406,7 @@ pub fn section_json(o: &MtOptions, s: &Summary) -> J {
 pub fn config_json(o: &MtOptions) -> J {
     let (ra, rb) = o.ratio_or_default();
     let (ps, pg) = o.key_pattern_or_default();
-    let opt = |v: &Option<String>| v.as_deref().map_or(J::Raw("null".into()), jstr);
+    let opt = |v: &Option<String>| v.as_deref().map_or(J::Num(None), jstr);
     let (dr_lo, dr_hi) = o.data_size_range.unwrap_or((0, 0));
     obj(vec![
         ("server", jstr(&o.host)),
@@ -437,9 +434,9 @@ pub fn config_json(o: &MtOptions) -> J {
         ("key_minimum", int(o.key_min)),
         ("key_maximum", int(o.key_max)),
         ("key_pattern", jstr(&format!("{}:{}", ps.letter(), pg.letter()))),
-        ("key_stddev", J::Raw(format!("{:.6}", o.key_stddev))),
-        ("key_median", J::Raw(format!("{:.6}", o.key_median))),
-        ("key_zipf_exp", J::Raw(format!("{:.6}", o.key_zipf_exp))),
+        ("key_stddev", num(format!("{:.6}", o.key_stddev))),
+        ("key_median", num(format!("{:.6}", o.key_median))),
+        ("key_zipf_exp", num(format!("{:.6}", o.key_zipf_exp))),
         ("select-db", int(o.select_db as u64)),
         ("print-all-runs", jstr(if o.print_all_runs { "true" } else { "false" })),
         ("load generator", jstr(&format!("kvload {} (memtier front end)", env!("CARGO_PKG_VERSION")))),

@@ -9,6 +9,7 @@ use super::program::Program;
 use super::report::{self, Summary};
 use crate::cli::Options;
 use crate::cluster::Route;
+use crate::io::IoUsed;
 use crate::net::{self, MtPlan, Plan};
 use crate::report::TestResult;
 use crate::runner::{connect_spec, default_seed, encode_args, topology};
@@ -27,12 +28,18 @@ pub fn main(argv: &[String]) -> i32 {
             println!("memtier_benchmark (kvload {} memtier front end)", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(MtParsed::Run(o)) => match run(&o) {
-            Ok(()) => 0,
+        Ok(MtParsed::Run(o)) => match crate::io::resolve_and_note(o.io, o.tls.enabled) {
             Err(e) => {
-                eprintln!("error: {e}");
-                1
+                eprintln!("memtier_benchmark (kvload): {e}");
+                2
             }
+            Ok(io) => match run(&o, io) {
+            Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            },
         },
         Err(e) => {
             eprintln!("memtier_benchmark (kvload): {e}");
@@ -95,6 +102,7 @@ pub fn kv_options(o: &MtOptions) -> Options {
         json: o.kvload_json.clone(),
         tls: o.tls.clone(),
         command: vec![describe(o)],
+        io: o.io,
         ..Options::default()
     }
 }
@@ -111,9 +119,10 @@ struct Setup {
     program: Arc<Program>,
     /// Seed of every client (plus its index with --distinct-client-seed).
     seed: u64,
+    io: IoUsed,
 }
 
-fn setup(o: &MtOptions) -> Result<Setup, String> {
+fn setup(o: &MtOptions, io: IoUsed) -> Result<Setup, String> {
     let kv = kv_options(o);
     let mut connect = connect_spec(&kv)?;
     if o.protocol == Protocol::Resp2 {
@@ -123,7 +132,7 @@ fn setup(o: &MtOptions) -> Result<Setup, String> {
     let (endpoints, slots) = topology(&kv, &connect)?;
     let program = Arc::new(Program::new(o));
     let seed = if o.randomize { default_seed() } else { 0 };
-    Ok(Setup { kv, connect, endpoints, slots, program, seed })
+    Ok(Setup { kv, connect, endpoints, slots, program, seed, io })
 }
 
 /// One plan per thread: thread k has the connections g ≡ k (mod threads), each a
@@ -164,6 +173,7 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 keepalive: true,
                 sigfig: 3,
                 memtier: Some(MtPlan { program: s.program.clone(), clients, conn_quota: per_client }),
+                io: s.io.kind,
             }
         })
         .collect()
@@ -202,8 +212,8 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 }
 
 /// Runs -x times and writes every output.
-pub fn run(o: &MtOptions) -> Result<(), String> {
-    let s = setup(o)?;
+pub fn run(o: &MtOptions, io: IoUsed) -> Result<(), String> {
+    let s = setup(o, io)?;
     if o.requests == super::cli::Requests::AllKeys {
         println!("setting requests to {}", o.requests_per_client().unwrap_or(0));
     }
@@ -234,7 +244,7 @@ pub fn run(o: &MtOptions) -> Result<(), String> {
             .enumerate()
             .map(|(i, m)| TestResult::new(&s.kv, if n > 1 { format!("{name} (run {})", i + 1) } else { name.clone() }, m))
             .collect();
-        write_file(path, &crate::report::json(&s.kv, &results))?;
+        write_file(path, &crate::report::json(&s.kv, &s.io, &results))?;
     }
     Ok(())
 }
@@ -242,6 +252,7 @@ pub fn run(o: &MtOptions) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::IoKind;
     use crate::memtier::cli::parse;
 
     fn opts(args: &[&str]) -> MtOptions {
@@ -273,6 +284,7 @@ mod tests {
             slots: vec![Vec::new()],
             program: Arc::new(Program::new(&o)),
             seed: 0,
+            io: IoUsed { kind: IoKind::Epoll, note: None },
         };
         let p = plans(&o, &s);
         assert_eq!(p.len(), 2);

@@ -1,6 +1,8 @@
 //! Helpers for integration tests: real valkey-server processes, a tiny RESP client.
 #![allow(dead_code)]
 
+pub mod schema;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -27,8 +29,47 @@ pub fn kvload_bin() -> &'static str {
     env!("CARGO_BIN_EXE_kvload")
 }
 
+thread_local! {
+    /// The event loop the current test runs kvload with (`on_both_loops!`); None = default.
+    static IO: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `test` with kvload on event loop `io` ("uring" or "epoll").
+pub fn with_io(io: &'static str, test: fn()) {
+    IO.with(|c| c.set(Some(io)));
+    test();
+}
+
+/// The loop the current test runs on, if it chose one.
+pub fn current_io() -> Option<&'static str> {
+    IO.with(|c| c.get())
+}
+
+/// `--io <loop>` for kvload's own command line (empty outside `on_both_loops!`).
+pub fn io_args() -> Vec<String> {
+    current_io().map(|io| vec!["--io".to_string(), io.to_string()]).unwrap_or_default()
+}
+
+/// Runs kvload; inside `on_both_loops!` with `--io` (for `memtier` as `--io=<loop>`).
 pub fn kvload(args: &[&str]) -> Output {
-    Command::new(kvload_bin()).args(args).output().expect("run kvload")
+    let mut cmd = Command::new(kvload_bin());
+    match (args.first(), current_io()) {
+        (Some(&"memtier"), Some(io)) => cmd.arg("memtier").arg(format!("--io={io}")).args(&args[1..]),
+        _ => cmd.args(io_args()).args(args),
+    };
+    cmd.output().expect("run kvload")
+}
+
+/// Declares each named test (a plain `fn()`) twice: `epoll::name` and `uring::name`.
+macro_rules! on_both_loops {
+    ($($name:ident),* $(,)?) => {
+        mod epoll {
+            $( #[test] fn $name() { $crate::common::with_io("epoll", super::$name) } )*
+        }
+        mod uring {
+            $( #[test] fn $name() { $crate::common::with_io("uring", super::$name) } )*
+        }
+    };
 }
 
 pub fn scratch_dir(name: &str) -> PathBuf {
@@ -195,6 +236,7 @@ pub fn json_run(name: &str, args: &[&str]) -> serde_json::Value {
     assert_ok(&out);
     let v = read_json(&path);
     let _ = std::fs::remove_dir_all(&dir);
+    schema::assert_valid(&schema::load("kvload-report.schema.json"), &v);
     v
 }
 

@@ -1,0 +1,107 @@
+"""`kvperf report`'s workflow: paths → sides (rows and histograms read) → report → HTML and
+JSON files.
+
+A path is a label directory (holding metrics.json), a metrics.json file, or a comparison's
+directory (holding ``A/`` and ``B/``, as `kvperf compare` and `kvperf noise` write them).
+One side makes a run report, two an A/B report (the first is the baseline).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvperf.core.errors import StoreError, UsageError
+from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown
+from kvperf.report.html import render
+from kvperf.report.model import Report, Source, build, interleaved, judge_sides, to_json
+from kvperf.store.files import read_histograms, read_rows, write_text_atomic
+
+METRICS = "metrics.json"
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    paths: list[Path]
+    html: Path
+    json: Path | None = None
+    markdown: Path | None = None  # A/B only: the comparison as compare's markdown
+
+
+def metrics_files(paths: list[Path]) -> list[Path]:
+    """The metrics.json file of each side named by ``paths`` (module doc); UsageError for
+    anything else, naming the path."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            files.append(path)
+        elif (path / METRICS).is_file():
+            files.append(path / METRICS)
+        elif (path / "A" / METRICS).is_file() and (path / "B" / METRICS).is_file():
+            files += [path / "A" / METRICS, path / "B" / METRICS]
+        elif path.is_dir():
+            labels = sorted({p.relative_to(path).parts[0] for pattern in (f"*/{METRICS}",
+                             f"*/A/{METRICS}") for p in path.glob(pattern)})
+            found = f" (its label directories: {', '.join(labels)})" if labels else ""
+            raise UsageError(f"{path}: no {METRICS} here, nor A/ and B/ with one each; give a "
+                             f"label directory (<results-dir>/<label>), a {METRICS}, or a "
+                             f"comparison's directory{found}")
+        else:
+            raise UsageError(f"{path}: no such file or directory")
+    if len(files) not in (1, 2):
+        raise UsageError(f"a report shows one side or two (A/B), got {len(files)}: "
+                         + ", ".join(map(str, files)))
+    return files
+
+
+def load_source(path: Path) -> Source:
+    """One side: its rows (upgraded; bad files → UsageError) and its histogram reader."""
+    try:
+        rows = read_rows(path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if not rows:
+        raise UsageError(f"{path} has no result rows")
+    base = path.parent
+    return Source(base.name or str(path), str(path), rows,
+                  lambda row: read_histograms(base, row))
+
+
+def sides(paths: list[Path]) -> tuple[list[Source], bool]:
+    """The sides ``paths`` name, and whether two are paired: the rounds of one interleaved
+    run (sibling label directories whose rows pair by round)."""
+    files = metrics_files(paths)
+    sources = [load_source(p) for p in files]
+    if len(sources) == 1:
+        return sources, False
+    if sources[0].name == sources[1].name:
+        sources = [Source(s.path, s.path, s.rows, s.histograms) for s in sources]
+    siblings = files[0].parent.parent.resolve() == files[1].parent.parent.resolve()
+    return sources, siblings and interleaved(*sources)
+
+
+def comparison_markdown(sources: list[Source], paired: bool) -> str:
+    """The A/B comparison as compare's markdown (a PR comment)."""
+    if len(sources) != 2:
+        raise UsageError("--markdown needs two sides (an A/B report)")
+    base, new = sources
+    results, unmatched = judge_sides(base, new, paired)
+    return markdown(results, unmatched, base.name, new.name,
+                    PAIRED_NOTE if paired else UNPAIRED_NOTE)
+
+
+def write_report(request: ReportRequest) -> Report:
+    """Build the report and write its HTML (and JSON, markdown) files."""
+    sources, paired = sides(request.paths)
+    report = build(sources, paired)
+    text = comparison_markdown(sources, paired) if request.markdown else None
+    try:
+        write_text_atomic(request.html, render(report))
+        if request.json:
+            write_text_atomic(request.json, json.dumps(to_json(report), indent=2) + "\n")
+        if request.markdown and text is not None:
+            write_text_atomic(request.markdown, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report: {exc}") from None
+    return report

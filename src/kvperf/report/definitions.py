@@ -1,0 +1,87 @@
+"""Rendering benchmark definitions' runs: a progress line per test, the results table and
+the KPI table (bound, value, pass/fail per KPI), all from rows (pure but for printing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kvperf.results.row import Row, is_ok
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _topology(row: Row) -> str:
+    return (row.get("config_set") or {}).get("topology", "?")
+
+
+def test_line(position: int, total: int, row: Row) -> str:
+    """``[2/5] name on topology: ok 123,456 ops/s p50 0.2 ms`` (or the failure)."""
+    where = f"[{position}/{total}] {escape(row['command'])} on {_topology(row)}"
+    if not is_ok(row):
+        return f"{where}: [red]failed[/red]: {escape(str(row['error']))}"
+    kpis = (row.get("definition") or {}).get("kpis") or []
+    failed = sum(1 for k in kpis if not k["passed"])
+    gate = (f", [red]{failed} KPI(s) failed[/red]" if failed else
+            f", {len(kpis)} KPI(s) passed" if kpis else "")
+    return (f"{where}: [green]ok[/green] {row['rps']:,.0f} ops/s, p50 "
+            f"{_ms(row['p50_latency_ms'])} ms, p99 {_ms(row['p99_latency_ms'])} ms{gate}")
+
+
+class DefinitionProgress:
+    """A DefinitionObserver printing one line per finished test."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.position = 0
+        self.total = 0
+
+    def test_started(self, plan: Any, position: int, total: int) -> None:
+        self.position, self.total = position, total
+
+    def stage(self, plan: Any, name: str) -> None:
+        pass
+
+    def test_finished(self, plan: Any, result: Any) -> None:
+        self.console.print(test_line(self.position, self.total, result.row), soft_wrap=True)
+
+
+def results_table(rows: list[Row], title: str) -> Table:
+    table = Table(title=title)
+    for name in ("definition", "topology", "status", "ops/s", "p50 ms", "p99 ms", "keys",
+                 "command mix (executed)"):
+        table.add_column(name, justify="right" if name in ("ops/s", "p50 ms", "p99 ms",
+                                                         "keys") else "left")
+    for row in rows:
+        mix = (row.get("definition") or {}).get("command_mix") or {}
+        executed = " ".join(f"{n} {m['executed']:.1%}" for n, m in mix.items()
+                            if m.get("executed") is not None)
+        table.add_row(escape(row["command"]), _topology(row),
+                      "ok" if is_ok(row) else "[red]failed[/red]",
+                      f"{row['rps']:,.0f}" if row["rps"] is not None else "-",
+                      _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
+                      str(row["checks"].get("keyspacelen", "-")), executed)
+    return table
+
+
+def kpi_table(rows: list[Row]) -> Table | None:
+    """One line per KPI of every test that has some (None when no test has any)."""
+    table = Table(title="KPIs")
+    for name in ("definition", "topology", "KPI", "bound", "value", "result"):
+        table.add_column(name)
+    count = 0
+    for row in rows:
+        for kpi in (row.get("definition") or {}).get("kpis") or []:
+            count += 1
+            value = "-" if kpi["value"] is None else f"{kpi['value']:g}"
+            verdict = "[green]pass[/green]" if kpi["passed"] else (
+                f"[red]fail[/red] {escape(kpi['reason'])}".strip())
+            table.add_row(escape(row["command"]), _topology(row),
+                          escape(kpi["path"]), f"{kpi['mode']} {kpi['bound']:g}", value,
+                          verdict)
+    return table if count else None

@@ -1,0 +1,171 @@
+"""The report as one self-contained HTML page: styles inline, charts inline SVG
+(``report/svg.py``), no scripts, fonts or requests — it opens offline, from a file or a CI
+artifact.
+
+Sections: run summary with provenance and noise warnings per side; throughput and latency per
+series (dot charts with run-to-run spread); the latency percentile spectrum of the merged HDR
+histograms (corrected vs service, p0 … p99.999 on a log "1/(1−q)" axis); for two sides, the
+A/B forest plot of ratios with 95% CIs coloured by verdict, and its table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+from kvperf import __version__
+from kvperf.report import svg
+from kvperf.report.model import Comparison, Report, SeriesStats, SourceSummary, Spectrum
+
+VERDICT_COLOUR = {"regression": "#d62728", "improvement": "#2ca02c", "no change": "#7f7f7f",
+                  "inconclusive": "#bcbd22", "unstable": "#ff7f0e",
+                  "insufficient data": "#c7c7c7", "not comparable": "#333333"}
+SPECTRUM_TICKS = ((1.0, "p0"), (2.0, "p50"), (10.0, "p90"), (100.0, "p99"),
+                  (1e3, "p99.9"), (1e4, "p99.99"), (1e5, "p99.999"))
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
+max-width:1000px;color:#222;background:#fff;padding:0 16px}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:4px;
+margin-top:2em}h3{font-size:1em}
+table{border-collapse:collapse;margin:8px 0;font-size:.85em}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.warn{background:#fff4e0;border-left:4px solid #ff7f0e;padding:6px 10px;margin:6px 0}
+.ok{color:#2ca02c}.hint{color:#666}
+svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}
+svg text{font-size:11px;fill:#333}svg .ctitle{font-size:13px;font-weight:600}
+svg .tick{fill:#666}
+.verdict{padding:1px 6px;border-radius:3px;color:#fff}
+footer{margin-top:3em;color:#888;font-size:.8em}
+"""
+
+
+def render(report: Report) -> str:
+    """The whole page."""
+    sides = [s.name for s in report.sources]
+    title = ("kvperf report: " + " vs ".join(reversed(sides)) if report.comparison
+             else f"kvperf report: {sides[0]}")
+    parts = [f"<h1>{escape(title)}</h1>", _summary(report.sources)]
+    if report.comparison:
+        parts.append(_comparison(report.comparison))
+    parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title>"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<style>{STYLE}</style></head><body>{''.join(parts)}"
+            f"<footer>kvperf {escape(__version__)} · report format "
+            f"{report.version}</footer></body></html>\n")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()
+           ) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(
+        f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
+        for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _summary(sources: Sequence[SourceSummary]) -> str:
+    keys = list(dict.fromkeys(k for s in sources for k, v in s.provenance.items()
+                              if v is not None))
+    rows = [[escape("rows (failed)")] + [f"{s.rows} ({s.failed})" for s in sources],
+            [escape("path")] + [escape(s.path) for s in sources]]
+    rows += [[escape(k)] + [escape(str(s.provenance.get(k) or "–")) for s in sources]
+             for k in keys]
+    out = ["<h2>Run summary</h2>",
+           _table(["", *(s.name for s in sources)], rows)]
+    for s in sources:
+        if not s.warnings:
+            out.append(f'<p class="ok">{escape(s.name)}: no noise warnings</p>')
+        out += [f'<div class="warn"><b>{escape(s.name)}: {escape(w.kind)}</b> — '
+                f'{escape(w.message)} <span class="hint">({escape(w.hint)})</span></div>'
+                for w in s.warnings]
+    return "".join(out)
+
+
+def _series(series: Sequence[SeriesStats], sides: list[str]) -> str:
+    if not series:
+        return "<h2>Throughput and latency</h2><p>No ok trials to show.</p>"
+    ordered = sorted(series, key=lambda s: (s.series, sides.index(s.side)))
+    multi = len(sides) > 1
+
+    def dots(values: str) -> list[svg.Dots]:
+        return [svg.Dots(f"{s.series} · {s.side}" if multi else s.series,
+                         getattr(s, values), svg.colour(sides.index(s.side))) for s in ordered]
+
+    rows = [[escape(s.series), escape(s.side), str(s.runs), f"{s.rps_median:,.0f}",
+             _pct(s.rps_cv), *(_ms(s.latency_ms.get(k)) for k in ("p50", "p99", "p99_9")),
+             escape(s.latency_source)] for s in ordered]
+    return ("<h2>Throughput and latency</h2>"
+            + svg.dot_chart(dots("rps"), "requests/s", "Throughput per run")
+            + svg.dot_chart(dots("p99_ms"), "ms", "p99 latency per run")
+            + svg.dot_chart(dots("p50_ms"), "ms", "p50 latency per run")
+            + _table(["series", "side", "runs", "rps (median)", "rps CV", "p50 ms", "p99 ms",
+                      "p99.9 ms", "latency from"], rows, numeric=(2, 3, 4, 5, 6, 7)))
+
+
+def _pct(value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:.1%}"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.3f}"
+
+
+def _spectra(spectra: Sequence[Spectrum], sides: list[str]) -> str:
+    out = ["<h2>Latency percentile spectrum</h2>"]
+    if not spectra:
+        return out[0] + ("<p>No HDR histograms in these results (kvload records them; "
+                         "other tools report a few percentiles only).</p>")
+    out.append("<p>From the HDR histograms of all runs merged (never averaged percentiles). "
+               "Corrected: from each request's intended send time (coordinated omission "
+               "corrected); service: from its actual send time (dashed).</p>")
+    by_series: dict[str, list[Spectrum]] = {}
+    for s in spectra:
+        by_series.setdefault(s.series, []).append(s)
+    for name, group in by_series.items():
+        lines = []
+        for s in group:
+            xs = [1 / (1 - q / 100) for q in s.percentiles]
+            c = svg.colour(sides.index(s.side))
+            lines.append(svg.Line(f"{s.side} corrected", list(zip(xs, s.corrected_ms,
+                                                                  strict=True)), c))
+            if s.service_ms:
+                lines.append(svg.Line(f"{s.side} service",
+                                      list(zip(xs, s.service_ms, strict=True)), c, True))
+        runs = ", ".join(f"{s.side}: {s.runs} runs" for s in group)
+        out.append(svg.line_chart(lines, f"{name} ({runs})", SPECTRUM_TICKS, "ms"))
+    return "".join(out)
+
+
+def _comparison(c: Comparison) -> str:
+    how = ("interleaved rounds, paired by round (paired t on log ratios)" if c.paired
+           else "independent runs (two-sample t on logs)")
+    intervals = [svg.Interval(f"{r.series} · {r.metric}", r.ratio, r.low, r.high,
+                              VERDICT_COLOUR.get(r.verdict, "#333"),
+                              f"{r.ratio:.3f} {r.verdict} {r.reason}") for r in c.rows]
+    rows = [[escape(r.series), escape(r.metric), f"{r.base_mean:,.3f}", f"{r.new_mean:,.3f}",
+             f"{r.change:+.2%}", _ci(r.ratio, r.low, r.high),
+             "–" if math.isnan(r.p_adjusted) else f"{r.p_adjusted:.2g}",
+             f'<span class="verdict" style="background:{VERDICT_COLOUR.get(r.verdict)}">'
+             f"{escape(r.verdict)}</span> {escape(r.reason)}"] for r in c.rows]
+    legend = " ".join(f'<span class="verdict" style="background:{col}">{escape(v)}</span>'
+                      for v, col in VERDICT_COLOUR.items())
+    unmatched = (f"<p>Series on one side only: {escape(', '.join(c.unmatched))}</p>"
+                 if c.unmatched else "")
+    return (f"<h2>A/B comparison: {escape(c.new)} / {escape(c.base)}</h2>"
+            f"<p>Ratios {escape(c.new)}/{escape(c.base)} with 95% CIs; {escape(how)}. "
+            f"{legend}</p>"
+            + (svg.forest_plot(intervals, "Ratio (log axis), 95% CI") if intervals else
+               "<p>No series with ok rows on both sides.</p>")
+            + _table(["series", "metric", c.base, c.new, "change", "ratio [95% CI]",
+                      "p (adj.)", "verdict"], rows, numeric=(2, 3, 4, 5, 6)) + unmatched)
+
+
+def _ci(ratio: float, low: float, high: float) -> str:
+    if math.isnan(low):
+        return f"{ratio:.3f}"
+    return f"{ratio:.3f} [{low:.3f}, {high:.3f}]"

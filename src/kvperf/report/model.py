@@ -1,0 +1,326 @@
+"""What the HTML report shows, as numbers: built from result rows (pure) and dumped as the
+versioned ``--json`` report.
+
+JSON versions (``kvperf_report``):
+  1 — first version: ``sources`` (one per side: name, path, provenance, rows, failed,
+      warnings), ``series`` (per side per series: rps and p50/p99 per run, summaries,
+      latency percentiles from merged histograms), ``spectra`` (per side per series: the
+      percentile spectrum of the merged corrected and service histograms), ``comparison``
+      (null for one side: base, new, paired, one row per series and metric with ratio, 95% CI,
+      p-values and verdict).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
+
+from kvperf.analysis.comparison import (
+    GroupKey,
+    MetricComparison,
+    compare,
+    compare_paired,
+    describe_group,
+    group_rows,
+    pair_runs,
+)
+from kvperf.analysis.paired import cv
+from kvperf.report.comparison import VERDICT_MARK, verdict_text
+from kvperf.results.histogram import UNIT_TO_MS, HistogramFile, merge
+from kvperf.results.row import Row, field_of, is_ok
+
+REPORT_VERSION = 1
+HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
+# The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
+# on the log-scaled "1/(1-q)" axis.
+SPECTRUM_QUANTILES = tuple(100 * (1 - 10 ** (-k / 10)) for k in range(51))
+PROVENANCE_KEYS = ("host", "kernel", "arch", "cpu", "cpus", "governor", "python", "tool",
+                   "server_binary", "server_source", "quick")
+
+Histograms = Callable[[Row], HistogramFile | None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One side's input: its name, where it came from, its rows and its histogram reader."""
+
+    name: str
+    path: str
+    rows: list[Row]
+    histograms: Histograms
+
+
+@dataclass(frozen=True)
+class Warning:
+    """A noise warning with what to do about it."""
+
+    kind: str
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    name: str
+    path: str
+    provenance: dict[str, str | None]  # values as text; several distinct ones joined by ", "
+    rows: int
+    failed: int
+    warnings: list[Warning]
+
+
+@dataclass(frozen=True)
+class SeriesStats:
+    """One series of one side over its ok runs (latency in ms)."""
+
+    side: str
+    series: str
+    runs: int
+    rps: list[float]
+    rps_median: float
+    rps_cv: float
+    p50_ms: list[float]
+    p99_ms: list[float]
+    latency_ms: dict[str, float]  # p50/p99/p99_9 of the merged histograms (or run medians)
+    latency_source: str  # "merged histograms" | "median of runs"
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """Percentile → latency (ms) of one side's series, corrected and service."""
+
+    side: str
+    series: str
+    runs: int
+    percentiles: list[float]
+    corrected_ms: list[float]
+    service_ms: list[float] | None
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    series: str
+    metric: str
+    base_mean: float
+    new_mean: float
+    change: float
+    ratio: float
+    low: float
+    high: float
+    method: str
+    p: float
+    p_adjusted: float
+    verdict: str
+    reason: str  # what would settle it, why unstable, or the water line (may be empty)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: str
+    new: str
+    paired: bool
+    rows: list[ComparisonRow]
+    unmatched: list[str]
+
+
+@dataclass(frozen=True)
+class Report:
+    sources: list[SourceSummary]
+    series: list[SeriesStats]
+    spectra: list[Spectrum]
+    comparison: Comparison | None = None
+    version: int = field(default=REPORT_VERSION)
+
+
+def provenance(rows: list[Row]) -> dict[str, str | None]:
+    """Host, versions, pinning and mode of a side, from its rows (distinct values joined)."""
+    def values(get: Callable[[Row], Any]) -> str | None:
+        seen = list(dict.fromkeys(str(v) for v in map(get, rows) if v not in (None, "", {})))
+        return ", ".join(seen) if seen else None
+
+    def env(key: str) -> Callable[[Row], Any]:
+        return lambda r: (r.get("env") or {}).get(key)
+
+    out: dict[str, str | None] = {key: values(env(key)) for key in PROVENANCE_KEYS}
+    out["server_version"] = values(lambda r: r.get("server_version"))
+    out["tool_version"] = values(lambda r: r.get("tool_version"))
+    out["commit"] = values(lambda r: r.get("commit"))
+    out["revision"] = values(lambda r: r.get("revision"))
+    out["measure"] = values(lambda r: r.get("measure"))
+    out["pinning"] = values(lambda r: _pinning((r.get("env") or {}).get("pinning")))
+    stamps = sorted(str(r["timestamp"]) for r in rows if r.get("timestamp"))
+    out["first_trial"], out["last_trial"] = (stamps[0], stamps[-1]) if stamps else (None, None)
+    return out
+
+
+def _pinning(pinning: Any) -> str | None:
+    if not isinstance(pinning, dict) or not any(pinning.values()):
+        return None
+    return " ".join(f"{k}={v}" for k, v in sorted(pinning.items()) if v)
+
+
+def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
+    """Noise warnings of one side: failed trials, client saturation, quick mode, high CV,
+    CPU governor."""
+    out: list[Warning] = []
+    failed = [r for r in rows if not is_ok(r)]
+    if failed:
+        out.append(Warning("failed_trials", f"{len(failed)} of {len(rows)} trials failed "
+                           f"(first: {failed[0].get('error') or 'no error recorded'})",
+                           "see logs.txt and the trial's logs; failed trials are left out"))
+    saturated = sum(1 for r in rows if r.get("client_saturated"))
+    if saturated:
+        out.append(Warning("client_saturated", f"the load tool saturated its CPU in "
+                           f"{saturated} trial(s): it, not the server, may set the rate",
+                           "give the tool more threads or cores (client_cpu_range)"))
+    if any((r.get("env") or {}).get("quick") for r in rows):
+        out.append(Warning("quick_mode", "KVPERF_QUICK=1: 1 s trials, no warmup, ≤ 2 rounds",
+                           "a smoke test, not a measurement: rerun without KVPERF_QUICK"))
+    for s in series:
+        if s.runs > 1 and s.rps_cv >= HIGH_CV:
+            out.append(Warning("high_cv", f"{s.series}: rps CV {s.rps_cv:.1%} over {s.runs} "
+                               "runs", "pin the server and client (kvperf doctor) and add runs"))
+    governors = {str(g) for r in rows if (g := (r.get("env") or {}).get("governor"))
+                 and g not in ("performance", "unknown")}
+    if governors:
+        out.append(Warning("cpu_governor", f"CPU governor {', '.join(sorted(governors))}",
+                           "set the governor to performance for stable clocks"))
+    return out
+
+
+def _latency(group: list[Row], loaded: list[HistogramFile | None]
+             ) -> tuple[dict[str, float], str]:
+    merged = _merged(loaded, "corrected")
+    if merged is not None:
+        hist, scale = merged
+        return ({name: hist.get_value_at_percentile(q) * scale
+                 for name, q in (("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9))},
+                "merged histograms")
+    med = {name: statistics.median(float(field_of(r, f"{name}_latency_ms")) for r in group)
+           for name in ("p50", "p99") if all(field_of(r, f"{name}_latency_ms") for r in group)}
+    return med, "median of runs"
+
+
+def _merged(loaded: list[HistogramFile | None], kind: str
+            ) -> tuple[HdrHistogram, float] | None:
+    """The merged histogram of one kind over the runs, and its unit's scale to ms; None
+    unless every run has one."""
+    if not loaded or not all(h and h.get(kind) for h in loaded):
+        return None
+    first = loaded[0] or {}
+    scale = UNIT_TO_MS.get(str(first.get("unit", "us")))
+    if scale is None:
+        return None
+    try:
+        return merge([h[kind] for h in loaded if h]), scale
+    except ValueError:
+        return None
+
+
+def _spectrum(hist: HdrHistogram, scale: float) -> list[float]:
+    return [(hist.get_min_value() if q == 0 else hist.get_value_at_percentile(q)) * scale
+            for q in SPECTRUM_QUANTILES]
+
+
+def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
+    """Per series of one side: its stats and (with histograms) its spectrum."""
+    stats, spectra = [], []
+    for key, group in group_rows(source.rows).items():
+        group = [r for r in group if r.get("rps")]
+        if not group:
+            continue
+        name, rps = describe_group(key), [float(r.get("rps") or 0.0) for r in group]
+        loaded = [source.histograms(r) for r in group]
+        latency, origin = _latency(group, loaded)
+        stats.append(SeriesStats(source.name, name, len(group), rps, statistics.median(rps),
+                                 cv(rps), _column(group, "p50_latency_ms"),
+                                 _column(group, "p99_latency_ms"), latency, origin))
+        corrected, service = _merged(loaded, "corrected"), _merged(loaded, "service")
+        if corrected is not None:
+            spectra.append(Spectrum(source.name, name, len(group), list(SPECTRUM_QUANTILES),
+                                    _spectrum(*corrected),
+                                    _spectrum(*service) if service else None))
+    return stats, spectra
+
+
+def _column(group: list[Row], name: str) -> list[float]:
+    values = (field_of(r, name) for r in group)
+    return [float(v) for v in values if isinstance(v, int | float)]
+
+
+def interleaved(base: Source, new: Source) -> bool:
+    """Whether two sides are the rounds of one interleaved run (compare/noise): rows that
+    carry a binary revision on both sides, and rounds that pair by trial_id and run."""
+    rows = base.rows + new.rows
+    marked = all(r.get("revision") and "trial_id" in r and "run" in r for r in rows)
+    return marked and bool(pair_runs(base.rows, new.rows))
+
+
+def judge_sides(base: Source, new: Source, paired: bool
+                ) -> tuple[list[MetricComparison], list[GroupKey]]:
+    """Every metric of every shared series through the verdict rule (paired for interleaved
+    rounds), and the series on one side only."""
+    if paired:
+        return compare_paired(base.rows, new.rows), []
+    return compare(base.rows, new.rows)
+
+
+def comparison(base: Source, new: Source, paired: bool) -> Comparison:
+    """The A/B comparison as the report shows it."""
+    results, unmatched = judge_sides(base, new, paired)
+    return Comparison(base.name, new.name, paired, [_comparison_row(c) for c in results],
+                      [describe_group(k) for k in unmatched])
+
+
+def _comparison_row(c: MetricComparison) -> ComparisonRow:
+    return ComparisonRow(describe_group(c.group), c.metric, c.base.mean, c.new.mean, c.change,
+                         c.ci.ratio, c.ci.low, c.ci.high, c.ci.method, c.p, c.p_adjusted,
+                         c.decision.verdict.value, _reason(c))
+
+
+def _reason(c: MetricComparison) -> str:
+    """The verdict's explanation as the terminal shows it, without the verdict's mark."""
+    text = verdict_text(c.decision)
+    return text.removeprefix(VERDICT_MARK[c.decision.verdict]).strip().strip("()")
+
+
+def build(sources: list[Source], paired: bool | None = None) -> Report:
+    """The report of one side, or of two (A/B: the first is the baseline); ``paired`` None
+    decides by ``interleaved``."""
+    summaries, series, spectra = [], [], []
+    for source in sources:
+        stats, spectrum = side_series(source)
+        series += stats
+        spectra += spectrum
+        summaries.append(SourceSummary(
+            source.name, source.path, provenance(source.rows), len(source.rows),
+            sum(1 for r in source.rows if not is_ok(r)), warnings(source.rows, stats)))
+    compared = None
+    if len(sources) == 2:
+        base, new = sources
+        compared = comparison(base, new, interleaved(base, new) if paired is None else paired)
+    return Report(summaries, series, spectra, compared)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: they become null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The ``--json`` document (module doc: its versions)."""
+    data = asdict(report)
+    version = data.pop("version")
+    document: dict[str, Any] = _finite({"kvperf_report": version, **data})
+    return document

@@ -1,0 +1,345 @@
+"""`kvperf run --definitions … --override-test-time 2` on real valkey-server with kvload's
+memtier front end, from a scratch directory with relative paths and the default results
+directory, as users run it: corpus definitions (a SET/GET mix, a hash, a --command-ratio
+mix) give ok rows whose preloaded keyspace is check.keyspacelen, whose INFO commandstats mix
+is the one asked for and whose exporter paths are numbers; redisbench-admin 0.2 KPIs pass
+(exit 0) and fail (exit 1) as their bounds say."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
+from tests.fixtures.corpus import suites_dir
+from tests.helpers import (
+    KVPERF,
+    ROOT,
+    read_metrics,
+    require_binary,
+    run_kvperf,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900),
+              pytest.mark.usefixtures("no_strays")]
+
+CORPUS_TESTS = {  # file stem → the commands and shares it asks for
+    "memtier_benchmark-1Mkeys-string-mixed-50-50-set-get-32B": {"set": 0.5, "get": 0.5},
+    "memtier_benchmark-1Kkeys-hash-listpack-500-fields-update-20-fields-with-1B-to-64B-values":
+        {"hset": 1.0},
+    "memtier_benchmark-playbook-session-caching-string-100k-sessions": {"get": 0.9, "set": 0.1},
+}
+MIX_TOLERANCE = 0.05  # executed share of each command vs the share asked for
+
+
+def _scratch_corpus(corpus: Path, scratch: Path) -> Path:
+    defs = scratch / "defs"
+    defs.mkdir()
+    for stem in [*CORPUS_TESTS, "defaults"]:
+        shutil.copy(suites_dir(corpus) / f"{stem}.yml", defs)
+    return defs
+
+
+def _metric_names(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {name for (name,) in conn.execute("SELECT DISTINCT name FROM metrics")}
+
+
+def test_corpus_definitions_run_on_standalone(corpus: Path, tmp_path: Path) -> None:
+    _scratch_corpus(corpus, tmp_path)
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
+                      "--topologies", "oss-standalone", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    for position in (1, 2, 3):
+        assert f"[{position}/3] " in done.stderr, done.stderr
+    rows = read_metrics(tmp_path / "results")
+    assert sorted(r["definition"]["file"].rsplit("/", 1)[1][:-4] for r in rows) == sorted(
+        CORPUS_TESTS)
+    for row in rows:
+        _check_row(row, CORPUS_TESTS[Path(row["definition"]["file"]).stem])
+    exported = _metric_names(tmp_path / "results" / "kvperf.db")
+    assert '$."ALL STATS".Totals."Ops/sec"' in exported and "rps" in exported
+
+
+def _check_row(row: dict[str, Any], mix: dict[str, float]) -> None:
+    name = row["command"]
+    assert row["status"] == "ok", (name, row["error"])
+    assert row["kvperf_format"] == 5 and row["config_set"] == {"topology": "oss-standalone"}
+    assert row["definition"]["override_test_time"] == 2 and row["duration"] == 2
+    assert row["rps"] > 0 and row["p50_latency_ms"] > 0, name
+    assert row["checks"]["keyspacelen"] == row["keyspacelen"] > 0, name
+    executed = row["definition"]["command_mix"]
+    assert set(executed) == set(mix), (name, executed)
+    for command, share in mix.items():
+        assert executed[command]["expected"] == pytest.approx(share), (name, command)
+        assert executed[command]["calls"] > 0, (name, command)
+        assert abs(executed[command]["executed"] - share) <= MIX_TOLERANCE, (name, executed)
+    metrics = row["definition"]["metrics"]
+    all_stats = {path: v for path, v in metrics.items() if path.startswith('$."ALL STATS"')}
+    assert len(all_stats) >= 4, metrics
+    assert all(isinstance(v, float) for v in all_stats.values()), all_stats
+    assert all_stats['$."ALL STATS".Totals."Ops/sec"'] == row["rps"]
+
+
+KPI_DEFINITION = """\
+version: 0.2
+name: {name}
+dbconfig:
+  - configuration-parameters:
+    - save: '""'
+clientconfig:
+  - tool: memtier_benchmark
+  - parameters:
+    - clients: 5
+    - threads: 1
+    - ratio: "1:0"
+    - data-size: 32
+    - key-maximum: 10000
+    - test-time: 60
+kpis:
+  - ge: {{ $."ALL STATS".Totals."Ops/sec": {floor} }}
+  - le: {{ $."ALL STATS".Totals."Percentile Latencies"."p50.00": 1000 }}
+exporter:
+  redistimeseries:
+    metrics:
+      - $."ALL STATS".Totals."Ops/sec"
+"""
+
+
+@pytest.mark.parametrize(("floor", "code", "verdict"), [(100, 0, "pass"), (1e12, 1, "fail")])
+def test_redisbench_admin_kpis_gate_the_exit_code(tmp_path: Path, floor: float, code: int,
+                                                  verdict: str) -> None:
+    (tmp_path / "kpis.yml").write_text(KPI_DEFINITION.format(name="kvperf-kpi-set",
+                                                              floor=floor))
+    done = run_kvperf("run", "--definitions", "kpis.yml", "--override-test-time", "2",
+                      cwd=tmp_path, timeout=300)
+    assert done.returncode == code, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "KPIs" in done.stdout and verdict in done.stdout
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok"  # a failed KPI fails the gate, not the measurement
+    passed = [k["passed"] for k in row["definition"]["kpis"]]
+    assert passed == ([True, True] if code == 0 else [False, True])
+    assert (f"{1 if code else 0} KPI(s) failed" in done.stderr) == bool(code)
+
+
+GET_DEFINITION = """\
+version: 0.4
+name: {name}
+dbconfig:
+  configuration-parameters:
+    save: '""'
+{dataset}clientconfig:
+  tool: memtier_benchmark
+  arguments: >-
+    --command "GET __key__" --command-key-pattern R --key-minimum 1
+    --key-maximum {keys} --test-time {seconds} -c 2 -t 1 --hide-histogram
+"""
+
+
+def _rdb_with_keys(directory: Path, keys: int) -> Path:
+    """dump.rdb holding ``keys`` memtier-named keys (memtier-1 … memtier-N)."""
+    kvload = require_binary("kvload")
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    server = subprocess.Popen([require_binary("valkey-server"), "--port", str(port), "--save",
+                               "", "--dir", str(directory)], stdout=subprocess.DEVNULL)
+    try:
+        endpoint = Endpoint("127.0.0.1", port)
+        for _ in range(100):
+            with contextlib.suppress(OSError, ConnectionLost):
+                with RespClient(endpoint) as client:
+                    client.call("PING")
+                break
+            time.sleep(0.05)
+        done = subprocess.run([kvload, "memtier", "--server", "127.0.0.1", "--port", str(port),
+                               "--ratio", "1:0", "--key-pattern", "P:P", "--key-minimum", "1",
+                               "--key-maximum", str(keys), "-n", "allkeys", "-c", "1", "-t",
+                               "1", "--hide-histogram"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        with RespClient(endpoint) as client:
+            assert client.call("DBSIZE") == keys
+            client.call("SAVE")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return directory / "dump.rdb"
+
+
+def test_a_local_dataset_is_loaded_and_its_keyspace_checked(tmp_path: Path) -> None:
+    rdb = _rdb_with_keys(tmp_path, 3000)
+    (tmp_path / "defs").mkdir()
+    rdb.rename(tmp_path / "defs" / "keys.rdb")
+    for name, keys in (("ds-ok", 3000), ("ds-wrong", 2999)):
+        (tmp_path / "defs" / f"{name}.yml").write_text(GET_DEFINITION.format(
+            name=name, keys=keys, seconds=60,
+            dataset=f"  dataset: keys.rdb\n  check:\n    keyspacelen: {keys}\n"))
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1",
+                      cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    assert rows["ds-ok"]["status"] == "ok" and rows["ds-ok"]["checks"]["keyspacelen"] == 3000
+    assert rows["ds-ok"]["server"]["keyspace_misses"] == 0
+    assert rows["ds-wrong"]["status"] == "failed"
+    assert "expects 2999 keys, the server holds 3000" in rows["ds-wrong"]["error"]
+
+
+def test_sigint_keeps_finished_tests_and_stops_what_kvperf_started(tmp_path: Path) -> None:
+    (tmp_path / "defs").mkdir()
+    for name, seconds in (("first", 1), ("second", 60), ("third", 1)):
+        (tmp_path / "defs" / f"{name}.yml").write_text(GET_DEFINITION.format(
+            name=name, keys=100, seconds=seconds, dataset=""))
+    proc = subprocess.Popen([str(KVPERF), "run", "--definitions", "defs"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "[1/3]" in line:
+            break
+    time.sleep(2.0)  # into the second test's measure stage
+    started = _children(proc.pid)
+    assert len(started) >= 2, started  # the second test's server and kvload
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    err = "".join(lines) + err
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err and "interrupted" in err
+    rows = read_metrics(tmp_path / "results")
+    assert [(r["command"], r["status"]) for r in rows] == [("first", "ok")]
+    assert not [pid for pid in started if Path(f"/proc/{pid}").exists()]
+
+
+def _children(parent: int) -> set[int]:
+    """Processes whose parent is ``parent`` (kvperf's servers, taskset'd kvload)."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1]
+                                           .split()[1]) == parent:
+                found.add(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_a_cluster_topology_runs_on_every_primary(corpus: Path, tmp_path: Path) -> None:
+    stem = "memtier_benchmark-1Mkeys-load-string-with-10B-values-pipeline-100-nokeyprefix"
+    (tmp_path / "defs").mkdir()
+    for name in (stem, "defaults"):
+        shutil.copy(suites_dir(corpus) / f"{name}.yml", tmp_path / "defs")
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
+                      "--topologies", "oss-cluster-3-primaries", "--no-db", cwd=tmp_path,
+                      timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["cluster_mode"] is True
+    assert row["config_set"] == {"topology": "oss-cluster-3-primaries"}
+    per_node = row["server"]["calls_per_node"]
+    assert len(per_node) == 3 and min(per_node) > 0.2 * sum(per_node), per_node
+    assert row["definition"]["command_mix"]["set"]["executed"] == 1.0
+
+
+REPLICA_DEFINITION = """\
+version: 0.4
+name: kvperf-replica-setget
+redis-topologies:
+  - oss-standalone-01-replicas
+  - oss-standalone-01-replicas-rdb
+  - oss-standalone-01-replicas-aof-everysec
+dbconfig:
+  configuration-parameters:
+    save: '""'
+  preload_tool:
+    tool: memtier_benchmark
+    arguments: >-
+      --data-size 10 --ratio 1:0 --key-pattern P:P --key-minimum 1 --key-maximum 2000
+      -n allkeys -c 1 -t 1 --pipeline 50 --hide-histogram
+  check:
+    keyspacelen: 2000
+clientconfig:
+  tool: memtier_benchmark
+  arguments: >-
+    --data-size 10 --ratio 1:4 --key-pattern R:R --key-minimum 1 --key-maximum 2000
+    --test-time 60 -c 4 -t 1 --hide-histogram
+"""
+
+
+def test_replica_topologies_with_their_persistence(tmp_path: Path) -> None:
+    (tmp_path / "replicas.yml").write_text(REPLICA_DEFINITION)
+    done = run_kvperf("run", "--definitions", "replicas.yml", "--override-test-time", "1",
+                      "--no-db", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["config_set"]["topology"]: r for r in read_metrics(tmp_path / "results")}
+    assert len(rows) == 3 and all(r["status"] == "ok" for r in rows.values()), rows
+    for row in rows.values():
+        assert row["checks"]["replicas_in_sync"] == 1 and row["checks"]["keyspacelen"] == 2000
+        mix = row["definition"]["command_mix"]
+        assert abs(mix["set"]["executed"] - 0.2) <= MIX_TOLERANCE, mix
+    assert rows["oss-standalone-01-replicas-rdb"]["checks"]["server_config"]["save"] == "10 1000"
+    aof = rows["oss-standalone-01-replicas-aof-everysec"]["checks"]["server_config"]
+    assert (aof["appendonly"], aof["appendfsync"]) == ("yes", "everysec")
+
+
+@pytest.mark.parametrize(("floor", "code"), [("1000", 0), ("1000000000", 1)])
+def test_the_shipped_redis_benchmark_kpi_example_gates(tmp_path: Path, floor: str,
+                                                       code: int) -> None:
+    """configs/definitions/redis-benchmark-set-kpis.yml (redisbench-admin 0.2, redis-benchmark
+    with `parameters`): its KPIs over redisbench-admin's `$.Tests.Overall` document."""
+    text = (ROOT / "configs" / "definitions" / "redis-benchmark-set-kpis.yml").read_text()
+    assert "$.Tests.Overall.rps: 1000 }" in text
+    (tmp_path / "set-kpis.yml").write_text(text.replace("rps: 1000 }", f"rps: {floor} }}"))
+    done = run_kvperf("run", "--definitions", "set-kpis.yml", cwd=tmp_path, timeout=300)
+    assert done.returncode == code, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["definition"]["tools"][0].startswith("redis-benchmark")
+    assert row["definition"]["metrics"]["$.Tests.Overall.rps"] == row["rps"] > 0
+    assert row["definition"]["command_mix"]["set"]["calls"] >= 100_000
+    assert [k["passed"] for k in row["definition"]["kpis"]] == [code == 0, True]
+
+
+INIT_DEFINITION = """\
+version: 0.4
+name: kvperf-init
+dbconfig:
+  configuration-parameters:
+    save: '""'
+  init_commands:
+    - '"SET" "init:a" "1"'
+    - HSET init:h f v
+    - BGSAVE
+  init_lua: redis.call('SET', 'init:lua', '1')
+  wait_for_bgsave: true
+  check:
+    keyspacelen: 3
+clientconfig:
+  tool: memtier_benchmark
+  arguments: --command "GET init:a" --test-time 60 -c 1 -t 1 --hide-histogram
+"""
+
+
+def test_init_commands_lua_and_wait_for_bgsave(tmp_path: Path) -> None:
+    (tmp_path / "init.yml").write_text(INIT_DEFINITION)
+    bad = INIT_DEFINITION.replace("kvperf-init", "kvperf-init-bad").replace(
+        "    - BGSAVE\n", "    - NOSUCHCOMMAND x\n")
+    (tmp_path / "bad.yml").write_text(bad)
+    done = run_kvperf("run", "--definitions", "init.yml", "bad.yml", "--override-test-time",
+                      "1", "--no-db", cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    good = rows["kvperf-init"]
+    assert good["status"] == "ok" and good["checks"]["keyspacelen"] == 3, good["error"]
+    assert "bgsave" in good["stage_seconds"] and good["server"]["keyspace_misses"] == 0
+    assert rows["kvperf-init-bad"]["status"] == "failed"
+    assert "NOSUCHCOMMAND x: the server answered" in rows["kvperf-init-bad"]["error"]
