@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kvperf.analysis.comparison import compare_paired, group_rows
-from tests.helpers import require_binary, run_kvperf, write_config
+from tests.helpers import ROOT, require_binary, run_kvperf, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -146,3 +146,22 @@ def test_compare_profile_marks_set_command_grown_in_set_slow(valkey_repo: Path,
     [svg] = (tmp_path / "res" / "slow" / "flamediff").glob("*.svg")
     assert _delta(svg, "setCommand") > 0
     assert "Differential flamegraphs" in (tmp_path / "res" / "slow" / "profile.md").read_text()
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_definitions_profile_profiles_each_test(tmp_path: Path) -> None:
+    """`run --definitions … --profile`: every definition's test gets its profile, kept out of
+    statistics like a config trial's."""
+    shutil.copytree(ROOT / "configs" / "definitions", tmp_path / "defs")
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1",
+                      "--topologies", "oss-standalone", "--profile", "--results-dir", "res",
+                      "--no-db", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [out] = (tmp_path / "res").iterdir()
+    rows = json.loads((out / "metrics.json").read_text())
+    assert rows and all(r["definition"] and r["profile"] for r in rows)
+    for row in rows:
+        [node] = row["profile"]["nodes"]
+        assert (out / node["files"]["flamegraph"]).is_file()
+    assert group_rows(rows) == {}
+    assert "profile artifacts" in done.stdout

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvperf.cli._paths import local_path
+from kvperf.cli._profile import print_profile, profile_settings
 from kvperf.cli._store import live_store
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
@@ -113,7 +114,8 @@ def _execute(args: argparse.Namespace, results: tuple[Plan | Refusal, ...], cons
              out: Console) -> int:
     plans = tuple(r for r in results if isinstance(r, Plan))
     refused = [(r.name, r.topology, r.reason) for r in results if isinstance(r, Refusal)]
-    options = DefinitionOptions(args.results_dir, args.label, args.server_bin)
+    options = DefinitionOptions(args.results_dir, args.label, args.server_bin,
+                                profile=profile_settings(args))
     run = prepare_definitions(plans, options)
     refused += [(p.name, p.topology.name, why) for p, why in run.refused]
     for name, topology, why in refused:
@@ -143,6 +145,7 @@ def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,
     kpis = kpi_table(summary.rows)
     if kpis is not None:
         out.print(kpis)
+    print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
         console.print(f"[red]{summary.failed} of {len(summary.rows)} test(s) failed[/red]")

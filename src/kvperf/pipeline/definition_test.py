@@ -21,6 +21,7 @@ from kvperf.definitions.plan import Plan
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.memtier import measurement
+from kvperf.pipeline.profiling import profile_result, profiling
 from kvperf.results.row import TrialOutcome
 from kvperf.server import stats as server_stats
 from kvperf.server.process import read_cpu_times, wait_until
@@ -107,8 +108,11 @@ class TestRun:
                 wait_in_sync(endpoints[0], replicas)
         server_stats.reset_stats(endpoints)
         cpu_before = _cpu(pids)
-        with self.stage("measure"):
+        with (profiling(self.run.profile, pids, self.log_dir) as profiled,
+              self.stage("measure")):
             documents = self._clients(endpoints[0])
+        self.outcome.profile = profile_result(
+            profiled, f"{self.plan.name} [{self.plan.topology.name}]", self.run.out_dir)
         self._results(documents)
         self._server_side(endpoints, pids, cpu_before)
 

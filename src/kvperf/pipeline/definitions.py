@@ -41,8 +41,9 @@ from kvperf.definitions.plan import Plan
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.memtier import MemtierDriver
 from kvperf.pipeline.definition_test import TestRun
-from kvperf.pipeline.model import Launcher
+from kvperf.pipeline.model import Launcher, ProfileSettings
 from kvperf.pipeline.prepare import validate_label
+from kvperf.pipeline.profiling import check_settings
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.row import DefinitionTest, Row, RunContext, definition_row, is_ok
 from kvperf.server.binary import ServerBinary, resolve
@@ -64,6 +65,7 @@ class DefinitionOptions:
     label: str | None = None
     server_bin: str | None = None
     kvload: Path | None = None  # kvload for memtier's front end (default: on PATH)
+    profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
 
 
 @dataclass
@@ -78,6 +80,7 @@ class DefinitionRun:
     out_dir: Path
     cpus: set[int]  # the CPUs kvperf may use (pinning() divides them per test)
     benchmark_tools: dict[str, BenchmarkToolRun] = field(default_factory=dict)
+    profile: ProfileSettings | None = None
 
 
 @dataclass
@@ -176,6 +179,7 @@ def pinning(io_threads: int, cpus: set[int]) -> tuple[tuple[int, ...] | None,
 
 def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> DefinitionRun:
     """Find the server and memtier (UsageError/DriverError before any server starts)."""
+    check_settings(options.profile, client_mode=False)
     binary = resolve(options.server_bin)
     driver = MemtierDriver.find(options.kvload)
     label = validate_label(options.label or binary.label)
@@ -190,7 +194,7 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
     if found:
         env["benchmark_tools"] = {k: f"{v.version} {v.path}" for k, v in found.items()}
     return DefinitionRun(runnable, refused, driver, binary, context,
-                         options.results_dir / label, available_cpus(), found)
+                         options.results_dir / label, available_cpus(), found, options.profile)
 
 
 def _slug(text: str) -> str:

@@ -37,14 +37,20 @@ def kvflame_path() -> Path:
 
 def check_profile(options: RunOptions) -> None:
     """Exit 2 (UsageError) when ``--profile`` cannot work with these options or here."""
-    settings = options.profile
+    check_settings(options.profile, client_mode=options.mode == Mode.CLIENT,
+                   measure=options.measure)
+
+
+def check_settings(settings: ProfileSettings | None, *, client_mode: bool,
+                   measure: Measure = Measure.TIMING) -> None:
+    """Exit 2 (UsageError) when ``--profile`` cannot profile these servers or here."""
     if settings is None:
         return
-    if options.mode == Mode.CLIENT:
+    if client_mode:
         raise UsageError("--profile records the servers kvperf starts; it cannot be used "
                          "with --mode client/--use-running-server")
-    if options.measure != Measure.TIMING:
-        raise UsageError(f"--profile cannot be combined with --measure {options.measure}: "
+    if measure != Measure.TIMING:
+        raise UsageError(f"--profile cannot be combined with --measure {measure}: "
                          "both attach to the server for the measure stage")
     if settings.call_graph not in perf_record.CALL_GRAPHS:
         raise UsageError(f"--profile-call-graph must be one of "

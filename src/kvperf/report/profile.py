@@ -20,8 +20,10 @@ TOP_SHOWN = 3
 def _test(row: Row, label: str | None = None, run: str | None = None) -> str:
     label = row.get("label", "") if label is None else label
     run = str(row.get("run")) if run is None else run
-    return (f"{label} {row.get('command')} d={row.get('data_size')} "
-            f"P={row.get('pipeline')} c={row.get('clients')} run {run}").strip()
+    params = [f"{short}={row.get(name)}" for short, name in
+              (("d", "data_size"), ("P", "pipeline"), ("c", "clients"))
+              if row.get(name) is not None]  # a definition's rows have none of them
+    return " ".join([label or "", str(row.get("command")), *params, f"run {run}"]).strip()
 
 
 def artifact_rows(rows: list[Row]) -> list[list[str]]:

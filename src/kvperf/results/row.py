@@ -333,6 +333,6 @@ def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
         "client_saturated": None, "server": outcome.server, "client": {},
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": None, "definition": definition,
-        "profile": None,
+        "profile": outcome.profile,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

@@ -54,3 +54,9 @@ def test_markdown_and_terminal_show_bracketed_names() -> None:
     for table in terminal_tables([_row(PROFILE)]):
         console.print(table)
     assert "[kernel.kallsyms] 80.0%" in console.export_text()
+
+
+def test_a_definition_row_is_named_without_missing_parameters() -> None:
+    row = {**_row(PROFILE), "command": "string-get", "data_size": None, "pipeline": None,
+           "clients": None}
+    assert artifact_rows([row])[0][0] == "p string-get run 1"
