@@ -165,3 +165,22 @@ def test_run_definitions_profile_profiles_each_test(tmp_path: Path) -> None:
         assert (out / node["files"]["flamegraph"]).is_file()
     assert group_rows(rows) == {}
     assert "profile artifacts" in done.stdout
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_instruction_mode_writes_a_flamegraph_of_the_call_graph(tmp_path: Path) -> None:
+    """--measure instructions: callgrind's call graph folded into stacks and rendered; the
+    SET trial's graph has setCommand under processCommand."""
+    require_binary("valgrind")
+    write_config(tmp_path, [{**SET[0], "requests": 5000, "clients": 1}], "ins.json")
+    done = run_kvperf("run", "--measure", "instructions", "--config", "ins.json",
+                      "--results-dir", "res", "--label", "ins", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "res" / "ins"
+    [row] = json.loads((out / "metrics.json").read_text())
+    svg = out / row["instructions"]["flamegraph"]
+    assert {"processCommand", "setCommand"} <= _frames(svg)
+    folded = (svg.parent / "callgrind.folded").read_text()
+    assert any(line.split(" ")[0].endswith(";processCommand;call;setCommand")
+               for line in folded.splitlines())
+    assert row["profile"] is None and row["status"] == "ok"

@@ -21,8 +21,11 @@ from typing import Any
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
+from kvperf.core.proc import run
 from kvperf.driver.base import Driver
+from kvperf.driver.registry import find_tool
 from kvperf.plan.trial import Trial
+from kvperf.results import callgraph, folded
 from kvperf.results import callgrind as callgrind_format
 from kvperf.results.instructions import from_perf, summarize
 from kvperf.results.row import TrialOutcome
@@ -127,4 +130,28 @@ def instruction_result(counted: Counted, trial: Trial, outcome: TrialOutcome,
             outcome.error = outcome.error or f"cannot read callgrind profile {path}: {exc}"
             return None
     files = [str(p.relative_to(out_dir)) for p in counted.files]
-    return summarize(callgrind_format.merge(profiles), requests, trial.load.command.argv[0], files)
+    merged = callgrind_format.merge(profiles)
+    result = summarize(merged, requests, trial.load.command.argv[0], files)
+    graph = _flamegraph(merged, counted.files[0].parent, trial.describe())
+    if graph is not None:
+        result["flamegraph"] = str(graph.relative_to(out_dir))
+    return result
+
+
+def _flamegraph(profile: callgrind_format.Profile, directory: Path, title: str) -> Path | None:
+    """callgrind's call graph as folded stacks and an SVG (instructions; deterministic).
+
+    None (with a warning) when kvflame is missing or fails: the counts stand without it.
+    """
+    kvflame = find_tool("kvflame", None, None)
+    if kvflame is None:
+        log.warning("kvflame is not installed: no instruction flamegraph")
+        return None
+    folded_path, svg = directory / "callgrind.folded", directory / "callgrind.svg"
+    folded_path.write_text(folded.render(callgraph.fold(profile)))
+    done = run([str(kvflame), "svg", str(folded_path), str(svg),
+                f"{title} · instructions", "instructions"], name="kvflame svg")
+    if done.returncode != 0:
+        log.warning("instruction flamegraph failed: %s", done.stderr.strip()[-300:])
+        return None
+    return svg

@@ -40,6 +40,8 @@ class Profile:
     total: int = 0
     functions: dict[str, FunctionCost] = field(default_factory=dict)
     command: str | None = None
+    # (caller, callee) → the inclusive cost of the caller's calls to it (self-calls left out)
+    edges: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def function(self, name: str) -> FunctionCost:
         return self.functions.setdefault(name, FunctionCost())
@@ -137,6 +139,8 @@ def _cost_line(state: _State, line: str) -> None:
         state.profile.function(callee_name).calls += state.pending_calls
         if callee_name != state.fn:
             caller.inclusive += cost
+            edge = (state.fn, callee_name)
+            state.profile.edges[edge] = state.profile.edges.get(edge, 0) + cost
         state.pending_calls = None
         return
     caller.self_cost += cost
@@ -183,4 +187,6 @@ def merge(profiles: list[Profile]) -> Profile:
             into.self_cost += cost.self_cost
             into.inclusive += cost.inclusive
             into.calls += cost.calls
+        for edge, cost_of_calls in profile.edges.items():
+            merged.edges[edge] = merged.edges.get(edge, 0) + cost_of_calls
     return merged

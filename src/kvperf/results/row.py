@@ -26,7 +26,8 @@ Format versions (``kvperf_format``):
       server node in the measure stage); then profiler, event, mode, frequency, call_graph,
       kernel_stacks, note, and per node its files (relative to metrics.json), top_symbols
       and top_dsos (self CPU %). Profiled rows are excluded from timing statistics
-      (``is_timed``). Readers of versions 1–4 treat it as null.
+      (``is_timed``). Readers of versions 1–4 treat it as null. Also in 5: instruction
+      mode's ``instructions.flamegraph`` (callgrind's call graph as an SVG; absent before).
 """
 
 from __future__ import annotations
