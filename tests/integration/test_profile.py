@@ -184,3 +184,21 @@ def test_instruction_mode_writes_a_flamegraph_of_the_call_graph(tmp_path: Path) 
     assert any(line.split(" ")[0].endswith(";processCommand;call;setCommand")
                for line in folded.splitlines())
     assert row["profile"] is None and row["status"] == "ok"
+
+
+@pytest.mark.usefixtures("no_strays")
+@pytest.mark.timeout(2400)
+def test_compare_instructions_differential_marks_set_command_grown(valkey_repo: Path,
+                                                                  build_cache: Path,
+                                                                  tmp_path: Path) -> None:
+    """compare --measure instructions: the differential of callgrind's call graphs (per
+    request) marks set-slow's setCommand grown — deterministically, one SET client."""
+    write_config(tmp_path, [{**SET[0], "requests": 5000, "clients": 1}], "ins.json")
+    done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--measure",
+                      "instructions", "--runs", "2", "--config", "ins.json", "--results-dir",
+                      "res", "--label", "ins", "--no-db", "--seed", "3", cwd=tmp_path,
+                      timeout=1800, env={**QUICK, "KVPERF_BUILD_CACHE": str(build_cache)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    [svg] = (tmp_path / "res" / "ins" / "flamediff").glob("*.svg")
+    assert _delta(svg, "setCommand") > 5
+    assert "callgrind Ir" in done.stdout

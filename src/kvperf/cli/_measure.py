@@ -10,6 +10,7 @@ from rich.console import Console
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._choices import enum_choice
+from kvperf.cli._profile import print_differentials
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.ab import SidesResult
@@ -69,6 +70,8 @@ def instruction_verdicts(args: argparse.Namespace, result: SidesResult, dirs: li
     if args.output:
         Path(args.output).write_text(markdown(results, *names, min_effect))
         out.print(f"markdown report: {args.output}")
+    print_differentials(out, result.a_rows, result.b_rows, (dirs[0], dirs[1]),
+                        f"{names[1]} vs {names[0]}", kind="instructions")
     out.print(f"results: {' and '.join(map(str, dirs))} (order seed {result.seed})")
     failed = result.failed
     regressed = any(m.decision.verdict is Verdict.REGRESSION

@@ -59,13 +59,16 @@ def print_profile(out: Console, rows: list[Row], out_dir: Path) -> None:
 
 def print_differentials(out: Console, a_rows: list[Row],
                         b_rows: list[Row], dirs: tuple[Path, Path],
-                        title: str) -> None:
-    """`compare --profile`: write and list one differential flamegraph per series."""
+                        title: str, kind: str = "profile") -> None:
+    """`compare --profile` / `--measure instructions`: write and list one differential
+    flamegraph per series."""
     base = dirs[0].parent
-    made = differentials(a_rows, b_rows, dirs[0], dirs[1], base, title)
+    made = differentials(a_rows, b_rows, dirs[0], dirs[1], base, title, kind)
     if not made:
         return
-    lines = differential_rows([(d.row, str(d.svg.relative_to(base))) for d in made])
+    profiler = "callgrind Ir" if kind == "instructions" else "perf cpu-clock"
+    lines = differential_rows([(d.row, str(d.svg.relative_to(base))) for d in made],
+                              profiler)
     out.print(artifact_table("differential flamegraphs (red: grew in B per request, "
                              "blue: shrank)", lines))
     with (base / ARTIFACTS_FILE).open("a") as md:

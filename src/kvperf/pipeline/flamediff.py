@@ -1,9 +1,11 @@
-"""``compare A B --profile``: one differential flamegraph per series, B against A.
+"""``compare A B --profile`` (and ``--measure instructions``): one differential flamegraph
+per series, B against A.
 
 Per side the folded stacks of every node and run of the series are summed and divided by the
-requests those runs executed (CPU picoseconds per request), so that a side that served more
-requests in its measure stage does not look slower. kvflame (inferno's differential folding)
-then colours each frame of B red where it grew per request and blue where it shrank.
+requests those runs executed (perf: CPU picoseconds per request; instructions: instructions
+per 1000 requests), so that a side that served more requests in its measure stage does not
+look slower. kvflame (inferno's differential folding) then colours each frame of B red where
+its self cost per request grew and blue where it shrank.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from kvperf.pipeline.profiling import kvflame_path
 from kvperf.results import folded
 from kvperf.results.row import Row
 
-COUNT_NAME = "ps/request"
+# what the scaled counts are, per kind of stacks (folded.PER_REQUEST_SCALE: × 1000 / request)
+COUNT_NAMES = {"profile": "ps/request", "instructions": "instructions/1000 requests"}
 
 
 @dataclass(frozen=True)
@@ -30,17 +33,26 @@ class Differential:
     svg: Path
 
 
-def _side(rows: list[Row], base: Path) -> Counter[str] | None:
-    """A side's stacks of one series in picoseconds per request (None: nothing profiled)."""
+def _stack_files(row: Row, base: Path, kind: str) -> list[Path]:
+    """The folded-stack files of a row: each node's perf stacks, or callgrind's call graph."""
+    if kind == "instructions":
+        graph = (row.get("instructions") or {}).get("flamegraph")
+        return [(base / graph).with_suffix(".folded")] if graph else []
+    profile = row.get("profile") or {}
+    return [base / node["files"]["folded stacks"] for node in profile.get("nodes", [])]
+
+
+def _side(rows: list[Row], base: Path, kind: str) -> Counter[str] | None:
+    """A side's stacks of one series scaled per request (None: no stacks)."""
     total: Counter[str] = Counter()
     requests = 0.0
     for row in rows:
-        count, profile = folded.requests_of(row), row.get("profile")
-        if not profile or not count:
+        count, files = folded.requests_of(row), _stack_files(row, base, kind)
+        if not files or not count:
             continue
         requests += count
-        for node in profile["nodes"]:
-            total.update(folded.parse((base / node["files"]["folded stacks"]).read_text()))
+        for path in files:
+            total.update(folded.parse(path.read_text()))
     return folded.per_request(total, requests) if requests and total else None
 
 
@@ -52,12 +64,13 @@ def _series(rows: list[Row]) -> dict[str, list[Row]]:
 
 
 def differentials(a_rows: list[Row], b_rows: list[Row], a_dir: Path,
-                  b_dir: Path, out_dir: Path, title: str) -> list[Differential]:
+                  b_dir: Path, out_dir: Path, title: str,
+                  kind: str = "profile") -> list[Differential]:
     """Write ``flamediff/<trial_id>.{a,b}.folded`` and ``.svg`` per series both sides profiled."""
     made = []
     b_series = _series(b_rows)
     for trial_id, a_group in _series(a_rows).items():
-        a, b = _side(a_group, a_dir), _side(b_series.get(trial_id, []), b_dir)
+        a, b = _side(a_group, a_dir, kind), _side(b_series.get(trial_id, []), b_dir, kind)
         if a is None or b is None:
             continue
         stem = out_dir / "flamediff" / trial_id
@@ -68,7 +81,7 @@ def differentials(a_rows: list[Row], b_rows: list[Row], a_dir: Path,
         svg = stem.with_suffix(".svg")
         try:
             run([str(kvflame_path()), "diff", str(before), str(after), str(svg),
-                 f"{title} · {trial_id}", COUNT_NAME], name="kvflame diff").check()
+                 f"{title} · {trial_id}", COUNT_NAMES[kind]], name="kvflame diff").check()
         except CommandError as exc:
             raise ServerError(f"differential flamegraph of {trial_id}: {exc}") from None
         made.append(Differential(trial_id, b_series[trial_id][0], svg))

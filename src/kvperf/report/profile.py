@@ -43,9 +43,10 @@ def artifact_rows(rows: list[Row]) -> list[list[str]]:
 DIFFERENTIAL = "differential flamegraph (B vs A, per request)"
 
 
-def differential_rows(made: list[tuple[Row, str]]) -> list[list[str]]:
+def differential_rows(made: list[tuple[Row, str]],
+                      profiler: str = "perf cpu-clock") -> list[list[str]]:
     """One artifact line per series' differential flamegraph: (a row of it, its file)."""
-    return [[_test(row, label="", run="all"), "perf cpu-clock", "all",
+    return [[_test(row, label="", run="all"), profiler, "all",
              DIFFERENTIAL, path] for row, path in made]
 
 
