@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
+from kvperf.core.errors import ServerError, UsageError
 from kvperf.pipeline.flamediff import differentials
 from kvperf.pipeline.model import ProfileSettings
 from kvperf.report.profile import (
@@ -63,7 +65,11 @@ def print_differentials(out: Console, a_rows: list[Row],
     """`compare --profile` / `--measure instructions`: write and list one differential
     flamegraph per series."""
     base = dirs[0].parent
-    made = differentials(a_rows, b_rows, dirs[0], dirs[1], base, title, kind)
+    try:
+        made = differentials(a_rows, b_rows, dirs[0], dirs[1], base, title, kind)
+    except (ServerError, UsageError) as exc:  # the comparison stands without its picture
+        out.print(f"[yellow]! no differential flamegraph: {escape(str(exc))}[/yellow]")
+        return
     if not made:
         return
     profiler = "callgrind Ir" if kind == "instructions" else "perf cpu-clock"
