@@ -56,6 +56,13 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
     assert group_rows([row]) == {}  # the profiled row is kept out of statistics
     history = run_kvperf("history", "--results-dir", "res", cwd=tmp_path)  # and the database's
     assert "no results" in history.stdout + history.stderr, history.stdout
+    report = run_kvperf("report", "res/prof", "-o", "r.html", "--json", "r.json", cwd=tmp_path)
+    assert report.returncode == 0, report.stdout + report.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "Profile artifacts" in html and 'perf-node0.svg">' in html
+    artifacts = json.loads((tmp_path / "r.json").read_text())["artifacts"]
+    svgs = [a["file"] for a in artifacts if a["artifact"] == "flamegraph"]
+    assert svgs and all((tmp_path / f).is_file() for f in svgs)
     metrics = out / "metrics.json"
     compared = run_kvperf("compare-results", metrics, metrics)
     assert compared.returncode == 2 and "never compared" in compared.stderr, compared.stderr

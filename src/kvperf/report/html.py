@@ -16,7 +16,15 @@ from html import escape
 
 from kvperf import __version__
 from kvperf.report import svg
-from kvperf.report.model import Comparison, Report, SeriesStats, SourceSummary, Spectrum
+from kvperf.report.model import (
+    Artifact,
+    Comparison,
+    Report,
+    SeriesStats,
+    SourceSummary,
+    Spectrum,
+)
+from kvperf.report.profile import EXCLUDED_NOTE
 
 VERDICT_COLOUR = {"regression": "#d62728", "improvement": "#2ca02c", "no change": "#7f7f7f",
                   "inconclusive": "#bcbd22", "unstable": "#ff7f0e",
@@ -51,12 +59,24 @@ def render(report: Report) -> str:
     if report.comparison:
         parts.append(_comparison(report.comparison))
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
+    if report.artifacts:
+        parts.append(_artifacts(report.artifacts))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title>"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{STYLE}</style></head><body>{''.join(parts)}"
             f"<footer>kvperf {escape(__version__)} · report format "
             f"{report.version}</footer></body></html>\n")
+
+
+def _artifacts(artifacts: Sequence[Artifact]) -> str:
+    """The profile artifacts, each file a link (relative: the page opens beside them)."""
+    rows = [[escape(a.side), escape(a.test), escape(a.profiler), escape(a.node),
+             escape(a.artifact), f'<a href="{escape(a.file)}">{escape(a.file)}</a>']
+            for a in artifacts]
+    return ("<h2>Profile artifacts</h2>"
+            f'<p class="hint">{escape(EXCLUDED_NOTE)}</p>'
+            + _table(("side", "test", "profiler", "node", "artifact", "file"), rows))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()

@@ -8,6 +8,9 @@ JSON versions (``kvperf_report``):
       percentile spectrum of the merged corrected and service histograms), ``comparison``
       (null for one side: base, new, paired, one row per series and metric with ratio, 95% CI,
       p-values and verdict).
+  2 — adds ``artifacts``: the files of profiled trials (``--profile``; one per side, test,
+      profiler, node and artifact, the file relative to the current directory as the side's
+      path is), empty when nothing was profiled.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
@@ -31,10 +35,11 @@ from kvperf.analysis.comparison import (
 )
 from kvperf.analysis.paired import cv
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
+from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import UNIT_TO_MS, HistogramFile, merge
 from kvperf.results.row import Row, field_of, is_ok
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -129,11 +134,24 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class Artifact:
+    """One file of a profiled trial (the artifact table's line, with its side)."""
+
+    side: str
+    test: str
+    profiler: str
+    node: str
+    artifact: str
+    file: str
+
+
+@dataclass(frozen=True)
 class Report:
     sources: list[SourceSummary]
     series: list[SeriesStats]
     spectra: list[Spectrum]
     comparison: Comparison | None = None
+    artifacts: list[Artifact] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -304,7 +322,15 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
     if len(sources) == 2:
         base, new = sources
         compared = comparison(base, new, interleaved(base, new) if paired is None else paired)
-    return Report(summaries, series, spectra, compared)
+    return Report(summaries, series, spectra, compared, artifacts(sources))
+
+
+def artifacts(sources: list[Source]) -> list[Artifact]:
+    """Every profiled trial's files, each path joined to its side's directory."""
+    return [Artifact(source.name, test, profiler, node, artifact,
+                     str(Path(source.path).parent / file))
+            for source in sources
+            for test, profiler, node, artifact, file in artifact_rows(source.rows)]
 
 
 def _finite(value: Any) -> Any:
