@@ -82,7 +82,8 @@ OPTIONS: tuple[tuple[str, str | None, bool, str], ...] = (
     ("scan-incremental-max-iterations", None, True, ""),
     ("clients-start", None, True, _RAMP), ("clients-step", None, True, _RAMP),
     ("step-duration", None, True, _RAMP),
-    ("kvload-json", None, True, ""),  # kvload's own addition
+    ("kvload-json", None, True, ""),  # kvload's own additions
+    ("io", None, True, ""),
 )
 _BY_LONG = {entry[0]: entry for entry in OPTIONS}
 _BY_SHORT = {entry[1]: entry for entry in OPTIONS if entry[1]}
@@ -90,7 +91,7 @@ SUPPORTED = frozenset(name for name, _, _, why in OPTIONS if not why)
 # Where the server is and where results go: kvperf gives these, a definition may not.
 KVPERF_OWNED = frozenset({
     "server", "host", "port", "unix-socket", "uri", "authenticate", "tls", "cert", "key",
-    "cacert", "tls-skip-verify", "sni", "out-file", "json-out-file", "kvload-json",
+    "cacert", "tls-skip-verify", "sni", "out-file", "json-out-file", "kvload-json", "io",
     "cluster-mode", "help", "version"})
 # Value-level refusals kvload makes (option, value) → why.
 _REFUSED_VALUES = {
