@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvperf.analysis.paired import cv
-from kvperf.results.histogram import HistogramFile, merge, summary_ms
+from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, is_timed
 
 
@@ -51,10 +51,11 @@ def _summary(group: list[Row],
              histograms: Callable[[Row], HistogramFile | None]) -> SeriesSummary:
     rps = [float(r.get("rps") or math.nan) for r in group]
     loaded = [histograms(r) for r in group]
-    if all(h and h.get("corrected") for h in loaded):
-        unit = str(loaded[0].get("unit", "us")) if loaded[0] else "us"
-        merged = summary_ms(merge([h["corrected"] for h in loaded if h]), unit)
-        p50, p99, source = merged["p50"], merged["p99"], "merged histograms"
+    merged = merged_runs(loaded, "corrected")
+    if merged is not None:
+        hist, scale = merged
+        p50, p99 = (hist.get_value_at_percentile(q) * scale for q in (50.0, 99.0))
+        source = "merged histograms"
     else:
         p50 = statistics.median(float(r.get("p50_latency_ms") or math.nan) for r in group)
         p99 = statistics.median(float(r.get("p99_latency_ms") or math.nan) for r in group)

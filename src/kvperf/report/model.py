@@ -36,7 +36,7 @@ from kvperf.analysis.comparison import (
 from kvperf.analysis.paired import cv
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
 from kvperf.report.profile import artifact_rows
-from kvperf.results.histogram import UNIT_TO_MS, HistogramFile, merge
+from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, field_of, is_ok
 
 REPORT_VERSION = 2
@@ -213,7 +213,7 @@ def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
 
 def _latency(group: list[Row], loaded: list[HistogramFile | None]
              ) -> tuple[dict[str, float], str]:
-    merged = _merged(loaded, "corrected")
+    merged = merged_runs(loaded, "corrected")
     if merged is not None:
         hist, scale = merged
         return ({name: hist.get_value_at_percentile(q) * scale
@@ -223,21 +223,6 @@ def _latency(group: list[Row], loaded: list[HistogramFile | None]
            for name in ("p50", "p99") if all(field_of(r, f"{name}_latency_ms") for r in group)}
     return med, "median of runs"
 
-
-def _merged(loaded: list[HistogramFile | None], kind: str
-            ) -> tuple[HdrHistogram, float] | None:
-    """The merged histogram of one kind over the runs, and its unit's scale to ms; None
-    unless every run has one."""
-    if not loaded or not all(h and h.get(kind) for h in loaded):
-        return None
-    first = loaded[0] or {}
-    scale = UNIT_TO_MS.get(str(first.get("unit", "us")))
-    if scale is None:
-        return None
-    try:
-        return merge([h[kind] for h in loaded if h]), scale
-    except ValueError:
-        return None
 
 
 def _spectrum(hist: HdrHistogram, scale: float) -> list[float]:
@@ -258,7 +243,7 @@ def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
         stats.append(SeriesStats(source.name, name, len(group), rps, statistics.median(rps),
                                  cv(rps), _column(group, "p50_latency_ms"),
                                  _column(group, "p99_latency_ms"), latency, origin))
-        corrected, service = _merged(loaded, "corrected"), _merged(loaded, "service")
+        corrected, service = merged_runs(loaded, "corrected"), merged_runs(loaded, "service")
         if corrected is not None:
             spectra.append(Spectrum(source.name, name, len(group), list(SPECTRUM_QUANTILES),
                                     _spectrum(*corrected),

@@ -44,3 +44,18 @@ def summary_ms(histogram: HdrHistogram, unit: str = "us") -> dict[str, float]:
     out["max"] = histogram.get_max_value() * scale
     out["count"] = float(histogram.get_total_count())
     return out
+
+
+def merged_runs(loaded: Sequence[HistogramFile | None], kind: str
+                ) -> tuple[HdrHistogram, float] | None:
+    """One kind (corrected, service) of several runs' histogram files merged, and the
+    scale of their unit to ms; None unless every run has one in a known unit."""
+    if not loaded or not all(h and h.get(kind) for h in loaded):
+        return None
+    scale = UNIT_TO_MS.get(str((loaded[0] or {}).get("unit", "us")))
+    if scale is None:
+        return None
+    try:
+        return merge([h[kind] for h in loaded if h]), scale
+    except ValueError:
+        return None
