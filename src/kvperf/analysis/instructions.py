@@ -9,9 +9,10 @@ to judge by), that minimum effect as the water line ("no statistics"): any chang
 is flagged. More instructions is worse.
 
 ``moved_functions`` ranks functions by how much their inclusive cost per request moved. A
-slowed function moves every caller's inclusive cost by the same amount, so among functions
-whose move is within ``BAND`` of the largest one, the one with the smallest inclusive cost —
-the most specific, nearest the change — comes first. Rows keep only the top functions, so a
+slowed function moves every caller's inclusive cost by the same amount (plus the callers' own
+noise: the event loop's cost per request varies with how requests batch into wakeups), so
+among functions whose move is at least ``BAND`` (half) of the largest one, the one with the
+smallest inclusive cost — the most specific, nearest the change — comes first. Rows keep only the top functions, so a
 function listed in some runs of a side but not in others sits at the cut and is left out; one
 absent from every run of a side counts as 0 there (new, or gone).
 """
@@ -33,7 +34,7 @@ from kvperf.results.row import Row
 DEFAULT_MIN_EFFECT = FAMILY_MIN_EFFECT["instructions"]
 SPREAD_FACTOR = 5.0
 TOP_MOVED = 10
-BAND = 0.75
+BAND = 0.5
 METRICS = tuple(m.name for m in INSTRUCTION_METRICS)
 
 

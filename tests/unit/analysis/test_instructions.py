@@ -68,6 +68,16 @@ def test_the_most_specific_function_of_a_similar_move_comes_first() -> None:
     assert moved[0].delta == pytest.approx(56.0) and moved[0].change == pytest.approx(56 / 1800)
 
 
+def test_a_callers_own_noise_does_not_push_the_changed_function_down() -> None:
+    # A CI run: setCommand +115.7 moved call and processCommand by as much, and aeMain by
+    # +155.7 (+40 of the event loop's own batching noise): setCommand still comes first.
+    base = [{"aeMain": 5905.6, "processCommand": 3342.0, "call": 2704.0,
+             "setCommand": 2054.2}] * 2
+    new = [{"aeMain": 6061.2, "processCommand": 3457.7, "call": 2819.7,
+            "setCommand": 2169.9}] * 2
+    assert [m.name for m in moved_functions(base, new)][:2] == ["setCommand", "call"]
+
+
 def test_moved_functions_average_runs_and_count_missing_as_zero() -> None:
     # f: base (10 + 10.2) / 2 = 10.1, new 30 → +19.9; g only on the new side → +4 ("new")
     moved = moved_functions([{"f": 10.0}, {"f": 10.2}], [{"f": 30.0, "g": 4.0},
