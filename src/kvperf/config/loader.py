@@ -15,13 +15,14 @@ from typing import Any
 
 from kvperf.config.commands import ratio_command, resolve_command
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
+from kvperf.config.profiling import profiling_sets
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 
 # Keys of the seed format that belong to its search-module (FTS) runner, not yet run by kvperf.
 SEED_FTS_KEYS = frozenset(
     {"test_groups", "test_name", "seed", "cpu_allocation", "cluster_ports", "bind_ip", "port",
-     "profiling_sets", "monitoring", "dataset_generation", "query_generation",
+     "monitoring", "dataset_generation", "query_generation",
      "module_startup_args", "custom-server-config-file"}
 )
 # Server flags kvperf sets itself; a custom config must not override them.
@@ -181,6 +182,7 @@ FIELDS: dict[str, _Field] = {
     "custom-server-configs": _Field("custom_server_configs", _custom_configs),
     "modules": _Field("modules", _modules),
     "cluster_nodes": _Field("cluster_nodes", _one_int),
+    "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
 }
 
 

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import DriverError, Interrupted, KvperfError
 from kvperf.core.identity import stable_id
 from kvperf.core.kinds import Measure
@@ -41,7 +42,7 @@ from kvperf.definitions.plan import Plan
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.memtier import MemtierDriver
 from kvperf.pipeline.definition_test import TestRun
-from kvperf.pipeline.model import Launcher, ProfileSettings
+from kvperf.pipeline.model import Launcher
 from kvperf.pipeline.prepare import validate_label
 from kvperf.pipeline.profiling import check_settings
 from kvperf.plan.trial import ServerSetup

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from kvperf.config.model import BenchmarkSpec
+from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
@@ -23,14 +23,6 @@ from kvperf.server.binary import ServerBinary
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
 from kvperf.server.stats import Collected
-
-
-@dataclass(frozen=True)
-class ProfileSettings:
-    """How ``--profile`` samples the servers (pipeline/profiling.py)."""
-
-    frequency: int = 999  # Hz of perf's cpu-clock sampling
-    call_graph: str = "fp"  # "fp" (frame pointers) or "dwarf"
 
 
 @dataclass(frozen=True)

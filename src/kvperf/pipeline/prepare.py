@@ -15,7 +15,7 @@ from kvperf.pipeline import quick
 from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.instructions import check_measure
 from kvperf.pipeline.model import Prepared, RunOptions
-from kvperf.pipeline.profiling import check_profile
+from kvperf.pipeline.profiling import check_profile, check_trial_profiles
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
 from kvperf.results.row import RunContext
@@ -107,6 +107,7 @@ def prepare(options: RunOptions) -> Prepared:
                           client_mode=client_mode(options))
     specs = quick.shrink(specs)
     trials = expand(specs, quick.runs(options.runs))
+    check_trial_profiles(options, trials)
     _check_trials(trials, driver, options)
     binary = _server_binary(options)
     if binary:
