@@ -3,6 +3,7 @@ PostgreSQL stopped mid-run, idempotent pushes, no password in any output."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -53,13 +54,13 @@ def _metrics_rows(results: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _start_run(tmp_path: Path, url: str, runs: int) -> subprocess.Popen[str]:
+def _start_run(tmp_path: Path, url: str, runs: int, *extra: str) -> subprocess.Popen[str]:
     require_binary("valkey-server")
     config = write_config(tmp_path, FAST)
     return subprocess.Popen([str(KVPERF), "run", "--config", str(config), "--runs", str(runs),
                              "--results-dir", str(tmp_path / "results"), "--commit", "c0ffee",
-                             "--db", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                             "--db", url, *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _wait_rows(results: Path, count: int, proc: subprocess.Popen[str]) -> None:
@@ -104,6 +105,52 @@ def test_postgres_stopped_mid_run_then_push_fills_it(tmp_path: Path) -> None:
         assert push.returncode == 0, push.stderr
         assert f"{12 - before} row(s) added, {before} already present" in push.stderr
         assert PASSWORD not in push.stdout + push.stderr
+        assert _stored_hashes(url) == {row_hash(r) for r in rows}
+
+
+def _process_tree(pid: int) -> list[int]:
+    """The pid and every descendant's (the postmaster's backends and workers)."""
+    pids = [pid]
+    for parent in pids:
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            children = (task / "children").read_text().split()
+            pids += [int(c) for c in children if int(c) not in pids]
+    return pids
+
+
+def _signal_all(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def test_hung_postgres_times_out_and_keeps_every_result(tmp_path: Path) -> None:
+    """SIGSTOP on the postmaster and its backends: the kernel still accepts and acknowledges,
+    nobody answers. The live write gives up after --db-timeout, the run finishes."""
+    with running_cluster() as cluster:
+        url = cluster.create_database("hung")
+        proc = _start_run(tmp_path, url, 6, "--db-timeout", "2")
+        _wait_rows(tmp_path / "results", 2, proc)
+        assert cluster.process is not None
+        stopped = _process_tree(cluster.process.pid)
+        assert len(stopped) > 3, "postgres should have backends and workers"
+        _signal_all(stopped, signal.SIGSTOP)
+        hung_at = time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=60)
+            elapsed = time.monotonic() - hung_at
+        finally:
+            _signal_all(stopped, signal.SIGCONT)
+        assert proc.returncode == 1, (out, err)
+        rows = _metrics_rows(tmp_path / "results")
+        assert len(rows) == 12 and all(r["status"] == "ok" for r in rows)
+        # the rest of the run: the 2 s bound once, then ~10 short trials not sent to the DB
+        assert elapsed < 2 + 25, elapsed
+        message = " ".join(err.split())
+        assert "did not answer within 2 s" in message, message
+        assert "not written to the database" in message and PASSWORD not in out + err
+        push = run_kvperf("db", "push", *tmp_path.glob("results/*/metrics.json"), "--db", url)
+        assert push.returncode == 0, push.stderr
         assert _stored_hashes(url) == {row_hash(r) for r in rows}
 
 

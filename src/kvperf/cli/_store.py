@@ -11,7 +11,9 @@ from pathlib import Path
 from rich.console import Console
 
 from kvperf.cli._paths import local_path
+from kvperf.core.errors import UsageError
 from kvperf.store.db import Database, open_store, redact, resolve_url
+from kvperf.store.deadline import parse_seconds, resolve_seconds
 from kvperf.store.writer import TrialWriter
 
 DB_HELP = ("database URL (postgresql://user:pw@host/db or sqlite:///path); default: "
@@ -20,16 +22,27 @@ RESULTS_DIR_HELP = ("where results go, and where the default SQLite file kvperf.
                     "(default: results)")
 
 
+def _seconds(text: str) -> float:
+    try:
+        return parse_seconds(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_results_dir(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--results-dir", type=local_path, default="results", help=RESULTS_DIR_HELP)
 
 
 def add_db_options(p: argparse.ArgumentParser, *, no_db: bool = True) -> None:
-    """--db, and (for commands that write results) --no-db."""
+    """--db, and (for commands that write results) --no-db and --db-timeout."""
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     if no_db:
         p.add_argument("--no-db", action="store_true",
                        help="write metrics.json only, no database")
+        p.add_argument("--db-timeout", type=_seconds, metavar="S",
+                       help="give up a PostgreSQL write that gets no answer within S seconds "
+                            "(the trial stays in metrics.json; default: $KVPERF_DB_TIMEOUT, "
+                            "else 10)")
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
@@ -66,7 +79,7 @@ def live_store(args: argparse.Namespace, results_dir: Path) -> Iterator[TrialWri
         yield None
         return
     url = resolve_url(args.db, results_dir)
-    writer = TrialWriter(open_store(url), url)
+    writer = TrialWriter(open_store(url, resolve_seconds(args.db_timeout)), url)
     try:
         yield writer
     finally:

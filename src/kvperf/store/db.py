@@ -8,8 +8,9 @@ URLs: ``postgresql://`` and ``postgres://`` map to the psycopg 3 driver
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -18,12 +19,14 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.core.redact import redact_urls
+from kvperf.store.deadline import Deadline, connect_timeout
 from kvperf.store.migrations import migrate
 
 Database: TypeAlias = Engine  # what open_store returns: outside store/, an opaque handle
 ENV_VAR = "KVPERF_DB"
 DEFAULT_FILE = "kvperf.db"
 CONNECT_TIMEOUT_S = 5
+_DEADLINES: weakref.WeakKeyDictionary[Engine, Deadline] = weakref.WeakKeyDictionary()
 _DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg",
             "postgresql+psycopg": "postgresql+psycopg", "sqlite": "sqlite",
             "sqlite+pysqlite": "sqlite"}
@@ -88,8 +91,9 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: URL) -> Engine:
-    """An engine (no connection yet). PostgreSQL: connect timeout, dead connections re-tried."""
+def make_engine(url: URL, timeout: float | None = None) -> Engine:
+    """An engine (no connection yet). PostgreSQL: connect timeout (no longer than ``timeout``
+    when given), dead connections re-tried."""
     try:
         if url.get_backend_name() == "sqlite":
             if url.database and url.database != ":memory:":
@@ -98,19 +102,34 @@ def make_engine(url: URL) -> Engine:
             event.listen(engine, "connect", _sqlite_pragmas)
             return engine
         return create_engine(url, pool_pre_ping=True, pool_size=2,
-                             connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+                             connect_args={"connect_timeout": (
+                                 CONNECT_TIMEOUT_S if timeout is None
+                                 else connect_timeout(timeout))})
     except (NoSuchModuleError, SQLAlchemyError, OSError) as exc:
         raise StoreError(f"cannot open database {redact(url)}: {describe_error(exc, url)}"
                          ) from None
 
 
-def open_store(url: URL) -> Engine:
-    """An engine on a reachable database at the current schema version (StoreError if not)."""
-    engine = make_engine(url)
+def open_store(url: URL, timeout: float | None = None) -> Engine:
+    """An engine on a reachable database at the current schema version (StoreError if not).
+    With ``timeout`` (PostgreSQL only), the engine's work is bounded by a client-side
+    deadline (store/deadline.py; ``deadline_of``), opening it included."""
+    engine = make_engine(url, timeout)
+    deadline = None
+    if timeout is not None and url.get_backend_name() == "postgresql":
+        deadline = _DEADLINES[engine] = Deadline(engine, timeout)
     try:
-        migrate(engine)
-    except SQLAlchemyError as exc:
+        with deadline.bound(f"cannot use database {redact(url)}") if deadline else nullcontext():
+            migrate(engine)
+    except (SQLAlchemyError, StoreError) as exc:
         engine.dispose()
+        if isinstance(exc, StoreError):
+            raise
         raise StoreError(f"cannot use database {redact(url)}: {describe_error(exc, url)}"
                          ) from None
     return engine
+
+
+def deadline_of(engine: Engine) -> Deadline | None:
+    """The client-side deadline ``open_store`` attached to the engine, if any."""
+    return _DEADLINES.get(engine)

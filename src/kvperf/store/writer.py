@@ -6,13 +6,17 @@ are added to ``metric_summary`` by an upsert in the same transaction, only when 
 itself was inserted, so the summary never counts a row twice. ``TrialWriter`` commits
 each finished trial in its own transaction as soon as it ends; when the database is
 unavailable it warns once, keeps count, and the run carries on (metrics.json stays the
-source of truth); ``check`` then raises a StoreError telling the user to push later.
+source of truth); ``check`` then raises a StoreError telling the user to push later. A
+write that gets no answer within the engine's client-side deadline (store/deadline.py: a hung
+PostgreSQL) is such a failure too, and after it no later trial of the run is sent (each would
+wait the whole bound again).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,8 @@ from kvperf.core.errors import StoreError
 from kvperf.results.histogram import HistogramFile
 from kvperf.results.row import Row
 from kvperf.store import schema
-from kvperf.store.db import describe_error, redact
+from kvperf.store.db import deadline_of, describe_error, redact
+from kvperf.store.deadline import DeadlineExceeded
 from kvperf.store.files import read_histograms
 from kvperf.store.records import (
     RunInfo,
@@ -119,14 +124,24 @@ class TrialWriter:
         self.written = 0
         self.missing: dict[Path, int] = {}
         self.first_error: str | None = None
+        self.hung = False
 
     def record(self, row: Row, metrics_path: Path) -> bool:
         """Commit one finished trial; on a database error warn (once) and return False."""
+        if self.hung:
+            self._failed(metrics_path, "")
+            return False
         base = metrics_path.parent
         run = run_info(row, "live", base.name, self.started_at, self._salt)
+        deadline = deadline_of(self.engine)
         try:
-            with self.engine.begin() as conn:
+            with (deadline.bound("live write") if deadline else nullcontext(),
+                  self.engine.begin() as conn):
                 insert_trial(conn, run, row, base.name, read_histograms(base, row))
+        except DeadlineExceeded as exc:
+            self.hung = True
+            self._failed(metrics_path, f"{exc}; later trials are not sent to it")
+            return False
         except SQLAlchemyError as exc:
             self._failed(metrics_path, describe_error(exc, self.url))
             return False
