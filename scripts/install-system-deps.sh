@@ -5,6 +5,7 @@
 #   - what building Valkey from source needs (compiler, make, OpenSSL headers, git, ccache)
 #   - valgrind (instruction counts), linux-perf, PostgreSQL 15 (store tests start their own)
 #   - chromium (the HTML report is checked in a real headless browser, through Playwright)
+#   - iproute2 (`ip netns`: tests of servers bound beyond loopback use namespaces they create)
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
@@ -13,7 +14,7 @@ SRC=/etc/apt/sources.list.d/debian.sources
 BACKPORTS=/etc/apt/sources.list.d/kvperf-bookworm-backports.sources
 BACKPORTS_PACKAGES=(valkey-server valkey-tools)
 MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
-               valgrind linux-perf postgresql-15 xz-utils chromium)
+               valgrind linux-perf postgresql-15 xz-utils chromium iproute2)
 PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 
 need_root() {

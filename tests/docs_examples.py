@@ -123,6 +123,8 @@ SPIN2 = ("rm -rf fx && git clone -q $FX fx && git -C fx checkout -qb spin2 base"
          "sed -i 's/kvperf_set_spin = 1;/kvperf_set_spin = 2;/' fx/src/t_string.c && "
          "GIT_AUTHOR_DATE=2025-01-01T00:00:00Z GIT_COMMITTER_DATE=2025-01-01T00:00:00Z "
          "git -C fx commit -qam 'spin 2'")
+TWO_HOSTS = ("an address beyond loopback on two hosts: tests/integration/test_bind_auth.py "
+             "runs the same commands between two network namespaces it creates")
 BROKEN_HEAD = ("HEAD of the fixture is `broken`, which does not compile: its trials fail "
                "with the compiler's errors, the other commits run, and kvperf exits 1 "
                "(README: a commit that fails to build does not stop the run)")
@@ -136,6 +138,11 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --mode client --target-ip 127.0.0.1 --port 6379":
         run(USING, ("6379", "{served.port}")),
     "kvperf doctor": run(USING),
+    # README.md, "Server and client on two hosts"
+    "kvperf run --mode server --bind 10.0.0.5 --port 7000 --config tls.json --label srv":
+        not_runnable(TWO_HOSTS),
+    "kvperf run --mode client --target-ip 10.0.0.5 --port 7000 --tls --tls-ca ca.pem "
+    "--config tls.json": not_runnable(TWO_HOSTS),
     "kvperf noise --runs 8": run(USING),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
     "kvperf run": run(USING),  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too

@@ -131,6 +131,17 @@ impl<'a> Args<'a> {
     }
 }
 
+/// The environment variable kvload reads the AUTH password from when `-a` is not given:
+/// a password in argv is visible to every user through `ps`.
+pub const AUTH_ENV: &str = "KVLOAD_AUTH";
+
+/// Without `-a` (or a URI password), a non-empty `value` of `KVLOAD_AUTH` is the password.
+pub fn password_from_env(o: &mut Options, value: Option<String>) {
+    if o.password.is_none() {
+        o.password = value.filter(|v| !v.is_empty());
+    }
+}
+
 /// Parses argv (without the program name).
 pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     let mut o = Options::default();
@@ -319,7 +330,7 @@ Options (same meaning as valkey-benchmark unless noted):
  -h <hostname>      Server hostname (default 127.0.0.1)
  -p <port>          Server port (default 6379)
  -s <socket>        Server socket (overrides host and port)
- -a <password>      Password for AUTH
+ -a <password>      Password for AUTH (default: $KVLOAD_AUTH, which `ps` does not show)
  --user <username>  Send ACL style 'AUTH username pass'. Needs -a.
  -u <uri>           valkey://user:password@host:port/dbnum (valkeys:// or rediss:// for TLS)
  -c <clients>       Number of parallel connections (default 50)
@@ -386,6 +397,19 @@ mod tests {
             Ok(Parsed::Run(o)) => *o,
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn password_from_env_only_without_a() {
+        let mut o = opts(&[]);
+        password_from_env(&mut o, Some("envpw".into()));
+        assert_eq!(o.password.as_deref(), Some("envpw"));
+        let mut o = opts(&["-a", "flagpw"]);
+        password_from_env(&mut o, Some("envpw".into()));
+        assert_eq!(o.password.as_deref(), Some("flagpw"));
+        let mut o = opts(&[]);
+        password_from_env(&mut o, Some(String::new()));
+        assert_eq!(o.password, None);
     }
 
     #[test]

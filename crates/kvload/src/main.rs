@@ -39,7 +39,10 @@ fn main() {
             println!("kvload {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(cli::Parsed::Run(o)) => runner::run(&o),
+        Ok(cli::Parsed::Run(mut o)) => {
+            cli::password_from_env(&mut o, std::env::var(cli::AUTH_ENV).ok());
+            runner::run(&o)
+        }
         Err(e) => {
             eprintln!("kvload: {e}");
             2

@@ -20,6 +20,7 @@ from kvperf.cli._commits import run_commits
 from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._network import add_network_args, network_options, print_generated_password
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
@@ -50,7 +51,10 @@ def add_parser(subparsers: Any) -> None:
                    help="both: start servers and drive load (default); server: start the "
                         "server and wait for Ctrl-C; client: drive load at --target-ip/--port")
     p.add_argument("--target-ip", default="127.0.0.1", help="server address for --mode client")
-    p.add_argument("--port", type=int, help="server port for --mode client (default 6379)")
+    p.add_argument("--port", type=int,
+                   help="server port for --mode client (default 6379); the port to listen on "
+                        "for --mode server (default: a free one)")
+    add_network_args(p)
     p.add_argument("--use-running-server", action="store_true",
                    help="drive load at an already running server (like --mode client)")
     p.add_argument("--server-bin", type=command_path,
@@ -88,9 +92,9 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError(f"--runs must be at least 1, got {args.runs}")
     if args.port is not None and not 0 < args.port < 65536:
         raise UsageError(f"--port must be 1-65535, got {args.port}")
-    if args.port is not None and args.mode != "client" and not args.use_running_server:
-        raise UsageError("--port only applies with --mode client or --use-running-server "
-                         "(servers kvperf starts get a free port)")
+    if args.port is not None and args.mode == Mode.BOTH and not args.use_running_server:
+        raise UsageError("--port only applies with --mode client/server or "
+                         "--use-running-server (servers kvperf starts get a free port)")
     try:
         ipaddress.ip_address(args.target_ip)
     except ValueError:
@@ -104,7 +108,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure, profile=profile_settings(args))
+        measure=args.measure, profile=profile_settings(args), **network_options(args))
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -167,6 +171,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         return 0
     _setup_logging(args.log_level, prepared.out_dir)
     if prepared.options.mode == Mode.SERVER:
+        print_generated_password(args, prepared.options, console)
         return _serve(prepared, console)
     with live_store(args, prepared.options.results_dir) as store:
         code = _execute(prepared, store, console, out)

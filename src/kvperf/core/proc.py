@@ -138,12 +138,14 @@ def _die_with_parent() -> None:
 
 
 def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
-          cwd: Path | None = None) -> subprocess.Popen[bytes]:
+          cwd: Path | None = None, env: dict[str, str] | None = None
+          ) -> subprocess.Popen[bytes]:
     """Start a long-lived child (stdin closed; output to ``log``, else two pipes) in its own
-    session, killed by the kernel if kvperf dies. Raises OSError when it cannot start."""
+    session, killed by the kernel if kvperf dies. Raises OSError when it cannot start.
+    ``env`` (default: kvperf's own) is how a secret reaches a child without its argv."""
     return subprocess.Popen(
         list(argv), stdin=subprocess.DEVNULL, stdout=log or subprocess.PIPE,
-        stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd,
+        stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=env,
         start_new_session=True, preexec_fn=_die_with_parent,
     )
 

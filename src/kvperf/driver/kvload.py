@@ -9,6 +9,7 @@ node that owns its slot, so seeded keys are the keys read.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,18 +109,32 @@ class Kvload:
     def warmup(self, load: Load, target: Target, seconds: int, log: Path) -> None:
         report = log.with_name("warmup.json")
         argv = self.argv(load, target, ["--duration", str(seconds)], report)
-        self._run(argv, load, log, seconds + 60.0)
+        self._run(argv, load, log, seconds + 60.0, target)
 
     def measure(self, load: Load, target: Target, log: Path) -> Measurement:
         report = log.with_name("kvload.json")
         bound = (["-n", str(load.requests)] if load.requests is not None
                  else ["--duration", str(load.duration)])
-        self._run(self.argv(load, target, bound, report), load, log, self._timeout(load))
+        self._run(self.argv(load, target, bound, report), load, log, self._timeout(load),
+                  target)
         return measurement_from(read_report(report)["tests"][0])
 
-    def _run(self, argv: list[str], load: Load, log: Path, timeout: float) -> None:
-        output = run_tool(argv, cpus=load.cpus, timeout=timeout, log=log)
+    def _run(self, argv: list[str], load: Load, log: Path, timeout: float,
+             target: Target) -> None:
+        output = run_tool(argv, cpus=load.cpus, timeout=timeout, log=log, env=auth_env(target))
         if output.returncode != 0:
             lines = (output.stderr or output.stdout).strip().splitlines()
             detail = lines[-1] if lines else "(no output)"
             raise DriverError(f"kvload exited with code {output.returncode}: {detail}")
+
+
+AUTH_ENV = "KVLOAD_AUTH"  # kvload's password when -a is not given (crates/kvload/src/cli.rs)
+
+
+def auth_env(target: Target) -> dict[str, str] | None:
+    """kvload's environment for a server with a password: it reads it from $KVLOAD_AUTH, so
+    the password is in no argv (``ps`` shows argv to every user). None: kvperf's own."""
+    password = target.first.password
+    if password is None:
+        return None
+    return {**os.environ, AUTH_ENV: password.reveal()}

@@ -126,7 +126,8 @@ class Keyspace:
             host, port = _host_port(primary, seed_endpoint)
             if (host, port) not in clients:
                 clients[(host, port)] = len(conns)
-                conns.append(RespClient(Endpoint(host, port, seed_endpoint.tls_ca), timeout=30))
+                conns.append(RespClient(Endpoint(host, port, seed_endpoint.tls_ca,
+                                                seed_endpoint.password), timeout=30))
             owner[start : end + 1] = [clients[(host, port)]] * (end - start + 1)
         return cls(conns, owner)
 

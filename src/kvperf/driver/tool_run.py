@@ -37,11 +37,12 @@ def _append_log(log: Path, argv: list[str], out: str, err: str) -> None:
 
 
 def run_tool(argv: list[str], *, cpus: tuple[int, ...] | None, timeout: float,
-             log: Path) -> ToolOutput:
-    """Run to completion; raise DriverError on timeout (the process is stopped by pid)."""
+             log: Path, env: dict[str, str] | None = None) -> ToolOutput:
+    """Run to completion; raise DriverError on timeout (the process is stopped by pid).
+    ``env``: the whole environment of the tool (never logged)."""
     started, cpu_before = time.monotonic(), _children_cpu()
     try:
-        process = ManagedProcess(argv, cpus=cpus)
+        process = ManagedProcess(argv, cpus=cpus, env=env)
     except OSError as exc:
         raise DriverError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     try:

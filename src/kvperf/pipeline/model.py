@@ -14,6 +14,7 @@ from typing import Protocol
 
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.core.kinds import Measure, Mode, Schedule
+from kvperf.core.secret import Secret
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
 from kvperf.plan.trial import Trial
@@ -49,6 +50,11 @@ class RunOptions:
     # whose labels "A"/"B" would pool different servers across comparisons).
     revision_from_binary: bool = False
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    bind: str = "127.0.0.1"  # --mode server --bind
+    # requirepass of --mode server / AUTH of --mode client ($KVPERF_SERVER_PASSWORD); shows
+    # as *** in reprs
+    password: Secret | None = None
+    tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
 
 
 @dataclass

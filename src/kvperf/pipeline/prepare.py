@@ -69,10 +69,14 @@ def _server_binary(options: RunOptions) -> ServerBinary | None:
 
 
 def _check_trials(trials: list[Trial], driver: Driver, options: RunOptions) -> None:
+    if options.password and client_mode(options) and driver.name != "kvload":
+        raise UsageError(f"{driver.name} takes a password only as -a in its argv, which ps "
+                         "shows to every user of the host: use --tool kvload (it reads "
+                         "the password from its environment)")
     for trial in trials:
         reason = driver.unsupported(trial.load, trial.server.cluster_mode, trial.server.tls)
-        if reason is None and client_mode(options) and trial.server.tls:
-            reason = "'tls_mode' against a server kvperf did not start is not supported yet"
+        if reason is None and client_mode(options) and trial.server.tls and not options.tls_ca:
+            reason = "'tls_mode' against a server kvperf did not start needs --tls --tls-ca FILE"
         if reason:
             raise UsageError(f"config object {trial.spec_index}: {reason}")
 
@@ -90,7 +94,7 @@ def _running_server_version(endpoint: Endpoint) -> str | None:
 
 
 def client_endpoint(options: RunOptions) -> Endpoint:
-    return Endpoint(options.target_ip, options.port or 6379)
+    return Endpoint(options.target_ip, options.port or 6379, options.tls_ca, options.password)
 
 
 def prepare(options: RunOptions) -> Prepared:
@@ -106,6 +110,8 @@ def prepare(options: RunOptions) -> Prepared:
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=client_mode(options))
     specs = quick.shrink(specs)
+    if client_mode(options) and options.tls_ca:  # --tls: every trial talks TLS
+        specs = [replace(s, tls_mode=(True,)) for s in specs]
     trials = expand(specs, quick.runs(options.runs))
     check_trial_profiles(options, trials)
     _check_trials(trials, driver, options)

@@ -102,7 +102,8 @@ class Runner:
     def _run_on_target(self, work: TrialRun) -> None:
         trial, options = work.trial, self.prepared.options
         if client_mode(options):
-            target = Target((client_endpoint(options),), trial.server.cluster_mode)
+            target = Target((client_endpoint(options),), trial.server.cluster_mode,
+                            options.tls_ca)
             work.outcome.pinning = {"server": None, "client": _client_pinning(trial)}
             work.run(target, [])
             return
@@ -142,10 +143,13 @@ def _client_pinning(trial: Trial) -> str | None:
 
 def serve(prepared: Prepared, announce: Callable[[list[Endpoint]], None],
           wait: Callable[[], None]) -> None:
-    """--mode server: start the first trial's server setup, announce it, wait, tear down."""
+    """--mode server: start the first trial's server setup (on --bind/--port, with the
+    password as requirepass), announce it, wait, tear down."""
     assert prepared.binary is not None
-    setup = prepared.trials[0].server
-    tls = make_tls_files(prepared.out_dir / "tls") if setup.tls else None
-    with ServerGroup(prepared.binary, setup, prepared.out_dir / "server", tls) as group:
+    options, setup = prepared.options, prepared.trials[0].server
+    tls = make_tls_files(prepared.out_dir / "tls", options.bind) if setup.tls else None
+    with ServerGroup(prepared.binary, setup, prepared.out_dir / "server", tls,
+                     bind=options.bind, port=options.port,
+                     password=options.password) as group:
         announce(group.endpoints)
         wait()

@@ -1,10 +1,13 @@
-"""Rendering a server node's command line (pure)."""
+"""Rendering a server node's command line (pure), and its password file (the one place a
+password is written: never into argv, which ``ps`` shows to every user)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.core.secret import Secret, config_quoted
 from kvperf.plan.trial import ServerSetup
 from kvperf.server.tls import TlsFiles
 
@@ -17,10 +20,17 @@ class NodePaths:
     log: Path
 
 
+LOOPBACK = "127.0.0.1"
+AUTH_CONF = "kvperf-auth.conf"
+
+
 def node_argv(binary: Path, setup: ServerSetup, port: int, paths: NodePaths,
-              tls: TlsFiles | None) -> list[str]:
-    """The full argv of one server node. Logging goes to stdout, which kvperf captures."""
-    argv = [str(binary), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+              tls: TlsFiles | None, bind: str = LOOPBACK,
+              auth_conf: Path | None = None) -> list[str]:
+    """The full argv of one server node. Logging goes to stdout, which kvperf captures. An
+    ``auth_conf`` (``write_auth_conf``) is the config file argument, read before the flags."""
+    head = [str(binary), *([str(auth_conf)] if auth_conf else [])]
+    argv = [*head, "--bind", bind, "--save", "", "--appendonly", "no",
             "--daemonize", "no", "--logfile", "", "--dir", str(paths.workdir)]
     argv += _listen_args(port, tls, setup.cluster_mode)
     if setup.io_threads:
@@ -32,6 +42,16 @@ def node_argv(binary: Path, setup: ServerSetup, port: int, paths: NodePaths,
     for module in setup.modules:
         argv += ["--loadmodule", module.path, *module.startup_args]
     return argv
+
+
+def write_auth_conf(directory: Path, password: Secret) -> Path:
+    """``requirepass`` in a file only its owner may read (0600 from its creation)."""
+    path = directory / AUTH_CONF
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        quoted = config_quoted(password)
+        handle.write(f"requirepass {quoted}\nmasterauth {quoted}\n")
+    return path
 
 
 def _listen_args(port: int, tls: TlsFiles | None, cluster: bool) -> list[str]:

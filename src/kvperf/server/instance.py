@@ -11,10 +11,11 @@ from types import TracebackType
 
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import ServerError
+from kvperf.core.secret import Secret
 from kvperf.plan.trial import ServerSetup
 from kvperf.server.binary import ServerBinary
 from kvperf.server.cluster import form_cluster
-from kvperf.server.conf import NodePaths, find_crash, node_argv
+from kvperf.server.conf import LOOPBACK, NodePaths, find_crash, node_argv, write_auth_conf
 from kvperf.server.host import free_port
 from kvperf.server.process import ManagedProcess, wait_until
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
@@ -46,6 +47,9 @@ class ServerGroup:
     wrap: Callable[[int, list[str]], list[str]] | None = None  # (node index, argv) → argv
     ready_timeout: float = READY_TIMEOUT
     stop_grace: float = STOP_GRACE
+    bind: str = LOOPBACK  # --mode server --bind: beyond loopback only with a password
+    port: int | None = None  # the first node's port (default: a free one)
+    password: Secret | None = None  # requirepass, from a 0600 file in the node's workdir
     nodes: list[Node] = field(default_factory=list)
     _tmp: Path | None = None
 
@@ -86,13 +90,16 @@ class ServerGroup:
         workdir = self._tmp / f"node{i}"
         workdir.mkdir()
         log = self.log_dir / f"{self.log_prefix}-node{i}.log"
-        port = free_port(cluster=self.setup.cluster_mode)
-        argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls)
+        port = (self.port if self.port and i == 0
+                else free_port(cluster=self.setup.cluster_mode))
+        auth = write_auth_conf(workdir, self.password) if self.password else None
+        argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls,
+                         self.bind, auth)
         if self.wrap:
             argv = self.wrap(i, argv)  # e.g. valgrind in instruction mode
         process = ManagedProcess(argv, cpus=self.setup.cpus, stdout=log, cwd=workdir)
         ca = self.tls.ca if self.tls else None
-        return Node(process, Endpoint("127.0.0.1", port, ca), log)
+        return Node(process, Endpoint(self.bind, port, ca, self.password), log)
 
     def _wait_ready(self, node: Node) -> None:
         def answers() -> bool:

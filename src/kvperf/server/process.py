@@ -44,10 +44,11 @@ class ManagedProcess:
     """A child process kvperf started; ``stop`` escalates SIGTERM → SIGKILL on its pid only."""
 
     def __init__(self, argv: Sequence[str], *, cpus: tuple[int, ...] | None = None,
-                 stdout: Path | None = None, cwd: Path | None = None) -> None:
+                 stdout: Path | None = None, cwd: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.argv = pinned_argv(argv, cpus)
         self._out: IO[bytes] | None = stdout.open("ab") if stdout else None
-        self.popen = spawn(self.argv, log=self._out, cwd=cwd)
+        self.popen = spawn(self.argv, log=self._out, cwd=cwd, env=env)
 
     @property
     def pid(self) -> int:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
+from kvperf.core.secret import Secret
+
 Reply = Union[bytes, int, None, list["Reply"], "RespError"]
 
 
@@ -26,11 +28,13 @@ class ConnectionLost(Exception):
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a server listens; ``tls_ca`` set means connect with TLS verified by that CA."""
+    """Where a server listens; ``tls_ca`` set means connect with TLS verified by that CA;
+    ``password`` set means AUTH first (it shows as *** in reprs and never in ``str``)."""
 
     host: str
     port: int
     tls_ca: Path | None = None
+    password: Secret | None = None
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}{' (tls)' if self.tls_ca else ''}"
@@ -60,6 +64,16 @@ class RespClient:
         self._sock = sock
         self._buf = bytearray()
         self._pos = 0
+        if endpoint.password is not None:
+            self._auth(endpoint)
+
+    def _auth(self, endpoint: Endpoint) -> None:
+        assert endpoint.password is not None
+        try:
+            self.call("AUTH", endpoint.password.reveal())
+        except RespError as exc:
+            self.close()
+            raise ConnectionLost(f"AUTH at {endpoint} refused: {exc}") from None
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -1,4 +1,5 @@
-"""TLS material made in-process with trustme: a throwaway CA and a certificate for 127.0.0.1."""
+"""TLS material made in-process with trustme: a throwaway CA and a certificate for 127.0.0.1
+(and the address a server is bound to)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ class TlsFiles:
     key: Path
 
 
-def make_tls_files(directory: Path) -> TlsFiles:
-    """Write a CA and a server certificate valid for 127.0.0.1, ::1 and localhost."""
+def make_tls_files(directory: Path, *hosts: str) -> TlsFiles:
+    """Write a CA and a server certificate valid for 127.0.0.1, ::1, localhost and ``hosts``
+    (the address of ``--mode server --bind``)."""
     directory.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA()
-    server = ca.issue_cert("127.0.0.1", "::1", "localhost")
+    names = dict.fromkeys(("127.0.0.1", "::1", "localhost", *hosts))
+    server = ca.issue_cert(*names)
     directory = directory.absolute()  # the server reads them from its own working directory
     files = TlsFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
     ca.cert_pem.write_to_path(str(files.ca))

@@ -38,6 +38,18 @@ CASES: list[tuple[str, list[str], object, str]] = [
     ("unknown flag", ["--pipelines", "3"], GOOD, "unrecognized arguments"),
     ("valkey path without binary", ["--valkey-path", "/tmp"], GOOD, "not a Valkey source tree"),
     ("client mode no server", ["--mode", "client", "--port", "1"], GOOD, "cannot reach"),
+    ("bind without password", ["--mode", "server", "--bind", "0.0.0.0"], GOOD,
+     "needs a password"),
+    ("bind not an ip", ["--mode", "server", "--bind", "example"], GOOD, "not an IP address"),
+    ("bind in both mode", ["--bind", "127.0.0.1"], GOOD, "--bind applies only"),
+    ("generated password in client mode", ["--mode", "client", "--generate-password"], GOOD,
+     "--generate-password applies only"),
+    ("tls without ca", ["--mode", "client", "--tls"], GOOD, "--tls needs --tls-ca"),
+    ("tls ca missing", ["--mode", "client", "--tls", "--tls-ca", "/nonexistent/ca.pem"], GOOD,
+     "no such file"),
+    ("tls for own servers", ["--tls", "--tls-ca", "/etc/hostname"], GOOD,
+     "apply to --mode client"),
+    ("bad db timeout", ["--db-timeout", "0"], GOOD, "must be a positive number"),
 ]
 
 

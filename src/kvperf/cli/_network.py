@@ -1,0 +1,89 @@
+"""Reaching beyond loopback: ``--bind`` and ``--generate-password`` of ``--mode server``,
+``--tls --tls-ca`` of ``--mode client``, and the password both take from
+$KVPERF_SERVER_PASSWORD (read once and removed from the environment, so no child inherits
+it; it never enters argv, logs or results)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+from typing import Any
+
+from rich.console import Console
+
+from kvperf.cli._paths import local_path
+from kvperf.core import secret
+from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Mode
+from kvperf.pipeline import RunOptions
+
+
+def add_network_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bind", metavar="ADDR",
+                   help="--mode server: the address to listen on (default 127.0.0.1); any "
+                        "other needs a password: $KVPERF_SERVER_PASSWORD or "
+                        "--generate-password")
+    p.add_argument("--generate-password", action="store_true",
+                   help="--mode server: make a random password and print it once")
+    p.add_argument("--tls", action="store_true",
+                   help="--mode client: talk TLS to the server (needs --tls-ca)")
+    p.add_argument("--tls-ca", type=local_path, metavar="FILE",
+                   help="--mode client --tls: the CA certificate that signed the server's")
+
+
+def _client(args: argparse.Namespace) -> bool:
+    return bool(args.mode == Mode.CLIENT or args.use_running_server)
+
+
+def _check_bind(args: argparse.Namespace, password: secret.Secret | None) -> str:
+    bind = args.bind or "127.0.0.1"
+    if args.bind is not None and args.mode != Mode.SERVER:
+        raise UsageError("--bind applies only with --mode server (use --target-ip to say "
+                         "where a client connects)")
+    try:
+        loopback = secret.is_loopback(bind)
+    except ValueError:
+        raise UsageError(f"--bind {bind!r} is not an IP address") from None
+    if not loopback and password is None:
+        raise UsageError(
+            f"--bind {bind} reaches beyond this host: the server needs a password. Set "
+            f"${secret.SERVER_PASSWORD_ENV}, or pass --generate-password")
+    return str(ipaddress.ip_address(bind))
+
+
+def _check_tls(args: argparse.Namespace) -> None:
+    if (args.tls or args.tls_ca) and not _client(args):
+        raise UsageError("--tls/--tls-ca apply to --mode client (a server kvperf starts gets "
+                         "TLS from the config's tls_mode)")
+    if args.tls and args.tls_ca is None:
+        raise UsageError("--tls needs --tls-ca FILE (the CA that signed the server's "
+                         "certificate)")
+    if args.tls_ca is not None and not args.tls:
+        raise UsageError("--tls-ca needs --tls")
+    if args.tls_ca is not None and not args.tls_ca.is_file():
+        raise UsageError(f"--tls-ca {str(args.tls_ca)!r}: no such file")
+
+
+def network_options(args: argparse.Namespace) -> dict[str, Any]:
+    """bind, password and tls_ca of RunOptions from the flags and the environment."""
+    password = secret.take_env()
+    if args.generate_password:
+        if args.mode != Mode.SERVER:
+            raise UsageError("--generate-password applies only with --mode server")
+        if password is not None:
+            raise UsageError(f"--generate-password with ${secret.SERVER_PASSWORD_ENV} set: "
+                             "choose one")
+        password = secret.generate()
+    bind = _check_bind(args, password)
+    _check_tls(args)
+    if not (_client(args) or args.mode == Mode.SERVER):
+        password = None  # servers kvperf starts for itself stay on loopback, without one
+    return {"bind": bind, "password": password, "tls_ca": args.tls_ca}
+
+
+def print_generated_password(args: argparse.Namespace, options: RunOptions,
+                             console: Console) -> None:
+    """The one time a generated password is shown (never logged, never written)."""
+    if args.generate_password and options.password is not None:
+        console.print(f"server password (shown only now): {options.password.reveal()}",
+                      highlight=False, soft_wrap=True)
