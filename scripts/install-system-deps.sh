@@ -6,6 +6,7 @@
 #   - valgrind (instruction counts), linux-perf, PostgreSQL 15 (store tests start their own)
 #   - chromium (the HTML report is checked in a real headless browser, through Playwright)
 #   - iproute2 (`ip netns`: tests of servers bound beyond loopback use namespaces they create)
+#   - openssh-client/-server (`run --server-host ssh://…`: its test starts its own sshd by pid)
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
@@ -14,7 +15,8 @@ SRC=/etc/apt/sources.list.d/debian.sources
 BACKPORTS=/etc/apt/sources.list.d/kvperf-bookworm-backports.sources
 BACKPORTS_PACKAGES=(valkey-server valkey-tools)
 MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
-               valgrind linux-perf postgresql-15 xz-utils chromium iproute2)
+               valgrind linux-perf postgresql-15 xz-utils chromium iproute2
+               openssh-client openssh-server)
 PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 
 need_root() {

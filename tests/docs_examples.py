@@ -143,6 +143,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         not_runnable(TWO_HOSTS),
     "kvperf run --mode client --target-ip 10.0.0.5 --port 7000 --tls --tls-ca ca.pem "
     "--config tls.json": not_runnable(TWO_HOSTS),
+    "kvperf run --server-host ssh://bench@10.0.0.5 --config configs/seed-example.json --runs 3":
+        not_runnable("needs a second host with sshd: tests/integration/test_server_host_ssh.py "
+                     "runs it against an sshd in a network namespace it creates"),
     "kvperf noise --runs 8": run(USING),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
     "kvperf run": run(USING),  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too

@@ -1,12 +1,15 @@
 """Reaching beyond loopback: ``--bind`` and ``--generate-password`` of ``--mode server``,
-``--tls --tls-ca`` of ``--mode client``, and the password both take from
+``--tls --tls-ca`` of ``--mode client``, ``--server-host ssh://…`` (server/remote.py: a
+fresh server per trial on another host), and the password server and client modes take from
 $KVPERF_SERVER_PASSWORD (read once and removed from the environment, so no child inherits
 it; it never enters argv, logs or results)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
@@ -14,8 +17,10 @@ from rich.console import Console
 from kvperf.cli._paths import local_path
 from kvperf.core import secret
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Mode
-from kvperf.pipeline import RunOptions
+from kvperf.core.kinds import Measure, Mode
+from kvperf.pipeline import Prepared, RunOptions
+from kvperf.pipeline.model import Launcher
+from kvperf.server.remote import SshHost, SshTarget, parse_target
 
 
 def add_network_args(p: argparse.ArgumentParser) -> None:
@@ -29,6 +34,14 @@ def add_network_args(p: argparse.ArgumentParser) -> None:
                    help="--mode client: talk TLS to the server (needs --tls-ca)")
     p.add_argument("--tls-ca", type=local_path, metavar="FILE",
                    help="--mode client --tls: the CA certificate that signed the server's")
+    p.add_argument("--server-host", metavar="ssh://[USER@]HOST[:PORT]",
+                   help="start each trial's server on this host over SSH (OpenSSH, "
+                        "BatchMode: keys, no prompts) and drive the load from here")
+    p.add_argument("--ssh-config", type=local_path, metavar="FILE",
+                   help="--server-host: ssh's config file (ssh -F), e.g. IdentityFile")
+    p.add_argument("--remote-server-bin", metavar="PATH",
+                   help="--server-host: the server binary's path there (default: copy the "
+                        "local one into a per-run temp dir)")
 
 
 def _client(args: argparse.Namespace) -> bool:
@@ -62,6 +75,40 @@ def _check_tls(args: argparse.Namespace) -> None:
         raise UsageError("--tls-ca needs --tls")
     if args.tls_ca is not None and not args.tls_ca.is_file():
         raise UsageError(f"--tls-ca {str(args.tls_ca)!r}: no such file")
+
+
+def check_server_host(args: argparse.Namespace, prepared: Prepared) -> SshTarget | None:
+    """--server-host parsed and checked against what a remote server supports (exit 2)."""
+    if args.server_host is None:
+        if args.ssh_config or args.remote_server_bin:
+            raise UsageError("--ssh-config/--remote-server-bin need --server-host")
+        return None
+    target = parse_target(args.server_host)
+    if prepared.options.mode != Mode.BOTH or args.commits or args.definitions:
+        raise UsageError("--server-host runs one side in the default --mode both (not with "
+                         "--mode server/client, --commits or --definitions)")
+    if prepared.options.measure != Measure.TIMING or prepared.options.profile:
+        raise UsageError("--server-host measures timing only (no --measure instructions, "
+                         "no --profile: they run on the server's host)")
+    for trial in prepared.trials:
+        if trial.server.cluster_mode or trial.server.tls or trial.server.modules:
+            raise UsageError(f"config object {trial.spec_index}: --server-host starts "
+                             "standalone servers without TLS or modules")
+    if args.ssh_config is not None and not args.ssh_config.is_file():
+        raise UsageError(f"--ssh-config {str(args.ssh_config)!r}: no such file")
+    return target
+
+
+@contextlib.contextmanager
+def server_host(args: argparse.Namespace, prepared: Prepared,
+                target: SshTarget | None) -> Iterator[Launcher | None]:
+    """The Launcher of --server-host (its control connection open for the run), or None."""
+    if target is None:
+        yield None
+        return
+    assert prepared.binary is not None
+    with SshHost(target, prepared.binary, args.ssh_config, args.remote_server_bin) as host:
+        yield host.launcher()
 
 
 def network_options(args: argparse.Namespace) -> dict[str, Any]:

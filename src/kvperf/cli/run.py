@@ -20,13 +20,20 @@ from kvperf.cli._commits import run_commits
 from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
-from kvperf.cli._network import add_network_args, network_options, print_generated_password
+from kvperf.cli._network import (
+    add_network_args,
+    check_server_host,
+    network_options,
+    print_generated_password,
+    server_host,
+)
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.core.kinds import Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
+from kvperf.pipeline.model import Launcher
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.server.resp import Endpoint
@@ -169,21 +176,24 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if args.dry_run:
         out.print(plan_table(prepared.trials))
         return 0
+    remote = check_server_host(args, prepared)
     _setup_logging(args.log_level, prepared.out_dir)
     if prepared.options.mode == Mode.SERVER:
         print_generated_password(args, prepared.options, console)
         return _serve(prepared, console)
-    with live_store(args, prepared.options.results_dir) as store:
-        code = _execute(prepared, store, console, out)
+    with (server_host(args, prepared, remote) as launcher,
+          live_store(args, prepared.options.results_dir) as store):
+        code = _execute(prepared, store, console, out, launcher)
     if store is not None and code != Interrupted.exit_code:
         store.check()
     return code
 
 
 def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
-             out: Console) -> int:
+             out: Console, launcher: Launcher | None = None) -> int:
     reporter = ProgressReporter(console, len(prepared.trials))
-    runner = Runner(prepared, reporter, store)
+    runner = (Runner(prepared, reporter, store, launcher=launcher) if launcher
+              else Runner(prepared, reporter, store))
     try:
         with reporter:
             summary = runner.execute()

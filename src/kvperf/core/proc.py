@@ -138,13 +138,15 @@ def _die_with_parent() -> None:
 
 
 def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
-          cwd: Path | None = None, env: dict[str, str] | None = None
-          ) -> subprocess.Popen[bytes]:
+          cwd: Path | None = None, env: dict[str, str] | None = None,
+          stdin_pipe: bool = False) -> subprocess.Popen[bytes]:
     """Start a long-lived child (stdin closed; output to ``log``, else two pipes) in its own
     session, killed by the kernel if kvperf dies. Raises OSError when it cannot start.
-    ``env`` (default: kvperf's own) is how a secret reaches a child without its argv."""
+    ``env`` (default: kvperf's own) is how a secret reaches a child without its argv;
+    ``stdin_pipe``: a pipe the caller writes to (and closes, to tell the child to end)."""
     return subprocess.Popen(
-        list(argv), stdin=subprocess.DEVNULL, stdout=log or subprocess.PIPE,
+        list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        stdout=log or subprocess.PIPE,
         stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=env,
         start_new_session=True, preexec_fn=_die_with_parent,
     )

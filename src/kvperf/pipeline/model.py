@@ -154,6 +154,27 @@ class Probe(Protocol):
     def cpu_seconds(self, pids: list[int]) -> float | None: ...
 
 
+class HandleCpuProbe:
+    """A probe whose CPU seconds come from the server handle (a remote host's /proc, where
+    the pids are not this host's); everything else from ``inner``."""
+
+    def __init__(self, inner: Probe, cpu: Callable[[], float | None]) -> None:
+        self.inner = inner
+        self.cpu = cpu
+
+    def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]:
+        return self.inner.keyspace(target)
+
+    def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None:
+        self.inner.reset_stats(endpoints)
+
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected:
+        return self.inner.collect(endpoints)
+
+    def cpu_seconds(self, pids: list[int]) -> float | None:
+        return self.cpu()
+
+
 class LiveProbe:
     """The real probe: RESP connections, INFO, and /proc CPU times."""
 

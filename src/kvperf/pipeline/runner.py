@@ -15,6 +15,7 @@ from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerErro
 from kvperf.driver.base import Target
 from kvperf.pipeline.instructions import server_wrapping
 from kvperf.pipeline.model import (
+    HandleCpuProbe,
     Launcher,
     LiveProbe,
     Observer,
@@ -116,6 +117,9 @@ class Runner:
                 stack.enter_context(group)
             log.info("trial %d: server pids %s at %s", trial.index,
                      " ".join(map(str, group.pids)), " ".join(map(str, group.endpoints)))
+            remote_cpu = getattr(group, "cpu_seconds", None)  # a server on another host
+            if callable(remote_cpu):
+                work.probe = HandleCpuProbe(work.probe, remote_cpu)
             work.outcome.pinning = {"server": group.pinning(), "client": _client_pinning(trial)}
             applied = group.effective_config()
             if applied:

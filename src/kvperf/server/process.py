@@ -45,10 +45,10 @@ class ManagedProcess:
 
     def __init__(self, argv: Sequence[str], *, cpus: tuple[int, ...] | None = None,
                  stdout: Path | None = None, cwd: Path | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, stdin_pipe: bool = False) -> None:
         self.argv = pinned_argv(argv, cpus)
         self._out: IO[bytes] | None = stdout.open("ab") if stdout else None
-        self.popen = spawn(self.argv, log=self._out, cwd=cwd, env=env)
+        self.popen = spawn(self.argv, log=self._out, cwd=cwd, env=env, stdin_pipe=stdin_pipe)
 
     @property
     def pid(self) -> int:

@@ -50,6 +50,11 @@ CASES: list[tuple[str, list[str], object, str]] = [
     ("tls for own servers", ["--tls", "--tls-ca", "/etc/hostname"], GOOD,
      "apply to --mode client"),
     ("bad db timeout", ["--db-timeout", "0"], GOOD, "must be a positive number"),
+    ("server host not ssh", ["--server-host", "http://host"], GOOD,
+     "expected ssh://[user@]host[:port]"),
+    ("server host with tls", ["--server-host", "ssh://root@127.0.0.1"],
+     {**GOOD, "tls_mode": "yes"}, "standalone servers without TLS"),
+    ("ssh config alone", ["--ssh-config", "/etc/hostname"], GOOD, "need --server-host"),
 ]
 
 

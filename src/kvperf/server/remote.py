@@ -1,0 +1,379 @@
+"""A server on another host, over SSH (``run --server-host ssh://user@host[:port]``).
+
+``SshHost`` holds one OpenSSH control master for the run (``ssh -M -N``, BatchMode, started
+through core/proc so it dies with kvperf), a per-run temporary directory on the remote host
+and the server binary copied there (scp). ``RemoteServerGroup`` is a ``ServerHandle``: a fresh
+server per trial, started by a small remote shell wrapper whose stdin is kvperf's pipe:
+
+* the first line it reads is the ``requirepass`` line (the password never enters an argv,
+  local or remote), written to a 0600 file that the server reads as its config file;
+* it starts the server (taskset-pinned when the setup names CPUs) with its output on the ssh
+  channel, which kvperf writes to the trial's local log (crash detection as for local nodes);
+* it prints ``kvperf-remote-pid N`` and then waits for stdin to close — a closed stdin (kvperf
+  stopped, killed, or its ssh gone) makes it kill the server (TERM, then KILL).
+
+Teardown: SHUTDOWN NOSAVE over RESP, stdin closed, then ``kill -9`` of the pid over the
+control connection; the remote directory is removed when the host closes. CPU time comes
+from the remote ``/proc/<pid>/stat``; INFO/commandstats come over RESP as for local servers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import random
+import shlex
+import socket
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from urllib.parse import urlsplit
+
+from kvperf.core import proc, secret
+from kvperf.core.cpus import format_cpu_list, parse_cpu_list
+from kvperf.core.errors import CommandError, ServerError, UsageError
+from kvperf.core.secret import Secret
+from kvperf.plan.trial import ServerSetup
+from kvperf.server.binary import ServerBinary
+from kvperf.server.conf import NodePaths, find_crash, node_argv
+from kvperf.server.process import ManagedProcess, wait_until
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
+from kvperf.server.tls import TlsFiles
+
+PID_MARK = "kvperf-remote-pid"
+DIR_MARK = "kvperf-remote-dir"
+# The control master's own session: makes the per-run directory, prints it, and removes it
+# when its stdin closes (kvperf done, or gone).
+MASTER_COMMAND = ('d=$(mktemp -d /tmp/kvperf-remote-XXXXXX) || exit 1; echo "' + DIR_MARK
+                  + ' $d"; cat > /dev/null; rm -rf "$d"')
+# The remote wrapper: $1 = node dir, the rest = the server's argv (its config file is
+# auth.conf in the node dir). Reads the requirepass line, starts the server, waits for EOF.
+WRAPPER = (
+    'set -u; d=$1; shift; mkdir -p "$d"; cd "$d" || exit 1; umask 077; '
+    'IFS= read -r line || exit 1; printf "%s\\n" "$line" > auth.conf; '
+    '"$@" 2>&1 & pid=$!; echo "' + PID_MARK + ' $pid"; '
+    'trap "kill $pid 2>/dev/null" HUP TERM; '
+    'cat > /dev/null; kill $pid 2>/dev/null; i=0; '
+    'while kill -0 $pid 2>/dev/null && [ $i -lt 10 ]; do sleep 0.3; i=$((i+1)); done; '
+    'kill -9 $pid 2>/dev/null; cd /; rm -rf "$d"'
+)
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """``ssh://[user@]host[:port]`` parsed."""
+
+    user: str | None
+    host: str
+    port: int | None
+
+    @property
+    def destination(self) -> str:
+        return f"{self.user}@{self.host}" if self.user else self.host
+
+
+def parse_target(text: str) -> SshTarget:
+    """UsageError unless ``text`` is ``ssh://[user@]host[:port]`` with nothing else."""
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (parts.scheme != "ssh" or not parts.hostname or parts.password or port == -1
+            or parts.path not in ("", "/") or parts.query or parts.fragment):
+        raise UsageError(f"--server-host {text!r}: expected ssh://[user@]host[:port]")
+    return SshTarget(parts.username, parts.hostname, port)
+
+
+def _address(host: str) -> str:
+    """The IP address the load goes to (the ssh host, resolved here)."""
+    try:
+        return str(socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0][4][0])
+    except OSError as exc:
+        raise UsageError(f"--server-host: cannot resolve {host!r}: {exc}") from None
+
+
+@dataclass
+class SshHost:
+    """One remote host for a run: control master, remote temp dir, the copied binary."""
+
+    target: SshTarget
+    binary: ServerBinary
+    ssh_config: Path | None = None
+    remote_binary: str | None = None  # a path on the remote host instead of a copy
+    password: Secret = field(default_factory=secret.generate)
+    address: str = ""
+    remote_dir: str = ""
+    _local_dir: Path | None = None
+    _master: ManagedProcess | None = None
+
+    def options(self) -> list[str]:
+        assert self._local_dir is not None
+        opts = ["-o", "BatchMode=yes", "-o", f"ControlPath={self._local_dir}/cm",
+                "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
+                "-o", "ServerAliveCountMax=3"]
+        return [*(["-F", str(self.ssh_config)] if self.ssh_config else []), *opts]
+
+    def ssh_argv(self, command: str) -> list[str]:
+        port = ["-p", str(self.target.port)] if self.target.port else []
+        return ["ssh", *self.options(), *port, "-o", "ControlMaster=no",
+                self.target.destination, command]
+
+    def run(self, command: str, timeout: float = 30.0) -> str:
+        """A short remote command over the control connection; its stdout."""
+        done = proc.run(self.ssh_argv(command), timeout=timeout,
+                        name=f"ssh {self.target.destination} {command[:60]}")
+        if done.returncode != 0:
+            raise ServerError(f"on {self.target.destination}: `{command[:80]}` exited with "
+                              f"{done.returncode}: {done.output.strip()[-300:]}")
+        return done.stdout
+
+    def __enter__(self) -> SshHost:
+        self.address = _address(self.target.host)
+        self._local_dir = Path(tempfile.mkdtemp(prefix="kvperf-ssh-"))
+        try:
+            self._start_master()
+            if self.remote_binary is None:
+                self._copy_binary()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _start_master(self) -> None:
+        port = ["-p", str(self.target.port)] if self.target.port else []
+        argv = ["ssh", *self.options(), *port, "-o", "ControlMaster=yes",
+                "-o", "ControlPersist=no", self.target.destination, MASTER_COMMAND]
+        assert self._local_dir is not None
+        log_path = self._local_dir / "master.log"
+        self._master = ManagedProcess(argv, stdout=log_path, stdin_pipe=True)
+
+        def ready() -> bool:
+            log = _read(log_path)
+            if self._master is not None and not self._master.alive():
+                raise ServerError(f"ssh to {self.target.destination} failed: "
+                                  f"{log.strip()[-300:]}")
+            for line in log.splitlines():
+                if line.startswith(DIR_MARK):
+                    self.remote_dir = line.split(maxsplit=1)[1]
+            return bool(self.remote_dir)
+
+        if not wait_until(ready, 20.0, interval=0.2):
+            raise ServerError(f"ssh to {self.target.destination}: no connection within 20 s")
+
+    def _copy_binary(self) -> None:
+        port = ["-P", str(self.target.port)] if self.target.port else []
+        destination = f"{self.target.destination}:{self.remote_dir}/{self.binary.path.name}"
+        done = proc.run(["scp", "-q", *self.options(), *port, str(self.binary.path),
+                         destination], timeout=120, name=f"scp to {destination}")
+        if done.returncode != 0:
+            raise ServerError(f"copying {self.binary.path} to {destination} failed: "
+                              f"{done.output.strip()[-300:]}")
+
+    @property
+    def server_path(self) -> str:
+        return self.remote_binary or f"{self.remote_dir}/{self.binary.path.name}"
+
+    def close(self) -> None:
+        """Close the master's stdin (its session removes the remote directory), stop it by
+        pid, remove the local control directory."""
+        if self._master is not None:
+            stdin = self._master.popen.stdin
+            with contextlib.suppress(OSError):
+                if stdin is not None:
+                    stdin.close()
+            self._master.wait(5.0)
+            self._master.stop(grace=2.0)
+            self._master = None
+        if self._local_dir is not None:
+            with contextlib.suppress(OSError):
+                for path in self._local_dir.iterdir():
+                    path.unlink()
+                self._local_dir.rmdir()
+            self._local_dir = None
+
+    def launcher(self) -> functools.partial[RemoteServerGroup]:
+        """The pipeline's Launcher: one RemoteServerGroup per trial on this host."""
+        return functools.partial(RemoteServerGroup, host=self)
+
+
+@dataclass
+class RemoteServerGroup:
+    """One trial's server on the remote host (standalone only). ``with`` starts it ready;
+    leaving stops it and checks it is gone. Called as a Launcher:
+    ``(binary, setup, log_dir, tls, host=…)``."""
+
+    binary: ServerBinary
+    setup: ServerSetup
+    log_dir: Path
+    tls: TlsFiles | None = None
+    host: SshHost | None = None
+    ready_timeout: float = 20.0
+    port: int = 0
+    remote_pid: int | None = None
+    _process: ManagedProcess | None = None
+    _node_dir: str = ""
+
+    @property
+    def log(self) -> Path:
+        return self.log_dir / "server-node0.log"
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        assert self.host is not None
+        return [Endpoint(self.host.address, self.port, None, self.host.password)]
+
+    @property
+    def pids(self) -> list[int]:
+        return [self.remote_pid] if self.remote_pid else []
+
+    def __enter__(self) -> RemoteServerGroup:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _argv(self) -> list[str]:
+        assert self.host is not None
+        self.port = random.randint(20000, 44000)
+        self._node_dir = f"{self.host.remote_dir}/node-{self.port}"
+        argv = node_argv(Path(self.host.server_path), self.setup, self.port,
+                         NodePaths(Path(self._node_dir), self.log), None, self.host.address,
+                         Path("auth.conf"))
+        if self.setup.cpus:
+            argv = ["taskset", "-c", format_cpu_list(self.setup.cpus), *argv]
+        return ["sh", "-c", WRAPPER, "kvperf-remote", self._node_dir, *argv]
+
+    def _start(self) -> None:
+        assert self.host is not None
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        command = " ".join(shlex.quote(a) for a in self._argv())
+        self._process = ManagedProcess(self.host.ssh_argv(command), stdout=self.log,
+                                       stdin_pipe=True)
+        stdin = self._process.popen.stdin
+        assert stdin is not None
+        stdin.write(f"requirepass {secret.config_quoted(self.host.password)}\n".encode())
+        stdin.flush()
+        if not wait_until(self._has_pid, self.ready_timeout):
+            raise ServerError(f"remote server on {self.host.target.destination} did not start: "
+                              f"{self._log_tail()}")
+        if not wait_until(self._pings, self.ready_timeout):
+            raise ServerError(f"remote server {self.endpoints[0]} did not answer PING within "
+                              f"{self.ready_timeout:.0f}s: {self._log_tail()}")
+        self._config_set()
+
+    def _has_pid(self) -> bool:
+        for line in _read(self.log).splitlines():
+            if line.startswith(PID_MARK):
+                self.remote_pid = int(line.split()[1])
+                return True
+        if self._process is not None and not self._process.alive():
+            raise ServerError(f"ssh {self._process.exit_description()}: {self._log_tail()}")
+        return False
+
+    def _pings(self) -> bool:
+        if find_crash(_read(self.log)) or (self._process and not self._process.alive()):
+            raise ServerError(f"remote server exited during startup: {self._log_tail()}")
+        try:
+            with RespClient(self.endpoints[0], timeout=1.0) as client:
+                return client.call("PING") == b"PONG"
+        except (ConnectionLost, RespError, OSError):
+            return False
+
+    def _config_set(self) -> None:
+        for name, value in self.setup.config_set:
+            try:
+                with RespClient(self.endpoints[0]) as client:
+                    client.call("CONFIG", "SET", name, value)
+            except (RespError, ConnectionLost) as exc:
+                raise ServerError(f"CONFIG SET {name} {value} failed: {exc}") from None
+
+    def cpu_seconds(self) -> float | None:
+        """utime + stime of the remote server from its /proc/<pid>/stat."""
+        if self.host is None or self.remote_pid is None:
+            return None
+        try:
+            out = self.host.run(f"cat /proc/{self.remote_pid}/stat && getconf CLK_TCK")
+        except (ServerError, CommandError):
+            return None
+        lines = out.strip().splitlines()
+        stat, hz = lines[0], int(lines[-1])
+        fields = stat[stat.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / hz
+
+    def pinning(self) -> str | None:
+        if self.host is None or self.remote_pid is None:
+            return None
+        try:
+            status = self.host.run(f"cat /proc/{self.remote_pid}/status")
+        except (ServerError, CommandError):
+            return None
+        for line in status.splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                return format_cpu_list(parse_cpu_list(line.split(":", 1)[1].strip()))
+        return None
+
+    def effective_config(self) -> dict[str, str]:
+        values: dict[str, str] = {}
+        names = [n for n, _ in (*self.setup.custom_configs, *self.setup.config_set)]
+        if not names or self.remote_pid is None:
+            return values
+        with RespClient(self.endpoints[0]) as client:
+            for name in names:
+                reply = client.call("CONFIG", "GET", name)
+                pairs = reply if isinstance(reply, list) else []
+                for key, value in zip(pairs[::2], pairs[1::2], strict=True):
+                    if isinstance(key, bytes) and isinstance(value, bytes):
+                        values[key.decode()] = value.decode()
+        return values
+
+    def health(self) -> str | None:
+        crash = find_crash(_read(self.log))
+        if crash:
+            return f"remote server {self.endpoints[0]} crashed: {crash}"
+        if self._process is not None and not self._process.alive():
+            return f"remote server {self.endpoints[0]}: ssh {self._process.exit_description()}"
+        return None
+
+    def stop(self) -> None:
+        """SHUTDOWN NOSAVE, stdin closed (the wrapper kills the server), kill -9 by pid."""
+        if self.remote_pid is not None:
+            with (contextlib.suppress(ConnectionLost, RespError, OSError),
+                  RespClient(self.endpoints[0], timeout=1.0) as client):
+                client.pipeline([("SHUTDOWN", "NOSAVE")])
+        if self._process is not None:
+            stdin = self._process.popen.stdin
+            with contextlib.suppress(OSError):
+                if stdin is not None:
+                    stdin.close()
+            self._process.stop(grace=3.0)
+            self._process = None
+        if self.remote_pid is not None and self.host is not None:
+            with contextlib.suppress(ServerError, CommandError):
+                node = shlex.quote(self._node_dir)
+                pid = self.remote_pid
+                self.host.run(f'[ "$(readlink /proc/{pid}/cwd)" = {node} ] && kill -9 {pid}; '
+                              f"rm -rf {node}; true")
+            self.remote_pid = None
+
+    def _log_tail(self, lines: int = 5) -> str:
+        tail = _read(self.log).strip().splitlines()[-lines:]
+        return " | ".join(tail) if tail else f"(log {self.log} is empty)"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""

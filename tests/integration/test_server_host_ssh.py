@@ -1,0 +1,152 @@
+"""`run --server-host ssh://root@10.213.1.1`: the servers run in a network namespace of their
+own, reached over SSH (an sshd this test starts there, with its own host key and authorized
+key), while kvperf and kvload run in a second namespace. A fresh server per trial, server
+metrics in the rows, and after a SIGKILL of the client side no server is left in the server
+namespace. Everything is started by pid and stopped by pid; the namespaces are deleted."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import KVPERF, read_metrics, require_binary, write_config
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SERVER_IP, CLIENT_IP = "10.213.1.1", "10.213.1.2"
+CONFIG = [{"duration": 1, "warmup": 0, "keyspacelen": 1000, "data_sizes": [16],
+           "pipelines": [1], "clients": [4], "commands": ["SET", "GET"]}]
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
+
+
+@contextlib.contextmanager
+def _namespaces() -> Iterator[tuple[str, str]]:
+    """(server ns, client ns) joined by a veth pair on 10.213.1.0/24."""
+    tag = f"{os.getpid() % 100000}"
+    server, client = f"kvs-s-{tag}", f"kvs-c-{tag}"
+    created: list[str] = []
+    try:
+        for ns in (server, client):
+            _ip("netns", "add", ns)
+            created.append(ns)
+        _ip("link", "add", f"kvs{tag}s", "netns", server, "type", "veth",
+            "peer", "name", f"kvs{tag}c", "netns", client)
+        for ns, dev, address in ((server, f"kvs{tag}s", SERVER_IP),
+                                 (client, f"kvs{tag}c", CLIENT_IP)):
+            _ip("-n", ns, "addr", "add", f"{address}/24", "dev", dev)
+            _ip("-n", ns, "link", "set", dev, "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+        yield server, client
+    finally:
+        for ns in created:
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True, timeout=30)
+
+
+def _keys(directory: Path) -> Path:
+    """Host key, client key, sshd_config and the client's ssh config; returns the latter."""
+    directory.mkdir(mode=0o700)
+    for name in ("host_key", "id"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                        str(directory / name)], check=True, timeout=30)
+    (directory / "authorized_keys").write_text((directory / "id.pub").read_text())
+    host_key = (directory / "host_key.pub").read_text().split()
+    (directory / "known_hosts").write_text(f"{SERVER_IP} {host_key[0]} {host_key[1]}\n")
+    (directory / "sshd_config").write_text(
+        f"ListenAddress {SERVER_IP}\nPort 22\nHostKey {directory}/host_key\n"
+        f"AuthorizedKeysFile {directory}/authorized_keys\nPermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "StrictModes no\nPidFile none\nSubsystem sftp internal-sftp\nLogLevel ERROR\n")
+    config = directory / "config"
+    config.write_text(f"Host {SERVER_IP}\n  IdentityFile {directory}/id\n  IdentitiesOnly yes\n"
+                      f"  UserKnownHostsFile {directory}/known_hosts\n"
+                      "  StrictHostKeyChecking yes\n")
+    return config
+
+
+@contextlib.contextmanager
+def _sshd(namespace: str, directory: Path) -> Iterator[subprocess.Popen[bytes]]:
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
+    sshd = subprocess.Popen(["ip", "netns", "exec", namespace, require_binary("sshd"), "-D",
+                             "-e", "-f", str(directory / "sshd_config")],
+                            stderr=subprocess.PIPE)
+    try:
+        yield sshd
+    finally:
+        sshd.send_signal(signal.SIGTERM)
+        sshd.communicate(timeout=30)
+
+
+def _servers_in(namespace: str) -> list[int]:
+    """Pids of valkey-server processes whose network namespace is ``namespace``."""
+    target = os.stat(f"/run/netns/{namespace}").st_ino
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if ((entry / "comm").read_text().strip() == "valkey-server"
+                    and os.stat(entry / "ns" / "net").st_ino == target):
+                pids.append(int(entry.name))
+    return pids
+
+
+def _run_args(runs: int) -> list[str]:
+    return [str(KVPERF), "run", "--server-host", f"ssh://root@{SERVER_IP}", "--ssh-config",
+            "ssh/config", "--config", "config.json", "--runs", str(runs), "--no-db",
+            "--server-bin", require_binary("valkey-server")]
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Path) -> None:
+    write_config(tmp_path, CONFIG)
+    config = _keys(tmp_path / "ssh")
+    assert config.is_file()
+    remote_dirs = set(Path("/tmp").glob("kvperf-remote-*"))
+    with _namespaces() as (server_ns, client_ns), _sshd(server_ns, tmp_path / "ssh"):
+        done = subprocess.run(["ip", "netns", "exec", client_ns, *_run_args(1),
+                               "--results-dir", "results"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        rows = read_metrics(tmp_path / "results")
+        assert [r["status"] for r in rows] == ["ok", "ok"]
+        for row in rows:
+            assert row["server"]["calls"] > 0 and row["rps"] > 0, row["server"]
+            assert row["server"]["cpu_seconds"] > 0, row["server"]
+        logs = next(tmp_path.glob("results/*/logs.txt")).read_text()
+        started = [line.split("server pids ")[1].split(" at ")[0]
+                   for line in logs.splitlines() if "server pids" in line]
+        assert len(set(started)) == 2, started  # a fresh server per trial
+        assert f"at {SERVER_IP}:" in logs
+        assert _servers_in(server_ns) == []
+        assert set(Path("/tmp").glob("kvperf-remote-*")) == remote_dirs
+        killed = subprocess.Popen(["ip", "netns", "exec", client_ns, *_run_args(20),
+                                   "--results-dir", "killed"], cwd=tmp_path,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not _servers_in(server_ns):
+            assert killed.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        _kill_kvperf(killed.pid)
+        killed.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _servers_in(server_ns) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _servers_in(server_ns) == [], "a server outlived the killed client side"
+        while set(Path("/tmp").glob("kvperf-remote-*")) - remote_dirs:
+            assert time.monotonic() < deadline, "the remote run directory was left behind"
+            time.sleep(0.2)
+
+
+def _kill_kvperf(ip_pid: int) -> None:
+    """SIGKILL kvperf itself (``ip netns exec`` execs it, so it is that pid)."""
+    os.kill(ip_pid, signal.SIGKILL)
