@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import time
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from kvperf.core.secret import Secret
+from kvperf.server.resp import Endpoint, RespClient, RespError
 from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf, write_config
 
 pytestmark = pytest.mark.integration
@@ -139,3 +142,33 @@ def test_password_server_in_a_namespace_reached_over_tls(tmp_path: Path) -> None
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "logs.txt" for p in files) and len(files) > 5
     assert not [p for p in files if PASSWORD.encode() in p.read_bytes()]
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_generated_password_is_shown_once_and_required(tmp_path: Path) -> None:
+    """--generate-password: printed once to the terminal, required by the server, absent
+    from the logs and results."""
+    require_binary("valkey-server")
+    write_config(tmp_path, [{"requests": 1000, "commands": ["SET"]}])
+    server = subprocess.Popen([str(KVPERF), "run", "--mode", "server", "--generate-password",
+                               "--port", str(PORT), "--config", "config.json",
+                               "--label", "srv"], cwd=tmp_path,
+                              env={**os.environ, "KVPERF_SERVER_PASSWORD": ""},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        announced = "".join(_wait_listening(server))
+        shown = re.findall(r"server password \(shown only now\): (\S+)", announced)
+        assert len(shown) == 1 and len(shown[0]) >= 32, announced
+        endpoint = Endpoint("127.0.0.1", PORT)
+        with pytest.raises(RespError, match="NOAUTH"), RespClient(endpoint) as client:
+            client.call("PING")
+        with RespClient(Endpoint("127.0.0.1", PORT, password=Secret(shown[0]))) as client:
+            assert client.call("PING") == b"PONG"
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert shown[0] not in out + err
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "logs.txt" for p in files)
+    assert not [p for p in files if shown[0].encode() in p.read_bytes()]
