@@ -125,6 +125,8 @@ SPIN2 = ("rm -rf fx && git clone -q $FX fx && git -C fx checkout -qb spin2 base"
          "git -C fx commit -qam 'spin 2'")
 TWO_HOSTS = ("an address beyond loopback on two hosts: tests/integration/test_bind_auth.py "
              "runs the same commands between two network namespaces it creates")
+SSH_HOST = ("needs a second host with sshd: tests/integration/test_server_host_ssh.py runs "
+            "run and compare against an sshd in a network namespace it creates")
 BROKEN_HEAD = ("HEAD of the fixture is `broken`, which does not compile: its trials fail "
                "with the compiler's errors, the other commits run, and kvperf exits 1 "
                "(README: a commit that fails to build does not stop the run)")
@@ -144,8 +146,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --mode client --target-ip 10.0.0.5 --port 7000 --tls --tls-ca ca.pem "
     "--config tls.json": not_runnable(TWO_HOSTS),
     "kvperf run --server-host ssh://bench@10.0.0.5 --config configs/seed-example.json --runs 3":
-        not_runnable("needs a second host with sshd: tests/integration/test_server_host_ssh.py "
-                     "runs it against an sshd in a network namespace it creates"),
+        not_runnable(SSH_HOST),
+    "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server "
+    "--server-host ssh://bench@10.0.0.5": not_runnable(SSH_HOST),
     "kvperf noise --runs 8": run(USING),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
     "kvperf run": run(USING),  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too

@@ -7,6 +7,7 @@ namespace. Everything is started by pid and stopped by pid; the namespaces are d
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -129,6 +130,7 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
         assert f"at {SERVER_IP}:" in logs
         assert _servers_in(server_ns) == []
         assert set(Path("/tmp").glob("kvperf-remote-*")) == remote_dirs
+        _compare_across_hosts(tmp_path, client_ns)
         killed = subprocess.Popen(["ip", "netns", "exec", client_ns, *_run_args(20),
                                    "--results-dir", "killed"], cwd=tmp_path,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -145,6 +147,26 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
         while set(Path("/tmp").glob("kvperf-remote-*")) - remote_dirs:
             assert time.monotonic() < deadline, "the remote run directory was left behind"
             time.sleep(0.2)
+
+
+def _compare_across_hosts(tmp_path: Path, client_ns: str) -> None:
+    """A/B interleaving with both sides' servers on the remote host (each side's binary
+    copied there), the verdict machinery unchanged."""
+    server = require_binary("valkey-server")
+    done = subprocess.run(
+        ["ip", "netns", "exec", client_ns, str(KVPERF), "compare", "--server-bin", server,
+         "--server-bin", server, "--server-host", f"ssh://root@{SERVER_IP}", "--ssh-config",
+         "ssh/config", "--config", "config.json", "--runs", "2", "--no-db",
+         "--results-dir", "ab", "--label", "ab"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    for side in ("A", "B"):
+        rows = json.loads((tmp_path / "ab" / "ab" / side / "metrics.json").read_text())
+        assert len(rows) == 4 and all(r["status"] == "ok" for r in rows), rows
+        assert all(r["side"] == side and r["server"]["cpu_seconds"] > 0 for r in rows)
+        logs = list((tmp_path / "ab" / "ab" / side).glob("trials/*/server-node0.log"))
+        assert len(logs) == 4 and all(log.read_text().startswith("kvperf-remote-pid ")
+                                      for log in logs)
 
 
 def _kill_kvperf(ip_pid: int) -> None:

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
+from kvperf.cli._network import add_server_host_args, check_server_host, server_host
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
@@ -37,6 +38,7 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--seed", type=int, help="seed of the side order (default: random, recorded)")
     add_schedule_argument(p)
     add_db_options(p)
+    add_server_host_args(p)
 
 
 def add_schedule_argument(p: argparse.ArgumentParser) -> None:
@@ -68,11 +70,13 @@ def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side]
     """Prepare every side (all input checks first), then run them interleaved with a
     progress line, rows going to the database unless --no-db."""
     plan = prepare_sides(request, sides)
+    remote = check_server_host(args, *plan.sides.values())
     described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
                           for name, p in plan.sides.items())
     console.print(f"{described}  rounds: {request.runs}  order seed: {plan.seed}  "
                   f"schedule: {request.schedule}")
     reporter = ProgressReporter(console, plan.trials)
-    with live_store(args, request.results_dir) as store, reporter:
-        result = run_planned_sides(plan, reporter, store)
+    with (server_host(args, remote) as launcher,
+          live_store(args, request.results_dir) as store, reporter):
+        result = run_planned_sides(plan, reporter, store, launcher)
     return result, plan

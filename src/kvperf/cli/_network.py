@@ -34,6 +34,11 @@ def add_network_args(p: argparse.ArgumentParser) -> None:
                    help="--mode client: talk TLS to the server (needs --tls-ca)")
     p.add_argument("--tls-ca", type=local_path, metavar="FILE",
                    help="--mode client --tls: the CA certificate that signed the server's")
+    add_server_host_args(p)
+
+
+def add_server_host_args(p: argparse.ArgumentParser) -> None:
+    """--server-host and its options (run, and the interleaved commands)."""
     p.add_argument("--server-host", metavar="ssh://[USER@]HOST[:PORT]",
                    help="start each trial's server on this host over SSH (OpenSSH, "
                         "BatchMode: keys, no prompts) and drive the load from here")
@@ -77,37 +82,40 @@ def _check_tls(args: argparse.Namespace) -> None:
         raise UsageError(f"--tls-ca {str(args.tls_ca)!r}: no such file")
 
 
-def check_server_host(args: argparse.Namespace, prepared: Prepared) -> SshTarget | None:
+def check_server_host(args: argparse.Namespace, *sides: Prepared) -> SshTarget | None:
     """--server-host parsed and checked against what a remote server supports (exit 2)."""
     if args.server_host is None:
         if args.ssh_config or args.remote_server_bin:
             raise UsageError("--ssh-config/--remote-server-bin need --server-host")
         return None
     target = parse_target(args.server_host)
-    if prepared.options.mode != Mode.BOTH or args.commits or args.definitions:
-        raise UsageError("--server-host runs one side in the default --mode both (not with "
-                         "--mode server/client, --commits or --definitions)")
-    if prepared.options.measure != Measure.TIMING or prepared.options.profile:
-        raise UsageError("--server-host measures timing only (no --measure instructions, "
-                         "no --profile: they run on the server's host)")
-    for trial in prepared.trials:
-        if trial.server.cluster_mode or trial.server.tls or trial.server.modules:
-            raise UsageError(f"config object {trial.spec_index}: --server-host starts "
-                             "standalone servers without TLS or modules")
+    if getattr(args, "definitions", None) or any(p.options.mode != Mode.BOTH for p in sides):
+        raise UsageError("--server-host starts the servers itself (not with --mode "
+                         "server/client, --use-running-server or --definitions)")
+    if len(sides) > 1 and args.remote_server_bin:
+        raise UsageError("--remote-server-bin names one binary: the sides of an interleaved "
+                         "run are copied instead")
+    for prepared in sides:
+        if prepared.options.measure != Measure.TIMING or prepared.options.profile:
+            raise UsageError("--server-host measures timing only (no --measure "
+                             "instructions, no --profile: they run on the server's host)")
+        for trial in prepared.trials:
+            if trial.server.cluster_mode or trial.server.tls or trial.server.modules:
+                raise UsageError(f"config object {trial.spec_index}: --server-host starts "
+                                 "standalone servers without TLS or modules")
     if args.ssh_config is not None and not args.ssh_config.is_file():
         raise UsageError(f"--ssh-config {str(args.ssh_config)!r}: no such file")
     return target
 
 
 @contextlib.contextmanager
-def server_host(args: argparse.Namespace, prepared: Prepared,
-                target: SshTarget | None) -> Iterator[Launcher | None]:
+def server_host(args: argparse.Namespace, target: SshTarget | None
+                ) -> Iterator[Launcher | None]:
     """The Launcher of --server-host (its control connection open for the run), or None."""
     if target is None:
         yield None
         return
-    assert prepared.binary is not None
-    with SshHost(target, prepared.binary, args.ssh_config, args.remote_server_bin) as host:
+    with SshHost(target, args.ssh_config, args.remote_server_bin) as host:
         yield host.launcher()
 
 

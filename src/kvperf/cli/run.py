@@ -181,7 +181,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if prepared.options.mode == Mode.SERVER:
         print_generated_password(args, prepared.options, console)
         return _serve(prepared, console)
-    with (server_host(args, prepared, remote) as launcher,
+    with (server_host(args, remote) as launcher,
           live_store(args, prepared.options.results_dir) as store):
         code = _execute(prepared, store, console, out, launcher)
     if store is not None and code != Interrupted.exit_code:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
 from kvperf.pipeline.duet import check_duet, run_duet_round
-from kvperf.pipeline.model import Observer, Prepared
+from kvperf.pipeline.model import Launcher, Observer, Prepared
 from kvperf.pipeline.runner import Runner
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, is_ok
@@ -71,17 +71,20 @@ def check_same_plan(prepared: Sequence[Prepared]) -> None:
 
 def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      store: TrialWriter | None = None,
-                     schedule: Schedule = Schedule.ALTERNATE) -> SidesResult:
+                     schedule: Schedule = Schedule.ALTERNATE,
+                     launcher: Launcher | None = None) -> SidesResult:
     """Run every trial on every side, persisting each row as it finishes.
 
     ``alternate``: the sides' trials run one after another, in a random order per trial;
     ``duet``: they run at the same time (pipeline/duet.py), started in that order.
+    ``launcher``: where the servers start (default: here; server/remote.py: over SSH).
     """
     prepared = list(sides.values())
     check_same_plan(prepared)
     if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
-    runners = {name: Runner(p, observer, store) for name, p in sides.items()}
+    runners = {name: (Runner(p, observer, store, launcher=launcher) if launcher
+                      else Runner(p, observer, store)) for name, p in sides.items()}
     result = SidesResult({name: [] for name in sides}, seed, store=store)
     trials = prepared[0].trials
     total = len(sides) * len(trials)

@@ -17,7 +17,7 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.ab import SidesResult, interleave_sides
 from kvperf.pipeline.duet import check_duet
-from kvperf.pipeline.model import Observer, Prepared, RunOptions
+from kvperf.pipeline.model import Launcher, Observer, Prepared, RunOptions
 from kvperf.pipeline.prepare import load_specs, prepare
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build
@@ -118,7 +118,8 @@ def prepare_sides(request: SidesRequest, sides: list[Side]) -> PreparedSides:
     return PreparedSides(request, prepared, seed)
 
 
-def run_sides(plan: PreparedSides, observer: Observer,
-              store: TrialWriter | None) -> SidesResult:
+def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None,
+              launcher: Launcher | None = None) -> SidesResult:
     """Run every side's trials interleaved under the request's schedule."""
-    return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule)
+    return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
+                            launcher)

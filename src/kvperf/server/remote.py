@@ -96,10 +96,10 @@ def _address(host: str) -> str:
 
 @dataclass
 class SshHost:
-    """One remote host for a run: control master, remote temp dir, the copied binary."""
+    """One remote host for a run: control master, remote temp dir, the copied binaries (one
+    per side of an interleaved run, copied when first used)."""
 
     target: SshTarget
-    binary: ServerBinary
     ssh_config: Path | None = None
     remote_binary: str | None = None  # a path on the remote host instead of a copy
     password: Secret = field(default_factory=secret.generate)
@@ -107,6 +107,7 @@ class SshHost:
     remote_dir: str = ""
     _local_dir: Path | None = None
     _master: ManagedProcess | None = None
+    _copies: dict[Path, str] = field(default_factory=dict)
 
     def options(self) -> list[str]:
         assert self._local_dir is not None
@@ -134,8 +135,6 @@ class SshHost:
         self._local_dir = Path(tempfile.mkdtemp(prefix="kvperf-ssh-"))
         try:
             self._start_master()
-            if self.remote_binary is None:
-                self._copy_binary()
         except BaseException:
             self.close()
             raise
@@ -166,18 +165,22 @@ class SshHost:
         if not wait_until(ready, 20.0, interval=0.2):
             raise ServerError(f"ssh to {self.target.destination}: no connection within 20 s")
 
-    def _copy_binary(self) -> None:
-        port = ["-P", str(self.target.port)] if self.target.port else []
-        destination = f"{self.target.destination}:{self.remote_dir}/{self.binary.path.name}"
-        done = proc.run(["scp", "-q", *self.options(), *port, str(self.binary.path),
-                         destination], timeout=120, name=f"scp to {destination}")
-        if done.returncode != 0:
-            raise ServerError(f"copying {self.binary.path} to {destination} failed: "
-                              f"{done.output.strip()[-300:]}")
-
-    @property
-    def server_path(self) -> str:
-        return self.remote_binary or f"{self.remote_dir}/{self.binary.path.name}"
+    def server_path(self, binary: ServerBinary) -> str:
+        """Where ``binary`` is on the remote host: --remote-server-bin, or a copy (scp)."""
+        if self.remote_binary:
+            return self.remote_binary
+        if binary.path not in self._copies:
+            path = f"{self.remote_dir}/{len(self._copies)}/{binary.path.name}"
+            self.run(f"mkdir {shlex.quote(path.rsplit('/', 1)[0])}")
+            port = ["-P", str(self.target.port)] if self.target.port else []
+            destination = f"{self.target.destination}:{path}"
+            done = proc.run(["scp", "-q", *self.options(), *port, str(binary.path),
+                             destination], timeout=120, name=f"scp to {destination}")
+            if done.returncode != 0:
+                raise ServerError(f"copying {binary.path} to {destination} failed: "
+                                  f"{done.output.strip()[-300:]}")
+            self._copies[binary.path] = path
+        return self._copies[binary.path]
 
     def close(self) -> None:
         """Close the master's stdin (its session removes the remote directory), stop it by
@@ -248,7 +251,7 @@ class RemoteServerGroup:
         assert self.host is not None
         self.port = random.randint(20000, 44000)
         self._node_dir = f"{self.host.remote_dir}/node-{self.port}"
-        argv = node_argv(Path(self.host.server_path), self.setup, self.port,
+        argv = node_argv(Path(self.host.server_path(self.binary)), self.setup, self.port,
                          NodePaths(Path(self._node_dir), self.log), None, self.host.address,
                          Path("auth.conf"))
         if self.setup.cpus:
