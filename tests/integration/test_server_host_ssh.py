@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SERVER_IP, CLIENT_IP = "10.213.1.1", "10.213.1.2"
 CONFIG = [{"duration": 1, "warmup": 0, "keyspacelen": 1000, "data_sizes": [16],
-           "pipelines": [1], "clients": [4], "commands": ["SET", "GET"]}]
+           "pipelines": [1], "clients": [4], "commands": ["SET", "GET"],
+           "server_cpu_range": "0", "client_cpu_range": "1"}]
 
 
 def _ip(*args: str) -> None:
@@ -123,6 +124,7 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
         for row in rows:
             assert row["server"]["calls"] > 0 and row["rps"] > 0, row["server"]
             assert row["server"]["cpu_seconds"] > 0, row["server"]
+            assert row["env"]["pinning"] == {"server": "0", "client": "1"}  # read remotely
         logs = next(tmp_path.glob("results/*/logs.txt")).read_text()
         started = [line.split("server pids ")[1].split(" at ")[0]
                    for line in logs.splitlines() if "server pids" in line]
