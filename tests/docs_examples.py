@@ -162,6 +162,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
     "--tests-regexp session-caching-string-100k --override-test-time 2":
         run(DEFINITIONS, CORPUS, says="session-caching-string-100k-sessions"),
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--definitions configs/definitions --override-test-time 2":
+        run(DEFINITIONS, says="B redis-7.0.15 vs A valkey-8.0.1"),
     # README.md, "Comparing" (two binaries)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
         run(INSTRUCTIONS),
@@ -183,6 +186,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--fail-on-regression": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --schedule duet":
         run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
+    "kvperf compare unstable my-branch --repo ~/src/valkey --definitions configs/definitions "
+    "--override-test-time 2 --runs 4": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
+                                           says="vs A base"),
     "kvperf run --repo ~/src/valkey --commits HEAD~2 HEAD~1 HEAD --baseline 8.1.1 --runs 5":
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
             says="build of HEAD", timeout=BUILDING),

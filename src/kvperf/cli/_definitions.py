@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from kvperf.cli._measure import default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile, profile_settings
 from kvperf.cli._store import live_store
@@ -196,7 +197,7 @@ def compare_definitions(args: argparse.Namespace, sides: list[Side],
             raise UsageError(f"{flag} does not apply with --definitions")
     results = _planned(args)
     plans = tuple(r for r in results if isinstance(r, Plan))
-    runs = quick.runs(args.runs)
+    runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     out_dir = args.results_dir / (args.label or default_label("compare"))
     prepared = prepare_definition_sides(plans, sides, out_dir, runs, args.seed,
                                         profile_settings(args))
