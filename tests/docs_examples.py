@@ -139,7 +139,7 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf noise --runs 8": run(USING),
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
     "kvperf suites": run(USING, says="comprehensive"),
-    "kvperf run --suite comprehensive --quick": not_runnable(
+    "kvperf run --suite comprehensive --quick": not_runnable(  # README.md, PERFORMANCE.md
         "runs in tests/integration/test_gates_suites.py::"
         "test_the_comprehensive_suite_runs_quick_end_to_end (every series ok, < 5 min)"),
     "kvperf run --suite latency,pipeline": run(USING, says="Sweep of P"),
