@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -27,5 +28,5 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         table.add_column("config")
     for name, line in SUITES.items():
         table.add_row(name, line, *([str(suite_path(name))] if args.paths else []))
-    Console(width=200).print(table)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
     return 0
