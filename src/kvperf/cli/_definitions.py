@@ -39,6 +39,7 @@ from kvperf.pipeline.definitions import (
     DefinitionsSummary,
     prepare_definitions,
 )
+from kvperf.pipeline.gates import GATES_FILE, write_kpi_gates
 from kvperf.pipeline.sides import Side, default_label
 from kvperf.report.definitions import DefinitionProgress, kpi_table, results_table
 from kvperf.results.row import Row
@@ -163,6 +164,8 @@ def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,
     kpis = kpi_table(summary.rows)
     if kpis is not None:
         out.print(kpis)
+    if write_kpi_gates(summary.rows, run.out_dir):
+        out.print(f"gates: {run.out_dir / GATES_FILE}")
     print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:

@@ -16,6 +16,7 @@ from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
+from kvperf.pipeline.gates import GatePlan
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, RunContext, is_ok
 from kvperf.server import stats as server_stats
@@ -49,6 +50,10 @@ class RunOptions:
     # whose labels "A"/"B" would pool different servers across comparisons).
     revision_from_binary: bool = False
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    suites: tuple[str, ...] = ()  # --suite: built-in configs (config/suites.py), not --config
+    quick: bool = False  # --quick: quick mode for this run (pipeline/quick.py)
+    gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
+    gate_baseline: Path | None = None  # --baseline PATH of relative gates
 
 
 @dataclass
@@ -62,6 +67,7 @@ class Prepared:
     binary: ServerBinary | None
     context: RunContext
     out_dir: Path
+    gates: GatePlan | None = None  # the run's KPI gates (pipeline/gates.py), judged at the end
 
 
 @dataclass
