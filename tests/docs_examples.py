@@ -237,6 +237,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf regressions --since 2025-06-01 --metric rps --where command=SET "
     "--where pipeline=16": run(HISTORY),
     "kvperf regressions --store --json --fail-on-regression": run(HISTORY),
+    "kvperf report --history": run(HISTORY, says="history report of"),
+    "kvperf report --history --metric rps --where command=SET -o set.html --json set.json":
+        run(HISTORY, says="set.json"),
     # README.md, "Commit tracking for runner fleets"
     "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "
     "--max-commits 10 --config configs/continuous.json [--architecture x86_64]":

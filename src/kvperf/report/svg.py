@@ -233,3 +233,45 @@ def category_chart(lines: Sequence[Line], title: str, categories: Sequence[str],
         body += [_line(x.b + 12, ly, x.b + 36, ly, ln.colour, 'stroke-width="2"'),
                  _text(x.b + 40, ly + 4, ln.name, cls="label")]
     return _svg(max(height, 40 + 16 * len(lines)), title, body)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A change point on a history chart: before point ``index``, coloured, labelled."""
+
+    index: int
+    colour: str
+    label: str
+
+
+def history_chart(values: Sequence[float], labels: Sequence[str], steps: Sequence[Step],
+                  title: str, unit: str) -> str:
+    """One value per commit (oldest first) on a linear y axis, commits as x, change points
+    as dashed verticals between the two commits they separate."""
+    height, bottom, left = 260, 200, 90
+    x = Scale(0, max(len(values) - 1, 1), left, WIDTH - RIGHT)
+    lo, hi = min(values, default=0.0), max(values, default=1.0)
+    pad = (hi - lo) * 0.1 or abs(hi) * 0.05 or 1.0
+    y = Scale(lo - pad, hi + pad, bottom, 30)
+    body = [_text(left, 16, title, cls="ctitle")]
+    for tick in (t for t in nice_ticks(lo - pad, hi + pad) if t >= lo - pad):
+        body += [_line(left, y(tick), x.b, y(tick), "#e5e5e5"),
+                 _text(left - 6, y(tick) + 4, f"{_fmt(tick)} {unit}", "end", "tick")]
+    every = max(1, math.ceil(len(labels) / 12))
+    for i, label in enumerate(labels):
+        if i % every == 0 or i == len(labels) - 1:
+            body.append(_text(x(i), bottom + 16, label, "middle", "tick"))
+    for step in steps:
+        sx = (x(step.index - 1) + x(step.index)) / 2
+        body += [_line(sx, 30, sx, bottom, step.colour,
+                       'stroke-width="2" stroke-dasharray="5 3"'),
+                 _text(sx + 4, 42, step.label, cls="label")]
+    path = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values))
+    body.append(f'<polyline points="{path}" fill="none" stroke="{PALETTE[0]}" '
+                f'stroke-width="2"/>')
+    body += [f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{PALETTE[0]}">'
+             f"<title>{escape(labels[i])}: {escape(_fmt(v))} {escape(unit)}</title></circle>"
+             for i, v in enumerate(values)]
+    body.append(_text((left + x.b) / 2, bottom + 36, "commit (oldest first)", "middle",
+                      "tick"))
+    return _svg(height, title, body)
