@@ -131,6 +131,9 @@ def test_redisbench_admin_kpis_gate_the_exit_code(tmp_path: Path, floor: float, 
     passed = [k["passed"] for k in row["definition"]["kpis"]]
     assert passed == ([True, True] if code == 0 else [False, True])
     assert (f"{1 if code else 0} KPI(s) failed" in done.stderr) == bool(code)
+    gates = json.loads(next((tmp_path / "results").glob("*/gates.json")).read_text())
+    assert gates["passed"] == (code == 0) and [g["passed"] for g in gates["gates"]] == passed
+    assert gates["gates"][0]["series"] == "kvperf-kpi-set [oss-standalone]"
 
 
 GET_DEFINITION = """\

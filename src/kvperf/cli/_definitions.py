@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from kvperf.cli._measure import default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile, profile_settings
 from kvperf.cli._store import live_store
@@ -38,6 +39,7 @@ from kvperf.pipeline.definitions import (
     DefinitionsSummary,
     prepare_definitions,
 )
+from kvperf.pipeline.gates import GATES_FILE, write_kpi_gates
 from kvperf.pipeline.sides import Side, default_label
 from kvperf.report.definitions import DefinitionProgress, kpi_table, results_table
 from kvperf.results.row import Row
@@ -162,6 +164,8 @@ def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,
     kpis = kpi_table(summary.rows)
     if kpis is not None:
         out.print(kpis)
+    if write_kpi_gates(summary.rows, run.out_dir):
+        out.print(f"gates: {run.out_dir / GATES_FILE}")
     print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
@@ -196,7 +200,7 @@ def compare_definitions(args: argparse.Namespace, sides: list[Side],
             raise UsageError(f"{flag} does not apply with --definitions")
     results = _planned(args)
     plans = tuple(r for r in results if isinstance(r, Plan))
-    runs = quick.runs(args.runs)
+    runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     out_dir = args.results_dir / (args.label or default_label("compare"))
     prepared = prepare_definition_sides(plans, sides, out_dir, runs, args.seed,
                                         profile_settings(args))

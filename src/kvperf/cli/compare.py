@@ -114,7 +114,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)
     out.print(terminal_table(results, *names))
     print_profile(out, result.a_rows + result.b_rows, prepared["A"].out_dir.parent)
-    if args.profile:
+    if args.profile or any(r.get("profile") for r in result.a_rows):  # or profiling_sets
         print_differentials(out, result.a_rows, result.b_rows,
                             (prepared["A"].out_dir, prepared["B"].out_dir),
                             f"{names[1]} vs {names[0]}")

@@ -143,6 +143,15 @@ def _custom_configs(key: str, value: Any, _cpus: set[int]) -> tuple[tuple[str, s
     return settings
 
 
+def _gates(key: str, value: Any, _cpus: set[int]) -> tuple[str, ...]:
+    texts = _as_list(key, value)
+    for text in texts:
+        if not isinstance(text, str):
+            raise ValueError(f"{key!r} entries must be strings like \"SET.rps>=100000\", got "
+                             f"{_type_name(text)} {text!r}")
+    return tuple(texts)
+
+
 def _module(key: str, value: Any) -> ModuleSpec:
     if isinstance(value, str):
         return ModuleSpec(os.path.abspath(value))
@@ -183,6 +192,7 @@ FIELDS: dict[str, _Field] = {
     "modules": _Field("modules", _modules),
     "cluster_nodes": _Field("cluster_nodes", _one_int),
     "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
+    "gates": _Field("gates", _gates),
 }
 
 

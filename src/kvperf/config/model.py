@@ -60,6 +60,7 @@ class BenchmarkSpec:
     modules: tuple[ModuleSpec, ...] = field(default=())
     cluster_nodes: int = 3
     profiling: tuple[ProfileSettings | None, ...] = (None,)  # profiling_sets (None: not profiled)
+    gates: tuple[str, ...] = ()  # KPI gates as written (analysis/gates.py parses them)
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

@@ -17,6 +17,7 @@ from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.core.secret import Secret
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
+from kvperf.pipeline.gates import GatePlan
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, RunContext, is_ok
 from kvperf.server import stats as server_stats
@@ -50,6 +51,10 @@ class RunOptions:
     # whose labels "A"/"B" would pool different servers across comparisons).
     revision_from_binary: bool = False
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    suites: tuple[str, ...] = ()  # --suite: built-in configs (config/suites.py), not --config
+    quick: bool = False  # --quick: quick mode for this run (pipeline/quick.py)
+    gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
+    gate_baseline: Path | None = None  # --baseline PATH of relative gates
     bind: str = "127.0.0.1"  # --mode server --bind
     # requirepass of --mode server / AUTH of --mode client ($KVPERF_SERVER_PASSWORD); shows
     # as *** in reprs
@@ -68,6 +73,7 @@ class Prepared:
     binary: ServerBinary | None
     context: RunContext
     out_dir: Path
+    gates: GatePlan | None = None  # the run's KPI gates (pipeline/gates.py), judged at the end
 
 
 @dataclass
