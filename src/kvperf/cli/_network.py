@@ -82,6 +82,12 @@ def _check_tls(args: argparse.Namespace) -> None:
         raise UsageError(f"--tls-ca {str(args.tls_ca)!r}: no such file")
 
 
+def refuse_server_host_with_definitions(args: argparse.Namespace) -> None:
+    if args.server_host is not None:
+        raise UsageError("--server-host does not run --definitions yet (their topologies "
+                         "start replicas and clusters here)")
+
+
 def check_server_host(args: argparse.Namespace, *sides: Prepared) -> SshTarget | None:
     """--server-host parsed and checked against what a remote server supports (exit 2)."""
     if args.server_host is None:

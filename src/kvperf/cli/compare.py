@@ -18,6 +18,7 @@ from kvperf.cli._definitions import (
 )
 from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
+from kvperf.cli._network import refuse_server_host_with_definitions
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_differentials, print_profile
 from kvperf.cli.compare_results import add_water_line, rule_from
@@ -103,6 +104,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
                          "--override-test-time …) apply only with --definitions")
     sides = _sides(args, console)
     if args.definitions is not None:
+        refuse_server_host_with_definitions(args)
         return _compare_definitions(args, sides, rule, console)
     result, plan = run_sides(args, request_from(args, "compare", args.seed), sides, console)
     prepared = plan.sides

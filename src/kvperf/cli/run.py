@@ -27,6 +27,7 @@ from kvperf.cli._network import (
     check_server_host,
     network_options,
     print_generated_password,
+    refuse_server_host_with_definitions,
     server_host,
 )
 from kvperf.cli._paths import command_path, local_path
@@ -193,6 +194,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
                          "--definitions (their kpis are the gates; --override-test-time "
                          "shortens them)")
     if args.definitions is not None:
+        refuse_server_host_with_definitions(args)
         return handle_definitions(args, console)
     if uses_definition_flags(args):
         raise UsageError("the selection flags (--tests-regexp, --topologies, "

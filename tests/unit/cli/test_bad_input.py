@@ -55,6 +55,8 @@ CASES: list[tuple[str, list[str], object, str]] = [
     ("server host with tls", ["--server-host", "ssh://root@127.0.0.1"],
      {**GOOD, "tls_mode": "yes"}, "standalone servers without TLS"),
     ("ssh config alone", ["--ssh-config", "/etc/hostname"], GOOD, "need --server-host"),
+    ("server host with definitions", ["--server-host", "ssh://h", "--definitions", "/tmp"],
+     None, "does not run --definitions"),
 ]
 
 
