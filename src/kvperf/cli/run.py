@@ -24,8 +24,9 @@ from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.core.errors import BuildError, Interrupted, UsageError
-from kvperf.core.kinds import Mode, Schedule
+from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
+from kvperf.report.memory import memory_table
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.server.resp import Endpoint
@@ -104,7 +105,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure, profile=profile_settings(args))
+        measure=args.measure, profile=profile_settings(args), keys=args.keys)
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -190,6 +191,10 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
     print_instructions(out, summary.rows)
+    memory = memory_table({prepared.context.server_version or prepared.context.label:
+                           summary.rows})
+    if memory is not None and prepared.options.measure == Measure.MEMORY:
+        out.print(memory)
     print_profile(out, summary.rows, prepared.out_dir)
     if prepared.options.runs > 1:
         base = prepared.out_dir

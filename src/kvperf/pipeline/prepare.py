@@ -8,7 +8,7 @@ from dataclasses import replace
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Mode, Schedule
+from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver
 from kvperf.driver.registry import resolve_driver
 from kvperf.pipeline import quick
@@ -93,6 +93,18 @@ def client_endpoint(options: RunOptions) -> Endpoint:
     return Endpoint(options.target_ip, options.port or 6379)
 
 
+def memory_specs(specs: list[BenchmarkSpec], options: RunOptions) -> list[BenchmarkSpec]:
+    """--measure memory: every spec seeds ``options.keys`` keys and measures nothing (one
+    keyspace length, no warmup); other measures keep the specs."""
+    if options.measure != Measure.MEMORY:
+        return specs
+    if options.keys < 1:
+        raise UsageError(f"--keys must be at least 1, got {options.keys}")
+    if options.profile is not None:
+        raise UsageError("--measure memory times nothing: drop --profile")
+    return [replace(s, keyspacelen=(options.keys,), warmup=(0,)) for s in specs]
+
+
 def prepare(options: RunOptions) -> Prepared:
     """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
     specs = load_specs(options)
@@ -103,6 +115,7 @@ def prepare(options: RunOptions) -> Prepared:
         specs = [replace(s, duration=None, requests=(DEFAULT_REQUESTS,)) if s.duration else s
                  for s in specs]
     check_profile(options)
+    specs = memory_specs(specs, options)
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=client_mode(options))
     specs = quick.shrink(specs)
