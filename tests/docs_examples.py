@@ -150,6 +150,13 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--server-bin ./src/valkey-server": run(USING),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --profile "
     "--runs 2": run(USING),
+    # README.md, "N servers side by side" and "Memory"
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--server-bin ./b/valkey-server --runs 5": run(USING, says="ratios against the baseline"),
+    "kvperf compare --measure memory --server-bin /usr/bin/valkey-server "
+    "--server-bin /usr/bin/redis-server": run(USING, says="bytes/key (MEMORY USAGE)"),
+    "kvperf run --measure memory --keys 50000 --server-bin /usr/bin/valkey-server":
+        run(USING, says="memory per key"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "

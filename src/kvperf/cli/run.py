@@ -191,8 +191,9 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
     print_instructions(out, summary.rows)
-    memory = memory_table({prepared.context.server_version or prepared.context.label:
-                           summary.rows})
+    server = (prepared.binary.display_name if prepared.binary
+              else prepared.context.server_version or prepared.context.label)
+    memory = memory_table({server: summary.rows})
     if memory is not None and prepared.options.measure == Measure.MEMORY:
         out.print(memory)
     print_profile(out, summary.rows, prepared.out_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvperf.config.commands import CommandSpec, Seed
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
@@ -95,14 +96,27 @@ def client_endpoint(options: RunOptions) -> Endpoint:
 
 def memory_specs(specs: list[BenchmarkSpec], options: RunOptions) -> list[BenchmarkSpec]:
     """--measure memory: every spec seeds ``options.keys`` keys and measures nothing (one
-    keyspace length, no warmup); other measures keep the specs."""
+    keyspace length, no warmup; pipeline and clients do not change what is stored, so the
+    first of each, and one command per kind of data); other measures keep the specs."""
     if options.measure != Measure.MEMORY:
         return specs
     if options.keys < 1:
         raise UsageError(f"--keys must be at least 1, got {options.keys}")
     if options.profile is not None:
         raise UsageError("--measure memory times nothing: drop --profile")
-    return [replace(s, keyspacelen=(options.keys,), warmup=(0,)) for s in specs]
+    return [replace(s, keyspacelen=(options.keys,), warmup=(0,), pipelines=s.pipelines[:1],
+                    clients=s.clients[:1], commands=_one_per_type(s.commands))
+            for s in specs]
+
+
+def _one_per_type(commands: tuple[CommandSpec, ...]) -> tuple[CommandSpec, ...]:
+    """The first command of each kind of data (SET and GET both fill strings: SET stays)."""
+    kinds: dict[Seed, CommandSpec] = {}
+    for command in commands:
+        seed = Seed.STRINGS if command.seed in (Seed.NONE, Seed.LIST_600, Seed.STREAM) \
+            else command.seed
+        kinds.setdefault(seed, command)
+    return tuple(kinds.values())
 
 
 def prepare(options: RunOptions) -> Prepared:
