@@ -148,12 +148,18 @@ def _ratio_ci(j: Judgement, i: int) -> RatioCI:
     return RatioCI(math.exp(float(e.estimate[i])), low, high, method, n, float(e.sd[i]))
 
 
+def _memory(metric: str) -> bool:
+    return metric.startswith("memory.")
+
+
 def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None = None
             ) -> list[MetricComparison]:
     """The verdict rule over all items of one comparison (BH across them); outlier runs are
     found on each group's rps. ``sides`` (parallel to ``items``): the side each item judges
     against the baseline; the families of the two-stage correction are then (side, series),
-    so an N-server comparison corrects for all N − 1 comparisons at once."""
+    so an N-server comparison corrects for all N − 1 comparisons at once. A series' memory
+    metrics are a family of their own (another measurement than its timing: their many
+    unchanged values must not dilute a timing change's Simes p)."""
     names = sides or [""] * len(items)
     kept = [(i, s) for i, s in zip(items, names, strict=True)
             if any(metric_value(r, i[1]) for r in i[2]) and any(metric_value(r, i[1])
@@ -162,7 +168,8 @@ def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None
     if not items:
         return []
     la, lb = _arrays(items, lambda metric: metric)
-    families = [(side, key) for side, (key, _, _, _) in zip(names, items, strict=True)]
+    families = [(side, key, _memory(metric))
+                for side, (key, metric, _, _) in zip(names, items, strict=True)]
     index = {f: n for n, f in enumerate(dict.fromkeys(families))}
     rows = Rows.of([metric for _, metric, _, _ in items], [index[f] for f in families])
     j = judge(la, lb, paired, rows, rule, primary=_arrays(items, lambda _: "rps"))
