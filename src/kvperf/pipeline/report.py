@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.analysis.comparison import compare_sides
 from kvperf.core.errors import StoreError, UsageError
-from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown
+from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown, sides_markdown
 from kvperf.report.html import render
 from kvperf.report.model import Report, Source, build, interleaved, judge_sides, to_json
 from kvperf.store.files import read_histograms, read_rows, write_text_atomic
@@ -98,10 +99,10 @@ def comparison_markdown(sources: list[Source], paired: bool) -> str:
     """The A/B comparison as compare's markdown (a PR comment)."""
     if len(sources) < 2:
         raise UsageError("--markdown needs two sides or more (a comparison)")
-    if len(sources) > 2:
-        report = build(sources, paired)
-        return "\n".join(comparison_markdown([s for s in sources if s.name in (c.base, c.new)],
-                                              paired) for c in report.comparisons)
+    if len(sources) > 2:  # judged together, as the report and compare judge them
+        results = compare_sides({s.name: s.rows for s in sources}, paired=paired)
+        return sides_markdown(results, {s.name: s.name for s in sources},
+                              PAIRED_NOTE if paired else UNPAIRED_NOTE)
     base, new = sources
     results, unmatched = judge_sides(base, new, paired)
     return markdown(results, unmatched, base.name, new.name,

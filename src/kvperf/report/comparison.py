@@ -118,10 +118,11 @@ def sides_table(results: list[MetricComparison], labels: dict[str, str]) -> Tabl
     return table
 
 
-def sides_markdown(results: list[MetricComparison], labels: dict[str, str]) -> str:
+def sides_markdown(results: list[MetricComparison], labels: dict[str, str],
+                   note: str = PAIRED_NOTE) -> str:
     """N servers as markdown: a section per non-baseline side (its rows already corrected
     for all N − 1 comparisons)."""
     names = list(labels)
     parts = [markdown([c for c in results if c.side == name], [], labels[names[0]],
-                      labels[name], note=PAIRED_NOTE) for name in names[1:]]
+                      labels[name], note=note) for name in names[1:]]
     return "\n".join(parts)
