@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kvperf.config.commands import CommandSpec, Seed
+from kvperf.config.commands import CommandSpec, Seed, stored_as
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
@@ -113,9 +113,7 @@ def _one_per_type(commands: tuple[CommandSpec, ...]) -> tuple[CommandSpec, ...]:
     """The first command of each kind of data (SET and GET both fill strings: SET stays)."""
     kinds: dict[Seed, CommandSpec] = {}
     for command in commands:
-        seed = Seed.STRINGS if command.seed in (Seed.NONE, Seed.LIST_600, Seed.STREAM) \
-            else command.seed
-        kinds.setdefault(seed, command)
+        kinds.setdefault(stored_as(command.name, command.seed), command)
     return tuple(kinds.values())
 
 

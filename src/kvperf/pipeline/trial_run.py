@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvperf.config.commands import POP_SEEDS, Seed
+from kvperf.config.commands import POP_SEEDS, Seed, stored_as
 from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
 from kvperf.driver.base import Driver, Target
@@ -132,14 +132,13 @@ class TrialRun:
         """--measure memory: seed ``keyspacelen`` keys (or members) of the command's type,
         let used_memory settle, read it and sample MEMORY USAGE; nothing is timed."""
         load = self.trial.load
-        seed = load.command.seed
+        seed = stored_as(load.command.name, load.command.seed)
         data = b"x" * load.data_size
         with self.stage("seed"):
-            if seed in POP_SEEDS:
+            if seed in POP_SEEDS:  # a list of keyspacelen elements
                 commands = seed_commands(seed, 0, data, count=load.keyspacelen)
             else:
-                commands = seed_commands(seed if seed in COLLECTION_SEEDS else Seed.STRINGS,
-                                         load.keyspacelen, data,
+                commands = seed_commands(seed, load.keyspacelen, data,
                                          single_node=keyspace.nodes == 1)
             self.outcome.checks["seed_commands"] = keyspace.send_all(commands)
         with self.stage("settle"):

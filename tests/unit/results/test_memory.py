@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvperf.config.commands import Seed, resolve_command, stored_as
 from kvperf.results.memory import memory_record, sample_per_item
 from kvperf.results.row import FORMAT_VERSION, upgrade
 from kvperf.server.memory import MemoryInfo, merge, parse_memory, per_key
@@ -51,3 +52,15 @@ def test_info_memory_parsed_and_nodes_merged() -> None:
 def test_format_5_rows_upgrade_with_no_memory() -> None:
     row = upgrade({"kvperf_format": 5, "command": "SET"}, "old.json")
     assert row["kvperf_format"] == FORMAT_VERSION == 6 and row["memory"] is None
+
+
+def test_memory_mode_fills_the_kind_of_data_each_command_works_on() -> None:
+    kinds = {name: stored_as(name, resolve_command(name).seed)
+             for name in ("SET", "GET", "INCR", "HSET", "HGET", "LPUSH", "LPOP", "LRANGE_100",
+                          "SADD", "SPOP", "ZADD", "ZSCORE", "XADD")}
+    assert kinds == {"SET": Seed.STRINGS, "GET": Seed.STRINGS, "INCR": Seed.STRINGS,
+                     "HSET": Seed.HASH_FIELDS, "HGET": Seed.HASH_FIELDS,
+                     "LPUSH": Seed.LIST_POP, "LPOP": Seed.LIST_POP,
+                     "LRANGE_100": Seed.LIST_POP, "SADD": Seed.SET_MEMBERS,
+                     "SPOP": Seed.SET_MEMBERS, "ZADD": Seed.ZSET_MEMBERS,
+                     "ZSCORE": Seed.ZSET_MEMBERS, "XADD": Seed.STRINGS}
