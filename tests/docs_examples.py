@@ -187,6 +187,14 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
             says="build of HEAD", timeout=BUILDING),
     "kvperf run --valkey-path ~/src/valkey": run(BUILDS, ("~/src/valkey", "{base_tree}")),
+    # README.md, "Finding the commit" (base..set-slow-2pct is one commit: step 0 alone; the
+    # whole search runs in tests/integration/test_bisect.py); the second resumes the first
+    "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --output bisect.md":
+        run(BUILDS, SRC_VALKEY, ("8.1.1 unstable", "base set-slow-2pct"), timeout=BUILDING,
+            says="first bad (regression) commit"),
+    "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --resume":
+        run(BUILDS, SRC_VALKEY, ("8.1.1 unstable", "base set-slow-2pct"), timeout=BUILDING,
+            says="1 step(s) done before"),
     # docs/PERFORMANCE.md, "Duet vs alternate" ($B: the base build's server)
     "kvperf noise --server-bin $B --runs 10 --config duet.json --schedule alternate --seed 3":
         run(BUILDS),
