@@ -221,3 +221,8 @@ def max_steps(commits: int) -> int:
     """The steps a bisection of ``commits`` commits (GOOD..BAD) takes with nothing skipped
     and no step inconclusive, the first (GOOD vs BAD) included: ⌈log2 n⌉ + 1."""
     return math.ceil(math.log2(max(commits, 1))) + 1
+
+
+def series_text(params: Mapping[str, object]) -> str:
+    """A stored series' parameters as ``--series`` takes them (describe_group's words)."""
+    return describe_group(tuple(params.items()))

@@ -10,9 +10,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from kvperf.analysis.bisect import COUNTED_METRICS, DEFAULT_RUNS, TIMING_METRICS
+from kvperf.analysis.bisect import COUNTED_METRICS, DEFAULT_RUNS, TIMING_METRICS, series_text
 from kvperf.analysis.bisect_log import BisectLog, Step
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
+from kvperf.analysis.regressions import Finding
 from kvperf.cli._builds import BuildFlags, add_build_args, build_flags, build_one
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._interleaved import run_sides
@@ -21,7 +22,14 @@ from kvperf.cli._store import add_db_options, add_results_dir
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.bisect import BUDGET_FACTOR, BisectRequest, BisectResult, bisect
+from kvperf.pipeline.bisect import (
+    BUDGET_FACTOR,
+    BisectRequest,
+    BisectResult,
+    ChangePoint,
+    bisect,
+    change_point_request,
+)
 from kvperf.pipeline.sides import Side, SidesRequest
 from kvperf.report.bisect import answer, markdown, moved_table, step_line, steps_table
 from kvperf.sourcebuild.builder import Build, Builder
@@ -91,7 +99,7 @@ class CliBench:
         return build_one(self.builder, sha[:12], sha, self.console)
 
     def run(self, request: SidesRequest, sides: list[Side]) -> SidesResult:
-        result, _ = run_sides(self.args, request, sides, self.console)
+        result, _ = run_sides(self.args, request, sides, self.console, self.args.results_dir)
         self.results.append(result)
         return result
 
@@ -127,7 +135,7 @@ def _report(args: argparse.Namespace, result: BisectResult, out: Console) -> Non
         out.print(escape(line), highlight=False, soft_wrap=True)
     if result.moved:
         out.print(moved_table(log, result.moved))
-    if args.output:
+    if getattr(args, "output", None):
         args.output.write_text(markdown(log, result.moved))
         out.print(f"markdown report: {args.output}")
     out.print(f"log: {result.directory / 'bisect.json'}", highlight=False)
@@ -150,3 +158,47 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         return 1
     _report(args, result, out)
     return 0
+
+
+def add_change_point_arguments(p: argparse.ArgumentParser) -> None:
+    """`kvperf regressions --bisect`: the flags its bisections need."""
+    g = p.add_argument_group("bisect (with --bisect)")
+    g.add_argument("--bisect", action="store_true",
+                   help="bisect each listed change point whose range spans unmeasured "
+                        "commits (timing, the change point's metric and series; needs --repo "
+                        "and the config the history ran with, --config)")
+    g.add_argument("--config", type=local_path, help="JSON config of the bisections")
+    g.add_argument("--runs", type=int, help=f"runs per side per step (default "
+                                            f"{DEFAULT_RUNS[Measure.TIMING]})")
+    g.add_argument("--max-runs", type=int, help="runs per side before an inconclusive "
+                                                f"step is skipped (default {BUDGET_FACTOR} × "
+                                                "--runs)")
+    p.set_defaults(no_db=False, tool=None, seed=None)
+    add_build_args(p)
+
+
+def bisect_change_points(args: argparse.Namespace, findings: list[Finding],
+                         console: Console, out: Console) -> None:
+    """Bisect every change point (pipeline/bisect.py: ``change_point_request``), each in
+    its own results directory (resumed when its log exists)."""
+    flags = build_flags(args)
+    bench = CliBench(args, flags, console)
+    base = BisectRequest("", "", flags.repo, runs=args.runs, max_runs=args.max_runs,
+                         config=args.config, results_dir=args.results_dir)
+    for f in findings:
+        point = ChangePoint(f.last_before.sha, f.first_after.sha, series_text(f.params),
+                            f.metric)
+        what = f"{point.series} {point.metric} {f.commit_range}"
+        request = change_point_request(base, point, bench)
+        if isinstance(request, str):
+            out.print(f"not bisected: {escape(what)}: {escape(request)}", highlight=False)
+            continue
+        out.print(f"bisecting {escape(what)}", highlight=False)
+        result = bisect(request, bench, Printer(out))
+        if result.differ:
+            _report(args, result, out)
+        else:
+            out.print(f"{escape(what)}: the two commits do not differ in this run",
+                      highlight=False)
+    for done in bench.results:
+        done.check_store()

@@ -25,6 +25,7 @@ from kvperf.analysis.regressions import (
 )
 from kvperf.analysis.stored import to_series, to_stored
 from kvperf.cli._store import add_store_options, opened_store, store_name
+from kvperf.cli.bisect import add_change_point_arguments, bisect_change_points
 from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
 from kvperf.store.changepoints import replace_all
@@ -59,6 +60,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression is listed")
     add_store_options(p)
+    add_change_point_arguments(p)
     p.set_defaults(handler=handle)
 
 
@@ -121,5 +123,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         why_not = unchecked_note(every_history, found, name)
         if why_not:
             out.print(why_not, highlight=False)
+        if args.bisect:
+            bisect_change_points(args, shown, console, out)
     regressed = any(f.direction == "regression" for f in shown)
     return 1 if regressed and args.fail_on_regression else 0

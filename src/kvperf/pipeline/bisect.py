@@ -21,6 +21,7 @@ from typing import Protocol
 
 from kvperf.analysis.bisect import (
     DEFAULT_RUNS,
+    TIMING_METRICS,
     Mark,
     SeriesEffect,
     check_metric,
@@ -300,7 +301,8 @@ class Bisection:
         offset = step.runs
         self._rows[step.number] = (a + _renumbered(result.a_rows, offset),
                                    b + _renumbered(result.b_rows, offset))
-        step.batches.append(Batch(label, runs, result.seed))
+        ran = max((r["run"] for r in result.a_rows + result.b_rows), default=runs)
+        step.batches.append(Batch(label, ran, result.seed))  # KVPERF_QUICK caps the runs
         self.save()
 
     def rows(self, step: Step) -> tuple[list[Row], list[Row]]:
@@ -338,3 +340,31 @@ def bisect(request: BisectRequest, bench: Bench, observer: BisectObserver) -> Bi
     directory = bisect_dir(request, wanted)
     log = open_log(request, wanted, directory)
     return Bisection(request, log, directory, bench, observer).run()
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A change point to bisect: the last commit before it, the first after, the series
+    (``--series`` words) and the metric (``kvperf regressions --bisect``)."""
+
+    good: str
+    bad: str
+    series: str
+    metric: str
+
+
+def change_point_request(base: BisectRequest, point: ChangePoint, bench: Bench
+                         ) -> BisectRequest | str:
+    """The bisection of a change point, or why there is none: its range holds no commit
+    that was not measured (the first commit after it is the change), or its metric is not
+    one timing measures."""
+    if point.metric not in TIMING_METRICS:
+        return f"{point.metric} is not a metric bisect measures"
+    commits = bench.commits(bench.resolve(point.good), bench.resolve(point.bad))
+    if len(commits) < 2:
+        return f"no unmeasured commit between them: the change is {point.bad[:12]}"
+    label = f"bisect-{point.good[:8]}-{point.bad[:8]}-{point.metric}-" + \
+        "_".join(point.series.split())
+    return replace(base, good=point.good, bad=point.bad, series=point.series,
+                   metric=point.metric, measure=Measure.TIMING, label=label,
+                   resume=(base.results_dir / label / LOG_NAME).is_file())

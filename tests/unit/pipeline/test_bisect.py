@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from kvperf.analysis.bisect import Mark
+from kvperf.analysis.bisect import Mark, series_text
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.bisect import BisectRequest, bisect
+from kvperf.pipeline.bisect import BisectRequest, ChangePoint, bisect, change_point_request
 from kvperf.pipeline.sides import Side, SidesRequest
 from kvperf.results.row import FORMAT_VERSION
 from kvperf.sourcebuild.builder import Build
@@ -55,7 +55,8 @@ class FakeBench:
 
     def commits(self, good: str, bad: str) -> list[CommitInfo]:
         when = datetime(2025, 5, 2, tzinfo=UTC)
-        return [CommitInfo(s, when, "a", f"commit {i}") for i, s in enumerate(SHAS) if i]
+        first, last = SHAS.index(good), SHAS.index(bad)
+        return [CommitInfo(SHAS[i], when, "a", f"commit {i}") for i in range(first + 1, last + 1)]
 
     def build(self, sha: str) -> Build:
         index = SHAS.index(sha)
@@ -149,3 +150,24 @@ def test_unknown_series_names_the_available_ones(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"'INCR' matches no series.*'SET d=64 P=16 c=1', "
                                          "'GET d=64 P=16 c=1'"):
         bisect(_request(tmp_path, series="INCR"), FakeBench(), Recorder())
+
+
+def test_change_points_are_bisected_when_their_range_spans_unmeasured_commits(
+        tmp_path: Path) -> None:
+    params = {"command": "SET", "data_size": 64, "pipeline": 16, "clients": 50,
+              "io_threads": None, "cluster_mode": False, "tls": True}
+    assert series_text(params) == "SET d=64 P=16 c=50 tls"
+    base = BisectRequest("", "", str(tmp_path), results_dir=tmp_path / "results")
+    point = ChangePoint(SHAS[2], SHAS[7], series_text(params), "rps")
+    request = change_point_request(base, point, FakeBench())
+    assert not isinstance(request, str)
+    assert (request.good, request.bad, request.series, request.metric, request.measure) == \
+        (SHAS[2], SHAS[7], "SET d=64 P=16 c=50 tls", "rps", Measure.TIMING)
+    assert request.label == f"bisect-{SHAS[2][:8]}-{SHAS[7][:8]}-rps-SET_d=64_P=16_c=50_tls"
+    assert not request.resume
+    adjacent = ChangePoint(SHAS[2], SHAS[3], "SET P=16", "rps")
+    assert change_point_request(base, adjacent, FakeBench()) == \
+        f"no unmeasured commit between them: the change is {SHAS[3][:12]}"
+    counted = ChangePoint(SHAS[2], SHAS[7], "SET P=16", "instructions.total_per_request")
+    assert "not a metric bisect measures" in str(change_point_request(base, counted,
+                                                                      FakeBench()))
