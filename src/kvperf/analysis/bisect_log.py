@@ -2,12 +2,13 @@
 bisect.json``, written by pipeline/bisect.py after every batch of runs), and read back by
 ``--resume``.
 
-Format ``kvperf_bisect`` 1: the question (repository, GOOD and BAD shas, series, metric,
-measure, runs, budget), the commits GOOD..BAD along first parents (GOOD first), the direction
-the first step found, and every step: its commit, its batches of runs (result directories
-under the log's directory, with their runs per side and order seed), the build error of a
-commit that did not build, each series' effect on the metric, and the mark once decided
-(a step without a mark was interrupted: ``--resume`` continues it from its batches).
+Format ``kvperf_bisect`` 1: the question (repository, GOOD and BAD shas, config — its path,
+or built-in — series, metric, measure, runs, budget), the commits GOOD..BAD along first
+parents (GOOD first), the direction the first step found, and every step: its commit, its
+batches of runs (result directories under the log's directory, with their runs per side and
+order seed), the build error of a commit that did not build, each series' effect on the
+metric, and the mark once decided (a step without a mark was interrupted: ``--resume``
+continues it from its batches).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class BisectLog:
     runs: int
     max_runs: int
     commits: list[Commit]
+    config: str = "built-in"
     direction: Verdict | None = None
     steps: list[Step] = field(default_factory=list)
 
@@ -94,7 +96,8 @@ class BisectLog:
         return next((s for s in reversed(self.steps) if s.index == index and s.mark), None)
 
 
-QUESTION = ("repo", "good", "bad", "series", "metric", "measure", "runs", "max_runs")
+QUESTION = ("repo", "good", "bad", "config", "series", "metric", "measure", "runs",
+            "max_runs")
 
 
 def _number(x: float) -> float | None:

@@ -96,7 +96,7 @@ class CliBench:
         return self.builder.first_parent_range(good, bad)
 
     def build(self, sha: str) -> Build:
-        return build_one(self.builder, sha[:12], sha, self.console)
+        return build_one(self.builder, "commit", sha, self.console)
 
     def run(self, request: SidesRequest, sides: list[Side]) -> SidesResult:
         result, _ = run_sides(self.args, request, sides, self.console, self.args.results_dir)

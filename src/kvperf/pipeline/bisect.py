@@ -152,8 +152,9 @@ def new_log(request: BisectRequest, series: str, bench: Bench) -> BisectLog:
     assert request.measure and request.metric and request.runs and request.max_runs
     commits = [Commit(good, f"GOOD ({request.good})")] + \
         [Commit(c.sha, c.subject) for c in infos]
+    config = str(request.config.resolve()) if request.config else "built-in"
     return BisectLog(_repo_name(request.repo), good, bad, series, request.metric,
-                     str(request.measure), request.runs, request.max_runs, commits)
+                     str(request.measure), request.runs, request.max_runs, commits, config)
 
 
 def bisect_dir(request: BisectRequest, log: BisectLog) -> Path:
@@ -254,7 +255,9 @@ class Bisection:
         if not build.ok:
             if step.number == 0:
                 raise BuildError(f"BAD {step.sha[:12]} does not build: {build.error}")
-            step.build_error = (build.error or "build failed").splitlines()[0]
+            lines = (build.error or "build failed").splitlines()
+            first_error = [ln.strip() for ln in lines[1:] if "error" in ln][:1]
+            step.build_error = "; ".join(lines[:1] + first_error)
             step.mark = Mark.SKIP
         else:
             step.mark = self._settle(step, good, build)
