@@ -291,7 +291,7 @@ class Bisection:
         return step.effect(self.log.series)
 
     def _batch(self, step: Step, runs: int, good: Build, build: Build) -> None:
-        label = f"{step.number:02d}-{step.sha[:12]}-{len(step.batches) + 1}"
+        label = self._free_label(step)
         seed = self.request.seed
         request = SidesRequest("bisect", runs, self.request.config, self.request.tool,
                                self.directory, label,
@@ -307,6 +307,14 @@ class Bisection:
         ran = max((r["run"] for r in result.a_rows + result.b_rows), default=runs)
         step.batches.append(Batch(label, ran, result.seed))  # KVPERF_QUICK caps the runs
         self.save()
+
+    def _free_label(self, step: Step) -> str:
+        """The next batch's directory; one an interrupted batch left (rows of runs the log
+        never recorded) is kept as it is, not appended to."""
+        k = len(step.batches) + 1
+        while (self.directory / f"{step.number:02d}-{step.sha[:12]}-{k}").exists():
+            k += 1
+        return f"{step.number:02d}-{step.sha[:12]}-{k}"
 
     def rows(self, step: Step) -> tuple[list[Row], list[Row]]:
         """A step's rows so far (read back from its batches' directories after --resume)."""

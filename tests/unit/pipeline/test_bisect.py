@@ -67,7 +67,8 @@ class FakeBench:
 
     def run(self, request: SidesRequest, sides: list[Side]) -> SidesResult:
         if self.interrupt_after is not None and len(self.ran) >= self.interrupt_after:
-            raise Interrupted("received SIGINT")
+            write_json_atomic(request.out_dir / "A" / "metrics.json", [_row("SET", 1, 1.0)])
+            raise Interrupted("received SIGINT")  # a batch's first row kept, as the runner does
         index = SHAS.index(sides[1].commit or "")
         self.ran.append(index)
         rows: dict[str, list[Any]] = {}
@@ -126,6 +127,10 @@ def test_resume_does_not_redo_finished_steps(tmp_path: Path) -> None:
     assert bench.ran == [SLOW] and BROKEN not in bench.built and 5 not in bench.built
     assert result.log.commits[result.log.outcome().bad].sha == SHAS[SLOW]
     assert len(result.log.steps) == 4 and result.moved[0].name == "setCommand"
+    # the interrupted batch's directory is left alone: the step's batch went to the next one
+    (slow,) = [s for s in result.log.steps if s.index == SLOW]
+    assert [b.label for b in slow.batches] == [f"03-{SHAS[SLOW][:12]}-2"]
+    assert (result.directory / f"03-{SHAS[SLOW][:12]}-1").is_dir()
     again = FakeBench()
     assert bisect(_request(tmp_path, resume=True), again, Recorder()).log.outcome().found
     assert again.ran == []
