@@ -14,6 +14,7 @@ from kvperf.analysis.bisect import COUNTED_METRICS, DEFAULT_RUNS, TIMING_METRICS
 from kvperf.analysis.bisect_log import BisectLog, Step
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.analysis.regressions import Finding
+from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import BuildFlags, add_build_args, build_flags, build_one
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._interleaved import run_sides
@@ -152,8 +153,10 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         log = result.log
         e = log.steps[0].effect(log.series) if log.steps else None
         why = f"{e.verdict}: {e.reason}" if e else "no result"
-        console.print(f"[red]GOOD and BAD do not differ on {escape(log.series)} "
-                      f"{log.metric} ({escape(why)})[/red]: nothing to bisect; log: "
+        what = "do not differ" if e and e.verdict is Verdict.NO_CHANGE else \
+            f"could not be told apart within {log.max_runs} runs per side"
+        console.print(f"[red]GOOD and BAD {what} on {escape(log.series)} {log.metric} "
+                      f"({escape(why)})[/red]: nothing to bisect; log: "
                       f"{result.directory / 'bisect.json'}", soft_wrap=True)
         return 1
     _report(args, result, out)
