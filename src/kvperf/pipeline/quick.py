@@ -1,7 +1,7 @@
-"""Quick mode (``KVPERF_QUICK=1``): a smoke run of any command in a fraction of its time —
-every trial measures 1 s (or at most 20,000 requests), without warmup, and at most two
-rounds. For smoke tests of configs and of the documented examples; its numbers are not
-for publishing (every row records ``quick`` in ``env``)."""
+"""Quick mode (``KVPERF_QUICK=1``, or ``kvperf run --quick``): a smoke run of any command
+in a fraction of its time — every trial measures 1 s (or at most 20,000 requests), without
+warmup, and at most two rounds. For smoke tests of configs and of the documented examples;
+its numbers are not for publishing (every row records ``quick`` in ``env``)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ REQUESTS = 20_000
 MAX_RUNS = 2
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV, "").strip().lower() in ("1", "yes", "true")
+def enabled(forced: bool = False) -> bool:
+    """Whether quick mode is on: ``forced`` (``--quick``) or the environment says so."""
+    return forced or os.environ.get(ENV, "").strip().lower() in ("1", "yes", "true")
 
 
-def shrink(specs: list[BenchmarkSpec]) -> list[BenchmarkSpec]:
+def shrink(specs: list[BenchmarkSpec], forced: bool = False) -> list[BenchmarkSpec]:
     """Specs with short measure stages and no warmup (unchanged when quick mode is off)."""
-    if not enabled():
+    if not enabled(forced):
         return specs
     return [replace(s, warmup=(0,),
                     duration=(SECONDS,) if s.duration else None,
@@ -31,6 +32,6 @@ def shrink(specs: list[BenchmarkSpec]) -> list[BenchmarkSpec]:
             for s in specs]
 
 
-def runs(requested: int) -> int:
+def runs(requested: int, forced: bool = False) -> int:
     """Rounds to run: capped at MAX_RUNS in quick mode."""
-    return min(requested, MAX_RUNS) if enabled() else requested
+    return min(requested, MAX_RUNS) if enabled(forced) else requested
