@@ -180,10 +180,20 @@ def add_change_point_arguments(p: argparse.ArgumentParser) -> None:
     add_build_args(p)
 
 
+def check_change_point_flags(args: argparse.Namespace) -> None:
+    """--bisect's flags, checked before the history is read (UsageError, exit 2)."""
+    if args.bisect:
+        build_flags(args)
+        if args.runs is not None and args.runs < 1:
+            raise UsageError(f"--runs must be at least 1, got {args.runs}")
+
+
 def bisect_change_points(args: argparse.Namespace, findings: list[Finding],
                          console: Console, out: Console) -> None:
     """Bisect every change point (pipeline/bisect.py: ``change_point_request``), each in
     its own results directory (resumed when its log exists)."""
+    if not findings:
+        return
     flags = build_flags(args)
     bench = CliBench(args, flags, console)
     base = BisectRequest("", "", flags.repo, runs=args.runs, max_runs=args.max_runs,

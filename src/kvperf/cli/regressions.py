@@ -25,7 +25,11 @@ from kvperf.analysis.regressions import (
 )
 from kvperf.analysis.stored import to_series, to_stored
 from kvperf.cli._store import add_store_options, opened_store, store_name
-from kvperf.cli.bisect import add_change_point_arguments, bisect_change_points
+from kvperf.cli.bisect import (
+    add_change_point_arguments,
+    bisect_change_points,
+    check_change_point_flags,
+)
 from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
 from kvperf.store.changepoints import replace_all
@@ -100,6 +104,7 @@ def unchecked_note(every: list[History], checked: list[History], where: str) -> 
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
+    check_change_point_flags(args)
     since, limits = parse_since(args.since), thresholds(args)
     metrics = [check_metric(m) for m in (args.metric or DEFAULT_METRICS)]
     where = parse_where(args.where)
