@@ -208,7 +208,8 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --valkey-path ~/src/valkey": run(BUILDS, ("~/src/valkey", "{base_tree}")),
     # README.md, "Finding the commit" (base..set-slow-2pct is one commit: step 0 alone; the
     # whole search runs in tests/integration/test_bisect.py; the built-in config's 4 series
-    # under callgrind take 5 min here, instr.json's 2 half that); the second resumes the first
+    # under callgrind took 5 min on a busy machine, instr.json's 2 take ~1); the second
+    # resumes the first
     "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --output bisect.md":
         run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="first bad (regression) commit"),
     "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --resume":
