@@ -119,6 +119,8 @@ def not_runnable(reason: str) -> NotRunnable:
 CORPUS = ("corpus/redis_benchmarks_specification", "{corpus}/redis_benchmarks_specification")
 SRC_VALKEY = ("~/src/valkey", "{repo}")
 REFS = (("unstable", "base"), ("my-branch", "set-slow"))
+BISECT = (("8.1.1 unstable", "base set-slow-2pct"),
+          ("--series \"SET P=16\"", "--series \"SET P=16\" --config instr.json"))
 BUILDING = 2400  # seconds: a cold build of one tag takes ~5 min on 2 busy cores
 # docs/PERFORMANCE.md's recipe for the spin2 commit; fixed dates keep its sha, so its build is
 # reused by the next test run
@@ -218,6 +220,14 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
             says="build of HEAD", timeout=BUILDING),
     "kvperf run --valkey-path ~/src/valkey": run(BUILDS, ("~/src/valkey", "{base_tree}")),
+    # README.md, "Finding the commit" (base..set-slow-2pct is one commit: step 0 alone; the
+    # whole search runs in tests/integration/test_bisect.py; the built-in config's 4 series
+    # under callgrind took 5 min on a busy machine, instr.json's 2 take ~1); the second
+    # resumes the first
+    "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --output bisect.md":
+        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="first bad (regression) commit"),
+    "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --resume":
+        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="1 step(s) done before"),
     # docs/PERFORMANCE.md, "Duet vs alternate" ($B: the base build's server)
     "kvperf noise --server-bin $B --runs 10 --config duet.json --schedule alternate --seed 3":
         run(BUILDS),

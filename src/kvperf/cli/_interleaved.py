@@ -4,6 +4,7 @@ mapping, and the interleaved run with progress and the store (pipeline/sides.py 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -65,9 +66,11 @@ def check_schedule(args: argparse.Namespace, sides: int) -> None:
 
 
 def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side],
-              console: Console) -> tuple[SidesResult, PreparedSides]:
+              console: Console, store_dir: Path | None = None
+              ) -> tuple[SidesResult, PreparedSides]:
     """Prepare every side (all input checks first), then run them interleaved with a
-    progress line, rows going to the database unless --no-db."""
+    progress line, rows going to the database unless --no-db (default: kvperf.db in
+    ``store_dir``, else in the request's results directory)."""
     plan = prepare_sides(request, sides)
     described = "  ".join(
         f"{escape(name)}: "
@@ -76,6 +79,6 @@ def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side]
     console.print(f"{described}  rounds: {request.runs}  order seed: {plan.seed}  "
                   f"schedule: {request.schedule}")
     reporter = ProgressReporter(console, plan.trials)
-    with live_store(args, request.results_dir) as store, reporter:
+    with live_store(args, store_dir or request.results_dir) as store, reporter:
         result = run_planned_sides(plan, reporter, store)
     return result, plan
