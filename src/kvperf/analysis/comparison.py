@@ -77,6 +77,7 @@ class MetricComparison:
     p: float
     p_adjusted: float
     decision: Decision
+    side: str = ""  # N-server compare: the side judged against the baseline
 
     @property
     def change(self) -> float:
@@ -147,21 +148,35 @@ def _ratio_ci(j: Judgement, i: int) -> RatioCI:
     return RatioCI(math.exp(float(e.estimate[i])), low, high, method, n, float(e.sd[i]))
 
 
-def _judged(items: list[Item], paired: bool, rule: Rule) -> list[MetricComparison]:
+def _memory(metric: str) -> bool:
+    return metric.startswith("memory.")
+
+
+def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None = None
+            ) -> list[MetricComparison]:
     """The verdict rule over all items of one comparison (BH across them); outlier runs are
-    found on each group's rps."""
-    items = [i for i in items if any(metric_value(r, i[1]) for r in i[2])
-             and any(metric_value(r, i[1]) for r in i[3])]
+    found on each group's rps. ``sides`` (parallel to ``items``): the side each item judges
+    against the baseline; the families of the two-stage correction are then (side, series),
+    so an N-server comparison corrects for all N − 1 comparisons at once. A series' memory
+    metrics are a family of their own (another measurement than its timing: their many
+    unchanged values must not dilute a timing change's Simes p)."""
+    names = sides or [""] * len(items)
+    kept = [(i, s) for i, s in zip(items, names, strict=True)
+            if any(metric_value(r, i[1]) for r in i[2]) and any(metric_value(r, i[1])
+                                                                 for r in i[3])]
+    items, names = [i for i, _ in kept], [s for _, s in kept]
     if not items:
         return []
     la, lb = _arrays(items, lambda metric: metric)
-    groups = list(dict.fromkeys(key for key, _, _, _ in items))
-    rows = Rows.of([metric for _, metric, _, _ in items],
-                   [groups.index(key) for key, _, _, _ in items])
+    families = [(side, key, _memory(metric))
+                for side, (key, metric, _, _) in zip(names, items, strict=True)]
+    index = {f: n for n, f in enumerate(dict.fromkeys(families))}
+    rows = Rows.of([metric for _, metric, _, _ in items], [index[f] for f in families])
     j = judge(la, lb, paired, rows, rule, primary=_arrays(items, lambda _: "rps"))
     return [MetricComparison(key, metric, _kept(a, metric, j.la[k]), _kept(b, metric, j.lb[k]),
                              _ratio_ci(j, k), float(j.p[k]), float(j.p_adjusted[k]),
-                             _clock_mismatch(metric, a, b) or decision(j, k, rows, rule))
+                             _clock_mismatch(metric, a, b) or decision(j, k, rows, rule),
+                             names[k])
             for k, (key, metric, a, b) in enumerate(items)]
 
 
@@ -243,12 +258,38 @@ def pair_runs(a_rows: list[Row], b_rows: list[Row]
     return pairs
 
 
-def compare_paired(a_rows: Runs, b_rows: Runs, metrics: str = "all",
-                   rule: Rule = DEFAULT_RULE) -> list[MetricComparison]:
-    """Interleaved A/B: rounds paired per trial series, one verdict per (series, metric)."""
+def _paired_items(a_rows: Runs, b_rows: Runs, metrics: str) -> list[Item]:
     items: list[Item] = []
     for trial_pairs in pair_runs(a_rows, b_rows).values():
         key = group_key(trial_pairs[0][0])
         a, b = [p[0] for p in trial_pairs], [p[1] for p in trial_pairs]
         items += [(key, metric, a, b) for metric in METRIC_SETS[metrics]]
-    return _judged(items, paired=True, rule=rule)
+    return items
+
+
+def compare_paired(a_rows: Runs, b_rows: Runs, metrics: str = "all",
+                   rule: Rule = DEFAULT_RULE) -> list[MetricComparison]:
+    """Interleaved A/B: rounds paired per trial series, one verdict per (series, metric)."""
+    return _judged(_paired_items(a_rows, b_rows, metrics), paired=True, rule=rule)
+
+
+def compare_sides(rows: dict[str, Runs], metrics: str = "all", rule: Rule = DEFAULT_RULE,
+                  paired: bool = True) -> list[MetricComparison]:
+    """N sides against the first (the baseline): every other side's rows judged against the
+    baseline's (paired by round when interleaved), all in one comparison — the families of
+    the correction are (side, series), so the chance of any false flag stays ≤ α over all
+    N − 1 comparisons. Each result names its side."""
+    names = list(rows)
+    base = rows[names[0]]
+    items: list[Item] = []
+    sides: list[str] = []
+    for name in names[1:]:
+        if paired:
+            found = _paired_items(base, rows[name], metrics)
+        else:
+            a, b = group_rows(base), group_rows(rows[name])
+            found = [(key, metric, a[key], b[key]) for key in a if key in b
+                     for metric in METRIC_SETS[metrics]]
+        items += found
+        sides += [name] * len(found)
+    return _judged(items, paired=paired, rule=rule, sides=sides)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvperf.analysis.comparison import GroupKey, group_rows
-from kvperf.analysis.verdict import Rows, Rule, Verdict, decision, judge
+from kvperf.analysis.verdict import Judgement, Rows, Rule, Verdict, decision, judge
 from kvperf.results.metrics import FAMILY_MIN_EFFECT, INSTRUCTION_METRICS
 from kvperf.results.row import Row
 
@@ -42,7 +42,9 @@ METRICS = tuple(m.name for m in INSTRUCTION_METRICS)
 @dataclass(frozen=True)
 class InstructionDecision:
     """The verdict, the change of means and the larger side's relative range (fractions,
-    0.01 = 1%), the minimum effect it was judged against, and the rule's reason."""
+    0.01 = 1%), the minimum effect it was judged against, the rule's reason, the runs per
+    side that would settle an inconclusive one, and the 95% t interval of the change
+    (geometric-mean ratio − 1; NaN with fewer than two runs on a side)."""
 
     verdict: Verdict
     change: float
@@ -50,6 +52,9 @@ class InstructionDecision:
     threshold: float
     reason: str = ""
     statistics: bool = True
+    runs_needed: int | None = None
+    low: float = math.nan
+    high: float = math.nan
 
     @property
     def flagged(self) -> bool:
@@ -196,9 +201,17 @@ def _decisions(found: list[tuple[GroupKey, str, tuple[float, ...], tuple[float, 
     for k, (_, _, b, n) in enumerate(found):
         d = decision(j, k, rows, rule)
         spread = max(relative_spread(b), relative_spread(n))
+        low, high = _interval(j, k)
         out.append(InstructionDecision(d.verdict, relative_change(b, n), spread, min_effect,
-                                       d.reason, d.statistics))
+                                       d.reason, d.statistics, d.runs_needed, low, high))
     return out
+
+
+def _interval(j: Judgement, k: int) -> tuple[float, float]:
+    """The change's 95% interval (NaN with fewer than two runs on a side)."""
+    if min(int(j.effect.n_a[k]), int(j.effect.n_b[k])) < 2:
+        return math.nan, math.nan
+    return math.expm1(float(j.low[k])), math.expm1(float(j.high[k]))
 
 
 def compare_instructions(base_rows: list[Row], new_rows: list[Row],

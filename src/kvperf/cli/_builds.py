@@ -63,11 +63,11 @@ def build_refs(flags: BuildFlags, refs: list[str], console: Console) -> list[Bui
     builds: dict[str, Build] = {}
     for ref, sha in zip(refs, shas, strict=True):
         if sha not in builds:
-            builds[sha] = _build_one(builder, ref, sha, console)
+            builds[sha] = build_one(builder, ref, sha, console)
     return [builds[sha] for sha in shas]
 
 
-def _build_one(builder: Builder, ref: str, sha: str, console: Console) -> Build:
+def build_one(builder: Builder, ref: str, sha: str, console: Console) -> Build:
     what = f"{escape(ref)} ({sha[:12]})"
     if builder.cached(sha):
         console.print(f"build of {what}: cached")

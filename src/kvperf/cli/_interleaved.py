@@ -4,12 +4,13 @@ mapping, and the interleaved run with progress and the store (pipeline/sides.py 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from kvperf.cli._choices import enum_choice
-from kvperf.cli._measure import INSTRUCTION_RUNS, default_runs
+from kvperf.cli._measure import INSTRUCTION_RUNS, MEMORY_KEYS, default_runs
 from kvperf.cli._network import add_server_host_args, check_server_host, server_host
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import profile_settings
@@ -56,7 +57,8 @@ def request_from(args: argparse.Namespace, kind: str, seed: int | None = None
     runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     return SidesRequest(kind, runs, args.config, args.tool, args.results_dir, args.label,
                         seed, getattr(args, "measure", Measure.TIMING),
-                        getattr(args, "schedule", Schedule.ALTERNATE), profile_settings(args))
+                        getattr(args, "schedule", Schedule.ALTERNATE), profile_settings(args),
+                        getattr(args, "keys", MEMORY_KEYS))
 
 
 def check_schedule(args: argparse.Namespace, sides: int) -> None:
@@ -66,17 +68,21 @@ def check_schedule(args: argparse.Namespace, sides: int) -> None:
 
 
 def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side],
-              console: Console) -> tuple[SidesResult, PreparedSides]:
+              console: Console, store_dir: Path | None = None
+              ) -> tuple[SidesResult, PreparedSides]:
     """Prepare every side (all input checks first), then run them interleaved with a
-    progress line, rows going to the database unless --no-db."""
+    progress line, rows going to the database unless --no-db (default: kvperf.db in
+    ``store_dir``, else in the request's results directory)."""
     plan = prepare_sides(request, sides)
     remote = check_server_host(args, *plan.sides.values())
-    described = "  ".join(f"{escape(name)}: {p.context.server_version or 'not built'}"
-                          for name, p in plan.sides.items())
+    described = "  ".join(
+        f"{escape(name)}: "
+        + (escape(plan.labels.get(name, name)) if p.context.server_version else "not built")
+        for name, p in plan.sides.items())
     console.print(f"{described}  rounds: {request.runs}  order seed: {plan.seed}  "
                   f"schedule: {request.schedule}")
     reporter = ProgressReporter(console, plan.trials)
     with (server_host(args, remote) as launcher,
-          live_store(args, request.results_dir) as store, reporter):
+          live_store(args, store_dir or request.results_dir) as store, reporter):
         result = run_planned_sides(plan, reporter, store, launcher)
     return result, plan

@@ -19,6 +19,8 @@ from kvperf.report.instructions import markdown, run_table, terminal_tables
 from kvperf.results.row import Row
 
 INSTRUCTION_RUNS = 2  # default rounds of `compare --measure instructions`
+MEMORY_KEYS = 100_000  # default --keys of --measure memory
+MEMORY_RUNS = 1  # default rounds of --measure memory (memory repeats to the byte)
 
 
 def add_measure_argument(p: argparse.ArgumentParser) -> None:
@@ -27,7 +29,11 @@ def add_measure_argument(p: argparse.ArgumentParser) -> None:
                    help="timing (default): throughput and latency; instructions: run the "
                         "server under callgrind and count its instructions in the measure "
                         f"stage only ({INSTRUCTION_REQUESTS} requests per command with the "
-                        "built-in config); perf-instructions: hardware counters via perf stat")
+                        "built-in config); perf-instructions: hardware counters via perf "
+                        "stat; memory: seed --keys keys per data size and type, report "
+                        "bytes per key (INFO memory and a MEMORY USAGE sample), time nothing")
+    p.add_argument("--keys", type=int, default=MEMORY_KEYS, metavar="N",
+                   help=f"--measure memory: keys seeded per trial (default {MEMORY_KEYS:,})")
 
 
 def add_compare_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,8 +53,10 @@ def default_runs(args: argparse.Namespace, timing_default: int) -> int:
         raise UsageError(f"--min-effect must be a percentage in [0, 100), got {min_effect}")
     if args.runs is not None:
         return int(args.runs)
-    counting = getattr(args, "measure", Measure.TIMING) != Measure.TIMING
-    return INSTRUCTION_RUNS if counting else timing_default
+    measure = getattr(args, "measure", Measure.TIMING)
+    if measure == Measure.MEMORY:
+        return MEMORY_RUNS
+    return INSTRUCTION_RUNS if measure != Measure.TIMING else timing_default
 
 
 def print_instructions(out: Console, rows: list[Row]) -> None:

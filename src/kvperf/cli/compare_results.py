@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> None:
                     "change against --water-line, without statistics.")
     p.add_argument("baseline", type=local_path, help="baseline metrics.json")
     p.add_argument("new", type=local_path, help="new metrics.json")
-    p.add_argument("--metrics", choices=("all", "rps", "latency"), default="all",
+    p.add_argument("--metrics", choices=("all", "rps", "latency", "memory"), default="all",
                    help="which metrics to compare (default all)")
     p.add_argument("--output", type=local_path, help="write the markdown report here")
     p.add_argument("--graphs", type=local_path, metavar="DIR", help="write PNG graphs into DIR")

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvperf import __version__
+from kvperf.cli import bisect as bisect_cmd
 from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
 from kvperf.cli import db as db_cmd
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_parser(subparsers)
     compare_cmd.add_parser(subparsers)
     compare_results_cmd.add_parser(subparsers)
+    bisect_cmd.add_parser(subparsers)
     noise_cmd.add_parser(subparsers)
     db_cmd.add_parser(subparsers)
     history_cmd.add_parser(subparsers)

@@ -25,6 +25,11 @@ from kvperf.analysis.regressions import (
 )
 from kvperf.analysis.stored import to_series, to_stored
 from kvperf.cli._store import add_store_options, opened_store, store_name
+from kvperf.cli.bisect import (
+    add_change_point_arguments,
+    bisect_change_points,
+    check_change_point_flags,
+)
 from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
 from kvperf.store.changepoints import replace_all
@@ -59,6 +64,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression is listed")
     add_store_options(p)
+    add_change_point_arguments(p)
     p.set_defaults(handler=handle)
 
 
@@ -98,6 +104,7 @@ def unchecked_note(every: list[History], checked: list[History], where: str) -> 
 
 
 def handle(args: argparse.Namespace, console: Console) -> int:
+    check_change_point_flags(args)
     since, limits = parse_since(args.since), thresholds(args)
     metrics = [check_metric(m) for m in (args.metric or DEFAULT_METRICS)]
     where = parse_where(args.where)
@@ -121,5 +128,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
         why_not = unchecked_note(every_history, found, name)
         if why_not:
             out.print(why_not, highlight=False)
+        if args.bisect:
+            bisect_change_points(args, shown, console, out)
     regressed = any(f.direction == "regression" for f in shown)
     return 1 if regressed and args.fail_on_regression else 0

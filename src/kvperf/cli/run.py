@@ -35,11 +35,12 @@ from kvperf.cli._profile import add_profile_arguments, print_profile, profile_se
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
 from kvperf.config.suites import parse_names
 from kvperf.core.errors import BuildError, Interrupted, UsageError
-from kvperf.core.kinds import Mode, Schedule
+from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, RunSummary, prepare, serve
 from kvperf.pipeline.gates import GATES_FILE, finish_gates
 from kvperf.pipeline.model import Launcher
 from kvperf.report.gates import gates_table
+from kvperf.report.memory import memory_table
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.sweeps import sweep_tables
 from kvperf.report.table import plan_table, results_table, series_table
@@ -137,7 +138,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure, profile=profile_settings(args), **network_options(args))
+        measure=args.measure, profile=profile_settings(args), keys=args.keys,
+        **network_options(args))
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -239,6 +241,11 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
     print_instructions(out, summary.rows)
+    server = (prepared.binary.display_name if prepared.binary
+              else prepared.context.server_version or prepared.context.label)
+    memory = memory_table({server: summary.rows})
+    if memory is not None and prepared.options.measure == Measure.MEMORY:
+        out.print(memory)
     print_profile(out, summary.rows, prepared.out_dir)
     if prepared.options.runs > 1:
         base = prepared.out_dir

@@ -39,6 +39,21 @@ class Seed(Enum):
 
 POP_SEEDS = frozenset({Seed.LIST_POP, Seed.SET_POP, Seed.ZSET_POP})
 
+# What a command's data is stored as, for --measure memory (N keys or elements of it): the
+# collections of the writers and readers of lists, sets, hashes and sorted sets; else strings.
+_STORED_AS = {"LPUSH": Seed.LIST_POP, "RPUSH": Seed.LIST_POP, "SADD": Seed.SET_MEMBERS,
+              "HSET": Seed.HASH_FIELDS, "ZADD": Seed.ZSET_MEMBERS}
+_STORED_SEEDS = {Seed.HASH_FIELDS: Seed.HASH_FIELDS, Seed.SET_MEMBERS: Seed.SET_MEMBERS,
+                 Seed.ZSET_MEMBERS: Seed.ZSET_MEMBERS, Seed.LIST_600: Seed.LIST_POP,
+                 Seed.LIST_POP: Seed.LIST_POP, Seed.SET_POP: Seed.SET_MEMBERS,
+                 Seed.ZSET_POP: Seed.ZSET_MEMBERS}
+
+
+def stored_as(name: str, seed: Seed) -> Seed:
+    """The kind of data (as a Seed that creates it) a command of this name and seed works
+    on: a list (elements), a set, hash or sorted set (members), else strings (keys)."""
+    return _STORED_AS.get(name) or _STORED_SEEDS.get(seed, Seed.STRINGS)
+
 
 @dataclass(frozen=True)
 class CommandSpec:

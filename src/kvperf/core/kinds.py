@@ -13,6 +13,7 @@ class Measure(StrEnum):
     TIMING = "timing"  # throughput and latency, as always
     INSTRUCTIONS = "instructions"  # server instructions per request under callgrind
     PERF_INSTRUCTIONS = "perf-instructions"  # hardware instruction counts (perf stat)
+    MEMORY = "memory"  # seed N keys, read INFO memory and MEMORY USAGE: bytes per key
 
 
 class Schedule(StrEnum):

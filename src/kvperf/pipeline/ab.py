@@ -72,11 +72,13 @@ def check_same_plan(prepared: Sequence[Prepared]) -> None:
 def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      store: TrialWriter | None = None,
                      schedule: Schedule = Schedule.ALTERNATE,
+                     labels: dict[str, str] | None = None,
                      launcher: Launcher | None = None) -> SidesResult:
     """Run every trial on every side, persisting each row as it finishes.
 
     ``alternate``: the sides' trials run one after another, in a random order per trial;
     ``duet``: they run at the same time (pipeline/duet.py), started in that order.
+    ``labels``: each side's readable label, recorded in its rows (``side_label``).
     ``launcher``: where the servers start (default: here; server/remote.py: over SSH).
     """
     prepared = list(sides.values())
@@ -95,6 +97,7 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
 
     def finished(trial: Trial, side: str, row: Row) -> None:
         row["side"], row["ab_seed"], row["ab_schedule"] = side, seed, schedule
+        row["side_label"] = (labels or {}).get(side, side)
         runners[side].persist(row)
         result.rows[side].append(row)
         observer.trial_finished(trial, row)

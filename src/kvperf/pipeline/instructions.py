@@ -62,6 +62,11 @@ def check_measure(measure: Measure, specs: list[BenchmarkSpec], driver: Driver, 
         raise UsageError(f"--measure {measure!r}: choose one of {', '.join(MEASURES)}")
     if measure == Measure.TIMING:
         return specs
+    if client_mode and measure == Measure.MEMORY:
+        raise UsageError("--measure memory fills a server kvperf starts; it cannot be used "
+                         "with --mode client/--use-running-server")
+    if measure == Measure.MEMORY:
+        return specs
     if client_mode:
         raise UsageError(f"--measure {measure} counts the instructions of a server kvperf "
                          "starts; it cannot be used with --mode client/--use-running-server")

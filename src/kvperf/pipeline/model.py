@@ -20,8 +20,10 @@ from kvperf.driver.seed import Keyspace, KeyStore
 from kvperf.pipeline.gates import GatePlan
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, RunContext, is_ok
+from kvperf.server import memory as server_memory
 from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
+from kvperf.server.memory import MemoryInfo
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
 from kvperf.server.stats import Collected
@@ -55,6 +57,7 @@ class RunOptions:
     quick: bool = False  # --quick: quick mode for this run (pipeline/quick.py)
     gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
     gate_baseline: Path | None = None  # --baseline PATH of relative gates
+    keys: int = 100_000  # --measure memory: keys (or elements) seeded per trial
     bind: str = "127.0.0.1"  # --mode server --bind
     # requirepass of --mode server / AUTH of --mode client ($KVPERF_SERVER_PASSWORD); shows
     # as *** in reprs
@@ -159,6 +162,10 @@ class Probe(Protocol):
 
     def cpu_seconds(self, pids: list[int]) -> float | None: ...
 
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None: ...
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]: ...
+
 
 class HandleCpuProbe:
     """A probe whose CPU seconds come from the server handle (a remote host's /proc, where
@@ -180,6 +187,12 @@ class HandleCpuProbe:
     def cpu_seconds(self, pids: list[int]) -> float | None:
         return self.cpu()
 
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None:
+        return self.inner.memory(endpoints)
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
+        return self.inner.memory_sample(endpoints)
+
 
 class LiveProbe:
     """The real probe: RESP connections, INFO, and /proc CPU times."""
@@ -192,6 +205,12 @@ class LiveProbe:
 
     def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected:
         return server_stats.collect(endpoints)
+
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None:
+        return server_memory.read_memory(endpoints)
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
+        return server_memory.sample_usage(endpoints)
 
     def cpu_seconds(self, pids: list[int]) -> float | None:
         """The nodes' user + system CPU seconds so far (None: no pids, or one is gone)."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvperf.config.commands import CommandSpec, Seed, stored_as
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.config.suites import load_suites
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Mode, Schedule
+from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver
 from kvperf.driver.registry import resolve_driver
 from kvperf.pipeline import quick
@@ -101,6 +102,29 @@ def client_endpoint(options: RunOptions) -> Endpoint:
     return Endpoint(options.target_ip, options.port or 6379, options.tls_ca, options.password)
 
 
+def memory_specs(specs: list[BenchmarkSpec], options: RunOptions) -> list[BenchmarkSpec]:
+    """--measure memory: every spec seeds ``options.keys`` keys and measures nothing (one
+    keyspace length, no warmup; pipeline and clients do not change what is stored, so the
+    first of each, and one command per kind of data); other measures keep the specs."""
+    if options.measure != Measure.MEMORY:
+        return specs
+    if options.keys < 1:
+        raise UsageError(f"--keys must be at least 1, got {options.keys}")
+    if options.profile is not None:
+        raise UsageError("--measure memory times nothing: drop --profile")
+    return [replace(s, keyspacelen=(options.keys,), warmup=(0,), pipelines=s.pipelines[:1],
+                    clients=s.clients[:1], commands=_one_per_type(s.commands))
+            for s in specs]
+
+
+def _one_per_type(commands: tuple[CommandSpec, ...]) -> tuple[CommandSpec, ...]:
+    """The first command of each kind of data (SET and GET both fill strings: SET stays)."""
+    kinds: dict[Seed, CommandSpec] = {}
+    for command in commands:
+        kinds.setdefault(stored_as(command.name, command.seed), command)
+    return tuple(kinds.values())
+
+
 def prepare(options: RunOptions) -> Prepared:
     """Load and check everything; raise UsageError/ConfigError (exit 2) before any server."""
     specs = load_specs(options)
@@ -111,6 +135,7 @@ def prepare(options: RunOptions) -> Prepared:
         specs = [replace(s, duration=None, requests=(DEFAULT_REQUESTS,)) if s.duration else s
                  for s in specs]
     check_profile(options)
+    specs = memory_specs(specs, options)
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=client_mode(options))
     specs = quick.shrink(specs, options.quick)

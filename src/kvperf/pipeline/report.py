@@ -3,7 +3,9 @@ JSON files.
 
 A path is a label directory (holding metrics.json), a metrics.json file, or a comparison's
 directory (holding ``A/`` and ``B/``, as `kvperf compare` and `kvperf noise` write them).
-One side makes a run report, two an A/B report (the first is the baseline).
+One side makes a run report, two an A/B report (the first is the baseline), a comparison
+directory of N servers (A/ … as `compare --server-bin` × N writes it) one comparison per
+server against the first.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.analysis.comparison import compare_sides
 from kvperf.core.errors import StoreError, UsageError
-from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown
+from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown, sides_markdown
 from kvperf.report.html import render
 from kvperf.report.model import Report, Source, build, interleaved, judge_sides, to_json
 from kvperf.store.files import read_histograms, read_rows, write_text_atomic
@@ -39,7 +42,7 @@ def metrics_files(paths: list[Path]) -> list[Path]:
         elif (path / METRICS).is_file():
             files.append(path / METRICS)
         elif (path / "A" / METRICS).is_file() and (path / "B" / METRICS).is_file():
-            files += [path / "A" / METRICS, path / "B" / METRICS]
+            files += comparison_files(path)
         elif path.is_dir():
             labels = sorted({p.relative_to(path).parts[0] for pattern in (f"*/{METRICS}",
                              f"*/A/{METRICS}") for p in path.glob(pattern)})
@@ -49,10 +52,21 @@ def metrics_files(paths: list[Path]) -> list[Path]:
                              f"comparison's directory{found}")
         else:
             raise UsageError(f"{path}: no such file or directory")
-    if len(files) not in (1, 2):
-        raise UsageError(f"a report shows one side or two (A/B), got {len(files)}: "
+    if not files or (len(files) > 2 and len(paths) > 1):
+        raise UsageError(f"a report shows one side or two (A/B), or one comparison's "
+                         f"directory (N servers), got {len(files)}: "
                          + ", ".join(map(str, files)))
     return files
+
+
+def comparison_files(path: Path) -> list[Path]:
+    """A comparison directory's sides in order (A, B, C …, S27 …): each one's metrics.json."""
+    sides = [p.parent for p in path.glob(f"*/{METRICS}") if _side_name(p.parent.name)]
+    return [side / METRICS for side in sorted(sides, key=lambda p: (len(p.name), p.name))]
+
+
+def _side_name(name: str) -> bool:
+    return (len(name) == 1 and name.isupper()) or (name[:1] == "S" and name[1:].isdigit())
 
 
 def load_source(path: Path) -> Source:
@@ -75,16 +89,20 @@ def sides(paths: list[Path]) -> tuple[list[Source], bool]:
     sources = [load_source(p) for p in files]
     if len(sources) == 1:
         return sources, False
-    if sources[0].name == sources[1].name:
+    if len({s.name for s in sources}) < len(sources):
         sources = [Source(s.path, s.path, s.rows, s.histograms) for s in sources]
-    siblings = files[0].parent.parent.resolve() == files[1].parent.parent.resolve()
-    return sources, siblings and interleaved(*sources)
+    siblings = len({f.parent.parent.resolve() for f in files}) == 1
+    return sources, siblings and all(interleaved(sources[0], s) for s in sources[1:])
 
 
 def comparison_markdown(sources: list[Source], paired: bool) -> str:
     """The A/B comparison as compare's markdown (a PR comment)."""
-    if len(sources) != 2:
-        raise UsageError("--markdown needs two sides (an A/B report)")
+    if len(sources) < 2:
+        raise UsageError("--markdown needs two sides or more (a comparison)")
+    if len(sources) > 2:  # judged together, as the report and compare judge them
+        results = compare_sides({s.name: s.rows for s in sources}, paired=paired)
+        return sides_markdown(results, {s.name: s.name for s in sources},
+                              PAIRED_NOTE if paired else UNPAIRED_NOTE)
     base, new = sources
     results, unmatched = judge_sides(base, new, paired)
     return markdown(results, unmatched, base.name, new.name,

@@ -8,7 +8,7 @@ renders the result; nothing here reads argparse or prints."""
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +33,7 @@ class Side:
     commit: str | None = None
     blocked: str | None = None
     provenance: tuple[tuple[str, str], ...] = ()
+    label: str | None = None  # what readers call it (a ref); None: from the binary
 
 
 def build_provenance(build: Build) -> tuple[tuple[str, str], ...]:
@@ -49,7 +50,8 @@ def side_from_build(name: str, build: Build) -> Side:
     """A built ref as a side; a failed build is a blocked side (its trials fail, the rest
     run)."""
     return Side(name, str(build.server_bin) if build.server_bin else None, build.sha,
-                None if build.ok else build.error or "build failed", build_provenance(build))
+                None if build.ok else build.error or "build failed", build_provenance(build),
+                build.ref)
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class SidesRequest:
     measure: Measure = Measure.TIMING
     schedule: Schedule = Schedule.ALTERNATE
     profile: ProfileSettings | None = None
+    keys: int = 100_000  # --measure memory
 
     @property
     def out_dir(self) -> Path:
@@ -92,7 +95,7 @@ def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
                       runs=request.runs, server_bin=side.server_bin, tool=request.tool,
                       commit=side.commit, blocked=side.blocked, provenance=side.provenance,
                       measure=request.measure, schedule=request.schedule,
-                      revision_from_binary=True, profile=request.profile)
+                      revision_from_binary=True, profile=request.profile, keys=request.keys)
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class PreparedSides:
     request: SidesRequest
     sides: dict[str, Prepared]
     seed: int
+    labels: dict[str, str] = field(default_factory=dict)  # side → readable label
 
     @property
     def trials(self) -> int:
@@ -115,11 +119,36 @@ def prepare_sides(request: SidesRequest, sides: list[Side]) -> PreparedSides:
     base = request.out_dir
     prepared = {s.name: prepare(side_options(request, s, base)) for s in sides}
     seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
-    return PreparedSides(request, prepared, seed)
+    return PreparedSides(request, prepared, seed, side_labels(sides, prepared))
+
+
+def side_labels(sides: list[Side], prepared: dict[str, Prepared]) -> dict[str, str]:
+    """Each side's readable label (its ref, else the binary's ``valkey 8.0.1``, else its
+    name); a label taken twice (an A/A run) gets `` #2`` …"""
+    labels: dict[str, str] = {}
+    for side in sides:
+        binary = prepared[side.name].binary
+        label = side.label or (binary.display_name if binary else side.name)
+        taken = sum(1 for x in labels.values() if x == label or x.startswith(f"{label} #"))
+        labels[side.name] = f"{label} #{taken + 1}" if taken else label
+    return labels
 
 
 def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None,
               launcher: Launcher | None = None) -> SidesResult:
     """Run every side's trials interleaved under the request's schedule."""
     return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
-                            launcher)
+                            plan.labels, launcher)
+
+
+def default_schedule(config: Path | None, measure: Measure, tool: str | None,
+                     profiled: bool, sides: int) -> Schedule:
+    """Duet where the plan allows it — timing, duration-bound trials, kvload (the tool that
+    stops on time), no profiler — else alternate (docs: why duet by default)."""
+    if measure != Measure.TIMING or profiled or tool not in (None, "kvload") or sides < 2:
+        return Schedule.ALTERNATE
+    try:
+        check_schedule(config, measure, Schedule.DUET, sides)
+    except UsageError:
+        return Schedule.ALTERNATE
+    return Schedule.DUET

@@ -12,21 +12,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvperf.config.commands import Seed
+from kvperf.config.commands import POP_SEEDS, Seed, stored_as
 from kvperf.core.errors import DriverError
+from kvperf.core.kinds import Measure
 from kvperf.driver.base import Driver, Target
-from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_keyspace
+from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_commands, seed_keyspace
 from kvperf.pipeline import executed
 from kvperf.pipeline.executed import Executed
 from kvperf.pipeline.instructions import counting, instruction_result
 from kvperf.pipeline.model import Observer, Prepared, Probe
 from kvperf.pipeline.profiling import profile_result, profiling
 from kvperf.plan.trial import Trial
+from kvperf.results.memory import memory_record
 from kvperf.results.row import ServerSide, TrialOutcome
+from kvperf.server.memory import MemoryInfo
 from kvperf.store.files import write_json_atomic
 
 MIN_HIT_RATIO = 0.9
 MIN_EXECUTED_RATIO = 0.98
+COLLECTION_SEEDS = frozenset({Seed.HASH_FIELDS, Seed.SET_MEMBERS, Seed.ZSET_MEMBERS})
+SETTLE_SECONDS = 3.0  # at most, for used_memory to stop moving after seeding (rehashing)
 
 
 @contextlib.contextmanager
@@ -75,12 +80,17 @@ class TrialRun:
         load = self.trial.load
         tool_log = self.log_dir / "tool.log"
         with self.probe.keyspace(target) as keyspace:
+            empty = self.probe.memory(target.endpoints)
+            if self.prepared.options.measure == Measure.MEMORY:
+                self._memory_only(keyspace, target, empty)
+                return
             self._seed(keyspace)
             self._meet("warmup")
             if load.warmup:
                 with self.stage("warmup"):
                     self.driver.warmup(load, target, load.warmup, tool_log)
             before = self._top_up(keyspace)
+            seeded = self.probe.memory(target.endpoints)
             self._meet("measure")
             self.outcome.checks["measure_started_at"] = round(time.time(), 3)
             self.probe.reset_stats(target.endpoints)
@@ -93,11 +103,63 @@ class TrialRun:
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
             self._keep_histograms()
             self._server_side(target, pids, cpu_before)
+            self._record_memory(target, empty, seeded, sample=False)
             self.outcome.instructions = instruction_result(counted, self.trial, self.outcome,
                                                            self.prepared.out_dir)
             self.outcome.profile = profile_result(profiled, self.trial.describe(),
                                                   self.prepared.out_dir)
             self._check(keyspace, before)
+
+    def _items(self, empty: MemoryInfo, after: MemoryInfo) -> int:
+        """Keys (or a collection's members) the trial put in the server."""
+        load = self.trial.load
+        if load.command.seed in COLLECTION_SEEDS or self.prepared.options.measure == \
+                Measure.MEMORY:
+            return load.keyspacelen
+        return after["keys"] - empty["keys"]
+
+    def _record_memory(self, target: Target, empty: MemoryInfo | None,
+                       seeded: MemoryInfo | None, sample: bool) -> None:
+        """The row's memory object (none when the server could not be read)."""
+        after = self.probe.memory(target.endpoints)
+        if empty is None or after is None:
+            return
+        sizes = self.probe.memory_sample(target.endpoints) if sample else []
+        self.outcome.memory = memory_record(empty, seeded, after, self._items(empty, after),
+                                            sizes)
+
+    def _memory_only(self, keyspace: KeyStore, target: Target,
+                     empty: MemoryInfo | None) -> None:
+        """--measure memory: seed ``keyspacelen`` keys (or members) of the command's type,
+        let used_memory settle, read it and sample MEMORY USAGE; nothing is timed."""
+        load = self.trial.load
+        seed = stored_as(load.command.name, load.command.seed)
+        data = b"x" * load.data_size
+        with self.stage("seed"):
+            if seed in POP_SEEDS:  # a list of keyspacelen elements
+                commands = seed_commands(seed, 0, data, count=load.keyspacelen)
+            else:
+                commands = seed_commands(seed, load.keyspacelen, data,
+                                         single_node=keyspace.nodes == 1)
+            self.outcome.checks["seed_commands"] = keyspace.send_all(commands)
+        with self.stage("settle"):
+            self._settle(target)
+        self.outcome.memory_only = True
+        self._record_memory(target, empty, None, sample=True)
+        if self.outcome.memory is None:
+            raise DriverError("--measure memory: INFO memory could not be read")
+
+    def _settle(self, target: Target) -> None:
+        """Wait (≤ SETTLE_SECONDS) until used_memory reads the same twice 200 ms apart."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        last = None
+        while time.monotonic() < deadline:
+            info = self.probe.memory(target.endpoints)
+            used = info["used_memory"] if info else None
+            if used is not None and used == last:
+                return
+            last = used
+            time.sleep(0.2)
 
     def _meet(self, stage: str) -> None:
         if self.sync is not None:

@@ -99,3 +99,30 @@ def terminal_table(results: list[MetricComparison], base_name: str, new_name: st
         table.add_row(describe_group(c.group), c.metric, c.base.text(), c.new.text(),
                       f"{c.change:+.2%}", _ci(c), _p(c.p_adjusted), _verdict(c))
     return table
+
+
+def sides_table(results: list[MetricComparison], labels: dict[str, str]) -> Table:
+    """N servers: one table of every other side against the first (the baseline), a row
+    per (series, server, metric); ``labels``: side → its readable label, baseline first."""
+    names = list(labels)
+    table = Table(title=f"ratios against the baseline {labels[names[0]]}")
+    for name in ("series", "server", "metric", "baseline", "value", "change",
+                 "ratio [95% CI]", "p (adj.)", "verdict"):
+        table.add_column(name)
+    order = {name: n for n, name in enumerate(names)}
+    rows = sorted(results, key=lambda c: (describe_group(c.group), order.get(c.side, 0)))
+    for c in rows:
+        table.add_row(describe_group(c.group), labels.get(c.side, c.side), c.metric,
+                      c.base.text(), c.new.text(), f"{c.change:+.2%}", _ci(c),
+                      _p(c.p_adjusted), _verdict(c))
+    return table
+
+
+def sides_markdown(results: list[MetricComparison], labels: dict[str, str],
+                   note: str = PAIRED_NOTE) -> str:
+    """N servers as markdown: a section per non-baseline side (its rows already corrected
+    for all N − 1 comparisons)."""
+    names = list(labels)
+    parts = [markdown([c for c in results if c.side == name], [], labels[names[0]],
+                      labels[name], note=note) for name in names[1:]]
+    return "\n".join(parts)

@@ -59,8 +59,8 @@ def render(report: Report) -> str:
     title = ("kvperf report: " + " vs ".join(reversed(sides)) if report.comparison
              else f"kvperf report: {sides[0]}")
     parts = [f"<h1>{escape(title)}</h1>", _summary(report.sources)]
-    if report.comparison:
-        parts.append(_comparison(report.comparison))
+    for compared in report.comparisons:
+        parts.append(_comparison(compared, len(report.comparisons) == 1))
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
     if report.sweeps:
         parts.append(_sweeps(report.sweeps, len(sides) > 1))
@@ -96,7 +96,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequen
 def _summary(sources: Sequence[SourceSummary]) -> str:
     keys = list(dict.fromkeys(k for s in sources for k, v in s.provenance.items()
                               if v is not None))
-    rows = [[escape("rows (failed)")] + [f"{s.rows} ({s.failed})" for s in sources],
+    rows = [[escape("server")] + [escape(s.label) for s in sources],
+            [escape("rows (failed)")] + [f"{s.rows} ({s.failed})" for s in sources],
             [escape("path")] + [escape(s.path) for s in sources]]
     rows += [[escape(k)] + [escape(str(s.provenance.get(k) or "–")) for s in sources]
              for k in keys]
@@ -166,7 +167,7 @@ def _spectra(spectra: Sequence[Spectrum], sides: list[str]) -> str:
     return "".join(out)
 
 
-def _comparison(c: Comparison) -> str:
+def _comparison(c: Comparison, ab: bool = True) -> str:
     how = ("interleaved rounds, paired by round (paired t on log ratios)" if c.paired
            else "independent runs (two-sample t on logs)")
     intervals = [svg.Interval(f"{r.series} · {r.metric}", r.ratio, r.low, r.high,
@@ -181,9 +182,13 @@ def _comparison(c: Comparison) -> str:
                       for v, col in VERDICT_COLOUR.items())
     unmatched = (f"<p>Series on one side only: {escape(', '.join(c.unmatched))}</p>"
                  if c.unmatched else "")
-    return (f"<h2>A/B comparison: {escape(c.new)} / {escape(c.base)}</h2>"
-            f"<p>Ratios {escape(c.new)}/{escape(c.base)} with 95% CIs; {escape(how)}. "
-            f"{legend}</p>"
+    kind = "A/B comparison" if ab else "Comparison with the baseline"
+    labels = (f" ({escape(c.new)}: {escape(c.new_label)}, {escape(c.base)}: "
+              f"{escape(c.base_label)})" if c.new_label and c.new_label != c.new else "")
+    corrected = "" if ab else " p-values corrected over every server's comparison."
+    return (f"<h2>{kind}: {escape(c.new)} / {escape(c.base)}</h2>"
+            f"<p>Ratios {escape(c.new)}/{escape(c.base)}{labels} with 95% CIs; {escape(how)}."
+            f"{corrected} {legend}</p>"
             + (svg.forest_plot(intervals, "Ratio (log axis), 95% CI") if intervals else
                "<p>No series with ok rows on both sides.</p>")
             + _table(["series", "metric", c.base, c.new, "change", "ratio [95% CI]",

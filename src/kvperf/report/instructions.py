@@ -49,7 +49,7 @@ METRIC_COLUMNS = ("series", "metric", "baseline", "new", "change", "threshold", 
 MOVED_COLUMNS = ("function", "baseline /req", "new /req", "Δ /req", "change")
 
 
-def _moved_cells(f: MovedFunction) -> list[str]:
+def moved_cells(f: MovedFunction) -> list[str]:
     change = "new" if math.isinf(f.change) else f"{f.change:+.2%}"
     return [f.name, f"{f.base:,.1f}", f"{f.new:,.1f}", f"{f.delta:+,.1f}", change]
 
@@ -69,7 +69,7 @@ def terminal_tables(results: list[SeriesInstructions], base_name: str,
         for name in MOVED_COLUMNS:
             moved.add_column(name)
         for f in series.moved:
-            moved.add_row(*_moved_cells(f))
+            moved.add_row(*moved_cells(f))
         tables.append(moved)
     return tables
 
@@ -98,7 +98,7 @@ def markdown(results: list[SeriesInstructions], base_name: str, new_name: str,
     for series in results:
         out += ["", f"### {describe_group(series.group)}: inclusive cost moved most", "",
                 _md(list(MOVED_COLUMNS)), _md(["---"] * len(MOVED_COLUMNS))]
-        out += [_md(_moved_cells(f)) for f in series.moved]
+        out += [_md(moved_cells(f)) for f in series.moved]
     out += ["", NOTE.format(min_effect=min_effect)]
     return "\n".join(out) + "\n"
 

@@ -14,6 +14,11 @@ JSON versions (``kvperf_report``):
   3 — adds ``sweeps``: per side and swept key (a series field with several values;
       analysis/sweeps.py) the key, its label, its values and per line (the series equal but
       for the key) each value's runs, mean rps, mean p99 and speed-up over the line's first.
+  4 — N-server comparisons: ``comparisons`` (one per non-baseline side against the first,
+      judged together: the correction covers all N − 1 of them; ``comparison`` stays the
+      first of them, null for one side), ``base_label`` / ``new_label`` on each comparison
+      and ``label`` on each source (the rows' ``side_label``: ``valkey 8.0.1``; else the
+      name).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from kvperf.analysis.comparison import (
     MetricComparison,
     compare,
     compare_paired,
+    compare_sides,
     describe_group,
     group_rows,
     pair_runs,
@@ -43,7 +49,7 @@ from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, field_of, is_ok
 
-REPORT_VERSION = 3
+REPORT_VERSION = 4
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -76,6 +82,7 @@ class Warning:
 @dataclass(frozen=True)
 class SourceSummary:
     name: str
+    label: str
     path: str
     provenance: dict[str, str | None]  # values as text; several distinct ones joined by ", "
     rows: int
@@ -135,6 +142,8 @@ class Comparison:
     paired: bool
     rows: list[ComparisonRow]
     unmatched: list[str]
+    base_label: str = ""
+    new_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,7 @@ class Report:
     comparison: Comparison | None = None
     artifacts: list[Artifact] = field(default_factory=list)
     sweeps: list[SideSweep] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -290,7 +300,30 @@ def comparison(base: Source, new: Source, paired: bool) -> Comparison:
     """The A/B comparison as the report shows it."""
     results, unmatched = judge_sides(base, new, paired)
     return Comparison(base.name, new.name, paired, [_comparison_row(c) for c in results],
-                      [describe_group(k) for k in unmatched])
+                      [describe_group(k) for k in unmatched], source_label(base),
+                      source_label(new))
+
+
+def source_label(source: Source) -> str:
+    """The side as readers know it: its rows' ``side_label`` (``valkey 8.0.1``), else its
+    name."""
+    labels = {r.get("side_label") for r in source.rows} - {None}
+    return str(labels.pop()) if len(labels) == 1 else source.name
+
+
+def comparisons(sources: list[Source], paired: bool | None) -> list[Comparison]:
+    """Every side after the first against the first: one comparison for two sides, N − 1
+    judged together (one correction over all of them) for more."""
+    base = sources[0]
+    if len(sources) == 2:
+        new = sources[1]
+        return [comparison(base, new, interleaved(base, new) if paired is None else paired)]
+    pairing = (all(interleaved(base, s) for s in sources[1:]) if paired is None
+               else paired)
+    results = compare_sides({s.name: s.rows for s in sources}, paired=pairing)
+    return [Comparison(base.name, s.name, pairing,
+                       [_comparison_row(c) for c in results if c.side == s.name], [],
+                       source_label(base), source_label(s)) for s in sources[1:]]
 
 
 def _comparison_row(c: MetricComparison) -> ComparisonRow:
@@ -314,15 +347,14 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
         series += stats
         spectra += spectrum
         summaries.append(SourceSummary(
-            source.name, source.path, provenance(source.rows), len(source.rows),
+            source.name, source_label(source), source.path, provenance(source.rows),
+            len(source.rows),
             sum(1 for r in source.rows if not is_ok(r)), warnings(source.rows, stats)))
-    compared = None
-    if len(sources) == 2:
-        base, new = sources
-        compared = comparison(base, new, interleaved(base, new) if paired is None else paired)
+    compared = comparisons(sources, paired) if len(sources) > 1 else []
     side_sweeps = [SideSweep(source.name, found) for source in sources
                    for found in sweeps(source.rows)]
-    return Report(summaries, series, spectra, compared, artifacts(sources), side_sweeps)
+    return Report(summaries, series, spectra, compared[0] if compared else None,
+                  artifacts(sources), side_sweeps, compared)
 
 
 def artifacts(sources: list[Source]) -> list[Artifact]:

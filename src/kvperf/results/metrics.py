@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Family = Literal["throughput", "latency", "cpu", "instructions", "other"]
+Family = Literal["throughput", "latency", "cpu", "instructions", "memory", "other"]
 
 # Minimum effects by family (fractions). Percentiles are noisier than means and counts,
 # instruction counts under callgrind are deterministic to ~0.1%.
 FAMILY_MIN_EFFECT: dict[Family, float] = {
-    "throughput": 0.02, "latency": 0.05, "cpu": 0.02, "instructions": 0.005, "other": 0.02}
+    "throughput": 0.02, "latency": 0.05, "cpu": 0.02, "instructions": 0.005, "memory": 0.02,
+    "other": 0.02}
 
 _COST_TOKENS = ("latency", "cpu", "instructions", "usec_per_call")
 
@@ -61,6 +62,22 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("client.client_cpu_us_per_request", "µs", True, "cpu",
            "the load generator's CPU time per request"),
 )
+
+# The server's memory (the row's ``memory`` object, format 6): after measuring (after
+# seeding under --measure memory); bytes per key against the empty server.
+MEMORY_METRICS: tuple[Metric, ...] = (
+    Metric("memory.bytes_per_key", "B", True, "memory",
+           "used_memory per key (with the keys − empty server) / keys"),
+    Metric("memory.sample_bytes_per_key", "B", True, "memory",
+           "MEMORY USAGE per key (a sample of ~200 random keys)"),
+    Metric("memory.rss_bytes_per_key", "B", True, "memory", "RSS per key"),
+    Metric("memory.used_memory", "B", True, "memory", "INFO used_memory"),
+    Metric("memory.used_memory_dataset", "B", True, "memory", "INFO used_memory_dataset"),
+    Metric("memory.used_memory_rss", "B", True, "memory", "INFO used_memory_rss"),
+    Metric("memory.mem_fragmentation_ratio", "", True, "memory",
+           "RSS / used_memory (fragmentation)"),
+)
+CATALOGUE += MEMORY_METRICS
 BY_NAME = {m.name: m for m in CATALOGUE}
 
 # Instruction mode (callgrind): judged per series from the rows' ``instructions`` object.
@@ -73,7 +90,8 @@ INSTRUCTION_METRICS: tuple[Metric, ...] = (
 
 # What compare judges with --metrics rps | latency | all (the timing metrics).
 METRIC_SETS: dict[str, tuple[str, ...]] = {
-    "rps": ("rps",), "latency": LATENCY_FIELDS, "all": tuple(m.name for m in CATALOGUE)}
+    "rps": ("rps",), "latency": LATENCY_FIELDS, "all": tuple(m.name for m in CATALOGUE),
+    "memory": tuple(m.name for m in MEMORY_METRICS)}
 TOP_METRICS = ("rps", *LATENCY_FIELDS)  # the row's own top-level metric fields
 
 

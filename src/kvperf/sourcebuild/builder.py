@@ -143,6 +143,10 @@ class Builder:
     def resolve(self, ref: str) -> str:
         return git.resolve_ref(self.mirror(), ref)
 
+    def first_parent_range(self, good: str, bad: str) -> list[CommitInfo]:
+        """``good..bad`` along first parents, oldest first (sourcebuild/git.py)."""
+        return git.first_parent_range(self.mirror(), good, bad)
+
     def tree(self, sha: str) -> Path:
         return self.cache / "builds" / f"{sha[:12]}-{args_key(self.make_args)}"
 

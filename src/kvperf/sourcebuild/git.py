@@ -89,3 +89,24 @@ def add_worktree(mirror: Path, sha: str, dest: Path) -> None:
         git("--git-dir", str(mirror), "worktree", "add", "--force", "--detach", str(dest), sha)
     except GitError as exc:
         raise BuildError(f"checkout of {sha} failed: {exc.tail()[-800:] or exc.reason}") from None
+
+
+def first_parent_range(mirror: Path, good: str, bad: str) -> list[CommitInfo]:
+    """The commits of ``good..bad`` along ``bad``'s first parents, oldest first (``good``
+    itself excluded). UsageError when ``good`` is not an ancestor of ``bad``."""
+    for sha in (good, bad):
+        if not FULL_SHA.match(sha):
+            raise UsageError(f"{sha!r} is not a full commit sha")
+    try:
+        git("--git-dir", str(mirror), "merge-base", "--is-ancestor", good, bad)
+    except GitError as exc:
+        if not exc.exited or exc.code != 1:
+            raise BuildError(str(exc)) from None
+        raise UsageError(f"GOOD {good[:12]} is not an ancestor of BAD {bad[:12]}: a bisection "
+                         "needs GOOD to be older than BAD on the same history") from None
+    try:
+        out = git("--git-dir", str(mirror), "log", "--first-parent", "--reverse",
+                  f"--format={LOG_FORMAT}", f"{good}..{bad}", "--")
+    except GitError as exc:
+        raise BuildError(f"cannot list {good[:12]}..{bad[:12]}: {exc.tail()}") from None
+    return parse_log(out)

@@ -37,7 +37,7 @@ from kvperf.results.row import KEY_FIELDS, SeriesParams
 from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
 from kvperf.store.schema import commits, metric_summary, trials
 
-NESTED_PREFIXES = ("server.", "client.")
+NESTED_PREFIXES = ("server.", "client.", "memory.")
 COMMON_METRICS = METRIC_SETS["all"]  # the catalogue's timing metrics
 
 

@@ -19,7 +19,7 @@ from kvperf.results.histogram import HistogramFile
 from kvperf.results.metrics import TOP_METRICS
 from kvperf.results.row import Row, field_of, series_key
 
-NESTED_METRICS = ("server", "client")  # numeric leaves below these become "server.x", ...
+NESTED_METRICS = ("server", "client", "memory")  # numeric leaves: "server.x", ...
 INT_COLUMNS = ("data_size", "pipeline", "clients", "requests", "keyspacelen", "io_threads",
                "benchmark_threads")
 FLOAT_COLUMNS = ("duration", "warmup")

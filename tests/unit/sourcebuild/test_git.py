@@ -78,3 +78,15 @@ def test_commit_info(toy: Path, tmp_path: Path) -> None:
     info = git.commit_info(mirror, git.resolve_ref(mirror, "v2"))
     assert info.subject == "commit v2" and info.author == "t"
     assert "T" in info.committed_at.isoformat()
+
+
+def test_first_parent_range_lists_good_to_bad_oldest_first(toy: Path, tmp_path: Path) -> None:
+    mirror = git.update_mirror(tmp_path / "cache", str(toy))
+    v1, v2, broken = (run_git(toy, "rev-parse", t) for t in ("v1", "v2", "broken"))
+    commits = git.first_parent_range(mirror, v1, broken)
+    assert [c.sha for c in commits] == [v2, broken]
+    assert [c.subject for c in commits] == ["commit v2", "commit broken"]
+    with pytest.raises(UsageError, match=f"GOOD {broken[:12]} is not an ancestor of BAD"):
+        git.first_parent_range(mirror, broken, v1)
+    with pytest.raises(UsageError, match="not a full commit sha"):
+        git.first_parent_range(mirror, "v1", broken)
