@@ -155,17 +155,24 @@ def _setup_logging(level: str, out_dir: Path) -> None:
 
 
 def _serve(prepared: Prepared, console: Console) -> int:
+    announced = threading.Event()
+
     def announce(endpoints: list[Endpoint]) -> None:
         for endpoint in endpoints:
             console.print(f"server listening on {endpoint}")
         console.print("press Ctrl-C to stop")
+        announced.set()
 
     def wait() -> None:
         with contextlib.suppress(KeyboardInterrupt, Interrupted):
             threading.Event().wait()
 
-    serve(prepared, announce, wait)
-    return 0
+    try:
+        serve(prepared, announce, wait)
+    except (KeyboardInterrupt, Interrupted):
+        if not announced.is_set():
+            raise
+    return 0  # Ctrl-C after "press Ctrl-C to stop" is the normal way out
 
 
 def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:

@@ -25,6 +25,7 @@ import random
 import shlex
 import socket
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -108,6 +109,7 @@ class SshHost:
     _local_dir: Path | None = None
     _master: ManagedProcess | None = None
     _copies: dict[Path, str] = field(default_factory=dict)
+    _copying: threading.Lock = field(default_factory=threading.Lock)  # duet: sides at once
 
     def options(self) -> list[str]:
         assert self._local_dir is not None
@@ -169,6 +171,10 @@ class SshHost:
         """Where ``binary`` is on the remote host: --remote-server-bin, or a copy (scp)."""
         if self.remote_binary:
             return self.remote_binary
+        with self._copying:
+            return self._copy(binary)
+
+    def _copy(self, binary: ServerBinary) -> str:
         if binary.path not in self._copies:
             path = f"{self.remote_dir}/{len(self._copies)}/{binary.path.name}"
             self.run(f"mkdir {shlex.quote(path.rsplit('/', 1)[0])}")
