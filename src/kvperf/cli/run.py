@@ -25,7 +25,7 @@ from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
-from kvperf.config.suites import parse_names
+from kvperf.config.suites import parse_names, suite_measure
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, RunSummary, prepare, serve
@@ -119,14 +119,16 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError("--use-running-server cannot be combined with --mode server")
     parse_gates(args.gate)  # the syntax first: a malformed gate exits 2 at once
     gate_baseline = None if args.commits or args.baseline is None else local_path(args.baseline)
+    suites = parse_names(args.suite) if args.suite else ()
     return RunOptions(
-        config=args.config, suites=parse_names(args.suite) if args.suite else (),
+        config=args.config, suites=suites,
         quick=args.quick, gates=tuple(args.gate), gate_baseline=gate_baseline,
         results_dir=args.results_dir, label=args.label, commit=args.commit,
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure, profile=profile_settings(args), keys=args.keys)
+        measure=suite_measure(suites, args.measure), profile=profile_settings(args),
+        keys=args.keys)
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -232,7 +234,8 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
-    for table in sweep_tables(sweeps(summary.rows)):
+    timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
+    for table in sweep_tables(sweeps(summary.rows)) if timed else []:
         out.print(table)
     out.print(f"results: {summary.metrics_path}")
     code = 0
