@@ -20,6 +20,7 @@ from kvperf.cli._commits import run_commits
 from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._modules import add_module_args, handle_modules, module_config_path
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
@@ -79,6 +80,7 @@ def add_parser(subparsers: Any) -> None:
     add_profile_arguments(p)
     add_db_options(p)
     add_definition_args(p)
+    add_module_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -150,6 +152,9 @@ def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
 def handle(args: argparse.Namespace, console: Console) -> int:
     if args.definitions is not None:
         return handle_definitions(args, console)
+    module_config = module_config_path(args)
+    if module_config is not None:
+        return handle_modules(args, module_config, console)
     if uses_definition_flags(args):
         raise UsageError("the selection flags (--tests-regexp, --topologies, "
                          "--override-test-time …) apply only with --definitions")

@@ -28,6 +28,11 @@ Format versions (``kvperf_format``):
       and top_dsos (self CPU %). Profiled rows are excluded from timing statistics
       (``is_timed``). Readers of versions 1–4 treat it as null. Also in 5: instruction
       mode's ``instructions.flamegraph`` (callgrind's call graph as an SVG; absent before).
+      Also in 5: ``scenario`` on rows of a module scenario (``kvperf run --module-config``):
+      group, id, type, command, dataset and its rows, setup commands, flush, module; such rows
+      put the scenario id in ``command`` and ``group``/``scenario`` (plus the config set's
+      settings) in ``config_set``: one series per group × scenario × config set. Absent on
+      every other row.
 """
 
 from __future__ import annotations
@@ -122,6 +127,8 @@ class Row(TypedDict, total=False):
     # format 4: a definition's test (file, topology, override_test_time, exporter metrics,
     # KPIs, command mix, tools, notes); absent from a config trial's row
     definition: dict[str, Any] | None
+    # a module scenario's details (scenario_row); absent elsewhere
+    scenario: dict[str, Any]
     # format 5: the --profile object (pipeline/profiling.py); null when not profiled
     profile: dict[str, Any] | None
     # interleaved sides (compare, noise, run --commits): which side, the order's seed and
@@ -337,3 +344,35 @@ def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
         "profile": outcome.profile,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
+
+
+@dataclass(frozen=True)
+class ScenarioTest:
+    """The series fields of one module scenario's row."""
+
+    scenario: str
+    group: str
+    trial_id: str
+    clients: int
+    pipeline: int
+    requests: int | None
+    duration: int | None
+    warmup: int
+    keyspacelen: int | None
+    tls: bool
+    config_set: dict[str, str]
+
+
+def scenario_row(test: ScenarioTest, ctx: RunContext, outcome: TrialOutcome,
+                 scenario: dict[str, Any], timestamp: datetime) -> Row:
+    """One metrics.json row of a module scenario (pure): the fields of ``build_row`` with the
+    scenario id as ``command`` and group, scenario and config set in ``config_set``."""
+    row = definition_row(
+        DefinitionTest(test.scenario, "", test.trial_id, None, test.duration, test.requests,
+                       test.keyspacelen, False), ctx, outcome, {}, timestamp)
+    row["definition"] = None
+    row.update({"clients": test.clients, "pipeline": test.pipeline, "warmup": test.warmup,
+                "tls": test.tls, "scenario": scenario,
+                "config_set": {"group": test.group, "scenario": test.scenario,
+                               **test.config_set}})
+    return row
