@@ -10,7 +10,7 @@ import csv
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -128,16 +128,19 @@ def test_groups_and_scenarios_select(tmp_path: Path) -> None:
 class _Inspected(ServerGroup):
     """A real ServerGroup that reads every doc hash back before it stops its nodes."""
 
-    seen: dict[str, dict[str, str]] = {}
+    seen: ClassVar[dict[str, dict[str, str]]] = {}
 
     def stop(self) -> None:
         if self.nodes and self.nodes[0].process.alive():
             with RespClient(self.endpoints[0]) as client:
-                for key in client.call("KEYS", "doc:*") or []:  # type: ignore[union-attr]
+                keys = client.call("KEYS", "doc:*")
+                assert isinstance(keys, list)
+                for key in keys:
+                    assert isinstance(key, bytes)
                     name = key.decode()
                     reply = client.call("HGETALL", name)
                     assert isinstance(reply, list)
-                    values = [v.decode() for v in reply]
+                    values = [v.decode() for v in reply if isinstance(v, bytes)]
                     _Inspected.seen[name] = dict(zip(values[::2], values[1::2], strict=True))
         super().stop()
 
