@@ -19,7 +19,7 @@ import os
 import shlex
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +33,7 @@ from kvperf.driver.base import Target
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
+from kvperf.pipeline import quick
 from kvperf.pipeline.definitions import pinning
 from kvperf.pipeline.model import Launcher, ServerHandle
 from kvperf.pipeline.prepare import validate_label
@@ -158,6 +159,9 @@ def _modules(options: ModuleOptions) -> tuple[ModuleSpec, ...]:
 def prepare_modules(options: ModuleOptions) -> ModuleRun:
     """Server, kvload, datasets, pinning: every check before any server starts."""
     config = options.config
+    options = replace(options, selected=tuple(
+        (group, tuple(quick.shrink_scenario(s) for s in scenarios))
+        for group, scenarios in options.selected))
     if config.cluster_mode:
         raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
                           "runner yet (scenarios run on one standalone node); set it false")
@@ -170,7 +174,7 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     label = validate_label(options.label or binary.label)
     server, client, note = pinning(1, available_cpus())
     server, client = config.server_cpus or server, config.client_cpus or client
-    env = {**host_facts(), "tool": f"kvload {driver.version}",
+    env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(),
            "server_binary": str(binary.path), "server_source": binary.source}
     context = RunContext(label, None, "kvload", driver.version, binary.label, env,
                          Measure.TIMING)
@@ -178,6 +182,10 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     notes = tuple(dict.fromkeys(n for g in config.generation for n in g.notes))
     return ModuleRun(options, kvload, binary, context, options.results_dir / label, datasets,
                      modules, server, client, notes + ((note,) if note else ()))
+
+
+def _quick_env() -> dict[str, bool]:
+    return {"quick": True} if quick.enabled() else {}
 
 
 class ModuleRunner:
