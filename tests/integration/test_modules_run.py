@@ -159,3 +159,20 @@ def test_field_values_come_from_the_dataset(tmp_path: Path) -> None:
         row = rows[key.removeprefix("doc:")]
         assert stored == {"title": row["title"], "price": row["price"]}
     assert set(_Inspected.seen) == {f"doc:{i}" for i in range(200)}  # rows 0…199, in order
+
+
+def test_module_path_loads_into_an_ordinary_configs_servers(tmp_path: Path) -> None:
+    _write(tmp_path)
+    (tmp_path / "plain.json").write_text(json.dumps([{
+        "commands": ["DATATYPE.SET dt:__rand_int__ 7 v"], "duration": 1, "clients": 2,
+        "keyspacelen": 100}]))
+    server = require_binary("valkey-server")
+    done = run_kvperf("run", "--config", "plain.json", "--module-path", "modules/datatype.so",
+                      "--server-bin", server, "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["server"]["calls"] > 0
+    (tmp_path / "modules" / "datatype.so").chmod(0o644)
+    refused = run_kvperf("run", "--config", "plain.json", "--module-path",
+                         "modules/datatype.so", "--server-bin", server, cwd=tmp_path)
+    assert refused.returncode == 2 and "is not executable" in refused.stderr

@@ -55,9 +55,9 @@ def module_config_path(args: argparse.Namespace) -> Path | None:
         return Path(args.module_config)
     if args.config is not None and detect_module_config(Path(args.config)):
         return Path(args.config)
-    if args.groups or args.scenarios or args.module_path or args.module:
-        raise UsageError("--groups, --scenarios, --module and --module-path apply to a "
-                         "module-test config (--module-config FILE)")
+    if args.groups or args.scenarios or args.module:
+        raise UsageError("--groups, --scenarios and --module apply to a module-test config "
+                         "(--module-config FILE); --module-path works with any config")
     return None
 
 

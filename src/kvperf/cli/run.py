@@ -106,7 +106,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure, profile=profile_settings(args))
+        measure=args.measure, profile=profile_settings(args),
+        module_paths=tuple(args.module_path or ()))
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:

@@ -57,6 +57,7 @@ class RunOptions:
     # whose labels "A"/"B" would pool different servers across comparisons).
     revision_from_binary: bool = False
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    module_paths: tuple[Path, ...] = ()  # --module-path: loaded into every node (+ config's)
 
 
 @dataclass

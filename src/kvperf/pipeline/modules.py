@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import shlex
 import time
 from collections.abc import Iterator
@@ -36,7 +35,7 @@ from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
 from kvperf.pipeline import quick
 from kvperf.pipeline.definitions import pinning
 from kvperf.pipeline.model import Launcher, ServerHandle
-from kvperf.pipeline.prepare import validate_label
+from kvperf.pipeline.prepare import check_module_paths, validate_label
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.row import Row, RunContext, ScenarioTest, TrialOutcome, is_ok, scenario_row
 from kvperf.server import stats as server_stats
@@ -147,13 +146,8 @@ def _check_fields(group: TestGroup, s: Scenario, data: Dataset) -> None:
 
 
 def _modules(options: ModuleOptions) -> tuple[ModuleSpec, ...]:
-    for path in options.module_paths:
-        if not path.is_file():
-            raise UsageError(f"--module-path {str(path)!r}: no such file (give the built .so)")
-        if not os.access(path, os.X_OK):
-            raise UsageError(f"--module-path {str(path)!r} is not executable; the server "
-                             f"refuses to load it (chmod +x {path})")
-    return tuple(ModuleSpec(str(p), options.config.module_args) for p in options.module_paths)
+    args = options.config.module_args
+    return tuple(ModuleSpec(m.path, args) for m in check_module_paths(options.module_paths))
 
 
 def prepare_modules(options: ModuleOptions) -> ModuleRun:
@@ -329,7 +323,9 @@ class ScenarioRun:
         with RespClient(endpoints[0]) as client:
             self.outcome.checks["dbsize"] = client.call("DBSIZE")
         measured = self.outcome.measurement
-        if measured is not None and measured.requests is not None and calls < measured.requests:
+        per_request = len([p for p in self.scenario.command.split(" ; ") if p.strip()])
+        if (measured is not None and measured.requests is not None
+                and calls * per_request < measured.requests):
             raise DriverError(f"the server counted {calls} {word.upper()} calls for "
                               f"{measured.requests} requests kvload completed")
 
