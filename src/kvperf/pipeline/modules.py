@@ -166,7 +166,14 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     driver = Kvload.probe(kvload)
     binary = resolve(options.server_bin)
     label = validate_label(options.label or binary.label)
-    server, client, note = pinning(1, available_cpus())
+    cpus = available_cpus()
+    server, client, note = pinning(1, cpus)
+    for key, chosen in (("server_cpu_range", config.server_cpus),
+                        ("client_cpu_range", config.client_cpus)):
+        outside = sorted(set(chosen or ()) - cpus)
+        if outside:
+            raise ConfigError(f"{config.source}: {key} names CPU {outside[0]}, but kvperf may "
+                              f"use CPUs {','.join(map(str, sorted(cpus)))}")
     server, client = config.server_cpus or server, config.client_cpus or client
     env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(),
            "server_binary": str(binary.path), "server_source": binary.source}
