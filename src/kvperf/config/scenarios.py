@@ -336,6 +336,11 @@ def _check_datasets(config: ModuleConfig) -> None:
         for s in group.scenarios:
             if s.dataset is None or s.dataset in generated:
                 continue
+            if s.dataset.lower().endswith(".xml"):
+                raise ValueError(
+                    f"group {group.group} scenario {s.id}: dataset {s.dataset!r} is an XML "
+                    "file, which kvperf does not read; give a CSV (header line: column names) "
+                    "or generate it with dataset_generation (written as CSV)")
             if not (config.base_dir / s.dataset).is_file():
                 raise ValueError(
                     f"group {group.group} scenario {s.id}: dataset {s.dataset!r} is neither "

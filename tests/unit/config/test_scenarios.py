@@ -76,6 +76,8 @@ def test_the_seeds_example_parses_into_typed_scenarios() -> None:
     (lambda c: c["test_groups"][1].update(group=1), "group '1' appears twice"),
     (lambda c: c["test_groups"][0]["scenarios"][1].update(dataset="missing.csv"),
      "dataset 'missing.csv' is neither a file"),
+    (lambda c: c["test_groups"][0]["scenarios"][1].update(dataset="wiki.xml"),
+     "is an XML file, which kvperf does not read"),
     (lambda c: c["dataset_generation"]["docs.csv"]["fields"][0].update(
         transforms=[{"type": "shuffle"}]), "transforms[0] must be an object with 'type'"),
     (lambda c: c["dataset_generation"]["docs.csv"]["fields"][0].update(
