@@ -151,6 +151,8 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --profile "
     "--runs 2": run(USING),
     # README.md, "Module scenarios"
+    "kvperf run --module-config configs/modules/hash-docs.json --dry-run":
+        run(USING, says="module scenarios"),
     "kvperf run --module-config configs/modules/hash-docs.json --groups 1": run(USING),
     "kvperf run --module-config fts.json --module search --module-path "
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":

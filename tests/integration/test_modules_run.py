@@ -176,3 +176,18 @@ def test_module_path_loads_into_an_ordinary_configs_servers(tmp_path: Path) -> N
     refused = run_kvperf("run", "--config", "plain.json", "--module-path",
                          "modules/datatype.so", "--server-bin", server, cwd=tmp_path)
     assert refused.returncode == 2 and "is not executable" in refused.stderr
+
+
+def test_a_failing_scenario_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text("k,v\na,1\nb,2\n")
+    (tmp_path / "bad.json").write_text(json.dumps({"test_groups": [{"group": 1, "scenarios": [
+        {"id": "broken", "type": "write", "setup_commands": ["NOSUCHCOMMAND x"],
+         "command": "SET __field:k__ __field:v__", "dataset": "rows.csv"},
+        {"id": "fine", "type": "write", "command": "SET __field:k__ __field:v__",
+         "dataset": "rows.csv"}]}]}))
+    done = run_kvperf("run", "--config", "bad.json", "--server-bin",
+                      require_binary("valkey-server"), "--no-db", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    broken, fine = read_metrics(tmp_path / "results")
+    assert broken["status"] == "failed" and "NOSUCHCOMMAND x" in broken["error"]
+    assert fine["status"] == "ok" and fine["checks"]["dbsize"] == 2

@@ -20,12 +20,12 @@ from kvperf.cli._store import live_store
 from kvperf.config.scenarios import detect_module_config, load_module_config, select
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.pipeline.modules import ModuleOptions, ModuleRunner, prepare_modules
-from kvperf.report.scenarios import ScenarioProgress, results_table
+from kvperf.report.scenarios import ScenarioProgress, plan_table, results_table
 
 # run's own options that mean nothing with module scenarios (flag, attribute, its default)
 _CLASHES = (("--commits", "commits", None), ("--baseline", "baseline", None),
             ("--mode", "mode", "both"), ("--use-running-server", "use_running_server", False),
-            ("--profile", "profile", False), ("--dry-run", "dry_run", False))
+            ("--profile", "profile", False))
 
 
 def _names(values: list[str] | None) -> tuple[str, ...]:
@@ -67,6 +67,10 @@ def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> in
             raise UsageError(f"{flag} does not apply to module scenarios")
     config = load_module_config(path)
     selected = select(config, _names(args.groups), _names(args.scenarios))
+    if args.dry_run:
+        Console(width=None if sys.stdout.isatty() else 200, highlight=False).print(
+            plan_table(config, selected))
+        return 0
     options = ModuleOptions(config, selected, args.results_dir, args.label, args.server_bin,
                             args.module, tuple(Path(p) for p in args.module_path or ()))
     run = prepare_modules(options)

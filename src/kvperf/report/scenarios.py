@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.config.scenarios import ModuleConfig, Scenario, TestGroup
 from kvperf.results.row import Row, is_ok
 
 
@@ -50,3 +51,29 @@ class ScenarioProgress:
         if not is_ok(row):
             self.console.print(f"  [red]failed[/red]: {escape(row['error'] or '')}",
                                soft_wrap=True)
+
+
+def _bound(s: Scenario) -> str:
+    if s.duration is not None:
+        return f"{s.duration} s" + (f" after {s.warmup} s warmup" if s.warmup else "")
+    if s.requests is not None:
+        return f"{s.requests} requests"
+    return f"each row once (≤ {s.maxdocs})" if s.maxdocs else "each row once"
+
+
+def plan_table(config: ModuleConfig,
+               selected: tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]) -> Table:
+    """``--dry-run``: what would run, per config set × group × scenario, in order."""
+    table = Table(title=f"{config.source.name}: module scenarios")
+    for name in ("config set", "group", "scenario", "type", "command", "dataset", "clients",
+                 "bound", "flush", "setup"):
+        table.add_column(name)
+    for settings in config.config_sets:
+        label = " ".join(f"{k}={v}" for k, v in settings) or "-"
+        for group, scenarios in selected:
+            for s in scenarios:
+                table.add_row(escape(label), escape(group.group), escape(s.id), str(s.type),
+                              escape(s.command), escape(s.dataset or "-"), str(s.clients),
+                              _bound(s), "yes" if s.flush_before else "-",
+                              str(len(s.setup_commands)) if s.setup_commands else "-")
+    return table
