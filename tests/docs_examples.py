@@ -137,6 +137,17 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         run(USING, ("6379", "{served.port}")),
     "kvperf doctor": run(USING),
     "kvperf noise --runs 8": run(USING),
+    # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
+    "kvperf suites": run(USING, says="comprehensive"),
+    "kvperf run --suite comprehensive --quick": not_runnable(  # README.md, PERFORMANCE.md
+        "runs in tests/integration/test_gates_suites.py::"
+        "test_the_comprehensive_suite_runs_quick_end_to_end (every series ok, < 5 min)"),
+    "kvperf run --suite latency,pipeline": run(USING, says="Sweep of P"),
+    'kvperf run --gate "SET.rps>=100000" --gate "GET P=16.p99_latency_ms<=2"':
+        run(USING, ("100000", "1000"), ("<=2", "<=1000"), says="Gates: 3 passed, 0 failed"),
+    "kvperf run --label base": run(USING),
+    'kvperf run --label new --baseline results/base --gate "SET.rps>=0.95*baseline"':
+        run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed"),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
     "kvperf run": run(USING),  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too
     "kvperf noise --runs 8 --config noise.json --server-bin /usr/bin/valkey-server": run(USING),
@@ -170,6 +181,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
     "--tests-regexp session-caching-string-100k --override-test-time 2":
         run(DEFINITIONS, CORPUS, says="session-caching-string-100k-sessions"),
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--definitions configs/definitions --override-test-time 2":
+        run(DEFINITIONS, says="B redis-7.0.15 vs A valkey-8.0.1"),
     # README.md, "Comparing" (two binaries)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
         run(INSTRUCTIONS),
@@ -191,6 +205,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--fail-on-regression": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --schedule duet":
         run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
+    "kvperf compare unstable my-branch --repo ~/src/valkey --definitions configs/definitions "
+    "--override-test-time 2 --runs 4": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
+                                           says="vs A base"),
     "kvperf run --repo ~/src/valkey --commits HEAD~2 HEAD~1 HEAD --baseline 8.1.1 --runs 5":
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
             says="build of HEAD", timeout=BUILDING),
@@ -228,6 +245,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf regressions --since 2025-06-01 --metric rps --where command=SET "
     "--where pipeline=16": run(HISTORY),
     "kvperf regressions --store --json --fail-on-regression": run(HISTORY),
+    "kvperf report --history": run(HISTORY, says="history report of"),
+    "kvperf report --history --metric rps --where command=SET -o set.html --json set.json":
+        run(HISTORY, says="set.json"),
     # README.md, "Commit tracking for runner fleets"
     "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "
     "--max-commits 10 --config configs/continuous.json [--architecture x86_64]":

@@ -8,6 +8,7 @@ is the one asked for and whose exporter paths are numbers; redisbench-admin 0.2 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import signal
 import socket
@@ -130,6 +131,9 @@ def test_redisbench_admin_kpis_gate_the_exit_code(tmp_path: Path, floor: float, 
     passed = [k["passed"] for k in row["definition"]["kpis"]]
     assert passed == ([True, True] if code == 0 else [False, True])
     assert (f"{1 if code else 0} KPI(s) failed" in done.stderr) == bool(code)
+    gates = json.loads(next((tmp_path / "results").glob("*/gates.json")).read_text())
+    assert gates["passed"] == (code == 0) and [g["passed"] for g in gates["gates"]] == passed
+    assert gates["gates"][0]["series"] == "kvperf-kpi-set [oss-standalone]"
 
 
 GET_DEFINITION = """\
@@ -343,3 +347,40 @@ def test_init_commands_lua_and_wait_for_bgsave(tmp_path: Path) -> None:
     assert "bgsave" in good["stage_seconds"] and good["server"]["keyspace_misses"] == 0
     assert rows["kvperf-init-bad"]["status"] == "failed"
     assert "NOSUCHCOMMAND x: the server answered" in rows["kvperf-init-bad"]["error"]
+
+
+def test_compare_two_servers_over_a_corpus_definition(corpus: Path, tmp_path: Path) -> None:
+    """`compare --server-bin A --server-bin B --definitions …`: each round runs the test on
+    both sides in a seeded order; rows pair by round and the verdict table names the test."""
+    defs = tmp_path / "defs"
+    defs.mkdir()
+    stem = "memtier_benchmark-1Mkeys-string-mixed-50-50-set-get-32B"
+    for name in (stem, "defaults"):
+        shutil.copy(suites_dir(corpus) / f"{name}.yml", defs)
+    done = run_kvperf("compare", "--server-bin", require_binary("valkey-server"),
+                      "--server-bin", require_binary("redis-server"), "--definitions", "defs",
+                      "--override-test-time", "1", "--topologies", "oss-standalone",
+                      "--runs", "2", "--seed", "5", "--label", "dc", "--output", "r.md",
+                      "--no-db", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 test(s) × 2 sides × 2 round(s), order seed 5" in done.stdout + done.stderr
+    sides = {side: json.loads((tmp_path / "results" / "dc" / side / "metrics.json").read_text())
+             for side in ("A", "B")}
+    for side, rows in sides.items():
+        assert [(r["side"], r["run"], r["ab_seed"], r["status"]) for r in rows] == [
+            (side, 1, 5, "ok"), (side, 2, 5, "ok")]
+    assert sides["A"][0]["server_version"] != sides["B"][0]["server_version"]
+    assert sides["A"][0]["trial_id"] == sides["B"][0]["trial_id"]
+    report = (tmp_path / "r.md").read_text()
+    assert stem in report and "rps" in report
+
+
+def test_compare_definitions_refuses_what_does_not_apply(tmp_path: Path) -> None:
+    bins = ["--server-bin", require_binary("valkey-server"), "--server-bin",
+            require_binary("valkey-server")]
+    duet = run_kvperf("compare", *bins, "--definitions", "x.yml", "--schedule", "duet",
+                      cwd=tmp_path)
+    assert duet.returncode == 2 and "--schedule duet does not apply with --definitions" \
+        in duet.stderr, duet.stderr
+    stray = run_kvperf("compare", *bins, "--override-test-time", "1", cwd=tmp_path)
+    assert stray.returncode == 2 and "apply only with --definitions" in stray.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -209,3 +210,96 @@ def test_compare_instructions_differential_marks_set_command_grown(valkey_repo: 
     [svg] = (tmp_path / "res" / "ins" / "flamediff").glob("*.svg")
     assert _delta(svg, "setCommand") > 5
     assert "callgrind Ir" in done.stdout
+
+
+def _main_thread_seconds(folded: str) -> float:
+    """Wall time of the server's main thread in a wall-time folded file (µs → s)."""
+    return sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines()
+               if line.split(";", 1)[0] == "valkey-server") / 1e6
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_profiling_sets_wall_time_in_a_window_beside_a_timed_trial(tmp_path: Path) -> None:
+    """The seed's profiling_sets: one unprofiled set (timed) and one wall-time set sampling
+    1 s from 0.5 s into a 2 s measure stage; the main thread's wall time is that window."""
+    require_binary("kvflame")
+    sets = [{"enabled": False},
+            {"enabled": True, "mode": "wall-time",
+             "delays": {"measure": {"delay": 0.5, "duration": 1}}}]
+    write_config(tmp_path, [{"duration": 2, "commands": ["SET"], "pipelines": 1,
+                             "clients": 8, "keyspacelen": 1000, "profiling_sets": sets}],
+                 "sets.json")
+    done = run_kvperf("run", "--config", "sets.json", "--label", "ps", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "profiled wall-time: not timed" in done.stdout, done.stdout
+    out = tmp_path / "results" / "ps"
+    rows = json.loads((out / "metrics.json").read_text())
+    [timed] = [r for r in rows if not r["profile"]]
+    [profiled] = [r for r in rows if r["profile"]]
+    assert [len(g) for g in group_rows(rows).values()] == [1]  # only the timed row counts
+    assert timed["trial_id"] != profiled["trial_id"]
+    profile = profiled["profile"]
+    assert profile["mode"] == "wall-time" and profile["window"] == {"delay": 0.5,
+                                                                    "duration": 1.0}
+    [node] = profile["nodes"]
+    wall = node["wall_time"]
+    assert wall["on_cpu_ms"] > 0 and wall["off_cpu_ms"] > 0
+    assert wall["top_off_cpu"][0]["name"] == "epoll_wait (off-CPU)", wall["top_off_cpu"]
+    assert {"[off-cpu]", "epoll_wait", "setCommand"} <= _frames(out / node["files"]["flamegraph"])
+    main = _main_thread_seconds((out / node["files"]["folded stacks"]).read_text())
+    assert 0.8 < main < 1.1, main  # the 1 s window, less the intervals cut at its edges
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_window_opening_after_the_measure_stage_says_nothing_was_sampled(
+        tmp_path: Path) -> None:
+    write_config(tmp_path, [{"duration": 1, "commands": ["SET"], "clients": 4,
+                             "keyspacelen": 1000}], "one.json")
+    done = run_kvperf("run", "--config", "one.json", "--profile", "--profile-delay", "30",
+                      "--label", "late", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = json.loads((tmp_path / "results" / "late" / "metrics.json").read_text())
+    assert "ended before the profiling window opened" in row["profile"]["note"]
+    assert "ended before the profiling window opened" in done.stdout
+
+
+def _module(valkey_repo: Path, tmp_path: Path) -> Path:
+    """Valkey 8.1.1's tests/modules/datatype.c built as a module (DATATYPE.SET/GET)."""
+    so = tmp_path / "datatype.so"
+    done = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I", str(valkey_repo / "src"),
+                           "-o", str(so), str(valkey_repo / "tests" / "modules" / "datatype.c")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return so
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_module_pr_template_wrappers_give_verdicts_and_a_differential_flamegraph(
+        valkey_repo: Path, tmp_path: Path) -> None:
+    """What .github/workflows/module-pr-benchmark.yml does, with a real module: each side's
+    server is a wrapper exec'ing valkey-server with kvperf's arguments and --loadmodule; the
+    config's profiling_sets give timed trials (verdicts) and profiled ones (flamegraph)."""
+    template = (ROOT / ".github" / "workflows" / "module-pr-benchmark.yml").read_text()
+    printf = next(line.strip() for line in template.splitlines() if "printf '#!/bin/sh" in line)
+    wrapper = printf.split("'")[1].encode().decode("unicode_escape")
+    so, server = _module(valkey_repo, tmp_path), require_binary("valkey-server")
+    for side in ("base", "head"):
+        path = tmp_path / f"server-{side}"
+        path.write_text(wrapper % (server, server, so))
+        path.chmod(0o755)
+    write_config(tmp_path, [{"commands": ["DATATYPE.SET key:__rand_int__ 7 __data__"],
+                             "duration": 1, "clients": 4, "keyspacelen": 1000,
+                             "profiling_sets": [{"enabled": False}, {"enabled": True}]}],
+                 "module.json")
+    done = run_kvperf("compare", "--server-bin", "./server-base", "--server-bin",
+                      "./server-head", "--config", "module.json", "--runs", "2", "--label",
+                      "module-pr", "--output", "report.md", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert "| DATATYPE.SET key:__rand_int__ 7 __data__ d=3 P=1 c=4 | rps |" in report, report
+    out = tmp_path / "results" / "module-pr"
+    rows = json.loads((out / "A" / "metrics.json").read_text())
+    assert all(r["status"] == "ok" and r["server"]["calls"] > 0 for r in rows)
+    [svg] = (out / "flamediff").glob("*.svg")
+    assert any(f.startswith("datatype_set") or "DataType" in f for f in _frames(svg)) or \
+        "datatype" in svg.read_text(), sorted(_frames(svg))[:40]

@@ -58,7 +58,7 @@ def options(parser: argparse.ArgumentParser) -> set[str]:
     return {s for a in parser._actions for s in a.option_strings}
 
 
-@pytest.mark.parametrize("name", ["continuous.yml", "pr-compare.yml"])
+@pytest.mark.parametrize("name", ["continuous.yml", "pr-compare.yml", "module-pr-benchmark.yml"])
 def test_structure(name: str) -> None:
     wf = load(name)
     assert wf["name"] and wf["on"] and wf["jobs"]
@@ -69,7 +69,7 @@ def test_structure(name: str) -> None:
             assert ("run" in step) != ("uses" in step), f"{name}: {step}"
 
 
-@pytest.mark.parametrize("name", ["continuous.yml", "pr-compare.yml"])
+@pytest.mark.parametrize("name", ["continuous.yml", "pr-compare.yml", "module-pr-benchmark.yml"])
 def test_kvperf_commands_exist_in_the_parser(name: str) -> None:
     commands = subparsers(build_parser())
     calls = [c for s in scripts(load(name)) for c in invocations(s)]
@@ -112,3 +112,13 @@ def test_pr_compare_runs_on_the_label_and_posts_the_report() -> None:
     assert any("createComment" in s["with"]["script"] and "report.md" in s["with"]["script"]
                for s in posts)
     assert wf["permissions"]["pull-requests"] == "write"
+
+
+def test_module_template_compares_two_wrapped_servers_and_keeps_flamegraphs() -> None:
+    wf = load("module-pr-benchmark.yml")
+    job = wf["jobs"]["compare"]
+    assert "run-benchmark" in job["if"]
+    (compare,) = [c for s in scripts(wf) for c in invocations(s) if c[0] == "compare"]
+    assert compare.count("--server-bin") == 2 and "--output" in compare
+    uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert uploads and "results/module-pr" in uploads[0]["with"]["path"]

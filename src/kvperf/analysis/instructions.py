@@ -12,9 +12,10 @@ is flagged. More instructions is worse.
 slowed function moves every caller's inclusive cost by the same amount (plus the callers' own
 noise: the event loop's cost per request varies with how requests batch into wakeups), so
 among functions whose move is at least ``BAND`` (half) of the largest one, the one with the
-smallest inclusive cost — the most specific, nearest the change — comes first. Rows keep only the top functions, so a
-function listed in some runs of a side but not in others sits at the cut and is left out; one
-absent from every run of a side counts as 0 there (new, or gone).
+smallest inclusive cost — the most specific, nearest the change — comes first. Rows keep
+only the top functions, so a function listed in some runs of a side but not in others sits
+at the cut and is left out; one absent from every run of a side counts as 0 there (new, or
+gone).
 """
 
 from __future__ import annotations

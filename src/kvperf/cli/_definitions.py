@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from kvperf.cli._measure import default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile, profile_settings
 from kvperf.cli._store import live_store
@@ -25,6 +26,12 @@ from kvperf.definitions.dryrun import render_result, render_summary, summarize
 from kvperf.definitions.loader import load
 from kvperf.definitions.plan import Plan, Refusal, plan_all
 from kvperf.definitions.selection import Selection, check, select
+from kvperf.pipeline import quick
+from kvperf.pipeline.definition_sides import (
+    DefinitionSides,
+    prepare_definition_sides,
+    run_definition_sides,
+)
 from kvperf.pipeline.definitions import (
     DefinitionOptions,
     DefinitionRun,
@@ -32,7 +39,10 @@ from kvperf.pipeline.definitions import (
     DefinitionsSummary,
     prepare_definitions,
 )
+from kvperf.pipeline.gates import GATES_FILE, write_kpi_gates
+from kvperf.pipeline.sides import Side, default_label
 from kvperf.report.definitions import DefinitionProgress, kpi_table, results_table
+from kvperf.results.row import Row
 
 # run's own options that mean nothing with --definitions (flag, attribute, its default)
 _CLASHES = (("--config", "config", None), ("--commits", "commits", None),
@@ -89,9 +99,8 @@ def _check_clashes(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} does not apply with --definitions")
 
 
-def handle_definitions(args: argparse.Namespace, console: Console) -> int:
-    """Load, select and plan; print every plan or refusal (exit 0), or stop (exit 2)."""
-    _check_clashes(args)
+def _planned(args: argparse.Namespace) -> tuple[Plan | Refusal, ...]:
+    """Load, select and plan the definitions the flags name (exit 2 on bad input)."""
     selection = _selection(args)
     loaded = load(Path(p) for p in args.definitions)
     check(selection, loaded.definitions, set(loaded.topologies))
@@ -99,8 +108,20 @@ def handle_definitions(args: argparse.Namespace, console: Console) -> int:
     if not chosen:
         raise UsageError(f"the selection matches none of the {len(loaded.definitions)} "
                          "loaded definition(s)")
-    results = plan_all(chosen, loaded.topologies, args.override_test_time,
-                       selection.topologies, file_exists=Path.is_file)
+    return plan_all(chosen, loaded.topologies, args.override_test_time,
+                    selection.topologies, file_exists=Path.is_file)
+
+
+def _print_refused(console: Console, refused: list[tuple[str, str, str]]) -> None:
+    for name, topology, why in refused:
+        console.print(f"[yellow]not run[/yellow] {escape(f'{name} [{topology}]: {why}')}",
+                      soft_wrap=True)
+
+
+def handle_definitions(args: argparse.Namespace, console: Console) -> int:
+    """Load, select and plan; print every plan or refusal (exit 0), or stop (exit 2)."""
+    _check_clashes(args)
+    results = _planned(args)
     out = Console(width=None if sys.stdout.isatty() else 200, highlight=False)
     if not args.dry_run:
         return _execute(args, results, console, out)
@@ -118,9 +139,7 @@ def _execute(args: argparse.Namespace, results: tuple[Plan | Refusal, ...], cons
                                 profile=profile_settings(args))
     run = prepare_definitions(plans, options)
     refused += [(p.name, p.topology.name, why) for p, why in run.refused]
-    for name, topology, why in refused:
-        console.print(f"[yellow]not run[/yellow] {escape(f'{name} [{topology}]: {why}')}",
-                      soft_wrap=True)
+    _print_refused(console, refused)
     if not run.plans:
         raise UsageError(f"none of the {len(results)} selected test(s) can run here "
                          "(reasons above)")
@@ -145,6 +164,8 @@ def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,
     kpis = kpi_table(summary.rows)
     if kpis is not None:
         out.print(kpis)
+    if write_kpi_gates(summary.rows, run.out_dir):
+        out.print(f"gates: {run.out_dir / GATES_FILE}")
     print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
@@ -164,3 +185,36 @@ def _log_to(out_dir: Path) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root.handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
     root.addHandler(handler)
+
+
+# compare's own options that mean nothing with --definitions (flag, attribute, its default)
+_COMPARE_CLASHES = (("--config", "config", None), ("--schedule duet", "schedule", "alternate"),
+                    ("--measure", "measure", "timing"), ("--tool", "tool", None))
+
+
+def compare_definitions(args: argparse.Namespace, sides: list[Side],
+                        console: Console) -> tuple[dict[str, list[Row]], DefinitionSides]:
+    """`compare A B --definitions …`: plan, prepare every side, run them interleaved."""
+    for flag, attribute, default in _COMPARE_CLASHES:
+        if getattr(args, attribute, default) not in (default, None):
+            raise UsageError(f"{flag} does not apply with --definitions")
+    results = _planned(args)
+    plans = tuple(r for r in results if isinstance(r, Plan))
+    runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
+    out_dir = args.results_dir / (args.label or default_label("compare"))
+    prepared = prepare_definition_sides(plans, sides, out_dir, runs, args.seed,
+                                        profile_settings(args))
+    _print_refused(console, [(r.name, r.topology, r.reason) for r in results
+                             if isinstance(r, Refusal)]
+                   + [(p.name, p.topology.name, why) for p, why in prepared.refused])
+    if not prepared.plans:
+        raise UsageError(f"none of the {len(results)} selected test(s) can run on every "
+                         "side (reasons above)")
+    console.print(f"{len(prepared.plans)} test(s) × {len(sides)} sides × {runs} round(s), "
+                  f"order seed {prepared.seed}")
+    _log_to(out_dir)
+    with live_store(args, args.results_dir) as store:
+        rows = run_definition_sides(prepared, DefinitionProgress(console), store)
+    if store is not None:
+        store.check()
+    return rows, prepared

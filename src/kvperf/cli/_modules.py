@@ -23,9 +23,10 @@ from kvperf.pipeline.modules import ModuleOptions, ModuleRunner, prepare_modules
 from kvperf.report.scenarios import ScenarioProgress, plan_table, results_table
 
 # run's own options that mean nothing with module scenarios (flag, attribute, its default)
-_CLASHES = (("--commits", "commits", None), ("--baseline", "baseline", None),
-            ("--mode", "mode", "both"), ("--use-running-server", "use_running_server", False),
-            ("--profile", "profile", False))
+_CLASHES: tuple[tuple[str, str, object], ...] = (
+    ("--commits", "commits", None), ("--baseline", "baseline", None), ("--mode", "mode", "both"),
+    ("--use-running-server", "use_running_server", False), ("--profile", "profile", False),
+    ("--gate", "gate", []), ("--suite", "suite", None))
 
 
 def _names(values: list[str] | None) -> tuple[str, ...]:
@@ -63,7 +64,7 @@ def module_config_path(args: argparse.Namespace) -> Path | None:
 
 def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> int:
     for flag, attribute, default in _CLASHES:
-        if getattr(args, attribute, default) != default:
+        if getattr(args, attribute, default) not in (default, None, False, []):
             raise UsageError(f"{flag} does not apply to module scenarios")
     config = load_module_config(path)
     selected = select(config, _names(args.groups), _names(args.scenarios))
@@ -72,7 +73,8 @@ def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> in
             plan_table(config, selected))
         return 0
     options = ModuleOptions(config, selected, args.results_dir, args.label, args.server_bin,
-                            args.module, tuple(Path(p) for p in args.module_path or ()))
+                            args.module, tuple(Path(p) for p in args.module_path or ()),
+                            quick=bool(getattr(args, "quick", False)))
     run = prepare_modules(options)
     for note in run.notes:
         console.print(f"[yellow]note[/yellow]: {note}", soft_wrap=True, highlight=False)

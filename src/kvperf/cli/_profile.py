@@ -8,9 +8,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import ServerError, UsageError
+from kvperf.core.kinds import ProfileMode
 from kvperf.pipeline.flamediff import differentials
-from kvperf.pipeline.model import ProfileSettings
 from kvperf.report.profile import (
     artifact_table,
     differential_rows,
@@ -32,6 +33,14 @@ def add_profile_arguments(p: argparse.ArgumentParser) -> None:
                         "per trial and node; profiled trials stay out of timing statistics")
     p.add_argument("--profile-frequency", type=int, default=ProfileSettings.frequency,
                    metavar="HZ", help="--profile sampling frequency (default %(default)s)")
+    p.add_argument("--profile-mode", choices=[str(m) for m in ProfileMode], default="cpu",
+                   help="--profile: cpu (on-CPU samples, default) or wall-time (also every "
+                        "off-CPU interval, weighed by the stack it blocked in; needs root)")
+    p.add_argument("--profile-delay", type=float, default=0.0, metavar="S",
+                   help="--profile: start sampling S seconds into the measure stage")
+    p.add_argument("--profile-duration", type=float, default=None, metavar="S",
+                   help="--profile: sample for S seconds (default: to the end of the "
+                        "measure stage)")
     p.add_argument("--profile-call-graph", choices=CALL_GRAPHS,
                    default=ProfileSettings.call_graph,
                    help="--profile stack walking: fp (frame pointers, default; whole stacks "
@@ -42,7 +51,9 @@ def add_profile_arguments(p: argparse.ArgumentParser) -> None:
 def profile_settings(args: argparse.Namespace) -> ProfileSettings | None:
     if not getattr(args, "profile", False):
         return None
-    return ProfileSettings(args.profile_frequency, args.profile_call_graph)
+    return ProfileSettings(args.profile_frequency, args.profile_call_graph,
+                           ProfileMode(args.profile_mode), args.profile_delay,
+                           args.profile_duration)
 
 
 def print_profile(out: Console, rows: list[Row], out_dir: Path) -> None:

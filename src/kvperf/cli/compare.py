@@ -9,8 +9,13 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.analysis.comparison import compare_paired
-from kvperf.analysis.verdict import Verdict
+from kvperf.analysis.verdict import Rule, Verdict
 from kvperf.cli._builds import add_build_args, build_flags, build_refs
+from kvperf.cli._definitions import (
+    add_definition_args,
+    compare_definitions,
+    uses_definition_flags,
+)
 from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
 from kvperf.cli._measure import add_compare_arguments, instruction_verdicts
 from kvperf.cli._paths import command_path, local_path
@@ -20,6 +25,7 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.sides import Side, side_from_build
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
+from kvperf.results.row import is_ok
 
 
 def add_parser(subparsers: Any) -> None:
@@ -43,6 +49,7 @@ def add_parser(subparsers: Any) -> None:
     add_water_line(p)
     add_compare_arguments(p)
     add_profile_arguments(p)
+    add_definition_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -68,9 +75,35 @@ def _name(side: str, prepared: Any) -> str:
     return f"{side} {what}"
 
 
+def _compare_definitions(args: argparse.Namespace, sides: list[Side], rule: Rule,
+                         console: Console) -> int:
+    """`compare A B --definitions …`: the definitions' tests interleaved, judged per test."""
+    rows, prepared = compare_definitions(args, sides, console)
+    names = (_name("A", prepared.runs["A"]), _name("B", prepared.runs["B"]))
+    out = Console(width=None if sys.stdout.isatty() else 220)
+    results = compare_paired(rows["A"], rows["B"], args.metrics, rule)
+    out.print(terminal_table(results, *names))
+    print_profile(out, rows["A"] + rows["B"], prepared.runs["A"].out_dir.parent)
+    if args.output:
+        args.output.write_text(markdown(results, [], *names, note=PAIRED_NOTE))
+        out.print(f"markdown report: {args.output}")
+    dirs = " and ".join(str(run.out_dir) for run in prepared.runs.values())
+    out.print(f"results: {dirs} (order seed {prepared.seed})")
+    failed = sum(1 for side_rows in rows.values() for r in side_rows if not is_ok(r))
+    if failed:
+        console.print(f"[red]{failed} test(s) failed[/red] (see the results' logs.txt)")
+    regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
+    return 1 if failed or (regressed and args.fail_on_regression) else 0
+
+
 def handle(args: argparse.Namespace, console: Console) -> int:
     rule = rule_from(args)
+    if args.definitions is None and uses_definition_flags(args):
+        raise UsageError("the definition selection flags (--tests-regexp, --topologies, "
+                         "--override-test-time …) apply only with --definitions")
     sides = _sides(args, console)
+    if args.definitions is not None:
+        return _compare_definitions(args, sides, rule, console)
     result, plan = run_sides(args, request_from(args, "compare", args.seed), sides, console)
     prepared = plan.sides
     names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
@@ -81,7 +114,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)
     out.print(terminal_table(results, *names))
     print_profile(out, result.a_rows + result.b_rows, prepared["A"].out_dir.parent)
-    if args.profile:
+    if args.profile or any(r.get("profile") for r in result.a_rows):  # or profiling_sets
         print_differentials(out, result.a_rows, result.b_rows,
                             (prepared["A"].out_dir, prepared["B"].out_dir),
                             f"{names[1]} vs {names[0]}")

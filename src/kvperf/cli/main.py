@@ -23,6 +23,7 @@ from kvperf.cli import noise as noise_cmd
 from kvperf.cli import regressions as regressions_cmd
 from kvperf.cli import report as report_cmd
 from kvperf.cli import run as run_cmd
+from kvperf.cli import suites as suites_cmd
 from kvperf.cli import track as track_cmd
 from kvperf.core.errors import Interrupted, KvperfError
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     regressions_cmd.add_parser(subparsers)
     doctor_cmd.add_parser(subparsers)
     report_cmd.add_parser(subparsers)
+    suites_cmd.add_parser(subparsers)
     return parser
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.analysis.gates import all_passed, parse_gates
 from kvperf.analysis.series import summarize
+from kvperf.analysis.sweeps import sweeps
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._commits import run_commits
@@ -24,10 +26,14 @@ from kvperf.cli._modules import add_module_args, handle_modules, module_config_p
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
+from kvperf.config.suites import parse_names
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.core.kinds import Mode, Schedule
-from kvperf.pipeline import Prepared, Runner, RunOptions, prepare, serve
+from kvperf.pipeline import Prepared, Runner, RunOptions, RunSummary, prepare, serve
+from kvperf.pipeline.gates import GATES_FILE, finish_gates
+from kvperf.report.gates import gates_table
 from kvperf.report.progress import ProgressReporter
+from kvperf.report.sweeps import sweep_tables
 from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.server.resp import Endpoint
 from kvperf.sourcebuild.builder import build_source_tree
@@ -42,8 +48,18 @@ def add_parser(subparsers: Any) -> None:
         "run", help="benchmark a server over a config matrix",
         description="Start servers, seed, warm up and measure every trial of the config "
                     "matrix; write <results-dir>/<label>/metrics.json after each trial.")
-    p.add_argument("--config", type=local_path,
-                   help="JSON config (default: a built-in SET/GET matrix)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--config", type=local_path,
+                        help="JSON config (default: a built-in SET/GET matrix)")
+    source.add_argument("--suite", metavar="NAME[,NAME…]",
+                        help="built-in suites instead of a config (kvperf suites lists them)")
+    p.add_argument("--quick", action="store_true",
+                   help="quick mode for this run (as KVPERF_QUICK=1): 1 s trials, no warmup, "
+                        "at most 2 rounds")
+    p.add_argument("--gate", action="append", default=[], metavar="SERIES.METRIC OP VALUE",
+                   help="a KPI gate checked after every trial ran, e.g. \"SET.rps>=100000\", "
+                        "\"SET P=16.p99_latency_ms<=1\", \"GET.rps>=0.95*baseline\" "
+                        "(repeatable; exit 1 if one fails, gates.json beside metrics.json)")
     add_results_dir(p)
     p.add_argument("--label", help="results subdirectory (default: commit, else server version)")
     p.add_argument("--runs", type=int, default=1, help="rounds of the whole matrix (default 1)")
@@ -63,9 +79,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--commits", nargs="+", metavar="REF",
                    help="build these refs of --repo and run them interleaved, one results "
                         "directory per commit")
-    p.add_argument("--baseline", metavar="REF",
+    p.add_argument("--baseline", metavar="REF|PATH",
                    help="with --commits: also build and run REF, and compare every commit "
-                        "with it")
+                        "with it; without: an earlier run (its results directory or "
+                        "metrics.json) that relative gates (F*baseline) are measured against")
     add_schedule_argument(p)
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed, else valkey-benchmark)")
@@ -101,8 +118,12 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError(f"--valkey-benchmark-path {str(args.tool_path)!r}: no such file")
     if args.use_running_server and args.mode == Mode.SERVER:
         raise UsageError("--use-running-server cannot be combined with --mode server")
+    parse_gates(args.gate)  # the syntax first: a malformed gate exits 2 at once
+    gate_baseline = None if args.commits or args.baseline is None else local_path(args.baseline)
     return RunOptions(
-        config=args.config, results_dir=args.results_dir, label=args.label, commit=args.commit,
+        config=args.config, suites=parse_names(args.suite) if args.suite else (),
+        quick=args.quick, gates=tuple(args.gate), gate_baseline=gate_baseline,
+        results_dir=args.results_dir, label=args.label, commit=args.commit,
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
@@ -150,7 +171,19 @@ def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
         console.print(f"built {args.valkey_path} in {build.seconds:.0f} s (log: {build.log})")
 
 
+def _check_gate_flags(args: argparse.Namespace) -> None:
+    """--gate and --suite apply to one run of kvperf's configs (exit 2 elsewhere)."""
+    if args.gate and args.commits:
+        raise UsageError("--gate applies to one run, not to --commits (compare judges those)")
+    if args.gate and args.mode == Mode.SERVER:
+        raise UsageError("--gate needs measurements: not with --mode server")
+
+
 def handle(args: argparse.Namespace, console: Console) -> int:
+    if args.definitions is not None and (args.gate or args.suite or args.quick):
+        raise UsageError("--gate, --suite and --quick apply to kvperf's configs, not to "
+                         "--definitions (their kpis are the gates; --override-test-time "
+                         "shortens them)")
     if args.definitions is not None:
         return handle_definitions(args, console)
     module_config = module_config_path(args)
@@ -161,9 +194,8 @@ def handle(args: argparse.Namespace, console: Console) -> int:
                          "--override-test-time …) apply only with --definitions")
     if args.schedule != Schedule.ALTERNATE and not args.commits:
         raise UsageError("--schedule applies to --commits (several sides), not to one run")
-    if args.commits or args.baseline:
-        if not args.commits:
-            raise UsageError("--baseline needs --commits (the refs to compare with it)")
+    _check_gate_flags(args)
+    if args.commits:
         return run_commits(args, options_from_args(args), console)
     _build_valkey_path(args, console)
     prepared = prepare(options_from_args(args))
@@ -200,8 +232,25 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
+    for table in sweep_tables(sweeps(summary.rows)):
+        out.print(table)
     out.print(f"results: {summary.metrics_path}")
+    code = 0
     if summary.failed:
         console.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
-        return 1
-    return 0
+        code = 1
+    return max(code, _gates(prepared, summary, console, out))
+
+
+def _gates(prepared: Prepared, summary: RunSummary, console: Console, out: Console) -> int:
+    """The gate table and gates.json after every trial ran; 1 if a gate failed."""
+    if prepared.gates is None:
+        return 0
+    results = finish_gates(prepared.gates, summary.rows, prepared.out_dir)
+    out.print(gates_table(results))
+    out.print(f"gates: {prepared.out_dir / GATES_FILE}")
+    if all_passed(results):
+        return 0
+    failed = sum(1 for r in results if not r.passed)
+    console.print(f"[red]{failed} gate(s) failed[/red]")
+    return 1

@@ -15,13 +15,14 @@ from typing import Any
 
 from kvperf.config.commands import ratio_command, resolve_command
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
+from kvperf.config.profiling import profiling_sets
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 
 # Keys of the seed format that belong to its search-module (FTS) runner, not yet run by kvperf.
 SEED_FTS_KEYS = frozenset(
     {"test_groups", "test_name", "seed", "cpu_allocation", "cluster_ports", "bind_ip", "port",
-     "profiling_sets", "monitoring", "dataset_generation", "query_generation",
+     "monitoring", "dataset_generation", "query_generation",
      "module_startup_args", "custom-server-config-file"}
 )
 # Server flags kvperf sets itself; a custom config must not override them.
@@ -142,6 +143,15 @@ def _custom_configs(key: str, value: Any, _cpus: set[int]) -> tuple[tuple[str, s
     return settings
 
 
+def _gates(key: str, value: Any, _cpus: set[int]) -> tuple[str, ...]:
+    texts = _as_list(key, value)
+    for text in texts:
+        if not isinstance(text, str):
+            raise ValueError(f"{key!r} entries must be strings like \"SET.rps>=100000\", got "
+                             f"{_type_name(text)} {text!r}")
+    return tuple(texts)
+
+
 def _module(key: str, value: Any) -> ModuleSpec:
     if isinstance(value, str):
         return ModuleSpec(os.path.abspath(value))
@@ -181,6 +191,8 @@ FIELDS: dict[str, _Field] = {
     "custom-server-configs": _Field("custom_server_configs", _custom_configs),
     "modules": _Field("modules", _modules),
     "cluster_nodes": _Field("cluster_nodes", _one_int),
+    "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
+    "gates": _Field("gates", _gates),
 }
 
 

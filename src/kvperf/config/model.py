@@ -8,6 +8,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.config.commands import CommandSpec
+from kvperf.core.kinds import ProfileMode
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """How a trial's servers are profiled (``--profile`` or a config's ``profiling_sets``)."""
+
+    frequency: int = 999  # Hz of perf's cpu-clock sampling (the seed's ``sampling_freq``)
+    call_graph: str = "fp"  # "fp" (frame pointers) or "dwarf"
+    mode: ProfileMode = ProfileMode.CPU
+    delay: float = 0.0  # seconds into the measure stage before sampling starts
+    duration: float | None = None  # seconds sampled (None: to the end of the measure stage)
+
+    def params(self) -> dict[str, object]:
+        """What a trial's identity records of its profiling."""
+        return {"mode": str(self.mode), "frequency": self.frequency,
+                "call_graph": self.call_graph, "delay": self.delay,
+                "duration": self.duration}
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,8 @@ class BenchmarkSpec:
     custom_server_configs: tuple[tuple[str, str], ...] = ()
     modules: tuple[ModuleSpec, ...] = field(default=())
     cluster_nodes: int = 3
+    profiling: tuple[ProfileSettings | None, ...] = (None,)  # profiling_sets (None: not profiled)
+    gates: tuple[str, ...] = ()  # KPI gates as written (analysis/gates.py parses them)
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

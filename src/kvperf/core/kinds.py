@@ -28,3 +28,10 @@ class Mode(StrEnum):
     BOTH = "both"  # start the servers and drive the load
     SERVER = "server"  # start the server and wait
     CLIENT = "client"  # drive load at a server kvperf did not start
+
+
+class ProfileMode(StrEnum):
+    """What ``--profile`` samples (pipeline/profiling.py)."""
+
+    CPU = "cpu"  # on-CPU stacks: perf's cpu-clock samples
+    WALL_TIME = "wall-time"  # on-CPU samples plus every off-CPU interval, by its blocking stack

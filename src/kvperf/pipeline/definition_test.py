@@ -6,6 +6,7 @@ exporter metrics, KPIs) and what the server executed (INFO commandstats, the com
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -141,7 +142,17 @@ class TestRun:
         expected = self.plan.keyspacelen
         if expected is not None and keys != expected:
             raise DriverError(f"check.keyspacelen: the definition expects {expected} keys, "
-                              f"the server holds {keys} (DBSIZE) after preload and init")
+                              f"the server holds {keys} (DBSIZE) after preload and init"
+                              f"{self._preload_errors()}")
+
+    def _preload_errors(self) -> str:
+        """What the preload's log says of error replies ("" when nothing)."""
+        log = self.log_dir / "tool-0.log"
+        text = log.read_text(errors="replace") if self.plan.preload and log.is_file() else ""
+        found = ERROR_REPLIES.search(text)
+        return (f"; the preload got {found['count']} error replies (see "
+                f"{self.log_dir.name}/{log.name}): does this server have its command?"
+                if found else "")
 
     def _results(self, documents: list[dict[str, Any]]) -> None:
         measure = measurement if "ALL STATS" in documents[0] else benchmark_measurement
@@ -176,6 +187,14 @@ class TestRun:
         after = _cpu(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
+        missing = [name.upper() for name, share in expected.items() if share and not calls[name]]
+        if missing:  # every such request got an error reply (an unknown command, say)
+            raise DriverError(f"the server executed no {', '.join(missing)} call while the "
+                              f"clients ran (error replies; see {self.log_dir.name}/tool-*.log)"
+                              f": does this server have {'them' if len(missing) > 1 else 'it'}?")
+
+
+ERROR_REPLIES = re.compile(r"WARNING: (?P<count>\d+) error replies")  # kvload memtier's log
 
 
 def _calls(name: str, stats: dict[str, Any]) -> int:

@@ -27,11 +27,12 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import DriverError, Interrupted, KvperfError
 from kvperf.core.identity import stable_id
 from kvperf.core.kinds import Measure
@@ -41,7 +42,7 @@ from kvperf.definitions.plan import Plan
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.memtier import MemtierDriver
 from kvperf.pipeline.definition_test import TestRun
-from kvperf.pipeline.model import Launcher, ProfileSettings
+from kvperf.pipeline.model import Launcher
 from kvperf.pipeline.prepare import validate_label
 from kvperf.pipeline.profiling import check_settings
 from kvperf.plan.trial import ServerSetup
@@ -233,14 +234,18 @@ class DefinitionRunner:
         for position, plan in enumerate(self.run.plans, 1):
             self.observer.test_started(plan, position, total)
             result = self.run_test(plan, position)
-            if self.store is not None:
-                self.store.record(result.row, self.metrics.path)
-            self.metrics.append(result.row)
+            self.persist(result)
             summary.results.append(result)
             self.observer.test_finished(plan, result)
         return summary
 
-    def run_test(self, plan: Plan, position: int) -> TestResult:
+    def persist(self, result: TestResult) -> None:
+        """The row to the database (when open) and to metrics.json, as soon as it exists."""
+        if self.store is not None:
+            self.store.record(result.row, self.metrics.path)
+        self.metrics.append(result.row)
+
+    def run_test(self, plan: Plan, position: int, run: int = 1) -> TestResult:
         log_dir = (self.run.out_dir / "tests" /
                    f"{position:04d}-{_slug(plan.name)}-{_slug(plan.topology.name)}")
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -254,8 +259,8 @@ class DefinitionRunner:
         if work.outcome.error:
             log.warning("%s on %s failed: %s", plan.name, plan.topology.name,
                         work.outcome.error)
-        row = definition_row(_test(plan), self.run.context, work.outcome, work.details(),
-                             datetime.now(UTC).astimezone())
+        row = definition_row(replace(_test(plan), run=run), self.run.context, work.outcome,
+                             work.details(), datetime.now(UTC).astimezone())
         return TestResult(plan, row, work.kpis)
 
     def _on_server(self, work: TestRun) -> None:

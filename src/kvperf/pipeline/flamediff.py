@@ -21,7 +21,8 @@ from kvperf.results import folded
 from kvperf.results.row import Row
 
 # what the scaled counts are, per kind of stacks (folded.PER_REQUEST_SCALE: × 1000 / request)
-COUNT_NAMES = {"profile": "ps/request", "instructions": "instructions/1000 requests"}
+COUNT_NAMES = {"profile": "ps/request", "instructions": "instructions/1000 requests",
+               "wall-time": "ns of wall time/request"}  # wall-time stacks are in µs
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,11 @@ def differentials(a_rows: list[Row], b_rows: list[Row], a_dir: Path,
         before.write_text(folded.render(a))
         after.write_text(folded.render(b))
         svg = stem.with_suffix(".svg")
+        mode = (a_group[0].get("profile") or {}).get("mode")
+        count_name = COUNT_NAMES["wall-time" if mode == "wall-time" else kind]
         try:
             run([str(kvflame_path()), "diff", str(before), str(after), str(svg),
-                 f"{title} · {trial_id}", COUNT_NAMES[kind]], name="kvflame diff").check()
+                 f"{title} · {trial_id}", count_name], name="kvflame diff").check()
         except CommandError as exc:
             raise ServerError(f"differential flamegraph of {trial_id}: {exc}") from None
         made.append(Differential(trial_id, b_series[trial_id][0], svg))

@@ -12,10 +12,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from kvperf.config.model import BenchmarkSpec
+from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
+from kvperf.pipeline.gates import GatePlan
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, RunContext, is_ok
 from kvperf.server import stats as server_stats
@@ -23,14 +24,6 @@ from kvperf.server.binary import ServerBinary
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
 from kvperf.server.stats import Collected
-
-
-@dataclass(frozen=True)
-class ProfileSettings:
-    """How ``--profile`` samples the servers (pipeline/profiling.py)."""
-
-    frequency: int = 999  # Hz of perf's cpu-clock sampling
-    call_graph: str = "fp"  # "fp" (frame pointers) or "dwarf"
 
 
 @dataclass(frozen=True)
@@ -57,6 +50,10 @@ class RunOptions:
     # whose labels "A"/"B" would pool different servers across comparisons).
     revision_from_binary: bool = False
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    suites: tuple[str, ...] = ()  # --suite: built-in configs (config/suites.py), not --config
+    quick: bool = False  # --quick: quick mode for this run (pipeline/quick.py)
+    gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
+    gate_baseline: Path | None = None  # --baseline PATH of relative gates
     module_paths: tuple[Path, ...] = ()  # --module-path: loaded into every node (+ config's)
 
 
@@ -71,6 +68,7 @@ class Prepared:
     binary: ServerBinary | None
     context: RunContext
     out_dir: Path
+    gates: GatePlan | None = None  # the run's KPI gates (pipeline/gates.py), judged at the end
 
 
 @dataclass

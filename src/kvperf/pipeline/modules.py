@@ -65,6 +65,7 @@ class ModuleOptions:
     module: str | None = None  # --module NAME: recorded with every row
     module_paths: tuple[Path, ...] = ()  # --module-path SO: loaded into every node
     dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
+    quick: bool = False  # --quick (pipeline/quick.py), as KVPERF_QUICK=1
 
 
 @dataclass
@@ -154,7 +155,7 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     """Server, kvload, datasets, pinning: every check before any server starts."""
     config = options.config
     options = replace(options, selected=tuple(
-        (group, tuple(quick.shrink_scenario(s) for s in scenarios))
+        (group, tuple(quick.shrink_scenario(s, options.quick) for s in scenarios))
         for group, scenarios in options.selected))
     if config.cluster_mode:
         raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
@@ -175,7 +176,7 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
             raise ConfigError(f"{config.source}: {key} names CPU {outside[0]}, but kvperf may "
                               f"use CPUs {','.join(map(str, sorted(cpus)))}")
     server, client = config.server_cpus or server, config.client_cpus or client
-    env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(),
+    env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(options.quick),
            "server_binary": str(binary.path), "server_source": binary.source}
     context = RunContext(label, None, "kvload", driver.version, binary.label, env,
                          Measure.TIMING)
@@ -185,8 +186,8 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
                      modules, server, client, notes + ((note,) if note else ()))
 
 
-def _quick_env() -> dict[str, bool]:
-    return {"quick": True} if quick.enabled() else {}
+def _quick_env(forced: bool) -> dict[str, bool]:
+    return {"quick": True} if quick.enabled(forced) else {}
 
 
 class ModuleRunner:

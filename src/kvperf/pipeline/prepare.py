@@ -9,15 +9,17 @@ from pathlib import Path
 
 from kvperf.config.loader import default_config_path, load_config
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
+from kvperf.config.suites import load_suites
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Mode, Schedule
 from kvperf.driver.base import Driver
 from kvperf.driver.registry import resolve_driver
 from kvperf.pipeline import quick
 from kvperf.pipeline.duet import DUET_DEFAULT_SECONDS
+from kvperf.pipeline.gates import plan_gates
 from kvperf.pipeline.instructions import check_measure
 from kvperf.pipeline.model import Prepared, RunOptions
-from kvperf.pipeline.profiling import check_profile
+from kvperf.pipeline.profiling import check_profile, check_trial_profiles
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
 from kvperf.results.row import RunContext
@@ -66,6 +68,8 @@ def _config_specs(options: RunOptions) -> list[BenchmarkSpec]:
     cpus = available_cpus()
     if options.config:
         return load_config(options.config, cpus)
+    if options.suites:
+        return load_suites(options.suites, cpus)
     specs = load_config(default_config_path(), cpus | {0, 1})
     if len(cpus) < 2 or not {0, 1} <= cpus:
         specs = [replace(s, server_cpus=None, client_cpus=None) for s in specs]
@@ -124,8 +128,9 @@ def prepare(options: RunOptions) -> Prepared:
     check_profile(options)
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=client_mode(options))
-    specs = quick.shrink(specs)
-    trials = expand(specs, quick.runs(options.runs))
+    specs = quick.shrink(specs, options.quick)
+    trials = expand(specs, quick.runs(options.runs, options.quick))
+    check_trial_profiles(options, trials)
     _check_trials(trials, driver, options)
     binary = _server_binary(options)
     if binary:
@@ -139,10 +144,18 @@ def prepare(options: RunOptions) -> Prepared:
            "server_binary": str(binary.path) if binary else None,
            "server_source": (binary.source if binary else
                              "not built" if options.blocked else "running server"),
-           **dict(options.provenance), **({"quick": True} if quick.enabled() else {})}
+           **dict(options.provenance), **({"quick": True} if quick.enabled(options.quick) else {})}
     revision = (binary.identity() if options.revision_from_binary and binary
                 and not options.commit else None)
     context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,
                          options.measure, revision)
+    gates = plan_gates(options.gates, options.gate_baseline, specs, _source(options), trials,
+                       context)
     return Prepared(options, specs, trials, driver, binary, context,
-                    options.results_dir / label)
+                    options.results_dir / label, gates)
+
+
+def _source(options: RunOptions) -> str:
+    if options.config:
+        return str(options.config)
+    return f"suite {','.join(options.suites)}" if options.suites else "built-in config"

@@ -6,21 +6,30 @@ turns each node's perf.data into perf script text, folded stacks and a flamegrap
 (kvflame, kvperf's inferno-based renderer installed beside kvload) plus the top self-CPU
 symbols and DSOs. Profiled rows carry a ``profile`` object and stay out of timing
 statistics: sampling perturbs throughput and latency.
+
+A profile may cover a window of the measure stage (``delay`` seconds in, for ``duration``
+seconds: ``--profile-delay``/``--profile-duration`` or a profiling set's ``delays``), and in
+wall-time mode it weighs off-CPU time by the stack each thread blocked in
+(results/walltime.py) beside the on-CPU samples.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import CommandError, ServerError, UsageError
-from kvperf.core.kinds import Measure, Mode
+from kvperf.core.kinds import Measure, Mode, ProfileMode
 from kvperf.core.proc import run
 from kvperf.driver.registry import find_tool
-from kvperf.pipeline.model import ProfileSettings, RunOptions
+from kvperf.pipeline.model import RunOptions
+from kvperf.plan.trial import Trial
+from kvperf.results import walltime
 from kvperf.results.profile import node_profile
 from kvperf.server import perf_record
 
@@ -57,10 +66,22 @@ def check_settings(settings: ProfileSettings | None, *, client_mode: bool,
                          f"{', '.join(perf_record.CALL_GRAPHS)}")
     if not 1 <= settings.frequency <= 100_000:
         raise UsageError(f"--profile-frequency must be 1-100000 Hz, got {settings.frequency}")
-    reason = perf_record.unavailable(perf_record.paranoid_level(), perf_record.is_root())
+    if settings.delay < 0 or (settings.duration is not None and settings.duration <= 0):
+        raise UsageError("--profile-delay must be ≥ 0 and --profile-duration > 0 seconds")
+    level, root = perf_record.paranoid_level(), perf_record.is_root()
+    reason = perf_record.unavailable(level, root) or (
+        perf_record.wall_time_unavailable(level, root)
+        if settings.mode == ProfileMode.WALL_TIME else None)
     if reason:
         raise UsageError(f"--profile: {reason}")
     kvflame_path()
+
+
+def check_trial_profiles(options: RunOptions, trials: Sequence[Trial]) -> None:
+    """The config's profiling sets, checked like ``--profile`` (exit 2 before any server)."""
+    for settings in dict.fromkeys(t.profile for t in trials if t.profile):
+        check_settings(settings, client_mode=options.mode == Mode.CLIENT,
+                       measure=options.measure)
 
 
 @dataclass
@@ -70,6 +91,40 @@ class Profiled:
     settings: ProfileSettings | None = None
     data: list[Path] = field(default_factory=list)
     note: str | None = None
+    window_opened: bool = True
+
+
+class _Window(threading.Thread):
+    """Enables sampling ``delay`` s into the measure stage and disables it ``duration`` s
+    later, unless the stage ends first (``close``)."""
+
+    def __init__(self, settings: ProfileSettings,
+                 recorders: list[perf_record.PerfRecorder]) -> None:
+        super().__init__(name="kvperf-profile-window", daemon=True)
+        self.settings, self.recorders = settings, recorders
+        self.closed = threading.Event()
+        self.opened = False
+        self.error: ServerError | None = None
+
+    def run(self) -> None:
+        try:
+            if self.closed.wait(self.settings.delay):
+                return
+            for recorder in self.recorders:
+                recorder.start()
+            self.opened = True
+            duration = self.settings.duration
+            if duration is not None and not self.closed.wait(duration):
+                for recorder in self.recorders:
+                    recorder.pause()
+        except ServerError as exc:
+            self.error = exc
+
+    def close(self) -> None:
+        self.closed.set()
+        self.join()
+        if self.error:
+            raise self.error
 
 
 @contextlib.contextmanager
@@ -83,15 +138,27 @@ def profiling(settings: ProfileSettings | None, pids: list[int],
     note = perf_record.kernel_stacks_note(perf_record.paranoid_level(), perf_record.is_root())
     profiled.note = note
     recorders: list[perf_record.PerfRecorder] = []
+    window: _Window | None = None
     try:
         for node, pid in enumerate(pids):
             data = log_dir / f"perf-node{node}.data"
-            recorders.append(perf_record.PerfRecorder(pid, data, settings.frequency,
-                                                      settings.call_graph, note is None))
-        for recorder in recorders:
-            recorder.start()
+            recorders.append(perf_record.PerfRecorder(
+                pid, data, settings.frequency, settings.call_graph, note is None,
+                settings.mode == ProfileMode.WALL_TIME))
+        if settings.delay == 0 and settings.duration is None:  # the whole stage
+            for recorder in recorders:
+                recorder.start()
+        else:
+            window = _Window(settings, recorders)
+            window.start()
         yield profiled
+        if window is not None:
+            window.close()
+            profiled.window_opened = window.opened
     except BaseException:
+        if window is not None:
+            window.closed.set()
+            window.join()
         for recorder in recorders:  # the measure stage's error is the one to report
             with contextlib.suppress(ServerError):
                 recorder.stop()
@@ -101,26 +168,43 @@ def profiling(settings: ProfileSettings | None, pids: list[int],
         profiled.data.append(recorder.data)
 
 
-def _render(data: Path, title: str) -> dict[str, Path]:
+def _fold(settings: ProfileSettings, files: dict[str, Path]) -> walltime.WallTime | None:
+    """The perf script text → folded stacks: kvflame's collapse of the samples, or in
+    wall-time mode kvperf's own folding with off-CPU intervals (returned)."""
+    wall_time = settings.mode == ProfileMode.WALL_TIME
+    perf_record.perf_script(files["perf.data"], files["perf script"], wall_time)
+    if wall_time:
+        wall = walltime.fold(files["perf script"].read_text(errors="replace"),
+                             settings.frequency)
+        files["folded stacks"].write_text(wall.render())
+        return wall
+    run([str(kvflame_path()), "collapse", str(files["perf script"]),
+         str(files["folded stacks"])], name="kvflame collapse").check()
+    return None
+
+
+def _render(data: Path, title: str, settings: ProfileSettings
+            ) -> tuple[dict[str, Path], walltime.WallTime | None]:
     """perf.data → perf script text → folded stacks → SVG (each file beside perf.data)."""
     stem = data.with_suffix("")
     files = {"perf.data": data, "perf script": stem.with_suffix(".script"),
              "folded stacks": stem.with_suffix(".folded"),
              "flamegraph": stem.with_suffix(".svg")}
-    perf_record.perf_script(data, files["perf script"])
+    wall = _fold(settings, files)
     kvflame = str(kvflame_path())
-    run([kvflame, "collapse", str(files["perf script"]), str(files["folded stacks"])],
-        name="kvflame collapse").check()
     if files["folded stacks"].stat().st_size == 0:  # an idle node: no samples, no graph
         del files["flamegraph"]
-        return files
+        return files, wall
+    if wall is not None:
+        title += " · wall time (µs; [off-cpu] blocked, [preempted] waiting for a CPU)"
     run([kvflame, "svg", str(files["folded stacks"]), str(files["flamegraph"]), title],
         name="kvflame svg").check()
-    return files
+    return files, wall
 
 
-def _node(node: int, data: Path, title: str, out_dir: Path) -> dict[str, Any]:
-    files = _render(data, f"{title} · node {node}")
+def _node(node: int, data: Path, title: str, out_dir: Path,
+          settings: ProfileSettings) -> dict[str, Any]:
+    files, wall = _render(data, f"{title} · node {node}", settings)
     symbols = perf_record.perf_report(data, "sym")
     dsos = perf_record.perf_report(data, "dso")
     report = data.with_suffix(".report.txt")
@@ -128,6 +212,10 @@ def _node(node: int, data: Path, title: str, out_dir: Path) -> dict[str, Any]:
     files["perf report"] = report
     profile = node_profile(node, {k: str(p.relative_to(out_dir)) for k, p in files.items()},
                            symbols, dsos)
+    if wall is not None:
+        profile["wall_time"] = {"on_cpu_ms": round(wall.on_cpu_us / 1000, 3),
+                                "off_cpu_ms": round(wall.off_cpu_us / 1000, 3),
+                                "top_off_cpu": wall.top()}
     if "flamegraph" not in files:
         profile["note"] = "no samples in the measure stage (the node was idle or it was short)"
     return profile
@@ -139,9 +227,17 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> dict[str, A
     if settings is None or not profiled.data:
         return None
     try:
-        nodes = [_node(i, data, title, out_dir) for i, data in enumerate(profiled.data)]
+        nodes = [_node(i, data, title, out_dir, settings)
+                 for i, data in enumerate(profiled.data)]
     except CommandError as exc:
         raise ServerError(f"profile of {title}: {exc}") from None
-    return {"profiler": "perf", "event": perf_record.EVENT, "mode": "cpu",
+    note = profiled.note
+    if not profiled.window_opened:
+        note = (f"the measure stage ended before the profiling window opened "
+                f"({settings.delay:g} s in): nothing was sampled")
+    wall_time = settings.mode == ProfileMode.WALL_TIME
+    event = perf_record.EVENT + (f" + {perf_record.SWITCH_EVENT}" if wall_time else "")
+    return {"profiler": "perf", "event": event, "mode": str(settings.mode),
             "frequency": settings.frequency, "call_graph": settings.call_graph,
-            "kernel_stacks": profiled.note is None, "note": profiled.note, "nodes": nodes}
+            "window": {"delay": settings.delay, "duration": settings.duration},
+            "kernel_stacks": profiled.note is None, "note": note, "nodes": nodes}

@@ -1,7 +1,7 @@
-"""Quick mode (``KVPERF_QUICK=1``): a smoke run of any command in a fraction of its time —
-every trial measures 1 s (or at most 20,000 requests), without warmup, and at most two
-rounds. For smoke tests of configs and of the documented examples; its numbers are not
-for publishing (every row records ``quick`` in ``env``)."""
+"""Quick mode (``KVPERF_QUICK=1``, or ``kvperf run --quick``): a smoke run of any command
+in a fraction of its time — every trial measures 1 s (or at most 20,000 requests), without
+warmup, and at most two rounds. For smoke tests of configs and of the documented examples;
+its numbers are not for publishing (every row records ``quick`` in ``env``)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ REQUESTS = 20_000
 MAX_RUNS = 2
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV, "").strip().lower() in ("1", "yes", "true")
+def enabled(forced: bool = False) -> bool:
+    """Whether quick mode is on: ``forced`` (``--quick``) or the environment says so."""
+    return forced or os.environ.get(ENV, "").strip().lower() in ("1", "yes", "true")
 
 
-def shrink(specs: list[BenchmarkSpec]) -> list[BenchmarkSpec]:
+def shrink(specs: list[BenchmarkSpec], forced: bool = False) -> list[BenchmarkSpec]:
     """Specs with short measure stages and no warmup (unchanged when quick mode is off)."""
-    if not enabled():
+    if not enabled(forced):
         return specs
     return [replace(s, warmup=(0,),
                     duration=(SECONDS,) if s.duration else None,
@@ -32,15 +33,15 @@ def shrink(specs: list[BenchmarkSpec]) -> list[BenchmarkSpec]:
             for s in specs]
 
 
-def shrink_scenario(s: Scenario) -> Scenario:
+def shrink_scenario(s: Scenario, forced: bool = False) -> Scenario:
     """A module scenario measured 1 s (or ≤ 20,000 rows/requests) without warmup."""
-    if not enabled():
+    if not enabled(forced):
         return s
     return replace(s, warmup=0, duration=SECONDS if s.duration else None,
                    requests=min(s.requests, REQUESTS) if s.requests else None,
                    maxdocs=min(s.maxdocs or REQUESTS, REQUESTS) if s.dataset else s.maxdocs)
 
 
-def runs(requested: int) -> int:
+def runs(requested: int, forced: bool = False) -> int:
     """Rounds to run: capped at MAX_RUNS in quick mode."""
-    return min(requested, MAX_RUNS) if enabled() else requested
+    return min(requested, MAX_RUNS) if enabled(forced) else requested

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.ab import SidesResult, interleave_sides
 from kvperf.pipeline.duet import check_duet
-from kvperf.pipeline.model import Observer, Prepared, ProfileSettings, RunOptions
+from kvperf.pipeline.model import Observer, Prepared, RunOptions
 from kvperf.pipeline.prepare import load_specs, prepare
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build

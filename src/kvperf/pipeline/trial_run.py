@@ -87,7 +87,8 @@ class TrialRun:
             cpu_before = self.probe.cpu_seconds(pids)
             measure = self.prepared.options.measure
             with (counting(measure, pids, self.log_dir) as counted,
-                  profiling(self.prepared.options.profile, pids, self.log_dir) as profiled,
+                  profiling(self.trial.profile or self.prepared.options.profile, pids,
+                            self.log_dir) as profiled,
                   self.stage("measure")):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
             self._keep_histograms()

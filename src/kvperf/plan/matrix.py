@@ -2,7 +2,8 @@
 
 Order: round-major (every trial of round 1, then round 2, …) so slow drift spreads evenly over
 parameter sets instead of landing on the last ones; within a round, config objects in file order
-and their lists crossed in a fixed key order with the command innermost.
+and their lists crossed in a fixed key order with the command innermost; a config object's
+``profiling_sets`` repeat all of its trials once per set (outermost).
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ def expand(specs: list[BenchmarkSpec], runs: int = 1) -> list[Trial]:
     """All trials of all specs for ``runs`` rounds, in execution order."""
     if runs < 1:
         raise ValueError(f"runs must be positive, got {runs}")
-    combos = [(spec.index, server, load)
-              for spec in specs for server in _servers(spec) for load in _loads(spec)]
+    combos = [(spec.index, server, load, profile)
+              for spec in specs for profile in spec.profiling
+              for server in _servers(spec) for load in _loads(spec)]
     return [
-        Trial(index=i, run=run, spec_index=spec_index, server=server, load=load)
-        for i, (run, (spec_index, server, load)) in enumerate(
+        Trial(index=i, run=run, spec_index=spec_index, server=server, load=load,
+              profile=profile)
+        for i, (run, (spec_index, server, load, profile)) in enumerate(
             (run, combo) for run in range(1, runs + 1) for combo in combos)
     ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvperf.config.commands import CommandSpec
-from kvperf.config.model import ModuleSpec
+from kvperf.config.model import ModuleSpec, ProfileSettings
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.identity import stable_id
 
@@ -54,6 +54,7 @@ class Trial:
     spec_index: int
     server: ServerSetup
     load: Load
+    profile: ProfileSettings | None = None  # from the config's profiling_sets
 
     @property
     def id(self) -> str:
@@ -72,7 +73,7 @@ class Trial:
             "modules": [m.path for m in s.modules],
             "server_cpus": format_cpu_list(s.cpus) if s.cpus else None,
             "client_cpus": format_cpu_list(ld.cpus) if ld.cpus else None,
-        }
+        } | ({"profile": self.profile.params()} if self.profile else {})
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""
@@ -81,6 +82,8 @@ class Trial:
         extras = [x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on]
         if s.io_threads:
             extras.append(f"io{s.io_threads}")
+        if self.profile:
+            extras.append(f"profiled {self.profile.mode}")
         tail = f" [{' '.join(extras)}]" if extras else ""
         return (f"{ld.command.name} d={ld.data_size} P={ld.pipeline} c={ld.clients} "
                 f"{bound} run {self.run}{tail}")

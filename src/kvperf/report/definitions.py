@@ -22,7 +22,8 @@ def _topology(row: Row) -> str:
 
 def test_line(position: int, total: int, row: Row) -> str:
     """``[2/5] name on topology: ok 123,456 ops/s p50 0.2 ms`` (or the failure)."""
-    where = f"[{position}/{total}] {escape(row['command'])} on {_topology(row)}"
+    side = f"{escape(str(row['side']))} round {row['run']}: " if row.get("side") else ""
+    where = f"[{position}/{total}] {side}{escape(row['command'])} on {_topology(row)}"
     if not is_ok(row):
         return f"{where}: [red]failed[/red]: {escape(str(row['error']))}"
     kpis = (row.get("definition") or {}).get("kpis") or []

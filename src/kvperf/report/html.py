@@ -5,7 +5,9 @@ artifact.
 Sections: run summary with provenance and noise warnings per side; throughput and latency per
 series (dot charts with run-to-run spread); the latency percentile spectrum of the merged HDR
 histograms (corrected vs service, p0 … p99.999 on a log "1/(1−q)" axis); for two sides, the
-A/B forest plot of ratios with 95% CIs coloured by verdict, and its table.
+A/B forest plot of ratios with 95% CIs coloured by verdict, and its table; per swept key
+(a series field the run gave several values) rps and p99 against its values, one line per
+other series.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kvperf.report.model import (
     Comparison,
     Report,
     SeriesStats,
+    SideSweep,
     SourceSummary,
     Spectrum,
 )
@@ -59,6 +62,8 @@ def render(report: Report) -> str:
     if report.comparison:
         parts.append(_comparison(report.comparison))
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
+    if report.sweeps:
+        parts.append(_sweeps(report.sweeps, len(sides) > 1))
     if report.artifacts:
         parts.append(_artifacts(report.artifacts))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -189,3 +194,31 @@ def _ci(ratio: float, low: float, high: float) -> str:
     if math.isnan(low):
         return f"{ratio:.3f}"
     return f"{ratio:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _sweeps(found: Sequence[SideSweep], multi: bool) -> str:
+    """Per side and swept key: rps and p99 against the key's values, a line per series."""
+    out = ["<h2>Sweeps</h2><p>Each config key given several values; one line per series "
+           "that differs only in it (means over runs; the table's speed-up is rps over the "
+           "line's first value).</p>"]
+    for item in found:
+        sw = item.sweep
+        name = f"{sw.label} ({sw.key})" + (f" · {item.side}" if multi else "")
+        out.append(f"<h3>{escape(name)}</h3>")
+        for metric, unit, title in (("rps", "", "requests/s"), ("p99_ms", "ms", "p99 latency")):
+            lines = [svg.Line(ln.series, [(float(sw.values.index(p.value)), value)
+                                          for p in ln.points
+                                          for value in [getattr(p, metric)] if value is not None],
+                              svg.colour(i)) for i, ln in enumerate(sw.lines)]
+            out.append(svg.category_chart(lines, f"{title} against {sw.label}", sw.values,
+                                          sw.label, unit))
+        rows = [[escape(ln.series), escape(p.value), str(p.runs), _num(p.rps, ",.0f"),
+                 _num(p.speedup, ".2f"), _num(p.p99_ms, ",.3f")]
+                for ln in sw.lines for p in ln.points]
+        out.append(_table(["series", sw.label, "runs", "rps", "speed-up", "p99 ms"], rows,
+                          numeric=(2, 3, 4, 5)))
+    return "".join(out)
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "–" if value is None else format(value, fmt)

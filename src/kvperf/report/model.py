@@ -11,6 +11,9 @@ JSON versions (``kvperf_report``):
   2 — adds ``artifacts``: the files of profiled trials (``--profile``; one per side, test,
       profiler, node and artifact, the file relative to the current directory as the side's
       path is), empty when nothing was profiled.
+  3 — adds ``sweeps``: per side and swept key (a series field with several values;
+      analysis/sweeps.py) the key, its label, its values and per line (the series equal but
+      for the key) each value's runs, mean rps, mean p99 and speed-up over the line's first.
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from kvperf.analysis.comparison import (
     pair_runs,
 )
 from kvperf.analysis.paired import cv
+from kvperf.analysis.sweeps import Sweep, sweeps
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
 from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, field_of, is_ok
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -146,12 +150,21 @@ class Artifact:
 
 
 @dataclass(frozen=True)
+class SideSweep:
+    """One side's sweep of one key (analysis/sweeps.Sweep)."""
+
+    side: str
+    sweep: Sweep
+
+
+@dataclass(frozen=True)
 class Report:
     sources: list[SourceSummary]
     series: list[SeriesStats]
     spectra: list[Spectrum]
     comparison: Comparison | None = None
     artifacts: list[Artifact] = field(default_factory=list)
+    sweeps: list[SideSweep] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -307,7 +320,9 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
     if len(sources) == 2:
         base, new = sources
         compared = comparison(base, new, interleaved(base, new) if paired is None else paired)
-    return Report(summaries, series, spectra, compared, artifacts(sources))
+    side_sweeps = [SideSweep(source.name, found) for source in sources
+                   for found in sweeps(source.rows)]
+    return Report(summaries, series, spectra, compared, artifacts(sources), side_sweeps)
 
 
 def artifacts(sources: list[Source]) -> list[Artifact]:

@@ -73,9 +73,18 @@ def _profiled(rows: list[Row]) -> list[tuple[Row, dict[str, Any]]]:
     return [(row, profile) for row in rows if (profile := row.get("profile"))]
 
 
+def _symbols(node: dict[str, Any]) -> str:
+    """Top self-CPU symbols; in wall-time mode also where the threads blocked."""
+    text = _top(node["top_symbols"])
+    wall = node.get("wall_time")
+    if wall:
+        text += f" · of wall time: {_top(wall['top_off_cpu'])}"
+    return text
+
+
 def top_rows(rows: list[Row]) -> list[list[str]]:
     """Each profiled node's top symbols and DSOs by self CPU (pure)."""
-    return [[_test(row), str(node["node"]), _top(node["top_symbols"]), _top(node["top_dsos"])]
+    return [[_test(row), str(node["node"]), _symbols(node), _top(node["top_dsos"])]
             for row, profile in _profiled(rows) for node in profile["nodes"]]
 
 

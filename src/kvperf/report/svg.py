@@ -1,5 +1,6 @@
 """Chart primitives as inline SVG text (no scripts, no fonts, no network): a dot chart with
-run-to-run spread, a line chart on log axes, and a forest plot of ratios.
+run-to-run spread, a line chart on log axes, a forest plot of ratios, and a line chart over
+categories (sweeps).
 
 Every function returns one ``<svg>`` element; every text is escaped here.
 """
@@ -202,3 +203,75 @@ def _ratio_ticks(lo: float, hi: float) -> list[float]:
     candidates = (0.25, 0.5, 0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25, 2.0, 4.0)
     ticks = [t for t in candidates if lo <= t <= hi]
     return ticks if len(ticks) >= 3 else [round(lo, 3), 1.0, round(hi, 3)]
+
+
+def category_chart(lines: Sequence[Line], title: str, categories: Sequence[str],
+                   x_label: str, y_unit: str) -> str:
+    """Lines over evenly spaced categories (a point's x is its category's index) on a linear
+    y axis from 0: a swept parameter's values against a metric, one line per series."""
+    ys = [p[1] for ln in lines for p in ln.points]
+    height, bottom = 300, 250
+    x = Scale(0.0, max(len(categories) - 1, 1), 90, WIDTH - RIGHT - 230)
+    top = max(ys, default=1.0) * 1.08 or 1.0
+    y = Scale(0.0, top, bottom, 30)
+    body = [_text(90, 16, title, cls="ctitle")]
+    for i, name in enumerate(categories):
+        body += [_line(x(i), 30, x(i), bottom, "#e5e5e5"),
+                 _text(x(i), bottom + 16, name, "middle", "tick")]
+    for tick in nice_ticks(0.0, top):
+        body += [_line(90, y(tick), x.b, y(tick), "#e5e5e5"),
+                 _text(84, y(tick) + 4, f"{_fmt(tick)} {y_unit}", "end", "tick")]
+    body.append(_text((90 + x.b) / 2, bottom + 36, x_label, "middle", "tick"))
+    for i, ln in enumerate(lines):
+        path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py in ln.points)
+        body.append(f'<polyline points="{path}" fill="none" stroke="{ln.colour}" '
+                    f'stroke-width="2"><title>{escape(ln.name)}</title></polyline>')
+        body += [f'<circle cx="{x(px):.1f}" cy="{y(py):.1f}" r="3" fill="{ln.colour}">'
+                 f"<title>{escape(ln.name)}: {categories[int(px)]} → {py:,.3f}</title>"
+                 "</circle>" for px, py in ln.points]
+        ly = 40 + 16 * i
+        body += [_line(x.b + 12, ly, x.b + 36, ly, ln.colour, 'stroke-width="2"'),
+                 _text(x.b + 40, ly + 4, ln.name, cls="label")]
+    return _svg(max(height, 40 + 16 * len(lines)), title, body)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A change point on a history chart: before point ``index``, coloured, labelled."""
+
+    index: int
+    colour: str
+    label: str
+
+
+def history_chart(values: Sequence[float], labels: Sequence[str], steps: Sequence[Step],
+                  title: str, unit: str) -> str:
+    """One value per commit (oldest first) on a linear y axis, commits as x, change points
+    as dashed verticals between the two commits they separate."""
+    height, bottom, left = 260, 200, 90
+    x = Scale(0, max(len(values) - 1, 1), left, WIDTH - RIGHT)
+    lo, hi = min(values, default=0.0), max(values, default=1.0)
+    pad = (hi - lo) * 0.1 or abs(hi) * 0.05 or 1.0
+    y = Scale(lo - pad, hi + pad, bottom, 30)
+    body = [_text(left, 16, title, cls="ctitle")]
+    for tick in (t for t in nice_ticks(lo - pad, hi + pad) if t >= lo - pad):
+        body += [_line(left, y(tick), x.b, y(tick), "#e5e5e5"),
+                 _text(left - 6, y(tick) + 4, f"{_fmt(tick)} {unit}", "end", "tick")]
+    every = max(1, math.ceil(len(labels) / 12))
+    for i, label in enumerate(labels):
+        if i % every == 0 or i == len(labels) - 1:
+            body.append(_text(x(i), bottom + 16, label, "middle", "tick"))
+    for step in steps:
+        sx = (x(step.index - 1) + x(step.index)) / 2
+        body += [_line(sx, 30, sx, bottom, step.colour,
+                       'stroke-width="2" stroke-dasharray="5 3"'),
+                 _text(sx + 4, 42, step.label, cls="label")]
+    path = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values))
+    body.append(f'<polyline points="{path}" fill="none" stroke="{PALETTE[0]}" '
+                f'stroke-width="2"/>')
+    body += [f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{PALETTE[0]}">'
+             f"<title>{escape(labels[i])}: {escape(_fmt(v))} {escape(unit)}</title></circle>"
+             for i, v in enumerate(values)]
+    body.append(_text((left + x.b) / 2, bottom + 36, "commit (oldest first)", "middle",
+                      "tick"))
+    return _svg(height, title, body)

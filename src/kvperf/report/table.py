@@ -37,6 +37,8 @@ def results_table(rows: list[Row], title: str) -> Table:
         status = "ok" if is_ok(row) else f"[red]FAILED[/red] {error}"
         if row.get("client_saturated"):
             status += " [yellow]! client saturated[/yellow]"
+        if profile := row.get("profile"):
+            status += f" (profiled {profile.get('mode', 'cpu')}: not timed)"
         table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),
                       _fmt(row["clients"]), _fmt(row["run"]), _fmt(row["rps"], 0),
                       _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), status)

@@ -2,7 +2,9 @@
 
 ``perf report --stdio --no-children --sort sym`` prints one line per symbol, ``  12.34%
 [.] setCommand`` (``[.]`` user space, ``[k]`` kernel); ``--sort dso`` prints ``  40.00%
-valkey-server``. Comment lines start with ``#``. The top entries are kept by self CPU.
+valkey-server``. Comment lines start with ``#``. The top entries are kept by self CPU. A
+wall-time recording has a second section (``# Samples: … of event 'sched:sched_switch'``);
+only the first, cpu-clock, is read.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ _SYM = re.compile(r"^\[(?P<space>[.k])\]\s+(?P<name>.+)$")
 def parse_report(text: str, top: int = TOP) -> list[dict[str, Any]]:
     """``[{"name", "self_pct", ["space"]}]`` of a perf report, largest first."""
     entries: list[dict[str, Any]] = []
+    sections = 0
     for line in text.splitlines():
+        if line.startswith("# Samples:"):
+            sections += 1
+        if sections > 1:
+            break
         if line.lstrip().startswith("#"):
             continue
         match = _LINE.match(line)

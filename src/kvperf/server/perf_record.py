@@ -5,6 +5,11 @@ The software ``cpu-clock`` event is used because hardware events are missing on 
 small files; whole stacks for Debian's valkey-server) or DWARF unwinding (``dwarf``, for
 binaries built without frame pointers; ~30x larger perf.data). Kernel frames are recorded
 when ``kernel.perf_event_paranoid`` allows them (≤ 1, or root); otherwise user frames only.
+
+Wall-time mode adds every ``sched:sched_switch`` (the stack a thread blocks or is preempted
+in) and perf's switch records (``--switch-events``: when each thread leaves and re-enters a
+CPU), so off-CPU time can be weighed by its blocking stack (results/walltime.py). It needs
+the tracepoint, so root (or ``perf_event_paranoid`` -1).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from kvperf.server.process import ManagedProcess
 
 PERF = "perf"
 EVENT = "cpu-clock"
+SWITCH_EVENT = "sched:sched_switch"
 CALL_GRAPHS = ("fp", "dwarf")
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
 STOP_GRACE = 30.0  # perf writes its buildids after SIGINT
@@ -57,6 +63,23 @@ def unavailable(level: int | None, root: bool) -> str | None:
     return None
 
 
+def wall_time_unavailable(level: int | None, root: bool) -> str | None:
+    """Why wall-time profiling cannot record context switches here (None when it can)."""
+    if root or level == -1:
+        return None
+    return (f"wall-time profiling records the {SWITCH_EVENT} tracepoint, which needs root "
+            f"or kernel.perf_event_paranoid=-1 (it is {level})")
+
+
+def events(frequency: int, kernel: bool, wall_time: bool) -> list[str]:
+    """perf record's event arguments: cpu-clock at ``frequency`` (plus, in wall-time mode,
+    every context switch with its stack, and the switch records) (pure)."""
+    clock = f"{EVENT}/freq={frequency}/" + ("" if kernel else "u")
+    if not wall_time:
+        return ["-e", clock]
+    return ["-e", clock, "-e", SWITCH_EVENT, "--switch-events"]
+
+
 def is_root() -> bool:
     return os.geteuid() == 0
 
@@ -70,14 +93,13 @@ class PerfRecorder:
     """
 
     def __init__(self, pid: int, data: Path, frequency: int, call_graph: str,
-                 kernel: bool) -> None:
+                 kernel: bool, wall_time: bool = False) -> None:
         self.data = data
         self.fifos = (data.with_suffix(".ctl"), data.with_suffix(".ack"))
         for fifo in self.fifos:
             fifo.unlink(missing_ok=True)
             os.mkfifo(fifo)
-        event = EVENT if kernel else f"{EVENT}:u"
-        argv = [PERF, "record", "-e", event, "-F", str(frequency), "--call-graph",
+        argv = [PERF, "record", *events(frequency, kernel, wall_time), "--call-graph",
                 call_graph, "-D", "-1", "--control", f"fifo:{self.fifos[0]},{self.fifos[1]}",
                 "-p", str(pid), "-o", str(data)]
         self.log = data.with_suffix(".log")
@@ -86,6 +108,10 @@ class PerfRecorder:
     def start(self) -> None:
         """Enable sampling; returns once perf has acknowledged (ServerError if it cannot)."""
         self._command("enable")
+
+    def pause(self) -> None:
+        """Disable sampling (the end of a profiling window); perf keeps running."""
+        self._command("disable")
 
     def stop(self) -> None:
         """Disable sampling, then SIGINT (perf writes perf.data); ServerError when no
@@ -137,9 +163,14 @@ class PerfRecorder:
             os.close(ack)
 
 
-def perf_script(data: Path, out: Path) -> None:
-    """``perf script`` text of a recording (the input of kvflame collapse)."""
-    done = run([PERF, "script", "-i", str(data)], timeout=600.0, name="perf script")
+WALL_SCRIPT = ["--show-switch-events", "-F", "comm,tid,time,event,ip,sym"]
+
+
+def perf_script(data: Path, out: Path, wall_time: bool = False) -> None:
+    """``perf script`` text of a recording (the input of kvflame collapse; in wall-time mode
+    with the switch records and times, for results/walltime.py)."""
+    extra = WALL_SCRIPT if wall_time else []
+    done = run([PERF, "script", "-i", str(data), *extra], timeout=600.0, name="perf script")
     done.check()
     out.write_text(done.stdout)
 

@@ -46,3 +46,11 @@ def side(name: str, scale: float, **extra: Any) -> Source:
         "service": encoded([int(150 / scale)] * 990 + [800] * 10)} for r in rows}
     return Source(name, f"results/{name}/metrics.json", rows,
                   lambda r: histograms.get(r.get("histogram_file")))
+
+
+def with_pipeline_1(source: Source) -> Source:
+    """The side with its series also at pipeline 1, at a quarter of the rps (same latency
+    histograms): a sweep of P."""
+    extra = [{**r, "pipeline": 1, "trial_id": f"{r['trial_id']}-P1", "rps": r["rps"] / 4}
+             for r in source.rows]
+    return Source(source.name, source.path, source.rows + extra, source.histograms)

@@ -16,12 +16,16 @@ from rich.console import Console
 from rich.table import Table
 
 from kvperf.analysis.comparison import compare, compare_paired
+from kvperf.analysis.gates import judge, parse_gates
 from kvperf.analysis.noise import noise_rows
 from kvperf.analysis.regressions import CommitValue, Finding
+from kvperf.analysis.sweeps import sweeps
 from kvperf.report.comparison import markdown, terminal_table
+from kvperf.report.gates import gates_document, gates_table
 from kvperf.report.history import change_table, history_table, index
 from kvperf.report.noise import noise_table
 from kvperf.report.regressions import finding_json, findings_table
+from kvperf.report.sweeps import sweep_tables
 from kvperf.report.track import jobs_table
 from kvperf.store.history import Cell, Revision
 from kvperf.store.track import Job
@@ -112,3 +116,23 @@ def test_track_jobs_table() -> None:
                 WHEN, "build failed: error: expected ';'")]
     _check("track-jobs.txt", _text(jobs_table(jobs)))
 
+
+
+def _sweep_rows() -> list[dict[str, Any]]:
+    rows = []
+    for command, base in (("SET", 100_000.0), ("GET", 120_000.0)):
+        for pipeline, gain in ((1, 1.0), (10, 3.5), (100, 6.0)):
+            rows += [{"status": "ok", "command": command, "data_size": 100,
+                      "pipeline": pipeline, "clients": 50, "duration": 1, "run": run,
+                      "rps": base * gain * (1 + 0.01 * run),
+                      "p99_latency_ms": 0.3 * pipeline ** 0.5} for run in (1, 2)]
+    return rows
+
+
+def test_sweep_and_gate_tables() -> None:
+    rows = _sweep_rows()
+    _check("sweeps.txt", "".join(_text(t) for t in sweep_tables(sweeps(rows))))
+    results = judge(parse_gates(["SET.rps>=300000", "GET P=100.p99_latency_ms<=2",
+                                 "SET P=1.rps>=1.05*baseline"]), rows, rows[:2])
+    _check("gates.txt", _text(gates_table(results)))
+    _check("gates.json", json.dumps(gates_document(results), indent=2) + "\n")

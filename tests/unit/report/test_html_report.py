@@ -8,7 +8,7 @@ import re
 from kvperf.report import svg
 from kvperf.report.html import render
 from kvperf.report.model import build
-from tests.unit.report.report_rows import side
+from tests.unit.report.report_rows import side, with_pipeline_1
 
 
 def test_the_page_is_self_contained() -> None:
@@ -20,6 +20,17 @@ def test_the_page_is_self_contained() -> None:
     assert set(re.findall(r"https?://[^\"' )]+", page)) == {"http://www.w3.org/2000/svg"}
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg"') == 1 + 3 + 2
     assert "A/B comparison: B / A" in page and "Latency percentile spectrum" in page
+
+
+def test_sweeps_get_an_rps_and_a_p99_chart_per_key_and_side() -> None:
+    plain = render(build([side("A", 1.0)]))
+    assert "<h2>Sweeps</h2>" not in plain
+    page = render(build([with_pipeline_1(side("A", 1.0)), with_pipeline_1(side("B", 1.1))]))
+    assert "<h2>Sweeps</h2>" in page and "P (pipeline) · B" in page
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg"') == \
+        plain.count("<svg") + 1 + 2 + 2 * 2  # forest plot, P=1 spectra, two charts per side
+    assert "requests/s against P" in page and "p99 latency against P" in page
+    assert "4.00" in page  # SET's speed-up P=16 over P=1
 
 
 def test_text_is_escaped() -> None:

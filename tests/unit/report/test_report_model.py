@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from kvperf.report.model import SPECTRUM_QUANTILES, build, to_json
-from tests.unit.report.report_rows import side
+from tests.unit.report.report_rows import side, with_pipeline_1
 
 GOLDEN = Path(__file__).parent / "golden" / "report_structure.json"
+SWEPT_GOLDEN = Path(__file__).parent / "golden" / "report_sweeps_structure.json"
 
 
 def skeleton(value: Any) -> Any:
@@ -32,11 +33,29 @@ def skeleton(value: Any) -> Any:
     return {bool: "bool", int: "number", float: "number", str: "string"}[type(value)]
 
 
-def ab_document() -> dict[str, Any]:
-    sides = [side("A", 1.0), side("B", 1.1)]
+def ab_document(swept: bool = False) -> dict[str, Any]:
+    sides = [with_pipeline_1(side("A", 1.0)) if swept else side("A", 1.0),
+             with_pipeline_1(side("B", 1.1)) if swept else side("B", 1.1)]
     for s in sides:
         s.rows[0]["client_saturated"] = True  # a warning on each side
     return to_json(build(sides))
+
+
+def test_the_json_report_with_sweeps_keeps_its_golden_structure() -> None:
+    document = ab_document(swept=True)
+    json.dumps(document, allow_nan=False)
+    if os.environ.get("KVPERF_UPDATE_GOLDEN"):
+        SWEPT_GOLDEN.write_text(json.dumps(skeleton(document), indent=2) + "\n")
+    assert skeleton(document) == json.loads(SWEPT_GOLDEN.read_text())
+    assert ab_document()["sweeps"] == []  # nothing varies but the command
+
+
+def test_the_json_report_sweeps() -> None:
+    sweeps = ab_document(swept=True)["sweeps"]
+    assert [(s["side"], s["sweep"]["key"], s["sweep"]["values"]) for s in sweeps] == [
+        ("A", "pipeline", ["1", "16"]), ("B", "pipeline", ["1", "16"])]
+    line = next(ln for ln in sweeps[0]["sweep"]["lines"] if ln["series"].startswith("SET"))
+    assert [p["speedup"] for p in line["points"]] == [1.0, pytest.approx(4.0)]
 
 
 def test_the_json_report_keeps_its_golden_structure() -> None:
@@ -49,7 +68,7 @@ def test_the_json_report_keeps_its_golden_structure() -> None:
 
 def test_the_json_report_numbers() -> None:
     document = ab_document()
-    assert document["kvperf_report"] == 2
+    assert document["kvperf_report"] == 3
     a_set = next(s for s in document["series"] if s["side"] == "A" and "SET" in s["series"])
     assert a_set["rps"] == [100_000.0, 101_000.0, 102_000.0] and a_set["runs"] == 3
     assert a_set["latency_source"] == "merged histograms"

@@ -65,3 +65,10 @@ def test_node_profile_and_folded_frames() -> None:
     folded = "valkey-server;main;aeMain;processCommand;call;setCommand 1001001\n"
     assert folded_has(folded, "setCommand") and folded_has(folded, "processCommand")
     assert not folded_has(folded, "setCommandX") and not folded_has(folded, "1001001")
+
+
+def test_a_wall_time_report_is_read_from_its_cpu_clock_section_only() -> None:
+    text = ("# Samples: 14  of event 'cpu-clock/freq=999/'\n#\n    60.00%  [.] setCommand\n"
+            "    40.00%  [k] do_epoll_wait\n\n"
+            "# Samples: 24  of event 'sched:sched_switch'\n#\n   100.00%  [k] __schedule\n")
+    assert [e["name"] for e in parse_report(text)] == ["setCommand", "do_epoll_wait"]

@@ -1,0 +1,93 @@
+"""`kvperf compare A B --definitions …`: benchmark definitions run interleaved on two sides.
+
+Every side is prepared first (its server, memtier's front end; exit 2 before any server),
+then each round runs every definition's test on every side in a seeded random order, each
+on a fresh server, so drift lands on both sides alike. Rows are ordinary definition rows
+with ``run`` = the round and ``side``/``ab_seed``/``ab_schedule`` set, persisted as they
+finish, so ``compare_paired`` pairs them by series and round like any comparison.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kvperf.config.model import ProfileSettings
+from kvperf.core.errors import BuildError, UsageError
+from kvperf.core.kinds import Schedule
+from kvperf.definitions.plan import Plan
+from kvperf.pipeline.definitions import (
+    DefinitionObserver,
+    DefinitionOptions,
+    DefinitionRun,
+    DefinitionRunner,
+    prepare_definitions,
+)
+from kvperf.pipeline.sides import Side
+from kvperf.results.row import Row
+from kvperf.store.writer import TrialWriter
+
+
+@dataclass(frozen=True)
+class DefinitionSides:
+    """Every side prepared; the tests all of them can run; the rounds and order seed."""
+
+    runs: dict[str, DefinitionRun]
+    plans: tuple[Plan, ...]
+    refused: tuple[tuple[Plan, str], ...]
+    rounds: int
+    seed: int
+
+    @property
+    def tests(self) -> int:
+        return self.rounds * len(self.plans) * len(self.runs)
+
+
+def _side_run(plans: tuple[Plan, ...], side: Side, out_dir: Path,
+              profile: ProfileSettings | None) -> DefinitionRun:
+    if side.blocked or side.server_bin is None:
+        raise BuildError(f"side {side.name} has no server: {side.blocked or 'not built'}")
+    run = prepare_definitions(plans, DefinitionOptions(out_dir, side.name, side.server_bin,
+                                                       profile=profile))
+    env = {**run.context.env, **dict(side.provenance)}
+    return replace(run, context=replace(run.context, commit=side.commit, env=env))
+
+
+def prepare_definition_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
+                             rounds: int, seed: int | None = None,
+                             profile: ProfileSettings | None = None) -> DefinitionSides:
+    """Prepare every side (UsageError before any server); the tests every side can run."""
+    if rounds < 1:
+        raise UsageError(f"--runs must be at least 1, got {rounds}")
+    runs = {side.name: _side_run(plans, side, out_dir, profile) for side in sides}
+    refused = {id(p): (p, why) for run in runs.values() for p, why in run.refused}
+    runnable = tuple(p for p in plans if id(p) not in refused)
+    drawn = seed if seed is not None else secrets.randbelow(2**31)
+    return DefinitionSides({name: replace(run, plans=runnable) for name, run in runs.items()},
+                           runnable, tuple(refused.values()), rounds, drawn)
+
+
+def run_definition_sides(sides: DefinitionSides, observer: DefinitionObserver,
+                         store: TrialWriter | None) -> dict[str, list[Row]]:
+    """Every round: every test on every side in a seeded random order; rows by side."""
+    order_rng = random.Random(sides.seed)
+    runners = {name: DefinitionRunner(run, observer, store) for name, run in sides.runs.items()}
+    rows: dict[str, list[Row]] = {name: [] for name in runners}
+    position = 0
+    for round_ in range(1, sides.rounds + 1):
+        for plan in sides.plans:
+            order = sorted(runners)
+            order_rng.shuffle(order)
+            for name in order:
+                position += 1
+                observer.test_started(plan, position, sides.tests)
+                result = runners[name].run_test(plan, position, run=round_)
+                row = result.row
+                row["side"], row["ab_seed"] = name, sides.seed
+                row["ab_schedule"] = str(Schedule.ALTERNATE)
+                runners[name].persist(result)
+                rows[name].append(result.row)
+                observer.test_finished(plan, result)
+    return rows

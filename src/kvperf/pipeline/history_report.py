@@ -1,0 +1,67 @@
+"""`kvperf report --history`: the stored histories and their change points → the history
+page (report/history_page.py) and its JSON. Change points are `kvperf regressions`' (the same
+detection and verdict rule, default thresholds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvperf.analysis.changepoint import MIN_SEGMENT
+from kvperf.analysis.regressions import Finding, Thresholds, series_findings
+from kvperf.analysis.stored import to_series
+from kvperf.core.errors import UsageError
+from kvperf.report.history_page import (
+    ChangeMark,
+    HistoryPanel,
+    history_json,
+    render_history,
+)
+from kvperf.report.regressions import describe_params
+from kvperf.results.row import SeriesParams
+from kvperf.store.db import Database
+from kvperf.store.files import write_json_atomic
+from kvperf.store.series import History, histories
+
+
+@dataclass(frozen=True)
+class HistoryRequest:
+    metrics: tuple[str, ...]
+    where: SeriesParams
+    source: str  # the database, credentials redacted
+    html: Path
+    json: Path | None = None
+
+
+def _marks(history: History, found: list[Finding]) -> tuple[ChangeMark, ...]:
+    revisions = list(history.revisions)
+    return tuple(ChangeMark(revisions.index(f.first_after.sha), f.direction, f.magnitude,
+                            f.pvalue, f.commit_range) for f in found)
+
+
+def panel(history: History) -> HistoryPanel:
+    """One history as a panel, with its change points when it is long enough for them."""
+    found = (series_findings(to_series(history), Thresholds())
+             if len(history.means) >= 2 * MIN_SEGMENT else [])
+    return HistoryPanel(describe_params(history.params), history.metric,
+                        tuple(str(r) for r in history.revisions),
+                        tuple(t.isoformat() for t in history.times),
+                        tuple(float(v) for v in history.means),
+                        tuple(int(n) for n in history.counts), _marks(history, found))
+
+
+def write_history_report(engine: Database, request: HistoryRequest) -> list[HistoryPanel]:
+    """Write the page (and the JSON); UsageError when the database holds no such history."""
+    panels = [panel(h) for h in histories(engine, list(request.metrics), request.where,
+                                          min_points=1)]
+    if not panels:
+        raise UsageError(f"no history in {request.source} for these metrics and filters: "
+                         "record results with `kvperf run --commit …` first")
+    short = sum(1 for p in panels if len(p.values) < 2 * MIN_SEGMENT)
+    note = (f"{short} of {len(panels)} histories have fewer than {2 * MIN_SEGMENT} commits: "
+            "too short to look for change points" if short else None)
+    request.html.write_text(render_history(panels, request.source, note))
+    if request.json is not None:
+        write_json_atomic(request.json, history_json(panels, request.source))
+    return panels
+
