@@ -22,6 +22,7 @@ from kvperf.cli._commits import run_commits
 from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._modules import add_module_args, handle_modules, module_config_path
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
@@ -97,6 +98,7 @@ def add_parser(subparsers: Any) -> None:
     add_profile_arguments(p)
     add_db_options(p)
     add_definition_args(p)
+    add_module_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -128,7 +130,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
         measure=suite_measure(suites, args.measure), profile=profile_settings(args),
-        keys=args.keys)
+        keys=args.keys, module_paths=tuple(args.module_path or ()))
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -186,6 +188,9 @@ def handle(args: argparse.Namespace, console: Console) -> int:
                          "shortens them)")
     if args.definitions is not None:
         return handle_definitions(args, console)
+    module_config = module_config_path(args)
+    if module_config is not None:
+        return handle_modules(args, module_config, console)
     if uses_definition_flags(args):
         raise UsageError("the selection flags (--tests-regexp, --topologies, "
                          "--override-test-time …) apply only with --definitions")

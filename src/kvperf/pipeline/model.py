@@ -57,6 +57,7 @@ class RunOptions:
     gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
     gate_baseline: Path | None = None  # --baseline PATH of relative gates
     keys: int = 100_000  # --measure memory: keys (or elements) seeded per trial
+    module_paths: tuple[Path, ...] = ()  # --module-path: loaded into every node (+ config's)
 
 
 @dataclass
