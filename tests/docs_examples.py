@@ -190,6 +190,14 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "--server-bin /usr/bin/redis-server": run(USING, says="bytes/key (MEMORY USAGE)"),
     "kvperf run --measure memory --keys 50000 --server-bin /usr/bin/valkey-server":
         run(USING, says="memory per key"),
+    # README.md, "Module scenarios"
+    "kvperf run --module-config configs/modules/hash-docs.json --dry-run":
+        run(USING, says="module scenarios"),
+    "kvperf run --module-config configs/modules/hash-docs.json --groups 1": run(USING),
+    "kvperf run --module-config fts.json --module search --module-path "
+    "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
+        not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
+                     "runs the same flags with modules built from Valkey 8.1.1's tests/modules"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "

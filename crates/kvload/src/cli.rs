@@ -54,6 +54,8 @@ pub struct Options {
     pub tls: TlsOptions,
     pub tracking: bool,
     pub command: Vec<String>,
+    /// --dataset: CSV whose rows fill `__field:NAME__` placeholders of the command.
+    pub dataset: Option<String>,
     /// --io: which event loop (auto = io_uring when the kernel allows it).
     pub io: crate::io::IoChoice,
 }
@@ -91,6 +93,7 @@ impl Default for Options {
             tls: TlsOptions::default(),
             tracking: false,
             command: Vec::new(),
+            dataset: None,
             io: crate::io::IoChoice::Auto,
         }
     }
@@ -194,6 +197,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-t" => o.tests = Some(parse_tests(a.value(flag)?)?),
         "--seed" => o.seed = Some(a.num(flag)?),
         "--json" => o.json = Some(a.value(flag)?.to_string()),
+        "--dataset" => o.dataset = Some(a.value(flag)?.to_string()),
         "--io" => o.io = crate::io::IoChoice::parse(a.value(flag)?)?,
         _ => parse_tls_flag(flag, a, &mut o.tls)?,
     }
@@ -316,6 +320,12 @@ fn validate(o: &Options) -> Result<(), String> {
     if o.threads > o.clients {
         return Err("--threads must not exceed -c".into());
     }
+    if o.dataset.is_some() && o.command.is_empty() {
+        return Err("--dataset needs a custom command with __field:NAME__ placeholders".into());
+    }
+    if o.dataset.is_some() && (o.cluster || o.independent_keys) {
+        return Err("--dataset cannot be used with --cluster or --independent-keys".into());
+    }
     if o.tls.enabled && o.socket.is_some() {
         return Err("--tls cannot be used with -s".into());
     }
@@ -352,6 +362,9 @@ Options (same meaning as valkey-benchmark unless noted):
  -q                 Quiet. Just show query/sec values
  --precision <n>    HDR histogram significant figures (default 3)
  --csv              Output in CSV format
+ --dataset <csv>    Rows of this CSV (header line: column names) fill the command's
+                    __field:NAME__ placeholders, one row per request: in file order with
+                    --sequential, else drawn at random (--seed); -r still sets __rand_int__
  --json <file>      Also write versioned JSON results (with HDR histograms) to <file>
  --io <uring|epoll> Event loop (default: io_uring when the kernel allows it, else epoll
                     with a note). TLS always runs on epoll. The loop used is in the JSON

@@ -4,6 +4,7 @@
 mod cli;
 mod clock;
 mod cluster;
+mod dataset;
 mod io;
 mod memtier;
 mod net;

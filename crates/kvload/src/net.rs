@@ -10,6 +10,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{self, Timer};
+use crate::dataset::DataPlan;
 use crate::io::IoKind;
 use crate::memtier::program::{Client, Program};
 use crate::cluster::{self, Route};
@@ -53,6 +54,8 @@ pub struct Plan {
     pub memtier: Option<MtPlan>,
     /// The event loop (resolved once per run, see `io::resolve`).
     pub io: IoKind,
+    /// --dataset: requests written per batch from dataset rows instead of patching `template`.
+    pub dataset: Option<Arc<DataPlan>>,
 }
 
 /// A memtier run's share of one thread: the program and one client per connection.
@@ -169,7 +172,12 @@ impl<'a> Worker<'a> {
                     let window = VecDeque::with_capacity(plan.pipeline);
                     (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, issued: 0 }))
                 }
-                None => (plan.template.bytes.repeat(plan.pipeline), None),
+                None => match &plan.dataset {
+                    // Sized once for the longest request: never grows, so io_uring's
+                    // registered buffer stays valid.
+                    Some(d) => (vec![0u8; plan.pipeline * d.t.max_len()], None),
+                    None => (plan.template.bytes.repeat(plan.pipeline), None),
+                },
             };
             conns.push(Conn {
                 stream,
@@ -476,6 +484,12 @@ impl<'a> Worker<'a> {
     fn fill_template(&mut self, i: usize, count: usize) {
         let t = &self.plan.template;
         let c = &mut self.conns[i];
+        if let Some(d) = &self.plan.dataset {
+            c.wlen = d.fill(&mut c.wbuf, count, &mut self.keys);
+            c.written = 0;
+            c.expected = count * t.ncmds;
+            return;
+        }
         if self.plan.route == Route::Sampled {
             patch_rand_routed(&mut c.wbuf, t, count, &mut self.keys, &self.owner, c.node, self.max_tries);
         } else {

@@ -202,6 +202,8 @@ struct Config<'a> {
     io: &'static str,
     /// Why the loop is epoll although io_uring is the default (TLS, the kernel).
     io_note: Option<&'a str>,
+    /// --dataset: the CSV whose rows filled `__field:NAME__` (null without it).
+    dataset: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -299,6 +301,7 @@ fn config<'a>(o: &'a Options, io: &'a IoUsed) -> Config<'a> {
         tests,
         io: io.kind.name(),
         io_note: io.note.as_deref(),
+        dataset: o.dataset.as_deref(),
     }
 }
 

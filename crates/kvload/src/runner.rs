@@ -4,6 +4,7 @@ use std::sync::{Arc, Barrier};
 
 use crate::cli::Options;
 use crate::cluster;
+use crate::dataset::{DataPlan, Dataset, DataTemplate};
 use crate::io::{self, IoUsed};
 use crate::net::{self, Plan};
 use crate::report::{self, TestResult};
@@ -125,9 +126,10 @@ struct Shared {
     seed: u64,
     server_config: Vec<String>,
     io: IoUsed,
+    dataset: Option<Dataset>,
 }
 
-fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
+fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Option<Arc<DataPlan>>) -> Vec<Plan> {
     let threads = o.threads;
     let route = cluster::plan_route(o.cluster, &template, &sh.slots);
     let per_batch = o.pipeline * template.ncmds;
@@ -165,7 +167,8 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
                 duration_ns: o.duration.map(|d| (d * 1e9) as u64),
                 warmup_ns: (o.warmup * 1e9) as u64,
                 interval_ns: interval,
-                keys: KeyGen::new(seed, o.keyspace.unwrap_or(0), o.sequential, t as u64, threads as u64),
+                // With --dataset the generator picks rows (in order with --sequential).
+                keys: KeyGen::new(seed, dataset.as_ref().map_or(o.keyspace.unwrap_or(0), |d| d.ds.rows() as u64), o.sequential, t as u64, threads as u64),
                 slots: sh.slots.clone(),
                 tags: sh.tags.clone(),
                 route,
@@ -173,6 +176,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>) -> Vec<Plan> {
                 sigfig: o.precision,
                 memtier: None,
                 io: sh.io.kind,
+                dataset: dataset.clone(),
             }
         })
         .collect()
@@ -183,8 +187,12 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
     if o.independent_keys {
         template = spec::independent_keys(template)?;
     }
+    let dataset = match &sh.dataset {
+        Some(ds) => Some(Arc::new(DataPlan { t: DataTemplate::compile(spec, ds, o.keyspace.is_some())?, ds: ds.clone(), keyspace: o.keyspace.unwrap_or(0) })),
+        None => None,
+    };
     let template = Arc::new(template);
-    let plans = plans(o, sh, template);
+    let plans = plans(o, sh, template, dataset);
     let barrier = Barrier::new(plans.len());
     let parts: Vec<stats::ThreadStats> = std::thread::scope(|s| {
         let handles: Vec<_> = plans.iter().map(|p| s.spawn(|| net::run(p, &barrier))).collect();
@@ -206,7 +214,15 @@ pub fn run(o: &Options) -> i32 {
             return 2;
         }
     };
-    match try_run(o, io) {
+    // A bad dataset or a column the command names that it lacks is bad input: exit 2.
+    let dataset = match load_dataset(o) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("kvload: {e}");
+            return 2;
+        }
+    };
+    match try_run(o, io, dataset) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("{e}");
@@ -215,7 +231,14 @@ pub fn run(o: &Options) -> i32 {
     }
 }
 
-fn try_run(o: &Options, io: IoUsed) -> Result<(), String> {
+fn load_dataset(o: &Options) -> Result<Option<Dataset>, String> {
+    let Some(path) = o.dataset.as_deref() else { return Ok(None) };
+    let ds = Dataset::load(path)?;
+    DataTemplate::compile(&spec::custom(&o.command, o.data_size)?, &ds, o.keyspace.is_some())?;
+    Ok(Some(ds))
+}
+
+fn try_run(o: &Options, io: IoUsed, dataset: Option<Dataset>) -> Result<(), String> {
     let specs = if o.command.is_empty() {
         spec::builtin(o)
     } else {
@@ -225,7 +248,7 @@ fn try_run(o: &Options, io: IoUsed) -> Result<(), String> {
     let (endpoints, slots) = topology(o, &connect)?;
     let tags = Arc::new(if o.cluster { cluster::tag_table() } else { Vec::new() });
     let server_config = server_config(o, &connect, &endpoints);
-    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config, io };
+    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config, io, dataset };
     if o.csv {
         println!("{}", report::CSV_HEADER);
     }

@@ -541,4 +541,36 @@ on_both_loops!(
     resp3_push_messages_are_skipped,
     sequential_covers_keyspace_exactly,
     independent_keys_in_sequences,
+    dataset_rows_fill_fields,
 );
+
+/// `--dataset`: with --sequential and -n = rows, every CSV row is sent once (quoted cells
+/// with commas and quotes intact, long cells, empty cells), pipelined over several connections;
+/// the JSON names the dataset; an unknown column exits 2 naming the columns.
+fn dataset_rows_fill_fields() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = s.port.to_string();
+    let dir = scratch_dir("dataset-csv");
+    let csv = dir.join("docs.csv");
+    let mut text = String::from("id,title\n");
+    for i in 0..500 {
+        let title = if i % 3 == 0 { format!("\"t {i}, \"\"q\"\"\"") } else if i % 7 == 0 { String::new() } else { "x".repeat(i) };
+        text.push_str(&format!("{i},{title}\n"));
+    }
+    std::fs::write(&csv, text).expect("write csv");
+    let csv = csv.to_string_lossy().into_owned();
+    let v = json_run("dataset", &["-p", &port, "-c", "4", "-P", "8", "-n", "500", "--sequential", "--dataset", &csv, "-q",
+        "HSET", "doc:__field:id__", "title", "__field:title__"]);
+    assert_eq!(v["config"]["dataset"], csv.as_str());
+    assert_eq!(v["tests"][0]["requests"], 500);
+    assert_eq!(v["tests"][0]["errors"]["err"], 0);
+    assert_eq!(s.cmd(&["DBSIZE"]), Resp::Int(500));
+    for i in [0usize, 3, 7, 14, 299, 499] {
+        let want = if i % 3 == 0 { format!("t {i}, \"q\"") } else if i % 7 == 0 { String::new() } else { "x".repeat(i) };
+        assert_eq!(s.cmd(&["HGET", &format!("doc:{i}"), "title"]).text(), want, "doc:{i}");
+    }
+    let out = kvload(&["-p", &port, "-n", "10", "--dataset", &csv, "GET", "__field:nope__"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("columns: id, title"));
+}

@@ -84,8 +84,8 @@ def _check_tls(args: argparse.Namespace) -> None:
 
 def refuse_server_host_with_definitions(args: argparse.Namespace) -> None:
     if args.server_host is not None:
-        raise UsageError("--server-host does not run --definitions yet (their topologies "
-                         "start replicas and clusters here)")
+        raise UsageError("--server-host does not run --definitions or module scenarios "
+                         "yet (they start replicas, clusters and modules here)")
 
 
 def check_server_host(args: argparse.Namespace, *sides: Prepared) -> SshTarget | None:

@@ -22,6 +22,7 @@ from kvperf.cli._commits import run_commits
 from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._modules import add_module_args, handle_modules, module_config_path
 from kvperf.cli._network import (
     add_network_args,
     check_server_host,
@@ -33,7 +34,7 @@ from kvperf.cli._network import (
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, live_store
-from kvperf.config.suites import parse_names
+from kvperf.config.suites import parse_names, suite_measure
 from kvperf.core.errors import BuildError, Interrupted, UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.pipeline import Prepared, Runner, RunOptions, RunSummary, prepare, serve
@@ -109,6 +110,7 @@ def add_parser(subparsers: Any) -> None:
     add_profile_arguments(p)
     add_db_options(p)
     add_definition_args(p)
+    add_module_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -131,15 +133,16 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError("--use-running-server cannot be combined with --mode server")
     parse_gates(args.gate)  # the syntax first: a malformed gate exits 2 at once
     gate_baseline = None if args.commits or args.baseline is None else local_path(args.baseline)
+    suites = parse_names(args.suite) if args.suite else ()
     return RunOptions(
-        config=args.config, suites=parse_names(args.suite) if args.suite else (),
+        config=args.config, suites=suites,
         quick=args.quick, gates=tuple(args.gate), gate_baseline=gate_baseline,
         results_dir=args.results_dir, label=args.label, commit=args.commit,
         runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
         target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
         valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=args.measure, profile=profile_settings(args), keys=args.keys,
-        **network_options(args))
+        measure=suite_measure(suites, args.measure), profile=profile_settings(args),
+        keys=args.keys, module_paths=tuple(args.module_path or ()), **network_options(args))
 
 
 def _setup_logging(level: str, out_dir: Path) -> None:
@@ -205,6 +208,10 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     if args.definitions is not None:
         refuse_server_host_with_definitions(args)
         return handle_definitions(args, console)
+    module_config = module_config_path(args)
+    if module_config is not None:
+        refuse_server_host_with_definitions(args)
+        return handle_modules(args, module_config, console)
     if uses_definition_flags(args):
         raise UsageError("the selection flags (--tests-regexp, --topologies, "
                          "--override-test-time …) apply only with --definitions")
@@ -257,7 +264,8 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
-    for table in sweep_tables(sweeps(summary.rows)):
+    timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
+    for table in sweep_tables(sweeps(summary.rows)) if timed else []:
         out.print(table)
     out.print(f"results: {summary.metrics_path}")
     code = 0

@@ -198,8 +198,9 @@ FIELDS: dict[str, _Field] = {
 
 def _unknown_key_message(key: str) -> str:
     if key in SEED_FTS_KEYS:
-        return (f"key {key!r} belongs to the seed's search-module (FTS) test format, "
-                "which kvperf does not run yet")
+        return (f"key {key!r} belongs to the seed's module-test format: a config object "
+                "with 'test_groups' at the top runs with `kvperf run --module-config FILE` "
+                "(or --config FILE)")
     hint = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
     suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
     return f"unknown key {key!r}{suggestion}; known keys: {', '.join(FIELDS)}"

@@ -10,6 +10,7 @@ from pathlib import Path
 from kvperf.config.loader import load_config
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 
 SUITES_DIR = Path(__file__).parent / "defaults" / "suites"
 
@@ -22,7 +23,10 @@ SUITES: dict[str, str] = {
     "throughput": "peak requests/s: SET, GET and INCR pipelined 16 deep over 50 connections",
     "latency": "latency without queueing: SET and GET unpipelined, 1 and 10 connections, 5 s",
     "pipeline": "pipeline depth sweep: SET and GET at P = 1, 4, 16, 64, 128",
+    "memory": "bytes per key (--measure memory): strings, hashes and lists of 100 B / 1 KB "
+              "/ 10 KB values, sets and sorted sets (--keys each; 10 KB x 100,000 is 1 GB)",
 }
+MEASURED = {"memory": Measure.MEMORY}  # a suite that measures something else than timing
 
 
 def suite_path(name: str) -> Path:
@@ -48,3 +52,18 @@ def load_suites(names: tuple[str, ...], cpus: set[int]) -> list[BenchmarkSpec]:
         for spec in load_config(suite_path(name), cpus):
             specs.append(replace(spec, index=len(specs)))
     return specs
+
+
+def suite_measure(names: tuple[str, ...], measure: Measure) -> Measure:
+    """What the run measures: ``--measure``, or the one suite's own (``memory``); a suite
+    measuring memory runs alone and with no other --measure (UsageError)."""
+    own = {MEASURED[n] for n in names if n in MEASURED}
+    if not own:
+        return measure
+    if len(names) > 1:
+        raise UsageError(f"--suite {','.join(names)}: the memory suite runs alone (it "
+                         "measures bytes per key, not time)")
+    (wanted,) = own
+    if measure not in (Measure.TIMING, wanted):
+        raise UsageError(f"--suite {names[0]} measures {wanted}; not with --measure {measure}")
+    return wanted

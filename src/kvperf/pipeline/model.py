@@ -58,6 +58,7 @@ class RunOptions:
     gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
     gate_baseline: Path | None = None  # --baseline PATH of relative gates
     keys: int = 100_000  # --measure memory: keys (or elements) seeded per trial
+    module_paths: tuple[Path, ...] = ()  # --module-path: loaded into every node (+ config's)
     bind: str = "127.0.0.1"  # --mode server --bind
     # requirepass of --mode server / AUTH of --mode client ($KVPERF_SERVER_PASSWORD); shows
     # as *** in reprs

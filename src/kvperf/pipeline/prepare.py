@@ -3,11 +3,13 @@ UsageError (exit 2) before the first server starts."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 
 from kvperf.config.commands import CommandSpec, Seed, stored_as
 from kvperf.config.loader import default_config_path, load_config
-from kvperf.config.model import BenchmarkSpec
+from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.config.suites import load_suites
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
@@ -43,10 +45,27 @@ def client_mode(options: RunOptions) -> bool:
 DEFAULT_REQUESTS = 400_000  # the built-in config for tools without --duration
 
 
+def check_module_paths(paths: tuple[Path, ...]) -> tuple[ModuleSpec, ...]:
+    """--module-path files as modules to load (UsageError: missing or not executable)."""
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"--module-path {str(path)!r}: no such file (give the built .so)")
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"--module-path {str(path)!r} is not executable; the server "
+                             f"refuses to load it (chmod +x {path})")
+    return tuple(ModuleSpec(str(p)) for p in paths)
+
+
 def load_specs(options: RunOptions) -> list[BenchmarkSpec]:
     """The user's config, or the built-in default (unpinned on a machine with one CPU;
     measure stages of DUET_DEFAULT_SECONDS under --schedule duet, which needs sides that
-    stop together)."""
+    stop together); every --module-path added to each spec's modules."""
+    specs = _config_specs(options)
+    extra = check_module_paths(options.module_paths)
+    return [replace(s, modules=s.modules + extra) for s in specs] if extra else specs
+
+
+def _config_specs(options: RunOptions) -> list[BenchmarkSpec]:
     cpus = available_cpus()
     if options.config:
         return load_config(options.config, cpus)

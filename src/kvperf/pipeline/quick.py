@@ -9,6 +9,7 @@ import os
 from dataclasses import replace
 
 from kvperf.config.model import BenchmarkSpec
+from kvperf.config.scenarios import Scenario
 
 ENV = "KVPERF_QUICK"
 SECONDS = 1
@@ -30,6 +31,15 @@ def shrink(specs: list[BenchmarkSpec], forced: bool = False) -> list[BenchmarkSp
                     requests=tuple(min(n, REQUESTS) for n in s.requests) if s.requests
                     else None)
             for s in specs]
+
+
+def shrink_scenario(s: Scenario, forced: bool = False) -> Scenario:
+    """A module scenario measured 1 s (or ≤ 20,000 rows/requests) without warmup."""
+    if not enabled(forced):
+        return s
+    return replace(s, warmup=0, duration=SECONDS if s.duration else None,
+                   requests=min(s.requests, REQUESTS) if s.requests else None,
+                   maxdocs=min(s.maxdocs or REQUESTS, REQUESTS) if s.dataset else s.maxdocs)
 
 
 def runs(requested: int, forced: bool = False) -> int:

@@ -35,6 +35,11 @@ Format versions (``kvperf_format``):
       MEMORY USAGE sample (sample_bytes_per_key, sample_keys); null when the server could not
       be read (or in client mode). Also ``side_label`` on interleaved rows: the side as
       readers see it (``valkey 8.0.1``, a ref). Readers of versions 1–5 treat both as absent.
+      Also: ``scenario`` on rows of a module scenario (``kvperf run --module-config``):
+      group, id, type, command, dataset and its rows, setup commands, flush, module; such rows
+      put the scenario id in ``command`` and ``group``/``scenario`` (plus the config set's
+      settings) in ``config_set``: one series per group × scenario × config set. Absent on
+      every other row.
 """
 
 from __future__ import annotations
@@ -153,6 +158,8 @@ class Row(TypedDict, total=False):
     # format 4: a definition's test (file, topology, override_test_time, exporter metrics,
     # KPIs, command mix, tools, notes); absent from a config trial's row
     definition: dict[str, Any] | None
+    # a module scenario's details (scenario_row); absent elsewhere
+    scenario: dict[str, Any]
     # format 5: the --profile object (pipeline/profiling.py); null when not profiled
     profile: dict[str, Any] | None
     # format 6: the server's memory (MemoryRecord); null when it could not be read
@@ -378,3 +385,35 @@ def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
         "profile": outcome.profile, "memory": outcome.memory,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
+
+
+@dataclass(frozen=True)
+class ScenarioTest:
+    """The series fields of one module scenario's row."""
+
+    scenario: str
+    group: str
+    trial_id: str
+    clients: int
+    pipeline: int
+    requests: int | None
+    duration: int | None
+    warmup: int
+    keyspacelen: int | None
+    tls: bool
+    config_set: dict[str, str]
+
+
+def scenario_row(test: ScenarioTest, ctx: RunContext, outcome: TrialOutcome,
+                 scenario: dict[str, Any], timestamp: datetime) -> Row:
+    """One metrics.json row of a module scenario (pure): the fields of ``build_row`` with the
+    scenario id as ``command`` and group, scenario and config set in ``config_set``."""
+    row = definition_row(
+        DefinitionTest(test.scenario, "", test.trial_id, None, test.duration, test.requests,
+                       test.keyspacelen, False), ctx, outcome, {}, timestamp)
+    row["definition"] = None
+    row.update({"clients": test.clients, "pipeline": test.pipeline, "warmup": test.warmup,
+                "tls": test.tls, "scenario": scenario,
+                "config_set": {"group": test.group, "scenario": test.scenario,
+                               **test.config_set}})
+    return row

@@ -62,7 +62,7 @@ def test_commands_resolve_to_catalogue_and_custom_lines() -> None:
 BAD: list[tuple[str, Any, str]] = [
     ("unknown key with hint", {**BASE, "pipeline": [1]}, "did you mean 'pipelines'"),
     ("unknown key io threads", {**BASE, "io_threads": 2}, "did you mean 'io-threads'"),
-    ("fts key", {**BASE, "test_groups": []}, "search-module"),
+    ("fts key", {**BASE, "test_groups": []}, "--module-config"),
     ("wrong type int", {**BASE, "clients": "fifty"}, "'clients' must be an integer"),
     ("wrong type bool in list", {**BASE, "pipelines": [True]}, "must be an integer"),
     ("float size", {**BASE, "data_sizes": [2.5]}, "must be an integer"),

@@ -26,7 +26,7 @@ CONFIG = {"host": "127.0.0.1", "port": 6379, "socket": None, "clients": 50, "thr
           "pipeline": 1, "requests": 1000, "duration_s": None, "warmup_s": 0.0, "data_size": 3,
           "keyspacelen": None, "sequential": False, "seed": 1, "rps": None, "tls": False,
           "cluster": False, "resp3": False, "dbnum": 0, "tests": ["set"], "io": "uring",
-          "io_note": None}
+          "io_note": None, "dataset": None}
 
 
 def schema() -> dict[str, Any]:

@@ -172,6 +172,7 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 route,
                 keepalive: true,
                 sigfig: 3,
+                dataset: None,
                 memtier: Some(MtPlan { program: s.program.clone(), clients, conn_quota: per_client }),
                 io: s.io.kind,
             }

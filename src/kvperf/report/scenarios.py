@@ -1,0 +1,79 @@
+"""A module-scenario run in the terminal: a line per scenario, then the results table."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kvperf.config.scenarios import ModuleConfig, Scenario, TestGroup
+from kvperf.results.row import Row, is_ok
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def results_table(rows: list[Row], title: str) -> Table:
+    """Group, scenario, config set, status, ops/s, latency, rows sent, keys afterwards."""
+    table = Table(title=title)
+    for name in ("group", "scenario", "type", "config set", "status", "ops/s", "p50 ms",
+                 "p99 ms", "dataset rows", "keys"):
+        table.add_column(name, justify="right" if name in (
+            "ops/s", "p50 ms", "p99 ms", "dataset rows", "keys") else "left")
+    for row in rows:
+        details = row.get("scenario") or {}
+        settings = {k: v for k, v in (row.get("config_set") or {}).items()
+                    if k not in ("group", "scenario")}
+        table.add_row(escape(str(details.get("group", "-"))), escape(row["command"]),
+                      str(details.get("type", "-")),
+                      escape(" ".join(f"{k}={v}" for k, v in settings.items()) or "-"),
+                      "ok" if is_ok(row) else f"[red]failed[/red] {escape(row['error'] or '')}",
+                      f"{row['rps']:,.0f}" if row["rps"] is not None else "-",
+                      _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
+                      str(details.get("dataset_rows") or "-"),
+                      str(row["checks"].get("dbsize", "-")))
+    return table
+
+
+class ScenarioProgress:
+    """One line per scenario as it starts and ends."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def started(self, group: str, scenario: object, position: int, total: int) -> None:
+        name = getattr(scenario, "id", "?")
+        self.console.print(f"[{position}/{total}] group {escape(group)} scenario "
+                           f"{escape(str(name))}", highlight=False)
+
+    def finished(self, row: Row) -> None:
+        if not is_ok(row):
+            self.console.print(f"  [red]failed[/red]: {escape(row['error'] or '')}",
+                               soft_wrap=True)
+
+
+def _bound(s: Scenario) -> str:
+    if s.duration is not None:
+        return f"{s.duration} s" + (f" after {s.warmup} s warmup" if s.warmup else "")
+    if s.requests is not None:
+        return f"{s.requests} requests"
+    return f"each row once (≤ {s.maxdocs})" if s.maxdocs else "each row once"
+
+
+def plan_table(config: ModuleConfig,
+               selected: tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]) -> Table:
+    """``--dry-run``: what would run, per config set × group × scenario, in order."""
+    table = Table(title=f"{config.source.name}: module scenarios")
+    for name in ("config set", "group", "scenario", "type", "command", "dataset", "clients",
+                 "bound", "flush", "setup"):
+        table.add_column(name)
+    for settings in config.config_sets:
+        label = " ".join(f"{k}={v}" for k, v in settings) or "-"
+        for group, scenarios in selected:
+            for s in scenarios:
+                table.add_row(escape(label), escape(group.group), escape(s.id), str(s.type),
+                              escape(s.command), escape(s.dataset or "-"), str(s.clients),
+                              _bound(s), "yes" if s.flush_before else "-",
+                              str(len(s.setup_commands)) if s.setup_commands else "-")
+    return table
