@@ -20,7 +20,7 @@ from rich.markup import escape
 from kvperf.cli._measure import default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile, profile_settings
-from kvperf.cli._store import live_store
+from kvperf.cli._store import execute_persisting, live_store
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
 from kvperf.definitions.loader import load
@@ -144,17 +144,11 @@ def _execute(args: argparse.Namespace, results: tuple[Plan | Refusal, ...], cons
         raise UsageError(f"none of the {len(results)} selected test(s) can run here "
                          "(reasons above)")
     _log_to(run.out_dir)
-    with live_store(args, options.results_dir) as store:
-        runner = DefinitionRunner(run, DefinitionProgress(console), store)
-        try:
-            summary = runner.execute()
-        except Interrupted:
-            console.print(f"[yellow]interrupted[/yellow]: {len(runner.metrics.new_rows)} "
-                          f"finished test(s) kept in {runner.metrics.path}")
-            return Interrupted.exit_code
-    if store is not None:
-        store.check()
-    return _report(summary, run, out, console)
+    summary = execute_persisting(
+        args, options.results_dir,
+        lambda store: DefinitionRunner(run, DefinitionProgress(console), store), console,
+        "test")
+    return Interrupted.exit_code if summary is None else _report(summary, run, out, console)
 
 
 def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import live_store
+from kvperf.cli._store import execute_persisting
 from kvperf.config.scenarios import detect_module_config, load_module_config, select
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.pipeline.modules import ModuleOptions, ModuleRunner, prepare_modules
@@ -80,16 +80,12 @@ def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> in
         console.print(f"[yellow]note[/yellow]: {note}", soft_wrap=True, highlight=False)
     _log_to(run.out_dir)
     out = Console(width=None if sys.stdout.isatty() else 200, highlight=False)
-    with live_store(args, options.results_dir) as store:
-        runner = ModuleRunner(run, ScenarioProgress(console), store)
-        try:
-            summary = runner.execute()
-        except Interrupted:
-            console.print(f"[yellow]interrupted[/yellow]: {len(runner.metrics.new_rows)} "
-                          f"finished scenario(s) kept in {runner.metrics.path}")
-            return Interrupted.exit_code
-    if store is not None:
-        store.check()
+    summary = execute_persisting(
+        args, options.results_dir,
+        lambda store: ModuleRunner(run, ScenarioProgress(console), store), console,
+        "scenario")
+    if summary is None:
+        return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{run.context.label} · kvload "
                                           f"{run.context.tool_version}"))
     out.print(f"results: {summary.metrics_path}")

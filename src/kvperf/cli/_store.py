@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from rich.console import Console
 
 from kvperf.cli._paths import local_path
-from kvperf.core.errors import UsageError
+from kvperf.core.errors import Interrupted, UsageError
 from kvperf.store.db import Database, open_store, redact, resolve_url
 from kvperf.store.deadline import parse_seconds, resolve_seconds
+from kvperf.store.files import MetricsFile
 from kvperf.store.writer import TrialWriter
+
+Summary_co = TypeVar("Summary_co", covariant=True)
 
 DB_HELP = ("database URL (postgresql://user:pw@host/db or sqlite:///path); default: "
            "$KVPERF_DB, else <results-dir>/kvperf.db")
@@ -84,3 +88,38 @@ def live_store(args: argparse.Namespace, results_dir: Path) -> Iterator[TrialWri
         yield writer
     finally:
         writer.close()
+
+
+class Persisting(Protocol[Summary_co]):
+    """A runner that writes each row as it finishes (definitions, module scenarios)."""
+
+    metrics: MetricsFile
+
+    def execute(self) -> Summary_co: ...
+
+
+def execute_persisting(args: argparse.Namespace, results_dir: Path,
+                       make: Callable[[TrialWriter | None], Persisting[Summary_co]],
+                       console: Console, finished: str) -> Summary_co | None:
+    """Run with the live store open; None when interrupted (every finished ``finished``
+    — "test", "scenario" — is kept and said so); the store checked at the end."""
+    with live_store(args, results_dir) as store:
+        runner = make(store)
+        try:
+            summary = runner.execute()
+        except Interrupted:
+            console.print(f"[yellow]interrupted[/yellow]: {len(runner.metrics.new_rows)} "
+                          f"finished {finished}(s) kept in {runner.metrics.path}")
+            return None
+    if store is not None:
+        store.check()
+    return summary
+
+
+def add_series_filters(p: argparse.ArgumentParser, default_metrics: tuple[str, ...],
+                       applies: str = "") -> None:
+    """--metric and --where, as the history commands read them."""
+    p.add_argument("--metric", action="append", metavar="NAME",
+                   help=f"{applies}metric(s) (default: {', '.join(default_metrics)})")
+    p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"{applies}filter series, e.g. command=SET pipeline=16 (repeatable)")

@@ -24,7 +24,7 @@ from kvperf.analysis.regressions import (
     find_all,
 )
 from kvperf.analysis.stored import to_series, to_stored
-from kvperf.cli._store import add_store_options, opened_store, store_name
+from kvperf.cli._store import add_series_filters, add_store_options, opened_store, store_name
 from kvperf.cli.bisect import (
     add_change_point_arguments,
     bisect_change_points,
@@ -47,10 +47,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--since", metavar="DATE",
                    help="only change points whose first new commit is at/after DATE "
                         "(ISO date or time; the whole history is still used to detect them)")
-    p.add_argument("--metric", action="append", metavar="NAME",
-                   help=f"metric(s) (default: {', '.join(DEFAULT_METRICS)})")
-    p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
-                   help="filter series, e.g. command=SET pipeline=16 (repeatable)")
+    add_series_filters(p, DEFAULT_METRICS)
     p.add_argument("--max-pvalue", type=float, default=DEFAULT_MAX_PVALUE,
                    help=f"significance of a change point (default {DEFAULT_MAX_PVALUE})")
     p.add_argument("--min-magnitude", type=float, metavar="FRACTION",

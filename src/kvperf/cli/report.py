@@ -11,7 +11,7 @@ from rich.console import Console
 
 from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import add_store_options, opened_store, store_name
+from kvperf.cli._store import add_series_filters, add_store_options, opened_store, store_name
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.history_report import HistoryRequest, write_history_report
 from kvperf.pipeline.report import ReportRequest, write_report
@@ -34,10 +34,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--history", action="store_true",
                    help="instead of PATHs: the stored history (--db/--results-dir), one "
                         "chart per series and metric with its change points marked")
-    p.add_argument("--metric", action="append", metavar="NAME",
-                   help=f"--history: metric(s) (default: {', '.join(DEFAULT_METRICS)})")
-    p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
-                   help="--history: filter series, e.g. command=SET pipeline=16")
+    add_series_filters(p, DEFAULT_METRICS, "--history: ")
     add_store_options(p)
     p.add_argument("-o", "--output", type=local_path,
                    help="the HTML file to write (default report.html; history.html with "
