@@ -23,8 +23,8 @@ import contextlib
 import functools
 import random
 import shlex
+import shutil
 import socket
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,7 @@ from kvperf.server.conf import NodePaths, find_crash, node_argv
 from kvperf.server.process import ManagedProcess, wait_until
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 from kvperf.server.tls import TlsFiles
+from kvperf.server.workdirs import make_workdir
 
 PID_MARK = "kvperf-remote-pid"
 DIR_MARK = "kvperf-remote-dir"
@@ -134,7 +135,7 @@ class SshHost:
 
     def __enter__(self) -> SshHost:
         self.address = _address(self.target.host)
-        self._local_dir = Path(tempfile.mkdtemp(prefix="kvperf-ssh-"))
+        self._local_dir = make_workdir()  # swept by the next kvperf if this one is killed
         try:
             self._start_master()
         except BaseException:
@@ -200,10 +201,7 @@ class SshHost:
             self._master.stop(grace=2.0)
             self._master = None
         if self._local_dir is not None:
-            with contextlib.suppress(OSError):
-                for path in self._local_dir.iterdir():
-                    path.unlink()
-                self._local_dir.rmdir()
+            shutil.rmtree(self._local_dir, ignore_errors=True)
             self._local_dir = None
 
     def launcher(self) -> functools.partial[RemoteServerGroup]:
