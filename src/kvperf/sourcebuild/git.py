@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import shutil
 from pathlib import Path
 
 from kvperf.core.errors import BuildError, GitError, UsageError
@@ -85,6 +86,8 @@ def add_worktree(mirror: Path, sha: str, dest: Path) -> None:
     if dest.exists():
         with contextlib.suppress(GitError):
             git("--git-dir", str(mirror), "worktree", "remove", "--force", str(dest))
+    if dest.exists():  # another mirror's tree of this commit (a failed build of another clone)
+        shutil.rmtree(dest)
     try:
         git("--git-dir", str(mirror), "worktree", "add", "--force", "--detach", str(dest), sha)
     except GitError as exc:

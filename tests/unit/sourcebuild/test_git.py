@@ -73,6 +73,21 @@ def test_worktree_checks_out_the_commit_and_replaces_a_stale_one(toy: Path,
     assert not (dest / "junk").exists()
 
 
+def test_a_tree_left_by_another_clones_mirror_is_replaced(toy: Path, tmp_path: Path) -> None:
+    """A failed build leaves its tree in the shared cache; the same commit from another
+    clone of the repository (another mirror) must still check out there (the fixture
+    repository's move to a new path once failed every rebuild of `broken` so)."""
+    clone = tmp_path / "clone"
+    run_git(tmp_path, "clone", "-q", str(toy), str(clone))
+    first = git.update_mirror(tmp_path / "cache", str(toy))
+    second = git.update_mirror(tmp_path / "cache", str(clone))
+    assert first != second
+    dest = tmp_path / "cache" / "builds" / "tree"
+    git.add_worktree(first, git.resolve_ref(first, "v1"), dest)
+    git.add_worktree(second, git.resolve_ref(second, "v2"), dest)
+    assert (dest / "src" / "server.c").read_text() == "int x = 2;\n"
+
+
 def test_commit_info(toy: Path, tmp_path: Path) -> None:
     mirror = git.update_mirror(tmp_path / "cache", str(toy))
     info = git.commit_info(mirror, git.resolve_ref(mirror, "v2"))
