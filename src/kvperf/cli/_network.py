@@ -89,9 +89,10 @@ def refuse_server_host_with_definitions(args: argparse.Namespace) -> None:
 
 
 def check_server_host(args: argparse.Namespace, *sides: Prepared) -> SshTarget | None:
-    """--server-host parsed and checked against what a remote server supports (exit 2)."""
-    if args.server_host is None:
-        if args.ssh_config or args.remote_server_bin:
+    """--server-host parsed and checked against what a remote server supports (exit 2);
+    None for a local run, and for commands without the flags (bisect, regressions)."""
+    if getattr(args, "server_host", None) is None:
+        if getattr(args, "ssh_config", None) or getattr(args, "remote_server_bin", None):
             raise UsageError("--ssh-config/--remote-server-bin need --server-host")
         return None
     target = parse_target(args.server_host)

@@ -83,7 +83,8 @@ def live_store(args: argparse.Namespace, results_dir: Path) -> Iterator[TrialWri
         yield None
         return
     url = resolve_url(args.db, results_dir)
-    writer = TrialWriter(open_store(url, resolve_seconds(args.db_timeout)), url)
+    writer = TrialWriter(open_store(url, resolve_seconds(getattr(args, "db_timeout", None))),
+                         url)
     try:
         yield writer
     finally:
