@@ -236,7 +236,7 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
     "kvperf compare unstable my-branch --repo ~/src/valkey --definitions configs/definitions "
     "--override-test-time 2 --runs 4": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
-                                           says="vs A base"),
+                                           says="× 2 sides × 2 round(s)"),
     "kvperf run --repo ~/src/valkey --commits HEAD~2 HEAD~1 HEAD --baseline 8.1.1 --runs 5":
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
             says="build of HEAD", timeout=BUILDING),
