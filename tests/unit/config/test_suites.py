@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kvperf.config.loader import parse_config
-from kvperf.config.suites import SUITES, SUITES_DIR, load_suites, parse_names
+from kvperf.config.suites import SUITES, SUITES_DIR, load_suites, parse_names, suite_measure
 from kvperf.core.errors import ConfigError, UsageError
+from kvperf.core.kinds import Measure
 from kvperf.plan.matrix import expand
 
 CPUS = {0, 1}
@@ -48,3 +49,12 @@ def test_a_config_object_may_carry_gates() -> None:
     assert spec.gates == ("SET.rps>=1",)
     with pytest.raises(ConfigError, match="object 0: 'gates' entries must be strings"):
         parse_config([{"commands": "SET", "duration": 1, "gates": [5]}], CPUS)
+
+
+def test_the_memory_suite_measures_memory_and_runs_alone() -> None:
+    assert suite_measure(("memory",), Measure.TIMING) is Measure.MEMORY
+    assert suite_measure(("latency", "pipeline"), Measure.TIMING) is Measure.TIMING
+    with pytest.raises(UsageError, match="the memory suite runs alone"):
+        suite_measure(("memory", "quick"), Measure.TIMING)
+    with pytest.raises(UsageError, match="not with --measure instructions"):
+        suite_measure(("memory",), Measure.INSTRUCTIONS)
