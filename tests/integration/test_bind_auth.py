@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from kvperf.core.secret import Secret
 from kvperf.server.resp import Endpoint, RespClient, RespError
 from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf, write_config
+from tests.netns import veth_namespaces
 
 pytestmark = pytest.mark.integration
 
@@ -29,32 +29,8 @@ CONFIG = [{"duration": 2, "warmup": 0, "keyspacelen": 1000, "data_sizes": [16],
            "pipelines": [1], "clients": [4], "commands": ["SET", "GET"], "tls_mode": [True]}]
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
-
-
-@contextlib.contextmanager
-def _namespaces() -> Iterator[tuple[str, str]]:
-    """Two namespaces joined by a veth pair: (server ns, client ns)."""
-    require_binary("ip")
-    tag = f"{os.getpid() % 100000}"
-    server, client = f"kvb-s-{tag}", f"kvb-c-{tag}"
-    created: list[str] = []
-    try:
-        for ns in (server, client):
-            _ip("netns", "add", ns)
-            created.append(ns)
-        _ip("link", "add", f"kvb{tag}s", "netns", server, "type", "veth",
-            "peer", "name", f"kvb{tag}c", "netns", client)
-        for ns, dev, address in ((server, f"kvb{tag}s", SERVER_IP),
-                                 (client, f"kvb{tag}c", CLIENT_IP)):
-            _ip("-n", ns, "addr", "add", f"{address}/24", "dev", dev)
-            _ip("-n", ns, "link", "set", dev, "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
-        yield server, client
-    finally:
-        for ns in created:  # deleting a namespace deletes its end of the veth pair
-            subprocess.run(["ip", "netns", "delete", ns], capture_output=True, timeout=30)
+def _namespaces() -> contextlib.AbstractContextManager[tuple[str, str]]:
+    return veth_namespaces("kvb", SERVER_IP, CLIENT_IP)
 
 
 def _in(ns: str, *args: str) -> list[str]:

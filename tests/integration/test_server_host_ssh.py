@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import KVPERF, read_metrics, require_binary, write_config
+from tests.netns import veth_namespaces
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -27,31 +28,8 @@ CONFIG = [{"duration": 1, "warmup": 0, "keyspacelen": 1000, "data_sizes": [16],
            "server_cpu_range": "0", "client_cpu_range": "1"}]
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
-
-
-@contextlib.contextmanager
-def _namespaces() -> Iterator[tuple[str, str]]:
-    """(server ns, client ns) joined by a veth pair on 10.213.1.0/24."""
-    tag = f"{os.getpid() % 100000}"
-    server, client = f"kvs-s-{tag}", f"kvs-c-{tag}"
-    created: list[str] = []
-    try:
-        for ns in (server, client):
-            _ip("netns", "add", ns)
-            created.append(ns)
-        _ip("link", "add", f"kvs{tag}s", "netns", server, "type", "veth",
-            "peer", "name", f"kvs{tag}c", "netns", client)
-        for ns, dev, address in ((server, f"kvs{tag}s", SERVER_IP),
-                                 (client, f"kvs{tag}c", CLIENT_IP)):
-            _ip("-n", ns, "addr", "add", f"{address}/24", "dev", dev)
-            _ip("-n", ns, "link", "set", dev, "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
-        yield server, client
-    finally:
-        for ns in created:
-            subprocess.run(["ip", "netns", "delete", ns], capture_output=True, timeout=30)
+def _namespaces() -> contextlib.AbstractContextManager[tuple[str, str]]:
+    return veth_namespaces("kvs", SERVER_IP, CLIENT_IP)
 
 
 def _keys(directory: Path) -> Path:
