@@ -9,7 +9,6 @@ only with --definitions. --dry-run prints each plan or refusal; otherwise the pl
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from rich.markup import escape
 from kvperf.cli._measure import default_runs
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile, profile_settings
-from kvperf.cli._store import execute_persisting, live_store
+from kvperf.cli._store import execute_persisting, live_store, log_to
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
 from kvperf.definitions.loader import load
@@ -143,7 +142,7 @@ def _execute(args: argparse.Namespace, results: tuple[Plan | Refusal, ...], cons
     if not run.plans:
         raise UsageError(f"none of the {len(results)} selected test(s) can run here "
                          "(reasons above)")
-    _log_to(run.out_dir)
+    log_to(run.out_dir)
     summary = execute_persisting(
         args, options.results_dir,
         lambda store: DefinitionRunner(run, DefinitionProgress(console), store), console,
@@ -167,18 +166,6 @@ def _report(summary: DefinitionsSummary, run: DefinitionRun, out: Console,
     if summary.kpis_failed:
         console.print(f"[red]{summary.kpis_failed} KPI(s) failed[/red]")
     return 1 if summary.failed or summary.kpis_failed else 0
-
-
-def _log_to(out_dir: Path) -> None:
-    """logs.txt in the results directory records INFO and up, as kvperf run's does."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger("kvperf")
-    root.setLevel(logging.DEBUG)
-    handler = logging.FileHandler(out_dir / "logs.txt")
-    handler.setLevel(logging.INFO)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    root.handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
-    root.addHandler(handler)
 
 
 # compare's own options that mean nothing with --definitions (flag, attribute, its default)
@@ -206,7 +193,7 @@ def compare_definitions(args: argparse.Namespace, sides: list[Side],
                          "side (reasons above)")
     console.print(f"{len(prepared.plans)} test(s) × {len(sides)} sides × {runs} round(s), "
                   f"order seed {prepared.seed}")
-    _log_to(out_dir)
+    log_to(out_dir)
     with live_store(args, args.results_dir) as store:
         rows = run_definition_sides(prepared, DefinitionProgress(console), store)
     if store is not None:

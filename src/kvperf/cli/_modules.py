@@ -8,7 +8,6 @@ every scenario ran, 1 when one failed, 2 for bad input (config, selection, files
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import execute_persisting
+from kvperf.cli._store import execute_persisting, log_to
 from kvperf.config.scenarios import detect_module_config, load_module_config, select
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.pipeline.modules import ModuleOptions, ModuleRunner, prepare_modules
@@ -78,7 +77,7 @@ def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> in
     run = prepare_modules(options)
     for note in run.notes:
         console.print(f"[yellow]note[/yellow]: {note}", soft_wrap=True, highlight=False)
-    _log_to(run.out_dir)
+    log_to(run.out_dir)
     out = Console(width=None if sys.stdout.isatty() else 200, highlight=False)
     summary = execute_persisting(
         args, options.results_dir,
@@ -93,14 +92,3 @@ def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> in
         console.print(f"[red]{summary.failed} of {len(summary.rows)} scenario(s) failed[/red]")
         return 1
     return 0
-
-
-def _log_to(out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger("kvperf")
-    root.setLevel(logging.DEBUG)
-    handler = logging.FileHandler(out_dir / "logs.txt")
-    handler.setLevel(logging.INFO)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    root.handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
-    root.addHandler(handler)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -124,3 +125,16 @@ def add_series_filters(p: argparse.ArgumentParser, default_metrics: tuple[str, .
                    help=f"{applies}metric(s) (default: {', '.join(default_metrics)})")
     p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
                    help=f"{applies}filter series, e.g. command=SET pipeline=16 (repeatable)")
+
+
+def log_to(out_dir: Path) -> None:
+    """logs.txt in the results directory records INFO and up, as kvperf run's does
+    (definitions and module runs: their progress goes to the console themselves)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger("kvperf")
+    root.setLevel(logging.DEBUG)
+    handler = logging.FileHandler(out_dir / "logs.txt")
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root.handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
+    root.addHandler(handler)
