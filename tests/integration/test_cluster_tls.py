@@ -7,6 +7,10 @@ from typing import Any
 
 import pytest
 
+from kvperf.server.cluster import cluster_view, slot_ranges, view_ok, wait_cluster_ok
+from kvperf.server.host import free_port
+from kvperf.server.process import ManagedProcess, wait_until
+from kvperf.server.resp import Endpoint, RespClient
 from tests.helpers import read_metrics, require_binary, run_kvperf, write_config
 
 pytestmark = pytest.mark.integration
@@ -89,3 +93,31 @@ def test_seed_cluster_tls_config_with_kvload(tmp_path: Path) -> None:
     assert by_name["SPOP"]["checks"]["popped"] >= 20000
     _served_by_every_primary(rows, spread=("SET", "GET"))
     _tls_only(tmp_path, nodes=3, trials=len(commands))
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_cluster_forms_when_a_node_was_never_met(tmp_path: Path) -> None:
+    """A lost MEET (valkey#1251 on a loaded machine) heals: the waiting step meets the node
+    that misses its peers again; here node 2 is never met at all and still joins."""
+    nodes = []
+    try:
+        for i in range(3):
+            workdir = tmp_path / f"node{i}"
+            workdir.mkdir()
+            port = free_port(cluster=True)
+            nodes.append((ManagedProcess(
+                [require_binary("valkey-server"), "--port", str(port), "--cluster-enabled", "yes",
+                 "--save", "", "--appendonly", "no"], stdout=workdir / "log", cwd=workdir),
+                Endpoint("127.0.0.1", port)))
+        endpoints = [e for _, e in nodes]
+        for endpoint, (first, last) in zip(endpoints, slot_ranges(3), strict=True):
+            assert wait_until(lambda e=endpoint: bool(cluster_view(e)), 20)
+            with RespClient(endpoint) as client:
+                client.call("CLUSTER", "ADDSLOTSRANGE", first, last)
+        with RespClient(endpoints[0]) as client:
+            client.call("CLUSTER", "MEET", "127.0.0.1", endpoints[1].port)  # node 2 left out
+        wait_cluster_ok(endpoints, timeout=30)
+        assert all(view_ok(cluster_view(e), 3) for e in endpoints)
+    finally:
+        for process, _ in nodes:
+            process.stop()

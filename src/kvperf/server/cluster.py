@@ -1,4 +1,10 @@
-"""Forming a cluster of N primaries: slots split evenly, nodes met, wait for cluster_state:ok."""
+"""Forming a cluster of N primaries: slots split evenly, nodes met, wait for cluster_state:ok.
+
+A MEET can be lost: on a loaded machine one side's handshake may time out while the other
+side already trusts the peer, and Valkey 8.0 stays split (valkey-io/valkey#1251, fixed in 8.1).
+So while waiting, every node that does not yet know all the others is met again (a MEET of a
+known node is harmless), and a failure names each node's view of the cluster.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from kvperf.core.errors import ServerError
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 
 SLOTS = 16384
+REMEET_EVERY = 3.0  # seconds between re-introductions of nodes that still miss a peer
 
 
 def slot_ranges(nodes: int) -> list[tuple[int, int]]:
@@ -22,31 +29,74 @@ def form_cluster(endpoints: list[Endpoint], timeout: float = 30.0) -> None:
         for endpoint, (first, last) in zip(endpoints, slot_ranges(len(endpoints)), strict=True):
             with RespClient(endpoint) as client:
                 client.call("CLUSTER", "ADDSLOTSRANGE", first, last)
-        with RespClient(endpoints[0]) as seed:
-            for other in endpoints[1:]:
-                seed.call("CLUSTER", "MEET", other.host, other.port)
+        _meet(endpoints[0], endpoints[1:])
     except (RespError, ConnectionLost) as exc:
         raise ServerError(f"cluster formation failed: {exc}") from None
-    _wait_ok(endpoints, timeout)
+    wait_cluster_ok(endpoints, timeout)
 
 
-def _cluster_ok(endpoint: Endpoint, nodes: int) -> bool:
+def _meet(seed: Endpoint, others: list[Endpoint]) -> None:
+    with RespClient(seed) as client:
+        for other in others:
+            client.call("CLUSTER", "MEET", other.host, other.port)
+
+
+def cluster_view(endpoint: Endpoint) -> dict[str, str]:
+    """CLUSTER INFO of one node as a dict; empty when the node does not answer."""
     try:
         with RespClient(endpoint) as client:
             reply = client.call("CLUSTER", "INFO")
     except (RespError, ConnectionLost):
-        return False
-    info = parse_info(reply if isinstance(reply, bytes) else b"")
-    return (info.get("cluster_state") == "ok"
-            and info.get("cluster_slots_assigned") == str(SLOTS)
-            and info.get("cluster_known_nodes") == str(nodes))
+        return {}
+    return parse_info(reply if isinstance(reply, bytes) else b"")
 
 
-def _wait_ok(endpoints: list[Endpoint], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(_cluster_ok(e, len(endpoints)) for e in endpoints):
+def view_ok(view: dict[str, str], nodes: int) -> bool:
+    """True when a node sees the whole cluster: state ok, all slots, every node known (pure)."""
+    return (view.get("cluster_state") == "ok"
+            and view.get("cluster_slots_assigned") == str(SLOTS)
+            and view.get("cluster_known_nodes") == str(nodes))
+
+
+def describe_views(endpoints: list[Endpoint], views: list[dict[str, str]]) -> str:
+    """One clause per node: its state, slots and known nodes, or that it did not answer (pure)."""
+    parts = []
+    for endpoint, view in zip(endpoints, views, strict=True):
+        if not view:
+            parts.append(f"{endpoint} did not answer CLUSTER INFO")
+            continue
+        parts.append(f"{endpoint} state {view.get('cluster_state', '?')}, "
+                     f"{view.get('cluster_slots_assigned', '?')} slots, "
+                     f"{view.get('cluster_known_nodes', '?')} nodes known")
+    return "; ".join(parts)
+
+
+def wait_cluster_ok(endpoints: list[Endpoint], timeout: float = 30.0) -> None:
+    """Wait until every node sees the whole cluster, meeting lagging nodes again."""
+    start = time.monotonic()
+    last_meet = start
+    views: list[dict[str, str]] = [{} for _ in endpoints]
+    while time.monotonic() - start < timeout:
+        views = [cluster_view(e) for e in endpoints]
+        if all(view_ok(v, len(endpoints)) for v in views):
             return
+        if time.monotonic() - last_meet >= REMEET_EVERY:
+            _remeet(endpoints, views)
+            last_meet = time.monotonic()
         time.sleep(0.1)
     raise ServerError(f"cluster of {len(endpoints)} nodes did not reach cluster_state:ok "
-                      f"with {SLOTS} slots within {timeout:.0f}s")
+                      f"with {SLOTS} slots within {timeout:.0f}s: "
+                      f"{describe_views(endpoints, views)}")
+
+
+def _remeet(endpoints: list[Endpoint], views: list[dict[str, str]]) -> None:
+    """Meet every node that misses a peer with all the others again (both directions)."""
+    for endpoint, view in zip(endpoints, views, strict=True):
+        if view and int(view.get("cluster_known_nodes", "0")) < len(endpoints):
+            others = [e for e in endpoints if e is not endpoint]
+            try:
+                _meet(endpoint, others)
+                for other in others:
+                    _meet(other, [endpoint])
+            except (RespError, ConnectionLost):
+                pass  # the next round of views says what is wrong
