@@ -97,3 +97,47 @@ def test_bad_input_is_refused_before_any_build(tmp_path: Path, valkey_repo: Path
                    "--measure", "instructions")
     assert done.returncode == 2 and "name one with --series" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+SET_DEFINITION = """\
+version: 0.4
+name: bisect-set-p16
+dbconfig:
+  configuration-parameters:
+    save: '""'
+clientconfig:
+  tool: memtier_benchmark
+  arguments: >-
+    --command "SET __key__ __data__" --command-key-pattern R --key-minimum 1
+    --key-maximum 10000 --data-size 64 --pipeline 16 --test-time 2 -c 4 -t 1
+    --hide-histogram
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_strays")
+def test_bisect_with_a_definition(tmp_path: Path, valkey_repo: Path, build_cache: Path) -> None:
+    """`bisect base set-slow --definitions set.yml`: each step runs the definition's test on
+    GOOD and the commit (kvload's memtier front end, timing); the 15% SET slowdown of
+    ``set-slow`` is found at step 0 and named as the first bad commit or within the last
+    range when the 2% commit before it stays inconclusive."""
+    (tmp_path / "set.yml").write_text(SET_DEFINITION)
+    done = run_kvperf("bisect", "base", "set-slow", "--repo", valkey_repo,
+                      "--definitions", "set.yml", "--override-test-time", "1", "--seed", "3",
+                      timeout=1500, cwd=tmp_path, env={"KVPERF_BUILD_CACHE": str(build_cache)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "on bisect-set-p16 rps (timing, 5 runs per side per step)" in done.stdout
+    slow = _sha(valkey_repo, "set-slow")
+    (log_path,) = (tmp_path / "results").glob("bisect-*/bisect.json")
+    log = json.loads(log_path.read_text())
+    assert log["config"] == f"definitions: {tmp_path / 'set.yml'}"
+    first = log["steps"][0]
+    assert first["sha"] == slow and first["mark"] == "bad", first
+    (effect,) = [e for e in first["effects"] if e["series"] == "bisect-set-p16"]
+    assert effect["verdict"] == "regression" and effect["change"] < -0.05, effect
+    assert slow in done.stdout
+    batch = log_path.parent / first["batches"][0]["label"]
+    for side in ("A", "B"):
+        rows = json.loads((batch / side / "metrics.json").read_text())
+        assert {r["definition"]["name"] for r in rows} == {"bisect-set-p16"}
+        assert all(r["status"] == "ok" and r["duration"] == 1 for r in rows), rows

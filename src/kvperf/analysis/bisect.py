@@ -97,12 +97,12 @@ def pick_series(text: str | None, available: Sequence[GroupKey]) -> GroupKey:
     if text is None:
         if len(available) == 1:
             return available[0]
-        raise UsageError(f"the config has {len(available)} series: name one with --series "
+        raise UsageError(f"the plan has {len(available)} series: name one with --series "
                          f"(one of {names})")
     found = [k for k in available if parse_series(text).matches(k)]
     if len(found) != 1:
         what = "no series" if not found else f"{len(found)} series"
-        raise UsageError(f"--series {text!r} matches {what} of the config; available: {names}")
+        raise UsageError(f"--series {text!r} matches {what} of the plan; available: {names}")
     return found[0]
 
 

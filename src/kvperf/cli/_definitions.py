@@ -179,17 +179,32 @@ def compare_definitions(args: argparse.Namespace, sides: list[Side],
     for flag, attribute, default in _COMPARE_CLASHES:
         if getattr(args, attribute, default) not in (default, None):
             raise UsageError(f"{flag} does not apply with --definitions")
-    results = _planned(args)
+    results = planned_definitions(args, console)
     plans = tuple(r for r in results if isinstance(r, Plan))
     runs = quick.runs(default_runs(args, getattr(args, "default_runs", 1)))
     out_dir = args.results_dir / (args.label or default_label("compare"))
-    prepared = prepare_definition_sides(plans, sides, out_dir, runs, args.seed,
-                                        profile_settings(args))
+    return run_on_sides(args, plans, sides, out_dir, runs, args.seed, console)
+
+
+def planned_definitions(args: argparse.Namespace,
+                        console: Console) -> tuple[Plan | Refusal, ...]:
+    """The selected definitions planned (exit 2 on bad input); refusals are printed."""
+    results = _planned(args)
     _print_refused(console, [(r.name, r.topology, r.reason) for r in results
-                             if isinstance(r, Refusal)]
-                   + [(p.name, p.topology.name, why) for p, why in prepared.refused])
+                             if isinstance(r, Refusal)])
+    return results
+
+
+def run_on_sides(args: argparse.Namespace, plans: tuple[Plan, ...], sides: list[Side],
+                 out_dir: Path, runs: int, seed: int | None,
+                 console: Console) -> tuple[dict[str, list[Row]], DefinitionSides]:
+    """Prepare every side (exit 2 when no test runs on all), run the rounds interleaved
+    with the live store (compare --definitions, and each batch of bisect --definitions)."""
+    prepared = prepare_definition_sides(plans, sides, out_dir, runs, seed,
+                                        profile_settings(args))
+    _print_refused(console, [(p.name, p.topology.name, why) for p, why in prepared.refused])
     if not prepared.plans:
-        raise UsageError(f"none of the {len(results)} selected test(s) can run on every "
+        raise UsageError(f"none of the {len(plans)} selected test(s) can run on every "
                          "side (reasons above)")
     console.print(f"{len(prepared.plans)} test(s) × {len(sides)} sides × {runs} round(s), "
                   f"order seed {prepared.seed}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -17,11 +18,18 @@ from kvperf.analysis.regressions import Finding
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import BuildFlags, add_build_args, build_flags, build_one
 from kvperf.cli._choices import enum_choice
+from kvperf.cli._definitions import (
+    add_definition_args,
+    planned_definitions,
+    run_on_sides,
+    uses_definition_flags,
+)
 from kvperf.cli._interleaved import run_sides
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_db_options, add_results_dir
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
+from kvperf.definitions.plan import Plan
 from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.bisect import (
     BUDGET_FACTOR,
@@ -45,7 +53,9 @@ def add_parser(subparsers: Any) -> None:
                     "verdict rule. Step 0 (GOOD vs BAD) must find a regression or an "
                     "improvement; commits that do not build, or stay inconclusive within "
                     "--max-runs, are skipped. The log (bisect.json) is written after every "
-                    "batch of runs: --resume continues it.")
+                    "batch of runs: --resume continues it. With --definitions, each step "
+                    "runs the selected benchmark definitions' tests (timing) and --series "
+                    "names a test.")
     p.add_argument("good", metavar="GOOD", help="a ref where the metric is as before")
     p.add_argument("bad", metavar="BAD", help="a later ref where it moved")
     p.add_argument("--config", type=local_path,
@@ -78,6 +88,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", type=local_path, help="write a markdown report here")
     add_db_options(p)
     add_build_args(p)
+    add_definition_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -104,6 +115,12 @@ class CliBench:
         self.results.append(result)
         return result
 
+    def run_definitions(self, plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
+                        runs: int, seed: int | None) -> SidesResult:
+        rows, prepared = run_on_sides(self.args, plans, sides, out_dir, runs, seed,
+                                      self.console)
+        return SidesResult(rows, prepared.seed)  # the store was checked by run_on_sides
+
 
 class Printer:
     def __init__(self, out: Console) -> None:
@@ -119,14 +136,23 @@ class Printer:
         self.out.print(escape(step_line(log, step)), highlight=False, soft_wrap=True)
 
 
-def _request(args: argparse.Namespace, flags: BuildFlags) -> BisectRequest:
+def _request(args: argparse.Namespace, flags: BuildFlags, console: Console) -> BisectRequest:
     if not 0 <= args.min_effect < 100:
         raise UsageError(f"--min-effect must be a percentage in [0, 100), got "
                          f"{args.min_effect}")
+    plans: tuple[Plan, ...] = ()
+    if args.definitions is not None:
+        plans = tuple(r for r in planned_definitions(args, console) if isinstance(r, Plan))
+        if not plans:
+            raise UsageError("none of the selected definitions can run here (reasons above)")
+    elif uses_definition_flags(args):
+        raise UsageError("the definition selection flags (--tests-regexp, --topologies, "
+                         "--override-test-time …) apply only with --definitions")
     return BisectRequest(args.good, args.bad, flags.repo, args.series, args.metric,
                          args.measure, args.runs, args.max_runs, args.config, args.tool,
                          args.results_dir, args.label, args.seed, args.resume,
-                         args.min_effect / 100)
+                         args.min_effect / 100, plans,
+                         tuple(str(p.resolve()) for p in args.definitions or ()))
 
 
 def _report(args: argparse.Namespace, result: BisectResult, out: Console) -> None:
@@ -146,7 +172,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
     flags = build_flags(args)
     out = Console(width=None if sys.stdout.isatty() else 220)
     bench = CliBench(args, flags, console)
-    result = bisect(_request(args, flags), bench, Printer(out))
+    result = bisect(_request(args, flags, console), bench, Printer(out))
     for done in bench.results:
         done.check_store()
     if not result.differ:

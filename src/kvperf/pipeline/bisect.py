@@ -8,6 +8,10 @@ directory under ``<results-dir>/<label>/`` and the log (analysis/bisect_log.py) 
 after every batch, so an interruption loses no finished run and ``--resume`` goes on from
 where it stopped.
 
+With benchmark definitions (``--definitions``) instead of a config, each batch runs the
+selected definitions' tests interleaved on GOOD and the commit, as `compare --definitions`
+does; the series is a test (its name, and cluster_mode or io=N of its topology).
+
 The world is reached through ``Bench`` (build a commit, run sides, list commits): the CLI
 passes one with its progress output and the store; tests pass fakes.
 """
@@ -45,7 +49,9 @@ from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, MovedFunction, comp
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import BuildError, UsageError
 from kvperf.core.kinds import Measure
+from kvperf.definitions.plan import Plan
 from kvperf.pipeline.ab import SidesResult
+from kvperf.pipeline.definitions import definition_series
 from kvperf.pipeline.model import RunOptions
 from kvperf.pipeline.prepare import prepare, validate_label
 from kvperf.pipeline.sides import Side, SidesRequest, side_from_build
@@ -78,6 +84,8 @@ class BisectRequest:
     seed: int | None = None
     resume: bool = False
     min_effect: float = DEFAULT_MIN_EFFECT
+    definitions: tuple[Plan, ...] = ()  # planned tests (--definitions) instead of a config
+    definition_paths: tuple[str, ...] = ()  # where they came from (the log's question)
 
 
 class Bench(Protocol):
@@ -90,6 +98,9 @@ class Bench(Protocol):
     def build(self, sha: str) -> Build: ...
 
     def run(self, request: SidesRequest, sides: list[Side]) -> SidesResult: ...
+
+    def run_definitions(self, plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
+                        runs: int, seed: int | None) -> SidesResult: ...
 
 
 class BisectObserver(Protocol):
@@ -105,7 +116,15 @@ def default_measure() -> Measure:
 
 def settle(request: BisectRequest) -> BisectRequest:
     """The request with its defaults filled in and its numbers checked (UsageError)."""
-    measure = request.measure or default_measure()
+    if request.definitions:
+        for flag, given in (("--config", request.config), ("--tool", request.tool),
+                            ("--measure instructions",
+                             request.measure == Measure.INSTRUCTIONS)):
+            if given:
+                raise UsageError(f"{flag} does not apply with --definitions (definitions "
+                                 "run their own clients, timed)")
+    measure = request.measure or (Measure.TIMING if request.definitions
+                                  else default_measure())
     if measure not in (Measure.TIMING, Measure.INSTRUCTIONS):
         raise UsageError(f"--measure {measure}: bisect measures timing or instructions")
     runs = request.runs if request.runs is not None else DEFAULT_RUNS[measure]
@@ -129,6 +148,9 @@ def trial_series(trial: Trial) -> GroupKey:
 def plan_series(request: BisectRequest) -> str:
     """Check the plan as a side would (exit 2 before any build) and name its series."""
     assert request.measure is not None
+    if request.definitions:
+        tests = list(dict.fromkeys(definition_series(p) for p in request.definitions))
+        return describe_group(pick_series(request.series, tests))
     planned = prepare(RunOptions(config=request.config, tool=request.tool,
                                  measure=request.measure, blocked="planning", label="plan"))
     keys = list(dict.fromkeys(trial_series(t) for t in planned.trials))
@@ -152,7 +174,9 @@ def new_log(request: BisectRequest, series: str, bench: Bench) -> BisectLog:
     assert request.measure and request.metric and request.runs and request.max_runs
     commits = [Commit(good, f"GOOD ({request.good})")] + \
         [Commit(c.sha, c.subject) for c in infos]
-    config = str(request.config.resolve()) if request.config else "built-in"
+    config = ("definitions: " + ", ".join(request.definition_paths)
+              if request.definitions else
+              str(request.config.resolve()) if request.config else "built-in")
     return BisectLog(_repo_name(request.repo), good, bad, series, request.metric,
                      str(request.measure), request.runs, request.max_runs, commits, config)
 
@@ -299,7 +323,11 @@ class Bisection:
                                len(step.batches),
                                self.request.measure or Measure.TIMING)
         sides = [side_from_build("A", good), side_from_build("B", build)]
-        result = self.bench.run(request, sides)
+        if self.request.definitions:
+            result = self.bench.run_definitions(self.request.definitions, sides,
+                                                self.directory / label, runs, request.seed)
+        else:
+            result = self.bench.run(request, sides)
         a, b = self.rows(step)
         offset = step.runs
         self._rows[step.number] = (a + _renumbered(result.a_rows, offset),

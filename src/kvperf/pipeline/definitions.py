@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from kvperf.analysis.comparison import GroupKey
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import DriverError, Interrupted, KvperfError
 from kvperf.core.identity import stable_id
@@ -200,6 +201,14 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
+
+
+def definition_series(plan: Plan) -> GroupKey:
+    """The series fields (describe_group's) a definition's test rows will have."""
+    test = _test(plan)
+    return (("command", test.name), ("data_size", None), ("pipeline", None),
+            ("clients", None), ("io_threads", test.io_threads),
+            ("cluster_mode", test.cluster), ("tls", False))
 
 
 def _test(plan: Plan) -> DefinitionTest:

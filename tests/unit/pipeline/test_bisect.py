@@ -4,7 +4,7 @@ the steps it takes, the log it writes after every batch, and --resume reading it
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,9 @@ from kvperf.analysis.bisect import Mark, series_text
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.core.kinds import Measure
+from kvperf.definitions.model import Definition, ToolConfig
+from kvperf.definitions.plan import Plan, plan_all
+from kvperf.definitions.topology import BUILTIN
 from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.bisect import BisectRequest, ChangePoint, bisect, change_point_request
 from kvperf.pipeline.sides import Side, SidesRequest
@@ -78,6 +81,29 @@ class FakeBench:
                           for c, v in (("SET", cost), ("GET", 900.0))]
             write_json_atomic(request.out_dir / side / "metrics.json", rows[side])
         return SidesResult(rows, 7)
+
+    def run_definitions(self, plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
+                        runs: int, seed: int | None) -> SidesResult:
+        """Each plan's test: rps 100k, 15% less from SLOW on (a little noise per run)."""
+        index = SHAS.index(sides[1].commit or "")
+        self.ran.append(index)
+        rows: dict[str, list[Any]] = {}
+        for side, commit in (("A", 0), ("B", index)):
+            rps = 85_000.0 if commit >= self.slow else 100_000.0
+            rows[side] = [_definition_row(p.name, p.topology.name, run,
+                                          rps * (1 + 0.003 * ((run * 7 + commit) % 3 - 1)))
+                          for run in range(1, runs + 1) for p in plans]
+            write_json_atomic(out_dir / side / "metrics.json", rows[side])
+        return SidesResult(rows, seed or 0)
+
+
+def _definition_row(name: str, topology: str, run: int, rps: float) -> dict[str, Any]:
+    return {"kvperf_format": FORMAT_VERSION, "status": "ok", "command": name,
+            "data_size": None, "pipeline": None, "clients": None, "requests": None,
+            "duration": 1, "keyspacelen": None, "warmup": 0, "cluster_mode": False,
+            "tls": False, "io_threads": None, "config_set": {"topology": topology},
+            "run": run, "trial_id": name, "rps": rps, "measure": "timing",
+            "definition": {"name": name}}
 
 
 @dataclass
@@ -176,3 +202,40 @@ def test_change_points_are_bisected_when_their_range_spans_unmeasured_commits(
     counted = ChangePoint(SHAS[2], SHAS[7], "SET P=16", "instructions.total_per_request")
     assert "not a metric bisect measures" in str(change_point_request(base, counted,
                                                                       FakeBench()))
+
+
+def _plans(*names: str) -> tuple[Plan, ...]:
+    client = ToolConfig("memtier_benchmark", "--command 'SET __key__ __data__' "
+                                             "--test-time 60 -c 2 -t 1")
+    planned = plan_all(tuple(Definition(name=n, source=Path(f"/defs/{n}.yml"),
+                                        topologies=("oss-standalone",), clients=(client,))
+                             for n in names), BUILTIN, 1)
+    assert all(isinstance(p, Plan) for p in planned), planned
+    return tuple(p for p in planned if isinstance(p, Plan))
+
+
+def test_definitions_bisect_by_test_name_with_timing(tmp_path: Path) -> None:
+    request = BisectRequest("good", "bad", str(tmp_path), series="set-b",
+                            results_dir=tmp_path / "results",
+                            definitions=_plans("set-a", "set-b"),
+                            definition_paths=("/defs",))
+    bench = FakeBench()
+    result = bisect(request, bench, Recorder())
+    log = result.log
+    assert (log.series, log.metric, log.measure, log.runs) == ("set-b", "rps", "timing", 5)
+    assert log.config == "definitions: /defs"
+    assert log.commits[log.outcome().bad].sha == SHAS[SLOW] and result.moved == []
+    assert bench.ran == [8, 5, SLOW]  # BROKEN does not build: skipped, never run
+    assert log.steps[0].effect("set-b").verdict is Verdict.REGRESSION
+
+
+def test_definitions_refuse_what_does_not_apply(tmp_path: Path) -> None:
+    plans = _plans("set-a", "set-b")
+    base = BisectRequest("good", "bad", str(tmp_path), results_dir=tmp_path / "results",
+                         definitions=plans)
+    with pytest.raises(UsageError, match="--measure instructions does not apply"):
+        bisect(replace(base, measure=Measure.INSTRUCTIONS), FakeBench(), Recorder())
+    with pytest.raises(UsageError, match="--config does not apply"):
+        bisect(replace(base, config=tmp_path / "c.json"), FakeBench(), Recorder())
+    with pytest.raises(UsageError, match=r"name one with --series.*'set-a', 'set-b'"):
+        bisect(base, FakeBench(), Recorder())
