@@ -303,3 +303,44 @@ def test_module_pr_template_wrappers_give_verdicts_and_a_differential_flamegraph
     [svg] = (out / "flamediff").glob("*.svg")
     assert any(f.startswith("datatype_set") or "DataType" in f for f in _frames(svg)) or \
         "datatype" in svg.read_text(), sorted(_frames(svg))[:40]
+
+
+MODULE_PROFILED = {
+    "profiling_sets": [{"enabled": False},
+                       {"enabled": True, "sampling_freq": 499,
+                        "delays": {"read": {"delay": 0.2, "duration": 0.5}}}],
+    "test_groups": [{"group": 1, "scenarios": [
+        {"id": "w", "type": "write", "command": "SET __key__ __data__", "requests": 20000,
+         "clients": 4, "keyspacelen": 1000},
+        {"id": "r", "type": "read", "command": "GET __key__", "duration": 2, "clients": 4,
+         "keyspacelen": 1000, "profiling": {"delays": {"read": {"delay": 0.5}}}}]}],
+}
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_module_config_profiling_sets_with_a_scenario_override(tmp_path: Path) -> None:
+    """The seed's module format: every scenario once per profiling set (off, then on); the
+    read scenario's own ``profiling`` moves its window's delay, the set's duration stays."""
+    (tmp_path / "tests.json").write_text(json.dumps(MODULE_PROFILED))
+    dry = run_kvperf("run", "--module-config", "tests.json", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0 and "cpu 499 Hz from 0.5 s for 0.5 s" in dry.stdout, dry.stdout
+    done = run_kvperf("run", "--module-config", "tests.json", "--results-dir", "res",
+                      "--label", "m", "--no-db", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "res" / "m"
+    rows = json.loads((out / "metrics.json").read_text())
+    assert [(r["command"], bool(r["profile"])) for r in rows] == [
+        ("w", False), ("r", False), ("w", True), ("r", True)]
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    w, r = rows[2]["profile"], rows[3]["profile"]
+    assert w["window"] == {"delay": 0.0, "duration": None} and w["frequency"] == 499
+    assert r["window"] == {"delay": 0.5, "duration": 0.5}
+    for profile in (w, r):
+        [node] = profile["nodes"]
+        assert all((out / f).is_file() for f in node["files"].values())
+    assert w["nodes"][0]["files"]["perf.data"] != r["nodes"][0]["files"]["perf.data"]
+    assert "processCommand" in _frames(out / r["nodes"][0]["files"]["flamegraph"])
+    assert rows[0]["trial_id"] != rows[2]["trial_id"]
+    assert "profile artifacts" in done.stdout and "ok (profiled)" in done.stdout
+    refused = run_kvperf("run", "--module-config", "tests.json", "--profile", cwd=tmp_path)
+    assert refused.returncode == 2 and "profiling_sets" in refused.stderr, refused.stderr

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from kvperf.cli._paths import local_path
+from kvperf.cli._profile import print_profile
 from kvperf.cli._store import execute_persisting, log_to
 from kvperf.config.scenarios import detect_module_config, load_module_config, select
 from kvperf.core.errors import Interrupted, UsageError
@@ -24,7 +25,8 @@ from kvperf.report.scenarios import ScenarioProgress, plan_table, results_table
 # run's own options that mean nothing with module scenarios (flag, attribute, its default)
 _CLASHES: tuple[tuple[str, str, object], ...] = (
     ("--commits", "commits", None), ("--baseline", "baseline", None), ("--mode", "mode", "both"),
-    ("--use-running-server", "use_running_server", False), ("--profile", "profile", False),
+    ("--use-running-server", "use_running_server", False),
+    ("--profile (give the config profiling_sets)", "profile", False),
     ("--gate", "gate", []), ("--suite", "suite", None))
 
 
@@ -87,6 +89,7 @@ def handle_modules(args: argparse.Namespace, path: Path, console: Console) -> in
         return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{run.context.label} · kvload "
                                           f"{run.context.tool_version}"))
+    print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
         console.print(f"[red]{summary.failed} of {len(summary.rows)} scenario(s) failed[/red]")

@@ -3,8 +3,10 @@
 ``[{"enabled": false}, {"enabled": true, "mode": "wall-time", "sampling_freq": 999,
 "delays": {"measure": {"delay": 1, "duration": 2}}}]`` runs every trial twice: timed, and
 profiled in wall-time mode from 1 s into the measure stage for 2 s. A set's ``delays`` are
-keyed by phase; a core benchmark has one, ``measure`` (module scenarios name theirs by
-scenario type). Every mistake is a ValueError naming the key (config/loader.py adds where).
+keyed by phase; a core benchmark has one, ``measure``; module scenarios name theirs by
+scenario type (``ingestion``, ``search`` …) and a scenario's own ``profiling`` object
+overrides its set's values (``scenario_profile``). Every mistake is a ValueError naming the
+key (config/loader.py and config/scenarios.py add where).
 """
 
 from __future__ import annotations
@@ -79,3 +81,15 @@ def profiling_sets(key: str, value: Any) -> tuple[ProfileSettings | None, ...]:
         raise ValueError(f"{key!r} must be a non-empty list of objects like "
                          "{\"enabled\": true, \"mode\": \"cpu\"}")
     return tuple(dict.fromkeys(profile_set(f"{key}[{i}]", v) for i, v in enumerate(value)))
+
+
+def scenario_profile(where: str, profiling_set: dict[str, Any], override: dict[str, Any] | None,
+                     phase: str, phases: tuple[str, ...]) -> ProfileSettings | None:
+    """A module scenario's settings under one set: the scenario's ``profiling`` values win
+    over the set's (``delays`` merged per phase); the window is that of the scenario's own
+    ``phase`` (its type); ``phases`` are every name a ``delays`` object may use."""
+    merged = {**profiling_set, **(override or {})}
+    own, base = (override or {}).get("delays"), profiling_set.get("delays")
+    if isinstance(own, dict) and isinstance(base, dict):
+        merged["delays"] = {**base, **own}
+    return profile_set(where, merged, (phase, *(p for p in phases if p != phase)))

@@ -2,22 +2,25 @@
 
 ``parse_module_config`` is pure: a decoded JSON object → ``ModuleConfig``, or ValueError naming
 the key path (``test_groups[0].scenarios[1].maxdocs``). ``load_module_config`` adds the file
-read and turns every problem into one ConfigError naming the file. ``profiling_sets`` and a
-scenario's ``profiling`` are parsed into typed fields and not used by the module runner
-(profiling is ``--profile``'s job).
+read and turns every problem into one ConfigError naming the file. ``profiling_sets`` are
+kept as the seed writes them and checked against every scenario here (a scenario's
+``profiling`` overrides its set's values, config/profiling.scenario_profile); the module
+runner repeats the selected scenarios once per set.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from kvperf.config.commands import DATA, KEY, RAND
 from kvperf.config.datasets import GenerationSpec, parse_generation
+from kvperf.config.model import ProfileSettings
+from kvperf.config.profiling import scenario_profile
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 
@@ -58,7 +61,7 @@ class Scenario:
     keyspacelen: int | None = None
     cluster_execution: ClusterExecution = ClusterExecution.SINGLE
     description: str | None = None
-    profiling: dict[str, Any] | None = None  # parsed, not used (profiling is --profile's)
+    profiling: dict[str, Any] | None = None  # overrides of its profiling set's values
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -81,14 +84,6 @@ class TestGroup:
 
 
 @dataclass(frozen=True)
-class ProfilingSet:
-    """One entry of ``profiling_sets`` (kept for the profiling runner; unused here)."""
-
-    enabled: bool
-    settings: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class ModuleConfig:
     """A whole module-test config file."""
 
@@ -99,7 +94,7 @@ class ModuleConfig:
     server_cpus: tuple[int, ...] | None = None
     client_cpus: tuple[int, ...] | None = None
     config_sets: tuple[tuple[tuple[str, str], ...], ...] = ((),)
-    profiling_sets: tuple[ProfilingSet, ...] = ()
+    profiling_sets: tuple[dict[str, Any], ...] = ()  # as written; () = one unprofiled pass
     generation: tuple[GenerationSpec, ...] = ()
     seed: int = 1
     test_name: str | None = None
@@ -108,6 +103,19 @@ class ModuleConfig:
     @property
     def base_dir(self) -> Path:
         return self.source.parent
+
+    @property
+    def passes(self) -> int:
+        """How often the selected scenarios run: once per profiling set (at least once)."""
+        return max(1, len(self.profiling_sets))
+
+    def profile(self, index: int, scenario: Scenario) -> ProfileSettings | None:
+        """Pass ``index``'s settings for ``scenario`` (None: not profiled)."""
+        if not self.profiling_sets:
+            return None
+        return scenario_profile(f"profiling_sets[{index}]", self.profiling_sets[index],
+                                scenario.profiling, str(scenario.type),
+                                tuple(str(t) for t in ScenarioType))
 
 
 _REFUSED = {
@@ -276,15 +284,25 @@ def _cpus(path: str, value: Any) -> tuple[int, ...]:
     return parse_cpu_list(str(value))
 
 
-def _profiling_sets(path: str, value: Any) -> tuple[ProfilingSet, ...]:
-    if not isinstance(value, list):
-        raise ValueError(f"{path} must be a list of objects")
-    out = []
-    for i, item in enumerate(value):
-        obj = _object(f"{path}[{i}]", item)
-        out.append(ProfilingSet(_bool(f"{path}[{i}].enabled", obj.get("enabled", False)),
-                                {k: v for k, v in obj.items() if k != "enabled"}))
-    return tuple(out)
+def _profiling_sets(path: str, value: Any) -> tuple[dict[str, Any], ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{path} must be a non-empty list of objects")
+    return tuple(_object(f"{path}[{i}]", item) for i, item in enumerate(value))
+
+
+def _check_profiles(config: ModuleConfig) -> None:
+    """Every set with every scenario's override makes valid settings (ValueError naming
+    the set, and the scenario when its ``profiling`` is part of the mistake)."""
+    for index in range(len(config.profiling_sets)):
+        for group in config.groups:
+            for s in group.scenarios:
+                try:
+                    config.profile(index, s)
+                except ValueError as exc:
+                    if s.profiling is None:
+                        raise
+                    raise ValueError(f"group {group.group} scenario {s.id} (its profiling "
+                                     f"over that set): {exc}") from None
 
 
 def _top_values(data: dict[str, Any]) -> dict[str, Any]:
@@ -327,6 +345,7 @@ def parse_module_config(data: Any, source: Path) -> ModuleConfig:
     generation += parse_generation(data.get("query_generation"), "query_generation")
     config = ModuleConfig(groups, source, generation=generation, **values)
     _check_datasets(config)
+    _check_profiles(config)
     return config
 
 

@@ -199,7 +199,8 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
                          options.results_dir / label, available_cpus(), found, options.profile)
 
 
-def _slug(text: str) -> str:
+def file_slug(text: str) -> str:
+    """A name made safe for a file or directory name (at most 80 characters)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
 
 
@@ -256,7 +257,7 @@ class DefinitionRunner:
 
     def run_test(self, plan: Plan, position: int, run: int = 1) -> TestResult:
         log_dir = (self.run.out_dir / "tests" /
-                   f"{position:04d}-{_slug(plan.name)}-{_slug(plan.topology.name)}")
+                   f"{position:04d}-{file_slug(plan.name)}-{file_slug(plan.topology.name)}")
         log_dir.mkdir(parents=True, exist_ok=True)
         work = TestRun(self.run, plan, log_dir, self.observer)
         try:

@@ -18,12 +18,12 @@ import logging
 import shlex
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from kvperf.config.model import ModuleSpec
+from kvperf.config.model import ModuleSpec, ProfileSettings
 from kvperf.config.scenarios import ModuleConfig, Scenario, ScenarioType, TestGroup
 from kvperf.core.errors import ConfigError, DriverError, Interrupted, KvperfError, UsageError
 from kvperf.core.identity import stable_id
@@ -33,9 +33,10 @@ from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
 from kvperf.pipeline import quick
-from kvperf.pipeline.definitions import pinning
+from kvperf.pipeline.definitions import file_slug, pinning
 from kvperf.pipeline.model import Launcher, ServerHandle
 from kvperf.pipeline.prepare import check_module_paths, validate_label
+from kvperf.pipeline.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.row import Row, RunContext, ScenarioTest, TrialOutcome, is_ok, scenario_row
 from kvperf.server import stats as server_stats
@@ -161,6 +162,10 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
         raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
                           "runner yet (scenarios run on one standalone node); set it false")
     modules = _modules(options)
+    for index in range(config.passes):  # perf installed and allowed (exit 2)
+        for _, scenarios in options.selected:
+            for scenario in scenarios:
+                check_settings(config.profile(index, scenario), client_mode=False)
     kvload = find_tool("kvload", None, None)
     if kvload is None:
         raise UsageError("module scenarios need kvload (install kvperf with its kvload binary)")
@@ -204,20 +209,28 @@ class ModuleRunner:
 
     @property
     def total(self) -> int:
+        config = self.run.options.config
         per_set = sum(len(s) for _, s in self.run.options.selected)
-        return per_set * len(self.run.options.config.config_sets)
+        return per_set * len(config.config_sets) * config.passes
 
     def execute(self) -> ModulesSummary:
+        """profiling_sets × config_sets × the selected groups (the seed's order)."""
         summary = ModulesSummary(metrics_path=self.metrics.path)
-        for index, config_set in enumerate(self.run.options.config.config_sets):
-            for group, scenarios in self.run.options.selected:
-                self._group(index, config_set, group, scenarios, summary)
+        config = self.run.options.config
+        for profiled_pass in range(config.passes):
+            for index, config_set in enumerate(config.config_sets):
+                for group, scenarios in self.run.options.selected:
+                    self._group(Pass(profiled_pass, index, config_set), group, scenarios, summary)
         return summary
 
-    def _group(self, index: int, config_set: tuple[tuple[str, str], ...], group: TestGroup,
-               scenarios: tuple[Scenario, ...], summary: ModulesSummary) -> None:
-        log_dir = self.run.out_dir / "scenarios" / f"set{index}-group{group.group}"
+    def _group(self, where: Pass, group: TestGroup, scenarios: tuple[Scenario, ...],
+               summary: ModulesSummary) -> None:
         config = self.run.options.config
+        config_set = where.config_set
+        name = f"set{where.config_index}-group{group.group}"
+        if config.passes > 1:
+            name = f"profiling{where.profiling}-{name}"
+        log_dir = self.run.out_dir / "scenarios" / name
         tls = make_tls_files(self.run.out_dir / "tls") if config.tls_mode else None
         setup = ServerSetup(False, config.tls_mode, None, 1, self.run.server_cpus, (),
                             config_set, self.run.modules)
@@ -232,7 +245,8 @@ class ModuleRunner:
             for scenario in scenarios:
                 self.position += 1
                 self.observer.started(group.group, scenario, self.position, self.total)
-                work = ScenarioRun(self.run, group, scenario, dict(config_set), log_dir)
+                work = ScenarioRun(self.run, group, scenario, dict(config_set), log_dir,
+                                   config.profile(where.profiling, scenario))
                 if group_server is not None:
                     work.execute(group_server)
                 else:
@@ -247,6 +261,15 @@ class ModuleRunner:
         self.observer.finished(row)
 
 
+@dataclass(frozen=True)
+class Pass:
+    """Where the runner is: the profiling set and the config set (indexes, and its values)."""
+
+    profiling: int
+    config_index: int
+    config_set: tuple[tuple[str, str], ...]
+
+
 @dataclass
 class ScenarioRun:
     """One scenario's stages on its group's server; collects the outcome."""
@@ -256,6 +279,7 @@ class ScenarioRun:
     scenario: Scenario
     config_set: dict[str, str]
     log_dir: Path
+    profile: ProfileSettings | None = None  # its profiling set's (with its own overrides)
     outcome: TrialOutcome = field(default_factory=TrialOutcome)
     requests: int | None = None
 
@@ -299,10 +323,16 @@ class ScenarioRun:
         load = self._load()
         server_stats.reset_stats(endpoints)
         before = _cpu(pids)
-        with self.stage("measure"):
+        profile_dir = self.log_dir / f"profile-{file_slug(s.id)}"  # one per scenario
+        if self.profile is not None:
+            profile_dir.mkdir(parents=True, exist_ok=True)
+        with (profiling(self.profile, pids, profile_dir) as profiled,
+              self.stage("measure")):
             target = Target(endpoints, False, endpoints[0].tls_ca)
             self.outcome.measurement = run_scenario(self.run.kvload, load, target,
                                                     self.log_dir / f"{s.id}.log")
+        self.outcome.profile = profile_result(profiled, f"{self.group.group}/{s.id}",
+                                              self.run.out_dir)
         self._server_side(endpoints, pids, before)
 
     def _load(self) -> ScenarioLoad:
@@ -340,8 +370,11 @@ class ScenarioRun:
     def row(self) -> Row:
         s, options = self.scenario, self.run.options
         data = self.run.datasets.get(s.dataset) if s.dataset else None
-        identity = {"group": self.group.group, "scenario": s.id, "command": s.command,
-                    "config_set": self.config_set, "config": str(options.config.source)}
+        identity: dict[str, Any] = {
+            "group": self.group.group, "scenario": s.id, "command": s.command,
+            "config_set": self.config_set, "config": str(options.config.source)}
+        if self.profile is not None:  # a profiled pass is a trial of its own
+            identity["profile"] = {k: str(v) for k, v in asdict(self.profile).items()}
         test = ScenarioTest(s.id, self.group.group, stable_id(identity), s.clients,
                             s.pipeline, self.requests, s.duration, s.warmup, s.keyspacelen,
                             options.config.tls_mode, self.config_set)

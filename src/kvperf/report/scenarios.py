@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.config.model import ProfileSettings
 from kvperf.config.scenarios import ModuleConfig, Scenario, TestGroup
 from kvperf.results.row import Row, is_ok
 
@@ -28,7 +29,8 @@ def results_table(rows: list[Row], title: str) -> Table:
         table.add_row(escape(str(details.get("group", "-"))), escape(row["command"]),
                       str(details.get("type", "-")),
                       escape(" ".join(f"{k}={v}" for k, v in settings.items()) or "-"),
-                      "ok" if is_ok(row) else f"[red]failed[/red] {escape(row['error'] or '')}",
+                      ("ok" + (" (profiled)" if row.get("profile") else "") if is_ok(row)
+                       else f"[red]failed[/red] {escape(row['error'] or '')}"),
                       f"{row['rps']:,.0f}" if row["rps"] is not None else "-",
                       _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
                       str(details.get("dataset_rows") or "-"),
@@ -63,17 +65,29 @@ def _bound(s: Scenario) -> str:
 
 def plan_table(config: ModuleConfig,
                selected: tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]) -> Table:
-    """``--dry-run``: what would run, per config set × group × scenario, in order."""
+    """``--dry-run``: what would run, per profiling set × config set × group × scenario,
+    in order."""
     table = Table(title=f"{config.source.name}: module scenarios")
     for name in ("config set", "group", "scenario", "type", "command", "dataset", "clients",
-                 "bound", "flush", "setup"):
+                 "bound", "flush", "setup", "profile"):
         table.add_column(name)
-    for settings in config.config_sets:
-        label = " ".join(f"{k}={v}" for k, v in settings) or "-"
-        for group, scenarios in selected:
-            for s in scenarios:
-                table.add_row(escape(label), escape(group.group), escape(s.id), str(s.type),
-                              escape(s.command), escape(s.dataset or "-"), str(s.clients),
-                              _bound(s), "yes" if s.flush_before else "-",
-                              str(len(s.setup_commands)) if s.setup_commands else "-")
+    for index in range(config.passes):
+        for settings in config.config_sets:
+            label = " ".join(f"{k}={v}" for k, v in settings) or "-"
+            for group, scenarios in selected:
+                for s in scenarios:
+                    table.add_row(escape(label), escape(group.group), escape(s.id), str(s.type),
+                                  escape(s.command), escape(s.dataset or "-"), str(s.clients),
+                                  _bound(s), "yes" if s.flush_before else "-",
+                                  str(len(s.setup_commands)) if s.setup_commands else "-",
+                                  _profile(config.profile(index, s)))
     return table
+
+
+def _profile(settings: ProfileSettings | None) -> str:
+    """``cpu 999 Hz from 0 s for 10 s`` (the window of the scenario's phase), or -."""
+    if settings is None:
+        return "-"
+    window = f"from {settings.delay:g} s" + (
+        f" for {settings.duration:g} s" if settings.duration is not None else "")
+    return f"{settings.mode} {settings.frequency} Hz {window}"

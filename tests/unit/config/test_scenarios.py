@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kvperf.config.model import ProfileSettings
 from kvperf.config.scenarios import (
     ClusterExecution,
     ScenarioType,
@@ -16,6 +19,7 @@ from kvperf.config.scenarios import (
     select,
 )
 from kvperf.core.errors import ConfigError
+from kvperf.core.kinds import ProfileMode
 
 SOURCE = Path("/nonexistent/module-tests.json")
 
@@ -50,8 +54,8 @@ def test_the_seeds_example_parses_into_typed_scenarios() -> None:
     assert config.groups[1].group == "two"
     assert config.groups[1].scenarios[0].kvload_command() == "SET key:__rand_int__ __data__"
     assert config.config_sets == ((("x.threads", "1"),), (("x.threads", "8"),))
-    assert config.profiling_sets[0].enabled and config.profiling_sets[0].settings == {
-        "mode": "cpu"}
+    assert config.profiling_sets == ({"enabled": True, "mode": "cpu"},)
+    assert config.passes == 1 and config.profile(0, ingest) == ProfileSettings()
     assert config.server_cpus == (0,) and config.client_cpus == (1,)
     assert [g.name for g in config.generation] == ["docs.csv", "q.csv"]
 
@@ -117,3 +121,42 @@ def test_selection_by_groups_and_scenarios_lists_what_exists() -> None:
         select(config, ("3",), ())
     with pytest.raises(ConfigError, match=r"no scenario 'w' .*\(scenarios: a, ingestion\)"):
         select(config, ("1",), ("w",))
+
+
+def test_a_scenarios_profiling_overrides_its_sets_values_and_window() -> None:
+    """The seed's delay strategy: the set's delays per phase (scenario type), the scenario's
+    own ``profiling`` over them; a disabled set profiles nothing."""
+    raw = _config(profiling_sets=[
+        {"enabled": False},
+        {"enabled": True, "mode": "wall-time", "sampling_freq": 499,
+         "delays": {"ingestion": {"delay": 0, "duration": 10},
+                    "search": {"delay": 30, "duration": 10}}}])
+    raw["test_groups"][0]["scenarios"][0]["profiling"] = {
+        "delays": {"ingestion": {"delay": 10, "duration": 10}}}
+    config = parse_module_config(raw, SOURCE)
+    ingest, search = config.groups[0].scenarios
+    (write,) = config.groups[1].scenarios
+    assert config.passes == 2
+    assert config.profile(0, ingest) is None and config.profile(0, search) is None
+    wall = ProfileSettings(499, "fp", ProfileMode.WALL_TIME, 10.0, 10.0)
+    assert config.profile(1, ingest) == wall
+    assert config.profile(1, search) == replace(wall, delay=30.0)
+    assert config.profile(1, write) == replace(wall, delay=0.0, duration=None)
+    assert parse_module_config(_config(), SOURCE).passes == 1
+
+
+@pytest.mark.parametrize(("sets", "override", "message"), [
+    ([{"mode": "off-cpu"}], None, "profiling_sets[0].mode must be one of cpu, wall-time"),
+    ([{"delays": {"reading": {}}}], None, "names phase 'reading'"),
+    ([{"enabled": False}, {"enabled": True}], {"sampling_freq": 0},
+     "group 1 scenario ingestion (its profiling over that set): "
+     "profiling_sets[1].sampling_freq must be an integer"),
+    ([], None, "profiling_sets must be a non-empty list"),
+])
+def test_profiling_mistakes_name_the_set_and_scenario(sets: list[Any], override: Any,
+                                                      message: str) -> None:
+    raw = _config(profiling_sets=sets)
+    if override is not None:
+        raw["test_groups"][0]["scenarios"][0]["profiling"] = override
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_module_config(raw, SOURCE)
