@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -23,6 +24,8 @@ from tests.netns import veth_namespaces
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SERVER_IP, CLIENT_IP = "10.213.1.1", "10.213.1.2"
+TAKEN = 30500  # held by a listener in the server namespace; --remote-ports TAKEN-(TAKEN+1)
+PORTS = f"{TAKEN}-{TAKEN + 1}"
 CONFIG = [{"duration": 1, "warmup": 0, "keyspacelen": 1000, "data_sizes": [16],
            "pipelines": [1], "clients": [4], "commands": ["SET", "GET"],
            "server_cpu_range": "0", "client_cpu_range": "1"}]
@@ -92,10 +95,11 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
     config = _keys(tmp_path / "ssh")
     assert config.is_file()
     remote_dirs = set(Path("/tmp").glob("kvperf-remote-*"))
-    with _namespaces() as (server_ns, client_ns), _sshd(server_ns, tmp_path / "ssh"):
+    with (_namespaces() as (server_ns, client_ns), _sshd(server_ns, tmp_path / "ssh"),
+          _listener(server_ns, TAKEN)):
         done = subprocess.run(["ip", "netns", "exec", client_ns, *_run_args(1),
-                               "--results-dir", "results"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
+                               "--results-dir", "results", "--remote-ports", PORTS],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         rows = read_metrics(tmp_path / "results")
         assert [r["status"] for r in rows] == ["ok", "ok"]
@@ -107,7 +111,7 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
         started = [line.split("server pids ")[1].split(" at ")[0]
                    for line in logs.splitlines() if "server pids" in line]
         assert len(set(started)) == 2, started  # a fresh server per trial
-        assert f"at {SERVER_IP}:" in logs
+        assert _ports(logs) == [TAKEN + 1] * 2  # a draw of the taken port moved on
         assert _servers_in(server_ns) == []
         assert set(Path("/tmp").glob("kvperf-remote-*")) == remote_dirs
         _compare_across_hosts(tmp_path, client_ns)
@@ -137,7 +141,7 @@ def _compare_across_hosts(tmp_path: Path, client_ns: str) -> None:
         ["ip", "netns", "exec", client_ns, str(KVPERF), "compare", "--server-bin", server,
          "--server-bin", server, "--server-host", f"ssh://root@{SERVER_IP}", "--ssh-config",
          "ssh/config", "--config", "config.json", "--runs", "2", "--no-db",
-         "--results-dir", "ab", "--label", "ab"],
+         "--results-dir", "ab", "--label", "ab", "--remote-ports", PORTS],
         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stderr
     for side in ("A", "B"):
@@ -147,6 +151,30 @@ def _compare_across_hosts(tmp_path: Path, client_ns: str) -> None:
         logs = list((tmp_path / "ab" / "ab" / side).glob("trials/*/server-node0.log"))
         assert len(logs) == 4 and all(log.read_text().startswith("kvperf-remote-pid ")
                                       for log in logs)
+        for log in logs:  # the server's own banner: where it listened
+            listened = re.findall(r"Running mode=standalone, port=(\d+)\.", log.read_text())
+            assert listened == [str(TAKEN + 1)], (log, listened)
+
+
+def _ports(logs: str) -> list[int]:
+    """The port of every server a run's logs.txt says it started (``at IP:PORT``)."""
+    return [int(line.split(f"at {SERVER_IP}:")[1].split()[0].rstrip(")"))
+            for line in logs.splitlines() if "server pids" in line]
+
+
+@contextlib.contextmanager
+def _listener(namespace: str, port: int) -> Iterator[None]:
+    """A socket listening on the server's address and ``port`` (stopped by pid)."""
+    code = ("import socket, sys, time; s = socket.socket(); s.bind((sys.argv[1], "
+            "int(sys.argv[2]))); s.listen(); print('ready', flush=True); time.sleep(900)")
+    holder = subprocess.Popen(["ip", "netns", "exec", namespace, "python3", "-c", code,
+                               SERVER_IP, str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
 
 
 def _kill_kvperf(ip_pid: int) -> None:

@@ -20,7 +20,14 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode
 from kvperf.pipeline import Prepared, RunOptions
 from kvperf.pipeline.model import Launcher
-from kvperf.server.remote import SshHost, SshTarget, parse_target
+from kvperf.server.remote import (
+    DEFAULT_PORTS,
+    PORT_TRIES,
+    SshHost,
+    SshTarget,
+    parse_ports,
+    parse_target,
+)
 
 
 def add_network_args(p: argparse.ArgumentParser) -> None:
@@ -47,6 +54,10 @@ def add_server_host_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--remote-server-bin", metavar="PATH",
                    help="--server-host: the server binary's path there (default: copy the "
                         "local one into a per-run temp dir)")
+    p.add_argument("--remote-ports", metavar="LO-HI",
+                   help="--server-host: the servers' ports there, e.g. what a firewall "
+                        f"opens (default {DEFAULT_PORTS[0]}-{DEFAULT_PORTS[1]}; a port in use "
+                        f"there → the next, {PORT_TRIES} tries)")
 
 
 def _client(args: argparse.Namespace) -> bool:
@@ -92,10 +103,14 @@ def check_server_host(args: argparse.Namespace, *sides: Prepared) -> SshTarget |
     """--server-host parsed and checked against what a remote server supports (exit 2);
     None for a local run, and for commands without the flags (bisect, regressions)."""
     if getattr(args, "server_host", None) is None:
-        if getattr(args, "ssh_config", None) or getattr(args, "remote_server_bin", None):
-            raise UsageError("--ssh-config/--remote-server-bin need --server-host")
+        if (getattr(args, "ssh_config", None) or getattr(args, "remote_server_bin", None)
+                or getattr(args, "remote_ports", None)):
+            raise UsageError("--ssh-config/--remote-server-bin/--remote-ports need "
+                             "--server-host")
         return None
     target = parse_target(args.server_host)
+    if args.remote_ports is not None:
+        parse_ports(args.remote_ports)
     if getattr(args, "definitions", None) or any(p.options.mode != Mode.BOTH for p in sides):
         raise UsageError("--server-host starts the servers itself (not with --mode "
                          "server/client, --use-running-server or --definitions)")
@@ -122,7 +137,8 @@ def server_host(args: argparse.Namespace, target: SshTarget | None
     if target is None:
         yield None
         return
-    with SshHost(target, args.ssh_config, args.remote_server_bin) as host:
+    ports = parse_ports(args.remote_ports) if args.remote_ports else DEFAULT_PORTS
+    with SshHost(target, args.ssh_config, args.remote_server_bin, ports) as host:
         yield host.launcher()
 
 

@@ -44,6 +44,9 @@ from kvperf.server.tls import TlsFiles
 from kvperf.server.workdirs import make_workdir
 
 PID_MARK = "kvperf-remote-pid"
+DEFAULT_PORTS = (20000, 44000)  # --remote-ports: where a remote server's port is drawn from
+PORT_TRIES = 5  # ports tried per trial when the drawn one is taken on the remote host
+PORT_TAKEN = ("Address already in use", "Failed listening on port")
 DIR_MARK = "kvperf-remote-dir"
 # The control master's own session: makes the per-run directory, prints it, and removes it
 # when its stdin closes (kvperf done, or gone).
@@ -104,6 +107,7 @@ class SshHost:
     target: SshTarget
     ssh_config: Path | None = None
     remote_binary: str | None = None  # a path on the remote host instead of a copy
+    ports: tuple[int, int] = DEFAULT_PORTS  # the servers' port range there (inclusive)
     password: Secret = field(default_factory=secret.generate)
     address: str = ""
     remote_dir: str = ""
@@ -209,6 +213,30 @@ class SshHost:
         return functools.partial(RemoteServerGroup, host=self)
 
 
+class PortTaken(ServerError):
+    """The remote server could not listen: its port is in use there (another is tried)."""
+
+
+def parse_ports(text: str) -> tuple[int, int]:
+    """``--remote-ports LO-HI`` (or one port); UsageError when it is not a port range."""
+    low, _, high = text.partition("-")
+    try:
+        ports = (int(low), int(high or low))
+    except ValueError:
+        ports = (0, -1)
+    if not 1 <= ports[0] <= ports[1] <= 65535:
+        raise UsageError(f"--remote-ports {text!r}: expected LO-HI, ports 1-65535 with LO ≤ HI "
+                         "(e.g. 30000-30099)")
+    return ports
+
+
+def port_order(ports: tuple[int, int], start: int, tries: int) -> list[int]:
+    """The ports a trial tries: from ``start`` on, wrapping within the range (pure)."""
+    low, high = ports
+    count = high - low + 1
+    return [low + (start - low + k) % count for k in range(min(tries, count))]
+
+
 @dataclass
 class RemoteServerGroup:
     """One trial's server on the remote host (standalone only). ``with`` starts it ready;
@@ -225,6 +253,7 @@ class RemoteServerGroup:
     remote_pid: int | None = None
     _process: ManagedProcess | None = None
     _node_dir: str = ""
+    _log_from: int = 0  # where this attempt's output starts in the trial's log
 
     @property
     def log(self) -> Path:
@@ -253,7 +282,6 @@ class RemoteServerGroup:
 
     def _argv(self) -> list[str]:
         assert self.host is not None
-        self.port = random.randint(20000, 44000)
         self._node_dir = f"{self.host.remote_dir}/node-{self.port}"
         argv = node_argv(Path(self.host.server_path(self.binary)), self.setup, self.port,
                          NodePaths(Path(self._node_dir), self.log), None, self.host.address,
@@ -263,8 +291,24 @@ class RemoteServerGroup:
         return ["sh", "-c", WRAPPER, "kvperf-remote", self._node_dir, *argv]
 
     def _start(self) -> None:
+        """Start on a port of the host's range; a port taken there → the next one."""
+        assert self.host is not None
+        low, high = self.host.ports
+        tried = port_order(self.host.ports, random.randint(low, high), PORT_TRIES)
+        for attempt, port in enumerate(tried, 1):
+            self.port = port
+            try:
+                self._start_on_port()
+                return
+            except PortTaken:
+                if attempt == len(tried):
+                    raise
+                self.stop()
+
+    def _start_on_port(self) -> None:
         assert self.host is not None
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._log_from = self.log.stat().st_size if self.log.exists() else 0
         command = " ".join(shlex.quote(a) for a in self._argv())
         self._process = ManagedProcess(self.host.ssh_argv(command), stdout=self.log,
                                        stdin_pipe=True)
@@ -280,8 +324,12 @@ class RemoteServerGroup:
                               f"{self.ready_timeout:.0f}s: {self._log_tail()}")
         self._config_set()
 
+    def _output(self) -> str:
+        """This attempt's part of the trial's log."""
+        return _read(self.log)[self._log_from:]
+
     def _has_pid(self) -> bool:
-        for line in _read(self.log).splitlines():
+        for line in self._output().splitlines():
             if line.startswith(PID_MARK):
                 self.remote_pid = int(line.split()[1])
                 return True
@@ -290,7 +338,12 @@ class RemoteServerGroup:
         return False
 
     def _pings(self) -> bool:
-        if find_crash(_read(self.log)) or (self._process and not self._process.alive()):
+        output = self._output()
+        if any(marker in output for marker in PORT_TAKEN):
+            assert self.host is not None
+            raise PortTaken(f"port {self.port} is in use on {self.host.target.destination}: "
+                            f"{self._log_tail()}")
+        if find_crash(output) or (self._process and not self._process.alive()):
             raise ServerError(f"remote server exited during startup: {self._log_tail()}")
         try:
             with RespClient(self.endpoints[0], timeout=1.0) as client:
@@ -375,7 +428,7 @@ class RemoteServerGroup:
             self.remote_pid = None
 
     def _log_tail(self, lines: int = 5) -> str:
-        tail = _read(self.log).strip().splitlines()[-lines:]
+        tail = self._output().strip().splitlines()[-lines:]
         return " | ".join(tail) if tail else f"(log {self.log} is empty)"
 
 
