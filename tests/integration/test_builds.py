@@ -193,7 +193,7 @@ def test_run_commits_with_baseline_and_valkey_path(valkey_repo: Path, build_cach
                              "set-slow", "--baseline", "base", "--config", config,
                              "--results-dir", tmp_path, "--label", "hist")
     assert code == 0, err
-    assert {p.name for p in (tmp_path / "hist").iterdir()} == {"base", "set-slow"}
+    assert {p.name for p in (tmp_path / "hist").iterdir()} == {"base", "set-slow", "logs.txt"}
     assert "baseline base" in out
     tree = Builder(build_cache, str(valkey_repo)).tree(
         Builder(build_cache, str(valkey_repo)).resolve("base"))

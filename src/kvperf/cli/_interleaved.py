@@ -14,7 +14,7 @@ from kvperf.cli._measure import INSTRUCTION_RUNS, MEMORY_KEYS, default_runs
 from kvperf.cli._network import add_server_host_args, check_server_host, server_host
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import profile_settings
-from kvperf.cli._store import add_db_options, add_results_dir, live_store
+from kvperf.cli._store import add_db_options, add_results_dir, live_store, log_to
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline import quick
 from kvperf.pipeline.ab import SidesResult
@@ -75,6 +75,7 @@ def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side]
     ``store_dir``, else in the request's results directory)."""
     plan = prepare_sides(request, sides)
     remote = check_server_host(args, *plan.sides.values())
+    log_to(next(iter(plan.sides.values())).out_dir.parent, echo_warnings=True)
     described = "  ".join(
         f"{escape(name)}: "
         + (escape(plan.labels.get(name, name)) if p.context.server_version else "not built")

@@ -127,9 +127,10 @@ def add_series_filters(p: argparse.ArgumentParser, default_metrics: tuple[str, .
                    help=f"{applies}filter series, e.g. command=SET pipeline=16 (repeatable)")
 
 
-def log_to(out_dir: Path) -> None:
+def log_to(out_dir: Path, echo_warnings: bool = False) -> None:
     """logs.txt in the results directory records INFO and up, as kvperf run's does
-    (definitions and module runs: their progress goes to the console themselves)."""
+    (definitions and module runs: their progress goes to the console themselves;
+    ``echo_warnings``: warnings also go to stderr, as they did before any handler)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger("kvperf")
     root.setLevel(logging.DEBUG)
@@ -138,3 +139,9 @@ def log_to(out_dir: Path) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root.handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
     root.addHandler(handler)
+    if echo_warnings and not any(isinstance(h, logging.StreamHandler)
+                                 and not isinstance(h, logging.FileHandler)
+                                 for h in root.handlers):
+        echo = logging.StreamHandler()
+        echo.setLevel(logging.WARNING)
+        root.addHandler(echo)
