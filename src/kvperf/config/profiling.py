@@ -86,10 +86,14 @@ def profiling_sets(key: str, value: Any) -> tuple[ProfileSettings | None, ...]:
 def scenario_profile(where: str, profiling_set: dict[str, Any], override: dict[str, Any] | None,
                      phase: str, phases: tuple[str, ...]) -> ProfileSettings | None:
     """A module scenario's settings under one set: the scenario's ``profiling`` values win
-    over the set's (``delays`` merged per phase); the window is that of the scenario's own
-    ``phase`` (its type); ``phases`` are every name a ``delays`` object may use."""
+    over the set's (``delays`` merged per phase, and within a phase per key: a scenario
+    that gives only ``delay`` keeps its set's ``duration``); the window is that of the
+    scenario's own ``phase`` (its type); ``phases`` are every name a ``delays`` may use."""
     merged = {**profiling_set, **(override or {})}
     own, base = (override or {}).get("delays"), profiling_set.get("delays")
     if isinstance(own, dict) and isinstance(base, dict):
-        merged["delays"] = {**base, **own}
+        merged["delays"] = {**base, **{
+            name: {**base[name], **window}
+            if isinstance(window, dict) and isinstance(base.get(name), dict) else window
+            for name, window in own.items()}}
     return profile_set(where, merged, (phase, *(p for p in phases if p != phase)))

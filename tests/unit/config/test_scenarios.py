@@ -143,6 +143,10 @@ def test_a_scenarios_profiling_overrides_its_sets_values_and_window() -> None:
     assert config.profile(1, search) == replace(wall, delay=30.0)
     assert config.profile(1, write) == replace(wall, delay=0.0, duration=None)
     assert parse_module_config(_config(), SOURCE).passes == 1
+    raw["test_groups"][0]["scenarios"][0]["profiling"] = {
+        "delays": {"ingestion": {"delay": 4}}}  # only the delay: the set's duration stays
+    ingest = parse_module_config(raw, SOURCE).groups[0].scenarios[0]
+    assert parse_module_config(raw, SOURCE).profile(1, ingest) == replace(wall, delay=4.0)
 
 
 @pytest.mark.parametrize(("sets", "override", "message"), [
