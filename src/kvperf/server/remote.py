@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import random
+import secrets
 import shlex
 import shutil
 import socket
@@ -39,7 +40,7 @@ from kvperf.plan.trial import ServerSetup
 from kvperf.server.binary import ServerBinary
 from kvperf.server.conf import NodePaths, find_crash, node_argv
 from kvperf.server.process import ManagedProcess, wait_until
-from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 from kvperf.server.tls import TlsFiles
 from kvperf.server.workdirs import make_workdir
 
@@ -282,7 +283,8 @@ class RemoteServerGroup:
 
     def _argv(self) -> list[str]:
         assert self.host is not None
-        self._node_dir = f"{self.host.remote_dir}/node-{self.port}"
+        # unique per attempt: a duet's sides start servers at once, maybe on one port
+        self._node_dir = f"{self.host.remote_dir}/node-{self.port}-{secrets.token_hex(4)}"
         argv = node_argv(Path(self.host.server_path(self.binary)), self.setup, self.port,
                          NodePaths(Path(self._node_dir), self.log), None, self.host.address,
                          Path("auth.conf"))
@@ -320,8 +322,9 @@ class RemoteServerGroup:
             raise ServerError(f"remote server on {self.host.target.destination} did not start: "
                               f"{self._log_tail()}")
         if not wait_until(self._pings, self.ready_timeout):
-            raise ServerError(f"remote server {self.endpoints[0]} did not answer PING within "
-                              f"{self.ready_timeout:.0f}s: {self._log_tail()}")
+            raise ServerError(f"remote server {self.endpoints[0]} (pid {self.remote_pid}) did "
+                              f"not answer within {self.ready_timeout:.0f}s: "
+                              f"{self._log_tail()}")
         self._config_set()
 
     def _output(self) -> str:
@@ -347,9 +350,12 @@ class RemoteServerGroup:
             raise ServerError(f"remote server exited during startup: {self._log_tail()}")
         try:
             with RespClient(self.endpoints[0], timeout=1.0) as client:
-                return client.call("PING") == b"PONG"
+                reply = client.call("INFO", "server")
         except (ConnectionLost, RespError, OSError):
             return False
+        # the server answering is ours, not a partner's that took the port first (duet)
+        info = parse_info(reply if isinstance(reply, bytes) else b"")
+        return info.get("process_id") == str(self.remote_pid)
 
     def _config_set(self) -> None:
         for name, value in self.setup.config_set:
