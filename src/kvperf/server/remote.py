@@ -255,6 +255,7 @@ class RemoteServerGroup:
     _process: ManagedProcess | None = None
     _node_dir: str = ""
     _log_from: int = 0  # where this attempt's output starts in the trial's log
+    _answered: bool = False  # our server (by pid) answered on self.port: SHUTDOWN reaches it
 
     @property
     def log(self) -> Path:
@@ -355,7 +356,8 @@ class RemoteServerGroup:
             return False
         # the server answering is ours, not a partner's that took the port first (duet)
         info = parse_info(reply if isinstance(reply, bytes) else b"")
-        return info.get("process_id") == str(self.remote_pid)
+        self._answered = info.get("process_id") == str(self.remote_pid)
+        return self._answered
 
     def _config_set(self) -> None:
         for name, value in self.setup.config_set:
@@ -413,8 +415,9 @@ class RemoteServerGroup:
         return None
 
     def stop(self) -> None:
-        """SHUTDOWN NOSAVE, stdin closed (the wrapper kills the server), kill -9 by pid."""
-        if self.remote_pid is not None:
+        """SHUTDOWN NOSAVE (only to a server that answered as ours: a port we failed to take
+        is another's), stdin closed (the wrapper kills the server), kill -9 by pid."""
+        if self.remote_pid is not None and self._answered:
             with (contextlib.suppress(ConnectionLost, RespError, OSError),
                   RespClient(self.endpoints[0], timeout=1.0) as client):
                 client.pipeline([("SHUTDOWN", "NOSAVE")])
@@ -432,6 +435,7 @@ class RemoteServerGroup:
                 self.host.run(f'[ "$(readlink /proc/{pid}/cwd)" = {node} ] && kill -9 {pid}; '
                               f"rm -rf {node}; true")
             self.remote_pid = None
+        self._answered = False
 
     def _log_tail(self, lines: int = 5) -> str:
         tail = self._output().strip().splitlines()[-lines:]
