@@ -58,8 +58,7 @@ def run_commits(args: argparse.Namespace, options: RunOptions, console: Console)
         for side in sides[1:]:
             results = compare_paired(result.rows[base], result.rows[side.name], "all")
             out.print(terminal_table(results, f"baseline {base}", side.name))
-    print_profile(out, [r for rows in result.rows.values() for r in rows],
-                  next(iter(prepared.values())).out_dir.parent)
+    print_profile(out, [r for rows in result.rows.values() for r in rows], plan.out_dir)
     out.print(f"results: {', '.join(str(p.out_dir) for p in prepared.values())} "
               f"(order seed {result.seed})")
     if result.failed:

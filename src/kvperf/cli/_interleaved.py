@@ -75,7 +75,7 @@ def run_sides(args: argparse.Namespace, request: SidesRequest, sides: list[Side]
     ``store_dir``, else in the request's results directory)."""
     plan = prepare_sides(request, sides)
     remote = check_server_host(args, *plan.sides.values())
-    log_to(next(iter(plan.sides.values())).out_dir.parent, echo_warnings=True)
+    log_to(plan.out_dir, echo_warnings=True)  # one logs.txt beside the sides
     described = "  ".join(
         f"{escape(name)}: "
         + (escape(plan.labels.get(name, name)) if p.context.server_version else "not built")

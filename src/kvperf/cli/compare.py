@@ -162,7 +162,7 @@ def handle(args: argparse.Namespace, console: Console) -> int:
                                     names, out)
     results = compare_paired(result.a_rows, result.b_rows, args.metrics, rule)
     out.print(terminal_table(results, *names))
-    print_profile(out, result.a_rows + result.b_rows, prepared["A"].out_dir.parent)
+    print_profile(out, result.a_rows + result.b_rows, plan.out_dir)
     if args.profile or any(r.get("profile") for r in result.a_rows):  # or profiling_sets
         print_differentials(out, result.a_rows, result.b_rows,
                             (prepared["A"].out_dir, prepared["B"].out_dir),
@@ -207,7 +207,7 @@ def _many(args: argparse.Namespace, result: SidesResult, plan: PreparedSides, ou
         out.print(table)
     out.print(sides_table(results, labels))
     rows = [r for rows in result.rows.values() for r in rows]
-    print_profile(out, rows, next(iter(plan.sides.values())).out_dir.parent)
+    print_profile(out, rows, plan.out_dir)
     base = next(iter(result.rows))
     if args.profile:
         for name in list(result.rows)[1:]:

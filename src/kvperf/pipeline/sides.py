@@ -111,6 +111,12 @@ class PreparedSides:
     def trials(self) -> int:
         return sum(len(p.trials) for p in self.sides.values())
 
+    @property
+    def out_dir(self) -> Path:
+        """The directory the sides' directories are in (as prepared: a default label's
+        timestamp is not drawn again)."""
+        return next(iter(self.sides.values())).out_dir.parent
+
 
 def prepare_sides(request: SidesRequest, sides: list[Side]) -> PreparedSides:
     """All input checks of every side (UsageError, exit 2) before any server starts."""
