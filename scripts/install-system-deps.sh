@@ -7,6 +7,8 @@
 #   - chromium (the HTML report is checked in a real headless browser, through Playwright)
 #   - iproute2 (`ip netns`: tests of servers bound beyond loopback use namespaces they create)
 #   - openssh-client/-server (`run --server-host ssh://…`: its test starts its own sshd by pid)
+#   - what building the memtier_benchmark oracle needs (tests/fixtures/memtier.py: autotools,
+#     g++, libevent with its OpenSSL part, zlib; its configure checks for nothing else)
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
@@ -16,7 +18,8 @@ BACKPORTS=/etc/apt/sources.list.d/kvperf-bookworm-backports.sources
 BACKPORTS_PACKAGES=(valkey-server valkey-tools)
 MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
                valgrind linux-perf postgresql-15 xz-utils chromium iproute2
-               openssh-client openssh-server)
+               openssh-client openssh-server
+               libevent-dev zlib1g-dev autoconf automake libtool)
 PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 
 need_root() {

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.corpus import corpus_root
+from tests.fixtures.memtier import memtier_binary
 from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 from tests.helpers import server_pids
 from tests.pg import PgCluster, running_cluster
@@ -34,6 +35,13 @@ def corpus() -> Path:
     """The unpacked redis-benchmarks-specification 0.3.47 wheel (tests/fixtures/corpus.py).
     A download that fails fails the test: the corpus is never optional."""
     return corpus_root()
+
+
+@pytest.fixture(scope="session")
+def memtier_oracle() -> Path:
+    """The real memtier_benchmark built from the vendored tarball (tests/fixtures/memtier.py);
+    a missing tarball or build dependency fails the test, naming it."""
+    return memtier_binary()
 
 
 @pytest.fixture(scope="session")
