@@ -22,8 +22,8 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "compare-results", help="compare two metrics.json files",
         description="Group rows by their parameters (never by env), summarize runs as "
-                    "value (n, σ, CV), and judge each change: ratio with 95%% CI, t-test p "
-                    "(Benjamini–Hochberg adjusted), verdict; one value per side: the %% "
+                    "value (n, σ, CV), and judge each change: ratio with 95% CI, t-test p "
+                    "(Benjamini–Hochberg adjusted), verdict; one value per side: the % "
                     "change against --water-line, without statistics.")
     p.add_argument("baseline", type=local_path, help="baseline metrics.json")
     p.add_argument("new", type=local_path, help="new metrics.json")

@@ -38,7 +38,7 @@ def add_parser(subparsers: Any) -> None:
         "history", help="per-series results over commits from the database",
         description="Per series (command and parameters): the mean over trials, n and CV of "
                     "each revision (commit, or label when no commit was given); with --sha A "
-                    "B the %% change per metric between two revisions and its verdict (the "
+                    "B the % change per metric between two revisions and its verdict (the "
                     "rule of compare-results, from the stored means and sds).")
     p.add_argument("--last", type=int, default=10, help="newest revisions to show (default 10)")
     p.add_argument("--sha", nargs=2, metavar=("A", "B"),

@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> None:
         "noise", help="A/A run: CV per metric and runs needed to flag 3%% and 10%% changes",
         description="Run one server against itself, interleaved, and report the coefficient "
                     "of variation per metric, the interleaved runs the verdict rule needs to "
-                    "flag a 3%% or 10%% change (90%% chance, at the level a row has when its "
+                    "flag a 3% or 10% change (90% chance, at the level a row has when its "
                     "whole series moves), and any false verdict.")
     p.add_argument("--server-bin", type=command_path,
                    help="server binary (default: the usual resolution)")

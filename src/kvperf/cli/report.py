@@ -25,7 +25,7 @@ def add_parser(subparsers: Any) -> None:
                     "run summary with provenance and noise warnings, throughput and latency "
                     "per series with run-to-run spread, the latency percentile spectrum of "
                     "the merged HDR histograms, and for two sides the A/B forest plot of "
-                    "ratios with 95%% CIs and verdicts. PATH: a label directory "
+                    "ratios with 95% CIs and verdicts. PATH: a label directory "
                     "(<results-dir>/<label>), a metrics.json, or a comparison's directory "
                     "(with A/ and B/); two PATHs make an A/B report (the first is the "
                     "baseline).")
