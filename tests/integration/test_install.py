@@ -2,9 +2,10 @@
 then uses kvload.
 
 The repository's files (tracked and new, none of its build products) are copied to a temp dir,
-so the build starts from what a clone holds. pip builds with normal isolation (the pinned
-[build-system] requires); cargo reuses a target dir in the test cache, so only the first run
-on a machine pays for the release build.
+so the build starts from what a clone holds. The wheel is built once per module, with pip's
+normal isolation (the pinned [build-system] requires), exactly the wheel `pip install .`
+builds and installs; one test reads it, the other installs it into a fresh venv. cargo reuses
+a target dir in the test cache, so only the first run on a machine pays for the release build.
 """
 
 from __future__ import annotations
@@ -62,6 +63,16 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
+@pytest.fixture(scope="module")
+def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel pip builds from the clone (once for both tests)."""
+    dist = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, *PIP, "wheel", "-q", "--no-deps", "-w", dist, source], dist,
+         _build_env())
+    (built,) = dist.glob("kvperf-*.whl")
+    return built
+
+
 def _path_without_kvload() -> str:
     """PATH minus every directory holding a kvload: only the venv's can then be found."""
     dirs = os.environ.get("PATH", "").split(os.pathsep)
@@ -69,10 +80,10 @@ def _path_without_kvload() -> str:
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_pip_install_then_kvperf_run_uses_kvload(source: Path, tmp_path: Path) -> None:
+def test_pip_install_then_kvperf_run_uses_kvload(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv], tmp_path, _build_env())
-    _run([venv / "bin" / "python", *PIP, "install", "-q", source], tmp_path, _build_env())
+    _run([venv / "bin" / "python", *PIP, "install", "-q", wheel], tmp_path, _build_env())
     assert os.access(venv / "bin" / "kvload", os.X_OK)
     assert os.access(venv / "bin" / "kvflame", os.X_OK)  # --profile's flamegraph renderer
     scratch = tmp_path / "scratch"
@@ -87,10 +98,7 @@ def test_pip_install_then_kvperf_run_uses_kvload(source: Path, tmp_path: Path) -
         assert row["rps"] > 0 and row["env"]["tool"].startswith("kvload ")
 
 
-def test_wheel_contains_kvload(source: Path, tmp_path: Path) -> None:
-    _run([sys.executable, *PIP, "wheel", "-q", "--no-deps", "-w", tmp_path / "dist", source],
-         tmp_path, _build_env())
-    (wheel,) = (tmp_path / "dist").glob("kvperf-*.whl")
+def test_wheel_contains_kvload(wheel: Path) -> None:
     scripts = "-".join(wheel.name.split("-")[:2]) + ".data/scripts/"
     with zipfile.ZipFile(wheel) as archive:
         infos = [archive.getinfo(scripts + name) for name in ("kvload", "kvflame")]
