@@ -25,6 +25,9 @@ mod uring_loop;
 
 const TIMER: Token = Token(usize::MAX - 1);
 const LATE_NS: u64 = 1_000_000;
+/// memtier mode: after --test-time, replies to the requests still in flight are waited
+/// for (memtier drains them) at most this long; any still missing then are reported.
+pub const DRAIN_LIMIT_NS: u64 = 30_000_000_000;
 const RBUF: usize = 64 * 1024;
 
 /// Everything one thread needs to run one test.
@@ -75,6 +78,10 @@ struct MtConn {
     /// wbuf, send time). Capacity = pipeline, so pushing never allocates.
     window: VecDeque<(u16, u32, u64)>,
     issued: u64,
+    /// memtier's end time of this client: the first reply read at or after the
+    /// --test-time deadline, or the reply that completed its -n requests. Replies
+    /// to requests still in flight then are counted, but do not move it.
+    end: Option<u64>,
 }
 
 struct Conn {
@@ -170,7 +177,7 @@ impl<'a> Worker<'a> {
                 Some(m) => {
                     let client = m.clients.get(i).ok_or("internal error: no memtier client for a connection")?.clone();
                     let window = VecDeque::with_capacity(plan.pipeline);
-                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, issued: 0 }))
+                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, issued: 0, end: None }))
                 }
                 None => match &plan.dataset {
                     // Sized once for the longest request: never grows, so io_uring's
@@ -321,12 +328,19 @@ impl<'a> Worker<'a> {
 
     fn finished(&self, now: u64) -> bool {
         if let Some(end) = self.measure_end {
+            if self.plan.memtier.is_some() {
+                // memtier sends nothing after the deadline but drains what is in flight.
+                return now >= end && (self.inflight == 0 || now >= end + DRAIN_LIMIT_NS);
+            }
             return now >= end;
         }
         self.measuring && self.quota_left() == Some(0) && self.inflight == 0
     }
 
     fn finish(mut self, now: u64) -> ThreadStats {
+        if self.plan.memtier.is_some() {
+            return self.finish_memtier(now);
+        }
         let end = self.measure_end.map_or(now, |e| e.min(now));
         if let (Some(iv), Some(e)) = (self.plan.interval_ns, self.measure_end) {
             let per_batch = (self.plan.pipeline * self.plan.template.ncmds) as u64;
@@ -345,8 +359,24 @@ impl<'a> Worker<'a> {
         self.stats
     }
 
+    /// memtier mode: the drain is part of the run (its replies counted); the rate's
+    /// time is each client's own end (see `MtConn::end`), summed for the mean.
+    fn finish_memtier(mut self, now: u64) -> ThreadStats {
+        for c in &self.conns {
+            if let Some(m) = &c.mt {
+                let end = m.end.unwrap_or(now);
+                self.stats.client_time_ns += u128::from(end.saturating_sub(self.measure_start));
+                self.stats.clients += 1;
+            }
+        }
+        self.stats.undrained = self.inflight;
+        self.stats.finish(now);
+        self.stats
+    }
+
     fn timeout(&self, now: u64) -> Option<std::time::Duration> {
-        let mut until = self.measure_end;
+        let draining = self.plan.memtier.is_some() && self.measure_end.is_some_and(|e| now >= e);
+        let mut until = self.measure_end.map(|e| if draining { e + DRAIN_LIMIT_NS } else { e });
         if !self.measuring {
             until = Some(until.map_or(self.measure_start, |u| u.min(self.measure_start)));
         }
@@ -683,6 +713,15 @@ impl<'a> Worker<'a> {
         let hit = mp.program.on_reply(&mut m.client, ci, &c.rbuf[at..at + len]);
         self.stats.record_cmd(mp.program.cmds[ci].stat, latency.unwrap_or(0), len, hit, latency.is_none());
         m.window.pop_front();
+        let answered = m.issued - m.window.len() as u64;
+        let done = match (self.measure_end, mp.conn_quota) {
+            (Some(e), _) => now >= e,
+            (None, Some(q)) => answered >= q,
+            (None, None) => false,
+        };
+        if done && m.end.is_none() {
+            m.end = Some(now);
+        }
         Ok(())
     }
 

@@ -108,6 +108,12 @@ pub struct ThreadStats {
     pub cpu: (f64, f64),
     /// memtier mode: one entry per result row (empty otherwise).
     pub cmds: Vec<CmdStats>,
+    /// memtier mode: the sum over clients of (client end - measure start), and their
+    /// number: memtier's rate divides by the mean client end minus the mean start.
+    pub client_time_ns: u128,
+    pub clients: u64,
+    /// memtier mode: requests still unanswered when the drain gave up.
+    pub undrained: u64,
     sigfig: u8,
     /// Full-precision corrected latencies of the current interval; folded into
     /// `corrected` and the interval's histogram when the interval changes, so each
@@ -132,6 +138,9 @@ impl ThreadStats {
             cpu_start: (0.0, 0.0),
             cpu: (0.0, 0.0),
             cmds: Vec::new(),
+            client_time_ns: 0,
+            clients: 0,
+            undrained: 0,
             sigfig,
             cur: new_hist(sigfig),
             cur_idx: 0,
@@ -237,9 +246,22 @@ pub struct Merged {
     pub late: u64,
     pub unsent: u64,
     pub duration_s: f64,
+    /// memtier mode: memtier's run time — the mean over clients of each one's end
+    /// (first reply at or after --test-time, or its last of -n) minus the start.
+    pub client_duration_s: Option<f64>,
+    /// memtier mode: requests left unanswered when the drain after --test-time gave up.
+    pub undrained: u64,
     pub intervals: Vec<IntervalOut>,
     pub user_s: f64,
     pub sys_s: f64,
+}
+
+impl Merged {
+    /// The time rates are computed over: memtier's per-client mean in memtier mode,
+    /// else the whole measured span.
+    pub fn rate_duration_s(&self) -> f64 {
+        self.client_duration_s.unwrap_or(self.duration_s)
+    }
 }
 
 pub struct IntervalOut {
@@ -255,6 +277,9 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
     let start = parts.iter().map(|p| p.measure_start).min().unwrap_or(0);
     let end = parts.iter().map(|p| p.end).max().unwrap_or(start);
     let duration_s = (end.saturating_sub(start)) as f64 / 1e9;
+    let clients: u64 = parts.iter().map(|p| p.clients).sum();
+    let client_time: u128 = parts.iter().map(|p| p.client_time_ns).sum();
+    let client_duration_s = (clients > 0).then(|| client_time as f64 / clients as f64 / 1e9);
     let mut m = Merged {
         cmds: Vec::new(),
         corrected: new_hist(sigfig),
@@ -264,6 +289,8 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         late: 0,
         unsent: 0,
         duration_s,
+        client_duration_s,
+        undrained: parts.iter().map(|p| p.undrained).sum(),
         intervals: Vec::new(),
         user_s: 0.0,
         sys_s: 0.0,

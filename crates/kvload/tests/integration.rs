@@ -167,6 +167,10 @@ fn check_ask_and_moved(nodes: &[Server]) {
     }
 }
 
+/// TLS runs on the epoll loop only (rustls, no kTLS), so this runs once, with the default
+/// `--io` (auto), not on both loops: a `uring::` copy would test epoll a second time.
+/// `tls_with_io_uring_asked_runs_on_epoll_and_says_so` covers an explicit `--io uring`.
+#[test]
 fn tls_with_cacert() {
     let _g = serial();
     let dir = scratch_dir("tls");
@@ -178,11 +182,10 @@ fn tls_with_cacert() {
     let v = json_run("tls-run", &["-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set", "-n", "3000", "-c", "4"]);
     assert!(v["tests"][0]["requests"].as_u64().unwrap_or(0) > 0);
     assert_eq!(v["config"]["tls"], true);
-    // TLS always runs on the epoll loop, and the report says why.
+    // The default loop is io_uring where the kernel allows it; TLS takes epoll, and the
+    // report says why (the note goes to stderr only when --io uring was asked for).
     assert_eq!(v["config"]["io"], "epoll");
-    if current_io() == Some("uring") {
-        assert!(v["config"]["io_note"].as_str().is_some_and(|n| n.contains("TLS")), "{}", v["config"]);
-    }
+    assert_eq!(v["config"]["io_note"], "TLS runs on the epoll loop", "{}", v["config"]);
     // Batches larger than rustls' plaintext buffer (4 x 300 KB) must go through.
     let big = json_run("tls-big", &["-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set,get", "-d", "300000", "-P", "4", "-n", "40", "-c", "2"]);
     for t in big["tests"].as_array().expect("tests") {
@@ -202,6 +205,41 @@ fn tls_with_cacert() {
     let mut with_cert: Vec<&str> = common.to_vec();
     with_cert.extend_from_slice(&["--cert", &cert, "--key", &key]);
     assert_ok(&kvload(&with_cert));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--io uring --tls`: kvload runs the TLS connections on epoll (not io_uring) and says so
+/// in the JSON's `io`/`io_note` and once on stderr; the memtier front end does the same.
+#[test]
+fn tls_with_io_uring_asked_runs_on_epoll_and_says_so() {
+    let _g = serial();
+    let dir = scratch_dir("tls-uring");
+    write_certs(&dir);
+    let ca = dir.join("ca.pem").to_string_lossy().into_owned();
+    let (_s, port) = tls_server(&dir, "no");
+    let ps = port.to_string();
+    let json = dir.join("out.json").to_string_lossy().into_owned();
+    let out = Command::new(kvload_bin())
+        .args(["--io", "uring", "--json", &json, "-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-t", "set", "-n", "2000", "-c", "4", "-q"])
+        .output()
+        .expect("run kvload");
+    assert_ok(&out);
+    let v = read_json(std::path::Path::new(&json));
+    assert_eq!(v["tests"][0]["requests"], 2000);
+    assert_eq!((&v["config"]["tls"], &v["config"]["io"]), (&serde_json::json!(true), &serde_json::json!("epoll")));
+    let note = "--io uring: TLS runs on the epoll loop (rustls, no kTLS)";
+    assert_eq!(v["config"]["io_note"], note, "{}", v["config"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches(&format!("kvload: note: {note}")).count(), 1, "one note on stderr: {err}");
+    let kv = dir.join("mt-kv.json").to_string_lossy().into_owned();
+    let mt = Command::new(kvload_bin())
+        .args(["memtier", "--io=uring", "-p", &ps, "--tls", "--sni", "localhost", "--cacert", &ca, "-n", "100", "-c", "2", "-t", "1", "--hide-histogram", "--kvload-json", &kv])
+        .output()
+        .expect("run kvload memtier");
+    assert_ok(&mt);
+    let kv = read_json(std::path::Path::new(&kv));
+    assert_eq!((&kv["config"]["io"], &kv["config"]["io_note"]), (&serde_json::json!("epoll"), &serde_json::json!(note)));
+    assert!(String::from_utf8_lossy(&mt.stderr).contains(note), "{}", String::from_utf8_lossy(&mt.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -529,7 +567,6 @@ on_both_loops!(
     open_loop_corrects_coordinated_omission,
     csv_header_matches_valkey_benchmark,
     cluster_set_get_routes_without_errors,
-    tls_with_cacert,
     bad_flags_exit_2,
     connect_failure_exits_1,
     server_killed_mid_run_exits_nonzero,

@@ -245,7 +245,10 @@ fn values_protocols_and_misses() {
     assert!(f(&v["ALL STATS"]["Gets"]["Hits/sec"]) > 0.0);
 }
 
-fn tls_and_cluster_mode() {
+/// Once, not on both loops: TLS runs on epoll whatever `--io` asks (integration.rs'
+/// `tls_with_io_uring_asked_runs_on_epoll_and_says_so` covers `--io=uring --tls`).
+#[test]
+fn tls_mode() {
     let _g = serial();
     let dir = scratch_dir("mt-tls");
     write_certs(&dir);
@@ -253,11 +256,16 @@ fn tls_and_cluster_mode() {
     let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
     let (ca, cert, key) = (p("ca.pem"), p("client.pem"), p("client.key"));
     let tls = ["--tls", "--sni", "localhost", "--cacert", &ca, "--cert", &cert, "--key", &key, "-n", "200", "-c", "2", "-t", "1"];
-    assert_ok(&memtier(port, &tls));
+    let (_, kv) = memtier_json(port, "mt-tls-run", &tls);
+    assert_eq!(kv["tests"][0]["requests"], 400);
+    assert_eq!((&kv["config"]["tls"], &kv["config"]["io"]), (&Value::Bool(true), &Value::from("epoll")));
     let bad = memtier(port, &["--tls", "--sni", "localhost", "-n", "10"]);
     assert_eq!(bad.status.code(), Some(1), "no CA: the handshake must fail");
     let _ = std::fs::remove_dir_all(&dir);
+}
 
+fn cluster_mode() {
+    let _g = serial();
     let dir = scratch_dir("mt-cluster");
     let nodes = start_cluster(&dir);
     let (v, kv) = memtier_json(nodes[0].port, "mt-cluster-run", &["--cluster-mode", "--ratio", "1:1", "-n", "500", "-c", "3", "-t", "2", "--key-maximum", "100000"]);
@@ -303,6 +311,6 @@ on_both_loops!(
     memtier_benchmark_argv0_alias,
     scan_incremental_iteration_follows_cursors,
     values_protocols_and_misses,
-    tls_and_cluster_mode,
+    cluster_mode,
     json_out_file_with_distributions_matches_schema,
 );

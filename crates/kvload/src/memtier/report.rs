@@ -77,7 +77,7 @@ fn row(name: &str, kind: &str, c: &CmdStats, secs: f64) -> Row {
 impl Summary {
     /// From one run's merged stats (`m.cmds` in the order of `p.stats`).
     pub fn of_run(p: &Program, m: &Merged, start_ms: u64, finish_ms: u64) -> Summary {
-        let secs = m.duration_s.max(1e-9);
+        let secs = m.rate_duration_s().max(1e-9);
         let mut all = CmdStats::new(3);
         let mut rows = Vec::new();
         for ((name, kind), c) in p.stats.iter().zip(&m.cmds) {

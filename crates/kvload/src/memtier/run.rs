@@ -198,9 +198,14 @@ fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64),
         return Err("a worker thread failed".into());
     }
     let m = stats::merge(parts, 3);
-    let finish = start + (m.duration_s * 1000.0) as u64;
-    let ops_sec = m.requests as f64 / m.duration_s.max(1e-9);
-    eprintln!("[RUN #{run_id} 100%, {:3.0} secs] {} threads {} conns: {} ops, {:.0} ops/sec", m.duration_s, o.threads, o.clients * o.threads, m.requests, ops_sec);
+    // memtier's Runtime and rates: the mean client end minus the start (see Merged).
+    let secs = m.rate_duration_s();
+    let finish = start + (secs * 1000.0) as u64;
+    let ops_sec = m.requests as f64 / secs.max(1e-9);
+    eprintln!("[RUN #{run_id} 100%, {:3.0} secs] {} threads {} conns: {} ops, {:.0} ops/sec", secs, o.threads, o.clients * o.threads, m.requests, ops_sec);
+    if m.undrained > 0 {
+        eprintln!("WARNING: {} requests in flight at the end of --test-time got no reply within {} s of it; not counted", m.undrained, net::DRAIN_LIMIT_NS / 1_000_000_000);
+    }
     if m.errors.total() > 0 {
         let e = &m.errors;
         eprintln!("WARNING: {} error replies (err={} moved={} ask={} other={}); not counted as ops", e.total(), e.err, e.moved, e.ask, e.other);
