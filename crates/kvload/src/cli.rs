@@ -173,7 +173,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-s" => o.socket = Some(a.value(flag)?.to_string()),
         "-a" => o.password = Some(a.value(flag)?.to_string()),
         "--user" => o.user = Some(a.value(flag)?.to_string()),
-        "-u" => parse_uri(a.value(flag)?, o)?,
+        "-u" => apply_uri(a.value(flag)?, o)?,
         "-c" => o.clients = a.positive(flag)?,
         "-n" => o.requests = a.positive(flag)?,
         "--duration" => o.duration = Some(a.positive(flag)?),
@@ -248,60 +248,32 @@ fn parse_tests(v: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// `scheme://[user[:password]@]host[:port][/dbnum]`; valkeys/rediss enable TLS.
-fn parse_uri(uri: &str, o: &mut Options) -> Result<(), String> {
-    let bad = || format!("invalid URI '{uri}'");
-    let (scheme, rest) = uri.split_once("://").ok_or_else(bad)?;
-    o.tls.enabled |= match scheme {
-        "valkey" | "redis" => false,
-        "valkeys" | "rediss" => true,
-        _ => return Err(format!("invalid URI scheme '{scheme}'")),
-    };
-    let (auth, hostpart) = match rest.rsplit_once('@') {
-        Some((a, h)) => (Some(a), h),
-        None => (None, rest),
-    };
-    if let Some(auth) = auth {
+/// `-u`: `scheme://[user[:password]@]host[:port][/dbnum]` (`crate::uri`, kvload's rules);
+/// valkeys/rediss enable TLS.
+fn apply_uri(uri: &str, o: &mut Options) -> Result<(), String> {
+    let u = crate::uri::parse(uri, crate::uri::Dialect::Kvload)?;
+    o.tls.enabled |= u.tls;
+    if let Some(auth) = u.userinfo {
         match auth.split_once(':') {
-            Some((u, p)) => {
-                if !u.is_empty() {
-                    o.user = Some(u.to_string());
+            Some((user, password)) => {
+                if !user.is_empty() {
+                    o.user = Some(user.to_string());
                 }
-                o.password = Some(p.to_string());
+                o.password = Some(password.to_string());
             }
-            None => o.password = Some(auth.to_string()),
+            None => o.password = Some(auth),
         }
     }
-    let (hostport, db) = match hostpart.split_once('/') {
-        Some((h, d)) => (h, Some(d)),
-        None => (hostpart, None),
-    };
-    if let Some(d) = db.filter(|d| !d.is_empty()) {
-        o.dbnum = d.parse().map_err(|_| bad())?;
+    if let Some(db) = u.db {
+        o.dbnum = db;
     }
-    let (host, port) = split_host_port(hostport).ok_or_else(bad)?;
-    if !host.is_empty() {
+    if let Some(host) = u.host {
         o.host = host;
     }
-    if let Some(p) = port {
-        o.port = p;
+    if let Some(port) = u.port {
+        o.port = port;
     }
     Ok(())
-}
-
-fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
-    if let Some(rest) = s.strip_prefix('[') {
-        let (h, tail) = rest.split_once(']')?;
-        let port = match tail.strip_prefix(':') {
-            Some(p) => Some(p.parse().ok()?),
-            None => None,
-        };
-        return Some((h.to_string(), port));
-    }
-    match s.rsplit_once(':') {
-        Some((h, p)) => Some((h.to_string(), Some(p.parse().ok()?))),
-        None => Some((s.to_string(), None)),
-    }
 }
 
 fn validate(o: &Options) -> Result<(), String> {

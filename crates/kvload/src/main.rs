@@ -16,6 +16,7 @@ mod spec;
 mod stats;
 mod tls;
 mod transport;
+mod uri;
 mod uring;
 mod workload;
 

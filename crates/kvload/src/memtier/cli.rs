@@ -1,8 +1,12 @@
 //! memtier cli: memtier_benchmark's argv (getopt_long rules) → typed `MtOptions`.
-//! Every option memtier knows is in `TABLE`; the ones kvload does not implement are
-//! refused by their full name, never ignored.
+//! Every option memtier knows is in `options::TABLE`; the ones kvload does not implement
+//! (and the values it refuses) are refused by their full name, never ignored; `apply`
+//! handles every other one (the tests check both ways).
 
+pub use super::options::HELP;
+use super::options::{find_long, find_short, MtOption};
 use crate::cli::TlsOptions;
+use crate::uri::{self, Dialect};
 
 /// How a `--command` / `--key-pattern` letter draws key numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,134 +202,12 @@ pub enum MtParsed {
     Run(Box<MtOptions>),
     Help,
     Version,
-}
-
-/// What kvload does with one memtier option.
-#[derive(Clone, Copy, PartialEq)]
-enum Support {
-    Yes,
-    /// Refused; the text says why.
-    No(&'static str),
-}
-
-use Support::{No, Yes};
-
-/// (long name, short letter, takes a value, support). Order as in memtier's table.
-const TABLE: &[(&str, Option<char>, bool, Support)] = &[
-    ("server", Some('s'), true, Yes),
-    ("host", Some('h'), true, Yes),
-    ("port", Some('p'), true, Yes),
-    ("unix-socket", Some('S'), true, Yes),
-    ("ipv4", Some('4'), false, No("address family selection is not implemented")),
-    ("ipv6", Some('6'), false, No("address family selection is not implemented")),
-    ("protocol", Some('P'), true, Yes),
-    ("tls", None, false, Yes),
-    ("cert", None, true, Yes),
-    ("key", None, true, Yes),
-    ("cacert", None, true, Yes),
-    ("tls-skip-verify", None, false, Yes),
-    ("sni", None, true, Yes),
-    ("tls-protocols", None, true, No("TLS versions are rustls' safe defaults (1.2, 1.3)")),
-    ("out-file", Some('o'), true, Yes),
-    ("hdr-file-prefix", None, true, No("use --kvload-json for HDR histograms")),
-    ("client-stats", None, true, No("per-client stats files are not written")),
-    ("run-count", Some('x'), true, Yes),
-    ("debug", Some('D'), false, No("there is no debug log")),
-    ("show-config", None, false, No("not implemented")),
-    ("hide-histogram", None, false, Yes),
-    ("print-percentiles", None, true, Yes),
-    ("print-all-runs", None, false, Yes),
-    ("distinct-client-seed", None, false, Yes),
-    ("randomize", None, false, Yes),
-    ("requests", Some('n'), true, Yes),
-    ("clients", Some('c'), true, Yes),
-    ("threads", Some('t'), true, Yes),
-    ("test-time", None, true, Yes),
-    ("ratio", None, true, Yes),
-    ("pipeline", None, true, Yes),
-    ("data-size", Some('d'), true, Yes),
-    ("data-offset", None, true, No("SETRANGE/GETRANGE mode is not implemented")),
-    ("random-data", Some('R'), false, Yes),
-    ("data-size-range", None, true, Yes),
-    ("data-size-list", None, true, No("weighted size lists are not implemented")),
-    ("data-size-pattern", None, true, Yes),
-    ("expiry-range", None, true, No("expiring SETs are not implemented")),
-    ("data-import", None, true, No("importing data is not implemented")),
-    ("data-verify", None, false, No("data verification is not implemented")),
-    ("verify-only", None, false, No("data verification is not implemented")),
-    ("generate-keys", None, false, No("only with --data-import, which is not implemented")),
-    ("key-prefix", None, true, Yes),
-    ("key-minimum", None, true, Yes),
-    ("key-maximum", None, true, Yes),
-    ("key-pattern", None, true, Yes),
-    ("key-stddev", None, true, Yes),
-    ("key-median", None, true, Yes),
-    ("key-zipf-exp", None, true, Yes),
-    ("reconnect-interval", None, true, No("reconnecting is not implemented")),
-    ("reconnect-on-error", None, false, No("reconnecting is not implemented")),
-    ("max-reconnect-attempts", None, true, No("reconnecting is not implemented")),
-    ("reconnect-backoff-factor", None, true, No("reconnecting is not implemented")),
-    ("connection-timeout", None, true, No("not implemented")),
-    ("thread-conn-start-min-jitter-micros", None, true, No("not implemented")),
-    ("thread-conn-start-max-jitter-micros", None, true, No("not implemented")),
-    ("multi-key-get", None, true, No("MGET mode is not implemented")),
-    ("authenticate", Some('a'), true, Yes),
-    ("uri", Some('u'), true, Yes),
-    ("select-db", None, true, Yes),
-    ("no-expiry", None, false, No("only with --data-import, which is not implemented")),
-    ("wait-ratio", None, true, No("WAIT commands are not implemented")),
-    ("num-slaves", None, true, No("WAIT commands are not implemented")),
-    ("wait-timeout", None, true, No("WAIT commands are not implemented")),
-    ("json-out-file", None, true, Yes),
-    ("cluster-mode", None, false, Yes),
-    ("help", None, false, Yes),
-    ("version", Some('v'), false, Yes),
-    ("command", None, true, Yes),
-    ("command-key-pattern", None, true, Yes),
-    ("command-ratio", None, true, Yes),
-    ("monitor-input", None, true, No("MONITOR replay is not implemented")),
-    ("monitor-pattern", None, true, No("MONITOR replay is not implemented")),
-    ("command-stats-breakdown", None, true, Yes),
-    ("rate-limiting", None, true, No("use kvload --rps for a coordinated-omission-corrected open loop")),
-    ("statsd-host", None, true, No("StatsD export is not implemented")),
-    ("statsd-port", None, true, No("StatsD export is not implemented")),
-    ("statsd-prefix", None, true, No("StatsD export is not implemented")),
-    ("statsd-run-label", None, true, No("StatsD export is not implemented")),
-    ("graphite-port", None, true, No("Graphite export is not implemented")),
-    ("scan-incremental-iteration", None, false, Yes),
-    ("scan-incremental-max-iterations", None, true, Yes),
-    ("clients-start", None, true, No("client staircase ramp-up is not implemented")),
-    ("clients-step", None, true, No("client staircase ramp-up is not implemented")),
-    ("step-duration", None, true, No("client staircase ramp-up is not implemented")),
-    // kvload's own additions.
-    ("kvload-json", None, true, Yes),
-    ("io", None, true, Yes),
-];
-
-type Entry = (&'static str, Option<char>, bool, Support);
-
-/// getopt_long: exact long name, else a unique prefix of one.
-fn find_long(name: &str) -> Result<&'static Entry, String> {
-    if let Some(e) = TABLE.iter().find(|e| e.0 == name) {
-        return Ok(e);
-    }
-    let matches: Vec<&Entry> = TABLE.iter().filter(|e| e.0.starts_with(name)).collect();
-    match matches.as_slice() {
-        [one] => Ok(one),
-        [] => Err(format!("unrecognized option '--{name}'")),
-        _ => Err(format!("option '--{name}' is ambiguous")),
-    }
-}
-
-fn find_short(c: char) -> Result<&'static Entry, String> {
-    TABLE
-        .iter()
-        .find(|e| e.1 == Some(c))
-        .ok_or_else(|| format!("invalid option -- '{c}'"))
+    /// `--options-json` alone: print `options::TABLE` as JSON.
+    OptionsJson,
 }
 
 /// Splits argv into (entry, value) pairs by getopt_long's rules.
-fn tokenize(argv: &[String]) -> Result<Vec<(&'static Entry, Option<String>)>, String> {
+fn tokenize(argv: &[String]) -> Result<Vec<(&'static MtOption, Option<String>)>, String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < argv.len() {
@@ -343,14 +225,14 @@ fn tokenize(argv: &[String]) -> Result<Vec<(&'static Entry, Option<String>)>, St
                 None => (long, None),
             };
             let e = find_long(name)?;
-            let value = match (e.2, inline) {
+            let value = match (e.takes_value(), inline) {
                 (true, Some(v)) => Some(v),
                 (true, None) => {
-                    let v = argv.get(i).ok_or_else(|| format!("option '--{}' requires an argument", e.0))?;
+                    let v = argv.get(i).ok_or_else(|| format!("option '--{}' requires an argument", e.long))?;
                     i += 1;
                     Some(v.clone())
                 }
-                (false, Some(_)) => return Err(format!("option '--{}' doesn't allow an argument", e.0)),
+                (false, Some(_)) => return Err(format!("option '--{}' doesn't allow an argument", e.long)),
                 (false, None) => None,
             };
             out.push((e, value));
@@ -360,7 +242,7 @@ fn tokenize(argv: &[String]) -> Result<Vec<(&'static Entry, Option<String>)>, St
             while k < chars.len() {
                 let e = find_short(chars[k])?;
                 k += 1;
-                if e.2 {
+                if e.takes_value() {
                     let rest: String = chars[k..].iter().collect();
                     let v = if !rest.is_empty() {
                         rest
@@ -383,34 +265,44 @@ fn tokenize(argv: &[String]) -> Result<Vec<(&'static Entry, Option<String>)>, St
 
 /// Parses memtier_benchmark's argv (without the program name).
 pub fn parse(argv: &[String]) -> Result<MtParsed, String> {
+    if argv.len() == 1 && argv[0] == "--options-json" {
+        return Ok(MtParsed::OptionsJson);
+    }
     let mut o = MtOptions::default();
-    let mut breakdown_line = false;
     for (e, v) in tokenize(argv)? {
-        if let No(why) = e.3 {
-            return Err(format!("option '--{}' is not supported by kvload memtier ({why})", e.0));
+        if let Some(why) = e.refused() {
+            return Err(not_supported(e.long, why));
         }
         let v = v.unwrap_or_default();
-        match e.0 {
+        if let Some(why) = e.refused_value(&v) {
+            return Err(not_supported(&format!("{}={v}", e.long), why));
+        }
+        match e.long {
             "help" => return Ok(MtParsed::Help),
             "version" => return Ok(MtParsed::Version),
-            "command-stats-breakdown" => breakdown_line = parse_breakdown(&v)?,
             name => apply(name, &v, &mut o)?,
         }
     }
-    if breakdown_line {
-        return Err("option '--command-stats-breakdown=line' is not supported by kvload memtier (stats are by command)".into());
-    }
     if let Some(uri) = o.uri.clone() {
-        parse_uri(&uri, &mut o)?;
+        apply_uri(&uri, &mut o)?;
     }
     validate(&o)?;
     Ok(MtParsed::Run(Box::new(o)))
 }
 
-fn parse_breakdown(v: &str) -> Result<bool, String> {
+/// The refusal of an option (`what`: its long name, or `name=value`) and why.
+fn not_supported(what: &str, why: &str) -> String {
+    format!("option '--{what}' is not supported by kvload memtier ({why})")
+}
+
+/// `command` or `line` in any case, as memtier reads them; kvload has stats by command only.
+fn check_breakdown(v: &str) -> Result<(), String> {
     match v.to_ascii_lowercase().as_str() {
-        "command" => Ok(false),
-        "line" => Ok(true),
+        "command" => Ok(()),
+        "line" => {
+            let why = find_long("command-stats-breakdown").ok().and_then(|e| e.refused_value("line")).unwrap_or_default();
+            Err(not_supported("command-stats-breakdown=line", why))
+        }
         _ => Err("command-stats-breakdown must be 'command' or 'line'".into()),
     }
 }
@@ -453,11 +345,8 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "data-size" => o.data_size = Some(positive(v, "data-size")?),
         "random-data" => o.random_data = true,
         "data-size-range" => o.data_size_range = Some(parse_range(v)?),
-        "data-size-pattern" if v == "R" => {}
-        "data-size-pattern" if v == "S" => {
-            return Err("option '--data-size-pattern=S' is not supported by kvload memtier (sizes are drawn at random)".into())
-        }
-        "data-size-pattern" => return Err("data-size-pattern must be either R or S".into()),
+        "data-size-pattern" if v != "R" => return Err("data-size-pattern must be either R or S".into()),
+        "data-size-pattern" => {}
         "key-prefix" => o.key_prefix = v.to_string(),
         "key-minimum" => o.key_min = positive(v, "key-minimum")?,
         "key-maximum" => o.key_max = positive(v, "key-maximum")?,
@@ -474,6 +363,7 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "command-ratio" => last_command(o)?.ratio = num(v, "command-ratio")?,
         "scan-incremental-iteration" => o.scan_incremental = true,
         "scan-incremental-max-iterations" => o.scan_max_iterations = num(v, "scan-incremental-max-iterations")?,
+        "command-stats-breakdown" => check_breakdown(v)?,
         _ => apply_tls(name, v, &mut o.tls)?,
     }
     Ok(())
@@ -517,9 +407,6 @@ fn parse_protocol(v: &str) -> Result<Protocol, String> {
         "redis" => Ok(Protocol::Redis),
         "resp2" => Ok(Protocol::Resp2),
         "resp3" => Ok(Protocol::Resp3),
-        "memcache_text" | "memcache_binary" => {
-            Err(format!("option '--protocol={v}' is not supported by kvload memtier (Redis protocol only)"))
-        }
         _ => Err("supported protocols are 'redis', 'resp2' and 'resp3'".into()),
     }
 }
@@ -677,39 +564,22 @@ pub fn split_args(line: &str) -> Option<Vec<Vec<u8>>> {
     }
 }
 
-/// `redis[s]://[user[:password]@]host[:port][/db]` as memtier reads it.
-fn parse_uri(uri: &str, o: &mut MtOptions) -> Result<(), String> {
-    let (scheme, rest) = uri.split_once("://").ok_or("invalid URI format, missing scheme")?;
-    match scheme {
-        "redis" => {}
-        "rediss" => o.tls.enabled = true,
-        _ => return Err(format!("unsupported URI scheme '{scheme}'. Use 'redis' or 'rediss'")),
+/// `--uri`: `redis[s]://[user[:password]@]host[:port][/db]` (`crate::uri`, memtier's rules);
+/// applied after every other option, so it wins over -h, -p, -a and --select-db.
+fn apply_uri(uri: &str, o: &mut MtOptions) -> Result<(), String> {
+    let u = uri::parse(uri, Dialect::Memtier)?;
+    o.tls.enabled |= u.tls;
+    if let Some(auth) = u.userinfo {
+        o.auth = Some(auth);
     }
-    let hostpart = match rest.split_once('@') {
-        Some((auth, h)) => {
-            o.auth = Some(auth.to_string());
-            h
-        }
-        None => rest,
-    };
-    let hostport = match hostpart.split_once('/') {
-        Some((h, db)) => {
-            if !db.is_empty() {
-                o.select_db = db.parse().map_err(|_| format!("invalid database number '{db}'"))?;
-            }
-            h
-        }
-        None => hostpart,
-    };
-    let host = match hostport.split_once(':') {
-        Some((h, p)) => {
-            o.port = p.parse().ok().filter(|&p| p > 0).ok_or_else(|| format!("invalid port number '{p}'"))?;
-            h
-        }
-        None => hostport,
-    };
-    if !host.is_empty() {
-        o.host = host.to_string();
+    if let Some(db) = u.db {
+        o.select_db = db;
+    }
+    if let Some(port) = u.port {
+        o.port = port;
+    }
+    if let Some(host) = u.host {
+        o.host = host;
     }
     Ok(())
 }
@@ -796,56 +666,6 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
     }
     Ok(())
 }
-
-pub const HELP: &str = "\
-Usage: kvload memtier [options]    (or a link to kvload named memtier_benchmark)
-A memtier_benchmark-compatible front end of kvload (Redis protocol only).
-
-Connection:
-  -h, --host=ADDR / -s, --server=ADDR   Server address (default: localhost)
-  -p, --port=PORT                Server port (default: 6379)
-  -S, --unix-socket=SOCKET       UNIX domain socket
-  -P, --protocol=PROTOCOL        redis (default), resp2, or resp3 (HELLO 3)
-  -a, --authenticate=CREDENTIALS PASSWORD or USER:PASSWORD
-  -u, --uri=URI                  redis[s]://user:password@host:port/dbnum
-      --tls --cert=FILE --key=FILE --cacert=FILE --tls-skip-verify --sni=NAME
-      --cluster-mode             Route each key to the primary owning its slot
-      --select-db=DB             SELECT db on every connection
-Output:
-  -o, --out-file=FILE            Text results to FILE (default: stdout)
-      --json-out-file=FILE       memtier's JSON layout (\"ALL STATS\" -> \"Totals\" -> ...)
-      --kvload-json=FILE         kvload's versioned JSON report (HDR histograms) of the same runs
-      --io=uring|epoll           kvload's event loop (default: io_uring when the kernel allows
-                                 it, else epoll with a note; TLS always runs on epoll)
-      --hide-histogram           Don't print the latency distribution
-      --print-percentiles=LIST   Percentiles in the table and JSON (default: 50,99,99.9)
-      --print-all-runs           With -x, print every run too
-  -x, --run-count=NUMBER         Run the test NUMBER times (best, worst, average)
-Test:
-  -n, --requests=NUMBER|allkeys  Requests per client (default: 10000)
-  -c, --clients=NUMBER           Clients (connections) per thread (default: 50)
-  -t, --threads=NUMBER           Threads (default: 4)
-      --test-time=SECS           Run SECS seconds instead of -n
-      --ratio=SET:GET            SET:GET ratio (default: 1:10)
-      --pipeline=NUMBER          Requests in flight per connection (default: 1)
-      --distinct-client-seed     Each client its own random seed (default: all the same)
-      --randomize                Random seed from the clock (default: a constant)
-Arbitrary commands:
-      --command=COMMAND          Repeatable; __key__ (may have a prefix/suffix) and __data__
-      --command-ratio=N          Send the last command N times in a row (default: 1)
-      --command-key-pattern=R|G|S|P|Z   Key pattern of the last command (default: R)
-      --scan-incremental-iteration      Follow SCAN cursors (one SCAN command, --pipeline 1)
-      --scan-incremental-max-iterations=N
-Data and keys:
-  -d, --data-size=SIZE           Value size (default: 32)
-      --data-size-range=MIN-MAX  Random value sizes in [MIN, MAX]
-  -R, --random-data              Random value bytes
-      --key-prefix=PREFIX        (default: memtier-)
-      --key-minimum=N / --key-maximum=N   (default: 0 / 10000000)
-      --key-pattern=SET:GET      R, G, S, P or Z each (default: R:R)
-      --key-stddev / --key-median / --key-zipf-exp
-Every other memtier_benchmark option is refused by name (exit status 2).
-";
 
 #[cfg(test)]
 mod tests {
@@ -952,6 +772,59 @@ mod tests {
         assert_eq!(o.auth.as_deref(), Some("bob:pw"));
         assert_eq!((o.host.as_str(), o.port, o.select_db), ("example", 7000, 2));
         assert_eq!(o.protocol, Protocol::Resp3);
+        // The URI wins over -h/-p whatever the order; what it leaves out keeps its value.
+        let o = opts(&["-u", "redis://:7001", "-h", "elsewhere", "-p", "1", "-a", "pw"]);
+        assert_eq!((o.host.as_str(), o.port, o.auth.as_deref(), o.tls.enabled), ("elsewhere", 7001, Some("pw"), false));
+        assert_eq!(p(&["--uri", "redis://h:0"]), Err("invalid port number '0'".into()));
+    }
+
+    #[test]
+    fn every_table_option_is_handled_or_refused() {
+        for e in super::super::options::TABLE {
+            let arg = if e.takes_value() { format!("--{}=1", e.long) } else { format!("--{}", e.long) };
+            let r = p(&[&arg]);
+            match e.refused() {
+                Some(why) => assert_eq!(r, Err(not_supported(e.long, why)), "{arg}"),
+                None => assert!(!matches!(&r, Err(m) if m.contains("has no handler")), "{arg} is in options::TABLE but apply has no arm for it: {r:?}"),
+            }
+            for (value, why) in e.refused_values {
+                assert_eq!(p(&[&format!("--{}={value}", e.long)]), Err(not_supported(&format!("{}={value}", e.long), why)));
+            }
+        }
+        assert_eq!(p(&["--command-stats-breakdown=LINE"]), p(&["--command-stats-breakdown=line"]));
+    }
+
+    /// The option names `func`'s match arms name (`"a" =>`, `"a" | "b" if ... =>`).
+    fn names_matched_in(src: &str, func: &str) -> Vec<String> {
+        let start = src.find(func).unwrap_or_else(|| panic!("{func} not found"));
+        let body = &src[start..start + src[start..].find("\n}\n").expect("end of fn")];
+        let mut names = Vec::new();
+        for line in body.lines() {
+            let mut rest = line.trim_start();
+            while let Some(r) = rest.strip_prefix('"') {
+                let end = r.find('"').expect("closing quote");
+                names.push(r[..end].to_string());
+                match r[end + 1..].trim_start().strip_prefix('|') {
+                    Some(more) => rest = more.trim_start(),
+                    None => break,
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn every_option_apply_handles_is_a_supported_table_option() {
+        use std::collections::BTreeSet;
+        let src = include_str!("cli.rs");
+        let handled: BTreeSet<String> =
+            ["pub fn parse(", "fn apply(", "fn apply_tls("].iter().flat_map(|f| names_matched_in(src, f)).collect();
+        let supported: BTreeSet<String> =
+            super::super::options::TABLE.iter().filter(|e| e.refused().is_none()).map(|e| e.long.to_string()).collect();
+        let not_in_table: Vec<&String> = handled.difference(&supported).collect();
+        let not_handled: Vec<&String> = supported.difference(&handled).collect();
+        assert!(not_in_table.is_empty(), "apply handles options options::TABLE does not have (or refuses): {not_in_table:?}");
+        assert!(not_handled.is_empty(), "options::TABLE options apply does not handle: {not_handled:?}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod keys;
+pub mod options;
 pub mod program;
 pub mod report;
 pub mod run;

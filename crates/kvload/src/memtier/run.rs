@@ -28,6 +28,10 @@ pub fn main(argv: &[String]) -> i32 {
             println!("memtier_benchmark (kvload {} memtier front end)", env!("CARGO_PKG_VERSION"));
             0
         }
+        Ok(MtParsed::OptionsJson) => {
+            print!("{}", super::options::options_json());
+            0
+        }
         Ok(MtParsed::Run(o)) => match crate::io::resolve_and_note(o.io, o.tls.enabled) {
             Err(e) => {
                 eprintln!("memtier_benchmark (kvload): {e}");
