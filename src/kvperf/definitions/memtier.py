@@ -1,11 +1,12 @@
-"""memtier_benchmark argument strings as kvload's memtier front end reads them (pure).
+"""memtier_benchmark argument strings as kvload's memtier front end reads them.
 
 kvperf runs a definition's memtier_benchmark client with ``kvload memtier`` (crates/kvload,
-src/memtier/cli.rs). ``kvload memtier`` has no parse-only mode, so this module keeps the
-option table of ``kvload memtier --help`` (every memtier option, with kvload's reason for the
-ones it refuses; tests compare it with the help text) and the refusals kvload makes from the
-options alone. Parsing follows getopt_long as memtier and kvload do: exact long name or a
-unique prefix, ``--name=value`` or ``--name value``, bundled short options.
+src/memtier/). ``kvload memtier`` has no parse-only mode, so this module parses by kvload's
+own option table (``memtier_options``: every memtier option, with kvload's reason for the
+ones and the values it refuses, read once from ``kvload memtier --options-json``) and makes
+the refusals kvload makes from the options alone. Parsing follows getopt_long as memtier and
+kvload do: exact long name or a unique prefix, ``--name=value`` or ``--name value``, bundled
+short options. Pure but for that one read of the table.
 
 Options that say where the server is and where output goes (``--server``, ``--port``,
 ``--json-out-file`` …) are kvperf's to give, so a definition that sets them is refused.
@@ -18,88 +19,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-# (long name, short letter, takes a value, why kvload refuses it or "" when supported)
-_NOT = "not implemented"
-_RECONNECT = "reconnecting is not implemented"
-_VERIFY = "data verification is not implemented"
-_IMPORT = "only with --data-import, which is not implemented"
-_WAIT = "WAIT commands are not implemented"
-_MONITOR = "MONITOR replay is not implemented"
-_STATSD = "StatsD export is not implemented"
-_RAMP = "client staircase ramp-up is not implemented"
-OPTIONS: tuple[tuple[str, str | None, bool, str], ...] = (
-    ("server", "s", True, ""), ("host", "h", True, ""), ("port", "p", True, ""),
-    ("unix-socket", "S", True, ""),
-    ("ipv4", "4", False, "address family selection is not implemented"),
-    ("ipv6", "6", False, "address family selection is not implemented"),
-    ("protocol", "P", True, ""), ("tls", None, False, ""), ("cert", None, True, ""),
-    ("key", None, True, ""), ("cacert", None, True, ""), ("tls-skip-verify", None, False, ""),
-    ("sni", None, True, ""),
-    ("tls-protocols", None, True, "TLS versions are rustls' safe defaults (1.2, 1.3)"),
-    ("out-file", "o", True, ""),
-    ("hdr-file-prefix", None, True, "use --kvload-json for HDR histograms"),
-    ("client-stats", None, True, "per-client stats files are not written"),
-    ("run-count", "x", True, ""), ("debug", "D", False, "there is no debug log"),
-    ("show-config", None, False, _NOT), ("hide-histogram", None, False, ""),
-    ("print-percentiles", None, True, ""), ("print-all-runs", None, False, ""),
-    ("distinct-client-seed", None, False, ""), ("randomize", None, False, ""),
-    ("requests", "n", True, ""), ("clients", "c", True, ""), ("threads", "t", True, ""),
-    ("test-time", None, True, ""), ("ratio", None, True, ""), ("pipeline", None, True, ""),
-    ("data-size", "d", True, ""),
-    ("data-offset", None, True, "SETRANGE/GETRANGE mode is not implemented"),
-    ("random-data", "R", False, ""), ("data-size-range", None, True, ""),
-    ("data-size-list", None, True, "weighted size lists are not implemented"),
-    ("data-size-pattern", None, True, ""),
-    ("expiry-range", None, True, "expiring SETs are not implemented"),
-    ("data-import", None, True, "importing data is not implemented"),
-    ("data-verify", None, False, _VERIFY), ("verify-only", None, False, _VERIFY),
-    ("generate-keys", None, False, _IMPORT), ("key-prefix", None, True, ""),
-    ("key-minimum", None, True, ""), ("key-maximum", None, True, ""),
-    ("key-pattern", None, True, ""), ("key-stddev", None, True, ""),
-    ("key-median", None, True, ""), ("key-zipf-exp", None, True, ""),
-    ("reconnect-interval", None, True, _RECONNECT),
-    ("reconnect-on-error", None, False, _RECONNECT),
-    ("max-reconnect-attempts", None, True, _RECONNECT),
-    ("reconnect-backoff-factor", None, True, _RECONNECT),
-    ("connection-timeout", None, True, _NOT),
-    ("thread-conn-start-min-jitter-micros", None, True, _NOT),
-    ("thread-conn-start-max-jitter-micros", None, True, _NOT),
-    ("multi-key-get", None, True, "MGET mode is not implemented"),
-    ("authenticate", "a", True, ""), ("uri", "u", True, ""), ("select-db", None, True, ""),
-    ("no-expiry", None, False, _IMPORT), ("wait-ratio", None, True, _WAIT),
-    ("num-slaves", None, True, _WAIT), ("wait-timeout", None, True, _WAIT),
-    ("json-out-file", None, True, ""), ("cluster-mode", None, False, ""),
-    ("help", None, False, ""), ("version", "v", False, ""), ("command", None, True, ""),
-    ("command-key-pattern", None, True, ""), ("command-ratio", None, True, ""),
-    ("monitor-input", None, True, _MONITOR), ("monitor-pattern", None, True, _MONITOR),
-    ("command-stats-breakdown", None, True, ""),
-    ("rate-limiting", None, True,
-     "use kvload --rps for a coordinated-omission-corrected open loop"),
-    ("statsd-host", None, True, _STATSD), ("statsd-port", None, True, _STATSD),
-    ("statsd-prefix", None, True, _STATSD), ("statsd-run-label", None, True, _STATSD),
-    ("graphite-port", None, True, "Graphite export is not implemented"),
-    ("scan-incremental-iteration", None, False, ""),
-    ("scan-incremental-max-iterations", None, True, ""),
-    ("clients-start", None, True, _RAMP), ("clients-step", None, True, _RAMP),
-    ("step-duration", None, True, _RAMP),
-    ("kvload-json", None, True, ""),  # kvload's own additions
-    ("io", None, True, ""),
-)
-_BY_LONG = {entry[0]: entry for entry in OPTIONS}
-_BY_SHORT = {entry[1]: entry for entry in OPTIONS if entry[1]}
-SUPPORTED = frozenset(name for name, _, _, why in OPTIONS if not why)
+from kvperf.definitions.memtier_options import Spec, table
+
 # Where the server is and where results go: kvperf gives these, a definition may not.
 KVPERF_OWNED = frozenset({
     "server", "host", "port", "unix-socket", "uri", "authenticate", "tls", "cert", "key",
     "cacert", "tls-skip-verify", "sni", "out-file", "json-out-file", "kvload-json", "io",
     "cluster-mode", "help", "version"})
-# Value-level refusals kvload makes (option, value) → why.
-_REFUSED_VALUES = {
-    ("data-size-pattern", "S"): "sizes are drawn at random",
-    ("command-stats-breakdown", "line"): "stats are by command",
-    ("protocol", "memcache_text"): "Redis protocol only",
-    ("protocol", "memcache_binary"): "Redis protocol only",
-}
 
 
 class MemtierArgsError(ValueError):
@@ -115,10 +41,11 @@ class Option:
         return (f"--{self.name}",) if self.value is None else (f"--{self.name}={self.value}",)
 
 
-def _long(name: str) -> tuple[str, str | None, bool, str]:
-    if name in _BY_LONG:
-        return _BY_LONG[name]
-    matches = [entry for entry in OPTIONS if entry[0].startswith(name)]
+def _long(name: str) -> Spec:
+    options = table()
+    if name in options.by_long:
+        return options.by_long[name]
+    matches = [spec for spec in options.options if spec.name.startswith(name)]
     if len(matches) == 1:
         return matches[0]
     raise MemtierArgsError(f"option '--{name}' is " + ("ambiguous" if matches
@@ -127,34 +54,35 @@ def _long(name: str) -> tuple[str, str | None, bool, str]:
 
 def _long_option(word: str, rest: list[str]) -> Option:
     name, eq, inline = word[2:].partition("=")
-    entry = _long(name)
-    if not entry[2]:
+    spec = _long(name)
+    if not spec.takes_value:
         if eq:
-            raise MemtierArgsError(f"option '--{entry[0]}' doesn't allow an argument")
-        return Option(entry[0])
+            raise MemtierArgsError(f"option '--{spec.name}' doesn't allow an argument")
+        return Option(spec.name)
     if eq:
-        return Option(entry[0], inline)
+        return Option(spec.name, inline)
     if not rest:
-        raise MemtierArgsError(f"option '--{entry[0]}' requires an argument")
-    return Option(entry[0], rest.pop(0))
+        raise MemtierArgsError(f"option '--{spec.name}' requires an argument")
+    return Option(spec.name, rest.pop(0))
 
 
 def _short_options(word: str, rest: list[str]) -> list[Option]:
     out = []
     letters = word[1:]
+    by_short = table().by_short
     for index, letter in enumerate(letters):
-        if letter not in _BY_SHORT:
+        if letter not in by_short:
             raise MemtierArgsError(f"option '-{letter}' is not a memtier option")
-        entry = _BY_SHORT[letter]
-        if not entry[2]:
-            out.append(Option(entry[0]))
+        spec = by_short[letter]
+        if not spec.takes_value:
+            out.append(Option(spec.name))
             continue
         value = letters[index + 1:]
         if not value:
             if not rest:
                 raise MemtierArgsError(f"option '-{letter}' requires an argument")
             value = rest.pop(0)
-        out.append(Option(entry[0], value))
+        out.append(Option(spec.name, value))
         break
     return out
 
@@ -227,13 +155,14 @@ def _scan_refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
 
 def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
     """Why kvload memtier (driven by kvperf) cannot run these options, or None."""
+    by_long = table().by_long
     for option in options:
-        why = _BY_LONG[option.name][3]
-        if why:
-            return f"option --{option.name} is not supported by kvload memtier ({why})"
+        spec = by_long[option.name]
+        if spec.refused:
+            return f"option --{option.name} is not supported by kvload memtier ({spec.refused})"
         if option.name in KVPERF_OWNED:
             return f"option --{option.name} is kvperf's to set (server, TLS, output)"
-        refused = _REFUSED_VALUES.get((option.name, option.value or ""))
+        refused = spec.refused_value(option.value or "")
         if refused:
             return (f"option --{option.name}={option.value} is not supported by kvload "
                     f"memtier ({refused})")

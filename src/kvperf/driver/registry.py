@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
-import sysconfig
 from pathlib import Path
 
 from kvperf.core.errors import DriverError, UsageError
+from kvperf.core.installed import find_program
 from kvperf.driver.base import Driver
 from kvperf.driver.benchmark_tool import BenchmarkTool
 
 TOOLS = ("kvload", "valkey-benchmark", "redis-benchmark")
-
-
-def _script_dirs() -> list[Path]:
-    """Where pip puts kvperf's scripts, kvload among them: the environment's bin/ (a venv's
-    even when it is not activated), then the user scheme's (``pip install --user``)."""
-    dirs = [sysconfig.get_path("scripts"), str(Path(sys.prefix) / "bin"),
-            sysconfig.get_path("scripts", sysconfig.get_preferred_scheme("user"))]
-    return [Path(d) for d in dict.fromkeys(dirs)]
-
-
-def _beside_python(name: str) -> Path | None:
-    """A tool installed into the same environment as kvperf, if there is one."""
-    return next((d / name for d in _script_dirs() if (d / name).is_file()), None)
 
 
 def find_tool(name: str, explicit: Path | None, valkey_path: Path | None) -> Path | None:
@@ -34,8 +19,7 @@ def find_tool(name: str, explicit: Path | None, valkey_path: Path | None) -> Pat
         built = valkey_path / "src" / name
         if built.is_file():
             return built
-    on_path = shutil.which(name)
-    return Path(on_path) if on_path else _beside_python(name)
+    return find_program(name)
 
 
 def default_tool(valkey_path: Path | None) -> str:
