@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -300,9 +301,17 @@ def test_module_pr_template_wrappers_give_verdicts_and_a_differential_flamegraph
     out = tmp_path / "results" / "module-pr"
     rows = json.loads((out / "A" / "metrics.json").read_text())
     assert all(r["status"] == "ok" and r["server"]["calls"] > 0 for r in rows)
+    # The differential flamegraph of B vs A has the module's own command function as a
+    # frame with a change (its title ends "; ±x%)"), sampled on both sides storing its type
+    # through the module API: the module's code was profiled, not just named in the title.
     [svg] = (out / "flamediff").glob("*.svg")
-    assert any(f.startswith("datatype_set") or "DataType" in f for f in _frames(svg)) or \
-        "datatype" in svg.read_text(), sorted(_frames(svg))[:40]
+    assert "red: grew from before to after" in svg.read_text()
+    assert math.isfinite(_delta(svg, "datatype_set")), sorted(_frames(svg))[:40]
+    for side in ("a", "b"):
+        [stacks] = (out / "flamediff").glob(f"*.{side}.folded")
+        lines = stacks.read_text().splitlines()
+        assert any(";datatype_set;VM_ModuleTypeSetValue" in line for line in lines), \
+            (side, lines[:30])
 
 
 MODULE_PROFILED = {
