@@ -1,4 +1,6 @@
-"""``--measure`` flags of `run` and `compare`, and the instruction-mode output of both."""
+"""How `run` and `compare` measure and judge, as flags — ``--measure``, ``--keys``,
+``--min-effect``, ``--water-line`` (checked in pipeline/request) — and the instruction-mode
+output of both."""
 
 from __future__ import annotations
 
@@ -8,19 +10,16 @@ from pathlib import Path
 from rich.console import Console
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
-from kvperf.analysis.verdict import Verdict
+from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Verdict
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._profile import print_differentials
-from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS
+from kvperf.pipeline.request.common import MEMORY_KEYS
+from kvperf.pipeline.request.sides import CompareRequest
 from kvperf.report.instructions import markdown, run_table, terminal_tables
 from kvperf.results.row import Row
-
-INSTRUCTION_RUNS = 2  # default rounds of `compare --measure instructions`
-MEMORY_KEYS = 100_000  # default --keys of --measure memory
-MEMORY_RUNS = 1  # default rounds of --measure memory (memory repeats to the byte)
 
 
 def add_measure_argument(p: argparse.ArgumentParser) -> None:
@@ -36,27 +35,21 @@ def add_measure_argument(p: argparse.ArgumentParser) -> None:
                    help=f"--measure memory: keys seeded per trial (default {MEMORY_KEYS:,})")
 
 
-def add_compare_arguments(p: argparse.ArgumentParser) -> None:
-    add_measure_argument(p)
+def add_min_effect(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--min-effect", type=float, default=DEFAULT_MIN_EFFECT * 100,
                    metavar="PCT", help="instruction mode: smallest change flagged, in percent "
                                        f"(default {DEFAULT_MIN_EFFECT * 100:g}%%)")
 
 
-def default_runs(args: argparse.Namespace, timing_default: int) -> int:
-    """--runs as given, else 2 for instruction counts (they repeat to ~0.1%), else the default.
+def add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    add_measure_argument(p)
+    add_min_effect(p)
 
-    Also checks --min-effect here, before any trial runs.
-    """
-    min_effect = getattr(args, "min_effect", 0.0)
-    if not 0 <= min_effect < 100:
-        raise UsageError(f"--min-effect must be a percentage in [0, 100), got {min_effect}")
-    if args.runs is not None:
-        return int(args.runs)
-    measure = getattr(args, "measure", Measure.TIMING)
-    if measure == Measure.MEMORY:
-        return MEMORY_RUNS
-    return INSTRUCTION_RUNS if measure != Measure.TIMING else timing_default
+
+def add_water_line(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--water-line", type=float, default=DEFAULT_WATER_LINE * 100, metavar="PCT",
+                   help="with one value per side (no statistics): a change beyond ± PCT%% is "
+                        f"a regression or improvement (default {DEFAULT_WATER_LINE * 100:g})")
 
 
 def print_instructions(out: Console, rows: list[Row]) -> None:
@@ -65,23 +58,22 @@ def print_instructions(out: Console, rows: list[Row]) -> None:
         out.print(table)
 
 
-def instruction_verdicts(args: argparse.Namespace, result: SidesResult, dirs: list[Path],
+def instruction_verdicts(request: CompareRequest, result: SidesResult, dirs: list[Path],
                          names: tuple[str, str], out: Console) -> int:
     """`compare --measure instructions`: print (and with --output write) the verdicts.
 
     Exit 1 when a trial failed, or with --fail-on-regression when a metric regressed.
     """
-    min_effect = args.min_effect / 100
-    results = compare_instructions(result.a_rows, result.b_rows, min_effect)
+    results = compare_instructions(result.a_rows, result.b_rows, request.min_effect)
     for table in terminal_tables(results, *names):
         out.print(table)
-    if args.output:
-        Path(args.output).write_text(markdown(results, *names, min_effect))
-        out.print(f"markdown report: {args.output}")
+    if request.output:
+        request.output.write_text(markdown(results, *names, request.min_effect))
+        out.print(f"markdown report: {request.output}")
     print_differentials(out, result.a_rows, result.b_rows, (dirs[0], dirs[1]),
                         f"{names[1]} vs {names[0]}", kind="instructions")
     out.print(f"results: {' and '.join(map(str, dirs))} (order seed {result.seed})")
     failed = result.failed
     regressed = any(m.decision.verdict is Verdict.REGRESSION
                     for s in results for m in s.metrics)
-    return 1 if failed or (regressed and args.fail_on_regression) else 0
+    return 1 if failed or (regressed and request.fail_on_regression) else 0

@@ -49,7 +49,8 @@ def add_profile_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def profile_settings(args: argparse.Namespace) -> ProfileSettings | None:
-    if not getattr(args, "profile", False):
+    """The --profile flags of add_profile_arguments (checked by pipeline/profiling.py)."""
+    if not args.profile:
         return None
     return ProfileSettings(args.profile_frequency, args.profile_call_graph,
                            ProfileMode(args.profile_mode), args.profile_delay,

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from kvperf.analysis.comparison import compare
-from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule, Verdict
+from kvperf.analysis.verdict import Verdict
+from kvperf.cli._common import Cli
+from kvperf.cli._measure import add_water_line
 from kvperf.cli._paths import local_path
-from kvperf.core.errors import StoreError, UsageError
-from kvperf.report.comparison import markdown, terminal_table
-from kvperf.results.row import Row
-from kvperf.store.files import read_rows
+from kvperf.pipeline.request.stored import CompareResultsRequest, compare_results_request
+from kvperf.pipeline.stored import compare_files
+from kvperf.report.comparison import terminal_table
 
 
 def add_parser(subparsers: Any) -> None:
@@ -37,47 +33,25 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def add_water_line(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--water-line", type=float, default=DEFAULT_WATER_LINE * 100, metavar="PCT",
-                   help="with one value per side (no statistics): a change beyond ± PCT%% is "
-                        f"a regression or improvement (default {DEFAULT_WATER_LINE * 100:g})")
+def request(args: argparse.Namespace) -> CompareResultsRequest:
+    return compare_results_request(
+        baseline=args.baseline, new=args.new, metrics=args.metrics, output=args.output,
+        graphs=args.graphs, fail_on_regression=args.fail_on_regression,
+        water_line=args.water_line)
 
 
-def rule_from(args: argparse.Namespace) -> Rule:
-    """The verdict rule with the --water-line given (checked: a percentage in (0, 100))."""
-    if not 0 < args.water_line < 100:
-        raise UsageError(f"--water-line must be a percentage in (0, 100), got "
-                         f"{args.water_line:g}")
-    return Rule(water_line=args.water_line / 100)
-
-
-def _read(path: Path) -> list[Row]:
-    try:
-        return read_rows(path)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def handle(args: argparse.Namespace, console: Console) -> int:
-    base_rows, new_rows = _read(args.baseline), _read(args.new)
-    results, unmatched = compare(base_rows, new_rows, args.metrics, rule_from(args))
-    if not results:
-        profiled = any(row.get("profile") for row in base_rows + new_rows)
-        hint = (" (rows measured under --profile are never compared: perf perturbs their "
-                "timing)" if profiled else "")
-        raise UsageError(f"{args.baseline} and {args.new} share no series with ok rows to "
-                         f"compare{hint}")
-    names = (str(args.baseline), str(args.new))
-    out = Console(width=None if sys.stdout.isatty() else 220)
-    out.print(terminal_table(results, *names))
-    report = markdown(results, unmatched, *names)
-    if args.output:
-        args.output.write_text(report)
-        out.print(f"markdown report: {args.output}")
-    if args.graphs:
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    compared = compare_files(asked)
+    names, out = (str(asked.baseline), str(asked.new)), cli.out
+    out.print(terminal_table(compared.results, *names))
+    if asked.output:
+        asked.output.write_text(compared.markdown)
+        out.print(f"markdown report: {asked.output}")
+    if asked.graphs:
         from kvperf.report.graphs import write_graphs
 
-        written = write_graphs(results, args.graphs, names)
-        out.print(f"{len(written)} graphs in {args.graphs}")
-    regressions = sum(1 for r in results if r.decision.verdict is Verdict.REGRESSION)
-    return 1 if regressions and args.fail_on_regression else 0
+        written = write_graphs(compared.results, asked.graphs, names)
+        out.print(f"{len(written)} graphs in {asked.graphs}")
+    regressions = sum(1 for r in compared.results if r.decision.verdict is Verdict.REGRESSION)
+    return 1 if regressions and asked.fail_on_regression else 0

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import add_store_options, opened_store
-from kvperf.core.errors import UsageError
-from kvperf.store.db import database_errors, make_engine, redact, resolve_url
-from kvperf.store.migrations import CURRENT_VERSION, migrate
-from kvperf.store.push import push_file
+from kvperf.cli._store import add_store_options, store_flags
+from kvperf.pipeline.request.common import store_request
+from kvperf.pipeline.request.stored import db_push_request
+from kvperf.pipeline.stored import db_migrate, db_push
+from kvperf.store.migrations import CURRENT_VERSION
+from kvperf.store.push import PushResult
 
 
 def add_parser(subparsers: Any) -> None:
@@ -33,30 +34,21 @@ def add_parser(subparsers: Any) -> None:
     mig.set_defaults(handler=handle_migrate)
 
 
-def handle_push(args: argparse.Namespace, console: Console) -> int:
-    missing = [str(f) for f in args.files if not f.is_file()]
-    if missing:
-        raise UsageError(f"no such file: {', '.join(missing)}")
-    url = resolve_url(args.db, args.results_dir)
-    with opened_store(args) as engine:
-        for path in args.files:
-            with database_errors(url, f"pushing {path} to {redact(url)} failed",
-                                 " (nothing of this file was stored; push it again)"):
-                result = push_file(engine, path)
-            console.print(f"{path}: {result.added} row(s) added, {result.present} already "
-                          f"present", highlight=False)
-    console.print(f"database: {redact(url)}", highlight=False)
+def handle_push(args: argparse.Namespace, cli: Cli) -> int:
+    asked = db_push_request(tuple(args.files), store_flags(args))
+
+    def pushed(path: Path, result: PushResult) -> None:
+        cli.err.print(f"{path}: {result.added} row(s) added, {result.present} already "
+                      f"present", highlight=False)
+
+    db_push(asked, cli.world, pushed)
+    cli.err.print(f"database: {asked.store.name}", highlight=False)
     return 0
 
 
-def handle_migrate(args: argparse.Namespace, console: Console) -> int:
-    url = resolve_url(args.db, args.results_dir)
-    engine = make_engine(url)
-    try:
-        with database_errors(url, f"cannot use database {redact(url)}"):
-            applied = migrate(engine)
-    finally:
-        engine.dispose()
+def handle_migrate(args: argparse.Namespace, cli: Cli) -> int:
+    store = store_request(store_flags(args))
+    applied = db_migrate(store)
     done = f"applied version(s) {', '.join(map(str, applied))}" if applied else "up to date"
-    console.print(f"{redact(url)}: schema version {CURRENT_VERSION} ({done})", highlight=False)
+    cli.err.print(f"{store.name}: schema version {CURRENT_VERSION} ({done})", highlight=False)
     return 0

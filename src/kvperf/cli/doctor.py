@@ -11,11 +11,10 @@ import json
 import sys
 from typing import Any
 
-from rich.console import Console
-
 from kvperf import __version__
-from kvperf.core.errors import UsageError
+from kvperf.cli._common import Cli
 from kvperf.pipeline.doctor import examine
+from kvperf.pipeline.request.stored import doctor_request
 from kvperf.report.doctor import doctor_json, doctor_table
 from kvperf.server.machine_probe import MachineProbe
 
@@ -35,13 +34,11 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace, console: Console) -> int:
-    if not 0.0 <= args.sample <= 60.0:
-        raise UsageError(f"--sample must be between 0 and 60 seconds, got {args.sample}")
-    sections = examine(MachineProbe(sample_seconds=args.sample))
-    if args.json:
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = doctor_request(json=args.json, sample=args.sample)
+    sections = examine(MachineProbe(sample_seconds=asked.sample))
+    if asked.json:
         sys.stdout.write(json.dumps(doctor_json(sections, __version__), indent=2) + "\n")
         return 0
-    out = Console(width=None if sys.stdout.isatty() else 200)
-    out.print(doctor_table(sections))
+    cli.out.print(doctor_table(sections))
     return 0

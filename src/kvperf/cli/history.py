@@ -5,32 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from typing import Any
 
-from rich.console import Console
-
-from kvperf.analysis.comparison import compare_summaries
-from kvperf.cli._store import add_store_options, opened_store, store_name
-from kvperf.core.errors import UsageError
-from kvperf.report.comparison import verdict_text
-from kvperf.report.history import (
-    CellIndex,
-    change_table,
-    history_table,
-    index,
-    series_order,
-)
-from kvperf.store.history import (
-    COMMON_METRICS,
-    Cell,
-    check_metric,
-    latest_revisions,
-    parse_where,
-    resolve_revision,
-    series_fields,
-)
-from kvperf.store.history import cells as query_cells
+from kvperf.cli._common import Cli
+from kvperf.cli._store import add_store_options, store_flags
+from kvperf.pipeline.request.stored import HistoryRequest, history_request
+from kvperf.pipeline.stored import history
+from kvperf.report.history import change_table, history_table
+from kvperf.store.history import Cell
 
 
 def add_parser(subparsers: Any) -> None:
@@ -52,10 +34,11 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _metrics(args: argparse.Namespace) -> list[str]:
-    if args.metric:
-        return [check_metric(m) for m in args.metric]
-    return list(COMMON_METRICS) if args.sha else ["rps"]
+def request(args: argparse.Namespace) -> HistoryRequest:
+    """argv's flags → the checked request (UsageError, exit 2, before the store is read)."""
+    return history_request(last=args.last, shas=None if args.sha is None else tuple(args.sha),
+                           metrics=tuple(args.metric or ()), where=tuple(args.where),
+                           json=args.json, store=store_flags(args))
 
 
 def _json(cells: list[Cell]) -> str:
@@ -66,42 +49,21 @@ def _json(cells: list[Cell]) -> str:
                        for c in cells], indent=1)
 
 
-def _verdicts(cells: CellIndex, keys: list[str], a: str, b: str, names: list[str]
-              ) -> dict[str, dict[str, str]]:
-    """The verdict rule on the two revisions' stored summaries: series → metric → text."""
-    items = [(key, name, (ca.n, ca.mean, ca.sd), (cb.n, cb.mean, cb.sd))
-             for key in keys for name in names
-             if (ca := cells.get((key, a, name))) and (cb := cells.get((key, b, name)))]
-    out: dict[str, dict[str, str]] = {}
-    for (key, name, _, _), d in zip(items, compare_summaries(items), strict=True):
-        out.setdefault(key, {})[name] = verdict_text(d)
-    return out
-
-
-def handle(args: argparse.Namespace, console: Console) -> int:
-    if args.last < 1:
-        raise UsageError(f"--last must be at least 1, got {args.last}")
-    names, where = _metrics(args), parse_where(args.where)
-    out = Console(width=None if sys.stdout.isatty() else 200)
-    with opened_store(args) as engine:
-        if args.sha:
-            a, b = (resolve_revision(engine, s) for s in args.sha)
-            found = query_cells(engine, [a, b], names, where)
-        else:
-            revisions = latest_revisions(engine, args.last, where)
-            found = query_cells(engine, [r.name for r in revisions], names, where)
-        fields = series_fields(engine, sorted({c.series_key for c in found}))
-    if args.json:
-        out.print_json(_json(found))
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    view = history(asked, cli.world)
+    if asked.json:
+        cli.out.print_json(_json(view.found))
         return 0
-    if not found:
-        console.print(f"no results in {store_name(args)} match", highlight=False)
+    if not view.found:
+        cli.err.print(f"no results in {asked.store.name} match", highlight=False)
         return 0
-    cells = index(found)
-    verdicts = _verdicts(cells, series_order(found, fields), a, b, names) if args.sha else {}
-    for key in series_order(found, fields):
-        if args.sha:
-            out.print(change_table(key, fields[key], a, b, cells, names, verdicts.get(key)))
+    cells, names = view.cells, list(asked.metrics)
+    for key in view.series:
+        if view.pair is not None:
+            a, b = view.pair
+            cli.out.print(change_table(key, view.fields[key], a, b, cells, names,
+                                       view.verdicts.get(key)))
         else:
-            out.print(history_table(key, fields[key], revisions, cells, names))
+            cli.out.print(history_table(key, view.fields[key], view.revisions, cells, names))
     return 0

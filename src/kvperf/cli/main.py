@@ -26,7 +26,9 @@ from kvperf.cli import report as report_cmd
 from kvperf.cli import run as run_cmd
 from kvperf.cli import suites as suites_cmd
 from kvperf.cli import track as track_cmd
+from kvperf.cli._common import Cli
 from kvperf.core.errors import Interrupted, KvperfError
+from kvperf.pipeline.world import World
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,16 +58,18 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(f"received {signal.Signals(signum).name}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run kvperf; returns the exit code (the console script exits with it)."""
+def main(argv: list[str] | None = None, world: World | None = None) -> int:
+    """Run kvperf; returns the exit code (the console script exits with it). ``world``:
+    the seams its work goes through (pipeline/world.py; tests pass recording fakes)."""
     console = Console(stderr=True)
     signal.signal(signal.SIGTERM, _raise_interrupted)
     # Ctrl-C is part of the contract (exit 130, finished results kept, servers stopped) even
     # when kvperf inherits SIGINT as ignored, as a background job of a script does.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     args = build_parser().parse_args(argv)
+    cli = Cli(console, Console(width=None if sys.stdout.isatty() else 220), world or World())
     try:
-        code: int = args.handler(args, console)
+        code: int = args.handler(args, cli)
         return code
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
-
-from rich.console import Console
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.noise import noise_rows
-from kvperf.cli._builds import add_build_args, build_flags, build_refs
-from kvperf.cli._interleaved import add_common, check_schedule, request_from, run_sides
+from kvperf.cli._builds import add_build_args, build_flags
+from kvperf.cli._common import Cli, ConsoleHooks
+from kvperf.cli._interleaved import add_common
+from kvperf.cli._network import remote_flags
 from kvperf.cli._paths import command_path
-from kvperf.core.errors import BuildError, UsageError
-from kvperf.pipeline.sides import Side, side_from_build
+from kvperf.cli._store import writer_flags
+from kvperf.pipeline.interleaved import noise
+from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest, noise_request
 from kvperf.report.noise import noise_table
 
 
@@ -28,28 +28,26 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--server-bin", type=command_path,
                    help="server binary (default: the usual resolution)")
     p.add_argument("--commit", metavar="REF", help="build REF of --repo and use its server")
-    add_common(p, default_runs=6)
+    add_common(p, default_runs=NOISE_RUNS)
     add_build_args(p)
     p.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace, console: Console) -> int:
-    if args.commit and args.server_bin:
-        raise UsageError("give --commit or --server-bin, not both")
-    if args.commit:
-        check_schedule(args, 2)
-        (build,) = build_refs(build_flags(args), [args.commit], console)
-        if not build.ok:
-            raise BuildError(build.error or f"build of {args.commit} failed")
-        sides = [side_from_build("A", build), side_from_build("B", build)]
-    else:
-        sides = [Side("A", args.server_bin), Side("B", args.server_bin)]
-    request = request_from(args, "noise", args.seed)
-    result, plan = run_sides(args, request, sides, console)
+def request(args: argparse.Namespace) -> NoiseRequest:
+    """argv's flags → the checked request (UsageError, exit 2, before any build)."""
+    return noise_request(NoiseFlags(
+        server_bin=args.server_bin, commit=args.commit, config=args.config, runs=args.runs,
+        tool=args.tool, label=args.label, seed=args.seed, schedule=args.schedule,
+        build=build_flags(args), store=writer_flags(args), remote=remote_flags(args)))
+
+
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    result, plan = noise(asked, cli.world, ConsoleHooks(cli))
     a = plan.sides["A"]
     rows = noise_rows(compare_paired(result.a_rows, result.b_rows, "all"))
     title = (f"A/A noise · {a.context.server_version} · {a.driver.name} · "
-             f"{request.runs} rounds")
-    Console(width=None if sys.stdout.isatty() else 220).print(noise_table(rows, title))
+             f"{asked.sides.runs} rounds")
+    cli.out.print(noise_table(rows, title))
     result.check_store()
     return 0

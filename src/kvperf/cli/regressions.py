@@ -3,7 +3,8 @@
 Per series (command and parameters) and metric: one value per commit (the mean of its
 trials), commits in commit-time order, change points with magnitude, direction and the
 commit range that contains them. ``--store`` also writes them to the ``change_points``
-table (replaced as a whole) for the Grafana regressions panel.
+table (replaced as a whole) for the Grafana regressions panel; ``--bisect`` bisects each
+listed one (pipeline/regressions.py).
 """
 
 from __future__ import annotations
@@ -11,30 +12,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
-from rich.console import Console
-
+from kvperf.analysis.bisect import DEFAULT_RUNS
 from kvperf.analysis.changepoint import MIN_SEGMENT
-from kvperf.analysis.regressions import (
-    DEFAULT_MAX_PVALUE,
-    DEFAULT_METRICS,
-    Thresholds,
-    find_all,
+from kvperf.analysis.regressions import DEFAULT_MAX_PVALUE, DEFAULT_METRICS
+from kvperf.cli._builds import add_build_args, build_flags
+from kvperf.cli._common import Cli, ConsoleHooks
+from kvperf.cli._paths import local_path
+from kvperf.cli._store import add_series_filters, add_store_options, store_flags
+from kvperf.core.kinds import Measure
+from kvperf.pipeline.bisect import BUDGET_FACTOR
+from kvperf.pipeline.regressions import bisect_change_points, change_points
+from kvperf.pipeline.request.stored import (
+    ChangePointFlags,
+    RegressionsRequest,
+    regressions_request,
 )
-from kvperf.analysis.stored import to_series, to_stored
-from kvperf.cli._store import add_series_filters, add_store_options, opened_store, store_name
-from kvperf.cli.bisect import (
-    add_change_point_arguments,
-    bisect_change_points,
-    check_change_point_flags,
-)
-from kvperf.core.errors import UsageError
 from kvperf.report.regressions import finding_json, findings_table
-from kvperf.store.changepoints import replace_all
-from kvperf.store.history import check_metric, parse_where
-from kvperf.store.series import History, histories
+from kvperf.store.series import History
 
 
 def add_parser(subparsers: Any) -> None:
@@ -61,30 +57,35 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression is listed")
     add_store_options(p)
-    add_change_point_arguments(p)
+    _add_bisect_arguments(p)
     p.set_defaults(handler=handle)
 
 
-def parse_since(text: str | None) -> datetime | None:
-    """ISO date or date-time → aware datetime (UTC when no zone is given)."""
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"--since {text!r}: expected an ISO date such as 2025-06-01 or "
-                         "2025-06-01T12:00") from None
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+def _add_bisect_arguments(p: argparse.ArgumentParser) -> None:
+    """`kvperf regressions --bisect`: the flags its bisections need."""
+    g = p.add_argument_group("bisect (with --bisect)")
+    g.add_argument("--bisect", action="store_true",
+                   help="bisect each listed change point whose range spans unmeasured "
+                        "commits (timing, the change point's metric and series; needs --repo "
+                        "and the config the history ran with, --config)")
+    g.add_argument("--config", type=local_path, help="JSON config of the bisections")
+    g.add_argument("--runs", type=int, help=f"runs per side per step (default "
+                                            f"{DEFAULT_RUNS[Measure.TIMING]})")
+    g.add_argument("--max-runs", type=int, help="runs per side before an inconclusive "
+                                                f"step is skipped (default {BUDGET_FACTOR} × "
+                                                "--runs)")
+    add_build_args(p)
 
 
-def thresholds(args: argparse.Namespace) -> Thresholds:
-    if not 0.0 < args.max_pvalue < 1.0:
-        raise UsageError(f"--max-pvalue must be in (0, 1), got {args.max_pvalue}")
-    if args.min_magnitude is not None and args.min_magnitude < 0:
-        raise UsageError(f"--min-magnitude must be >= 0, got {args.min_magnitude}")
-    if args.window is not None and args.window < 2 * MIN_SEGMENT:
-        raise UsageError(f"--window must be at least {2 * MIN_SEGMENT}, got {args.window}")
-    return Thresholds(args.max_pvalue, args.min_magnitude, args.window)
+def request(args: argparse.Namespace) -> RegressionsRequest:
+    """argv's flags → the checked request (UsageError, exit 2, before the store is read)."""
+    return regressions_request(
+        since=args.since, metrics=tuple(args.metric or ()), where=tuple(args.where),
+        max_pvalue=args.max_pvalue, min_magnitude=args.min_magnitude, window=args.window,
+        regressions_only=args.regressions_only, json=args.json, write=args.store,
+        fail_on_regression=args.fail_on_regression, store=store_flags(args),
+        bisect=ChangePointFlags(args.bisect, args.config, args.runs, args.max_runs,
+                                build_flags(args)))
 
 
 def unchecked_note(every: list[History], checked: list[History], where: str) -> str | None:
@@ -100,32 +101,23 @@ def unchecked_note(every: list[History], checked: list[History], where: str) -> 
             f"longest has {most}); a change point needs {MIN_SEGMENT} revisions on each side")
 
 
-def handle(args: argparse.Namespace, console: Console) -> int:
-    check_change_point_flags(args)
-    since, limits = parse_since(args.since), thresholds(args)
-    metrics = [check_metric(m) for m in (args.metric or DEFAULT_METRICS)]
-    where = parse_where(args.where)
-    name = store_name(args)
-    with opened_store(args) as engine:
-        every_history = histories(engine, metrics, where, min_points=1)
-        found = [h for h in every_history if len(h.means) >= 2 * MIN_SEGMENT]
-        every = find_all((to_series(h) for h in found), limits)
-        if args.store:  # the whole list: dashboards filter by time themselves
-            stored = replace_all(engine, [to_stored(f) for f in every])
-            console.print(f"stored {stored} change point(s) in {name}", highlight=False)
-    shown = [f for f in every if (since is None or f.first_after.at >= since)
-             and (f.direction == "regression" or not args.regressions_only)]
-    if args.json:
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    found = change_points(asked, cli.world)
+    if found.stored is not None:
+        cli.err.print(f"stored {found.stored} change point(s) in {asked.store.name}",
+                      highlight=False)
+    shown, out = found.shown, cli.out
+    if asked.json:
         sys.stdout.write(json.dumps([finding_json(f) for f in shown], indent=2) + "\n")
     else:
-        out = Console(width=None if sys.stdout.isatty() else 220)
         out.print(findings_table(shown) if shown else "no change points")
-        out.print(f"{len(found)} series×metric histories checked "
-                  f"({', '.join(metrics)}); {len(shown)} change point(s) listed")
-        why_not = unchecked_note(every_history, found, name)
+        out.print(f"{len(found.checked)} series×metric histories checked "
+                  f"({', '.join(asked.metrics)}); {len(shown)} change point(s) listed")
+        why_not = unchecked_note(found.every, found.checked, asked.store.name)
         if why_not:
             out.print(why_not, highlight=False)
-        if args.bisect:
-            bisect_change_points(args, shown, console, out)
+        if asked.bisect is not None:
+            bisect_change_points(asked.bisect, shown, cli.world, ConsoleHooks(cli))
     regressed = any(f.direction == "regression" for f in shown)
-    return 1 if regressed and args.fail_on_regression else 0
+    return 1 if regressed and asked.fail_on_regression else 0

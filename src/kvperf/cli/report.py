@@ -1,21 +1,19 @@
 """`kvperf report PATH… [-o report.html] [--json FILE] [--markdown FILE]`: one
 self-contained HTML page (and optionally its numbers as versioned JSON, and an A/B's markdown)
-from a run or an A/B comparison."""
+from a run or an A/B comparison; or `--history`, the stored history's page."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from rich.console import Console
-
 from kvperf.analysis.regressions import DEFAULT_METRICS
+from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import add_series_filters, add_store_options, opened_store, store_name
-from kvperf.core.errors import UsageError
-from kvperf.pipeline.history_report import HistoryRequest, write_history_report
+from kvperf.cli._store import add_series_filters, add_store_options, store_flags
+from kvperf.pipeline.history_report import HistoryPageRequest, history_page
 from kvperf.pipeline.report import ReportRequest, write_report
-from kvperf.store.history import check_metric, parse_where
+from kvperf.pipeline.request.stored import report_request
 
 
 def add_parser(subparsers: Any) -> None:
@@ -48,32 +46,25 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _history(args: argparse.Namespace, console: Console) -> int:
-    if args.paths or args.markdown:
-        raise UsageError("--history reads the database: give no PATH and no --markdown")
-    output = args.output or local_path("history.html")
-    request = HistoryRequest(tuple(check_metric(m) for m in args.metric or DEFAULT_METRICS),
-                             parse_where(args.where), store_name(args), output, args.json)
-    with opened_store(args) as engine:
-        panels = write_history_report(engine, request)
-    changes = sum(len(p.changes) for p in panels)
-    written = ", ".join(str(p) for p in (output, args.json) if p)
-    console.print(f"history report of {len(panels)} series×metric, {changes} change "
-                  f"point(s): {written}", highlight=False, soft_wrap=True)
-    return 0
+def request(args: argparse.Namespace) -> ReportRequest | HistoryPageRequest:
+    """argv's flags → the checked request (UsageError, exit 2, before anything is read)."""
+    return report_request(paths=tuple(args.paths), history=args.history,
+                          metrics=tuple(args.metric or ()), where=tuple(args.where),
+                          output=args.output, json=args.json, markdown=args.markdown,
+                          store=store_flags(args))
 
 
-def handle(args: argparse.Namespace, console: Console) -> int:
-    if args.history:
-        return _history(args, console)
-    if not args.paths:
-        raise UsageError("give a PATH (a label directory, metrics.json or comparison "
-                         "directory), or --history")
-    if args.metric or args.where:
-        raise UsageError("--metric and --where apply only with --history")
-    output = args.output or local_path("report.html")
-    report = write_report(ReportRequest(args.paths, output, args.json, args.markdown))
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    if isinstance(asked, HistoryPageRequest):
+        panels = history_page(asked, cli.world)
+        changes = sum(len(p.changes) for p in panels)
+        written = ", ".join(str(p) for p in (asked.html, asked.json) if p)
+        cli.err.print(f"history report of {len(panels)} series×metric, {changes} change "
+                      f"point(s): {written}", highlight=False, soft_wrap=True)
+        return 0
+    report = write_report(asked)
     sides = " vs ".join(s.name for s in report.sources)
-    written = ", ".join(str(p) for p in (output, args.json, args.markdown) if p)
-    console.print(f"report of {sides}: {written}", highlight=False, soft_wrap=True)
+    written = ", ".join(str(p) for p in (asked.html, asked.json, asked.markdown) if p)
+    cli.err.print(f"report of {sides}: {written}", highlight=False, soft_wrap=True)
     return 0

@@ -1,54 +1,51 @@
-"""`kvperf run`: benchmark a server with a config matrix and write metrics.json."""
+"""`kvperf run`: benchmark a server with a config matrix and write metrics.json (or run
+--commits, --definitions, module scenarios): flags → the checked request
+(pipeline/request/run.py) → its workflow → the tables → the exit code."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ipaddress
-import logging
-import sys
-import threading
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from kvperf.analysis.gates import all_passed, parse_gates
+from kvperf.analysis.gates import all_passed
 from kvperf.analysis.series import summarize
 from kvperf.analysis.sweeps import sweeps
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
-from kvperf.cli._commits import run_commits
-from kvperf.cli._definitions import add_definition_args, handle_definitions, uses_definition_flags
+from kvperf.cli._commits import print_commits
+from kvperf.cli._common import Cli, ConsoleHooks
+from kvperf.cli._definitions import (
+    add_definition_args,
+    definition_flags,
+    print_definitions,
+    print_plans,
+)
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
-from kvperf.cli._modules import add_module_args, handle_modules, module_config_path
-from kvperf.cli._network import (
-    add_network_args,
-    check_server_host,
-    network_options,
-    print_generated_password,
-    refuse_server_host_with_definitions,
-    server_host,
-)
+from kvperf.cli._modules import add_module_args, print_module_plan, print_modules
+from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
-from kvperf.cli._store import add_db_options, add_results_dir, live_store
-from kvperf.config.suites import parse_names, suite_measure
-from kvperf.core.errors import BuildError, Interrupted, UsageError
-from kvperf.core.kinds import Measure, Mode, Schedule
-from kvperf.pipeline import Prepared, Runner, RunOptions, RunSummary, prepare, serve
-from kvperf.pipeline.gates import GATES_FILE, finish_gates
-from kvperf.pipeline.model import Launcher
+from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
+from kvperf.core.errors import Interrupted
+from kvperf.core.kinds import Measure, Mode
+from kvperf.pipeline.definition_runs import run_definitions
+from kvperf.pipeline.gates import GATES_FILE
+from kvperf.pipeline.interleaved import run_commits
+from kvperf.pipeline.request.run import (
+    AnyRunRequest,
+    CommitsRequest,
+    DefinitionsRequest,
+    ModulesRequest,
+    RunFlags,
+    run_request,
+)
+from kvperf.pipeline.single import MatrixRun, run_matrix, run_modules
 from kvperf.report.gates import gates_table
 from kvperf.report.memory import memory_table
-from kvperf.report.progress import ProgressReporter
 from kvperf.report.sweeps import sweep_tables
 from kvperf.report.table import plan_table, results_table, series_table
-from kvperf.server.resp import Endpoint
-from kvperf.sourcebuild.builder import build_source_tree
 from kvperf.store.files import read_histograms
-from kvperf.store.writer import TrialWriter
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -114,143 +111,58 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def options_from_args(args: argparse.Namespace) -> RunOptions:
-    """Turn parsed flags into validated RunOptions (UsageError on bad values)."""
-    if args.runs < 1:
-        raise UsageError(f"--runs must be at least 1, got {args.runs}")
-    if args.port is not None and not 0 < args.port < 65536:
-        raise UsageError(f"--port must be 1-65535, got {args.port}")
-    if args.port is not None and args.mode == Mode.BOTH and not args.use_running_server:
-        raise UsageError("--port only applies with --mode client/server or "
-                         "--use-running-server (servers kvperf starts get a free port)")
-    try:
-        ipaddress.ip_address(args.target_ip)
-    except ValueError:
-        raise UsageError(f"--target-ip {args.target_ip!r} is not an IP address") from None
-    if args.tool_path is not None and not args.tool_path.is_file():
-        raise UsageError(f"--valkey-benchmark-path {str(args.tool_path)!r}: no such file")
-    if args.use_running_server and args.mode == Mode.SERVER:
-        raise UsageError("--use-running-server cannot be combined with --mode server")
-    parse_gates(args.gate)  # the syntax first: a malformed gate exits 2 at once
-    gate_baseline = None if args.commits or args.baseline is None else local_path(args.baseline)
-    suites = parse_names(args.suite) if args.suite else ()
-    return RunOptions(
-        config=args.config, suites=suites,
-        quick=args.quick, gates=tuple(args.gate), gate_baseline=gate_baseline,
-        results_dir=args.results_dir, label=args.label, commit=args.commit,
-        runs=args.runs, mode=Mode.CLIENT if args.use_running_server else args.mode,
-        target_ip=args.target_ip, port=args.port, server_bin=args.server_bin,
-        valkey_path=args.valkey_path, tool=args.tool, tool_path=args.tool_path,
-        measure=suite_measure(suites, args.measure), profile=profile_settings(args),
-        keys=args.keys, module_paths=tuple(args.module_path or ()), **network_options(args))
+def request(args: argparse.Namespace) -> AnyRunRequest:
+    """argv's flags → the checked request (UsageError, exit 2, before any work)."""
+    return run_request(RunFlags(
+        config=args.config, suite=args.suite, quick=args.quick, gates=tuple(args.gate),
+        label=args.label, runs=args.runs, mode=args.mode, target_ip=args.target_ip,
+        port=args.port, use_running_server=args.use_running_server,
+        server_bin=args.server_bin, valkey_path=args.valkey_path,
+        commits=tuple(args.commits or ()), baseline=args.baseline, schedule=args.schedule,
+        tool=args.tool, tool_path=args.tool_path, commit=args.commit,
+        log_level=args.log_level, dry_run=args.dry_run, measure=args.measure, keys=args.keys,
+        profile=profile_settings(args), bind=args.bind,
+        generate_password=args.generate_password, tls=args.tls, tls_ca=args.tls_ca,
+        module_config=args.module_config, module=args.module,
+        module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
+        scenarios=tuple(args.scenarios or ()), build=build_flags(args),
+        store=writer_flags(args), remote=remote_flags(args),
+        definitions=definition_flags(args)))
 
 
-def _setup_logging(level: str, out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger("kvperf")
-    root.setLevel(logging.DEBUG)
-    file_handler = logging.FileHandler(out_dir / "logs.txt")
-    file_handler.setLevel(min(logging.INFO, logging.getLevelName(level)))
-    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    console_handler = logging.StreamHandler()
-    console_handler.setLevel(level)
-    root.handlers[:] = [file_handler, console_handler]
-
-
-def _serve(prepared: Prepared, console: Console) -> int:
-    announced = threading.Event()
-
-    def announce(endpoints: list[Endpoint]) -> None:
-        for endpoint in endpoints:
-            console.print(f"server listening on {endpoint}")
-        console.print("press Ctrl-C to stop")
-        announced.set()
-
-    def wait() -> None:
-        with contextlib.suppress(KeyboardInterrupt, Interrupted):
-            threading.Event().wait()
-
-    try:
-        serve(prepared, announce, wait)
-    except (KeyboardInterrupt, Interrupted):
-        if not announced.is_set():
-            raise
-    return 0  # Ctrl-C after "press Ctrl-C to stop" is the normal way out
-
-
-def _build_valkey_path(args: argparse.Namespace, console: Console) -> None:
-    """--valkey-path without binaries: build the tree in place first (exit 1 if that fails)."""
-    if args.valkey_path is None or args.server_bin or args.mode == Mode.CLIENT:
-        return
-    flags = build_flags(argparse.Namespace(**{**vars(args), "repo": str(args.valkey_path)}))
-    with console.status(f"checking {args.valkey_path}") as status:
-        build = build_source_tree(args.valkey_path, flags.cache, flags.make_args, flags.jobs,
-                                  lambda line: status.update(f"building: {line[:100]}"))
-    if not build.ok:
-        raise BuildError(build.error or f"build of {args.valkey_path} failed")
-    if not build.cached:
-        console.print(f"built {args.valkey_path} in {build.seconds:.0f} s (log: {build.log})")
-
-
-def _check_gate_flags(args: argparse.Namespace) -> None:
-    """--gate and --suite apply to one run of kvperf's configs (exit 2 elsewhere)."""
-    if args.gate and args.commits:
-        raise UsageError("--gate applies to one run, not to --commits (compare judges those)")
-    if args.gate and args.mode == Mode.SERVER:
-        raise UsageError("--gate needs measurements: not with --mode server")
-
-
-def handle(args: argparse.Namespace, console: Console) -> int:
-    if args.definitions is not None and (args.gate or args.suite or args.quick):
-        raise UsageError("--gate, --suite and --quick apply to kvperf's configs, not to "
-                         "--definitions (their kpis are the gates; --override-test-time "
-                         "shortens them)")
-    if args.definitions is not None:
-        refuse_server_host_with_definitions(args)
-        return handle_definitions(args, console)
-    module_config = module_config_path(args)
-    if module_config is not None:
-        refuse_server_host_with_definitions(args)
-        return handle_modules(args, module_config, console)
-    if uses_definition_flags(args):
-        raise UsageError("the selection flags (--tests-regexp, --topologies, "
-                         "--override-test-time …) apply only with --definitions")
-    if args.schedule != Schedule.ALTERNATE and not args.commits:
-        raise UsageError("--schedule applies to --commits (several sides), not to one run")
-    _check_gate_flags(args)
-    if args.commits:
-        return run_commits(args, options_from_args(args), console)
-    _build_valkey_path(args, console)
-    prepared = prepare(options_from_args(args))
-    out = Console(width=None if sys.stdout.isatty() else 200)
-    if args.dry_run:
-        out.print(plan_table(prepared.trials))
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    if isinstance(asked, DefinitionsRequest):
+        if asked.dry_run:
+            return print_plans(cli, asked)
+        return print_definitions(cli, run_definitions(asked, cli.world, ConsoleHooks(cli)))
+    if isinstance(asked, ModulesRequest):
+        if asked.dry_run:
+            return print_module_plan(cli, asked)
+        return print_modules(cli, run_modules(asked, cli.world, ConsoleHooks(cli)))
+    if isinstance(asked, CommitsRequest):
+        return print_commits(cli, asked, run_commits(asked, cli.world, ConsoleHooks(cli)))
+    done = run_matrix(asked, cli.world, ConsoleHooks(cli, show_password=asked.show_password))
+    if asked.dry_run:
+        cli.out.print(plan_table(done.prepared.trials))
         return 0
-    remote = check_server_host(args, prepared)
-    _setup_logging(args.log_level, prepared.out_dir)
-    if prepared.options.mode == Mode.SERVER:
-        print_generated_password(args, prepared.options, console)
-        return _serve(prepared, console)
-    with (server_host(args, remote) as launcher,
-          live_store(args, prepared.options.results_dir) as store):
-        code = _execute(prepared, store, console, out, launcher)
-    if store is not None and code != Interrupted.exit_code:
-        store.check()
+    if done.prepared.options.mode == Mode.SERVER:
+        return 0  # Ctrl-C after "press Ctrl-C to stop" is the normal way out
+    code = _render(cli, done)
+    if code != Interrupted.exit_code:
+        done.check_store()
     return code
 
 
-def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
-             out: Console, launcher: Launcher | None = None) -> int:
-    reporter = ProgressReporter(console, len(prepared.trials))
-    runner = (Runner(prepared, reporter, store, launcher=launcher) if launcher
-              else Runner(prepared, reporter, store))
-    try:
-        with reporter:
-            summary = runner.execute()
-    except Interrupted:
-        kept = len(runner.metrics.new_rows)
-        console.print(f"[yellow]interrupted[/yellow]: {kept} finished trial(s) kept in "
-                      f"{runner.metrics.path}")
+def _render(cli: Cli, done: MatrixRun) -> int:
+    """The results, instruction, memory, profile, series, sweep and gate tables; 1 if a
+    trial or a gate failed."""
+    prepared, summary, out = done.prepared, done.summary, cli.out
+    if summary is None:
+        kept = done.interrupted
+        assert kept is not None
+        cli.err.print(f"[yellow]interrupted[/yellow]: {kept.kept} finished trial(s) kept in "
+                      f"{kept.path}")
         return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
@@ -270,20 +182,14 @@ def _execute(prepared: Prepared, store: TrialWriter | None, console: Console,
     out.print(f"results: {summary.metrics_path}")
     code = 0
     if summary.failed:
-        console.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
+        cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
         code = 1
-    return max(code, _gates(prepared, summary, console, out))
-
-
-def _gates(prepared: Prepared, summary: RunSummary, console: Console, out: Console) -> int:
-    """The gate table and gates.json after every trial ran; 1 if a gate failed."""
-    if prepared.gates is None:
-        return 0
-    results = finish_gates(prepared.gates, summary.rows, prepared.out_dir)
-    out.print(gates_table(results))
+    if done.gates is None:
+        return code
+    out.print(gates_table(done.gates))
     out.print(f"gates: {prepared.out_dir / GATES_FILE}")
-    if all_passed(results):
-        return 0
-    failed = sum(1 for r in results if not r.passed)
-    console.print(f"[red]{failed} gate(s) failed[/red]")
+    if all_passed(done.gates):
+        return code
+    failed = sum(1 for r in done.gates if not r.passed)
+    cli.err.print(f"[red]{failed} gate(s) failed[/red]")
     return 1

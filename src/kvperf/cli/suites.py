@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
+from kvperf.cli._common import Cli
 from kvperf.config.suites import SUITES, suite_path
+from kvperf.pipeline.request.stored import SuitesRequest
 
 
 def add_parser(subparsers: Any) -> None:
@@ -20,13 +20,14 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace, console: Console) -> int:
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = SuitesRequest(args.paths)
     table = Table(title="Built-in suites (kvperf run --suite NAME[,NAME…] [--quick])")
     table.add_column("suite")
     table.add_column("what it runs")
-    if args.paths:
+    if asked.paths:
         table.add_column("config")
     for name, line in SUITES.items():
-        table.add_row(name, line, *([str(suite_path(name))] if args.paths else []))
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+        table.add_row(name, line, *([str(suite_path(name))] if asked.paths else []))
+    cli.out.print(table)
     return 0

@@ -15,17 +15,30 @@ import json
 import platform
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
-from kvperf.cli._store import add_store_options, opened_store
-from kvperf.core.errors import ConfigError, UsageError
+from kvperf.cli._store import add_store_options, store_flags
 from kvperf.core.redact import redact_urls
+from kvperf.pipeline.request.common import StoreRequest, store_request
+from kvperf.pipeline.request.stored import (
+    TrackCleanupRequest,
+    TrackMarkRequest,
+    TrackQueryRequest,
+    TrackRenewRequest,
+    track_claim_request,
+    track_determine_request,
+)
+from kvperf.pipeline.stored import (
+    track_claim,
+    track_cleanup,
+    track_determine,
+    track_mark,
+    track_query,
+    track_renew,
+)
 from kvperf.report.track import jobs_table
-from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
 
 
@@ -122,71 +135,74 @@ def _print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def _read_config(path: Path) -> track.Config:
-    try:
-        content = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {str(path)!r}: {exc.strerror or exc}") from None
-    return track.config_from_text(path.name, content)
+def _opening(cli: Cli, store: StoreRequest) -> None:
+    cli.err.print(f"database: {store.name}", highlight=False)
 
 
-def handle_determine(args: argparse.Namespace, console: Console) -> int:
-    config = _read_config(args.config)
-    found = branch_commits(args.repo, args.branch, args.max_commits)
-    items = [track.TrackedCommit(c.sha, c.committed_at, c.author, c.subject) for c in found]
-    repo = str(Path(args.repo).resolve()) if Path(args.repo).is_dir() else args.repo
-    with opened_store(args, console) as engine:
-        added = track.enqueue(engine, redact_urls(repo), args.branch, items, config,
-                              args.architecture, args.max_attempts)
-    console.print(f"{len(items)} commits of {redact_urls(args.repo)} {args.branch}; "
+def handle_determine(args: argparse.Namespace, cli: Cli) -> int:
+    asked = track_determine_request(
+        repo=args.repo, branch=args.branch, max_commits=args.max_commits, config=args.config,
+        architecture=args.architecture, max_attempts=args.max_attempts,
+        store=store_flags(args))
+    _opening(cli, asked.store)
+    items, added = track_determine(asked, cli.world)
+    config = asked.config
+    cli.err.print(f"{len(items)} commits of {redact_urls(asked.repo)} {asked.branch}; "
                   f"{len(added)} new jobs for config {config.name} ({config.hash[:12]}) on "
-                  f"{args.architecture}", highlight=False)
+                  f"{asked.architecture}", highlight=False)
     _print_json({"commits": len(items), "enqueued": added, "config_hash": config.hash})
     return 0
 
 
-def handle_claim(args: argparse.Namespace, console: Console) -> int:
-    if args.hold < 0:
-        raise UsageError(f"--hold must be >= 0, got {args.hold}")
-    with opened_store(args, console) as engine:
-        job = track.claim(engine, args.runner, args.lease, args.architecture)
+def handle_claim(args: argparse.Namespace, cli: Cli) -> int:
+    asked = track_claim_request(runner=args.runner, lease=args.lease,
+                                architecture=args.architecture, hold=args.hold,
+                                store=store_flags(args))
+    _opening(cli, asked.store)
+    job = track_claim(asked, cli.world)
     _print_json(job.as_json() if job else None)
-    if job and args.hold:
-        time.sleep(args.hold)
+    if job and asked.hold:
+        time.sleep(asked.hold)
     return 0
 
 
-def handle_mark(args: argparse.Namespace, console: Console) -> int:
-    with opened_store(args, console) as engine:
-        job = track.mark(engine, args.job_id, args.outcome, args.error, args.attempt)
-    console.print(f"job {job.id} ({job.sha[:12]}) {job.state} after {job.attempts} "
+def handle_mark(args: argparse.Namespace, cli: Cli) -> int:
+    asked = TrackMarkRequest(args.job_id, args.outcome, args.error, args.attempt,
+                             store_request(store_flags(args)))
+    _opening(cli, asked.store)
+    job = track_mark(asked, cli.world)
+    cli.err.print(f"job {job.id} ({job.sha[:12]}) {job.state} after {job.attempts} "
                   f"attempt(s)", highlight=False)
     return 0
 
 
-def handle_renew(args: argparse.Namespace, console: Console) -> int:
-    with opened_store(args, console) as engine:
-        job = track.renew(engine, args.job_id, args.lease, args.attempt)
+def handle_renew(args: argparse.Namespace, cli: Cli) -> int:
+    asked = TrackRenewRequest(args.job_id, args.lease, args.attempt,
+                              store_request(store_flags(args)))
+    _opening(cli, asked.store)
+    job = track_renew(asked, cli.world)
     _print_json(job.as_json(with_content=False))
     return 0
 
 
-def handle_query(args: argparse.Namespace, console: Console) -> int:
-    with opened_store(args, console) as engine:
-        jobs = track.query(engine, args.state, args.sha, args.limit)
-        counts = track.counts(engine)
-    if args.json:
+def handle_query(args: argparse.Namespace, cli: Cli) -> int:
+    asked = TrackQueryRequest(tuple(args.state), args.sha, args.limit, args.json,
+                              store_request(store_flags(args)))
+    _opening(cli, asked.store)
+    jobs, counts = track_query(asked, cli.world)
+    if asked.json:
         _print_json([j.as_json(with_content=False) for j in jobs])
         return 0
-    out = Console(width=None if sys.stdout.isatty() else 200)
-    out.print(jobs_table(jobs))
-    out.print("  ".join(f"{s}: {n}" for s, n in counts.items()))
+    cli.out.print(jobs_table(jobs))
+    cli.out.print("  ".join(f"{s}: {n}" for s, n in counts.items()))
     return 0
 
 
-def handle_cleanup(args: argparse.Namespace, console: Console) -> int:
-    with opened_store(args, console) as engine:
-        done = track.cleanup(engine, args.requeue_expired, args.delete_completed_older_than)
-    console.print(f"requeued {done.requeued} expired claim(s), failed {done.failed} at the "
+def handle_cleanup(args: argparse.Namespace, cli: Cli) -> int:
+    asked = TrackCleanupRequest(args.requeue_expired, args.delete_completed_older_than,
+                                store_request(store_flags(args)))
+    _opening(cli, asked.store)
+    done = track_cleanup(asked, cli.world)
+    cli.err.print(f"requeued {done.requeued} expired claim(s), failed {done.failed} at the "
                   f"retry cap, deleted {done.deleted} completed job row(s)", highlight=False)
     return 0

@@ -12,14 +12,15 @@ With benchmark definitions (``--definitions``) instead of a config, each batch r
 selected definitions' tests interleaved on GOOD and the commit, as `compare --definitions`
 does; the series is a test (its name, and cluster_mode or io=N of its topology).
 
-The world is reached through ``Bench`` (build a commit, run sides, list commits): the CLI
-passes one with its progress output and the store; tests pass fakes.
+The world is reached through ``Bench`` (build a commit, run sides, list commits):
+``LiveBench`` is the real one (World.builder, interleaved runs with the live store, progress
+to the CLI's hooks); tests pass fakes.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -51,10 +52,15 @@ from kvperf.core.errors import BuildError, UsageError
 from kvperf.core.kinds import Measure
 from kvperf.definitions.plan import Plan
 from kvperf.pipeline.ab import SidesResult
+from kvperf.pipeline.builds import build_one
+from kvperf.pipeline.definition_runs import DefinitionHooks, run_on_sides
 from kvperf.pipeline.definitions import definition_series
+from kvperf.pipeline.interleaved import SidesHooks, run_interleaved
 from kvperf.pipeline.model import RunOptions
 from kvperf.pipeline.prepare import prepare, validate_label
+from kvperf.pipeline.request.common import BuildRequest, StoreRequest
 from kvperf.pipeline.sides import Side, SidesRequest, side_from_build
+from kvperf.pipeline.world import World
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row
 from kvperf.server import callgrind
@@ -86,6 +92,10 @@ class BisectRequest:
     min_effect: float = DEFAULT_MIN_EFFECT
     definitions: tuple[Plan, ...] = ()  # planned tests (--definitions) instead of a config
     definition_paths: tuple[str, ...] = ()  # where they came from (the log's question)
+    refused: tuple[tuple[str, str, str], ...] = ()  # (test, topology, why) not planned
+    build: BuildRequest | None = None  # how LiveBench builds commits (``repo``'s)
+    store: StoreRequest = field(default_factory=lambda: StoreRequest(None))  # rows go here
+    output: Path | None = None  # --output: the markdown report
 
 
 class Bench(Protocol):
@@ -107,6 +117,47 @@ class BisectObserver(Protocol):
     def started(self, log: BisectLog, resumed: int) -> None: ...
 
     def step_finished(self, log: BisectLog, step: Step) -> None: ...
+
+
+class BenchHooks(SidesHooks, DefinitionHooks, Protocol):
+    """What LiveBench reports: fetches and builds, each batch's plan and progress."""
+
+
+class LiveBench:
+    """The real Bench: commits built through World.builder, each batch run interleaved (or
+    as the definitions' tests) with the live store; ``check_stores`` after the bisection."""
+
+    def __init__(self, request: BisectRequest, world: World, hooks: BenchHooks) -> None:
+        assert request.build is not None
+        self.world, self.hooks, self.store = world, hooks, request.store
+        self.builder = world.builder(request.build)
+        self.results: list[SidesResult] = []
+
+    def resolve(self, ref: str) -> str:
+        with self.hooks.fetching(self.builder.repo):
+            return self.builder.resolve(ref)
+
+    def commits(self, good: str, bad: str) -> list[CommitInfo]:
+        return self.builder.first_parent_range(good, bad)
+
+    def build(self, sha: str) -> Build:
+        return build_one(self.builder, "commit", sha, self.hooks)
+
+    def run(self, request: SidesRequest, sides: list[Side]) -> SidesResult:
+        result, _ = run_interleaved(request, sides, self.store, None, self.world, self.hooks)
+        self.results.append(result)
+        return result
+
+    def run_definitions(self, plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
+                        runs: int, seed: int | None) -> SidesResult:
+        rows, prepared = run_on_sides(plans, sides, out_dir, runs, seed, None, self.store,
+                                      self.world, self.hooks)
+        return SidesResult(rows, prepared.seed)  # the store was checked by run_on_sides
+
+    def check_stores(self) -> None:
+        """StoreError (exit 1) if some batch's trials did not reach the database."""
+        for done in self.results:
+            done.check_store()
 
 
 def default_measure() -> Measure:
@@ -379,6 +430,18 @@ def bisect(request: BisectRequest, bench: Bench, observer: BisectObserver) -> Bi
     directory = bisect_dir(request, wanted)
     log = open_log(request, wanted, directory)
     return Bisection(request, log, directory, bench, observer).run()
+
+
+class BisectHooks(BenchHooks, BisectObserver, Protocol):
+    pass
+
+
+def run_bisect(request: BisectRequest, world: World, hooks: BisectHooks) -> BisectResult:
+    """`kvperf bisect` on the live bench; every batch's store checked at the end."""
+    bench = LiveBench(request, world, hooks)
+    result = bisect(request, bench, hooks)
+    bench.check_stores()
+    return result
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ from kvperf.pipeline.definitions import (
     DefinitionRunner,
     prepare_definitions,
 )
+from kvperf.pipeline.model import Launcher
 from kvperf.pipeline.sides import Side
 from kvperf.results.row import Row
+from kvperf.server.instance import ServerGroup
 from kvperf.store.writer import TrialWriter
 
 
@@ -70,10 +72,12 @@ def prepare_definition_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir
 
 
 def run_definition_sides(sides: DefinitionSides, observer: DefinitionObserver,
-                         store: TrialWriter | None) -> dict[str, list[Row]]:
+                         store: TrialWriter | None, launcher: Launcher = ServerGroup
+                         ) -> dict[str, list[Row]]:
     """Every round: every test on every side in a seeded random order; rows by side."""
     order_rng = random.Random(sides.seed)
-    runners = {name: DefinitionRunner(run, observer, store) for name, run in sides.runs.items()}
+    runners = {name: DefinitionRunner(run, observer, store, launcher)
+               for name, run in sides.runs.items()}
     rows: dict[str, list[Row]] = {name: [] for name in runners}
     position = 0
     for round_ in range(1, sides.rounds + 1):

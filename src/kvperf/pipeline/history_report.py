@@ -11,6 +11,8 @@ from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import Finding, Thresholds, series_findings
 from kvperf.analysis.stored import to_series
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.request.common import StoreRequest
+from kvperf.pipeline.world import World
 from kvperf.report.history_page import (
     ChangeMark,
     HistoryPanel,
@@ -25,12 +27,19 @@ from kvperf.store.series import History, histories
 
 
 @dataclass(frozen=True)
-class HistoryRequest:
+class HistoryPageRequest:
+    """`kvperf report --history`: which histories, from which database, into which files."""
+
     metrics: tuple[str, ...]
     where: SeriesParams
-    source: str  # the database, credentials redacted
+    store: StoreRequest
     html: Path
     json: Path | None = None
+
+    @property
+    def source(self) -> str:
+        """The database, credentials redacted."""
+        return self.store.name
 
 
 def _marks(history: History, found: list[Finding]) -> tuple[ChangeMark, ...]:
@@ -50,7 +59,15 @@ def panel(history: History) -> HistoryPanel:
                         tuple(int(n) for n in history.counts), _marks(history, found))
 
 
-def write_history_report(engine: Database, request: HistoryRequest) -> list[HistoryPanel]:
+def history_page(request: HistoryPageRequest, world: World) -> list[HistoryPanel]:
+    """The workflow: the database opened (World.store), the page written, its panels."""
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return write_history_report(engine, request)
+
+
+def write_history_report(engine: Database, request: HistoryPageRequest
+                         ) -> list[HistoryPanel]:
     """Write the page (and the JSON); UsageError when the database holds no such history."""
     panels = [panel(h) for h in histories(engine, list(request.metrics), request.where,
                                           min_points=1)]

@@ -146,14 +146,13 @@ def _client_pinning(trial: Trial) -> str | None:
 
 
 def serve(prepared: Prepared, announce: Callable[[list[Endpoint]], None],
-          wait: Callable[[], None]) -> None:
+          wait: Callable[[], None], launcher: Launcher = ServerGroup) -> None:
     """--mode server: start the first trial's server setup (on --bind/--port, with the
     password as requirepass), announce it, wait, tear down."""
     assert prepared.binary is not None
     options, setup = prepared.options, prepared.trials[0].server
     tls = make_tls_files(prepared.out_dir / "tls", options.bind) if setup.tls else None
-    with ServerGroup(prepared.binary, setup, prepared.out_dir / "server", tls,
-                     bind=options.bind, port=options.port,
-                     password=options.password) as group:
+    with launcher(prepared.binary, setup, prepared.out_dir / "server", tls,
+                  bind=options.bind, port=options.port, password=options.password) as group:
         announce(group.endpoints)
         wait()

@@ -7,6 +7,7 @@ renders the result; nothing here reads argparse or prints."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,6 +77,21 @@ class SidesRequest:
         return self.results_dir / (self.label or default_label(self.kind))
 
 
+def side_name(index: int) -> str:
+    """A, B, … Z, then S27, S28 …: the sides' directory names."""
+    return chr(ord("A") + index) if index < 26 else f"S{index + 1}"
+
+
+def ref_side_name(ref: str, sha: str | None, taken: set[str]) -> str:
+    """A directory-safe, unique name for a ref's results (the ref itself is data)."""
+    safe = re.sub(r"[^\w.+-]", "_", ref).strip(".") or "ref"
+    name = safe if safe == ref or sha is None else f"{safe}-{sha[:8]}"
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
 def default_label(kind: str) -> str:
     """A fresh directory per comparison, so reruns never mix their rows."""
     return f"{kind}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
@@ -88,6 +104,13 @@ def check_schedule(config: Path | None, measure: Measure, schedule: Schedule,
         return
     options = RunOptions(config=config, measure=measure, schedule=Schedule.DUET)
     check_duet(expand(load_specs(options), 1), options.measure, sides)
+
+
+def plan_sides(request: SidesRequest) -> Prepared:
+    """The plan every side will run, checked as a side would check it — config, tool,
+    measure, profile — before anything is built (exit 2); no server binary is resolved."""
+    return prepare(side_options(request, Side("plan", blocked="planning"),
+                                request.results_dir))
 
 
 def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:

@@ -23,6 +23,7 @@ from kvperf.store.deadline import Deadline, connect_timeout
 from kvperf.store.migrations import migrate
 
 Database: TypeAlias = Engine  # what open_store returns: outside store/, an opaque handle
+DatabaseUrl: TypeAlias = URL  # which database (resolve_url): outside store/, opaque too
 ENV_VAR = "KVPERF_DB"
 DEFAULT_FILE = "kvperf.db"
 CONNECT_TIMEOUT_S = 5

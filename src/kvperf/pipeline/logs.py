@@ -1,0 +1,31 @@
+"""logs.txt beside a run's results — INFO and up, or every record of the echo level when it
+is lower — and on stderr what the command echoes (run: --log-level; interleaved runs:
+warnings; definitions and module runs show their progress themselves and echo nothing)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+LOG_FILE = "logs.txt"
+
+
+def log_to(out_dir: Path, echo: str | None = None) -> None:
+    """kvperf's log records to ``out_dir``/logs.txt and, with ``echo`` (a level name), the
+    records of that level and up to stderr; the handlers of an earlier call are replaced."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger("kvperf")
+    root.setLevel(logging.DEBUG)
+    to_file = logging.FileHandler(out_dir / LOG_FILE)
+    to_file.setLevel(logging.INFO if echo is None
+                     else min(logging.INFO, logging.getLevelName(echo)))
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handlers: list[logging.Handler] = [to_file]
+    if echo is not None:
+        to_stderr = logging.StreamHandler()
+        to_stderr.setLevel(echo)
+        handlers.append(to_stderr)
+    for old in root.handlers:
+        if isinstance(old, logging.FileHandler):
+            old.close()
+    root.handlers[:] = handlers

@@ -1,0 +1,202 @@
+"""The commands over the results database as workflows — history's cells and verdicts,
+track's queue actions, db push and migrate — each opening the store once (World.store) and
+disposing it; and compare-results over two metrics.json files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kvperf.analysis.comparison import (
+    GroupKey,
+    MetricComparison,
+    compare,
+    compare_summaries,
+)
+from kvperf.core.errors import StoreError, UsageError
+from kvperf.core.redact import redact_urls
+from kvperf.pipeline.request.common import StoreRequest
+from kvperf.pipeline.request.stored import (
+    CompareResultsRequest,
+    DbPushRequest,
+    HistoryRequest,
+    TrackClaimRequest,
+    TrackCleanupRequest,
+    TrackDetermineRequest,
+    TrackMarkRequest,
+    TrackQueryRequest,
+    TrackRenewRequest,
+)
+from kvperf.pipeline.world import World
+from kvperf.report.comparison import markdown, verdict_text
+from kvperf.report.history import CellIndex, index, series_order
+from kvperf.results.row import Row, SeriesParams
+from kvperf.sourcebuild.git_log import branch_commits
+from kvperf.store import track
+from kvperf.store.db import database_errors, make_engine
+from kvperf.store.files import read_rows
+from kvperf.store.history import (
+    Cell,
+    Revision,
+    cells,
+    latest_revisions,
+    resolve_revision,
+    series_fields,
+)
+from kvperf.store.migrations import migrate
+from kvperf.store.push import PushResult, push_file
+
+
+@dataclass
+class HistoryView:
+    """What `kvperf history` shows: the cells, each series' fields, the revisions shown
+    (or the two compared, with each series' verdict per metric)."""
+
+    found: list[Cell]
+    fields: dict[str, SeriesParams]
+    revisions: list[Revision] = field(default_factory=list)
+    pair: tuple[str, str] | None = None
+    verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def cells(self) -> CellIndex:
+        return index(self.found)
+
+    @property
+    def series(self) -> list[str]:
+        return series_order(self.found, self.fields)
+
+
+def history(request: HistoryRequest, world: World) -> HistoryView:
+    assert request.store.url is not None
+    names, where = list(request.metrics), request.where
+    with world.database(request.store.url) as engine:
+        if request.shas:
+            a, b = (resolve_revision(engine, s) for s in request.shas)
+            found = cells(engine, [a, b], names, where)
+            revisions: list[Revision] = []
+        else:
+            revisions = latest_revisions(engine, request.last, where)
+            found = cells(engine, [r.name for r in revisions], names, where)
+        fields = series_fields(engine, sorted({c.series_key for c in found}))
+    view = HistoryView(found, fields, revisions)
+    if request.shas:
+        view.pair = (a, b)
+        view.verdicts = _verdicts(view.cells, view.series, a, b, names)
+    return view
+
+
+def _verdicts(found: CellIndex, keys: list[str], a: str, b: str, names: list[str]
+              ) -> dict[str, dict[str, str]]:
+    """The verdict rule on the two revisions' stored summaries: series → metric → text."""
+    items = [(key, name, (ca.n, ca.mean, ca.sd), (cb.n, cb.mean, cb.sd))
+             for key in keys for name in names
+             if (ca := found.get((key, a, name))) and (cb := found.get((key, b, name)))]
+    out: dict[str, dict[str, str]] = {}
+    for (key, name, _, _), d in zip(items, compare_summaries(items), strict=True):
+        out.setdefault(key, {})[name] = verdict_text(d)
+    return out
+
+
+def track_determine(request: TrackDetermineRequest, world: World
+                    ) -> tuple[list[track.TrackedCommit], list[str]]:
+    """The branch's last commits (git) recorded; the ids of the jobs newly enqueued."""
+    found = branch_commits(request.repo, request.branch, request.max_commits)
+    items = [track.TrackedCommit(c.sha, c.committed_at, c.author, c.subject) for c in found]
+    repo = (str(Path(request.repo).resolve()) if Path(request.repo).is_dir()
+            else request.repo)
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        added = track.enqueue(engine, redact_urls(repo), request.branch, items,
+                              request.config, request.architecture, request.max_attempts)
+    return items, added
+
+
+def track_claim(request: TrackClaimRequest, world: World) -> track.Job | None:
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return track.claim(engine, request.runner, request.lease, request.architecture)
+
+
+def track_mark(request: TrackMarkRequest, world: World) -> track.Job:
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return track.mark(engine, request.job_id, request.outcome, request.error,
+                          request.attempt)
+
+
+def track_renew(request: TrackRenewRequest, world: World) -> track.Job:
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return track.renew(engine, request.job_id, request.lease, request.attempt)
+
+
+def track_query(request: TrackQueryRequest, world: World
+                ) -> tuple[list[track.Job], dict[str, int]]:
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return (track.query(engine, request.states, request.sha, request.limit),
+                track.counts(engine))
+
+
+def track_cleanup(request: TrackCleanupRequest, world: World) -> track.Cleanup:
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return track.cleanup(engine, request.requeue_expired,
+                             request.delete_completed_older_than)
+
+
+def db_push(request: DbPushRequest, world: World,
+            pushed: Callable[[Path, PushResult], None]) -> None:
+    """Each file in its own transaction, ``pushed`` told as it is stored."""
+    url = request.store.url
+    assert url is not None
+    with world.database(url) as engine:
+        for path in request.files:
+            with database_errors(url, f"pushing {path} to {request.store.name} failed",
+                                 " (nothing of this file was stored; push it again)"):
+                result = push_file(engine, path)
+            pushed(path, result)
+
+
+def db_migrate(store: StoreRequest) -> list[int]:
+    """The schema brought to the current version; the versions applied."""
+    assert store.url is not None
+    engine = make_engine(store.url)
+    try:
+        with database_errors(store.url, f"cannot use database {store.name}"):
+            return migrate(engine)
+    finally:
+        engine.dispose()
+
+
+@dataclass
+class ComparedFiles:
+    """compare-results: the judged rows, the series only one file has, what was written."""
+
+    results: list[MetricComparison]
+    unmatched: list[GroupKey]
+    markdown: str
+
+
+def _read(path: Path) -> list[Row]:
+    try:
+        return read_rows(path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def compare_files(request: CompareResultsRequest) -> ComparedFiles:
+    """The two files read (exit 2 if either is no metrics.json) and judged unpaired; exit 2
+    when they share no series with ok rows."""
+    base_rows, new_rows = _read(request.baseline), _read(request.new)
+    results, unmatched = compare(base_rows, new_rows, request.metrics, request.rule)
+    if not results:
+        profiled = any(row.get("profile") for row in base_rows + new_rows)
+        hint = (" (rows measured under --profile are never compared: perf perturbs their "
+                "timing)" if profiled else "")
+        raise UsageError(f"{request.baseline} and {request.new} share no series with ok rows "
+                         f"to compare{hint}")
+    names = (str(request.baseline), str(request.new))
+    return ComparedFiles(results, unmatched, markdown(results, unmatched, *names))
