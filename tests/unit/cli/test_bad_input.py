@@ -1,11 +1,16 @@
-"""Bad flags and configs through the real CLI: exit 2, one clear message, no traceback."""
+"""Bad flags and configs through the real CLI: exit 2, one clear message, no traceback; and
+per subcommand, bad input refused before any build, server or connection (a recording fake
+world sees no call)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
+from kvperf.cli.main import main
+from kvperf.pipeline.world import World
 from tests.helpers import run_kvperf, write_config
 
 GOOD = {"requests": 1000, "commands": ["SET"]}
@@ -88,3 +93,117 @@ def test_help_is_complete() -> None:
                  "--target-ip", "--port", "--use-running-server", "--server-bin",
                  "--valkey-path", "--tool", "--valkey-benchmark-path", "--dry-run"):
         assert flag in done.stdout, flag
+
+
+class FakeWorld:
+    """The world (pipeline/world.py) of a run that must not start: every build, server,
+    SSH host or database it is asked for is recorded, and fails the test at once."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def _used(self, what: str) -> NoReturn:
+        self.calls.append(what)
+        raise AssertionError(f"bad input reached the world: {what}")
+
+    def world(self) -> World:
+        return World(builder=lambda request: self._used("build"),
+                     tree_builder=lambda tree, request, on_line: self._used("build"),
+                     launcher=lambda *args, **kwargs: self._used("server"),
+                     remote=lambda request: self._used("ssh host"),
+                     store=lambda url, timeout: self._used("database"))
+
+
+DEFINITION = """
+version: 0.4
+name: get-small
+redis-topologies: [oss-standalone, oss-cluster-3-primaries]
+dbconfig:
+  configuration-parameters: {save: '""'}
+  check: {keyspacelen: 1000}
+  preload_tool:
+    tool: memtier_benchmark
+    arguments: --ratio 1:0 --key-pattern P:P -n allkeys --key-maximum 1000 -c 1 -t 1
+clientconfig:
+  tool: memtier_benchmark
+  arguments: --command "GET __key__" --command-key-pattern R --test-time 1 -c 1 -t 1
+"""
+
+REFS = ["base", "next", "--repo", "{d}/repo", "--build-cache", "{d}/cache"]
+
+# (subcommand, argv after it, what the message says); {d} is the test's directory. Each
+# case is one that used to cost a build, a server or a connection before it was refused.
+REFUSED: list[tuple[str, list[str], str]] = [
+    ("run", ["--valkey-path", "{d}/tree", "--runs", "0"], "--runs must be at least 1"),
+    ("run", ["--server-host", "ssh://root@192.0.2.1", "--measure", "instructions"],
+     "--server-host measures timing only"),
+    ("run", ["--server-host", "ssh://root@192.0.2.1", "--config", "{d}/tls.json"],
+     "standalone servers without TLS"),
+    ("run", ["--commits", "base", "next", "--repo", "{d}/repo", "--build-cache", "{d}/cache",
+             "--server-host", "ssh://root@192.0.2.1", "--remote-ports", "9-1"],
+     "--remote-ports '9-1'"),
+    ("run", ["--commits", "base", "next", "--repo", "{d}/repo", "--build-cache", "{d}/cache",
+             "--profile", "--profile-frequency", "0"], "--profile-frequency must be"),
+    ("run", ["--commits", "base", "--repo", "{d}/repo", "--build-cache", "{d}/cache",
+             "--db", "mysql://x/y"], "unsupported database 'mysql'"),
+    ("run", ["--commits", "base", "--repo", "{d}/repo", "--build-cache", "{d}/cache",
+             "--config", "{d}/bad.json"], "not valid JSON"),
+    ("compare", [*REFS, "--measure", "instructions", "--min-effect", "150"],
+     "--min-effect must be a percentage in [0, 100), got 150.0"),
+    ("compare", [*REFS, "--runs", "0"], "--runs must be at least 1, got 0"),
+    ("compare", [*REFS, "--water-line", "0"], "--water-line must be a percentage"),
+    ("compare", [*REFS, "--config", "{d}/bad.json"], "not valid JSON"),
+    ("compare", [*REFS, "--server-host", "ssh://root@192.0.2.1", "--remote-server-bin", "x"],
+     "--remote-server-bin names one binary"),
+    ("compare", [*REFS, "--definitions", "{d}/set.yml", "--tool", "kvload"],
+     "--tool does not apply with --definitions"),
+    ("compare", [*REFS, "--definitions", "{d}/set.yml", "--topologies",
+                 "oss-cluster-3-primaries"], "none of the selected definitions can run here"),
+    ("compare", [*REFS, "--schedule", "duet", "--config", "{d}/requests.json"],
+     "--schedule duet: config object 0 bounds its measure stage by 'requests'"),
+    ("compare", [*REFS, "--db", "mysql://x/y"], "unsupported database 'mysql'"),
+    ("noise", ["--commit", "base", "--repo", "{d}/repo", "--build-cache", "{d}/cache",
+               "--runs", "0"], "--runs must be at least 1, got 0"),
+    ("noise", ["--commit", "base", "--repo", "{d}/repo", "--build-cache", "{d}/cache",
+               "--config", "{d}/bad.json"], "not valid JSON"),
+    ("bisect", [*REFS, "--min-effect", "150"], "--min-effect must be a percentage"),
+    ("bisect", [*REFS, "--runs", "2", "--max-runs", "1"], "--max-runs (1) must be at least"),
+    ("bisect", [*REFS, "--measure", "timing", "--definitions", "{d}/set.yml", "--config",
+                "{d}/requests.json"], "--config does not apply with --definitions"),
+    ("regressions", ["--db", "{d}/h.db", "--bisect", "--repo", "{d}/repo", "--runs", "0"],
+     "--runs must be at least 1, got 0"),
+    ("regressions", ["--db", "{d}/h.db", "--max-pvalue", "2"], "--max-pvalue must be in"),
+    ("history", ["--db", "{d}/h.db", "--last", "0"], "--last must be at least 1"),
+    ("history", ["--db", "{d}/h.db", "--metric", "rpz"], "did you mean 'rps'"),
+    ("report", ["--history", "--db", "{d}/h.db", "--markdown", "{d}/x.md"],
+     "--history reads the database"),
+    ("track", ["claim", "--runner", "r", "--hold", "-1", "--db", "{d}/h.db"],
+     "--hold must be >= 0"),
+    ("track", ["determine", "--repo", "{d}/repo", "--config", "{d}/missing.json", "--db",
+               "{d}/h.db"], "cannot read config"),
+    ("db", ["push", "{d}/missing.json", "--db", "{d}/h.db"], "no such file"),
+    ("compare-results", ["{d}/a.json", "{d}/b.json", "--water-line", "100"],
+     "--water-line must be a percentage"),
+    ("doctor", ["--sample", "61"], "--sample must be between 0 and 60 seconds"),
+]
+
+
+@pytest.mark.parametrize(("command", "argv", "says"), REFUSED,
+                         ids=[f"{c[0]} {' '.join(c[1])}" for c in REFUSED])
+def test_bad_input_is_refused_before_any_build_server_or_connection(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        command: str, argv: list[str], says: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tree" / "src").mkdir(parents=True)  # a Valkey tree without a server
+    (tmp_path / "set.yml").write_text(DEFINITION)
+    write_config(tmp_path, [{**GOOD, "tls_mode": "yes"}], "tls.json")
+    write_config(tmp_path, [GOOD], "requests.json")
+    write_config(tmp_path, "[{", "bad.json")
+    fake = FakeWorld()
+    code = main([command, *(a.replace("{d}", str(tmp_path)) for a in argv)], fake.world())
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert says in err, err
+    assert fake.calls == []
+    assert not (tmp_path / "results").exists() and not (tmp_path / "cache").exists()
+    assert not (tmp_path / "h.db").exists()
