@@ -1,8 +1,11 @@
-"""Pure statistics for kvperf: effect estimates on logs, the verdict rule (with its
+"""Judgement over measured numbers: effect estimates on logs, the verdict rule (with its
 multiple-testing correction, rank check, outlier screen and runs-needed estimate), its
-calibration by simulation, and change-point detection.
+calibration by simulation, change-point detection, gates, bisect decisions and sweeps.
 
-Everything here is a pure function of numbers (numpy/scipy/stdlib only); no I/O,
-no knowledge of servers, runs or reports. Import the submodules directly, e.g.
-``from kvperf.analysis.verdict import judge``.
+The statistics (``effect``, ``paired``, ``ranks``, ``multiple``, ``outliers``, ``power``,
+``changepoint``, ``calibration``) are pure functions of numbers (numpy/scipy/stdlib only). The
+modules that judge runs (``comparison``, ``verdict``, ``series``, ``gates``, ``instructions``,
+``sweeps``, ``regressions``, ``bisect``, ``stored``) read result rows (``results``), stored
+history (``store``) or definitions' KPIs, never a server or a file. Import the submodules
+directly, e.g. ``from kvperf.analysis.verdict import judge``.
 """
