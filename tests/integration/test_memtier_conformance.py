@@ -162,7 +162,7 @@ class Side:
     error: BaseException | None = None
 
 
-def _child_servers() -> set[int]:
+def child_servers() -> set[int]:
     """valkey-server processes started by this test process (this shared machine runs other
     suites whose servers ``no_strays`` would count)."""
     me, found = os.getpid(), set()
@@ -182,7 +182,7 @@ def no_servers_left() -> Iterator[None]:
     """After every duet of the module has ended (set up before ``duets``, so torn down
     after it)."""
     yield
-    assert not _child_servers(), f"servers left running: {sorted(_child_servers())}"
+    assert not child_servers(), f"servers left running: {sorted(child_servers())}"
 
 
 # ---------- the definitions, shortened ----------
