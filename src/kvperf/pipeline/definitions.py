@@ -284,6 +284,9 @@ class DefinitionRunner:
             with contextlib.ExitStack() as stack:
                 with work.stage("server_start"):
                     stack.enter_context(group)
+                log.info("%s on %s: server pids %s at %s", work.plan.name,
+                         work.plan.topology.name, " ".join(map(str, group.pids)),
+                         " ".join(map(str, group.endpoints)))
                 work.start_replicas = functools.partial(
                     self._start_replicas, work, stack, server_cpus, group.endpoints[0])
                 work.outcome.pinning = {"server": group.pinning(),
