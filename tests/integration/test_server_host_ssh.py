@@ -24,8 +24,8 @@ from tests.netns import veth_namespaces
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SERVER_IP, CLIENT_IP = "10.213.1.1", "10.213.1.2"
-TAKEN = 30500  # held by a listener in the server namespace; --remote-ports TAKEN-(TAKEN+1)
-PORTS = f"{TAKEN}-{TAKEN + 1}"
+TAKEN = 30500  # held by a listener in the server namespace (the compare's range starts there)
+RUN_PORTS = (30600, 30601)  # the run's --remote-ports: its first server finds its port taken
 CONFIG = [{"duration": 1, "warmup": 0, "keyspacelen": 1000, "data_sizes": [16],
            "pipelines": [1], "clients": [4], "commands": ["SET", "GET"],
            "server_cpu_range": "0", "client_cpu_range": "1"}]
@@ -97,9 +97,15 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
     remote_dirs = set(Path("/tmp").glob("kvperf-remote-*"))
     with (_namespaces() as (server_ns, client_ns), _sshd(server_ns, tmp_path / "ssh"),
           _listener(server_ns, TAKEN)):
-        done = subprocess.run(["ip", "netns", "exec", client_ns, *_run_args(1),
-                               "--results-dir", "results", "--remote-ports", PORTS],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        wrapper, state = _port_taking_wrapper(tmp_path / "remote")
+        try:
+            done = subprocess.run(["ip", "netns", "exec", client_ns, *_run_args(1),
+                                   "--results-dir", "results", "--remote-server-bin",
+                                   str(wrapper), "--remote-ports",
+                                   "-".join(map(str, RUN_PORTS))],
+                                  cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        finally:
+            _stop_holder(state)
         assert done.returncode == 0, done.stderr
         rows = read_metrics(tmp_path / "results")
         assert [r["status"] for r in rows] == ["ok", "ok"]
@@ -111,7 +117,16 @@ def test_fresh_remote_server_per_trial_and_none_left_after_sigkill(tmp_path: Pat
         started = [line.split("server pids ")[1].split(" at ")[0]
                    for line in logs.splitlines() if "server pids" in line]
         assert len(set(started)) == 2, started  # a fresh server per trial
-        assert _ports(logs) == [TAKEN + 1] * 2  # a draw of the taken port moved on
+        # The first server (through --remote-server-bin's wrapper) was started on a port the
+        # wrapper had just taken: it failed to listen there, and kvperf moved it to the next
+        # port of the range; that port stays taken, so the second trial runs there too.
+        taken = int((state / "first" / "port").read_text())
+        (moved,) = set(RUN_PORTS) - {taken}
+        assert _ports(logs) == [moved] * 2, logs
+        first_trial = sorted((tmp_path / "results").glob("*/trials/*"))[0]
+        attempts = (first_trial / "server-node0.log").read_text()
+        assert f"Failed listening on port {taken}" in attempts, attempts
+        assert attempts.count("kvperf-remote-pid ") == 2, attempts  # the retry's server
         assert _servers_in(server_ns) == []
         assert set(Path("/tmp").glob("kvperf-remote-*")) == remote_dirs
         _compare_across_hosts(tmp_path, client_ns)
@@ -163,12 +178,47 @@ def _ports(logs: str) -> list[int]:
             for line in logs.splitlines() if "server pids" in line]
 
 
+HOLDER = ("import socket, sys, time; s = socket.socket(); s.bind((sys.argv[1], "
+          "int(sys.argv[2]))); s.listen(); print('ready', flush=True); time.sleep(900)")
+
+
+def _port_taking_wrapper(directory: Path) -> tuple[Path, Path]:
+    """A --remote-server-bin for the server host: the first time it runs, it takes the port
+    its server was given (a listener on the server's --bind address and --port, its pid in
+    ``state/holder.pid``) before exec'ing valkey-server, so that server fails to listen —
+    whatever port kvperf drew, the first one it tries is in use. Later runs just exec."""
+    state = directory / "state"
+    state.mkdir(parents=True)
+    wrapper = directory / "valkey-server"
+    wrapper.write_text(f"""#!/bin/sh
+state={state}
+port=; bind=; prev=
+for arg in "$@"; do
+    [ "$prev" = --port ] && port=$arg
+    [ "$prev" = --bind ] && bind=$arg
+    prev=$arg
+done
+if mkdir "$state/first" 2>/dev/null; then
+    python3 -c "{HOLDER}" "$bind" "$port" > "$state/holder.out" 2>&1 &
+    echo $! > "$state/holder.pid"
+    until grep -q ready "$state/holder.out"; do sleep 0.05; done
+    echo "$port" > "$state/first/port"
+fi
+exec {require_binary("valkey-server")} "$@"
+""")
+    wrapper.chmod(0o755)
+    return wrapper, state
+
+
+def _stop_holder(state: Path) -> None:
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError, ValueError):
+        os.kill(int((state / "holder.pid").read_text()), signal.SIGKILL)
+
+
 @contextlib.contextmanager
 def _listener(namespace: str, port: int) -> Iterator[None]:
     """A socket listening on the server's address and ``port`` (stopped by pid)."""
-    code = ("import socket, sys, time; s = socket.socket(); s.bind((sys.argv[1], "
-            "int(sys.argv[2]))); s.listen(); print('ready', flush=True); time.sleep(900)")
-    holder = subprocess.Popen(["ip", "netns", "exec", namespace, "python3", "-c", code,
+    holder = subprocess.Popen(["ip", "netns", "exec", namespace, "python3", "-c", HOLDER,
                                SERVER_IP, str(port)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
