@@ -11,7 +11,8 @@ for. Each step compares GOOD with one commit, interleaved, by the verdict rule o
 - insufficient data or not comparable (trials failed), or no build → skipped.
 
 The next commit is the untested one nearest the midpoint of the last good and the first
-bad commit (the later one on a tie), skipping skipped ones as ``git bisect skip`` does.
+bad commit, rounded down (⌊(good + bad) / 2⌋: of good..good+3 the first between them; the
+later one when two are equally near it), skipping skipped ones as ``git bisect skip`` does.
 The search ends when no untested commit lies between them: the first bad commit is known
 when they are adjacent, else it is one of the skipped commits or the first bad one (a range).
 """
