@@ -12,7 +12,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::clock::{self, Timer};
 use crate::dataset::DataPlan;
 use crate::io::IoKind;
-use crate::memtier::program::{Client, Program};
+use crate::memtier::program::{Client, Pending, Program};
 use crate::cluster::{self, Route};
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
@@ -61,27 +61,40 @@ pub struct Plan {
     pub dataset: Option<Arc<DataPlan>>,
 }
 
-/// A memtier run's share of one thread: the program and one client per connection.
+/// A memtier run's share of one thread: the program, its clients and which client
+/// each connection belongs to (one connection per client; one per client and primary
+/// in cluster mode, as memtier opens them).
 pub struct MtPlan {
     pub program: Arc<Program>,
-    /// One per entry of `Plan::conns`, in order.
     pub clients: Vec<Client>,
-    /// Requests per connection (memtier's -n is per client); None when time-bounded.
-    pub conn_quota: Option<u64>,
+    /// Per entry of `Plan::conns`: its client's index in `clients`.
+    pub conn_client: Vec<usize>,
+    /// Requests per client (memtier's -n); None when time-bounded.
+    pub client_quota: Option<u64>,
+}
+
+/// Per-client memtier state.
+struct MtClient {
+    client: Client,
+    /// Cluster mode: requests drawn for each primary's connection, not sent yet.
+    queues: Vec<VecDeque<Pending>>,
+    /// Requests it may still draw (its -n; u64::MAX when time-bounded).
+    budget: u64,
+    answered: u64,
+    /// memtier's end time of this client: the first reply read at or after the
+    /// --test-time deadline, or the reply that completed its -n requests. Replies
+    /// to requests still in flight then are counted, but do not move it.
+    end: Option<u64>,
 }
 
 /// Per-connection memtier state. memtier keeps `--pipeline` requests in flight on
 /// each connection, refilling as replies arrive (a sliding window, not batches).
 struct MtConn {
-    client: Client,
+    /// Index of its client in `Worker::mt_clients`.
+    client: usize,
     /// In-flight requests, oldest first: (command index, start of its bytes in
     /// wbuf, send time). Capacity = pipeline, so pushing never allocates.
     window: VecDeque<(u16, u32, u64)>,
-    issued: u64,
-    /// memtier's end time of this client: the first reply read at or after the
-    /// --test-time deadline, or the reply that completed its -n requests. Replies
-    /// to requests still in flight then are counted, but do not move it.
-    end: Option<u64>,
 }
 
 struct Conn {
@@ -125,6 +138,8 @@ struct Worker<'a> {
     ask_conns: Vec<(Endpoint, transport::Blocking)>,
     /// `--io uring`: the ring and per-connection io_uring state (None: epoll).
     ur: Option<Box<uring_loop::UringState>>,
+    /// memtier mode: this thread's clients (see `MtPlan`).
+    mt_clients: Vec<MtClient>,
 }
 
 fn fatal(msg: String) -> ! {
@@ -175,9 +190,9 @@ impl<'a> Worker<'a> {
             }
             let (wbuf, mt) = match &plan.memtier {
                 Some(m) => {
-                    let client = m.clients.get(i).ok_or("internal error: no memtier client for a connection")?.clone();
+                    let client = *m.conn_client.get(i).ok_or("internal error: no memtier client for a connection")?;
                     let window = VecDeque::with_capacity(plan.pipeline);
-                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, issued: 0, end: None }))
+                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window }))
                 }
                 None => match &plan.dataset {
                     // Sized once for the longest request: never grows, so io_uring's
@@ -228,8 +243,15 @@ impl<'a> Worker<'a> {
             keys.set_lanes(plan.endpoints.len());
         }
         let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some());
+        let mut mt_clients = Vec::new();
         if let Some(m) = &plan.memtier {
             stats.cmds = vec![CmdStats::new(plan.sigfig); m.program.stats.len()];
+            let queues = if plan.route == Route::Sampled { plan.endpoints.len() } else { 0 };
+            mt_clients = m
+                .clients
+                .iter()
+                .map(|c| MtClient { client: c.clone(), queues: vec![VecDeque::new(); queues], budget: m.client_quota.unwrap_or(u64::MAX), answered: 0, end: None })
+                .collect();
         }
         Ok(Worker {
             plan,
@@ -248,6 +270,7 @@ impl<'a> Worker<'a> {
             measuring: false,
             ask_conns: Vec::new(),
             ur,
+            mt_clients,
         })
     }
 
@@ -362,12 +385,10 @@ impl<'a> Worker<'a> {
     /// memtier mode: the drain is part of the run (its replies counted); the rate's
     /// time is each client's own end (see `MtConn::end`), summed for the mean.
     fn finish_memtier(mut self, now: u64) -> ThreadStats {
-        for c in &self.conns {
-            if let Some(m) = &c.mt {
-                let end = m.end.unwrap_or(now);
-                self.stats.client_time_ns += u128::from(end.saturating_sub(self.measure_start));
-                self.stats.clients += 1;
-            }
+        for m in &self.mt_clients {
+            let end = m.end.unwrap_or(now);
+            self.stats.client_time_ns += u128::from(end.saturating_sub(self.measure_start));
+            self.stats.clients += 1;
         }
         self.stats.undrained = self.inflight;
         self.stats.finish(now);
@@ -465,9 +486,10 @@ impl<'a> Worker<'a> {
     }
 
     /// memtier mode: tops connection i's window up to `pipeline` requests in
-    /// flight (within its -n quota and the deadline) and writes them out. The
+    /// flight (within its client's -n and the deadline) and writes them out. The
     /// bytes of answered requests are dropped from the front of the buffer first,
-    /// so it holds at most `pipeline` requests and never grows.
+    /// so it holds at most `pipeline` requests and never grows. In cluster mode the
+    /// requests are its client's for this connection's primary (`write_for_node`).
     fn refill_memtier(&mut self, i: usize, now: u64) -> Result<(), String> {
         let Some(mp) = self.plan.memtier.as_ref() else { return Ok(()) };
         if self.measure_end.is_some_and(|e| now >= e) {
@@ -478,11 +500,13 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let p = &mp.program;
-        let c = &mut self.conns[i];
+        let cluster = self.plan.route == Route::Sampled;
+        let Worker { conns, mt_clients, stats, owner, .. } = self;
+        let c = &mut conns[i];
         let Some(m) = c.mt.as_mut() else { return Ok(()) };
-        let quota_left = mp.conn_quota.map_or(u64::MAX, |q| q.saturating_sub(m.issued));
-        let room = (self.plan.pipeline - m.window.len()).min(quota_left.min(usize::MAX as u64) as usize);
-        if room == 0 {
+        let Some(cl) = mt_clients.get_mut(m.client) else { return Ok(()) };
+        let room = self.plan.pipeline - m.window.len();
+        if room == 0 || (!cluster && cl.budget == 0) {
             return Ok(());
         }
         let keep = m.window.front().map_or(c.wlen, |r| r.1 as usize);
@@ -493,21 +517,34 @@ impl<'a> Worker<'a> {
             c.written = c.written.saturating_sub(keep);
             m.window.iter_mut().for_each(|r| r.1 -= keep as u32);
         }
-        let route = (self.plan.route == Route::Sampled).then_some((self.owner.as_slice(), c.node, self.max_tries));
         let sent = clock::now();
-        for _ in 0..room {
+        let mut added = 0;
+        while added < room {
             let start = c.wbuf.len();
-            let ci = p.write_next(&mut m.client, &mut c.wbuf, route);
+            let ci = if cluster {
+                match p.write_for_node(&mut cl.client, &mut cl.queues, owner, c.node, &mut cl.budget, &mut c.wbuf) {
+                    Some(ci) => ci,
+                    None => break,
+                }
+            } else if cl.budget > 0 {
+                cl.budget -= 1;
+                p.write_next(&mut cl.client, &mut c.wbuf)
+            } else {
+                break;
+            };
             m.window.push_back((ci as u16, start as u32, sent));
-            self.stats.cmds[p.cmds[ci].stat].bytes_tx += (c.wbuf.len() - start) as u64;
+            stats.cmds[p.cmds[ci].stat].bytes_tx += (c.wbuf.len() - start) as u64;
+            added += 1;
         }
-        m.issued += room as u64;
+        if added == 0 {
+            return Ok(());
+        }
         c.wlen = c.wbuf.len();
-        c.expected += room;
+        c.expected += added;
         c.busy = true;
         c.measured = true;
-        self.issued += room as u64;
-        self.inflight += room as u64;
+        self.issued += added as u64;
+        self.inflight += added as u64;
         self.flush_conn(i)
     }
 
@@ -709,18 +746,19 @@ impl<'a> Worker<'a> {
         }
         let c = &mut self.conns[i];
         let Some(m) = c.mt.as_mut() else { return Ok(()) };
+        let Some(cl) = self.mt_clients.get_mut(m.client) else { return Ok(()) };
         let ci = ci as usize;
-        let hit = mp.program.on_reply(&mut m.client, ci, &c.rbuf[at..at + len]);
+        let hit = mp.program.on_reply(&mut cl.client, ci, &c.rbuf[at..at + len]);
         self.stats.record_cmd(mp.program.cmds[ci].stat, latency.unwrap_or(0), len, hit, latency.is_none());
         m.window.pop_front();
-        let answered = m.issued - m.window.len() as u64;
-        let done = match (self.measure_end, mp.conn_quota) {
+        cl.answered += 1;
+        let done = match (self.measure_end, mp.client_quota) {
             (Some(e), _) => now >= e,
-            (None, Some(q)) => answered >= q,
+            (None, Some(q)) => cl.answered >= q,
             (None, None) => false,
         };
-        if done && m.end.is_none() {
-            m.end = Some(now);
+        if done && cl.end.is_none() {
+            cl.end = Some(now);
         }
         Ok(())
     }

@@ -2,6 +2,11 @@
 //! --command list), pre-encoded as RESP pieces, and the per-client state that
 //! picks the next command and writes it into a connection's buffer without
 //! allocating (memtier keys are `prefix + number`, so requests vary in length).
+//! In cluster mode a client, as memtier's cluster client, has a connection per
+//! primary and one stream of requests: each drawn request waits in the queue of the
+//! connection its first key hashes to (`write_for_node`).
+
+use std::collections::VecDeque;
 
 use super::cli::{MtOptions, Pattern};
 use super::keys::{parallel_range, ClientKeys, KeySpace};
@@ -51,12 +56,19 @@ pub struct Program {
     pub scan_max_iterations: u32,
 }
 
+/// Cluster mode: a request drawn for another primary's connection, waiting for it: its
+/// command index and first key number (memtier's per-connection key index pools).
+pub type Pending = (u16, u64);
+/// Requests one connection's queue holds at most (memtier's KEY_INDEX_QUEUE_MAX_SIZE
+/// holds a command and a key index per request in 1,000,000 entries).
+pub const PENDING_MAX: usize = 500_000;
+
 /// Longest decimal u64.
 const U64_DIGITS: usize = 20;
 /// Longest SCAN cursor kept (a u64 in decimal).
 const CURSOR_MAX: usize = 20;
 
-/// Per-client (per-connection) state.
+/// Per-client state (a client has one connection, one per primary in cluster mode).
 #[derive(Debug, Clone)]
 pub struct Client {
     pub keys: ClientKeys,
@@ -67,6 +79,8 @@ pub struct Client {
     cursor: [u8; CURSOR_MAX],
     cursor_len: usize,
     scan_iterations: u32,
+    /// A key's bytes, to hash its slot (cluster mode; sized once).
+    scratch: Vec<u8>,
 }
 
 fn bulk_header(out: &mut Vec<u8>, len: usize) {
@@ -239,7 +253,8 @@ impl Program {
         } else {
             vec![b'x'; self.data_max]
         };
-        let mut c = Client { keys, cmd: 0, count: 0, value, mutate: 0, cursor: [b'0'; CURSOR_MAX], cursor_len: 1, scan_iterations: 0 };
+        let scratch = Vec::with_capacity(self.max_request_len());
+        let mut c = Client { keys, cmd: 0, count: 0, value, mutate: 0, cursor: [b'0'; CURSOR_MAX], cursor_len: 1, scan_iterations: 0, scratch };
         self.advance(&mut c);
         c
     }
@@ -267,48 +282,82 @@ impl Program {
     }
 
     /// Writes the client's next request into `out`; returns its command index.
-    /// `route`: (slot → node, this connection's node, max draws): keys are drawn
-    /// again until the first key's slot belongs to the node (cluster mode).
     #[inline]
-    pub fn write_next(&self, c: &mut Client, out: &mut Vec<u8>, route: Option<(&[u16], usize, u32)>) -> usize {
+    pub fn write_next(&self, c: &mut Client, out: &mut Vec<u8>) -> usize {
         let ci = self.peek(c);
-        let start = out.len();
-        let mut tries = 0;
-        loop {
-            let key = self.write(ci, c, out);
-            tries += 1;
-            match (route, key) {
-                (Some((owner, node, max)), Some((k0, k1))) if tries < max => {
-                    if owner[key_slot(&out[k0..k1]) as usize] as usize == node {
-                        break;
-                    }
-                    out.truncate(start);
-                }
-                _ => break,
-            }
-        }
+        self.write(ci, c, out, None);
         if ci == c.cmd {
             self.advance(c);
         }
         ci
     }
 
-    /// Writes command `ci`; returns the span of its first key in `out`.
-    fn write(&self, ci: usize, c: &mut Client, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+    /// Cluster mode, as memtier's cluster client: writes the client's next request for
+    /// its connection to primary `node` into `out` and returns its command index. A
+    /// request queued for `node` goes first; else requests are drawn in turn (at most
+    /// `budget` more: its -n), each whose first key hashes to another primary (`owner`:
+    /// slot → primary) queued for that primary's connection, until one is `node`'s or
+    /// has no key. None: nothing for `node` (budget spent, or a queue is full).
+    pub fn write_for_node(&self, c: &mut Client, queues: &mut [VecDeque<Pending>], owner: &[u16], node: usize, budget: &mut u64, out: &mut Vec<u8>) -> Option<usize> {
+        loop {
+            if let Some((ci, key)) = queues.get_mut(node).and_then(VecDeque::pop_front) {
+                self.write(ci as usize, c, out, Some(key));
+                return Some(ci as usize);
+            }
+            if *budget == 0 {
+                return None;
+            }
+            let ci = self.peek(c);
+            let key = self.draw_first_key(ci, c);
+            let target = key.map_or(node, |k| owner.get(self.slot_of(ci, k, &mut c.scratch) as usize).map_or(node, |&n| n as usize));
+            if target != node && queues.get(target).is_some_and(|q| q.len() >= PENDING_MAX) {
+                return None;
+            }
+            *budget -= 1;
+            if ci == c.cmd {
+                self.advance(c);
+            }
+            match key {
+                Some(k) if target != node => queues[target].push_back((ci as u16, k)),
+                _ => {
+                    self.write(ci, c, out, key);
+                    return Some(ci);
+                }
+            }
+        }
+    }
+
+    /// The number of command `ci`'s first key, drawn (None: the command has no key).
+    fn draw_first_key(&self, ci: usize, c: &mut Client) -> Option<u64> {
         let cmd = &self.cmds[ci];
-        let mut first_key = None;
+        cmd.parts.iter().any(|p| matches!(p, Part::Key { .. })).then(|| c.keys.next(&self.keys, cmd.pattern, ci))
+    }
+
+    /// Hash slot of command `ci`'s first key with number `k` (its bytes built in `scratch`).
+    fn slot_of(&self, ci: usize, k: u64, scratch: &mut Vec<u8>) -> u16 {
+        scratch.clear();
+        if let Some(Part::Key { pre, suf }) = self.cmds[ci].parts.iter().find(|p| matches!(p, Part::Key { .. })) {
+            scratch.extend_from_slice(pre);
+            scratch.extend_from_slice(&self.prefix);
+            put_u64(scratch, k);
+            scratch.extend_from_slice(suf);
+        }
+        key_slot(scratch)
+    }
+
+    /// Writes command `ci`, its first key numbered `first` when given (else drawn).
+    fn write(&self, ci: usize, c: &mut Client, out: &mut Vec<u8>, mut first: Option<u64>) {
+        let cmd = &self.cmds[ci];
         for p in &cmd.parts {
             match p {
                 Part::Lit(b) => out.extend_from_slice(b),
                 Part::Key { pre, suf } => {
-                    let k = c.keys.next(&self.keys, cmd.pattern, ci);
+                    let k = first.take().unwrap_or_else(|| c.keys.next(&self.keys, cmd.pattern, ci));
                     bulk_header(out, pre.len() + self.prefix.len() + digits(k) + suf.len());
-                    let at = out.len();
                     out.extend_from_slice(pre);
                     out.extend_from_slice(&self.prefix);
                     put_u64(out, k);
                     out.extend_from_slice(suf);
-                    first_key.get_or_insert((at, out.len()));
                     out.extend_from_slice(b"\r\n");
                 }
                 Part::Data => {
@@ -325,7 +374,6 @@ impl Program {
                 Part::Cursor => lit_arg(out, &c.cursor[..c.cursor_len]),
             }
         }
-        first_key
     }
 
     /// --random-data: one byte changes per value; the whole buffer is redrawn after a lap.
@@ -407,7 +455,7 @@ mod tests {
             .map(|_| {
                 let mut out = Vec::with_capacity(p.max_request_len());
                 let cap = out.capacity();
-                p.write_next(c, &mut out, None);
+                p.write_next(c, &mut out);
                 assert!(out.len() <= cap && out.capacity() == cap, "request exceeds max_request_len");
                 String::from_utf8_lossy(&out).into_owned()
             })
@@ -477,16 +525,34 @@ mod tests {
     }
 
     #[test]
-    fn cluster_routing_redraws_keys() {
-        let p = program(&["--ratio", "1:0", "--key-maximum", "100000"]);
+    fn cluster_requests_wait_for_their_primarys_connection() {
+        let p = program(&["--ratio", "1:0", "--key-pattern", "S:S", "--key-minimum", "1", "--key-maximum", "100000"]);
         let mut c = p.client(0, 0, 1);
         let owner: Vec<u16> = (0..crate::cluster::SLOTS).map(|s| (s * 3 / crate::cluster::SLOTS) as u16).collect();
-        for _ in 0..50 {
+        let mut queues = vec![VecDeque::new(); 3];
+        let mut budget = 60;
+        let mut sent: Vec<(usize, u64)> = Vec::new();
+        // Connections take turns (node 2 first) until nothing is left for any of them.
+        for node in (0..3).cycle().skip(2) {
             let mut out = Vec::new();
-            p.write_next(&mut c, &mut out, Some((&owner, 2, 192)));
-            let text = String::from_utf8_lossy(&out).into_owned();
-            let key = text.split("\r\n").nth(4).unwrap_or("");
-            assert_eq!(owner[key_slot(key.as_bytes()) as usize], 2, "{key}");
+            match p.write_for_node(&mut c, &mut queues, &owner, node, &mut budget, &mut out) {
+                Some(0) => {
+                    let text = String::from_utf8_lossy(&out).into_owned();
+                    let key = text.split("\r\n").nth(4).unwrap_or("").to_string();
+                    assert_eq!(owner[key_slot(key.as_bytes()) as usize] as usize, node, "{key}");
+                    sent.push((node, key.trim_start_matches("memtier-").parse().unwrap_or(0)));
+                }
+                other => {
+                    assert_eq!(other, None);
+                    if queues.iter().all(VecDeque::is_empty) {
+                        break;
+                    }
+                }
+            }
         }
+        let mut keys: Vec<u64> = sent.iter().map(|s| s.1).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, (1..=60).collect::<Vec<_>>(), "one stream: every drawn key sent once, by its primary's connection");
+        assert!((0..3).all(|n| sent.iter().any(|s| s.0 == n)));
     }
 }

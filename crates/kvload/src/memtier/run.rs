@@ -133,32 +133,40 @@ fn setup(o: &MtOptions, io: IoUsed) -> Result<Setup, String> {
         connect.prefix.extend(encode_args(&[b"HELLO", b"2"]));
         connect.prefix_replies += 1;
     }
-    let (endpoints, slots) = topology(&kv, &connect)?;
+    // memtier needs no client per primary: each client connects to every one of them
+    let (endpoints, slots) = topology(&Options { clients: usize::MAX, ..kv.clone() }, &connect)?;
+    let mut kv = kv;
+    if o.cluster_mode {
+        kv.clients *= endpoints.len(); // kvload's JSON counts connections
+    }
     let program = Arc::new(Program::new(o));
     let seed = if o.randomize { default_seed() } else { 0 };
     Ok(Setup { kv, connect, endpoints, slots, program, seed, io })
 }
 
-/// One plan per thread: thread k has the connections g ≡ k (mod threads), each a
-/// memtier client with index g (its P slice and, with --distinct-client-seed, its seed).
+/// One plan per thread: thread k has the memtier clients g ≡ k (mod threads), client
+/// g with its P slice and, with --distinct-client-seed, its seed; a connection per
+/// client, or in cluster mode a connection per client and primary (as memtier).
 fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
     let threads = o.threads;
     let total = (o.clients * threads) as u64;
     let route = if o.cluster_mode { Route::Sampled } else { Route::RoundRobin };
+    let nodes = if o.cluster_mode { s.endpoints.len() } else { 1 };
     let per_client = o.requests_per_client();
     let template = Arc::new(placeholder_template());
     (0..threads)
         .map(|t| {
-            let conns: Vec<(usize, usize)> =
-                (t..o.clients * threads).step_by(threads).map(|g| (g % s.endpoints.len(), g)).collect();
-            let clients = conns
+            let ids: Vec<usize> = (t..o.clients * threads).step_by(threads).collect();
+            let conns: Vec<(usize, usize)> = ids.iter().flat_map(|&g| (0..nodes).map(move |n| (n, g))).collect();
+            let conn_client = (0..ids.len()).flat_map(|j| std::iter::repeat_n(j, nodes)).collect();
+            let clients = ids
                 .iter()
-                .map(|&(_, g)| {
+                .map(|&g| {
                     let seed = if o.distinct_client_seed { s.seed.wrapping_add(g as u64 + 1) } else { s.seed };
                     s.program.client(seed, g as u64, total)
                 })
                 .collect();
-            let quota = per_client.map(|n| n * conns.len() as u64);
+            let quota = per_client.map(|n| n * ids.len() as u64);
             Plan {
                 endpoints: s.endpoints.clone(),
                 conns,
@@ -177,7 +185,7 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 keepalive: true,
                 sigfig: 3,
                 dataset: None,
-                memtier: Some(MtPlan { program: s.program.clone(), clients, conn_quota: per_client }),
+                memtier: Some(MtPlan { program: s.program.clone(), clients, conn_client, client_quota: per_client }),
                 io: s.io.kind,
             }
         })
@@ -301,8 +309,27 @@ mod tests {
         assert_eq!(p[0].conns.iter().map(|c| c.1).collect::<Vec<_>>(), [0, 2, 4]);
         assert_eq!(p[1].quota, Some(15));
         let mt = p[1].memtier.as_ref().expect("memtier plan");
-        assert_eq!(mt.conn_quota, Some(5));
+        assert_eq!(mt.client_quota, Some(5));
         assert_eq!(mt.clients.len(), 3);
         assert_eq!((mt.clients[0].keys.min, mt.clients[0].keys.max), (101, 200));
+    }
+
+    #[test]
+    fn cluster_clients_connect_to_every_primary() {
+        let o = opts(&["-c", "3", "-t", "2", "-n", "5", "--cluster-mode"]);
+        let s = Setup {
+            kv: kv_options(&o),
+            connect: ConnectSpec { tls: None, prefix: Vec::new(), prefix_replies: 0 },
+            endpoints: (1..=3).map(|p| Endpoint::Tcp("127.0.0.1".into(), p)).collect(),
+            slots: vec![Vec::new(); 3],
+            program: Arc::new(Program::new(&o)),
+            seed: 0,
+            io: IoUsed { kind: IoKind::Epoll, note: None },
+        };
+        let p = plans(&o, &s);
+        assert_eq!(p[1].conns, [(0, 1), (1, 1), (2, 1), (0, 3), (1, 3), (2, 3), (0, 5), (1, 5), (2, 5)]);
+        let mt = p[1].memtier.as_ref().expect("memtier plan");
+        assert_eq!(mt.conn_client, [0, 0, 0, 1, 1, 1, 2, 2, 2]);
+        assert_eq!((mt.clients.len(), mt.client_quota, p[1].quota), (3, Some(5), Some(15)));
     }
 }
