@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +16,22 @@ from tests.fixtures.memtier import memtier_binary
 from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 from tests.helpers import server_pids
 from tests.pg import PgCluster, running_cluster
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One temp root per test session: every process the tests start (kvperf's server dirs,
+    pytest's tmp_path) makes its temp files under it, so `no_strays` tells this session's
+    servers from those of another run on the same machine. Removed after a passing session."""
+    if "KVPERF_TEST_TMP" not in os.environ:  # set once, inherited by pytest's subprocesses
+        root = tempfile.mkdtemp(prefix="kvt-")
+        os.environ["KVPERF_TEST_TMP"] = os.environ["TMPDIR"] = root
+    tempfile.tempdir = os.environ["TMPDIR"] = os.environ["KVPERF_TEST_TMP"]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    root = os.environ.get("KVPERF_TEST_TMP", "")
+    if exitstatus == 0 and Path(root).name.startswith("kvt-"):
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,16 +42,21 @@ def run_kvperf(*args: str | Path, cwd: Path | None = None, timeout: float = 300,
 
 
 def server_pids() -> set[int]:
-    """Pids of servers started by kvperf (their --dir is a kvperf-server-* temp dir)."""
+    """Pids of servers kvperf started for this test session: they run in a kvperf-server-*
+    temp dir under the session's own temp root (tests/conftest.py), so servers of another
+    test run on the same machine are not counted. The working directory tells, not the
+    command line: valkey-server rewrites its process title."""
+    mark = f"{tempfile.gettempdir()}/kvperf-server-"
     pids = set()
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
                 comm = (proc / "comm").read_text().strip()
+                cwd = os.readlink(proc / "cwd")
                 cmdline = (proc / "cmdline").read_bytes()
             except OSError:
                 continue
-            if comm in SERVER_NAMES and b"kvperf-server-" in cmdline:
+            if comm in SERVER_NAMES and (cwd.startswith(mark) or mark.encode() in cmdline):
                 pids.add(int(proc.name))
     return pids
 
