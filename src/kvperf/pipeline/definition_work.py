@@ -19,6 +19,7 @@ from pathlib import Path
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import DriverError
 from kvperf.core.identity import stable_id
+from kvperf.core.jsontypes import JsonObject
 from kvperf.definitions import memtier as memtier_args
 from kvperf.definitions.client import MEMTIER, ClientPlan
 from kvperf.definitions.exporter import evaluate
@@ -31,9 +32,8 @@ from kvperf.driver.memtier import MemtierDriver, measurement
 from kvperf.pipeline.model import Bench, ServerHandle
 from kvperf.pipeline.profiling import profile_result, profiling
 from kvperf.plan.trial import ServerSetup
-from kvperf.results.records import DefinitionRecord, JsonObject, KpiRecord, MixShare
+from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
 from kvperf.results.row import DefinitionTest, Details, Row, RunContext, TrialOutcome, build_row
-from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import wait_until
 from kvperf.server.replication import attach, wait_in_sync
@@ -227,7 +227,7 @@ class DefinitionWork:
         self._check_keyspace(endpoints)
         if self.plan.definition.dbconfig.wait_for_bgsave:
             with self.stage("bgsave"):
-                if not wait_until(lambda: not server_stats.bgsave_in_progress(endpoints),
+                if not wait_until(lambda: not probe.saving(endpoints),
                                   BGSAVE_TIMEOUT, interval=0.2):
                     raise DriverError(f"a BGSAVE still runs after {BGSAVE_TIMEOUT:.0f}s")
         if replicas:
@@ -253,13 +253,8 @@ class DefinitionWork:
                               for i, c in enumerate(clients)], endpoint)
 
     def _check_keyspace(self, endpoints: tuple[Endpoint, ...]) -> None:
-        keys = 0
-        for endpoint in endpoints:
-            with RespClient(endpoint) as client:
-                reply = client.call("DBSIZE")
-            if not isinstance(reply, int):
-                raise DriverError(f"DBSIZE answered {reply!r} at {endpoint}")
-            keys += reply
+        assert self.bench is not None
+        keys = self.bench.probe.keys(endpoints)
         self.outcome.checks["keyspacelen"] = keys
         expected = self.plan.keyspacelen
         if expected is not None and keys != expected:

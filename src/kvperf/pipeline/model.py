@@ -253,7 +253,8 @@ Launcher = Callable[..., ServerHandle]
 
 
 class Probe(Protocol):
-    """The trial's view of a running server: its keys, counters and CPU time."""
+    """The view a unit of work has of a running server — its keys, counters (INFO,
+    commandstats), memory and CPU time — read here and nowhere else."""
 
     def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]: ...
 
@@ -266,6 +267,10 @@ class Probe(Protocol):
     def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None: ...
 
     def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]: ...
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int: ...
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool: ...
 
 
 class HandleCpuProbe:
@@ -294,6 +299,12 @@ class HandleCpuProbe:
     def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
         return self.inner.memory_sample(endpoints)
 
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int:
+        return self.inner.keys(endpoints)
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool:
+        return self.inner.saving(endpoints)
+
 
 class LiveProbe:
     """The real probe: RESP connections, INFO, and /proc CPU times."""
@@ -312,6 +323,14 @@ class LiveProbe:
 
     def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
         return server_memory.sample_usage(endpoints)
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int:
+        """DBSIZE summed over the nodes."""
+        return server_memory.key_count(endpoints)
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool:
+        """Whether a node still writes an RDB in the background (INFO persistence)."""
+        return server_stats.bgsave_in_progress(endpoints)
 
     def cpu_seconds(self, pids: list[int]) -> float | None:
         """The nodes' user + system CPU seconds so far (None: no pids, or one is gone)."""

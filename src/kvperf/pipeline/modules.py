@@ -283,10 +283,7 @@ class ScenarioWork:
         after = self.bench.probe.cpu_seconds(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
-        with RespClient(endpoints[0]) as client:
-            keys = client.call("DBSIZE")
-        if isinstance(keys, int):
-            self.outcome.checks["dbsize"] = keys
+        self.outcome.checks["dbsize"] = self.bench.probe.keys(endpoints)
         measured = self.outcome.measurement
         per_request = len([p for p in self.scenario.command.split(" ; ") if p.strip()])
         if (measured is not None and measured.requests is not None

@@ -1,18 +1,15 @@
 """The typed sub-records of a metrics.json row (results/row.py's ``Row`` holds them).
 
 Each is a ``TypedDict`` with ``total=False`` where older rows or other kinds of work leave
-keys out; the row's JSON is unchanged by the typing. ``JsonValue`` is what a decoded JSON
-document holds: the type of the open parts (env facts, raw tool documents).
+keys out; the row's JSON is unchanged by the typing. Only ``env`` stays open
+(core/jsontypes.JsonValue values).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
-# A decoded JSON value (json.loads' output) and object: for documents read from tools and
-# files before they are checked, and for the row's open ``env`` facts.
-JsonValue = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
-JsonObject = dict[str, Any]  # a decoded JSON object whose keys the reading code checks
+from kvperf.core.jsontypes import JsonValue
 
 
 class CommandCalls(TypedDict, total=False):

@@ -42,8 +42,7 @@ Format versions (``kvperf_format``):
       every other row.
   7 — ``scenario`` is on every row: null but on a module scenario's row (format 6 rows of a
       module scenario already carried it; 6 → 7 adds a null one elsewhere). The nested
-      objects are typed (results/records.py); their JSON is as before. Interleaved rows of
-      definitions (``compare --definitions``) carry ``side_label`` like the matrix's.
+      objects are typed (results/records.py); their JSON is as before.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ def _status(row: Row) -> str:
     return PROFILED if status == "ok" and row.get("profile") else status
 
 
-def trial_values(row: Row, label: str | None) -> dict[str, Any]:
+def trial_values(row: Row, label: str | None) -> dict[str, object]:
     """The trials-table columns of a row (without id and run_id)."""
     commit = row.get("commit") or None
     columns = {name: _typed(row, name)
