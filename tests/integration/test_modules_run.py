@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 import pytest
 
 from kvperf.config.scenarios import load_module_config, select
-from kvperf.pipeline.modules import ModuleOptions, ModuleRunner, prepare_modules
+from kvperf.pipeline import Runner
+from kvperf.pipeline.modules import ModuleOptions, prepare_modules
 from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import RespClient
 from tests.fixtures.valkey_modules import built_module
@@ -151,7 +152,7 @@ def test_field_values_come_from_the_dataset(tmp_path: Path) -> None:
     options = ModuleOptions(config, select(config, ("1",), ("ingest",)), tmp_path / "results",
                             None, require_binary("valkey-server"), None,
                             (tmp_path / "modules" / "moduleconfigs.so",))
-    summary = ModuleRunner(prepare_modules(options), launcher=_Inspected).execute()
+    summary = Runner(prepare_modules(options), launcher=_Inspected).execute()
     assert summary.failed == 0
     rows = {r["id"]: r for r in _dataset(tmp_path)}
     assert len(_Inspected.seen) == 200

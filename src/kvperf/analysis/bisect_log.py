@@ -20,6 +20,7 @@ from typing import Any
 from kvperf.analysis.bisect import Mark, Outcome, SeriesEffect, next_candidate, outcome
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import UsageError
+from kvperf.core.jsontypes import JsonObject
 
 LOG_VERSION = 1
 LOG_NAME = "bisect.json"
@@ -104,20 +105,20 @@ def _number(x: float) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _effect_json(e: SeriesEffect) -> dict[str, Any]:
+def _effect_json(e: SeriesEffect) -> JsonObject:
     out = {f.name: getattr(e, f.name) for f in fields(e)}
     return out | {k: _number(out[k]) for k in ("change", "low", "high")} | \
         {"verdict": str(e.verdict)}
 
 
-def _effect(d: dict[str, Any]) -> SeriesEffect:
+def _effect(d: JsonObject) -> SeriesEffect:
     nan = {k: math.nan if d.get(k) is None else float(d[k]) for k in ("change", "low", "high")}
     return SeriesEffect(str(d["series"]), Verdict(d["verdict"]), nan["change"], nan["low"],
                         nan["high"], str(d.get("reason", "")), d.get("runs_needed"),
                         int(d.get("runs", 0)))
 
 
-def to_json(log: BisectLog) -> dict[str, Any]:
+def to_json(log: BisectLog) -> JsonObject:
     """The log as the JSON document (module doc)."""
     steps = [{"number": s.number, "index": s.index, "sha": s.sha, "subject": s.subject,
               "mark": s.mark and str(s.mark), "build_error": s.build_error, "runs": s.runs,
@@ -128,7 +129,7 @@ def to_json(log: BisectLog) -> dict[str, Any]:
             "commits": [vars(c) for c in log.commits], "steps": steps}
 
 
-def _step(d: dict[str, Any]) -> Step:
+def _step(d: JsonObject) -> Step:
     return Step(int(d["number"]), int(d["index"]), str(d["sha"]), str(d["subject"]),
                 [Batch(str(b["label"]), int(b["runs"]), int(b["seed"])) for b in d["batches"]],
                 [_effect(e) for e in d["effects"]], Mark(d["mark"]) if d["mark"] else None,

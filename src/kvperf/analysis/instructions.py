@@ -228,7 +228,8 @@ def compare_instructions(base_rows: list[Row], new_rows: list[Row],
     for k, found in per_series.items():
         metrics = [InstructionMetric(m, label, b, n, next(decisions))
                    for m, label, b, n in found]
-        tops = [[(r.get("instructions") or {}).get("top_functions") or {} for r in side]
+        tops = [[{f: v for f, v in ((r.get("instructions") or {}).get("top_functions")
+                                    or {}).items() if v is not None} for r in side]
                 for side in (base[k], new[k])]
         results.append(SeriesInstructions(k, metrics, moved_functions(tops[0], tops[1],
                                                                       factor=factor)))

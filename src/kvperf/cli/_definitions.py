@@ -82,4 +82,4 @@ def print_definitions(cli: Cli, ran: DefinitionsRan) -> int:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} test(s) failed[/red]")
     if summary.kpis_failed:
         cli.err.print(f"[red]{summary.kpis_failed} KPI(s) failed[/red]")
-    return 1 if summary.failed or summary.kpis_failed else 0
+    return summary.exit_code

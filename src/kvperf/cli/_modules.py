@@ -50,5 +50,4 @@ def print_modules(cli: Cli, ran: ModulesRan) -> int:
     cli.out.print(f"results: {summary.metrics_path}", highlight=False)
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} scenario(s) failed[/red]")
-        return 1
-    return 0
+    return summary.exit_code

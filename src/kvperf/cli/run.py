@@ -180,10 +180,9 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     for table in sweep_tables(sweeps(summary.rows)) if timed else []:
         out.print(table)
     out.print(f"results: {summary.metrics_path}")
-    code = 0
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
-        code = 1
+    code = summary.exit_code
     if done.gates is None:
         return code
     out.print(gates_table(done.gates))

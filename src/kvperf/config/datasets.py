@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvperf.core.identity import stable_id
+from kvperf.core.jsontypes import JsonObject
 
 GENERATOR_VERSION = 1  # part of every cache key: bump when the output of a spec changes
 WIKIPEDIA_NOTE = ("'wikipedia' needs a download; kvperf generates synthetic words from a "
@@ -52,7 +53,7 @@ _QUERY_TYPES = {
 class FieldSpec:
     name: str
     size: int
-    transforms: tuple[dict[str, Any], ...]
+    transforms: tuple[JsonObject, ...]
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class GenerationSpec:
     name: str
     doc_count: int
     fields: tuple[FieldSpec, ...] = ()
-    query: dict[str, Any] | None = None
+    query: JsonObject | None = None
     seed: int | None = None  # the spec's own seed; default the config's
     notes: tuple[str, ...] = field(default=())
 
@@ -82,7 +83,7 @@ def _int(path: str, value: Any, minimum: int = 1) -> int:
     return value
 
 
-def _transform(path: str, raw: Any) -> dict[str, Any]:
+def _transform(path: str, raw: Any) -> JsonObject:
     if not isinstance(raw, dict) or raw.get("type") not in _TRANSFORMS:
         raise ValueError(f"{path} must be an object with 'type' one of "
                          f"{', '.join(_TRANSFORMS)}, got {raw!r}")
@@ -115,7 +116,7 @@ def _field(path: str, raw: Any) -> FieldSpec:
                      tuple(_transform(f"{path}.transforms[{i}]", t) for i, t in enumerate(items)))
 
 
-def _document_spec(path: str, name: str, raw: dict[str, Any]) -> GenerationSpec:
+def _document_spec(path: str, name: str, raw: JsonObject) -> GenerationSpec:
     unknown = set(raw) - {"doc_count", "fields", "generate_fields", "seed"}
     if unknown:
         raise ValueError(f"{path}: unknown key {sorted(unknown)[0]!r} (known: doc_count, "
@@ -139,7 +140,7 @@ def _document_spec(path: str, name: str, raw: dict[str, Any]) -> GenerationSpec:
                           tuple(fields), None, seed, notes)
 
 
-def _query_spec(path: str, name: str, raw: dict[str, Any]) -> GenerationSpec:
+def _query_spec(path: str, name: str, raw: JsonObject) -> GenerationSpec:
     kind = raw.get("type")
     if kind not in _QUERY_TYPES:
         raise ValueError(f"{path}.type must be one of {', '.join(_QUERY_TYPES)}, got {kind!r}")
@@ -183,7 +184,7 @@ def _phrase(pattern: int, term_count: int) -> list[str]:
     return [f"p{pattern}t{k}" for k in range(term_count)]
 
 
-def _apply(words: list[str], t: dict[str, Any], doc: int, rng: random.Random,
+def _apply(words: list[str], t: JsonObject, doc: int, rng: random.Random,
            size: int) -> list[str]:
     kind = t["type"]
     if kind in ("wikipedia", "synthetic"):
@@ -208,7 +209,7 @@ def _apply(words: list[str], t: dict[str, Any], doc: int, rng: random.Random,
                                                  int(t.get("count", 10))))))]
 
 
-def _proximity(words: list[str], t: dict[str, Any], doc: int,
+def _proximity(words: list[str], t: JsonObject, doc: int,
                rng: random.Random) -> list[str]:
     term_count, combinations = int(t.get("term_count", 5)), int(t.get("combinations", 1))
     pattern = (doc // int(t.get("repeats", 1))) % int(t.get("patterns", 100))
@@ -221,7 +222,7 @@ def _proximity(words: list[str], t: dict[str, Any], doc: int,
     return out[:at] + phrase + out[at:]
 
 
-def _number(rng: random.Random, t: dict[str, Any]) -> str:
+def _number(rng: random.Random, t: JsonObject) -> str:
     low, high = float(t.get("min", 0)), float(t.get("max", 1000))
     decimals = int(t.get("decimals", 0))
     value = low + rng.random() * (high - low)

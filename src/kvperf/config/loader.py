@@ -18,6 +18,7 @@ from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.config.profiling import profiling_sets
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
+from kvperf.core.jsontypes import JsonObject
 
 # Keys of the seed format that belong to its search-module (FTS) runner, not yet run by kvperf.
 SEED_FTS_KEYS = frozenset(
@@ -210,7 +211,7 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     """Validate one config object into a BenchmarkSpec; raise ValueError naming the key."""
     if not isinstance(obj, dict):
         raise ValueError(f"must be an object, got {_type_name(obj)}")
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
     for key, raw in obj.items():
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
@@ -227,7 +228,7 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     return BenchmarkSpec(index=index, **values)
 
 
-def _check_overlap(values: dict[str, Any]) -> None:
+def _check_overlap(values: JsonObject) -> None:
     server, client = values.get("server_cpus"), values.get("client_cpus")
     if server and client and set(server) & set(client):
         raise ValueError("'server_cpu_range' and 'client_cpu_range' overlap; pin them apart")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvperf.config.model import ProfileSettings
+from kvperf.core.jsontypes import JsonObject
 from kvperf.core.kinds import ProfileMode
 
 SET_KEYS = ("enabled", "mode", "sampling_freq", "call_graph", "delays")
@@ -83,7 +84,7 @@ def profiling_sets(key: str, value: Any) -> tuple[ProfileSettings | None, ...]:
     return tuple(dict.fromkeys(profile_set(f"{key}[{i}]", v) for i, v in enumerate(value)))
 
 
-def scenario_profile(where: str, profiling_set: dict[str, Any], override: dict[str, Any] | None,
+def scenario_profile(where: str, profiling_set: JsonObject, override: JsonObject | None,
                      phase: str, phases: tuple[str, ...]) -> ProfileSettings | None:
     """A module scenario's settings under one set: the scenario's ``profiling`` values win
     over the set's (``delays`` merged per phase, and within a phase per key: a scenario

@@ -23,6 +23,7 @@ from kvperf.config.model import ProfileSettings
 from kvperf.config.profiling import scenario_profile
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
+from kvperf.core.jsontypes import JsonObject
 
 FIELD = re.compile(r"__field:([^_\s][^\s]*?)__")
 _PLACEHOLDER = re.compile(r"__[A-Za-z0-9_]+?__")
@@ -61,7 +62,7 @@ class Scenario:
     keyspacelen: int | None = None
     cluster_execution: ClusterExecution = ClusterExecution.SINGLE
     description: str | None = None
-    profiling: dict[str, Any] | None = None  # overrides of its profiling set's values
+    profiling: JsonObject | None = None  # overrides of its profiling set's values
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -94,7 +95,7 @@ class ModuleConfig:
     server_cpus: tuple[int, ...] | None = None
     client_cpus: tuple[int, ...] | None = None
     config_sets: tuple[tuple[tuple[str, str], ...], ...] = ((),)
-    profiling_sets: tuple[dict[str, Any], ...] = ()  # as written; () = one unprofiled pass
+    profiling_sets: tuple[JsonObject, ...] = ()  # as written; () = one unprofiled pass
     generation: tuple[GenerationSpec, ...] = ()
     seed: int = 1
     test_name: str | None = None
@@ -139,7 +140,7 @@ def is_module_config(data: Any) -> bool:
     return isinstance(data, dict) and "test_groups" in data
 
 
-def _check_keys(path: str, obj: dict[str, Any], known: tuple[str, ...]) -> None:
+def _check_keys(path: str, obj: JsonObject, known: tuple[str, ...]) -> None:
     for key in obj:
         if key in _REFUSED and path == "":
             raise ValueError(f"key {key!r} is not used by kvperf's module runner: "
@@ -188,8 +189,8 @@ _SCENARIO_INTS = {"maxdocs": 1, "clients": 1, "duration": 1, "warmup": 0, "reque
                   "pipeline": 1, "keyspacelen": 1}
 
 
-def _scenario_values(path: str, raw: dict[str, Any]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+def _scenario_values(path: str, raw: JsonObject) -> JsonObject:
+    values: JsonObject = {}
     for key, value in raw.items():
         where = f"{path}.{key}"
         if key in _SCENARIO_INTS:
@@ -216,7 +217,7 @@ def _choice(path: str, value: Any, kind: type[StrEnum]) -> Any:
     return kind(value)
 
 
-def _object(path: str, value: Any) -> dict[str, Any]:
+def _object(path: str, value: Any) -> JsonObject:
     if not isinstance(value, dict):
         raise ValueError(f"{path} must be an object")
     return value
@@ -284,7 +285,7 @@ def _cpus(path: str, value: Any) -> tuple[int, ...]:
     return parse_cpu_list(str(value))
 
 
-def _profiling_sets(path: str, value: Any) -> tuple[dict[str, Any], ...]:
+def _profiling_sets(path: str, value: Any) -> tuple[JsonObject, ...]:
     if not isinstance(value, list) or not value:
         raise ValueError(f"{path} must be a non-empty list of objects")
     return tuple(_object(f"{path}[{i}]", item) for i, item in enumerate(value))
@@ -305,8 +306,8 @@ def _check_profiles(config: ModuleConfig) -> None:
                                      f"over that set): {exc}") from None
 
 
-def _top_values(data: dict[str, Any]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+def _top_values(data: JsonObject) -> JsonObject:
+    values: JsonObject = {}
     for key, value in data.items():
         if key in ("cluster_mode", "tls_mode"):
             values[key] = _bool(key, value)

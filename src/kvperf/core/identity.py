@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Mapping
 
 
-def stable_id(params: dict[str, Any], length: int = 12) -> str:
+def stable_id(params: Mapping[str, object], length: int = 12) -> str:
     """Hash of the parameters' canonical JSON (sorted keys): equal parameters, equal id."""
     canonical = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:length]

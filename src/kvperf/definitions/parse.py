@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from kvperf.core.jsontypes import JsonObject
 from kvperf.definitions.kpis import COMPARISONS, Kpi
 from kvperf.definitions.model import (
     FORMATS,
@@ -62,7 +63,7 @@ class Reader:
         self.issues.append(Issue(path, message, fatal))
 
     def mapping(self, path: str, value: Any, known: frozenset[str],
-                fatal_unknown: bool = True) -> dict[str, Any]:
+                fatal_unknown: bool = True) -> JsonObject:
         value = self.flatten(path, value)
         if not isinstance(value, dict):
             self.fail(path, f"must be a map, not {type(value).__name__}")
@@ -78,7 +79,7 @@ class Reader:
         """A list of maps (redisbench-admin's style) as one map; other values unchanged."""
         if not isinstance(value, list) or not all(isinstance(i, dict) for i in value):
             return value
-        merged: dict[str, Any] = {}
+        merged: JsonObject = {}
         for item in value:
             for key, inner in item.items():
                 if key in merged:
@@ -173,7 +174,7 @@ def _tool(r: Reader, path: str, value: Any) -> ToolConfig | None:
         extra=tuple((k, v) for k, v in section.items() if k in OTHER_TOOL_KEYS))
 
 
-def _clients(r: Reader, raw: dict[str, Any]) -> tuple[ToolConfig, ...]:
+def _clients(r: Reader, raw: JsonObject) -> tuple[ToolConfig, ...]:
     found: list[ToolConfig | None] = []
     if "clientconfig" in raw:
         found.append(_tool(r, "clientconfig", raw["clientconfig"]))
@@ -296,7 +297,7 @@ def parse_kpis(r: Reader, value: Any) -> tuple[Kpi, ...]:
     return tuple(kpis)
 
 
-def _kpi(r: Reader, path: str, mode: str, rules: dict[str, Any]) -> list[Kpi]:
+def _kpi(r: Reader, path: str, mode: str, rules: JsonObject) -> list[Kpi]:
     out = []
     for metric, bound in rules.items():
         try:
@@ -306,7 +307,7 @@ def _kpi(r: Reader, path: str, mode: str, rules: dict[str, Any]) -> list[Kpi]:
     return out
 
 
-def _version(r: Reader, raw: dict[str, Any]) -> str | None:
+def _version(r: Reader, raw: JsonObject) -> str | None:
     version = r.text("version", raw.get("version"))
     if version is None:
         r.fail("version", "missing; read by its shape", fatal=False)
@@ -316,7 +317,7 @@ def _version(r: Reader, raw: dict[str, Any]) -> str | None:
     return version
 
 
-def _topologies(r: Reader, raw: dict[str, Any]) -> tuple[str, ...]:
+def _topologies(r: Reader, raw: JsonObject) -> tuple[str, ...]:
     names = r.texts("redis-topologies", raw.get("redis-topologies"))
     names = names or r.texts("setups", raw.get("setups"))
     return names or ("oss-standalone",)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from kvperf.core.jsontypes import JsonObject
 from kvperf.plan.trial import Load
 from kvperf.server.resp import Endpoint
 
@@ -52,7 +53,7 @@ class Measurement:
     p99_latency_ms: float
     max_latency_ms: float
     requests: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
 
 class Driver(Protocol):

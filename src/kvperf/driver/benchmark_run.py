@@ -10,9 +10,9 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kvperf.core.errors import DriverError
+from kvperf.core.jsontypes import JsonObject
 from kvperf.core.proc import probe
 from kvperf.driver.base import Measurement
 from kvperf.driver.csv_output import parse_csv_rows, pick_row, row_numbers
@@ -63,7 +63,7 @@ class BenchmarkToolRun:
 
     def run(self, argv: tuple[str, ...], endpoint: Endpoint, log: Path,
             cpus: tuple[int, ...] | None, timeout: float, cluster: bool = False
-            ) -> dict[str, Any]:
+            ) -> JsonObject:
         full = [self.path, "-h", endpoint.host, "-p", str(endpoint.port), "--csv",
                 *(["--cluster"] if cluster else []), *argv]
         output = run_tool(full, cpus=cpus, timeout=timeout, log=log)
@@ -92,7 +92,7 @@ def command_mix(argv: tuple[str, ...]) -> dict[str, float]:
     return {test: 1 / len(tests) for test in tests}
 
 
-def measurement(document: dict[str, Any]) -> Measurement:
+def measurement(document: JsonObject) -> Measurement:
     row = document["Tests"][OVERALL]
     return Measurement(row["rps"], row["avg_latency_ms"], row["min_latency_ms"],
                        row["p50_latency_ms"], row["p95_latency_ms"], row["p99_latency_ms"],

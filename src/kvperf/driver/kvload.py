@@ -13,10 +13,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kvperf.core import proc
 from kvperf.core.errors import DriverError
+from kvperf.core.jsontypes import JsonObject
 from kvperf.driver.base import Capabilities, Measurement, Target
 from kvperf.driver.flags import load_flags
 from kvperf.driver.tool_run import run_tool
@@ -29,10 +29,10 @@ CAPABILITIES = Capabilities(duration=True, warmup=True, rps=True, sequential=Tru
                             data_placeholder=True, seed=True, sequences=True)
 
 
-def read_report(path: Path) -> dict[str, Any]:
+def read_report(path: Path) -> JsonObject:
     """Load and check kvload's JSON report (format and version)."""
     try:
-        report: dict[str, Any] = json.loads(path.read_text())
+        report: JsonObject = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise DriverError(f"kvload wrote no readable JSON report at {path}: {exc}") from None
     if report.get("format") != JSON_FORMAT or report.get("version") not in JSON_VERSIONS:
@@ -43,7 +43,7 @@ def read_report(path: Path) -> dict[str, Any]:
     return report
 
 
-def measurement_from(test: dict[str, Any]) -> Measurement:
+def measurement_from(test: JsonObject) -> Measurement:
     """The corrected-latency figures of one kvload test; fail on error replies or no requests."""
     errors = test.get("errors", {})
     bad = {k: v for k, v in errors.items() if k in ("err", "other", "timeout") and v}

@@ -15,9 +15,9 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kvperf.core.errors import DriverError
+from kvperf.core.jsontypes import JsonObject
 from kvperf.core.proc import probe
 from kvperf.driver.base import Measurement
 from kvperf.driver.registry import find_tool
@@ -65,7 +65,7 @@ class MemtierDriver:
 
     def run(self, runs: list[tuple[tuple[str, ...], Path]], endpoint: Endpoint, log: Path,
             cpus: tuple[int, ...] | None, timeout: float, cluster: bool = False
-            ) -> list[dict[str, Any]]:
+            ) -> list[JsonObject]:
         """Run every (options, JSON file) at once (a definition's ``clientconfigs``) and
         return their JSON documents; DriverError when one fails. Every process started is
         stopped by its pid, also on Ctrl-C."""
@@ -101,7 +101,7 @@ def _version(argv: list[str], pattern: str) -> str:
     return match.group(1)
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> JsonObject:
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
@@ -111,7 +111,7 @@ def read_json(path: Path) -> dict[str, Any]:
     return document
 
 
-def _float(row: dict[str, Any], key: str) -> float | None:
+def _float(row: JsonObject, key: str) -> float | None:
     value = row.get(key)
     try:
         return float(value) if value is not None else None
@@ -119,7 +119,7 @@ def _float(row: dict[str, Any], key: str) -> float | None:
         return None
 
 
-def totals(document: dict[str, Any]) -> dict[str, Any]:
+def totals(document: JsonObject) -> JsonObject:
     """``"ALL STATS"`` → ``Totals`` (DriverError when the document has none)."""
     found = (document.get("ALL STATS") or {}).get("Totals")
     if not isinstance(found, dict):
@@ -127,7 +127,7 @@ def totals(document: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def measurement(document: dict[str, Any]) -> Measurement:
+def measurement(document: JsonObject) -> Measurement:
     """The row's metrics from memtier's Totals (a missing percentile is NaN)."""
     row = totals(document)
     percentiles = row.get("Percentile Latencies") or {}

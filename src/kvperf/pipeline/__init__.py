@@ -1,7 +1,9 @@
 """The only package that wires the stages together.
 
-model (options, plan, hooks, the launcher and probe seams) → prepare (checks, exit 2 before
-any server) → runner (one side, trial after trial) / ab + duet (interleaved sides)."""
+model (options, plan, the unit-of-work protocol, the observer, the launcher and probe seams)
+→ prepare (checks, exit 2 before any server) → runner (the one Runner: a side's units of
+work — matrix trials, definitions' tests, module scenarios — one after another) / ab + duet
+(the one interleaver of sides)."""
 
 from kvperf.pipeline.model import Observer, Prepared, RunOptions, RunSummary
 from kvperf.pipeline.prepare import prepare

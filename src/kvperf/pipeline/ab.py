@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kvperf.core.errors import UsageError
@@ -17,7 +17,6 @@ from kvperf.core.kinds import Schedule
 from kvperf.pipeline.duet import check_duet, run_duet_round
 from kvperf.pipeline.model import Launcher, Observer, Prepared
 from kvperf.pipeline.runner import Runner
-from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, is_ok
 from kvperf.store.writer import TrialWriter
 
@@ -63,10 +62,52 @@ def side_order(seed: int, trials: int) -> list[tuple[str, str]]:
     return [(o[0], o[1]) for o in side_orders(seed, ("A", "B"), trials)]
 
 
-def check_same_plan(prepared: Sequence[Prepared]) -> None:
-    ids = [[t.id for t in p.trials] for p in prepared]
-    if any(i != ids[0] for i in ids):
+def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
+               schedule: Schedule = Schedule.ALTERNATE, labels: dict[str, str] | None = None,
+               store: TrialWriter | None = None) -> SidesResult:
+    """The one interleaver of sides: every unit of work on every side, persisting each row
+    as it finishes. The sides' batches must hold the same works (by identity), in rounds
+    (a round's works come before the next round's).
+
+    ``alternate``: the sides' works run one after another, in a random order per work drawn
+    from ``seed``; ``duet``: they run at the same time (pipeline/duet.py), started in that
+    order. ``labels``: each side's readable label, recorded in its rows (``side_label``).
+    """
+    works = {name: runner.batch.works() for name, runner in runners.items()}
+    identities = [[w.identity for w in side] for side in works.values()]
+    if any(i != identities[0] for i in identities):
         raise UsageError("the sides of a comparison must run the same plan")
+    count = len(identities[0])
+    result = SidesResult({name: [] for name in runners}, seed, store=store)
+    total = len(runners) * count
+
+    def started(index: int, side: str) -> None:
+        result.order.append(side)
+        observer.started(works[side][index], len(result.order), total)
+
+    def finished(index: int, side: str, row: Row) -> None:
+        row["side"], row["ab_seed"], row["ab_schedule"] = side, seed, str(schedule)
+        if labels is not None:
+            row["side_label"] = labels.get(side, side)
+        runners[side].persist(row)
+        result.rows[side].append(row)
+        observer.finished(works[side][index], row)
+
+    try:
+        for index, order in enumerate(side_orders(seed, list(runners), count)):
+            if schedule == Schedule.DUET:
+                rows = run_duet_round(runners, {s: works[s][index] for s in runners}, order,
+                                      functools.partial(started, index))
+                for side in order:
+                    finished(index, side, rows[side])
+                continue
+            for side in order:
+                started(index, side)
+                finished(index, side, runners[side].run_trial(works[side][index]))
+    finally:
+        for runner in runners.values():
+            runner.release()
+    return result
 
 
 def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
@@ -74,47 +115,13 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      schedule: Schedule = Schedule.ALTERNATE,
                      labels: dict[str, str] | None = None,
                      launcher: Launcher | None = None) -> SidesResult:
-    """Run every trial on every side, persisting each row as it finishes.
-
-    ``alternate``: the sides' trials run one after another, in a random order per trial;
-    ``duet``: they run at the same time (pipeline/duet.py), started in that order.
-    ``labels``: each side's readable label, recorded in its rows (``side_label``).
-    ``launcher``: where the servers start (default: here; server/remote.py: over SSH).
-    """
+    """Config-matrix sides interleaved (compare, noise, run --commits, bisect batches,
+    N-server compares). ``launcher``: where the servers start (default: here;
+    server/remote.py: over SSH)."""
     prepared = list(sides.values())
-    check_same_plan(prepared)
     if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
     runners = {name: (Runner(p, observer, store, launcher=launcher) if launcher
                       else Runner(p, observer, store)) for name, p in sides.items()}
-    result = SidesResult({name: [] for name in sides}, seed, store=store)
-    trials = prepared[0].trials
-    total = len(sides) * len(trials)
+    return interleave(runners, seed, observer, schedule, labels or {}, store)
 
-    def started(trial: Trial, side: str) -> None:
-        result.order.append(side)
-        observer.trial_started(trial, len(result.order), total)
-
-    def finished(trial: Trial, side: str, row: Row) -> None:
-        row["side"], row["ab_seed"], row["ab_schedule"] = side, seed, schedule
-        row["side_label"] = (labels or {}).get(side, side)
-        runners[side].persist(row)
-        result.rows[side].append(row)
-        observer.trial_finished(trial, row)
-
-    for trial, order in zip(trials, side_orders(seed, list(sides), len(trials)), strict=True):
-        if schedule == Schedule.DUET:
-            rows = run_duet_round(runners, trial, order, functools.partial(started, trial))
-            for side in order:
-                finished(trial, side, rows[side])
-            continue
-        for side in order:
-            started(trial, side)
-            finished(trial, side, runners[side].run_trial(trial))
-    return result
-
-
-def interleave(a: Prepared, b: Prepared, seed: int, observer: Observer,
-               store: TrialWriter | None = None, schedule: Schedule = Schedule.ALTERNATE
-               ) -> SidesResult:
-    return interleave_sides({"A": a, "B": b}, seed, observer, store, schedule)

@@ -18,18 +18,14 @@ from kvperf.pipeline.definition_sides import (
     prepare_definition_sides,
     run_definition_sides,
 )
-from kvperf.pipeline.definitions import (
-    DefinitionObserver,
-    DefinitionRun,
-    DefinitionRunner,
-    DefinitionsSummary,
-    prepare_definitions,
-)
+from kvperf.pipeline.definitions import DefinitionRun, prepare_definitions
 from kvperf.pipeline.interleaved import compare_sides
 from kvperf.pipeline.logs import log_to
+from kvperf.pipeline.model import Observer, RunSummary
 from kvperf.pipeline.request.common import StoreRequest, plans_of, refusals_of
 from kvperf.pipeline.request.run import DefinitionsRequest
 from kvperf.pipeline.request.sides import CompareRequest
+from kvperf.pipeline.runner import Runner
 from kvperf.pipeline.sides import Side, default_label
 from kvperf.pipeline.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.world import World
@@ -41,7 +37,7 @@ Refused = Sequence[tuple[str, str, str]]  # (test, topology, why)
 class DefinitionHooks(Protocol):
     def refused(self, refused: Refused) -> None: ...
 
-    def tests(self) -> DefinitionObserver: ...
+    def tests(self) -> Observer: ...
 
     def sides_planned(self, prepared: DefinitionSides, sides: int) -> None: ...
 
@@ -49,7 +45,7 @@ class DefinitionHooks(Protocol):
 @dataclass
 class DefinitionsRan:
     run: DefinitionRun
-    persisted: Persisted[DefinitionsSummary]
+    persisted: Persisted[RunSummary]
 
 
 def run_definitions(request: DefinitionsRequest, world: World, hooks: DefinitionHooks
@@ -65,7 +61,7 @@ def run_definitions(request: DefinitionsRequest, world: World, hooks: Definition
     log_to(run.out_dir)
     persisted = execute_persisting(
         request.store, world,
-        lambda store: DefinitionRunner(run, hooks.tests(), store, world.launcher))
+        lambda store: Runner(run, hooks.tests(), store, world.launcher))
     return DefinitionsRan(run, persisted)
 
 

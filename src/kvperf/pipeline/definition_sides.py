@@ -9,23 +9,17 @@ finish, so ``compare_paired`` pairs them by series and round like any comparison
 
 from __future__ import annotations
 
-import random
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import BuildError, UsageError
-from kvperf.core.kinds import Schedule
 from kvperf.definitions.plan import Plan
-from kvperf.pipeline.definitions import (
-    DefinitionObserver,
-    DefinitionOptions,
-    DefinitionRun,
-    DefinitionRunner,
-    prepare_definitions,
-)
-from kvperf.pipeline.model import Launcher
+from kvperf.pipeline.ab import interleave
+from kvperf.pipeline.definitions import DefinitionOptions, DefinitionRun, prepare_definitions
+from kvperf.pipeline.model import Launcher, Observer
+from kvperf.pipeline.runner import Runner
 from kvperf.pipeline.sides import Side
 from kvperf.results.row import Row
 from kvperf.server.instance import ServerGroup
@@ -67,31 +61,16 @@ def prepare_definition_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir
     refused = {id(p): (p, why) for run in runs.values() for p, why in run.refused}
     runnable = tuple(p for p in plans if id(p) not in refused)
     drawn = seed if seed is not None else secrets.randbelow(2**31)
-    return DefinitionSides({name: replace(run, plans=runnable) for name, run in runs.items()},
+    return DefinitionSides({name: replace(run, plans=runnable, rounds=rounds)
+                            for name, run in runs.items()},
                            runnable, tuple(refused.values()), rounds, drawn)
 
 
-def run_definition_sides(sides: DefinitionSides, observer: DefinitionObserver,
+def run_definition_sides(sides: DefinitionSides, observer: Observer,
                          store: TrialWriter | None, launcher: Launcher = ServerGroup
                          ) -> dict[str, list[Row]]:
-    """Every round: every test on every side in a seeded random order; rows by side."""
-    order_rng = random.Random(sides.seed)
-    runners = {name: DefinitionRunner(run, observer, store, launcher)
-               for name, run in sides.runs.items()}
-    rows: dict[str, list[Row]] = {name: [] for name in runners}
-    position = 0
-    for round_ in range(1, sides.rounds + 1):
-        for plan in sides.plans:
-            order = sorted(runners)
-            order_rng.shuffle(order)
-            for name in order:
-                position += 1
-                observer.test_started(plan, position, sides.tests)
-                result = runners[name].run_test(plan, position, run=round_)
-                row = result.row
-                row["side"], row["ab_seed"] = name, sides.seed
-                row["ab_schedule"] = str(Schedule.ALTERNATE)
-                runners[name].persist(result)
-                rows[name].append(result.row)
-                observer.test_finished(plan, result)
-    return rows
+    """Every round: every test on every side in a seeded random order (pipeline/ab.py's
+    interleaver); rows by side."""
+    runners = {name: Runner(run, observer, store, launcher)
+               for name, run in sorted(sides.runs.items())}
+    return interleave(runners, sides.seed, observer, store=store).rows

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kvperf.core.errors import DriverError, Interrupted, UsageError
 from kvperf.core.kinds import Measure, Schedule
-from kvperf.pipeline.model import TrialRunner
+from kvperf.pipeline.model import TrialExecutor, Work
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, is_ok, mark_failed
 
@@ -54,19 +54,21 @@ def _meet(barrier: threading.Barrier, stage: str) -> None:
                           "stage, so this side ran alone") from None
 
 
-def run_duet_round(runners: Mapping[str, TrialRunner], trial: Trial, order: Sequence[str],
-                   started: Callable[[str], None]) -> dict[str, Row]:
-    """Run ``trial`` on every side at once (threads started in ``order``); rows by side.
+def run_duet_round(runners: Mapping[str, TrialExecutor], works: Mapping[str, Work],
+                   order: Sequence[str], started: Callable[[str], None]) -> dict[str, Row]:
+    """Run each side's work (the same trial) at once (threads started in ``order``); rows
+    by side.
 
     Blocked sides (no server to run) record their failed row without taking part.
     """
-    live = [s for s in order if not runners[s].prepared.options.blocked]
+    live = [s for s in order if not runners[s].blocked]
     barrier = threading.Barrier(max(len(live), 1))
     rows: dict[str, Row] = {}
 
     def work(side: str) -> None:
         try:
-            rows[side] = runners[side].run_trial(trial, sync=lambda stage: _meet(barrier, stage))
+            rows[side] = runners[side].run_trial(works[side],
+                                                 sync=lambda stage: _meet(barrier, stage))
         finally:
             if side not in rows or not is_ok(rows[side]):
                 barrier.abort()
@@ -78,7 +80,7 @@ def run_duet_round(runners: Mapping[str, TrialRunner], trial: Trial, order: Sequ
         if side in threads:
             threads[side].start()
         else:
-            rows[side] = runners[side].run_trial(trial)
+            rows[side] = runners[side].run_trial(works[side])
     try:
         for thread in threads.values():
             while thread.is_alive():

@@ -20,7 +20,7 @@ from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import ConfigError, StoreError, UsageError
 from kvperf.plan.trial import Trial
 from kvperf.report.gates import gates_document
-from kvperf.results.row import Row, RunContext, TrialOutcome, build_row
+from kvperf.results.row import Row, RunContext, TrialOutcome, build_row, trial_series
 from kvperf.store.files import read_rows, write_json_atomic
 
 GATES_FILE = "gates.json"
@@ -62,7 +62,7 @@ def read_baseline(path: Path) -> list[Row]:
 def planned_rows(trials: list[Trial], context: RunContext) -> list[Row]:
     """The rows the plan will write, unmeasured: the series gates are matched against."""
     now = datetime.now(UTC)
-    return [build_row(t, context, TrialOutcome(), now) for t in trials]
+    return [build_row(trial_series(t), context, TrialOutcome(), now) for t in trials]
 
 
 def plan_gates(texts: tuple[str, ...], baseline: Path | None, specs: list[BenchmarkSpec],

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
@@ -28,6 +27,7 @@ from kvperf.plan.trial import Trial
 from kvperf.results import callgraph, folded
 from kvperf.results import callgrind as callgrind_format
 from kvperf.results.instructions import from_perf, summarize
+from kvperf.results.records import InstructionsRecord
 from kvperf.results.row import TrialOutcome
 from kvperf.server import callgrind, perf_stat
 
@@ -81,7 +81,7 @@ def check_measure(measure: Measure, specs: list[BenchmarkSpec], driver: Driver, 
     return _requests_only(specs, own_config)
 
 
-def server_wrapping(measure: Measure, log_dir: Path) -> dict[str, Any]:
+def server_wrapping(measure: Measure, log_dir: Path) -> dict[str, object]:
     """Extra ServerGroup arguments: the valgrind prefix and its slower start and stop."""
     if measure != Measure.INSTRUCTIONS:
         return {}
@@ -120,7 +120,7 @@ def counting(measure: Measure, pids: list[int], log_dir: Path) -> Iterator[Count
 
 
 def instruction_result(counted: Counted, trial: Trial, outcome: TrialOutcome,
-                       out_dir: Path) -> dict[str, Any] | None:
+                       out_dir: Path) -> InstructionsRecord | None:
     """The row's ``instructions`` object (None in timing mode)."""
     requests = outcome.measurement.requests if outcome.measurement else None
     if counted.perf_total is not None:

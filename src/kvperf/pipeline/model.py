@@ -6,8 +6,10 @@ tests pass recording fakes."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
@@ -18,8 +20,8 @@ from kvperf.core.secret import Secret
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
 from kvperf.pipeline.gates import GatePlan
-from kvperf.plan.trial import Trial
-from kvperf.results.row import Row, RunContext, is_ok
+from kvperf.plan.trial import ServerSetup, Trial
+from kvperf.results.row import Row, RunContext, TrialOutcome, is_ok
 from kvperf.server import memory as server_memory
 from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
@@ -27,6 +29,7 @@ from kvperf.server.memory import MemoryInfo
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
 from kvperf.server.stats import Collected
+from kvperf.server.tls import TlsFiles
 
 
 @dataclass(frozen=True)
@@ -79,10 +82,14 @@ class Prepared:
     out_dir: Path
     gates: GatePlan | None = None  # the run's KPI gates (pipeline/gates.py), judged at the end
 
+    @property
+    def blocked(self) -> str | None:
+        return self.options.blocked
+
 
 @dataclass
 class RunSummary:
-    """What a finished (or interrupted) run produced."""
+    """What a finished (or interrupted) run produced, whatever kind of work it ran."""
 
     rows: list[Row] = field(default_factory=list)
     metrics_path: Path | None = None
@@ -91,38 +98,131 @@ class RunSummary:
     def failed(self) -> int:
         return sum(1 for r in self.rows if not is_ok(r))
 
+    @property
+    def kpis_failed(self) -> int:
+        """KPIs of definitions' tests that failed (results/row.py's ``definition.kpis``)."""
+        return sum(1 for r in self.rows for k in (r.get("definition") or {}).get("kpis", ())
+                   if not k["passed"])
+
+    @property
+    def exit_code(self) -> int:
+        """The one rule: 1 when a unit of work failed or a KPI did, else 0."""
+        return 1 if self.failed or self.kpis_failed else 0
+
+
+class Work(Protocol):
+    """One unit of work — a config-matrix trial, a definition's test, a module scenario —
+    run by pipeline/runner.Runner: it says who it is and where it logs, runs its stages on
+    the servers the runner's ``Bench`` starts and probes, and makes its row."""
+
+    @property
+    def identity(self) -> str:
+        """Its trial id: the same work on every side of an interleaved run."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """How logs and failure lines call it (``trial 3``)."""
+        ...
+
+    def describe(self) -> str: ...
+
+    @property
+    def log_dir(self) -> Path: ...
+
+    @property
+    def shared_server(self) -> Hashable | None:
+        """Consecutive works of one key run on one server (a module group's); None: a
+        fresh server of its own."""
+        ...
+
+    def execute(self, bench: Bench) -> None:
+        """Its stages, into ``bench.outcome`` (raising what fails it)."""
+        ...
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row: ...
+
 
 class Observer(Protocol):
-    """Progress hooks; the CLI passes a reporter, tests may pass a recorder."""
+    """Progress hooks over units of work; the CLI passes a reporter, tests a recorder."""
 
-    def trial_started(self, trial: Trial, position: int, total: int) -> None: ...
+    def started(self, work: Work, position: int, total: int) -> None: ...
 
-    def stage(self, trial: Trial, name: str) -> None: ...
+    def stage(self, work: Work, name: str) -> None: ...
 
-    def trial_finished(self, trial: Trial, row: Row) -> None: ...
+    def finished(self, work: Work, row: Row) -> None: ...
 
 
 class SilentObserver:
     """An Observer that ignores every event."""
 
-    def trial_started(self, trial: Trial, position: int, total: int) -> None:
+    def started(self, work: Work, position: int, total: int) -> None:
         pass
 
-    def stage(self, trial: Trial, name: str) -> None:
+    def stage(self, work: Work, name: str) -> None:
         pass
 
-    def trial_finished(self, trial: Trial, row: Row) -> None:
+    def finished(self, work: Work, row: Row) -> None:
         pass
 
 
-class TrialRunner(Protocol):
-    """One side of an interleaved run (pipeline/runner.Runner): runs a trial into a row."""
+class Batch(Protocol):
+    """What one side runs: its units of work, where its rows go, why it cannot run."""
 
     @property
-    def prepared(self) -> Prepared: ...
+    def out_dir(self) -> Path: ...
 
-    def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
-                  ) -> Row: ...
+    @property
+    def blocked(self) -> str | None: ...
+
+    def works(self) -> Sequence[Work]: ...
+
+
+class TrialExecutor(Protocol):
+    """One side of an interleaved run (pipeline/runner.Runner): runs a work into a row."""
+
+    @property
+    def blocked(self) -> str | None: ...
+
+    def run_trial(self, work: Work, sync: Callable[[str], None] | None = None) -> Row: ...
+
+
+@dataclass
+class Bench:
+    """A unit of work's view of the runner while it runs: its outcome, stages, servers
+    (``servers`` is pipeline/runner.Runner's), the probe, the duet's meeting points."""
+
+    work: Work
+    outcome: TrialOutcome
+    observer: Observer
+    probe: Probe
+    launcher: Launcher
+    starter: Callable[..., contextlib.AbstractContextManager[ServerHandle]]
+    tls_files: Callable[[], TlsFiles]
+    sync: Callable[[str], None] | None = None
+
+    def servers(self, binary: ServerBinary, setup: ServerSetup, tls: TlsFiles | None = None,
+                client: str | None = None, **wrapping: object
+                ) -> contextlib.AbstractContextManager[ServerHandle]:
+        """The work's servers, started (stage ``server_start``) and ready; leaving stops
+        them (a shared one stays for the next work of its key). Pinning (``client``: the
+        load's CPUs), the configuration applied and remote CPU times are recorded; a tool
+        failure while they run is blamed on a crashed server, else their health is the
+        work's error."""
+        return self.starter(self, binary, setup, tls, client, **wrapping)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.observer.stage(self.work, name)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.outcome.stage_seconds[name] = time.monotonic() - started
+
+    def meet(self, stage: str) -> None:
+        if self.sync is not None:
+            self.sync(stage)
 
 
 class ServerHandle(Protocol):
@@ -153,7 +253,8 @@ Launcher = Callable[..., ServerHandle]
 
 
 class Probe(Protocol):
-    """The trial's view of a running server: its keys, counters and CPU time."""
+    """The view a unit of work has of a running server — its keys, counters (INFO,
+    commandstats), memory and CPU time — read here and nowhere else."""
 
     def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]: ...
 
@@ -166,6 +267,10 @@ class Probe(Protocol):
     def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None: ...
 
     def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]: ...
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int: ...
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool: ...
 
 
 class HandleCpuProbe:
@@ -194,6 +299,12 @@ class HandleCpuProbe:
     def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
         return self.inner.memory_sample(endpoints)
 
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int:
+        return self.inner.keys(endpoints)
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool:
+        return self.inner.saving(endpoints)
+
 
 class LiveProbe:
     """The real probe: RESP connections, INFO, and /proc CPU times."""
@@ -212,6 +323,14 @@ class LiveProbe:
 
     def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
         return server_memory.sample_usage(endpoints)
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int:
+        """DBSIZE summed over the nodes."""
+        return server_memory.key_count(endpoints)
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool:
+        """Whether a node still writes an RDB in the background (INFO persistence)."""
+        return server_stats.bgsave_in_progress(endpoints)
 
     def cpu_seconds(self, pids: list[int]) -> float | None:
         """The nodes' user + system CPU seconds so far (None: no pids, or one is gone)."""

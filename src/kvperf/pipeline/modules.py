@@ -6,9 +6,10 @@ fails the scenario, naming the command); counters reset; kvload runs the scenari
 command — an ingestion with a dataset sends each row once in file order (``-n`` rows, up to
 ``maxdocs``), a timed scenario runs ``duration`` seconds after ``warmup`` with ``clients``
 connections, ``__field:NAME__`` filled from dataset rows (in order with ``sequential``,
-else random from the config's seed). The row (results/row.scenario_row) is persisted
-before the next scenario; a failed scenario is recorded and the run goes on; Ctrl-C keeps
-the finished rows and stops only the servers kvperf started.
+else random from the config's seed). Each scenario is a unit of work (``ScenarioWork``) of
+the one runner (pipeline/runner.Runner), the scenarios of a group sharing its server; the
+row is persisted before the next scenario; a failed scenario is recorded and the run goes
+on; Ctrl-C keeps the finished rows and stops only the servers kvperf started.
 """
 
 from __future__ import annotations
@@ -16,16 +17,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import shlex
-import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Hashable
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
 
 from kvperf.config.model import ModuleSpec, ProfileSettings
 from kvperf.config.scenarios import ModuleConfig, Scenario, ScenarioType, TestGroup
-from kvperf.core.errors import ConfigError, DriverError, Interrupted, KvperfError, UsageError
+from kvperf.core.errors import ConfigError, DriverError, UsageError
 from kvperf.core.identity import stable_id
 from kvperf.core.kinds import Measure
 from kvperf.driver.base import Target
@@ -33,22 +32,17 @@ from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
 from kvperf.pipeline import quick
-from kvperf.pipeline.definitions import file_slug, pinning
-from kvperf.pipeline.model import Launcher, ServerHandle
+from kvperf.pipeline.definition_work import file_slug, pinning
+from kvperf.pipeline.model import Bench
 from kvperf.pipeline.prepare import check_module_paths, validate_label
 from kvperf.pipeline.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
-from kvperf.results.row import Row, RunContext, ScenarioTest, TrialOutcome, is_ok, scenario_row
-from kvperf.server import stats as server_stats
+from kvperf.results.records import ScenarioRecord
+from kvperf.results.row import Details, Row, RunContext, ScenarioTest, TrialOutcome, build_row
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
-from kvperf.server.instance import ServerGroup
-from kvperf.server.process import read_cpu_times
-from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
-from kvperf.server.tls import make_tls_files
+from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.store.datasets import csv_header, csv_rows, materialize
-from kvperf.store.files import MetricsFile
-from kvperf.store.writer import TrialWriter
 
 log = logging.getLogger("kvperf")
 Selected = tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]
@@ -92,29 +86,26 @@ class ModuleRun:
     client_cpus: tuple[int, ...] | None
     notes: tuple[str, ...] = ()
 
-
-@dataclass
-class ModulesSummary:
-    rows: list[Row] = field(default_factory=list)
-    metrics_path: Path | None = None
-
     @property
-    def failed(self) -> int:
-        return sum(1 for r in self.rows if not is_ok(r))
+    def blocked(self) -> str | None:
+        return None
 
-
-class ScenarioObserver(Protocol):
-    def started(self, group: str, scenario: Scenario, position: int, total: int) -> None: ...
-
-    def finished(self, row: Row) -> None: ...
-
-
-class QuietObserver:
-    def started(self, group: str, scenario: Scenario, position: int, total: int) -> None:
-        pass
-
-    def finished(self, row: Row) -> None:
-        pass
+    def works(self) -> list[ScenarioWork]:
+        """profiling_sets × config_sets × the selected groups × their scenarios (the seed's
+        order); a group's scenarios share its server."""
+        config = self.options.config
+        out: list[ScenarioWork] = []
+        for profiled in range(config.passes):
+            for index, config_set in enumerate(config.config_sets):
+                for group, scenarios in self.options.selected:
+                    name = f"set{index}-group{group.group}"
+                    if config.passes > 1:
+                        name = f"profiling{profiled}-{name}"
+                    out += [ScenarioWork(self, group, scenario, config_set,
+                                         self.out_dir / "scenarios" / name,
+                                         config.profile(profiled, scenario))
+                            for scenario in scenarios]
+        return out
 
 
 def _datasets(options: ModuleOptions) -> dict[str, Dataset]:
@@ -195,121 +186,53 @@ def _quick_env(forced: bool) -> dict[str, bool]:
     return {"quick": True} if quick.enabled(forced) else {}
 
 
-class ModuleRunner:
-    """Runs the selected scenarios of every config set, persisting every row."""
-
-    def __init__(self, run: ModuleRun, observer: ScenarioObserver | None = None,
-                 store: TrialWriter | None = None, launcher: Launcher = ServerGroup) -> None:
-        self.run = run
-        self.launcher = launcher
-        self.observer: ScenarioObserver = observer or QuietObserver()
-        self.store = store
-        self.metrics = MetricsFile(run.out_dir / "metrics.json")
-        self.position = 0
-
-    @property
-    def total(self) -> int:
-        config = self.run.options.config
-        per_set = sum(len(s) for _, s in self.run.options.selected)
-        return per_set * len(config.config_sets) * config.passes
-
-    def execute(self) -> ModulesSummary:
-        """profiling_sets × config_sets × the selected groups (the seed's order)."""
-        summary = ModulesSummary(metrics_path=self.metrics.path)
-        config = self.run.options.config
-        for profiled_pass in range(config.passes):
-            for index, config_set in enumerate(config.config_sets):
-                for group, scenarios in self.run.options.selected:
-                    self._group(Pass(profiled_pass, index, config_set), group, scenarios, summary)
-        return summary
-
-    def _group(self, where: Pass, group: TestGroup, scenarios: tuple[Scenario, ...],
-               summary: ModulesSummary) -> None:
-        config = self.run.options.config
-        config_set = where.config_set
-        name = f"set{where.config_index}-group{group.group}"
-        if config.passes > 1:
-            name = f"profiling{where.profiling}-{name}"
-        log_dir = self.run.out_dir / "scenarios" / name
-        tls = make_tls_files(self.run.out_dir / "tls") if config.tls_mode else None
-        setup = ServerSetup(False, config.tls_mode, None, 1, self.run.server_cpus, (),
-                            config_set, self.run.modules)
-        failure: str | None = None
-        group_server: ServerHandle | None = None
-        with contextlib.ExitStack() as stack:
-            try:
-                group_server = stack.enter_context(
-                    self.launcher(self.run.binary, setup, log_dir, tls))
-            except (KvperfError, OSError) as exc:
-                failure = f"server did not start: {exc}"
-            for scenario in scenarios:
-                self.position += 1
-                self.observer.started(group.group, scenario, self.position, self.total)
-                work = ScenarioRun(self.run, group, scenario, dict(config_set), log_dir,
-                                   config.profile(where.profiling, scenario))
-                if group_server is not None:
-                    work.execute(group_server)
-                else:
-                    work.outcome.error = failure
-                self._record(work.row(), summary)
-
-    def _record(self, row: Row, summary: ModulesSummary) -> None:
-        if self.store is not None:
-            self.store.record(row, self.metrics.path)
-        self.metrics.append(row)
-        summary.rows.append(row)
-        self.observer.finished(row)
-
-
-@dataclass(frozen=True)
-class Pass:
-    """Where the runner is: the profiling set and the config set (indexes, and its values)."""
-
-    profiling: int
-    config_index: int
-    config_set: tuple[tuple[str, str], ...]
-
-
 @dataclass
-class ScenarioRun:
-    """One scenario's stages on its group's server; collects the outcome."""
+class ScenarioWork:
+    """One scenario as a unit of work: its stages on its group's server (shared by the
+    group's scenarios, ``shared_server``); what it measured."""
 
     run: ModuleRun
     group: TestGroup
     scenario: Scenario
-    config_set: dict[str, str]
+    config_set: tuple[tuple[str, str], ...]
     log_dir: Path
     profile: ProfileSettings | None = None  # its profiling set's (with its own overrides)
-    outcome: TrialOutcome = field(default_factory=TrialOutcome)
     requests: int | None = None
+    bench: Bench | None = None
 
-    @contextlib.contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        started = time.monotonic()
-        try:
-            yield
-        finally:
-            self.outcome.stage_seconds[name] = time.monotonic() - started
+    @property
+    def identity(self) -> str:
+        return self._test().trial_id
 
-    def execute(self, server: ServerHandle) -> None:
-        endpoints = tuple(server.endpoints)
-        self.outcome.pinning = {"server": server.pinning(),
-                                "client": ",".join(map(str, self.run.client_cpus or ())) or None}
-        applied = server.effective_config()
-        if applied:
-            self.outcome.checks["server_config"] = applied
-        try:
-            self._stages(endpoints, server.pids)
-        except (KeyboardInterrupt, Interrupted):
-            raise Interrupted("interrupted") from None
-        except (KvperfError, ConnectionLost, RespError, OSError) as exc:
-            health = server.health()
-            self.outcome.error = f"{health} ({exc})" if health else str(exc)
-        else:
-            self.outcome.error = server.health()
-        if self.outcome.error:
-            log.warning("scenario %s/%s failed: %s", self.group.group, self.scenario.id,
-                        self.outcome.error)
+    @property
+    def name(self) -> str:
+        return f"scenario {self.group.group}/{self.scenario.id}"
+
+    def describe(self) -> str:
+        return f"group {self.group.group} scenario {self.scenario.id}"
+
+    @property
+    def shared_server(self) -> Hashable:
+        return self.log_dir  # one per profiling set × config set × group
+
+    @property
+    def outcome(self) -> TrialOutcome:
+        assert self.bench is not None
+        return self.bench.outcome
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        assert self.bench is not None
+        return self.bench.stage(name)
+
+    def execute(self, bench: Bench) -> None:
+        self.bench = bench
+        config = self.run.options.config
+        setup = ServerSetup(False, config.tls_mode, None, 1, self.run.server_cpus, (),
+                            self.config_set, self.run.modules)
+        tls = bench.tls_files() if config.tls_mode else None
+        client = ",".join(map(str, self.run.client_cpus or ())) or None
+        with bench.servers(self.run.binary, setup, tls, client) as server:
+            self._stages(tuple(server.endpoints), server.pids)
 
     def _stages(self, endpoints: tuple[Endpoint, ...], pids: list[int]) -> None:
         s = self.scenario
@@ -321,8 +244,9 @@ class ScenarioRun:
                 for line in s.setup_commands:
                     _send(endpoints, tuple(shlex.split(line)))
         load = self._load()
-        server_stats.reset_stats(endpoints)
-        before = _cpu(pids)
+        assert self.bench is not None
+        self.bench.probe.reset_stats(endpoints)
+        before = self.bench.probe.cpu_seconds(pids)
         profile_dir = self.log_dir / f"profile-{file_slug(s.id)}"  # one per scenario
         if self.profile is not None:
             profile_dir.mkdir(parents=True, exist_ok=True)
@@ -348,18 +272,18 @@ class ScenarioRun:
 
     def _server_side(self, endpoints: tuple[Endpoint, ...], pids: list[int],
                      before: float | None) -> None:
-        stats = server_stats.collect(endpoints).get("commandstats", {})
+        assert self.bench is not None
+        stats = self.bench.probe.collect(endpoints).get("commandstats", {})
         word = self.scenario.first_word.lower()
         calls = sum(v["calls"] for n, v in stats.items() if n == word or
                     n.startswith(word + "|"))
         self.outcome.server = {"calls": calls, "commands": {
             n: {"calls": v["calls"], "usec_per_call": v["usec_per_call"]}
             for n, v in stats.items()}}
-        after = _cpu(pids)
+        after = self.bench.probe.cpu_seconds(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
-        with RespClient(endpoints[0]) as client:
-            self.outcome.checks["dbsize"] = client.call("DBSIZE")
+        self.outcome.checks["dbsize"] = self.bench.probe.keys(endpoints)
         measured = self.outcome.measurement
         per_request = len([p for p in self.scenario.command.split(" ; ") if p.strip()])
         if (measured is not None and measured.requests is not None
@@ -367,29 +291,32 @@ class ScenarioRun:
             raise DriverError(f"the server counted {calls} {word.upper()} calls for "
                               f"{measured.requests} requests kvload completed")
 
-    def row(self) -> Row:
+    def _test(self) -> ScenarioTest:
         s, options = self.scenario, self.run.options
-        data = self.run.datasets.get(s.dataset) if s.dataset else None
-        identity: dict[str, Any] = {
+        identity: dict[str, object] = {
             "group": self.group.group, "scenario": s.id, "command": s.command,
-            "config_set": self.config_set, "config": str(options.config.source)}
+            "config_set": dict(self.config_set), "config": str(options.config.source)}
         if self.profile is not None:  # a profiled pass is a trial of its own
             identity["profile"] = {k: str(v) for k, v in asdict(self.profile).items()}
-        test = ScenarioTest(s.id, self.group.group, stable_id(identity), s.clients,
+        return ScenarioTest(s.id, self.group.group, stable_id(identity), s.clients,
                             s.pipeline, self.requests, s.duration, s.warmup, s.keyspacelen,
-                            options.config.tls_mode, self.config_set)
-        details: dict[str, Any] = {
-            "group": self.group.group, "id": s.id, "type": str(s.type),
-            "command": s.command, "setup_commands": list(s.setup_commands),
-            "flush_before": s.flush_before, "sequential": s.sequential,
-            "cluster_execution": str(s.cluster_execution), "maxdocs": s.maxdocs,
-            "dataset": s.dataset, "dataset_file": str(data.path) if data else None,
-            "dataset_rows": data.rows if data else None, "module": options.module,
-            "module_paths": [m.path for m in self.run.modules],
-            "config": str(options.config.source), "notes": list(self.run.notes),
-            "ingestion": s.type == ScenarioType.INGESTION}
-        return scenario_row(test, self.run.context, self.outcome, details,
-                            datetime.now(UTC).astimezone())
+                            options.config.tls_mode, dict(self.config_set))
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        s, options = self.scenario, self.run.options
+        data = self.run.datasets.get(s.dataset) if s.dataset else None
+        details = ScenarioRecord(
+            group=self.group.group, id=s.id, type=str(s.type), command=s.command,
+            setup_commands=list(s.setup_commands), flush_before=s.flush_before,
+            sequential=s.sequential, cluster_execution=str(s.cluster_execution),
+            maxdocs=s.maxdocs, dataset=s.dataset,
+            dataset_file=str(data.path) if data else None,
+            dataset_rows=data.rows if data else None, module=options.module,
+            module_paths=[str(m.path) for m in self.run.modules],
+            config=str(options.config.source), notes=list(self.run.notes),
+            ingestion=s.type == ScenarioType.INGESTION)
+        return build_row(self._test().series(), self.run.context, outcome, timestamp,
+                         Details(scenario=details))
 
 
 def _send(endpoints: tuple[Endpoint, ...], command: tuple[str, ...]) -> None:
@@ -402,8 +329,3 @@ def _send(endpoints: tuple[Endpoint, ...], command: tuple[str, ...]) -> None:
                 raise DriverError(f"{' '.join(command)[:120]}: the server answered "
                                   f"{exc}") from None
 
-
-def _cpu(pids: list[int]) -> float | None:
-    times = [read_cpu_times(pid) for pid in pids]
-    return None if not times or any(t is None for t in times) else sum(
-        t.total for t in times if t)

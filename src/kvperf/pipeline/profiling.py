@@ -20,7 +20,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import CommandError, ServerError, UsageError
@@ -31,6 +30,7 @@ from kvperf.pipeline.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
 from kvperf.results.profile import node_profile
+from kvperf.results.records import ProfileNode, ProfileRecord
 from kvperf.server import perf_record
 
 KVFLAME = "kvflame"
@@ -203,7 +203,7 @@ def _render(data: Path, title: str, settings: ProfileSettings
 
 
 def _node(node: int, data: Path, title: str, out_dir: Path,
-          settings: ProfileSettings) -> dict[str, Any]:
+          settings: ProfileSettings) -> ProfileNode:
     files, wall = _render(data, f"{title} · node {node}", settings)
     symbols = perf_record.perf_report(data, "sym")
     dsos = perf_record.perf_report(data, "dso")
@@ -221,7 +221,7 @@ def _node(node: int, data: Path, title: str, out_dir: Path,
     return profile
 
 
-def profile_result(profiled: Profiled, title: str, out_dir: Path) -> dict[str, Any] | None:
+def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileRecord | None:
     """The row's ``profile`` object (None when not profiled); ServerError when a step fails."""
     settings = profiled.settings
     if settings is None or not profiled.data:

@@ -1,20 +1,21 @@
-"""Running a prepared plan: trial after trial, each on fresh servers, every row persisted
-(database first, then metrics.json) as soon as it is built."""
+"""The one runner: units of work (config-matrix trials, definitions' tests, module
+scenarios — pipeline/model.Work) one after another, each on the servers the Launcher
+starts and read through the Probe, every row persisted (database first, then
+metrics.json) as soon as it is built."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError
-from kvperf.driver.base import Target
-from kvperf.pipeline.instructions import server_wrapping
 from kvperf.pipeline.model import (
+    Batch,
+    Bench,
     HandleCpuProbe,
     Launcher,
     LiveProbe,
@@ -24,11 +25,12 @@ from kvperf.pipeline.model import (
     RunSummary,
     ServerHandle,
     SilentObserver,
+    Work,
 )
-from kvperf.pipeline.prepare import client_endpoint, client_mode
-from kvperf.pipeline.trial_run import TrialRun
-from kvperf.plan.trial import Trial
-from kvperf.results.row import Row, build_row
+from kvperf.pipeline.trial_run import Matrix
+from kvperf.plan.trial import ServerSetup
+from kvperf.results.row import Row, TrialOutcome
+from kvperf.server.binary import ServerBinary
 from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import ConnectionLost, Endpoint, RespError
 from kvperf.server.tls import TlsFiles, make_tls_files
@@ -38,34 +40,53 @@ from kvperf.store.writer import TrialWriter
 log = logging.getLogger("kvperf")
 
 
-class Runner:
-    """Executes a prepared plan, trial after trial, persisting every row."""
+@dataclass
+class _Held:
+    """A server kept for the consecutive works of one key (a module group's)."""
 
-    def __init__(self, prepared: Prepared, observer: Observer | None = None,
+    key: Hashable
+    stack: contextlib.ExitStack[bool | None]
+    handle: ServerHandle | None
+    failure: str | None
+
+
+class Runner:
+    """Runs a batch's units of work one after another, persisting every row. A Prepared
+    (the config matrix) runs as its trials."""
+
+    def __init__(self, batch: Batch | Prepared, observer: Observer | None = None,
                  store: TrialWriter | None = None, launcher: Launcher = ServerGroup,
                  probe: Probe | None = None) -> None:
-        self.prepared = prepared
+        self.batch: Batch = Matrix(batch) if isinstance(batch, Prepared) else batch
         self.launcher = launcher
         self.probe: Probe = probe or LiveProbe()
         self.observer: Observer = observer or SilentObserver()
-        self.metrics = MetricsFile(prepared.out_dir / "metrics.json")
+        self.metrics = MetricsFile(self.batch.out_dir / "metrics.json")
         self.store = store
         self._tls: TlsFiles | None = None
+        self._held: _Held | None = None
+
+    @property
+    def blocked(self) -> str | None:
+        return self.batch.blocked
 
     def tls_files(self) -> TlsFiles:
         if self._tls is None:
-            self._tls = make_tls_files(self.prepared.out_dir / "tls")
+            self._tls = make_tls_files(self.batch.out_dir / "tls")
         return self._tls
 
     def execute(self) -> RunSummary:
         summary = RunSummary(metrics_path=self.metrics.path)
-        total = len(self.prepared.trials)
-        for position, trial in enumerate(self.prepared.trials, 1):
-            self.observer.trial_started(trial, position, total)
-            row = self.run_trial(trial)
-            self.persist(row)
-            summary.rows.append(row)
-            self.observer.trial_finished(trial, row)
+        works = self.batch.works()
+        try:
+            for position, work in enumerate(works, 1):
+                self.observer.started(work, position, len(works))
+                row = self.run_trial(work)
+                self.persist(row)
+                summary.rows.append(row)
+                self.observer.finished(work, row)
+        finally:
+            self.release()
         return summary
 
     def persist(self, row: Row) -> None:
@@ -76,62 +97,77 @@ class Runner:
             self.store.record(row, self.metrics.path)
         self.metrics.append(row)
 
-    def trial_log_dir(self, trial: Trial) -> Path:
-        return self.prepared.out_dir / "trials" / f"{trial.index:04d}-{trial.id}-r{trial.run}"
-
-    def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
-                  ) -> Row:
-        log_dir = self.trial_log_dir(trial)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        work = TrialRun(self.prepared, trial, self.observer, log_dir, self.probe, sync=sync)
-        log.info("trial %d: %s", trial.index, trial.describe())
-        if self.prepared.options.blocked:
-            work.outcome.error = self.prepared.options.blocked
-            return build_row(trial, self.prepared.context, work.outcome,
-                             datetime.now(UTC).astimezone())
+    def run_trial(self, work: Work, sync: Callable[[str], None] | None = None) -> Row:
+        """One unit of work into its row; what fails it is the row's error."""
+        if self._held is not None and self._held.key != work.shared_server:
+            self.release()
+        work.log_dir.mkdir(parents=True, exist_ok=True)
+        outcome = TrialOutcome()
+        log.info("%s: %s", work.name, work.describe())
+        if self.blocked:
+            outcome.error = self.blocked
+            return work.row(outcome, datetime.now(UTC).astimezone())
+        bench = Bench(work, outcome, self.observer, self.probe, self.launcher, self._servers,
+                      self.tls_files, sync)
         try:
-            self._run_on_target(work)
+            work.execute(bench)
         except (KeyboardInterrupt, Interrupted):
             raise Interrupted("interrupted") from None
-        except (KvperfError, ConnectionLost, RespError) as exc:
-            work.outcome.error = work.outcome.error or str(exc)
-        if work.outcome.error:
-            log.warning("trial %d failed: %s", trial.index, work.outcome.error)
-        return build_row(trial, self.prepared.context, work.outcome,
-                         datetime.now(UTC).astimezone())
+        except (KvperfError, ConnectionLost, RespError, OSError) as exc:
+            outcome.error = outcome.error or str(exc)
+        if outcome.error:
+            log.warning("%s failed: %s", work.name, outcome.error)
+        return work.row(outcome, datetime.now(UTC).astimezone())
 
-    def _run_on_target(self, work: TrialRun) -> None:
-        trial, options = work.trial, self.prepared.options
-        if client_mode(options):
-            target = Target((client_endpoint(options),), trial.server.cluster_mode,
-                            options.tls_ca)
-            work.outcome.pinning = {"server": None, "client": _client_pinning(trial)}
-            work.run(target, [])
-            return
-        assert self.prepared.binary is not None
-        tls = self.tls_files() if trial.server.tls else None
-        group = self.launcher(self.prepared.binary, trial.server, work.log_dir, tls,
-                              **server_wrapping(options.measure, work.log_dir))
+    def release(self) -> None:
+        """Stop a server kept for a key's works."""
+        held, self._held = self._held, None
+        if held is not None:
+            held.stack.close()
+
+    def _shared(self, key: Hashable, binary: ServerBinary, setup: ServerSetup, bench: Bench,
+                tls: TlsFiles | None) -> ServerHandle:
+        if self._held is None:
+            stack = contextlib.ExitStack()
+            try:
+                handle: ServerHandle | None = stack.enter_context(
+                    self.launcher(binary, setup, bench.work.log_dir, tls))
+                failure = None
+            except (KvperfError, OSError) as exc:
+                handle, failure = None, f"server did not start: {exc}"
+            self._held = _Held(key, stack, handle, failure)
+        if self._held.handle is None:
+            raise ServerError(self._held.failure or "server did not start")
+        return self._held.handle
+
+    @contextlib.contextmanager
+    def _servers(self, bench: Bench, binary: ServerBinary, setup: ServerSetup,
+                 tls: TlsFiles | None, client: str | None, **wrapping: object
+                 ) -> Iterator[ServerHandle]:
+        work, outcome = bench.work, bench.outcome
         with contextlib.ExitStack() as stack:
-            with work.stage("server_start"):
-                stack.enter_context(group)
-            log.info("trial %d: server pids %s at %s", trial.index,
-                     " ".join(map(str, group.pids)), " ".join(map(str, group.endpoints)))
+            key = work.shared_server
+            if key is not None:
+                group = self._shared(key, binary, setup, bench, tls)
+            else:
+                group = self.launcher(binary, setup, work.log_dir, tls, **wrapping)
+                with bench.stage("server_start"):
+                    stack.enter_context(group)
+            log.info("%s: server pids %s at %s", work.name, " ".join(map(str, group.pids)),
+                     " ".join(map(str, group.endpoints)))
             remote_cpu = getattr(group, "cpu_seconds", None)  # a server on another host
             if callable(remote_cpu):
-                work.probe = HandleCpuProbe(work.probe, remote_cpu)
-            work.outcome.pinning = {"server": group.pinning(), "client": _client_pinning(trial)}
+                bench.probe = HandleCpuProbe(bench.probe, remote_cpu)
+            outcome.pinning = {"server": group.pinning(), "client": client}
             applied = group.effective_config()
             if applied:
-                work.outcome.checks["server_config"] = applied
-            target = Target(tuple(group.endpoints), trial.server.cluster_mode,
-                            tls.ca if tls else None)
+                outcome.checks["server_config"] = applied
             try:
-                work.run(target, group.pids)
+                yield group
             except (DriverError, ServerError, ConnectionLost) as exc:
-                work.outcome.error = _blame(group, exc)
+                outcome.error = _blame(group, exc)
             else:
-                work.outcome.error = group.health()
+                outcome.error = group.health()
 
 
 def _blame(group: ServerHandle, exc: Exception) -> str:
@@ -139,10 +175,6 @@ def _blame(group: ServerHandle, exc: Exception) -> str:
     time.sleep(0.2)  # let a dying server finish writing its log / exit status
     health = group.health()
     return f"{health} (tool: {exc})" if health else str(exc)
-
-
-def _client_pinning(trial: Trial) -> str | None:
-    return format_cpu_list(trial.load.cpus) if trial.load.cpus else None
 
 
 def serve(prepared: Prepared, announce: Callable[[list[Endpoint]], None],

@@ -18,13 +18,7 @@ from kvperf.pipeline.builds import BuildObserver, build_tree
 from kvperf.pipeline.gates import finish_gates
 from kvperf.pipeline.logs import log_to
 from kvperf.pipeline.model import Launcher, Observer, Prepared, RunSummary
-from kvperf.pipeline.modules import (
-    ModuleRun,
-    ModuleRunner,
-    ModulesSummary,
-    ScenarioObserver,
-    prepare_modules,
-)
+from kvperf.pipeline.modules import ModuleRun, prepare_modules
 from kvperf.pipeline.prepare import prepare
 from kvperf.pipeline.request.run import ModulesRequest, RunRequest
 from kvperf.pipeline.runner import Runner, serve
@@ -111,13 +105,13 @@ def serve_until_interrupted(prepared: Prepared, listening: Callable[[list[Endpoi
 class ScenarioHooks(Protocol):
     def notes(self, notes: tuple[str, ...]) -> None: ...
 
-    def scenarios(self) -> ScenarioObserver: ...
+    def scenarios(self) -> Observer: ...
 
 
 @dataclass
 class ModulesRan:
     run: ModuleRun
-    persisted: Persisted[ModulesSummary]
+    persisted: Persisted[RunSummary]
 
 
 def run_modules(request: ModulesRequest, world: World, hooks: ScenarioHooks) -> ModulesRan:
@@ -128,5 +122,5 @@ def run_modules(request: ModulesRequest, world: World, hooks: ScenarioHooks) -> 
     log_to(run.out_dir)
     persisted = execute_persisting(
         request.store, world,
-        lambda store: ModuleRunner(run, hooks.scenarios(), store, world.launcher))
+        lambda store: Runner(run, hooks.scenarios(), store, world.launcher))
     return ModulesRan(run, persisted)

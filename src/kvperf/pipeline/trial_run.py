@@ -1,4 +1,5 @@
-"""One trial's stages against a target: seed → warmup → top-up → measure → checks.
+"""The config matrix as units of work (``Matrix``, ``MatrixTrial``) and one trial's stages
+against a target: seed → warmup → top-up → measure → checks.
 
 Everything a trial proves about itself (hit ratio, pops really popped, the server executed
 what the tool counted) is checked here; a failed check fails the trial with the reason.
@@ -8,23 +9,34 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from kvperf.config.commands import POP_SEEDS, Seed, stored_as
+from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_commands, seed_keyspace
 from kvperf.pipeline import executed
 from kvperf.pipeline.executed import Executed
-from kvperf.pipeline.instructions import counting, instruction_result
-from kvperf.pipeline.model import Observer, Prepared, Probe
+from kvperf.pipeline.instructions import counting, instruction_result, server_wrapping
+from kvperf.pipeline.model import Bench, Prepared, Probe
+from kvperf.pipeline.prepare import client_endpoint, client_mode
 from kvperf.pipeline.profiling import profile_result, profiling
 from kvperf.plan.trial import Trial
 from kvperf.results.memory import memory_record
-from kvperf.results.row import ServerSide, TrialOutcome
+from kvperf.results.records import CommandCalls
+from kvperf.results.row import (
+    Details,
+    Row,
+    ServerSide,
+    TrialOutcome,
+    build_row,
+    client_record,
+    trial_series,
+)
 from kvperf.server.memory import MemoryInfo
 from kvperf.store.files import write_json_atomic
 
@@ -32,16 +44,6 @@ MIN_HIT_RATIO = 0.9
 MIN_EXECUTED_RATIO = 0.98
 COLLECTION_SEEDS = frozenset({Seed.HASH_FIELDS, Seed.SET_MEMBERS, Seed.ZSET_MEMBERS})
 SETTLE_SECONDS = 3.0  # at most, for used_memory to stop moving after seeding (rehashing)
-
-
-@contextlib.contextmanager
-def _stage(outcome: TrialOutcome, name: str, observer: Observer, trial: Trial) -> Iterator[None]:
-    observer.stage(trial, name)
-    started = time.monotonic()
-    try:
-        yield
-    finally:
-        outcome.stage_seconds[name] = time.monotonic() - started
 
 
 def _pop_target(trial: Trial) -> int:
@@ -55,17 +57,81 @@ def _pop_target(trial: Trial) -> int:
 
 
 @dataclass
+class Matrix:
+    """A prepared config matrix as a batch of units of work (pipeline/runner.Runner)."""
+
+    prepared: Prepared
+
+    @property
+    def out_dir(self) -> Path:
+        return self.prepared.out_dir
+
+    @property
+    def blocked(self) -> str | None:
+        return self.prepared.blocked
+
+    def works(self) -> list[MatrixTrial]:
+        return [MatrixTrial(self.prepared, trial) for trial in self.prepared.trials]
+
+
+@dataclass(frozen=True)
+class MatrixTrial:
+    """One trial of the config matrix as a unit of work: on fresh servers (or the running
+    one in client mode), its stages (``TrialRun``), its row."""
+
+    prepared: Prepared
+    trial: Trial
+
+    @property
+    def identity(self) -> str:
+        return self.trial.id
+
+    @property
+    def name(self) -> str:
+        return f"trial {self.trial.index}"
+
+    def describe(self) -> str:
+        return self.trial.describe()
+
+    @property
+    def log_dir(self) -> Path:
+        trial = self.trial
+        return self.prepared.out_dir / "trials" / f"{trial.index:04d}-{trial.id}-r{trial.run}"
+
+    @property
+    def shared_server(self) -> None:
+        return None
+
+    def execute(self, bench: Bench) -> None:
+        trial, options = self.trial, self.prepared.options
+        work = TrialRun(self.prepared, trial, bench)
+        client = format_cpu_list(trial.load.cpus) if trial.load.cpus else None
+        if client_mode(options):
+            target = Target((client_endpoint(options),), trial.server.cluster_mode,
+                            options.tls_ca)
+            bench.outcome.pinning = {"server": None, "client": client}
+            work.run(target, [])
+            return
+        assert self.prepared.binary is not None
+        tls = bench.tls_files() if trial.server.tls else None
+        with bench.servers(self.prepared.binary, trial.server, tls, client,
+                           **server_wrapping(options.measure, self.log_dir)) as group:
+            target = Target(tuple(group.endpoints), trial.server.cluster_mode,
+                            tls.ca if tls else None)
+            work.run(target, group.pids)
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        return build_row(trial_series(self.trial), self.prepared.context, outcome, timestamp,
+                         Details(client=client_record(outcome.measurement)))
+
+
+@dataclass
 class TrialRun:
     """Runs one trial's stages against a target; collects the outcome."""
 
     prepared: Prepared
     trial: Trial
-    observer: Observer
-    log_dir: Path
-    probe: Probe
-    outcome: TrialOutcome = field(default_factory=TrialOutcome)
-    # Called before the warmup and before the measure stage (duet rounds meet there).
-    sync: Callable[[str], None] | None = None
+    bench: Bench
     # Per command of the load: calls, usec_per_call and the calls the tool's count implies.
     _commands: dict[str, Executed] = field(default_factory=dict, init=False)
 
@@ -73,8 +139,20 @@ class TrialRun:
     def driver(self) -> Driver:
         return self.prepared.driver
 
+    @property
+    def outcome(self) -> TrialOutcome:
+        return self.bench.outcome
+
+    @property
+    def probe(self) -> Probe:
+        return self.bench.probe
+
+    @property
+    def log_dir(self) -> Path:
+        return self.bench.work.log_dir
+
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        return _stage(self.outcome, name, self.observer, self.trial)
+        return self.bench.stage(name)
 
     def run(self, target: Target, pids: list[int]) -> None:
         load = self.trial.load
@@ -162,8 +240,7 @@ class TrialRun:
             time.sleep(0.2)
 
     def _meet(self, stage: str) -> None:
-        if self.sync is not None:
-            self.sync(stage)
+        self.bench.meet(stage)
 
     def _keep_histograms(self) -> None:
         """Store the tool's HDR histograms beside the trial; the row names the file."""
@@ -203,7 +280,7 @@ class TrialRun:
                             keyspace_misses=collected.get("keyspace_misses"),
                             monotonic_clock=collected.get("monotonic_clock"))
         if self.trial.load.command.is_sequence and collected:
-            server["commands"] = dict(commands)
+            server["commands"] = {n: CommandCalls(**e) for n, e in commands.items()}
         if len(collected.get("node_calls", [])) > 1:
             server["calls_per_node"] = [executed.node_total(self.trial.load.command, node)
                                         for node in collected["node_calls"]]

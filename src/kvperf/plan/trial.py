@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kvperf.config.commands import CommandSpec
 from kvperf.config.model import ModuleSpec, ProfileSettings
@@ -60,7 +59,7 @@ class Trial:
     def id(self) -> str:
         return stable_id(self.params())
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, object]:
         """The parameters that identify this trial's series (everything but ``run``)."""
         s, ld = self.server, self.load
         return {

@@ -35,21 +35,21 @@ def test_line(position: int, total: int, row: Row) -> str:
 
 
 class DefinitionProgress:
-    """A DefinitionObserver printing one line per finished test."""
+    """An Observer (pipeline/model.py) printing one line per finished test."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.position = 0
         self.total = 0
 
-    def test_started(self, plan: Any, position: int, total: int) -> None:
+    def started(self, work: object, position: int, total: int) -> None:
         self.position, self.total = position, total
 
-    def stage(self, plan: Any, name: str) -> None:
+    def stage(self, work: object, name: str) -> None:
         pass
 
-    def test_finished(self, plan: Any, result: Any) -> None:
-        self.console.print(test_line(self.position, self.total, result.row), soft_wrap=True)
+    def finished(self, work: object, row: Row) -> None:
+        self.console.print(test_line(self.position, self.total, row), soft_wrap=True)
 
 
 def results_table(rows: list[Row], title: str) -> Table:

@@ -22,11 +22,10 @@ io_uring_disabled, probe} · ``transparent_hugepages``: str · ``noisy_neighbour
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.core.jsontypes import JsonObject
 from kvperf.server.fact import STATUSES, Fact, Section
 
 JSON_FORMAT = "kvperf-doctor"
@@ -66,12 +65,12 @@ def doctor_table(sections: list[Section]) -> Table:
     return table
 
 
-def fact_json(section: str, fact: Fact) -> dict[str, Any]:
+def fact_json(section: str, fact: Fact) -> JsonObject:
     return {"section": section, "label": fact.label, "value": fact.value, "text": fact.text,
             "status": fact.status, "hint": fact.hint}
 
 
-def doctor_json(sections: list[Section], kvperf_version: str) -> dict[str, Any]:
+def doctor_json(sections: list[Section], kvperf_version: str) -> JsonObject:
     """The whole examination as a JSON-ready dict (format version 1)."""
     facts = {fact.key: fact_json(section.title, fact)
              for section in sections for fact in section.facts}

@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from kvperf.analysis.gates import GateResult, all_passed
+from kvperf.core.jsontypes import JsonObject
 
 GATES_VERSION = 1
 
@@ -40,7 +40,7 @@ def gates_table(results: list[GateResult]) -> Table:
     return table
 
 
-def gates_document(results: list[GateResult]) -> dict[str, Any]:
+def gates_document(results: list[GateResult]) -> JsonObject:
     """The ``gates.json`` content (module docstring)."""
     return {"kvperf_gates": GATES_VERSION, "passed": all_passed(results),
             "failed": sum(1 for r in results if not r.passed),

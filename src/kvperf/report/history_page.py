@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
 from kvperf import __version__
+from kvperf.core.jsontypes import JsonObject
 from kvperf.report import svg
 from kvperf.report.html import STYLE, VERDICT_COLOUR
 
@@ -90,7 +90,7 @@ def render_history(panels: Sequence[HistoryPanel], source: str, note: str | None
             f"{HISTORY_REPORT_VERSION}</footer></body></html>\n")
 
 
-def history_json(panels: Sequence[HistoryPanel], source: str) -> dict[str, Any]:
+def history_json(panels: Sequence[HistoryPanel], source: str) -> JsonObject:
     """The page's numbers (format ``kvperf_history_report``, versioned)."""
     return {"kvperf_history_report": HISTORY_REPORT_VERSION, "source": source,
             "histories": [{

@@ -44,6 +44,7 @@ from kvperf.analysis.comparison import (
 )
 from kvperf.analysis.paired import cv
 from kvperf.analysis.sweeps import Sweep, sweeps
+from kvperf.core.jsontypes import JsonObject
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
 from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_runs
@@ -376,9 +377,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def to_json(report: Report) -> dict[str, Any]:
+def to_json(report: Report) -> JsonObject:
     """The ``--json`` document (module doc: its versions)."""
     data = asdict(report)
     version = data.pop("version")
-    document: dict[str, Any] = _finite({"kvperf_report": version, **data})
+    document: JsonObject = _finite({"kvperf_report": version, **data})
     return document

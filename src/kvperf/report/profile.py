@@ -3,11 +3,10 @@ artifact of which trial and node, then each node's top self-CPU symbols and DSOs
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.results.records import ProfileEntry, ProfileNode, ProfileRecord
 from kvperf.results.row import Row
 
 ARTIFACT_COLUMNS = ("test", "profiler", "node", "artifact", "file")
@@ -64,16 +63,16 @@ def markdown_artifacts(title: str, lines: list[list[str]]) -> str:
     return "\n".join([f"## {title}", "", *_md_table(ARTIFACT_COLUMNS, lines), ""]) + "\n"
 
 
-def _top(entries: list[dict[str, Any]]) -> str:
+def _top(entries: list[ProfileEntry]) -> str:
     return ", ".join(f"{e['name']} {e['self_pct']:.1f}%" for e in entries[:TOP_SHOWN])
 
 
-def _profiled(rows: list[Row]) -> list[tuple[Row, dict[str, Any]]]:
+def _profiled(rows: list[Row]) -> list[tuple[Row, ProfileRecord]]:
     """The profiled rows with their profile objects."""
     return [(row, profile) for row in rows if (profile := row.get("profile"))]
 
 
-def _symbols(node: dict[str, Any]) -> str:
+def _symbols(node: ProfileNode) -> str:
     """Top self-CPU symbols; in wall-time mode also where the threads blocked."""
     text = _top(node["top_symbols"])
     wall = node.get("wall_time")

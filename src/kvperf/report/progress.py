@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -13,8 +15,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, is_ok
+
+
+class Described(Protocol):
+    """What progress shows of a unit of work (pipeline/model.Work)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def describe(self) -> str: ...
 
 
 class ProgressReporter:
@@ -36,14 +46,14 @@ class ProgressReporter:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def trial_started(self, trial: Trial, position: int, total: int) -> None:
-        self.progress.update(self.task, description=trial.describe())
+    def started(self, work: Described, position: int, total: int) -> None:
+        self.progress.update(self.task, description=work.describe())
 
-    def stage(self, trial: Trial, name: str) -> None:
-        self.progress.update(self.task, description=f"{trial.describe()} · {name}")
+    def stage(self, work: Described, name: str) -> None:
+        self.progress.update(self.task, description=f"{work.describe()} · {name}")
 
-    def trial_finished(self, trial: Trial, row: Row) -> None:
+    def finished(self, work: Described, row: Row) -> None:
         self.progress.advance(self.task)
         if not is_ok(row):
             error = escape(str(row["error"]))
-            self.console.print(f"[red]trial {trial.index} failed[/red]: {error}", soft_wrap=True)
+            self.console.print(f"[red]{work.name} failed[/red]: {error}", soft_wrap=True)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from rich.table import Table
 
 from kvperf.analysis.regressions import Finding
+from kvperf.core.jsontypes import JsonObject
 from kvperf.results.row import KEY_FIELDS, SeriesParams
 
 SHORT = {"data_size": "size", "pipeline": "P", "clients": "c", "io_threads": "io",
@@ -43,7 +43,7 @@ def findings_table(findings: list[Finding]) -> Table:
     return table
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
+def finding_json(f: Finding) -> JsonObject:
     """A finding as a JSON-ready dict (full shas, ISO times)."""
     return {"series_key": f.series_key, "params": f.params, "metric": f.metric,
             "direction": f.direction,

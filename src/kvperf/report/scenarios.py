@@ -8,6 +8,7 @@ from rich.table import Table
 
 from kvperf.config.model import ProfileSettings
 from kvperf.config.scenarios import ModuleConfig, Scenario, TestGroup
+from kvperf.report.progress import Described
 from kvperf.results.row import Row, is_ok
 
 
@@ -44,12 +45,13 @@ class ScenarioProgress:
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    def started(self, group: str, scenario: object, position: int, total: int) -> None:
-        name = getattr(scenario, "id", "?")
-        self.console.print(f"[{position}/{total}] group {escape(group)} scenario "
-                           f"{escape(str(name))}", highlight=False)
+    def started(self, work: Described, position: int, total: int) -> None:
+        self.console.print(f"[{position}/{total}] {escape(work.describe())}", highlight=False)
 
-    def finished(self, row: Row) -> None:
+    def stage(self, work: Described, name: str) -> None:
+        pass
+
+    def finished(self, work: Described, row: Row) -> None:
         if not is_ok(row):
             self.console.print(f"  [red]failed[/red]: {escape(row['error'] or '')}",
                                soft_wrap=True)

@@ -22,9 +22,8 @@ it, measured here — while the work of the requests themselves repeats to ~0.05
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvperf.results.callgrind import Profile
+from kvperf.results.records import InstructionsRecord
 
 TOP_FUNCTIONS = 200
 TIMER_FUNCTIONS = ("processTimeEvents", "serverCron")  # first one present
@@ -70,7 +69,7 @@ def timer_cost(profile: Profile) -> int:
 
 
 def summarize(profile: Profile, requests: int | None, command: str,
-              files: list[str]) -> dict[str, Any]:
+              files: list[str]) -> InstructionsRecord:
     """The row's ``instructions`` object from a measure-stage callgrind profile."""
     timers = timer_cost(profile)
     function = implementation_function(command, profile)
@@ -89,7 +88,7 @@ def summarize(profile: Profile, requests: int | None, command: str,
     }
 
 
-def from_perf(total: int, requests: int | None) -> dict[str, Any]:
+def from_perf(total: int, requests: int | None) -> InstructionsRecord:
     """The row's ``instructions`` object from a ``perf stat`` count (no per-function data)."""
     return {"tool": "perf", "total": total, "requests": requests,
             "total_per_request": _per(total, requests)}

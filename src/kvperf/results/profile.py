@@ -10,16 +10,17 @@ only the first, cpu-clock, is read.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from kvperf.results.records import ProfileEntry, ProfileNode
 
 TOP = 15
 _LINE = re.compile(r"^\s*(?P<pct>\d+(?:\.\d+)?)%\s+(?P<rest>\S.*?)\s*$")
 _SYM = re.compile(r"^\[(?P<space>[.k])\]\s+(?P<name>.+)$")
 
 
-def parse_report(text: str, top: int = TOP) -> list[dict[str, Any]]:
+def parse_report(text: str, top: int = TOP) -> list[ProfileEntry]:
     """``[{"name", "self_pct", ["space"]}]`` of a perf report, largest first."""
-    entries: list[dict[str, Any]] = []
+    entries: list[ProfileEntry] = []
     sections = 0
     for line in text.splitlines():
         if line.startswith("# Samples:"):
@@ -31,7 +32,7 @@ def parse_report(text: str, top: int = TOP) -> list[dict[str, Any]]:
         match = _LINE.match(line)
         if not match:
             continue
-        entry: dict[str, Any] = {"self_pct": float(match["pct"])}
+        entry = ProfileEntry(self_pct=float(match["pct"]))
         sym = _SYM.match(match["rest"])
         if sym:
             entry["name"] = sym["name"]
@@ -44,7 +45,7 @@ def parse_report(text: str, top: int = TOP) -> list[dict[str, Any]]:
 
 
 def node_profile(node: int, files: dict[str, str], symbols_text: str,
-                 dsos_text: str) -> dict[str, Any]:
+                 dsos_text: str) -> ProfileNode:
     """One node's part of the profile: its files and top symbols and DSOs."""
     return {"node": node, "files": files, "top_symbols": parse_report(symbols_text),
             "top_dsos": parse_report(dsos_text)}

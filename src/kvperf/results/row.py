@@ -40,6 +40,9 @@ Format versions (``kvperf_format``):
       put the scenario id in ``command`` and ``group``/``scenario`` (plus the config set's
       settings) in ``config_set``: one series per group × scenario × config set. Absent on
       every other row.
+  7 — ``scenario`` is on every row: null but on a module scenario's row (format 6 rows of a
+      module scenario already carried it; 6 → 7 adds a null one elsewhere). The nested
+      objects are typed (results/records.py); their JSON is as before.
 """
 
 from __future__ import annotations
@@ -55,8 +58,18 @@ from kvperf.core.kinds import Measure
 from kvperf.driver.base import Measurement
 from kvperf.plan.trial import Trial
 from kvperf.results.metrics import LATENCY_FIELDS
+from kvperf.results.records import (
+    Checks,
+    ClientRecord,
+    CommandCalls,
+    DefinitionRecord,
+    Env,
+    InstructionsRecord,
+    ProfileRecord,
+    ScenarioRecord,
+)
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -75,7 +88,7 @@ class ServerSide(TypedDict, total=False):
     keyspace_hits: int | None
     keyspace_misses: int | None
     monotonic_clock: str | None
-    commands: dict[str, Any]  # a sequence's per-command calls (pipeline/executed.Executed)
+    commands: dict[str, CommandCalls]  # per command (a sequence's, a definition's mix)
     calls_per_node: list[int]
     cpu_seconds: float
     cpu_us_per_request: float
@@ -108,8 +121,8 @@ class MemoryRecord(MemoryReading, total=False):
 class Row(TypedDict, total=False):
     """A metrics.json row (format FORMAT_VERSION; module docstring for the versions). Rows of
     the seed system's files carry the seed's subset and no status (they count as ok). The
-    nested objects (server, client, checks, instructions, env) stay open mappings: their
-    keys grow with the tools and counters kvperf reads (README "Results")."""
+    nested objects are typed (results/records.py); only ``env`` stays open: its facts grow
+    with the hosts and builds kvperf records (README "Results")."""
 
     kvperf_format: int
     timestamp: str
@@ -149,19 +162,19 @@ class Row(TypedDict, total=False):
     stage_seconds: dict[str, float]
     client_saturated: bool | None
     server: ServerSide
-    client: dict[str, Any]
-    checks: dict[str, Any]
+    client: ClientRecord
+    checks: Checks
     histogram_file: str | None
     measure: str
-    instructions: dict[str, Any] | None
-    env: dict[str, Any]
+    instructions: InstructionsRecord | None
+    env: Env
     # format 4: a definition's test (file, topology, override_test_time, exporter metrics,
     # KPIs, command mix, tools, notes); absent from a config trial's row
-    definition: dict[str, Any] | None
-    # a module scenario's details (scenario_row); absent elsewhere
-    scenario: dict[str, Any]
+    definition: DefinitionRecord | None
+    # format 7: a module scenario's details; null elsewhere
+    scenario: ScenarioRecord | None
     # format 5: the --profile object (pipeline/profiling.py); null when not profiled
-    profile: dict[str, Any] | None
+    profile: ProfileRecord | None
     # format 6: the server's memory (MemoryRecord); null when it could not be read
     memory: MemoryRecord | None
     # interleaved sides (compare, noise, run --commits): which side, the order's seed and
@@ -217,7 +230,11 @@ def _to_6(row: Row) -> None:
     row.setdefault("memory", None)
 
 
-_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6}  # version N → N + 1
+def _to_7(row: Row) -> None:
+    row.setdefault("scenario", None)
+
+
+_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7}  # version N → N + 1
 
 
 def format_of(row: Row, source: str) -> int | None:
@@ -267,7 +284,7 @@ class RunContext:
     tool: str
     tool_version: str
     server_version: str | None
-    env: dict[str, Any] = field(default_factory=dict)
+    env: Env = field(default_factory=dict)
     measure: Measure = Measure.TIMING
     revision: str | None = None  # history identity when no commit names the server
 
@@ -280,11 +297,11 @@ class TrialOutcome:
     error: str | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
     server: ServerSide = field(default_factory=lambda: ServerSide())
-    checks: dict[str, Any] = field(default_factory=dict)
+    checks: Checks = field(default_factory=lambda: Checks())
     pinning: dict[str, str | None] = field(default_factory=dict)
     histogram_file: str | None = None
-    instructions: dict[str, Any] | None = None
-    profile: dict[str, Any] | None = None
+    instructions: InstructionsRecord | None = None
+    profile: ProfileRecord | None = None
     memory: MemoryRecord | None = None
     memory_only: bool = False  # --measure memory: seeded and read, nothing measured
 
@@ -294,49 +311,102 @@ class TrialOutcome:
         return self.error is None and measured
 
 
-def _metrics(m: Measurement | None) -> Row:
-    values = {"rps": None if m is None else round(m.rps, 2),
-              **{f: None if m is None else round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
-    return cast(Row, values)
+class Series(TypedDict):
+    """What a row says ran: its series fields (KEY_FIELDS), its run and its trial id. Each
+    kind of work says it its own way (``trial_series``, ``DefinitionTest.series``,
+    ``ScenarioTest.series``); ``build_row`` writes every row from one."""
+
+    command: str
+    data_size: int | None
+    pipeline: int | None
+    clients: int | None
+    requests: int | None
+    duration: int | None
+    keyspacelen: int | None
+    cluster_mode: bool
+    tls: bool
+    io_threads: int | None
+    warmup: int
+    benchmark_threads: int | None
+    config_set: dict[str, str] | None
+    run: int
+    trial_id: str
 
 
-def _client(m: Measurement | None) -> dict[str, Any]:
+class Details(TypedDict, total=False):
+    """What one kind of work adds to its rows: the load tool's view (the matrix's), a
+    definition's or a module scenario's object."""
+
+    client: ClientRecord
+    definition: DefinitionRecord
+    scenario: ScenarioRecord
+
+
+def _metrics(m: Measurement | None) -> dict[str, float | None]:
+    """rps and latencies, rounded; NaN (a percentile the tool did not give) → null."""
+    if m is None:
+        return {"rps": None, **dict.fromkeys(LATENCY_FIELDS)}
+    values = {"rps": round(m.rps, 2),
+              **{f: round(getattr(m, f), 3) for f in LATENCY_FIELDS}}
+    return {k: None if v != v else v for k, v in values.items()}
+
+
+def client_record(m: Measurement | None) -> ClientRecord:
     """The load tool's own view: CPU per request, errors, both latency kinds (kvload)."""
     if m is None:
         return {}
     keep = ("mode", "target_rps", "errors", "late", "unsent", "latency_ms",
             "client_cpu_us_per_request")
-    return {k: m.extra[k] for k in keep if k in m.extra}
+    return cast(ClientRecord, {k: m.extra[k] for k in keep if k in m.extra})
 
 
-def build_row(trial: Trial, ctx: RunContext, outcome: TrialOutcome,
-              timestamp: datetime) -> Row:
-    """One row of metrics.json (pure)."""
+def trial_series(trial: Trial) -> Series:
+    """A config-matrix trial's series fields."""
     load, server = trial.load, trial.server
-    return {
+    return Series(command=load.command.name, data_size=load.data_size,
+                  pipeline=load.pipeline, clients=load.clients, requests=load.requests,
+                  duration=load.duration, keyspacelen=load.keyspacelen,
+                  cluster_mode=server.cluster_mode, tls=server.tls,
+                  io_threads=server.io_threads, warmup=load.warmup,
+                  benchmark_threads=load.threads,
+                  config_set=dict(server.config_set) or None, run=trial.run,
+                  trial_id=trial.id)
+
+
+def build_row(series: Series, ctx: RunContext, outcome: TrialOutcome, timestamp: datetime,
+              details: Details | None = None) -> Row:
+    """One row of metrics.json (pure), whatever kind of work ran: the series it belongs to,
+    the run's context, the outcome, and the kind's ``details``."""
+    details = details or Details()
+    measured = outcome.measurement
+    row = {
         "kvperf_format": FORMAT_VERSION,
         "timestamp": timestamp.isoformat(timespec="seconds"),
         "label": ctx.label, "commit": ctx.commit, "revision": ctx.revision,
-        "command": load.command.name, "data_size": load.data_size, "pipeline": load.pipeline,
-        "clients": load.clients, "requests": load.requests, "duration": load.duration,
-        "keyspacelen": load.keyspacelen,
-        **_metrics(outcome.measurement),
-        "cluster_mode": server.cluster_mode, "tls": server.tls,
-        "io_threads": server.io_threads, "warmup": load.warmup,
-        "benchmark_threads": load.threads, "config_set": dict(server.config_set) or None,
-        "run": trial.run, "trial_id": trial.id,
+        "command": series["command"], "data_size": series["data_size"],
+        "pipeline": series["pipeline"], "clients": series["clients"],
+        "requests": series["requests"], "duration": series["duration"],
+        "keyspacelen": series["keyspacelen"],
+        **_metrics(measured),
+        "cluster_mode": series["cluster_mode"], "tls": series["tls"],
+        "io_threads": series["io_threads"], "warmup": series["warmup"],
+        "benchmark_threads": series["benchmark_threads"],
+        "config_set": series["config_set"],
+        "run": series["run"], "trial_id": series["trial_id"],
         "tool": ctx.tool, "tool_version": ctx.tool_version,
         "server_version": ctx.server_version,
         "status": "ok" if outcome.ok else "failed", "error": outcome.error,
         "stage_seconds": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
-        "client_saturated": (outcome.measurement.extra.get("client_saturated")
-                             if outcome.measurement else None),
-        "server": outcome.server, "client": _client(outcome.measurement),
+        "client_saturated": (measured.extra.get("client_saturated")
+                             if measured and "client" in details else None),
+        "server": outcome.server, "client": details.get("client", ClientRecord()),
         "checks": outcome.checks, "histogram_file": outcome.histogram_file,
         "measure": ctx.measure, "instructions": outcome.instructions,
-        "definition": None, "profile": outcome.profile, "memory": outcome.memory,
+        "definition": details.get("definition"), "scenario": details.get("scenario"),
+        "profile": outcome.profile, "memory": outcome.memory,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
+    return cast(Row, row)
 
 
 @dataclass(frozen=True)
@@ -353,38 +423,15 @@ class DefinitionTest:
     cluster: bool = False
     run: int = 1
 
-
-def definition_row(test: DefinitionTest, ctx: RunContext, outcome: TrialOutcome,
-                   definition: dict[str, Any], timestamp: datetime) -> Row:
-    """One metrics.json row of a definition's test (pure): the fields of ``build_row``,
-    the definition's name as ``command`` and its topology in ``config_set``; fields a
-    definition does not set as such (data size, pipeline …) are null."""
-    metrics = _metrics(outcome.measurement)
-    for name in ("rps", *LATENCY_FIELDS):  # NaN (a percentile the tool did not give) → null
-        value = field_of(metrics, name)
-        if value is not None and value != value:
-            cast(dict[str, Any], metrics)[name] = None
-    return {
-        "kvperf_format": FORMAT_VERSION,
-        "timestamp": timestamp.isoformat(timespec="seconds"),
-        "label": ctx.label, "commit": ctx.commit, "revision": ctx.revision,
-        "command": test.name, "data_size": None, "pipeline": None, "clients": None,
-        "requests": test.requests, "duration": test.duration,
-        "keyspacelen": test.keyspacelen, **metrics,
-        "cluster_mode": test.cluster, "tls": False, "io_threads": test.io_threads,
-        "warmup": 0,
-        "benchmark_threads": None, "config_set": {"topology": test.topology},
-        "run": test.run, "trial_id": test.trial_id,
-        "tool": ctx.tool, "tool_version": ctx.tool_version,
-        "server_version": ctx.server_version,
-        "status": "ok" if outcome.ok else "failed", "error": outcome.error,
-        "stage_seconds": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
-        "client_saturated": None, "server": outcome.server, "client": {},
-        "checks": outcome.checks, "histogram_file": outcome.histogram_file,
-        "measure": ctx.measure, "instructions": None, "definition": definition,
-        "profile": outcome.profile, "memory": outcome.memory,
-        "env": {**ctx.env, "pinning": outcome.pinning},
-    }
+    def series(self) -> Series:
+        """The definition's name as ``command``, its topology in ``config_set``; fields a
+        definition does not set as such (data size, pipeline …) are null."""
+        return Series(command=self.name, data_size=None, pipeline=None, clients=None,
+                      requests=self.requests, duration=self.duration,
+                      keyspacelen=self.keyspacelen, cluster_mode=self.cluster, tls=False,
+                      io_threads=self.io_threads, warmup=0, benchmark_threads=None,
+                      config_set={"topology": self.topology}, run=self.run,
+                      trial_id=self.trial_id)
 
 
 @dataclass(frozen=True)
@@ -403,17 +450,13 @@ class ScenarioTest:
     tls: bool
     config_set: dict[str, str]
 
-
-def scenario_row(test: ScenarioTest, ctx: RunContext, outcome: TrialOutcome,
-                 scenario: dict[str, Any], timestamp: datetime) -> Row:
-    """One metrics.json row of a module scenario (pure): the fields of ``build_row`` with the
-    scenario id as ``command`` and group, scenario and config set in ``config_set``."""
-    row = definition_row(
-        DefinitionTest(test.scenario, "", test.trial_id, None, test.duration, test.requests,
-                       test.keyspacelen, False), ctx, outcome, {}, timestamp)
-    row["definition"] = None
-    row.update({"clients": test.clients, "pipeline": test.pipeline, "warmup": test.warmup,
-                "tls": test.tls, "scenario": scenario,
-                "config_set": {"group": test.group, "scenario": test.scenario,
-                               **test.config_set}})
-    return row
+    def series(self) -> Series:
+        """The scenario id as ``command``; group, scenario and config set in
+        ``config_set``."""
+        return Series(command=self.scenario, data_size=None, pipeline=self.pipeline,
+                      clients=self.clients, requests=self.requests, duration=self.duration,
+                      keyspacelen=self.keyspacelen, cluster_mode=False, tls=self.tls,
+                      io_threads=None, warmup=self.warmup, benchmark_threads=None,
+                      config_set={"group": self.group, "scenario": self.scenario,
+                                  **self.config_set},
+                      run=1, trial_id=self.trial_id)

@@ -16,6 +16,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from kvperf.results.records import ProfileEntry
+
 _HEADER = re.compile(r"^(?P<comm>\S.*?)\s+(?P<tid>\d+)\s+(?P<time>\d+\.\d+):\s+(?P<rest>.*)$")
 _FRAME = re.compile(r"^\s+(?P<addr>[0-9a-f]+)\s+(?P<sym>.*?)\s*$")
 OFF_CPU = "[off-cpu]"
@@ -40,13 +42,13 @@ class WallTime:
                  if round(us) > 0]
         return "\n".join(lines) + ("\n" if lines else "")
 
-    def top(self, count: int = 15) -> list[dict[str, object]]:
+    def top(self, count: int = 15) -> list[ProfileEntry]:
         """Off-CPU time by the user-space function a thread blocked in, largest first, as a
         share of all wall time (``self_pct``, like perf report's entries)."""
         total = self.on_cpu_us + self.off_cpu_us
         if not total:
             return []
-        return [{"name": f"{name} (off-CPU)", "self_pct": round(100 * us / total, 2)}
+        return [ProfileEntry(name=f"{name} (off-CPU)", self_pct=round(100 * us / total, 2))
                 for name, us in sorted(self.off_cpu_by_frame.items(),
                                        key=lambda item: -item[1])[:count]]
 

@@ -6,7 +6,8 @@ import os
 import platform
 import socket
 from pathlib import Path
-from typing import Any
+
+from kvperf.core.jsontypes import JsonValue
 
 
 def available_cpus() -> set[int]:
@@ -54,7 +55,7 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def host_facts() -> dict[str, Any]:
+def host_facts() -> dict[str, JsonValue]:
     """The host part of a result row's ``env``."""
     uname = os.uname()
     return {"host": socket.gethostname(), "kernel": f"{uname.sysname} {uname.release}",

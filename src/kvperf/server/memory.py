@@ -13,6 +13,7 @@ import random
 from collections.abc import Sequence
 from typing import TypedDict
 
+from kvperf.core.errors import ServerError
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 
 MEMORY_FIELDS = ("used_memory", "used_memory_dataset", "used_memory_rss")
@@ -76,6 +77,18 @@ def read_memory(endpoints: Sequence[Endpoint]) -> MemoryInfo | None:
     except (ConnectionLost, RespError, ValueError):
         return None
     return merge(readings) if readings else None
+
+
+def key_count(endpoints: Sequence[Endpoint]) -> int:
+    """DBSIZE summed over the nodes (ServerError naming a node whose reply is no count)."""
+    total = 0
+    for endpoint in endpoints:
+        with RespClient(endpoint) as client:
+            reply = client.call("DBSIZE")
+        if not isinstance(reply, int):
+            raise ServerError(f"DBSIZE answered {reply!r} at {endpoint}")
+        total += reply
+    return total
 
 
 def sample_usage(endpoints: Sequence[Endpoint], keys: int = SAMPLE_KEYS,

@@ -188,7 +188,7 @@ def _sd(n: int, mean: float, sumsq: float) -> float:
 
 
 def fetch_rows(conn: Connection, query: Select[Any] | TextClause,
-               params: dict[str, Any] | None = None) -> Sequence[Sequence[Any]]:
+               params: dict[str, object] | None = None) -> Sequence[Sequence[Any]]:
     """The query's rows; on PostgreSQL through a binary-format psycopg cursor, which reads
     2 million summary rows (or histories as arrays) in about half the time of the text
     format SQLAlchemy's execute uses."""

@@ -17,6 +17,7 @@ from typing import Any
 from kvperf.core.identity import stable_id
 from kvperf.results.histogram import HistogramFile
 from kvperf.results.metrics import TOP_METRICS
+from kvperf.results.records import Env
 from kvperf.results.row import Row, field_of, series_key
 
 NESTED_METRICS = ("server", "client", "memory")  # numeric leaves: "server.x", ...
@@ -105,7 +106,7 @@ class RunInfo:
     server_version: str | None
     host: str | None
     started_at: datetime | None
-    env: dict[str, Any] | None
+    env: Env | None
 
 
 def run_info(row: Row, source: str, label: str | None,
@@ -114,7 +115,8 @@ def run_info(row: Row, source: str, label: str | None,
     host); live runs add their start time and pid as ``salt`` so every run is its own."""
     env = row.get("env") if isinstance(row.get("env"), dict) else None
     label = row.get("label") or label
-    host = env.get("host") if env else None
+    found = env.get("host") if env else None
+    host = found if isinstance(found, str) else None
     identity = {"source": source, "label": label, "commit": row.get("commit"),
                 "tool": row.get("tool"), "tool_version": row.get("tool_version"),
                 "server_version": row.get("server_version"), "host": host, "salt": salt}
@@ -134,7 +136,7 @@ def _status(row: Row) -> str:
     return PROFILED if status == "ok" and row.get("profile") else status
 
 
-def trial_values(row: Row, label: str | None) -> dict[str, Any]:
+def trial_values(row: Row, label: str | None) -> dict[str, object]:
     """The trials-table columns of a row (without id and run_id)."""
     commit = row.get("commit") or None
     columns = {name: _typed(row, name)

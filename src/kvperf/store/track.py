@@ -33,6 +33,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from kvperf.core.errors import ConfigError, StoreError, UsageError
+from kvperf.core.jsontypes import JsonObject
 from kvperf.store.schema import commits, track_jobs
 
 QUEUED, IN_PROGRESS, COMPLETE, FAILED = "queued", "in_progress", "complete", "failed"
@@ -80,7 +81,7 @@ class Job:
     last_error: str | None
     config_content: str | None = None
 
-    def as_json(self, with_content: bool = True) -> dict[str, Any]:
+    def as_json(self, with_content: bool = True) -> JsonObject:
         """JSON-ready dict; ``attempt`` (= attempts) is the token for mark/renew."""
         data = asdict(self)
         data["attempt"] = self.attempts

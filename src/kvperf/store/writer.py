@@ -19,7 +19,6 @@ import os
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import URL, Connection, Engine, Insert, Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -68,7 +67,7 @@ def _summary_upsert(conn: Connection) -> Insert:
     return upsert
 
 
-def add_to_summary(conn: Connection, values: dict[str, Any], metric: dict[str, float]) -> None:
+def add_to_summary(conn: Connection, values: dict[str, object], metric: dict[str, float]) -> None:
     """Count one newly stored trial's metrics in metric_summary (ok trials only)."""
     if values["status"] != "ok" or not metric:
         return

@@ -17,9 +17,10 @@ from kvperf.pipeline.definitions import pinning
 from kvperf.results.row import (
     FORMAT_VERSION,
     DefinitionTest,
+    Details,
     RunContext,
     TrialOutcome,
-    definition_row,
+    build_row,
     series_key,
 )
 from kvperf.store.records import metric_values
@@ -75,12 +76,12 @@ def test_definition_row_is_a_versioned_row_with_its_own_series() -> None:
         "Ops/sec": 10.0, "Latency": 1.0, "Percentile Latencies": {"p50.00": 1.0}})))
     context = RunContext("label", None, "kvload memtier", "0.1.0", "valkey-8.0.1")
     metrics = {'$."ALL STATS".Totals."Ops/sec"': 10.0, '$."MessageRate"': None}
-    rows = [definition_row(DefinitionTest("def-a", topology, "t1", duration=2), context,
-                           outcome, {"name": "def-a", "metrics": metrics},
-                           datetime(2026, 1, 1, tzinfo=UTC))
+    rows = [build_row(DefinitionTest("def-a", topology, "t1", duration=2).series(), context,
+                      outcome, datetime(2026, 1, 1, tzinfo=UTC),
+                      Details(definition={"name": "def-a", "metrics": metrics}))
             for topology in ("oss-standalone", "oss-standalone-02-io-threads")]
     row = rows[0]
-    assert row["kvperf_format"] == FORMAT_VERSION == 6
+    assert row["kvperf_format"] == FORMAT_VERSION == 7
     assert (row["command"], row["config_set"], row["status"]) == (
         "def-a", {"topology": "oss-standalone"}, "ok")
     assert row["p95_latency_ms"] is None and row["p50_latency_ms"] == 1.0

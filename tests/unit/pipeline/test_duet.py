@@ -18,19 +18,10 @@ import pytest
 from kvperf.config.loader import parse_config
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.duet import check_duet, run_duet_round
+from kvperf.pipeline.model import Work
 from kvperf.pipeline.runner import Runner
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
-
-
-@dataclass
-class _Options:
-    blocked: str | None = None
-
-
-@dataclass
-class _Prepared:
-    options: _Options
 
 
 @dataclass
@@ -43,11 +34,7 @@ class StandInRunner:
     delay: float = 0.0
     met: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def prepared(self) -> _Prepared:
-        return _Prepared(_Options(self.blocked))
-
-    def run_trial(self, trial: Trial, sync: Callable[[str], None] | None = None
+    def run_trial(self, work: Work, sync: Callable[[str], None] | None = None
                   ) -> dict[str, Any]:
         if self.blocked:
             return {"status": "failed", "error": self.blocked}
@@ -72,7 +59,8 @@ def _round(*runners: StandInRunner) -> dict[str, dict[str, Any]]:
     trial = _trials({"duration": 1})[0]
     sides = {r.name: cast(Runner, r) for r in runners}
     started: list[str] = []
-    rows = run_duet_round(sides, trial, [r.name for r in runners], started.append)
+    rows = run_duet_round(sides, {r.name: cast(Work, trial) for r in runners},
+                          [r.name for r in runners], started.append)
     assert started == [r.name for r in runners]
     return rows
 

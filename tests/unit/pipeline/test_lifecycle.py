@@ -22,10 +22,10 @@ from kvperf.config.commands import Seed
 from kvperf.config.loader import parse_config
 from kvperf.core.errors import DriverError, Interrupted, ServerError
 from kvperf.driver.base import Capabilities, Measurement, Target
-from kvperf.pipeline.model import Prepared, RunOptions
+from kvperf.pipeline.model import Prepared, RunOptions, Work
 from kvperf.pipeline.runner import Runner
 from kvperf.plan.matrix import expand
-from kvperf.plan.trial import Load, ServerSetup, Trial
+from kvperf.plan.trial import Load, ServerSetup
 from kvperf.results.row import RunContext
 from kvperf.server.binary import ServerBinary
 from kvperf.server.resp import Endpoint
@@ -138,13 +138,13 @@ class FakeDriver:
 class RecordingObserver:
     events: Events
 
-    def trial_started(self, trial: Trial, position: int, total: int) -> None:
+    def started(self, work: Work, position: int, total: int) -> None:
         self.events.append(f"trial {position}/{total}")
 
-    def stage(self, trial: Trial, name: str) -> None:
+    def stage(self, work: Work, name: str) -> None:
         self.events.append(f"stage {name}")
 
-    def trial_finished(self, trial: Trial, row: dict[str, Any]) -> None:
+    def finished(self, work: Work, row: dict[str, Any]) -> None:
         self.events.append(f"finished {row['status']}")
 
 

@@ -61,3 +61,15 @@ def test_mark_failed_only_turns_ok_rows() -> None:
     assert (row["status"], row["error"]) == ("failed", "partner failed")
     mark_failed(row, "again")
     assert row["error"] == "partner failed"
+
+
+def test_format_6_rows_gain_a_null_scenario_and_scenario_rows_keep_theirs() -> None:
+    """6 → 7: ``scenario`` on every row; a module scenario's format-6 row (which carried it
+    without a version bump) keeps its object."""
+    matrix = {**_v1_row(100_000.0, 1), "kvperf_format": 6}
+    scenario = {**_v1_row(100_000.0, 1), "kvperf_format": 6,
+                "scenario": {"group": "1", "id": "ingest"}}
+    assert upgrade(matrix, "m.json")["scenario"] is None  # type: ignore[arg-type]
+    kept = upgrade(scenario, "s.json")  # type: ignore[arg-type]
+    assert kept["scenario"] == {"group": "1", "id": "ingest"}
+    assert kept["kvperf_format"] == FORMAT_VERSION == 7

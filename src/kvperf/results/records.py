@@ -1,0 +1,172 @@
+"""The typed sub-records of a metrics.json row (results/row.py's ``Row`` holds them).
+
+Each is a ``TypedDict`` with ``total=False`` where older rows or other kinds of work leave
+keys out; the row's JSON is unchanged by the typing. Only ``env`` stays open
+(core/jsontypes.JsonValue values).
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from kvperf.core.jsontypes import JsonValue
+
+
+class CommandCalls(TypedDict, total=False):
+    """One command's counters in ``server.commands`` (INFO commandstats, the calls the tool's
+    count implies when it counted)."""
+
+    calls: int
+    usec_per_call: float | None
+    expected: int | None
+
+
+class ClientRecord(TypedDict, total=False):
+    """The row's ``client`` object: the load tool's own view (kvload)."""
+
+    mode: str
+    target_rps: float | None
+    errors: int
+    late: int
+    unsent: int
+    latency_ms: dict[str, JsonValue]
+    client_cpu_us_per_request: float | None
+
+
+class Checks(TypedDict, total=False):
+    """The row's ``checks`` object: what proved the trial measured something real."""
+
+    server_config: dict[str, str]  # CONFIG GET of what the trial set
+    measure_started_at: float
+    seed_commands: int
+    pop_supply: int
+    popped: int
+    left: int
+    hit_ratio: float
+    executed_ratio: float
+    pinning: str  # a definition's test left unpinned, and why
+    replicas_in_sync: int
+    keyspacelen: int  # DBSIZE after a definition's preload and init
+    clients: int  # a definition's clients run at once
+    dbsize: int  # DBSIZE after a module scenario
+
+
+class InstructionsRecord(TypedDict, total=False):
+    """The row's ``instructions`` object (results/instructions.py; format 2)."""
+
+    tool: str  # callgrind or perf
+    total: int
+    requests: int | None
+    timer_events: int
+    total_per_request: float | None
+    total_with_timers_per_request: float | None
+    function: str | None
+    function_calls: int | None
+    command_per_call: float | None
+    function_inclusive_per_call: dict[str, float | None]
+    top_functions: dict[str, float | None]
+    callgrind_files: list[str]
+    flamegraph: str  # format 5: callgrind's call graph as an SVG
+
+
+class ProfileEntry(TypedDict, total=False):
+    """One symbol or DSO of ``perf report`` (or an off-CPU frame)."""
+
+    name: str
+    self_pct: float
+    space: str  # user or kernel
+
+
+class WallTime(TypedDict):
+    on_cpu_ms: float
+    off_cpu_ms: float
+    top_off_cpu: list[ProfileEntry]
+
+
+class ProfileNode(TypedDict, total=False):
+    """One server node's part of the profile: files (relative to metrics.json), tops."""
+
+    node: int
+    files: dict[str, str]
+    top_symbols: list[ProfileEntry]
+    top_dsos: list[ProfileEntry]
+    wall_time: WallTime
+    note: str
+
+
+class ProfileWindow(TypedDict):
+    delay: float
+    duration: float | None
+
+
+class ProfileRecord(TypedDict, total=False):
+    """The row's ``profile`` object (format 5; pipeline/profiling.py)."""
+
+    profiler: str
+    event: str
+    mode: str
+    frequency: int
+    call_graph: str | None
+    window: ProfileWindow
+    kernel_stacks: bool
+    note: str | None
+    nodes: list[ProfileNode]
+
+
+class MixShare(TypedDict):
+    """A definition's command: its share asked for, its calls and its share executed."""
+
+    expected: float
+    calls: int
+    executed: float | None
+
+
+class KpiRecord(TypedDict):
+    kpi: str
+    mode: str
+    path: str
+    bound: float
+    value: float | None
+    passed: bool
+    reason: str  # why it failed without a comparison ("" otherwise)
+
+
+class DefinitionRecord(TypedDict, total=False):
+    """The row's ``definition`` object (format 4): a benchmark definition's test."""
+
+    name: str
+    file: str
+    topology: str
+    override_test_time: int | None
+    metrics: dict[str, float | None]
+    command_mix: dict[str, MixShare]
+    kpis: list[KpiRecord]
+    tools: list[str]
+    notes: list[str]
+
+
+class ScenarioRecord(TypedDict, total=False):
+    """The row's ``scenario`` object (format 7): a module scenario's details."""
+
+    group: str
+    id: str
+    type: str
+    command: str
+    setup_commands: list[str]
+    flush_before: bool
+    sequential: bool
+    cluster_execution: str
+    maxdocs: int | None
+    dataset: str | None
+    dataset_file: str | None
+    dataset_rows: int | None
+    module: str | None
+    module_paths: list[str]
+    config: str
+    notes: list[str]
+    ingestion: bool
+
+
+# The row's ``env``: host facts, the tool, the server binary, provenance (ref, commit, build
+# log), ``pinning`` ({"server": cpus, "client": cpus}) — open: its keys grow with the facts.
+Env = dict[str, JsonValue]
