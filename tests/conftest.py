@@ -24,6 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
     servers from those of another run on the same machine. Removed after a passing session."""
     if "KVPERF_TEST_TMP" not in os.environ:  # set once, inherited by pytest's subprocesses
         root = tempfile.mkdtemp(prefix="kvt-")
+        os.chmod(root, 0o755)  # initdb runs as nobody (tests/pg.py) inside it
         os.environ["KVPERF_TEST_TMP"] = os.environ["TMPDIR"] = root
     tempfile.tempdir = os.environ["TMPDIR"] = os.environ["KVPERF_TEST_TMP"]
 
