@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvperf.pipeline.ab import side_order
+from kvperf.pipeline.sides.ab import side_order
 
 
 def test_order_is_reproducible_and_uses_both_orders() -> None:

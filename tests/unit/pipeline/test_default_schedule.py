@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvperf.core.kinds import Measure, Schedule
-from kvperf.pipeline.sides import default_schedule
+from kvperf.pipeline.sides.sides import default_schedule
 from tests.helpers import write_config
 
 

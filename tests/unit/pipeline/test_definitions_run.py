@@ -13,7 +13,7 @@ from kvperf.definitions.memtier import command_mix, parse
 from kvperf.driver.benchmark_run import BenchmarkToolRun, version_key
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.memtier import measurement
-from kvperf.pipeline.definitions import pinning
+from kvperf.pipeline.definitions.definitions import pinning
 from kvperf.results.row import (
     FORMAT_VERSION,
     DefinitionTest,

@@ -17,9 +17,9 @@ import pytest
 
 from kvperf.config.loader import parse_config
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.duet import check_duet, run_duet_round
-from kvperf.pipeline.model import Work
-from kvperf.pipeline.runner import Runner
+from kvperf.pipeline.run.duet import check_duet, run_duet_round
+from kvperf.pipeline.run.model import Work
+from kvperf.pipeline.run.runner import Runner
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvperf.config.commands import resolve_command
-from kvperf.pipeline.executed import executed_ratio, per_command, shortfall, totals
+from kvperf.pipeline.run.executed import executed_ratio, per_command, shortfall, totals
 
 STATS = {"get": {"calls": 10_000, "usec": 5_000}, "set": {"calls": 1_000, "usec": 1_000},
          "client|setname": {"calls": 50, "usec": 50}, "ping": {"calls": 3, "usec": 1}}

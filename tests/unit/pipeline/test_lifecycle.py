@@ -22,8 +22,8 @@ from kvperf.config.commands import Seed
 from kvperf.config.loader import parse_config
 from kvperf.core.errors import DriverError, Interrupted, ServerError
 from kvperf.driver.base import Capabilities, Measurement, Target
-from kvperf.pipeline.model import Prepared, RunOptions, Work
-from kvperf.pipeline.runner import Runner
+from kvperf.pipeline.run.model import Prepared, RunOptions, Work
+from kvperf.pipeline.run.runner import Runner
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Load, ServerSetup
 from kvperf.results.row import RunContext

@@ -12,7 +12,7 @@ from kvperf.core.errors import UsageError
 from kvperf.driver.base import Capabilities
 from kvperf.driver.benchmark_tool import BenchmarkTool
 from kvperf.driver.kvload import Kvload
-from kvperf.pipeline.instructions import check_measure
+from kvperf.pipeline.run.instructions import check_measure
 
 KVLOAD = Kvload(Path("kvload"), "0.1.0")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvperf.config.loader import parse_config
-from kvperf.pipeline import quick
+from kvperf.pipeline.run import quick
 
 SPECS = parse_config([{"duration": 10, "warmup": 3, "commands": ["SET"]},
                       {"requests": [5000, 400000], "commands": ["GET"]}], {0, 1})

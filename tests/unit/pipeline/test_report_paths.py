@@ -1,4 +1,4 @@
-"""`kvperf report`'s inputs (pipeline/report.py): which paths name which sides, what is
+"""`kvperf report`'s inputs (pipeline/read/report.py): which paths name which sides, what is
 refused (exit 2, naming the path), and when two sides are paired."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.report import ReportRequest, metrics_files, write_report
+from kvperf.pipeline.read.report import ReportRequest, metrics_files, write_report
 from tests.unit.report.report_rows import row
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kvperf.core.errors import DriverError, Interrupted, UsageError
 from kvperf.core.kinds import Measure, Schedule
-from kvperf.pipeline.model import TrialExecutor, Work
+from kvperf.pipeline.run.model import TrialExecutor, Work
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row, is_ok, mark_failed
 

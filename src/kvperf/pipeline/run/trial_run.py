@@ -19,12 +19,12 @@ from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_commands, seed_keyspace
-from kvperf.pipeline import executed
-from kvperf.pipeline.executed import Executed
-from kvperf.pipeline.instructions import counting, instruction_result, server_wrapping
-from kvperf.pipeline.model import Bench, Prepared, Probe
-from kvperf.pipeline.prepare import client_endpoint, client_mode
-from kvperf.pipeline.profiling import profile_result, profiling
+from kvperf.pipeline.run import executed
+from kvperf.pipeline.run.executed import Executed
+from kvperf.pipeline.run.instructions import counting, instruction_result, server_wrapping
+from kvperf.pipeline.run.model import Bench, Prepared, Probe
+from kvperf.pipeline.run.prepare import client_endpoint, client_mode
+from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.plan.trial import Trial
 from kvperf.results.memory import memory_record
 from kvperf.results.records import CommandCalls

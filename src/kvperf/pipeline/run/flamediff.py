@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kvperf.core.errors import CommandError, ServerError
 from kvperf.core.proc import run
-from kvperf.pipeline.profiling import kvflame_path
+from kvperf.pipeline.run.profiling import kvflame_path
 from kvperf.results import folded
 from kvperf.results.row import Row
 

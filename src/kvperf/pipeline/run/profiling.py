@@ -26,7 +26,7 @@ from kvperf.core.errors import CommandError, ServerError, UsageError
 from kvperf.core.kinds import Measure, Mode, ProfileMode
 from kvperf.core.proc import run
 from kvperf.driver.registry import find_tool
-from kvperf.pipeline.model import RunOptions
+from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
 from kvperf.results.profile import node_profile

@@ -1,6 +1,6 @@
 """The interleaved-sides workflow behind `compare`, `noise` and `run --commits`: a typed
 request → every side prepared (all input checks first, exit 2 before any server) → the sides
-run interleaved (pipeline/ab.py), each row persisted as it finishes.
+run interleaved (pipeline/sides/ab.py), each row persisted as it finishes.
 
 The CLI maps argv to a SidesRequest, passes its progress reporter and the open store, and
 renders the result; nothing here reads argparse or prints."""
@@ -16,10 +16,10 @@ from pathlib import Path
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
-from kvperf.pipeline.ab import SidesResult, interleave_sides
-from kvperf.pipeline.duet import check_duet
-from kvperf.pipeline.model import Launcher, Observer, Prepared, RunOptions
-from kvperf.pipeline.prepare import load_specs, prepare
+from kvperf.pipeline.run.duet import check_duet
+from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunOptions
+from kvperf.pipeline.run.prepare import load_specs, prepare
+from kvperf.pipeline.sides.ab import SidesResult, interleave_sides
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build
 from kvperf.store.writer import TrialWriter

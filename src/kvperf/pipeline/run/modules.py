@@ -31,11 +31,11 @@ from kvperf.driver.base import Target
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
-from kvperf.pipeline import quick
-from kvperf.pipeline.definition_work import file_slug, pinning
-from kvperf.pipeline.model import Bench
-from kvperf.pipeline.prepare import check_module_paths, validate_label
-from kvperf.pipeline.profiling import check_settings, profile_result, profiling
+from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.definition_work import file_slug, pinning
+from kvperf.pipeline.run.model import Bench
+from kvperf.pipeline.run.prepare import check_module_paths, validate_label
+from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import ScenarioRecord
 from kvperf.results.row import Details, Row, RunContext, ScenarioTest, TrialOutcome, build_row
@@ -60,7 +60,7 @@ class ModuleOptions:
     module: str | None = None  # --module NAME: recorded with every row
     module_paths: tuple[Path, ...] = ()  # --module-path SO: loaded into every node
     dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
-    quick: bool = False  # --quick (pipeline/quick.py), as KVPERF_QUICK=1
+    quick: bool = False  # --quick (pipeline/run/quick.py), as KVPERF_QUICK=1
 
 
 @dataclass

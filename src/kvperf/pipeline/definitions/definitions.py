@@ -1,5 +1,5 @@
 """Benchmark definitions' plans prepared for the runner (each test a unit of work,
-pipeline/definition_work.py): one fresh server per test, rows like any run's.
+pipeline/run/definition_work.py): one fresh server per test, rows like any run's.
 
 Per plan (definitions/plan.py): start the server with the plan's configuration (io-threads
 as the topology says, pinned as kvperf trials are: server CPU 0, clients CPU 1 when both
@@ -32,15 +32,15 @@ from kvperf.definitions.client import MEMTIER
 from kvperf.definitions.plan import Plan
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.memtier import MemtierDriver
-from kvperf.pipeline.definition_work import (
+from kvperf.pipeline.run.definition_work import (
     DefinitionRun,
     DefinitionWork,
     definition_test,
     file_slug,
     pinning,
 )
-from kvperf.pipeline.prepare import validate_label
-from kvperf.pipeline.profiling import check_settings
+from kvperf.pipeline.run.prepare import validate_label
+from kvperf.pipeline.run.profiling import check_settings
 from kvperf.results.row import RunContext
 from kvperf.server.binary import resolve
 from kvperf.server.host import available_cpus, host_facts

@@ -19,7 +19,7 @@ from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.core.secret import Secret
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
-from kvperf.pipeline.gates import GatePlan
+from kvperf.pipeline.run.gates import GatePlan
 from kvperf.plan.trial import ServerSetup, Trial
 from kvperf.results.row import Row, RunContext, TrialOutcome, is_ok
 from kvperf.server import memory as server_memory
@@ -57,7 +57,7 @@ class RunOptions:
     revision_from_binary: bool = False
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
     suites: tuple[str, ...] = ()  # --suite: built-in configs (config/suites.py), not --config
-    quick: bool = False  # --quick: quick mode for this run (pipeline/quick.py)
+    quick: bool = False  # --quick: quick mode for this run (pipeline/run/quick.py)
     gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
     gate_baseline: Path | None = None  # --baseline PATH of relative gates
     keys: int = 100_000  # --measure memory: keys (or elements) seeded per trial
@@ -80,7 +80,7 @@ class Prepared:
     binary: ServerBinary | None
     context: RunContext
     out_dir: Path
-    gates: GatePlan | None = None  # the run's KPI gates (pipeline/gates.py), judged at the end
+    gates: GatePlan | None = None  # the run's KPI gates (pipeline/run/gates.py), judged at the end
 
     @property
     def blocked(self) -> str | None:

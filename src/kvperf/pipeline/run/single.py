@@ -14,15 +14,15 @@ from typing import Protocol
 from kvperf.analysis.gates import GateResult
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Mode
-from kvperf.pipeline.builds import BuildObserver, build_tree
-from kvperf.pipeline.gates import finish_gates
-from kvperf.pipeline.logs import log_to
-from kvperf.pipeline.model import Launcher, Observer, Prepared, RunSummary
-from kvperf.pipeline.modules import ModuleRun, prepare_modules
-from kvperf.pipeline.prepare import prepare
 from kvperf.pipeline.request.run import ModulesRequest, RunRequest
-from kvperf.pipeline.runner import Runner, serve
-from kvperf.pipeline.storage import Persisted, execute_persisting, live_store
+from kvperf.pipeline.run.builds import BuildObserver, build_tree
+from kvperf.pipeline.run.gates import finish_gates
+from kvperf.pipeline.run.logs import log_to
+from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunSummary
+from kvperf.pipeline.run.modules import ModuleRun, prepare_modules
+from kvperf.pipeline.run.prepare import prepare
+from kvperf.pipeline.run.runner import Runner, serve
+from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.world import World
 from kvperf.server.resp import Endpoint
 from kvperf.store.writer import TrialWriter
@@ -115,7 +115,7 @@ class ModulesRan:
 
 
 def run_modules(request: ModulesRequest, world: World, hooks: ScenarioHooks) -> ModulesRan:
-    """Module scenarios: datasets, server and kvload checked (pipeline/modules.py), then
+    """Module scenarios: datasets, server and kvload checked (pipeline/run/modules.py), then
     every selected scenario run, each row persisted as it finishes."""
     run = prepare_modules(request.options)
     hooks.notes(run.notes)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError
-from kvperf.pipeline.model import (
+from kvperf.pipeline.run.model import (
     Batch,
     Bench,
     HandleCpuProbe,
@@ -27,7 +27,7 @@ from kvperf.pipeline.model import (
     SilentObserver,
     Work,
 )
-from kvperf.pipeline.trial_run import Matrix
+from kvperf.pipeline.run.trial_run import Matrix
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.row import Row, TrialOutcome
 from kvperf.server.binary import ServerBinary

@@ -16,11 +16,15 @@ from pathlib import Path
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import BuildError, UsageError
 from kvperf.definitions.plan import Plan
-from kvperf.pipeline.ab import interleave
-from kvperf.pipeline.definitions import DefinitionOptions, DefinitionRun, prepare_definitions
-from kvperf.pipeline.model import Launcher, Observer
-from kvperf.pipeline.runner import Runner
-from kvperf.pipeline.sides import Side
+from kvperf.pipeline.definitions.definitions import (
+    DefinitionOptions,
+    DefinitionRun,
+    prepare_definitions,
+)
+from kvperf.pipeline.run.model import Launcher, Observer
+from kvperf.pipeline.run.runner import Runner
+from kvperf.pipeline.sides.ab import interleave
+from kvperf.pipeline.sides.sides import Side
 from kvperf.results.row import Row
 from kvperf.server.instance import ServerGroup
 from kvperf.store.writer import TrialWriter
@@ -69,7 +73,7 @@ def prepare_definition_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir
 def run_definition_sides(sides: DefinitionSides, observer: Observer,
                          store: TrialWriter | None, launcher: Launcher = ServerGroup
                          ) -> dict[str, list[Row]]:
-    """Every round: every test on every side in a seeded random order (pipeline/ab.py's
+    """Every round: every test on every side in a seeded random order (pipeline/sides/ab.py's
     interleaver); rows by side."""
     runners = {name: Runner(run, observer, store, launcher)
                for name, run in sorted(sides.runs.items())}

@@ -29,8 +29,8 @@ from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.memtier import MemtierDriver, measurement
-from kvperf.pipeline.model import Bench, ServerHandle
-from kvperf.pipeline.profiling import profile_result, profiling
+from kvperf.pipeline.run.model import Bench, ServerHandle
+from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
 from kvperf.results.row import DefinitionTest, Details, Row, RunContext, TrialOutcome, build_row

@@ -1,6 +1,6 @@
-"""compare, noise and run --commits as workflows: the sides built (pipeline/builds.py) or
+"""compare, noise and run --commits as workflows: the sides built (pipeline/run/builds.py) or
 given, every side prepared (exit 2 first), then run interleaved — here or on --server-host —
-with the live store and one logs.txt beside the sides (pipeline/sides.py runs them). The
+with the live store and one logs.txt beside the sides (pipeline/sides/sides.py runs them). The
 CLI passes its request and its hooks (progress, build lines) and renders the result."""
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ import contextlib
 from typing import Protocol
 
 from kvperf.core.errors import BuildError
-from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.builds import BuildObserver, build_refs
-from kvperf.pipeline.logs import log_to
-from kvperf.pipeline.model import Observer
 from kvperf.pipeline.request.common import RemoteRequest, StoreRequest
 from kvperf.pipeline.request.run import CommitsRequest
 from kvperf.pipeline.request.sides import CompareRequest, NoiseRequest
-from kvperf.pipeline.sides import (
+from kvperf.pipeline.run.builds import BuildObserver, build_refs
+from kvperf.pipeline.run.logs import log_to
+from kvperf.pipeline.run.model import Observer
+from kvperf.pipeline.run.storage import live_store
+from kvperf.pipeline.sides.ab import SidesResult
+from kvperf.pipeline.sides.sides import (
     PreparedSides,
     Side,
     SidesRequest,
@@ -26,7 +27,6 @@ from kvperf.pipeline.sides import (
     side_from_build,
     side_name,
 )
-from kvperf.pipeline.storage import live_store
 from kvperf.pipeline.world import World
 
 
@@ -62,7 +62,7 @@ def compare_sides(request: CompareRequest, world: World, hooks: BuildObserver) -
 
 
 def compare(request: CompareRequest, world: World, hooks: SidesHooks) -> Interleaved:
-    """`kvperf compare` (without --definitions: pipeline/definition_runs.py)."""
+    """`kvperf compare` (without --definitions: pipeline/definitions/definition_runs.py)."""
     return run_interleaved(request.sides, compare_sides(request, world, hooks), request.store,
                            request.remote, world, hooks)
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
-from kvperf.pipeline.duet import check_duet, run_duet_round
-from kvperf.pipeline.model import Launcher, Observer, Prepared
-from kvperf.pipeline.runner import Runner
+from kvperf.pipeline.run.duet import check_duet, run_duet_round
+from kvperf.pipeline.run.model import Launcher, Observer, Prepared
+from kvperf.pipeline.run.runner import Runner
 from kvperf.results.row import Row, is_ok
 from kvperf.store.writer import TrialWriter
 
@@ -70,7 +70,7 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
     (a round's works come before the next round's).
 
     ``alternate``: the sides' works run one after another, in a random order per work drawn
-    from ``seed``; ``duet``: they run at the same time (pipeline/duet.py), started in that
+    from ``seed``; ``duet``: they run at the same time (pipeline/run/duet.py), started in that
     order. ``labels``: each side's readable label, recorded in its rows (``side_label``).
     """
     works = {name: runner.batch.works() for name, runner in runners.items()}
