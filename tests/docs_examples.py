@@ -1,7 +1,7 @@
 """Every `kvperf …` command of the documentation and how the test runs it, or why it cannot
 run here. tests/integration/test_documented_examples.py checks that the keys of EXAMPLES are
 exactly the commands tests/doc_commands.py extracts from README.md and docs/*.md, then runs
-every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/quick.py: 1 s or ≤ 20,000
+every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 1 s or ≤ 20,000
 requests per trial, no warmup, ≤ 2 rounds).
 
 Adding an example to the docs means adding one line here: its exact text (comment stripped,

@@ -16,7 +16,7 @@ import pytest
 
 from kvperf.config.scenarios import load_module_config, select
 from kvperf.pipeline import Runner
-from kvperf.pipeline.modules import ModuleOptions, prepare_modules
+from kvperf.pipeline.run.modules import ModuleOptions, prepare_modules
 from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import RespClient
 from tests.fixtures.valkey_modules import built_module

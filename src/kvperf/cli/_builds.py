@@ -1,5 +1,5 @@
 """The build flags of `run`, `compare`, `noise`, `bisect` and `regressions --bisect`,
-declared once; pipeline/request/common.py checks them, pipeline/builds.py builds."""
+declared once; pipeline/request/common.py checks them, pipeline/run/builds.py builds."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._common import Cli
 from kvperf.cli._profile import print_profile
-from kvperf.pipeline.interleaved import Interleaved
 from kvperf.pipeline.request.run import CommitsRequest
+from kvperf.pipeline.sides.interleaved import Interleaved
 from kvperf.report.comparison import terminal_table
 from kvperf.report.table import results_table
 

@@ -15,10 +15,10 @@ from kvperf.analysis.bisect_log import BisectLog, Step
 from kvperf.cli._bisection import print_result, print_started, print_step
 from kvperf.core.proc import LineSink
 from kvperf.pipeline.bisect import BisectResult
-from kvperf.pipeline.definition_runs import Refused
-from kvperf.pipeline.definition_sides import DefinitionSides
-from kvperf.pipeline.model import Prepared
-from kvperf.pipeline.sides import PreparedSides
+from kvperf.pipeline.definitions.definition_runs import Refused
+from kvperf.pipeline.definitions.definition_sides import DefinitionSides
+from kvperf.pipeline.run.model import Prepared
+from kvperf.pipeline.sides.sides import PreparedSides
 from kvperf.pipeline.world import World
 from kvperf.report.definitions import DefinitionProgress
 from kvperf.report.progress import ProgressReporter

@@ -1,6 +1,6 @@
 """``--definitions PATH… [selection]`` as flags (run, compare, bisect), and what a
 definitions run shows: each plan or refusal with --dry-run, else the results and KPI tables
-(pipeline/definition_runs.py runs them). Exit codes: 0 when every test ran and every KPI
+(pipeline/definitions/definition_runs.py runs them). Exit codes: 0 when every test ran and every KPI
 passed, 1 when a test failed or a KPI did not hold, 2 when nothing could run."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile
 from kvperf.core.errors import Interrupted
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
-from kvperf.pipeline.definition_runs import DefinitionsRan
-from kvperf.pipeline.gates import GATES_FILE, write_kpi_gates
+from kvperf.pipeline.definitions.definition_runs import DefinitionsRan
 from kvperf.pipeline.request.common import DefinitionFlags
 from kvperf.pipeline.request.run import DefinitionsRequest
+from kvperf.pipeline.run.gates import GATES_FILE, write_kpi_gates
 from kvperf.report.definitions import kpi_table, results_table
 
 

@@ -14,10 +14,10 @@ from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Verdict
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._profile import print_differentials
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.instructions import INSTRUCTION_REQUESTS
 from kvperf.pipeline.request.common import MEMORY_KEYS
 from kvperf.pipeline.request.sides import CompareRequest
+from kvperf.pipeline.run.instructions import INSTRUCTION_REQUESTS
+from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.report.instructions import markdown, run_table, terminal_tables
 from kvperf.results.row import Row
 

@@ -13,7 +13,7 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile
 from kvperf.core.errors import Interrupted
 from kvperf.pipeline.request.run import ModulesRequest
-from kvperf.pipeline.single import ModulesRan
+from kvperf.pipeline.run.single import ModulesRan
 from kvperf.report.scenarios import plan_table, results_table
 
 

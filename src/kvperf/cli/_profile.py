@@ -11,7 +11,7 @@ from rich.markup import escape
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import ServerError, UsageError
 from kvperf.core.kinds import ProfileMode
-from kvperf.pipeline.flamediff import differentials
+from kvperf.pipeline.run.flamediff import differentials
 from kvperf.report.profile import (
     artifact_table,
     differential_rows,
@@ -49,7 +49,7 @@ def add_profile_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def profile_settings(args: argparse.Namespace) -> ProfileSettings | None:
-    """The --profile flags of add_profile_arguments (checked by pipeline/profiling.py)."""
+    """The --profile flags of add_profile_arguments (checked by pipeline/run/profiling.py)."""
     if not args.profile:
         return None
     return ProfileSettings(args.profile_frequency, args.profile_call_graph,

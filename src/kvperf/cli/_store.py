@@ -1,5 +1,5 @@
 """The store and results-directory options, declared once for every command, and the flags
-as given (pipeline/request/common.py checks them; pipeline/storage.py opens the store)."""
+as given (pipeline/request/common.py checks them; pipeline/run/storage.py opens the store)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`kvperf compare`: interleaved A/B of two refs (built), or of N ≥ 2 server binaries
 (the first is the baseline; one table of ratios against it): flags → the checked request
-(pipeline/request/sides.py) → pipeline/interleaved.py → the verdicts → the exit code."""
+(pipeline/request/sides.py) → pipeline/sides/interleaved.py → the verdicts → the exit code."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ from kvperf.cli._profile import (
 )
 from kvperf.cli._store import writer_flags
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.definition_runs import compare_definitions
-from kvperf.pipeline.definitions import DefinitionRun
-from kvperf.pipeline.interleaved import compare
-from kvperf.pipeline.model import Prepared
+from kvperf.pipeline.definitions.definition_runs import compare_definitions
+from kvperf.pipeline.definitions.definitions import DefinitionRun
 from kvperf.pipeline.request.common import refusals_of
 from kvperf.pipeline.request.sides import CompareFlags, CompareRequest, compare_request
-from kvperf.pipeline.sides import PreparedSides
+from kvperf.pipeline.run.model import Prepared
+from kvperf.pipeline.sides.ab import SidesResult
+from kvperf.pipeline.sides.interleaved import compare
+from kvperf.pipeline.sides.sides import PreparedSides
 from kvperf.report.comparison import (
     PAIRED_NOTE,
     markdown,

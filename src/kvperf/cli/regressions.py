@@ -4,7 +4,7 @@ Per series (command and parameters) and metric: one value per commit (the mean o
 trials), commits in commit-time order, change points with magnitude, direction and the
 commit range that contains them. ``--store`` also writes them to the ``change_points``
 table (replaced as a whole) for the Grafana regressions panel; ``--bisect`` bisects each
-listed one (pipeline/regressions.py).
+listed one (pipeline/bisect.py `bisect_change_points`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.bisect import BUDGET_FACTOR
-from kvperf.pipeline.regressions import bisect_change_points, change_points
+from kvperf.pipeline.bisect import BUDGET_FACTOR, bisect_change_points
+from kvperf.pipeline.read.regressions import change_points
 from kvperf.pipeline.request.stored import (
     ChangePointFlags,
     RegressionsRequest,

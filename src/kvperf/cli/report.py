@@ -11,8 +11,8 @@ from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
-from kvperf.pipeline.history_report import HistoryPageRequest, history_page
-from kvperf.pipeline.report import ReportRequest, write_report
+from kvperf.pipeline.read.history_report import HistoryPageRequest, history_page
+from kvperf.pipeline.read.report import ReportRequest, write_report
 from kvperf.pipeline.request.stored import report_request
 
 

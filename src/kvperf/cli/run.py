@@ -29,9 +29,7 @@ from kvperf.cli._profile import add_profile_arguments, print_profile, profile_se
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Measure, Mode
-from kvperf.pipeline.definition_runs import run_definitions
-from kvperf.pipeline.gates import GATES_FILE
-from kvperf.pipeline.interleaved import run_commits
+from kvperf.pipeline.definitions.definition_runs import run_definitions
 from kvperf.pipeline.request.run import (
     AnyRunRequest,
     CommitsRequest,
@@ -40,7 +38,9 @@ from kvperf.pipeline.request.run import (
     RunFlags,
     run_request,
 )
-from kvperf.pipeline.single import MatrixRun, run_matrix, run_modules
+from kvperf.pipeline.run.gates import GATES_FILE
+from kvperf.pipeline.run.single import MatrixRun, run_matrix, run_modules
+from kvperf.pipeline.sides.interleaved import run_commits
 from kvperf.report.gates import gates_table
 from kvperf.report.memory import memory_table
 from kvperf.report.sweeps import sweep_tables

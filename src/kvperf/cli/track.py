@@ -21,6 +21,14 @@ from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.core.redact import redact_urls
+from kvperf.pipeline.read.stored import (
+    track_claim,
+    track_cleanup,
+    track_determine,
+    track_mark,
+    track_query,
+    track_renew,
+)
 from kvperf.pipeline.request.common import StoreRequest, store_request
 from kvperf.pipeline.request.stored import (
     TrackCleanupRequest,
@@ -29,14 +37,6 @@ from kvperf.pipeline.request.stored import (
     TrackRenewRequest,
     track_claim_request,
     track_determine_request,
-)
-from kvperf.pipeline.stored import (
-    track_claim,
-    track_cleanup,
-    track_determine,
-    track_mark,
-    track_query,
-    track_renew,
 )
 from kvperf.report.track import jobs_table
 from kvperf.store import track

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 
 class Measure(StrEnum):
-    """What a trial measures (pipeline/instructions.py)."""
+    """What a trial measures (pipeline/run/instructions.py)."""
 
     TIMING = "timing"  # throughput and latency, as always
     INSTRUCTIONS = "instructions"  # server instructions per request under callgrind
@@ -17,7 +17,7 @@ class Measure(StrEnum):
 
 
 class Schedule(StrEnum):
-    """How the sides of a comparison share the machine (pipeline/ab.py, duet.py)."""
+    """How the sides of a comparison share the machine (pipeline/sides/ab.py, duet.py)."""
 
     ALTERNATE = "alternate"  # one side's trial after the other's, in a seeded random order
     DUET = "duet"  # every side's trial at the same time, on the same cores
@@ -32,7 +32,7 @@ class Mode(StrEnum):
 
 
 class ProfileMode(StrEnum):
-    """What ``--profile`` samples (pipeline/profiling.py)."""
+    """What ``--profile`` samples (pipeline/run/profiling.py)."""
 
     CPU = "cpu"  # on-CPU stacks: perf's cpu-clock samples
     WALL_TIME = "wall-time"  # on-CPU samples plus every off-CPU interval, by its blocking stack

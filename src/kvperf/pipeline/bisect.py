@@ -3,7 +3,7 @@
 Every input check first (config, series, metric, measure, refs, GOOD an ancestor of BAD;
 exit 2), then step 0 (GOOD vs BAD) finds the direction, then one step per commit the
 search (analysis/bisect.py) picks. A step is one or more batches of interleaved runs of
-GOOD and the commit (pipeline/sides.py, as compare runs them), each batch in its own
+GOOD and the commit (pipeline/sides/sides.py, as compare runs them), each batch in its own
 directory under ``<results-dir>/<label>/`` and the log (analysis/bisect_log.py) replaced
 after every batch, so an interruption loses no finished run and ``--resume`` goes on from
 where it stopped.
@@ -20,6 +20,7 @@ to the CLI's hooks); tests pass fakes.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -34,6 +35,7 @@ from kvperf.analysis.bisect import (
     effects,
     more_runs,
     pick_series,
+    series_text,
 )
 from kvperf.analysis.bisect_log import (
     LOG_NAME,
@@ -47,19 +49,20 @@ from kvperf.analysis.bisect_log import (
 )
 from kvperf.analysis.comparison import GroupKey, describe_group
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, MovedFunction, compare_instructions
+from kvperf.analysis.regressions import Finding
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import BuildError, UsageError
 from kvperf.core.kinds import Measure
 from kvperf.definitions.plan import Plan
-from kvperf.pipeline.ab import SidesResult
-from kvperf.pipeline.builds import build_one
-from kvperf.pipeline.definition_runs import DefinitionHooks, run_on_sides
-from kvperf.pipeline.definitions import definition_series
-from kvperf.pipeline.interleaved import SidesHooks, run_interleaved
-from kvperf.pipeline.model import RunOptions
-from kvperf.pipeline.prepare import prepare, validate_label
+from kvperf.pipeline.definitions.definition_runs import DefinitionHooks, run_on_sides
+from kvperf.pipeline.definitions.definitions import definition_series
 from kvperf.pipeline.request.common import BuildRequest, StoreRequest
-from kvperf.pipeline.sides import Side, SidesRequest, side_from_build
+from kvperf.pipeline.run.builds import build_one
+from kvperf.pipeline.run.model import RunOptions
+from kvperf.pipeline.run.prepare import prepare, validate_label
+from kvperf.pipeline.sides.ab import SidesResult
+from kvperf.pipeline.sides.interleaved import SidesHooks, run_interleaved
+from kvperf.pipeline.sides.sides import Side, SidesRequest, side_from_build
 from kvperf.pipeline.world import World
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row
@@ -470,3 +473,32 @@ def change_point_request(base: BisectRequest, point: ChangePoint, bench: Bench
     return replace(base, good=point.good, bad=point.bad, series=point.series,
                    metric=point.metric, measure=Measure.TIMING, label=label,
                    resume=(base.results_dir / label / LOG_NAME).is_file())
+
+
+class ChangePointHooks(BisectHooks, Protocol):
+    def not_bisected(self, what: str, why: str) -> None: ...
+
+    def bisecting(self, what: str) -> None: ...
+
+    def bisected(self, what: str, result: BisectResult) -> None: ...
+
+
+def bisect_change_points(base: BisectRequest, findings: Iterable[Finding], world: World,
+                         hooks: ChangePointHooks) -> None:
+    """Bisect every change point whose range holds unmeasured commits (resumed when its
+    log exists); the batches' stores checked at the end."""
+    findings = list(findings)
+    if not findings:
+        return
+    bench = LiveBench(base, world, hooks)
+    for f in findings:
+        point = ChangePoint(f.last_before.sha, f.first_after.sha, series_text(f.params),
+                            f.metric)
+        what = f"{point.series} {point.metric} {f.commit_range}"
+        request = change_point_request(base, point, bench)
+        if isinstance(request, str):
+            hooks.not_bisected(what, request)
+            continue
+        hooks.bisecting(what)
+        hooks.bisected(what, bisect(request, bench, hooks))
+    bench.check_stores()

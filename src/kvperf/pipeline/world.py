@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Protocol
 
 from kvperf.core.proc import LineSink
-from kvperf.pipeline.model import Launcher
 from kvperf.pipeline.request.common import BuildRequest, RemoteRequest
+from kvperf.pipeline.run.model import Launcher
 from kvperf.server.instance import ServerGroup
 from kvperf.server.remote import SshHost
 from kvperf.sourcebuild.builder import Build, Builder, build_source_tree

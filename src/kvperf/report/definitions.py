@@ -35,7 +35,7 @@ def test_line(position: int, total: int, row: Row) -> str:
 
 
 class DefinitionProgress:
-    """An Observer (pipeline/model.py) printing one line per finished test."""
+    """An Observer (pipeline/run/model.py) printing one line per finished test."""
 
     def __init__(self, console: Console) -> None:
         self.console = console

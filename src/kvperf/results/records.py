@@ -100,7 +100,7 @@ class ProfileWindow(TypedDict):
 
 
 class ProfileRecord(TypedDict, total=False):
-    """The row's ``profile`` object (format 5; pipeline/profiling.py)."""
+    """The row's ``profile`` object (format 5; pipeline/run/profiling.py)."""
 
     profiler: str
     event: str

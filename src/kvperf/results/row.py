@@ -173,7 +173,7 @@ class Row(TypedDict, total=False):
     definition: DefinitionRecord | None
     # format 7: a module scenario's details; null elsewhere
     scenario: ScenarioRecord | None
-    # format 5: the --profile object (pipeline/profiling.py); null when not profiled
+    # format 5: the --profile object (pipeline/run/profiling.py); null when not profiled
     profile: ProfileRecord | None
     # format 6: the server's memory (MemoryRecord); null when it could not be read
     memory: MemoryRecord | None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvperf.cli.main import main
-from tests.unit.pipeline.test_report_paths import write_side
+from tests.unit.pipeline.read.test_report_paths import write_side
 
 
 def test_report_writes_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,9 +18,9 @@ from kvperf.core.kinds import Measure
 from kvperf.definitions.model import Definition, ToolConfig
 from kvperf.definitions.plan import Plan, plan_all
 from kvperf.definitions.topology import BUILTIN
-from kvperf.pipeline.ab import SidesResult
 from kvperf.pipeline.bisect import BisectRequest, ChangePoint, bisect, change_point_request
-from kvperf.pipeline.sides import Side, SidesRequest
+from kvperf.pipeline.sides.ab import SidesResult
+from kvperf.pipeline.sides.sides import Side, SidesRequest
 from kvperf.results.row import FORMAT_VERSION
 from kvperf.sourcebuild.builder import Build
 from kvperf.sourcebuild.git_log import CommitInfo

@@ -17,8 +17,8 @@ from kvperf.core.kinds import Measure, Mode
 from kvperf.definitions.loader import load
 from kvperf.definitions.plan import Plan, Refusal, plan_all
 from kvperf.definitions.selection import Selection, check, select
-from kvperf.pipeline import quick
-from kvperf.pipeline.model import RunOptions
+from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.server.remote import DEFAULT_PORTS, SshTarget, parse_ports, parse_target
 from kvperf.sourcebuild.builder import DEFAULT_MAKE_ARGS, default_cache
@@ -230,7 +230,7 @@ def refusals_of(planned: tuple[Plan | Refusal, ...]) -> tuple[tuple[str, str, st
 
 
 def checked_runs(runs: int) -> int:
-    """Rounds as asked (UsageError below 1), capped in quick mode (pipeline/quick.py)."""
+    """Rounds as asked (UsageError below 1), capped in quick mode (pipeline/run/quick.py)."""
     if runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
     return quick.runs(runs)

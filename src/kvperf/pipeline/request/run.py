@@ -17,11 +17,7 @@ from kvperf.core import secret
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.definitions.plan import Plan, Refusal
-from kvperf.pipeline import quick
-from kvperf.pipeline.definitions import DefinitionOptions
-from kvperf.pipeline.model import RunOptions
-from kvperf.pipeline.modules import ModuleOptions
-from kvperf.pipeline.prepare import load_specs
+from kvperf.pipeline.definitions.definitions import DefinitionOptions
 from kvperf.pipeline.request.common import (
     MEMORY_KEYS,
     SELECTION_ONLY,
@@ -40,7 +36,11 @@ from kvperf.pipeline.request.common import (
     remote_request,
     store_request,
 )
-from kvperf.pipeline.sides import SidesRequest, check_schedule, plan_sides
+from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.model import RunOptions
+from kvperf.pipeline.run.modules import ModuleOptions
+from kvperf.pipeline.run.prepare import load_specs
+from kvperf.pipeline.sides.sides import SidesRequest, check_schedule, plan_sides
 from kvperf.plan.matrix import expand
 
 

@@ -34,7 +34,7 @@ from kvperf.pipeline.request.common import (
     store_request,
     water_line_rule,
 )
-from kvperf.pipeline.sides import SidesRequest, check_schedule, default_schedule, plan_sides
+from kvperf.pipeline.sides.sides import SidesRequest, check_schedule, default_schedule, plan_sides
 from kvperf.server.binary import missing
 
 COMPARE_RUNS = 8  # default interleaved rounds of compare

@@ -13,8 +13,8 @@ from kvperf.analysis.regressions import DEFAULT_METRICS, Thresholds
 from kvperf.analysis.verdict import Rule
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.pipeline.bisect import BisectRequest
-from kvperf.pipeline.history_report import HistoryPageRequest
-from kvperf.pipeline.report import ReportRequest
+from kvperf.pipeline.read.history_report import HistoryPageRequest
+from kvperf.pipeline.read.report import ReportRequest
 from kvperf.pipeline.request.bisect import change_point_base
 from kvperf.pipeline.request.common import (
     BuildFlags,

@@ -1,0 +1,389 @@
+"""A definition's test as a unit of work (pipeline/runner.Runner): a fresh server of the
+plan's configuration (its dataset loaded, pinned as the topology allows), replicas,
+preload, init, keyspace check, background save, the clients, then what the results say
+(row metrics, exporter metrics, KPIs) and what the server executed (INFO commandstats, the
+command mix). ``DefinitionRun``: a side's prepared plans as a batch of such works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from kvperf.config.model import ProfileSettings
+from kvperf.core.errors import DriverError
+from kvperf.core.identity import stable_id
+from kvperf.core.jsontypes import JsonObject
+from kvperf.definitions import memtier as memtier_args
+from kvperf.definitions.client import MEMTIER, ClientPlan
+from kvperf.definitions.exporter import evaluate
+from kvperf.definitions.kpis import KpiResult, check_all
+from kvperf.definitions.plan import Plan
+from kvperf.driver.benchmark_run import BenchmarkToolRun
+from kvperf.driver.benchmark_run import command_mix as benchmark_mix
+from kvperf.driver.benchmark_run import measurement as benchmark_measurement
+from kvperf.driver.memtier import MemtierDriver, measurement
+from kvperf.pipeline.run.model import Bench, ServerHandle
+from kvperf.pipeline.run.profiling import profile_result, profiling
+from kvperf.plan.trial import ServerSetup
+from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
+from kvperf.results.row import DefinitionTest, Details, Row, RunContext, TrialOutcome, build_row
+from kvperf.server.binary import ServerBinary
+from kvperf.server.process import wait_until
+from kvperf.server.replication import attach, wait_in_sync
+from kvperf.server.resp import Endpoint, RespClient, RespError
+from kvperf.server.stats import CommandStat
+
+TOOL_GRACE = 120.0  # seconds a memtier run may take beyond its --test-time
+BENCHMARK_TIMEOUT = 900.0  # a request-bound redis-/valkey-benchmark run
+BGSAVE_TIMEOUT = 600.0  # wait_for_bgsave: a background save still running before measuring
+
+
+@dataclass
+class DefinitionRun:
+    """A side's definitions, everything decided before the first server starts; a batch
+    of ``DefinitionWork`` (``rounds`` times every plan, round after round)."""
+
+    plans: tuple[Plan, ...]
+    refused: tuple[tuple[Plan, str], ...]  # plans this stage cannot run, with the reason
+    driver: MemtierDriver
+    binary: ServerBinary
+    context: RunContext
+    out_dir: Path
+    cpus: set[int]  # the CPUs kvperf may use (pinning() divides them per test)
+    benchmark_tools: dict[str, BenchmarkToolRun] = field(default_factory=dict)
+    profile: ProfileSettings | None = None
+    rounds: int = 1
+
+    @property
+    def blocked(self) -> str | None:
+        return None
+
+    def works(self) -> list[DefinitionWork]:
+        return [DefinitionWork(self, plan, (round_ - 1) * len(self.plans) + i, round_)
+                for round_ in range(1, self.rounds + 1)
+                for i, plan in enumerate(self.plans, 1)]
+
+
+def file_slug(text: str) -> str:
+    """A name made safe for a file or directory name (at most 80 characters)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
+
+
+def pinning(io_threads: int, cpus: set[int]) -> tuple[tuple[int, ...] | None,
+                                                     tuple[int, ...] | None, str | None]:
+    """Server CPUs, client CPUs and a note (pure). As kvperf's default trials: the server on
+    CPU 0, the clients on CPU 1. A server with N io-threads gets CPUs 0…N-1 and the clients
+    the next; when the host has too few, nothing is pinned (N threads on one CPU would
+    measure the contention, not the server) and the note says so."""
+    needed = max(io_threads, 1) + 1
+    ordered = sorted(cpus)
+    if len(ordered) < needed:
+        note = (f"unpinned: {io_threads} io-threads and a client need {needed} CPUs, this "
+                f"host has {len(ordered)}") if io_threads > 1 else None
+        return None, None, note
+    server = tuple(ordered[:needed - 1])
+    return server, (ordered[needed - 1],), None
+
+
+def definition_test(plan: Plan, run: int = 1) -> DefinitionTest:
+    """The series fields of a plan's rows."""
+    first = plan.clients[0] if plan.clients else None
+    requests = first.requests if first and first.requests and first.requests.isdigit() else None
+    identity = {"definition": plan.name, "topology": plan.topology.name,
+                "server_config": plan.server_config,
+                "clients": [c.argv for c in plan.clients],
+                "preload": plan.preload.argv if plan.preload else None}
+    io_threads = plan.topology.io_threads
+    return DefinitionTest(plan.name, plan.topology.name, stable_id(identity),
+                          io_threads if io_threads > 1 else None,
+                          first.test_time if first else None,
+                          int(requests) if requests else None, plan.keyspacelen,
+                          plan.topology.cluster, run)
+
+
+@dataclass
+class DefinitionWork:
+    """One definition's test (one round of it) on fresh servers; what it measured."""
+
+    run: DefinitionRun
+    plan: Plan
+    position: int
+    round: int = 1
+    kpis: tuple[KpiResult, ...] = ()
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    mix: dict[str, MixShare] = field(default_factory=dict)
+    client_cpus: tuple[int, ...] | None = None
+    bench: Bench | None = None
+
+    @property
+    def identity(self) -> str:
+        return definition_test(self.plan).trial_id
+
+    @property
+    def name(self) -> str:
+        return f"{self.plan.name} on {self.plan.topology.name}"
+
+    def describe(self) -> str:
+        return f"{self.plan.name} [{self.plan.topology.name}]"
+
+    @property
+    def log_dir(self) -> Path:
+        return (self.run.out_dir / "tests" / f"{self.position:04d}-{file_slug(self.plan.name)}"
+                f"-{file_slug(self.plan.topology.name)}")
+
+    @property
+    def shared_server(self) -> None:
+        return None
+
+    @property
+    def outcome(self) -> TrialOutcome:
+        assert self.bench is not None
+        return self.bench.outcome
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        assert self.bench is not None
+        return self.bench.stage(name)
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        return build_row(definition_test(self.plan, self.round).series(), self.run.context,
+                         outcome, timestamp, Details(definition=self.details()))
+
+    def details(self) -> DefinitionRecord:
+        return {"name": self.plan.name, "file": str(self.plan.definition.source),
+                "topology": self.plan.topology.name,
+                "override_test_time": self.plan.test_time_override,
+                "metrics": self.metrics, "command_mix": self.mix,
+                "kpis": [KpiRecord(kpi=k.kpi.describe(), mode=k.kpi.mode, path=k.kpi.path,
+                                   bound=k.kpi.bound, value=k.value, passed=k.passed,
+                                   reason=k.reason) for k in self.kpis],
+                "tools": [self._tool(c) for c in self.plan.clients],
+                "notes": list(self.plan.notes)}
+
+    def execute(self, bench: Bench) -> None:
+        self.bench = bench
+        server_cpus, self.client_cpus, note = pinning(self.plan.topology.io_threads,
+                                                      self.run.cpus)
+        if note:
+            bench.outcome.checks["pinning"] = note
+        with _dataset_dir(self.plan) as data:
+            setup = _server_setup(self.plan, server_cpus, data)
+            with (bench.servers(self.run.binary, setup, None,
+                                _cpus_text(self.client_cpus)) as group,
+                  contextlib.ExitStack() as replicas):  # stopped before the primary
+                self._stages(group, replicas, server_cpus)
+
+    def _start_replicas(self, stack: contextlib.ExitStack[bool | None],
+                        cpus: tuple[int, ...] | None, primary: Endpoint) -> None:
+        """The topology's replicas, each a fresh server replicating ``primary``, in sync;
+        stopped with the primary (``stack``)."""
+        assert self.bench is not None
+        setup = _server_setup(self.plan, cpus, None)
+        count = self.plan.topology.replicas
+        with self.stage("replicas"):
+            for i in range(count):
+                replica = self.bench.launcher(self.run.binary, setup, self.log_dir, None,
+                                              log_prefix=f"replica{i}")
+                stack.enter_context(replica)
+                attach(replica.endpoints[0], primary)
+            wait_in_sync(primary, count)
+        self.outcome.checks["replicas_in_sync"] = count
+
+    def _tool(self, client: ClientPlan) -> str:
+        if client.tool == MEMTIER:
+            return f"{self.run.driver.name} {self.run.driver.version}"
+        found = self.run.benchmark_tools.get(client.tool)
+        return f"{client.tool} {found.version}" if found else client.tool
+
+    def _memtier(self, runs: list[tuple[ClientPlan, Path]], endpoint: Endpoint
+                 ) -> list[JsonObject]:
+        longest = max((c.test_time or 0) for c, _ in runs)
+        return self.run.driver.run([(c.argv, out) for c, out in runs], endpoint,
+                                   self.log_dir / "tool.log", self.client_cpus,
+                                   longest + TOOL_GRACE + (0 if longest else 600),
+                                   self.plan.topology.cluster)
+
+    def _stages(self, group: ServerHandle, stack: contextlib.ExitStack[bool | None],
+                server_cpus: tuple[int, ...] | None) -> None:
+        assert self.bench is not None
+        endpoints, pids, probe = tuple(group.endpoints), group.pids, self.bench.probe
+        replicas = self.plan.topology.replicas
+        if replicas and not self.plan.replica_after_preload:
+            self._start_replicas(stack, server_cpus, endpoints[0])
+        if self.plan.preload is not None:
+            with self.stage("preload"):
+                self._memtier([(self.plan.preload, self.log_dir / "preload.json")],
+                              endpoints[0])
+        if self.plan.replica_after_preload:
+            self._start_replicas(stack, server_cpus, endpoints[0])
+        with self.stage("init"):
+            _init(endpoints, self.plan)
+        self._check_keyspace(endpoints)
+        if self.plan.definition.dbconfig.wait_for_bgsave:
+            with self.stage("bgsave"):
+                if not wait_until(lambda: not probe.saving(endpoints),
+                                  BGSAVE_TIMEOUT, interval=0.2):
+                    raise DriverError(f"a BGSAVE still runs after {BGSAVE_TIMEOUT:.0f}s")
+        if replicas:
+            with self.stage("replica_sync"):
+                wait_in_sync(endpoints[0], replicas)
+        probe.reset_stats(endpoints)
+        cpu_before = probe.cpu_seconds(pids)
+        with (profiling(self.run.profile, pids, self.log_dir) as profiled,
+              self.stage("measure")):
+            documents = self._clients(endpoints[0])
+        self.outcome.profile = profile_result(
+            profiled, f"{self.plan.name} [{self.plan.topology.name}]", self.run.out_dir)
+        self._results(documents)
+        self._server_side(endpoints, pids, cpu_before)
+
+    def _clients(self, endpoint: Endpoint) -> list[JsonObject]:
+        clients = self.plan.clients
+        if clients and clients[0].tool != MEMTIER:  # alone (unsupported() checked)
+            tool = self.run.benchmark_tools[clients[0].tool]
+            return [tool.run(clients[0].argv, endpoint, self.log_dir / "tool.log",
+                             self.client_cpus, BENCHMARK_TIMEOUT, self.plan.topology.cluster)]
+        return self._memtier([(c, self.log_dir / f"client-{i}.json")
+                              for i, c in enumerate(clients)], endpoint)
+
+    def _check_keyspace(self, endpoints: tuple[Endpoint, ...]) -> None:
+        assert self.bench is not None
+        keys = self.bench.probe.keys(endpoints)
+        self.outcome.checks["keyspacelen"] = keys
+        expected = self.plan.keyspacelen
+        if expected is not None and keys != expected:
+            raise DriverError(f"check.keyspacelen: the definition expects {expected} keys, "
+                              f"the server holds {keys} (DBSIZE) after preload and init"
+                              f"{self._preload_errors()}")
+
+    def _preload_errors(self) -> str:
+        """What the preload's log says of error replies ("" when nothing)."""
+        log = self.log_dir / "tool-0.log"
+        text = log.read_text(errors="replace") if self.plan.preload and log.is_file() else ""
+        found = ERROR_REPLIES.search(text)
+        return (f"; the preload got {found['count']} error replies (see "
+                f"{self.log_dir.name}/{log.name}): does this server have its command?"
+                if found else "")
+
+    def _results(self, documents: list[JsonObject]) -> None:
+        measure = measurement if "ALL STATS" in documents[0] else benchmark_measurement
+        first = measure(documents[0])
+        if len(documents) > 1:  # several clients at once: their throughputs add up
+            first = replace(first, rps=sum(measure(d).rps for d in documents))
+            self.outcome.checks["clients"] = len(documents)
+        self.outcome.measurement = first
+        self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, documents[0])}
+        self.kpis = check_all(self.plan.kpis, documents[0])
+
+    def _server_side(self, endpoints: tuple[Endpoint, ...], pids: list[int],
+                     before: float | None) -> None:
+        assert self.bench is not None
+        probe = self.bench.probe
+        collected = probe.collect(endpoints)
+        stats = collected.get("commandstats", {})
+        expected = _expected_mix(self.plan.clients)
+        calls = {name: _calls(name, stats) for name in expected}
+        total = sum(calls.values())
+        self.mix = {name: {"expected": round(share, 4), "calls": calls[name],
+                           "executed": round(calls[name] / total, 4) if total else None}
+                    for name, share in expected.items()}
+        self.outcome.server = {"calls": total, "keyspace_hits": collected.get("keyspace_hits"),
+                               "keyspace_misses": collected.get("keyspace_misses"),
+                               "commands": {n: {"calls": s["calls"],
+                                                "usec_per_call": s["usec_per_call"]}
+                                            for n, s in stats.items()}}
+        nodes = collected.get("node_calls", [])
+        if len(nodes) > 1:
+            self.outcome.server["calls_per_node"] = [
+                sum(c for n, c in node.items() if n.split("|")[0] in expected)
+                for node in nodes]
+        after = probe.cpu_seconds(pids)
+        if before is not None and after is not None:
+            self.outcome.server["cpu_seconds"] = round(after - before, 3)
+        missing = [name.upper() for name, share in expected.items() if share and not calls[name]]
+        if missing:  # every such request got an error reply (an unknown command, say)
+            raise DriverError(f"the server executed no {', '.join(missing)} call while the "
+                              f"clients ran (error replies; see {self.log_dir.name}/tool-*.log)"
+                              f": does this server have {'them' if len(missing) > 1 else 'it'}?")
+
+
+ERROR_REPLIES = re.compile(r"WARNING: (?P<count>\d+) error replies")  # kvload memtier's log
+
+
+def _calls(name: str, stats: dict[str, CommandStat]) -> int:
+    return sum(s["calls"] for n, s in stats.items() if n == name or n.startswith(name + "|"))
+
+
+def _client_mix(client: ClientPlan) -> dict[str, float]:
+    if client.tool == MEMTIER:
+        return memtier_args.command_mix(memtier_args.parse(list(client.argv)))
+    return benchmark_mix(client.argv)
+
+
+def _expected_mix(clients: tuple[ClientPlan, ...]) -> dict[str, float]:
+    """The clients' command mix, each client weighted equally (shares summing to 1)."""
+    out: dict[str, float] = {}
+    for client in clients:
+        for name, share in _client_mix(client).items():
+            out[name] = out.get(name, 0.0) + share / len(clients)
+    return out
+
+
+def _answer(client: RespClient, command: tuple[str, ...]) -> object:
+    try:
+        return client.call(*command)
+    except RespError as exc:  # an error reply: the caller decides
+        return exc
+
+
+def _init(endpoints: tuple[Endpoint, ...], plan: Plan) -> None:
+    """init_commands, then init_lua (each script run by EVAL with no keys), sent to every
+    node; each must succeed on one node at least (a cluster redirects a key's command to
+    the node holding its slot, and a node-wide command runs on all)."""
+    calls = [(" ".join(c), c) for c in plan.init_commands]
+    calls += [("init_lua", ("EVAL", script, "0")) for script in plan.init_lua]
+    if not calls:
+        return
+    answers: dict[str, list[object]] = {what: [] for what, _ in calls}
+    for endpoint in endpoints:
+        with RespClient(endpoint, timeout=60) as client:
+            for what, command in calls:
+                answers[what].append(_answer(client, command))
+    for what, replies in answers.items():
+        if all(isinstance(reply, RespError) for reply in replies):
+            raise DriverError(f"{what}: the server answered {replies[0]}")
+
+
+def _cpus_text(cpus: tuple[int, ...] | None) -> str | None:
+    return ",".join(map(str, cpus)) if cpus else None
+
+
+@contextlib.contextmanager
+def _dataset_dir(plan: Plan) -> Iterator[Path | None]:
+    """A private directory holding a copy of the plan's RDB (the server loads it at start)."""
+    if plan.dataset is None:
+        yield None
+        return
+    directory = Path(tempfile.mkdtemp(prefix="kvperf-dataset-"))
+    try:
+        shutil.copyfile(plan.dataset, directory / "dump.rdb")
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _server_setup(plan: Plan, cpus: tuple[int, ...] | None, data: Path | None) -> ServerSetup:
+    config = tuple((k, v) for k, v in plan.server_config if k != "io-threads")
+    if data is not None:
+        config += (("dir", str(data)), ("dbfilename", "dump.rdb"))
+    io_threads = plan.topology.io_threads
+    topology = plan.topology
+    return ServerSetup(topology.cluster, False,
+                       io_threads if io_threads > 1 else None,
+                       topology.primaries, cpus, config, (), ())

@@ -1,0 +1,340 @@
+"""What the pipeline's parts share: the run's options, the prepared plan, progress hooks,
+and the two seams a run touches the world through — the server launcher and the probe
+(the trial's view of a running server). ServerGroup and LiveProbe are the real ones; unit
+tests pass recording fakes."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from kvperf.config.model import BenchmarkSpec, ProfileSettings
+from kvperf.core.kinds import Measure, Mode, Schedule
+from kvperf.core.secret import Secret
+from kvperf.driver.base import Driver, Target
+from kvperf.driver.seed import Keyspace, KeyStore
+from kvperf.pipeline.run.gates import GatePlan
+from kvperf.plan.trial import ServerSetup, Trial
+from kvperf.results.row import Row, RunContext, TrialOutcome, is_ok
+from kvperf.server import memory as server_memory
+from kvperf.server import stats as server_stats
+from kvperf.server.binary import ServerBinary
+from kvperf.server.memory import MemoryInfo
+from kvperf.server.process import read_cpu_times
+from kvperf.server.resp import Endpoint
+from kvperf.server.stats import Collected
+from kvperf.server.tls import TlsFiles
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Validated options of ``kvperf run`` (built by the CLI)."""
+
+    config: Path | None = None
+    results_dir: Path = Path("results")
+    label: str | None = None
+    commit: str | None = None
+    runs: int = 1
+    mode: Mode = Mode.BOTH  # CLIENT also for --use-running-server
+    target_ip: str = "127.0.0.1"
+    port: int | None = None
+    server_bin: str | None = None
+    valkey_path: Path | None = None
+    tool: str | None = None
+    tool_path: Path | None = None
+    blocked: str | None = None  # why no trial of this side can run (e.g. its build failed)
+    provenance: tuple[tuple[str, str], ...] = ()  # extra env facts (build log, ref, …)
+    measure: Measure = Measure.TIMING
+    schedule: Schedule = Schedule.ALTERNATE
+    # History revision by the binary's identity when no commit names it (compare sides,
+    # whose labels "A"/"B" would pool different servers across comparisons).
+    revision_from_binary: bool = False
+    profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    suites: tuple[str, ...] = ()  # --suite: built-in configs (config/suites.py), not --config
+    quick: bool = False  # --quick: quick mode for this run (pipeline/run/quick.py)
+    gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
+    gate_baseline: Path | None = None  # --baseline PATH of relative gates
+    keys: int = 100_000  # --measure memory: keys (or elements) seeded per trial
+    module_paths: tuple[Path, ...] = ()  # --module-path: loaded into every node (+ config's)
+    bind: str = "127.0.0.1"  # --mode server --bind
+    # requirepass of --mode server / AUTH of --mode client ($KVPERF_SERVER_PASSWORD); shows
+    # as *** in reprs
+    password: Secret | None = None
+    tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the first server starts."""
+
+    options: RunOptions
+    specs: list[BenchmarkSpec]
+    trials: list[Trial]
+    driver: Driver
+    binary: ServerBinary | None
+    context: RunContext
+    out_dir: Path
+    gates: GatePlan | None = None  # the run's KPI gates (pipeline/run/gates.py), judged at the end
+
+    @property
+    def blocked(self) -> str | None:
+        return self.options.blocked
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or interrupted) run produced, whatever kind of work it ran."""
+
+    rows: list[Row] = field(default_factory=list)
+    metrics_path: Path | None = None
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if not is_ok(r))
+
+    @property
+    def kpis_failed(self) -> int:
+        """KPIs of definitions' tests that failed (results/row.py's ``definition.kpis``)."""
+        return sum(1 for r in self.rows for k in (r.get("definition") or {}).get("kpis", ())
+                   if not k["passed"])
+
+    @property
+    def exit_code(self) -> int:
+        """The one rule: 1 when a unit of work failed or a KPI did, else 0."""
+        return 1 if self.failed or self.kpis_failed else 0
+
+
+class Work(Protocol):
+    """One unit of work — a config-matrix trial, a definition's test, a module scenario —
+    run by pipeline/runner.Runner: it says who it is and where it logs, runs its stages on
+    the servers the runner's ``Bench`` starts and probes, and makes its row."""
+
+    @property
+    def identity(self) -> str:
+        """Its trial id: the same work on every side of an interleaved run."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """How logs and failure lines call it (``trial 3``)."""
+        ...
+
+    def describe(self) -> str: ...
+
+    @property
+    def log_dir(self) -> Path: ...
+
+    @property
+    def shared_server(self) -> Hashable | None:
+        """Consecutive works of one key run on one server (a module group's); None: a
+        fresh server of its own."""
+        ...
+
+    def execute(self, bench: Bench) -> None:
+        """Its stages, into ``bench.outcome`` (raising what fails it)."""
+        ...
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row: ...
+
+
+class Observer(Protocol):
+    """Progress hooks over units of work; the CLI passes a reporter, tests a recorder."""
+
+    def started(self, work: Work, position: int, total: int) -> None: ...
+
+    def stage(self, work: Work, name: str) -> None: ...
+
+    def finished(self, work: Work, row: Row) -> None: ...
+
+
+class SilentObserver:
+    """An Observer that ignores every event."""
+
+    def started(self, work: Work, position: int, total: int) -> None:
+        pass
+
+    def stage(self, work: Work, name: str) -> None:
+        pass
+
+    def finished(self, work: Work, row: Row) -> None:
+        pass
+
+
+class Batch(Protocol):
+    """What one side runs: its units of work, where its rows go, why it cannot run."""
+
+    @property
+    def out_dir(self) -> Path: ...
+
+    @property
+    def blocked(self) -> str | None: ...
+
+    def works(self) -> Sequence[Work]: ...
+
+
+class TrialExecutor(Protocol):
+    """One side of an interleaved run (pipeline/runner.Runner): runs a work into a row."""
+
+    @property
+    def blocked(self) -> str | None: ...
+
+    def run_trial(self, work: Work, sync: Callable[[str], None] | None = None) -> Row: ...
+
+
+@dataclass
+class Bench:
+    """A unit of work's view of the runner while it runs: its outcome, stages, servers
+    (``servers`` is pipeline/runner.Runner's), the probe, the duet's meeting points."""
+
+    work: Work
+    outcome: TrialOutcome
+    observer: Observer
+    probe: Probe
+    launcher: Launcher
+    starter: Callable[..., contextlib.AbstractContextManager[ServerHandle]]
+    tls_files: Callable[[], TlsFiles]
+    sync: Callable[[str], None] | None = None
+
+    def servers(self, binary: ServerBinary, setup: ServerSetup, tls: TlsFiles | None = None,
+                client: str | None = None, **wrapping: object
+                ) -> contextlib.AbstractContextManager[ServerHandle]:
+        """The work's servers, started (stage ``server_start``) and ready; leaving stops
+        them (a shared one stays for the next work of its key). Pinning (``client``: the
+        load's CPUs), the configuration applied and remote CPU times are recorded; a tool
+        failure while they run is blamed on a crashed server, else their health is the
+        work's error."""
+        return self.starter(self, binary, setup, tls, client, **wrapping)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.observer.stage(self.work, name)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.outcome.stage_seconds[name] = time.monotonic() - started
+
+    def meet(self, stage: str) -> None:
+        if self.sync is not None:
+            self.sync(stage)
+
+
+class ServerHandle(Protocol):
+    """A trial's running server nodes (``server.instance.ServerGroup``): ``with`` starts
+    them ready, leaving stops every pid kvperf started."""
+
+    @property
+    def endpoints(self) -> list[Endpoint]: ...
+
+    @property
+    def pids(self) -> list[int]: ...
+
+    def __enter__(self) -> ServerHandle: ...
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def pinning(self) -> str | None: ...
+
+    def effective_config(self) -> dict[str, str]: ...
+
+    def health(self) -> str | None: ...
+
+
+# Starts a trial's servers: called as launcher(binary, setup, log_dir, tls, **wrapping) with
+# pipeline/instructions.server_wrapping's keywords; ServerGroup (the class) is the real one.
+Launcher = Callable[..., ServerHandle]
+
+
+class Probe(Protocol):
+    """The view a unit of work has of a running server — its keys, counters (INFO,
+    commandstats), memory and CPU time — read here and nowhere else."""
+
+    def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]: ...
+
+    def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None: ...
+
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected: ...
+
+    def cpu_seconds(self, pids: list[int]) -> float | None: ...
+
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None: ...
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]: ...
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int: ...
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool: ...
+
+
+class HandleCpuProbe:
+    """A probe whose CPU seconds come from the server handle (a remote host's /proc, where
+    the pids are not this host's); everything else from ``inner``."""
+
+    def __init__(self, inner: Probe, cpu: Callable[[], float | None]) -> None:
+        self.inner = inner
+        self.cpu = cpu
+
+    def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]:
+        return self.inner.keyspace(target)
+
+    def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None:
+        self.inner.reset_stats(endpoints)
+
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected:
+        return self.inner.collect(endpoints)
+
+    def cpu_seconds(self, pids: list[int]) -> float | None:
+        return self.cpu()
+
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None:
+        return self.inner.memory(endpoints)
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
+        return self.inner.memory_sample(endpoints)
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int:
+        return self.inner.keys(endpoints)
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool:
+        return self.inner.saving(endpoints)
+
+
+class LiveProbe:
+    """The real probe: RESP connections, INFO, and /proc CPU times."""
+
+    def keyspace(self, target: Target) -> contextlib.AbstractContextManager[KeyStore]:
+        return Keyspace.open(target.endpoints, target.cluster)
+
+    def reset_stats(self, endpoints: tuple[Endpoint, ...]) -> None:
+        server_stats.reset_stats(endpoints)
+
+    def collect(self, endpoints: tuple[Endpoint, ...]) -> Collected:
+        return server_stats.collect(endpoints)
+
+    def memory(self, endpoints: tuple[Endpoint, ...]) -> MemoryInfo | None:
+        return server_memory.read_memory(endpoints)
+
+    def memory_sample(self, endpoints: tuple[Endpoint, ...]) -> list[int]:
+        return server_memory.sample_usage(endpoints)
+
+    def keys(self, endpoints: tuple[Endpoint, ...]) -> int:
+        """DBSIZE summed over the nodes."""
+        return server_memory.key_count(endpoints)
+
+    def saving(self, endpoints: tuple[Endpoint, ...]) -> bool:
+        """Whether a node still writes an RDB in the background (INFO persistence)."""
+        return server_stats.bgsave_in_progress(endpoints)
+
+    def cpu_seconds(self, pids: list[int]) -> float | None:
+        """The nodes' user + system CPU seconds so far (None: no pids, or one is gone)."""
+        if not pids:
+            return None
+        times = [read_cpu_times(pid) for pid in pids]
+        return None if any(t is None for t in times) else sum(t.total for t in times if t)

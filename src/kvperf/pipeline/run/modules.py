@@ -1,0 +1,331 @@
+"""Module scenarios (the seed's ``test_groups`` format): one fresh server per config set ×
+group with the modules loaded, its scenarios in order on it.
+
+Per scenario: ``flush_before`` → FLUSHALL; ``setup_commands`` sent once (an error reply
+fails the scenario, naming the command); counters reset; kvload runs the scenario's
+command — an ingestion with a dataset sends each row once in file order (``-n`` rows, up to
+``maxdocs``), a timed scenario runs ``duration`` seconds after ``warmup`` with ``clients``
+connections, ``__field:NAME__`` filled from dataset rows (in order with ``sequential``,
+else random from the config's seed). Each scenario is a unit of work (``ScenarioWork``) of
+the one runner (pipeline/runner.Runner), the scenarios of a group sharing its server; the
+row is persisted before the next scenario; a failed scenario is recorded and the run goes
+on; Ctrl-C keeps the finished rows and stops only the servers kvperf started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shlex
+from collections.abc import Hashable
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from kvperf.config.model import ModuleSpec, ProfileSettings
+from kvperf.config.scenarios import ModuleConfig, Scenario, ScenarioType, TestGroup
+from kvperf.core.errors import ConfigError, DriverError, UsageError
+from kvperf.core.identity import stable_id
+from kvperf.core.kinds import Measure
+from kvperf.driver.base import Target
+from kvperf.driver.kvload import Kvload
+from kvperf.driver.registry import find_tool
+from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
+from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.definition_work import file_slug, pinning
+from kvperf.pipeline.run.model import Bench
+from kvperf.pipeline.run.prepare import check_module_paths, validate_label
+from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
+from kvperf.plan.trial import ServerSetup
+from kvperf.results.records import ScenarioRecord
+from kvperf.results.row import Details, Row, RunContext, ScenarioTest, TrialOutcome, build_row
+from kvperf.server.binary import ServerBinary, resolve
+from kvperf.server.host import available_cpus, host_facts
+from kvperf.server.resp import Endpoint, RespClient, RespError
+from kvperf.store.datasets import csv_header, csv_rows, materialize
+
+log = logging.getLogger("kvperf")
+Selected = tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]
+
+
+@dataclass(frozen=True)
+class ModuleOptions:
+    """Validated options of ``kvperf run --module-config`` (built by the CLI)."""
+
+    config: ModuleConfig
+    selected: Selected
+    results_dir: Path = Path("results")
+    label: str | None = None
+    server_bin: str | None = None
+    module: str | None = None  # --module NAME: recorded with every row
+    module_paths: tuple[Path, ...] = ()  # --module-path SO: loaded into every node
+    dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
+    quick: bool = False  # --quick (pipeline/run/quick.py), as KVPERF_QUICK=1
+
+
+@dataclass
+class Dataset:
+    path: Path
+    rows: int
+    columns: list[str]
+    generated: bool = False
+
+
+@dataclass
+class ModuleRun:
+    """Everything decided before the first server starts."""
+
+    options: ModuleOptions
+    kvload: Path
+    binary: ServerBinary
+    context: RunContext
+    out_dir: Path
+    datasets: dict[str, Dataset]
+    modules: tuple[ModuleSpec, ...]
+    server_cpus: tuple[int, ...] | None
+    client_cpus: tuple[int, ...] | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def blocked(self) -> str | None:
+        return None
+
+    def works(self) -> list[ScenarioWork]:
+        """profiling_sets × config_sets × the selected groups × their scenarios (the seed's
+        order); a group's scenarios share its server."""
+        config = self.options.config
+        out: list[ScenarioWork] = []
+        for profiled in range(config.passes):
+            for index, config_set in enumerate(config.config_sets):
+                for group, scenarios in self.options.selected:
+                    name = f"set{index}-group{group.group}"
+                    if config.passes > 1:
+                        name = f"profiling{profiled}-{name}"
+                    out += [ScenarioWork(self, group, scenario, config_set,
+                                         self.out_dir / "scenarios" / name,
+                                         config.profile(profiled, scenario))
+                            for scenario in scenarios]
+        return out
+
+
+def _datasets(options: ModuleOptions) -> dict[str, Dataset]:
+    """Every dataset the selected scenarios use: generated (cached) or the named CSV file;
+    each scenario's ``__field:NAME__`` checked against its columns (ConfigError)."""
+    config = options.config
+    directory = options.dataset_dir or options.results_dir / "datasets"
+    specs = {g.name: g for g in config.generation}
+    out: dict[str, Dataset] = {}
+    for group, scenarios in options.selected:
+        for s in scenarios:
+            if s.dataset is None:
+                continue
+            if s.dataset not in out:
+                if s.dataset in specs:
+                    path, made = materialize(directory, specs[s.dataset], config.seed)
+                else:
+                    path, made = config.base_dir / s.dataset, False
+                out[s.dataset] = Dataset(path, csv_rows(path), csv_header(path), made)
+            _check_fields(group, s, out[s.dataset])
+    return out
+
+
+def _check_fields(group: TestGroup, s: Scenario, data: Dataset) -> None:
+    missing = [f for f in s.fields if f not in data.columns]
+    if missing:
+        raise ConfigError(f"{group.group}/{s.id}: __field:{missing[0]}__ is not a column of "
+                          f"{s.dataset} (columns: {', '.join(data.columns)})")
+    if data.rows == 0:
+        raise ConfigError(f"{group.group}/{s.id}: dataset {s.dataset} has no rows")
+
+
+def _modules(options: ModuleOptions) -> tuple[ModuleSpec, ...]:
+    args = options.config.module_args
+    return tuple(ModuleSpec(m.path, args) for m in check_module_paths(options.module_paths))
+
+
+def prepare_modules(options: ModuleOptions) -> ModuleRun:
+    """Server, kvload, datasets, pinning: every check before any server starts."""
+    config = options.config
+    options = replace(options, selected=tuple(
+        (group, tuple(quick.shrink_scenario(s, options.quick) for s in scenarios))
+        for group, scenarios in options.selected))
+    if config.cluster_mode:
+        raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
+                          "runner yet (scenarios run on one standalone node); set it false")
+    modules = _modules(options)
+    for index in range(config.passes):  # perf installed and allowed (exit 2)
+        for _, scenarios in options.selected:
+            for scenario in scenarios:
+                check_settings(config.profile(index, scenario), client_mode=False)
+    kvload = find_tool("kvload", None, None)
+    if kvload is None:
+        raise UsageError("module scenarios need kvload (install kvperf with its kvload binary)")
+    driver = Kvload.probe(kvload)
+    binary = resolve(options.server_bin)
+    label = validate_label(options.label or binary.label)
+    cpus = available_cpus()
+    server, client, note = pinning(1, cpus)
+    for key, chosen in (("server_cpu_range", config.server_cpus),
+                        ("client_cpu_range", config.client_cpus)):
+        outside = sorted(set(chosen or ()) - cpus)
+        if outside:
+            raise ConfigError(f"{config.source}: {key} names CPU {outside[0]}, but kvperf may "
+                              f"use CPUs {','.join(map(str, sorted(cpus)))}")
+    server, client = config.server_cpus or server, config.client_cpus or client
+    env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(options.quick),
+           "server_binary": str(binary.path), "server_source": binary.source}
+    context = RunContext(label, None, "kvload", driver.version, binary.label, env,
+                         Measure.TIMING)
+    datasets = _datasets(options)
+    notes = tuple(dict.fromkeys(n for g in config.generation for n in g.notes))
+    return ModuleRun(options, kvload, binary, context, options.results_dir / label, datasets,
+                     modules, server, client, notes + ((note,) if note else ()))
+
+
+def _quick_env(forced: bool) -> dict[str, bool]:
+    return {"quick": True} if quick.enabled(forced) else {}
+
+
+@dataclass
+class ScenarioWork:
+    """One scenario as a unit of work: its stages on its group's server (shared by the
+    group's scenarios, ``shared_server``); what it measured."""
+
+    run: ModuleRun
+    group: TestGroup
+    scenario: Scenario
+    config_set: tuple[tuple[str, str], ...]
+    log_dir: Path
+    profile: ProfileSettings | None = None  # its profiling set's (with its own overrides)
+    requests: int | None = None
+    bench: Bench | None = None
+
+    @property
+    def identity(self) -> str:
+        return self._test().trial_id
+
+    @property
+    def name(self) -> str:
+        return f"scenario {self.group.group}/{self.scenario.id}"
+
+    def describe(self) -> str:
+        return f"group {self.group.group} scenario {self.scenario.id}"
+
+    @property
+    def shared_server(self) -> Hashable:
+        return self.log_dir  # one per profiling set × config set × group
+
+    @property
+    def outcome(self) -> TrialOutcome:
+        assert self.bench is not None
+        return self.bench.outcome
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        assert self.bench is not None
+        return self.bench.stage(name)
+
+    def execute(self, bench: Bench) -> None:
+        self.bench = bench
+        config = self.run.options.config
+        setup = ServerSetup(False, config.tls_mode, None, 1, self.run.server_cpus, (),
+                            self.config_set, self.run.modules)
+        tls = bench.tls_files() if config.tls_mode else None
+        client = ",".join(map(str, self.run.client_cpus or ())) or None
+        with bench.servers(self.run.binary, setup, tls, client) as server:
+            self._stages(tuple(server.endpoints), server.pids)
+
+    def _stages(self, endpoints: tuple[Endpoint, ...], pids: list[int]) -> None:
+        s = self.scenario
+        if s.flush_before:
+            with self.stage("flush"):
+                _send(endpoints, ("FLUSHALL",))
+        if s.setup_commands:
+            with self.stage("setup"):
+                for line in s.setup_commands:
+                    _send(endpoints, tuple(shlex.split(line)))
+        load = self._load()
+        assert self.bench is not None
+        self.bench.probe.reset_stats(endpoints)
+        before = self.bench.probe.cpu_seconds(pids)
+        profile_dir = self.log_dir / f"profile-{file_slug(s.id)}"  # one per scenario
+        if self.profile is not None:
+            profile_dir.mkdir(parents=True, exist_ok=True)
+        with (profiling(self.profile, pids, profile_dir) as profiled,
+              self.stage("measure")):
+            target = Target(endpoints, False, endpoints[0].tls_ca)
+            self.outcome.measurement = run_scenario(self.run.kvload, load, target,
+                                                    self.log_dir / f"{s.id}.log")
+        self.outcome.profile = profile_result(profiled, f"{self.group.group}/{s.id}",
+                                              self.run.out_dir)
+        self._server_side(endpoints, pids, before)
+
+    def _load(self) -> ScenarioLoad:
+        s = self.scenario
+        data = self.run.datasets.get(s.dataset) if s.dataset else None
+        requests = s.requests
+        if s.duration is None and requests is None and data is not None:
+            requests = min(s.maxdocs or data.rows, data.rows)
+        self.requests = requests
+        return ScenarioLoad(s.kvload_command(), s.clients, s.pipeline, requests, s.duration,
+                            s.warmup, s.sequential, data.path if data else None,
+                            s.keyspacelen, self.run.options.config.seed, self.run.client_cpus)
+
+    def _server_side(self, endpoints: tuple[Endpoint, ...], pids: list[int],
+                     before: float | None) -> None:
+        assert self.bench is not None
+        stats = self.bench.probe.collect(endpoints).get("commandstats", {})
+        word = self.scenario.first_word.lower()
+        calls = sum(v["calls"] for n, v in stats.items() if n == word or
+                    n.startswith(word + "|"))
+        self.outcome.server = {"calls": calls, "commands": {
+            n: {"calls": v["calls"], "usec_per_call": v["usec_per_call"]}
+            for n, v in stats.items()}}
+        after = self.bench.probe.cpu_seconds(pids)
+        if before is not None and after is not None:
+            self.outcome.server["cpu_seconds"] = round(after - before, 3)
+        self.outcome.checks["dbsize"] = self.bench.probe.keys(endpoints)
+        measured = self.outcome.measurement
+        per_request = len([p for p in self.scenario.command.split(" ; ") if p.strip()])
+        if (measured is not None and measured.requests is not None
+                and calls * per_request < measured.requests):
+            raise DriverError(f"the server counted {calls} {word.upper()} calls for "
+                              f"{measured.requests} requests kvload completed")
+
+    def _test(self) -> ScenarioTest:
+        s, options = self.scenario, self.run.options
+        identity: dict[str, object] = {
+            "group": self.group.group, "scenario": s.id, "command": s.command,
+            "config_set": dict(self.config_set), "config": str(options.config.source)}
+        if self.profile is not None:  # a profiled pass is a trial of its own
+            identity["profile"] = {k: str(v) for k, v in asdict(self.profile).items()}
+        return ScenarioTest(s.id, self.group.group, stable_id(identity), s.clients,
+                            s.pipeline, self.requests, s.duration, s.warmup, s.keyspacelen,
+                            options.config.tls_mode, dict(self.config_set))
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        s, options = self.scenario, self.run.options
+        data = self.run.datasets.get(s.dataset) if s.dataset else None
+        details = ScenarioRecord(
+            group=self.group.group, id=s.id, type=str(s.type), command=s.command,
+            setup_commands=list(s.setup_commands), flush_before=s.flush_before,
+            sequential=s.sequential, cluster_execution=str(s.cluster_execution),
+            maxdocs=s.maxdocs, dataset=s.dataset,
+            dataset_file=str(data.path) if data else None,
+            dataset_rows=data.rows if data else None, module=options.module,
+            module_paths=[str(m.path) for m in self.run.modules],
+            config=str(options.config.source), notes=list(self.run.notes),
+            ingestion=s.type == ScenarioType.INGESTION)
+        return build_row(self._test().series(), self.run.context, outcome, timestamp,
+                         Details(scenario=details))
+
+
+def _send(endpoints: tuple[Endpoint, ...], command: tuple[str, ...]) -> None:
+    """A command on every node; an error reply fails the scenario, naming the command."""
+    for endpoint in endpoints:
+        with RespClient(endpoint, timeout=60) as client:
+            try:
+                client.call(*command)
+            except RespError as exc:
+                raise DriverError(f"{' '.join(command)[:120]}: the server answered "
+                                  f"{exc}") from None
+

@@ -1,0 +1,127 @@
+"""Interleaved sides: every side runs every trial of every round, in a random order per trial.
+
+Alternating sides trial by trial (order drawn from a recorded seed) spreads machine drift
+evenly over them, so it cannot masquerade as a code change; pairs are (trial, run). A/B
+(compare, noise) is the two-side case; ``kvperf run --commits`` uses as many sides as commits.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Schedule
+from kvperf.pipeline.run.duet import check_duet, run_duet_round
+from kvperf.pipeline.run.model import Launcher, Observer, Prepared
+from kvperf.pipeline.run.runner import Runner
+from kvperf.results.row import Row, is_ok
+from kvperf.store.writer import TrialWriter
+
+
+@dataclass
+class SidesResult:
+    """list[Row] per side (in side order) and the order the trials ran in."""
+
+    rows: dict[str, list[Row]]
+    seed: int
+    order: list[str] = field(default_factory=list)
+    store: TrialWriter | None = None
+
+    def check_store(self) -> None:
+        """StoreError if some finished trials did not reach the database (see TrialWriter)."""
+        if self.store is not None:
+            self.store.check()
+
+    @property
+    def a_rows(self) -> list[Row]:
+        return self.rows["A"]
+
+    @property
+    def b_rows(self) -> list[Row]:
+        return self.rows["B"]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for rows in self.rows.values() for r in rows if not is_ok(r))
+
+
+ABResult = SidesResult
+
+
+def side_orders(seed: int, sides: Sequence[str], trials: int) -> list[list[str]]:
+    """For each trial, the order the sides run in (pure, reproducible from the seed)."""
+    rng = random.Random(seed)
+    return [rng.sample(list(sides), len(sides)) for _ in range(trials)]
+
+
+def side_order(seed: int, trials: int) -> list[tuple[str, str]]:
+    """The A/B case of ``side_orders``."""
+    return [(o[0], o[1]) for o in side_orders(seed, ("A", "B"), trials)]
+
+
+def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
+               schedule: Schedule = Schedule.ALTERNATE, labels: dict[str, str] | None = None,
+               store: TrialWriter | None = None) -> SidesResult:
+    """The one interleaver of sides: every unit of work on every side, persisting each row
+    as it finishes. The sides' batches must hold the same works (by identity), in rounds
+    (a round's works come before the next round's).
+
+    ``alternate``: the sides' works run one after another, in a random order per work drawn
+    from ``seed``; ``duet``: they run at the same time (pipeline/run/duet.py), started in that
+    order. ``labels``: each side's readable label, recorded in its rows (``side_label``).
+    """
+    works = {name: runner.batch.works() for name, runner in runners.items()}
+    identities = [[w.identity for w in side] for side in works.values()]
+    if any(i != identities[0] for i in identities):
+        raise UsageError("the sides of a comparison must run the same plan")
+    count = len(identities[0])
+    result = SidesResult({name: [] for name in runners}, seed, store=store)
+    total = len(runners) * count
+
+    def started(index: int, side: str) -> None:
+        result.order.append(side)
+        observer.started(works[side][index], len(result.order), total)
+
+    def finished(index: int, side: str, row: Row) -> None:
+        row["side"], row["ab_seed"], row["ab_schedule"] = side, seed, str(schedule)
+        if labels is not None:
+            row["side_label"] = labels.get(side, side)
+        runners[side].persist(row)
+        result.rows[side].append(row)
+        observer.finished(works[side][index], row)
+
+    try:
+        for index, order in enumerate(side_orders(seed, list(runners), count)):
+            if schedule == Schedule.DUET:
+                rows = run_duet_round(runners, {s: works[s][index] for s in runners}, order,
+                                      functools.partial(started, index))
+                for side in order:
+                    finished(index, side, rows[side])
+                continue
+            for side in order:
+                started(index, side)
+                finished(index, side, runners[side].run_trial(works[side][index]))
+    finally:
+        for runner in runners.values():
+            runner.release()
+    return result
+
+
+def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
+                     store: TrialWriter | None = None,
+                     schedule: Schedule = Schedule.ALTERNATE,
+                     labels: dict[str, str] | None = None,
+                     launcher: Launcher | None = None) -> SidesResult:
+    """Config-matrix sides interleaved (compare, noise, run --commits, bisect batches,
+    N-server compares). ``launcher``: where the servers start (default: here;
+    server/remote.py: over SSH)."""
+    prepared = list(sides.values())
+    if schedule == Schedule.DUET:
+        check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
+    runners = {name: (Runner(p, observer, store, launcher=launcher) if launcher
+                      else Runner(p, observer, store)) for name, p in sides.items()}
+    return interleave(runners, seed, observer, schedule, labels or {}, store)
+

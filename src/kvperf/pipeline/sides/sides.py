@@ -1,0 +1,183 @@
+"""The interleaved-sides workflow behind `compare`, `noise` and `run --commits`: a typed
+request → every side prepared (all input checks first, exit 2 before any server) → the sides
+run interleaved (pipeline/sides/ab.py), each row persisted as it finishes.
+
+The CLI maps argv to a SidesRequest, passes its progress reporter and the open store, and
+renders the result; nothing here reads argparse or prints."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from kvperf.config.model import ProfileSettings
+from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure, Schedule
+from kvperf.pipeline.run.duet import check_duet
+from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunOptions
+from kvperf.pipeline.run.prepare import load_specs, prepare
+from kvperf.pipeline.sides.ab import SidesResult, interleave_sides
+from kvperf.plan.matrix import expand
+from kvperf.sourcebuild.builder import Build
+from kvperf.store.writer import TrialWriter
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of an interleaved run: a server binary, or why it has none."""
+
+    name: str
+    server_bin: str | None = None
+    commit: str | None = None
+    blocked: str | None = None
+    provenance: tuple[tuple[str, str], ...] = ()
+    label: str | None = None  # what readers call it (a ref); None: from the binary
+
+
+def build_provenance(build: Build) -> tuple[tuple[str, str], ...]:
+    """What the rows' env records about a side's build (ref, sha, log, commit facts)."""
+    facts = {"ref": build.ref, "commit_sha": build.sha or "",
+             "build_log": str(build.log or ""), "build_cached": str(build.cached)}
+    if build.info:
+        facts |= {"commit_date": build.info.committed_at.isoformat(),
+                  "commit_subject": build.info.subject}
+    return tuple(facts.items())
+
+
+def side_from_build(name: str, build: Build) -> Side:
+    """A built ref as a side; a failed build is a blocked side (its trials fail, the rest
+    run)."""
+    return Side(name, str(build.server_bin) if build.server_bin else None, build.sha,
+                None if build.ok else build.error or "build failed", build_provenance(build),
+                build.ref)
+
+
+@dataclass(frozen=True)
+class SidesRequest:
+    """An interleaved run of several sides over one plan. ``kind`` names the default
+    results directory (``<kind>-<timestamp>``); ``seed`` None draws one (recorded)."""
+
+    kind: str
+    runs: int
+    config: Path | None = None
+    tool: str | None = None
+    results_dir: Path = Path("results")
+    label: str | None = None
+    seed: int | None = None
+    measure: Measure = Measure.TIMING
+    schedule: Schedule = Schedule.ALTERNATE
+    profile: ProfileSettings | None = None
+    keys: int = 100_000  # --measure memory
+
+    @property
+    def out_dir(self) -> Path:
+        return self.results_dir / (self.label or default_label(self.kind))
+
+
+def side_name(index: int) -> str:
+    """A, B, … Z, then S27, S28 …: the sides' directory names."""
+    return chr(ord("A") + index) if index < 26 else f"S{index + 1}"
+
+
+def ref_side_name(ref: str, sha: str | None, taken: set[str]) -> str:
+    """A directory-safe, unique name for a ref's results (the ref itself is data)."""
+    safe = re.sub(r"[^\w.+-]", "_", ref).strip(".") or "ref"
+    name = safe if safe == ref or sha is None else f"{safe}-{sha[:8]}"
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def default_label(kind: str) -> str:
+    """A fresh directory per comparison, so reruns never mix their rows."""
+    return f"{kind}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_schedule(config: Path | None, measure: Measure, schedule: Schedule,
+                   sides: int) -> None:
+    """Refuse a plan that cannot run under the schedule before anything is built (exit 2)."""
+    if schedule != Schedule.DUET:
+        return
+    options = RunOptions(config=config, measure=measure, schedule=Schedule.DUET)
+    check_duet(expand(load_specs(options), 1), options.measure, sides)
+
+
+def plan_sides(request: SidesRequest) -> Prepared:
+    """The plan every side will run, checked as a side would check it — config, tool,
+    measure, profile — before anything is built (exit 2); no server binary is resolved."""
+    return prepare(side_options(request, Side("plan", blocked="planning"),
+                                request.results_dir))
+
+
+def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
+    return RunOptions(config=request.config, results_dir=base, label=side.name,
+                      runs=request.runs, server_bin=side.server_bin, tool=request.tool,
+                      commit=side.commit, blocked=side.blocked, provenance=side.provenance,
+                      measure=request.measure, schedule=request.schedule,
+                      revision_from_binary=True, profile=request.profile, keys=request.keys)
+
+
+@dataclass(frozen=True)
+class PreparedSides:
+    """Every side checked and planned, and the side order's seed (drawn if not given)."""
+
+    request: SidesRequest
+    sides: dict[str, Prepared]
+    seed: int
+    labels: dict[str, str] = field(default_factory=dict)  # side → readable label
+
+    @property
+    def trials(self) -> int:
+        return sum(len(p.trials) for p in self.sides.values())
+
+    @property
+    def out_dir(self) -> Path:
+        """The directory the sides' directories are in (as prepared: a default label's
+        timestamp is not drawn again)."""
+        return next(iter(self.sides.values())).out_dir.parent
+
+
+def prepare_sides(request: SidesRequest, sides: list[Side]) -> PreparedSides:
+    """All input checks of every side (UsageError, exit 2) before any server starts."""
+    if request.runs < 1:
+        raise UsageError(f"--runs must be at least 1, got {request.runs}")
+    base = request.out_dir
+    prepared = {s.name: prepare(side_options(request, s, base)) for s in sides}
+    seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
+    return PreparedSides(request, prepared, seed, side_labels(sides, prepared))
+
+
+def side_labels(sides: list[Side], prepared: dict[str, Prepared]) -> dict[str, str]:
+    """Each side's readable label (its ref, else the binary's ``valkey 8.0.1``, else its
+    name); a label taken twice (an A/A run) gets `` #2`` …"""
+    labels: dict[str, str] = {}
+    for side in sides:
+        binary = prepared[side.name].binary
+        label = side.label or (binary.display_name if binary else side.name)
+        taken = sum(1 for x in labels.values() if x == label or x.startswith(f"{label} #"))
+        labels[side.name] = f"{label} #{taken + 1}" if taken else label
+    return labels
+
+
+def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None,
+              launcher: Launcher | None = None) -> SidesResult:
+    """Run every side's trials interleaved under the request's schedule."""
+    return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
+                            plan.labels, launcher)
+
+
+def default_schedule(config: Path | None, measure: Measure, tool: str | None,
+                     profiled: bool, sides: int) -> Schedule:
+    """Duet where the plan allows it — timing, duration-bound trials, kvload (the tool that
+    stops on time), no profiler — else alternate (docs: why duet by default)."""
+    if measure != Measure.TIMING or profiled or tool not in (None, "kvload") or sides < 2:
+        return Schedule.ALTERNATE
+    try:
+        check_schedule(config, measure, Schedule.DUET, sides)
+    except UsageError:
+        return Schedule.ALTERNATE
+    return Schedule.DUET

@@ -1,0 +1,24 @@
+"""Quick mode shrinks trials and rounds only when KVPERF_QUICK is set."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvperf.config.loader import parse_config
+from kvperf.pipeline.run import quick
+
+SPECS = parse_config([{"duration": 10, "warmup": 3, "commands": ["SET"]},
+                      {"requests": [5000, 400000], "commands": ["GET"]}], {0, 1})
+
+
+def test_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(quick.ENV, raising=False)
+    assert quick.shrink(SPECS) == SPECS and quick.runs(10) == 10
+
+
+def test_on_shrinks_every_trial(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(quick.ENV, "1")
+    timed, counted = quick.shrink(SPECS)
+    assert timed.duration == (1,) and timed.warmup == (0,) and timed.requests is None
+    assert counted.requests == (5000, 20000) and counted.duration is None
+    assert quick.runs(10) == 2 and quick.runs(1) == 1
