@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -39,6 +41,22 @@ def run_kvperf(*args: str | Path, cwd: Path | None = None, timeout: float = 300,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(KVPERF), *map(str, args)], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def run_main(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """kvperf's main() in this process, for commands that only read files and print (no
+    interpreter start per call): what the console script runs, with its exit code, stdout
+    and stderr as run_kvperf returns them."""
+    from kvperf.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = [str(a) for a in args]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's own refusals
+            code = int(exc.code or 0)
+    return subprocess.CompletedProcess(["kvperf", *argv], code, out.getvalue(), err.getvalue())
 
 
 def server_pids() -> set[int]:

@@ -16,7 +16,7 @@ from kvperf.analysis.comparison import (
     group_key,
 )
 from kvperf.analysis.verdict import Verdict
-from tests.helpers import run_kvperf
+from tests.helpers import run_main
 
 
 def rows(rps: list[float], env: str, command: str = "SET", seed_format: bool = False
@@ -68,15 +68,15 @@ def test_cli_writes_markdown_graphs_and_fails_on_regression(tmp_path: Path) -> N
     base, new = tmp_path / "a.json", tmp_path / "b.json"
     base.write_text(json.dumps(rows(noisy(100_000, 8, 0.02, 5), "a")))
     new.write_text(json.dumps(rows(noisy(80_000, 8, 0.02, 6), "b")))
-    done = run_kvperf("compare-results", base, new, "--output", tmp_path / "r.md",
+    done = run_main("compare-results", base, new, "--output", tmp_path / "r.md",
                       "--graphs", tmp_path / "g", "--fail-on-regression")
     assert done.returncode == 1, done.stderr
     report = (tmp_path / "r.md").read_text()
     assert "regression" in report and "| SET d=16 P=10 c=50 | rps |" in report
     assert (tmp_path / "g" / "comparison_rps.png").stat().st_size > 1000
-    same = run_kvperf("compare-results", base, base, "--fail-on-regression")
+    same = run_main("compare-results", base, base, "--fail-on-regression")
     assert same.returncode == 0, same.stdout
-    missing = run_kvperf("compare-results", base, tmp_path / "nope.json")
+    missing = run_main("compare-results", base, tmp_path / "nope.json")
     assert missing.returncode == 2 and "not found" in missing.stderr
 
 
@@ -135,7 +135,7 @@ def test_the_issues_example_flags_set_rps_and_leaves_get_alone(tmp_path: Path) -
     files = tmp_path / "base.json", tmp_path / "new.json"
     for path, rows_ in zip(files, (base, new), strict=True):
         path.write_text(json.dumps(rows_))
-    done = run_kvperf("compare-results", *files, "--fail-on-regression")
+    done = run_main("compare-results", *files, "--fail-on-regression")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "regression" in done.stdout
 
@@ -148,14 +148,14 @@ def test_one_row_per_side_is_judged_against_the_water_line(tmp_path: Path) -> No
     results, _ = compare(rows([100_000.0], "a"), rows([82_000.0], "b"), "rps")
     assert results[0].decision.verdict is Verdict.REGRESSION
     assert not results[0].decision.statistics
-    done = run_kvperf("compare-results", base, new, "--fail-on-regression", "--output",
+    done = run_main("compare-results", base, new, "--fail-on-regression", "--output",
                       tmp_path / "r.md")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "single sample, no statistics" in (tmp_path / "r.md").read_text()
-    wide = run_kvperf("compare-results", base, new, "--fail-on-regression",
+    wide = run_main("compare-results", base, new, "--fail-on-regression",
                       "--water-line", "20", "--metrics", "rps")
     assert wide.returncode == 0, wide.stdout + wide.stderr
-    bad = run_kvperf("compare-results", base, new, "--water-line", "0")
+    bad = run_main("compare-results", base, new, "--water-line", "0")
     assert bad.returncode == 2 and "--water-line" in bad.stderr
 
 

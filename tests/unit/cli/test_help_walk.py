@@ -14,7 +14,7 @@ import pytest
 
 from kvperf.cli.main import build_parser
 from tests.doc_commands import documented_commands
-from tests.helpers import ROOT, require_binary, run_kvperf
+from tests.helpers import ROOT, require_binary, run_main
 
 PARSER = build_parser()
 
@@ -85,7 +85,11 @@ def test_the_documented_flags_are_found_per_subcommand() -> None:
 
 
 def _help(path: tuple[str, ...]) -> str:
-    done = run_kvperf(*path, "--help", timeout=60, env={"COLUMNS": "100"})
+    """In this process (main(), as the console script runs it; an interpreter start per
+    subcommand cost ~2-3 s each), argparse wrapping at COLUMNS=100."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COLUMNS", "100")
+        done = run_main(*path, "--help")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: kvperf"), done.stdout[:200]
     assert "Traceback" not in done.stderr + done.stdout

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kvperf.server import perf_stat
-from tests.helpers import require_binary, run_kvperf, write_config
+from tests.helpers import require_binary, run_main, write_config
 
 GOOD = {"requests": 1000, "commands": ["SET"]}
 
@@ -25,8 +25,8 @@ CASES: list[tuple[str, list[str], object, str]] = [
 def test_instruction_mode_rejects(tmp_path: Path, case: str, flags: list[str], config: object,
                                   message: str) -> None:
     path = write_config(tmp_path, [config])
-    done = run_kvperf("run", "--measure", "instructions", "--config", path, "--results-dir",
-                      tmp_path / "r", *flags, timeout=60)
+    done = run_main("run", "--measure", "instructions", "--config", path, "--results-dir",
+                      tmp_path / "r", *flags)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "r").exists()
@@ -37,8 +37,7 @@ def test_perf_instructions_says_plainly_that_counters_are_missing(tmp_path: Path
     reason = perf_stat.unsupported()  # these VMs expose no hardware counters
     assert reason is not None and "does not count hardware instructions" in reason
     assert "<not supported>" in reason and "--measure instructions" in reason
-    done = run_kvperf("run", "--measure", "perf-instructions", "--results-dir", tmp_path / "r",
-                      timeout=60)
+    done = run_main("run", "--measure", "perf-instructions", "--results-dir", tmp_path / "r")
     assert done.returncode == 2 and reason in done.stderr, done.stderr
     assert not (tmp_path / "r").exists()
 
@@ -50,15 +49,15 @@ def test_perf_csv_parsing() -> None:
 
 
 def test_instruction_mode_defaults_to_a_fixed_request_count(tmp_path: Path) -> None:
-    done = run_kvperf("run", "--measure", "instructions", "--dry-run", timeout=60)
+    done = run_main("run", "--measure", "instructions", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "20000" in done.stdout, done.stdout
     assert "400000" not in done.stdout
 
 
 def test_compare_checks_min_effect_before_running(tmp_path: Path) -> None:
-    done = run_kvperf("compare", "--server-bin", "valkey-server", "--server-bin",
+    done = run_main("compare", "--server-bin", "valkey-server", "--server-bin",
                       "valkey-server", "--measure", "instructions", "--min-effect", "150",
-                      "--results-dir", tmp_path / "r", timeout=60)
+                      "--results-dir", tmp_path / "r")
     assert done.returncode == 2 and "--min-effect" in done.stderr, done.stderr
     assert not (tmp_path / "r").exists()
