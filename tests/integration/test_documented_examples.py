@@ -20,12 +20,23 @@ import pytest
 from kvperf.sourcebuild.builder import Builder
 from kvperf.sourcebuild.git import mirror_path
 from tests.doc_commands import documented_commands
-from tests.docs_examples import CONFIGS, EXAMPLES, GROUPS, Example, Group, NotRunnable
+from tests.docs_examples import (
+    CONFIGS,
+    EXAMPLES,
+    GROUPS,
+    Example,
+    Group,
+    NotRunnable,
+    Text,
+    Texts,
+    rx,
+)
 from tests.helpers import KVPERF, ROOT, require_binary, wait_for_address
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 TRACEBACK = "Traceback (most recent call last)"
+MTIME_SLACK = 0.1  # s: file times come from the kernel's coarse clock
 OPTIONAL = re.compile(r"\[(--[^\[\]]*)\]")
 PROGRAM = re.compile(r"^((?:\w+=\S*\s+)*)\S+")  # assignments, then the program word
 GIT_IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
@@ -53,6 +64,10 @@ def test_every_entry_is_well_formed() -> None:
             continue
         assert example.group in GROUPS, f"{text}: unknown group {example.group!r}"
         assert example.exit == 0 or example.why, f"{text}: say why it exits {example.exit}"
+        assert _texts(example.says) or example.files, (
+            f"{text}: check what it promises (says=: its output; files=: what it writes)")
+        for wanted in (*_texts(example.says), *_texts(example.lacks)):
+            assert getattr(wanted, "pattern", wanted), f"{text}: an empty text checks nothing"
         for old, _ in example.replace:
             assert old in text, f"{text}: replaces {old!r}, which it does not contain"
 
@@ -63,6 +78,38 @@ def test_an_example_line_gives_its_options_and_runs_the_installed_kvperf() -> No
     assert command_line("FOO=1 .venv/bin/kvperf track query --id 12 [--sha 1a2b] [--json]",
                         example, context) == (
         f"FOO=1 {KVPERF} track query --id 3 --sha b1d1 --json")
+
+
+def test_says_and_lacks_read_the_output_with_blanks_collapsed() -> None:
+    example = Example("using", says=("Gates: 2 passed", rx(r"│ SET │ 64 │ \d+ │")), lacks="GET")
+    output = "Gates: 2\n  passed\n│ SET     │   64 │ 16 │\n"  # wrapped, padded
+    _check("x", "x", example, 0, output)
+    with pytest.raises(AssertionError, match="did not expect 'GET'"):
+        _check("x", "x", example, 0, output + "GET")
+    with pytest.raises(AssertionError, match=r"expected /│ SET"):
+        _check("x", "x", example, 0, "Gates: 2 passed │ SET │ 64 │ - │")
+    with pytest.raises(AssertionError, match="expected exit 0"):
+        _check("x", "x", example, 1, output)
+
+
+def test_a_files_check_takes_only_files_the_example_wrote(tmp_path: Path) -> None:
+    example = Example("history", files={"graphs/*.svg": rx(r"<svg\b"), "comparison.md": ""})
+    (tmp_path / "graphs").mkdir()
+    old = tmp_path / "graphs" / "old.svg"
+    old.write_text("<svg>")
+    os.utime(old, (time.time() - 60, time.time() - 60))  # an earlier example's file
+    since = time.time()
+    (tmp_path / "comparison.md").write_text("| rps |")
+    with pytest.raises(AssertionError, match="wrote no"):
+        check_files("x", example, tmp_path, since)
+    (tmp_path / "graphs" / "new.svg").write_text("<html>")
+    with pytest.raises(AssertionError, match="holds all of"):
+        check_files("x", example, tmp_path, since)
+    (tmp_path / "graphs" / "new.svg").write_text("<svg >")  # blanks collapsed
+    check_files("x", example, tmp_path, since)
+    (tmp_path / "comparison.md").write_text("")
+    with pytest.raises(AssertionError, match="non-empty"):
+        check_files("x", example, tmp_path, since)
 
 
 def _examples(group: str) -> Iterator[tuple[str, Example]]:
@@ -124,12 +171,54 @@ def command_line(text: str, example: Example, context: dict[str, Any]) -> str:
     return PROGRAM.sub(lambda m: m.group(1) + shlex.quote(str(KVPERF)), text, count=1)
 
 
+def _texts(wanted: Texts) -> tuple[Text, ...]:
+    return wanted if isinstance(wanted, tuple) else (wanted,)
+
+
+def _flat(text: str) -> str:
+    """Blanks collapsed: rich wraps lines at the terminal's width."""
+    return " ".join(text.split())
+
+
+def _found(wanted: Text, flat: str) -> bool:
+    return bool(wanted.search(flat)) if isinstance(wanted, re.Pattern) else wanted in flat
+
+
+def _shown(wanted: Text) -> str:
+    return f"/{wanted.pattern}/" if isinstance(wanted, re.Pattern) else repr(wanted)
+
+
 def _check(text: str, line: str, example: Example, code: int, output: str) -> None:
     shown = f"{text}\n  ran: {line}\n  exit {code}\n{output[-4000:]}"
     assert code == example.exit, f"expected exit {example.exit}: {shown}"
     assert TRACEBACK not in output, f"traceback: {shown}"
-    # rich wraps lines at the terminal's width: compare with blanks collapsed
-    assert example.says in " ".join(output.split()), f"expected {example.says!r}: {shown}"
+    flat = _flat(output)
+    missing = [_shown(t) for t in _texts(example.says) if not _found(t, flat)]
+    assert not missing, f"expected {', '.join(missing)}: {shown}"
+    present = [_shown(t) for t in _texts(example.lacks) if _found(t, flat)]
+    assert not present, f"did not expect {', '.join(present)}: {shown}"
+
+
+def written_files(scratch: Path, pattern: str, since: float) -> list[Path]:
+    """Files matching ``pattern`` in the scratch dir modified at ``since`` or later (a file
+    an earlier example of the group wrote does not count)."""
+    return [path for path in sorted(scratch.glob(pattern))
+            if path.is_file() and path.stat().st_mtime >= since - MTIME_SLACK]
+
+
+def check_files(text: str, example: Example, scratch: Path, since: float) -> None:
+    """Each ``files`` glob: a file this run wrote, not empty, holding every text given."""
+    for pattern, wanted in example.files.items():
+        paths = [path for path in written_files(scratch, pattern, since)
+                 if path.stat().st_size > 0]
+        stale = sorted(str(p.relative_to(scratch)) for p in scratch.glob(pattern))
+        assert paths, f"{text}: wrote no (non-empty) {pattern}; there: {stale}"
+        texts = [t for t in _texts(wanted) if t]
+        holding = [p for p in paths
+                   if all(_found(t, _flat(p.read_text(errors="replace"))) for t in texts)]
+        assert holding, (f"{text}: no {pattern} it wrote holds all of "
+                         f"{', '.join(map(_shown, texts))}: "
+                         f"{[str(p.relative_to(scratch)) for p in paths]}")
 
 
 def _shell(line: str, scratch: Path, env: dict[str, str],
@@ -142,26 +231,27 @@ class Background:
     """`serve` examples: started, their address saved, SIGINT when the group ends."""
 
     def __init__(self) -> None:
-        self.running: list[tuple[str, str, Example, subprocess.Popen[str]]] = []
+        self.running: list[tuple[str, str, Example, float, subprocess.Popen[str]]] = []
 
     def start(self, text: str, line: str, example: Example, scratch: Path,
               env: dict[str, str]) -> Any:
+        since = time.time()
         proc = subprocess.Popen(["bash", "-c", f"exec {line}"], cwd=scratch, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.running.append((text, line, example, proc))
+        self.running.append((text, line, example, since, proc))
         return wait_for_address(proc)
 
-    def stop(self) -> list[tuple[str, str, Example, int, str]]:
-        """Interrupt every one; (text, line, example, exit code, stderr) of each."""
+    def stop(self) -> list[tuple[str, str, Example, float, int, str]]:
+        """Interrupt every one; (text, line, example, start time, exit code, stderr) of each."""
         stopped = []
-        for text, line, example, proc in self.running:
+        for text, line, example, since, proc in self.running:
             proc.send_signal(signal.SIGINT)
             try:
                 _, err = proc.communicate(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 _, err = proc.communicate()
-            stopped.append((text, line, example, proc.returncode, err))
+            stopped.append((text, line, example, since, proc.returncode, err))
         return stopped
 
 
@@ -174,10 +264,12 @@ def _run_example(text: str, example: Example, scratch: Path, env: dict[str, str]
     if example.serve:
         context[example.save] = background.start(text, line, example, scratch, env)
         return
+    since = time.time()
     done = _shell(line, scratch, env, example.timeout)
     with (scratch.parent / "outputs.txt").open("a") as log:  # kept for a failure's reader
         log.write(f"$ {line}\n{done.stdout}{done.stderr}exit {done.returncode}\n\n")
     _check(text, line, example, done.returncode, done.stdout + done.stderr)
+    check_files(text, example, scratch, since)
     if example.save:
         context[example.save] = json.loads(done.stdout)
 
@@ -205,6 +297,7 @@ def test_documented_examples_run(group: str, tmp_path: Path,
     finally:
         stopped = background.stop()
         _forget_scratch_mirrors(scratch, context)
-    for text, line, example, code, err in stopped:
+    for text, line, example, since, code, err in stopped:
         _check(text, line, example, code, err)
+        check_files(text, example, scratch, since)
     print("\n".join(f"{seconds:7.1f} s  {text}" for seconds, text in timings))
