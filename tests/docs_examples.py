@@ -205,10 +205,9 @@ COMPARE_GATE = run(
         rx(r"\| SET d=3 P=16 c=50 \| server\.cpu_us_per_request \|[^|]+\|[^|]+\| \+\d+\.\d+% "
            r"\|[^|]+\|[^|]+\| 🔴 regression \|"))})
 # docs/PERFORMANCE.md, "Instruction counts": one more spin iteration, +4 instructions per SET:
-# +0.18-0.21% of setCommand's inclusive cost, +0.06-0.08% of a request. Its table and
-# "Smallest change detected" say `regression` with 2 runs per side; measured 4 times here
-# (2026-11-26) it was `regression` twice and `inconclusive` twice (p (adj.) 0.013, 0.014 >
-# 0.01: a run-to-run spread of 0.02-0.04% leaves 2 runs per side short), so both count.
+# +0.16-0.21% of setCommand's inclusive cost, +0.06-0.08% of a request. With 2 runs per side
+# it was `regression` in 10 of 14 comparisons here and `inconclusive` in 4 (p (adj.)
+# 0.011-0.014: a run-to-run spread of up to 0.04%; PERFORMANCE.md has the count), so both count.
 SPIN2_COMPARE = run(
     BUILDS, before=SPIN2, timeout=BUILDING, says=(
         rx(f"build of spin2 {BUILT}"),
