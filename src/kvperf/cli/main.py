@@ -61,7 +61,7 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None, world: World | None = None) -> int:
     """Run kvperf; returns the exit code (the console script exits with it). ``world``:
     the seams its work goes through (pipeline/world.py; tests pass recording fakes)."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 220)
     signal.signal(signal.SIGTERM, _raise_interrupted)
     # Ctrl-C is part of the contract (exit 130, finished results kept, servers stopped) even
     # when kvperf inherits SIGINT as ignored, as a background job of a script does.
