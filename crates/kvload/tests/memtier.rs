@@ -35,17 +35,6 @@ fn memtier_json(port: u16, name: &str, args: &[&str]) -> (Value, Value) {
     v
 }
 
-/// calls=N of `cmdstat_<name>` in INFO commandstats.
-fn calls(s: &Server, name: &str) -> u64 {
-    let info = s.cmd(&["INFO", "commandstats"]).text();
-    let key = format!("cmdstat_{name}:calls=");
-    info.lines()
-        .find_map(|l| l.strip_prefix(&key))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 fn keys(s: &Server, pattern: &str) -> BTreeSet<String> {
     match s.cmd(&["KEYS", pattern]) {
         Resp::Array(v) => v.iter().map(Resp::text).collect(),

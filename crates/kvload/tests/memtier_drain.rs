@@ -13,17 +13,6 @@ use std::time::Instant;
 use common::*;
 use serde_json::Value;
 
-/// calls=N of `cmdstat_<name>` in INFO commandstats.
-fn calls(s: &Server, name: &str) -> u64 {
-    let info = s.cmd(&["INFO", "commandstats"]).text();
-    let key = format!("cmdstat_{name}:calls=");
-    info.lines()
-        .find_map(|l| l.strip_prefix(&key))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }

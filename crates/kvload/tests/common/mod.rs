@@ -206,6 +206,17 @@ pub fn cmd(port: u16, args: &[&str]) -> Resp {
     try_cmd(port, args).expect("command")
 }
 
+/// calls=N of `cmdstat_<name>` in INFO commandstats.
+pub fn calls(s: &Server, name: &str) -> u64 {
+    let info = s.cmd(&["INFO", "commandstats"]).text();
+    let key = format!("cmdstat_{name}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
