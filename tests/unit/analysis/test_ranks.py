@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from kvperf.analysis.ranks import (
+    average_ranks,
     mann_whitney_p,
     ranks_agree,
     signed_rank_p,
@@ -71,3 +72,8 @@ def test_large_counts_use_the_normal_approximation() -> None:
     p, _ = mann_whitney_p(a, b)
     np.testing.assert_allclose(
         p, stats.mannwhitneyu(a, b, axis=-1, method="asymptotic").pvalue, rtol=1e-6)
+
+
+def test_average_ranks_match_scipy_with_ties() -> None:
+    rows = np.random.default_rng(3).integers(0, 4, (50, 9)).astype(np.float64)  # many ties
+    assert np.array_equal(average_ranks(rows), stats.rankdata(rows, axis=-1))
