@@ -300,4 +300,8 @@ def test_documented_examples_run(group: str, tmp_path: Path,
     for text, line, example, since, code, err in stopped:
         _check(text, line, example, code, err)
         check_files(text, example, scratch, since)
-    print("\n".join(f"{seconds:7.1f} s  {text}" for seconds, text in timings))
+    # Each example's time, for the reader of a slow run (.test-results/ is git-ignored).
+    report = "".join(f"{seconds:7.1f} s  {text}\n" for seconds, text in timings)
+    (ROOT / ".test-results").mkdir(exist_ok=True)
+    (ROOT / ".test-results" / f"examples-{group}.txt").write_text(report)
+    print(report)
