@@ -384,3 +384,104 @@ def test_compare_definitions_refuses_what_does_not_apply(tmp_path: Path) -> None
         in duet.stderr, duet.stderr
     stray = run_kvperf("compare", *bins, "--override-test-time", "1", cwd=tmp_path)
     assert stray.returncode == 2 and "apply only with --definitions" in stray.stderr
+
+
+RDB_LOAD = "memtier_benchmark-rdb-load-256B-random"
+TOO_BIG = "memtier_benchmark-playbook-feature-store-hash-1M-entities-300-features"  # 32g
+
+
+def _corpus_files(corpus: Path, defs: Path, *stems: str) -> Path:
+    defs.mkdir()
+    for stem in (*stems, "defaults"):
+        shutil.copy(suites_dir(corpus) / f"{stem}.yml", defs)
+    return defs
+
+
+def test_an_rdb_load_definition_times_a_real_reload(corpus: Path, tmp_path: Path) -> None:
+    """DEBUG RELOAD NOSAVE NOFLUSH of the preloaded 2,000,000 keys: kvperf SAVEs them and
+    empties the database first, so the reload loads them all and answers OK."""
+    _corpus_files(corpus, tmp_path / "defs", RDB_LOAD)
+    done = run_kvperf("run", "--definitions", "defs", "--topologies", "oss-standalone",
+                      "--override-test-time", "2", "--no-db", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok", row["error"]
+    assert 0 < row["rps"] < 10 and row["p50_latency_ms"] > 50, row  # a reload, not an error
+    assert f"ok {row['rps']:.2f} ops/s" in done.stderr  # a slow rate is never shown as 0
+    assert row["server"]["commands"]["debug"]["calls"] == 1
+    assert "error_replies" not in row["checks"], row["checks"]
+    assert row["checks"]["keyspacelen"] == row["checks"]["rdb_checks_keyspacelen"] == 2_000_000
+    assert "save" in row["stage_seconds"]
+
+
+def test_a_definition_too_big_for_this_machine_is_refused_before_any_server(
+        corpus: Path, tmp_path: Path) -> None:
+    """32g asked on a machine with less: refused in the dry run and the run (exit 2 when it
+    is the only test) before any server starts; --ignore-resources plans it (not run)."""
+    _corpus_files(corpus, tmp_path / "defs", TOO_BIG)
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
+    if memory >= 34 << 30:
+        pytest.skip("this machine has 34 GiB of memory or more: the definition fits")
+    reason = "needs 34 GiB of memory (server 32 GiB, memtier_benchmark 2 GiB), this machine has"
+    dry = run_kvperf("run", "--definitions", "defs", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"refused {TOO_BIG} [oss-standalone]: {reason}" in " ".join(dry.stdout.split())
+    ran = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2", cwd=tmp_path,
+                     timeout=120)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    flat = " ".join(ran.stderr.split())
+    assert f"not run {TOO_BIG} [oss-standalone]: {reason}" in flat
+    assert "none of the 1 selected test(s) can run here" in flat
+    assert not (tmp_path / "results").exists()  # no trial dir, no server log
+    ignored = run_kvperf("run", "--definitions", "defs", "--dry-run", "--ignore-resources",
+                         cwd=tmp_path)
+    assert ignored.returncode == 0, ignored.stdout + ignored.stderr
+    out = " ".join(ignored.stdout.split())
+    assert f"plan {TOO_BIG} [oss-standalone" in out and "1 planned, 0 partly, 0 refused" in out
+    assert "resources not checked (--ignore-resources): server memory 32g" in out
+
+
+ERROR_DEFINITION = """\
+version: 0.4
+name: {name}
+dbconfig:
+  configuration-parameters:
+    save: '""'
+clientconfig:
+  tool: memtier_benchmark
+  arguments: --command "{command}" --test-time 60 -c 2 -t 1 --hide-histogram
+"""
+
+
+def test_a_definition_whose_replies_are_errors_fails_naming_the_error(
+        corpus: Path, tmp_path: Path) -> None:
+    """Every LPUSH is refused (wrong arity), every INCR of a string fails: each test fails
+    naming the share, the command and the first error reply; a test that fits runs beside
+    them, and the one that does not fit is listed as not run."""
+    defs = _corpus_files(corpus, tmp_path / "defs", TOO_BIG)
+    for name, command in (("kvperf-lpush-arity", "LPUSH __key__"),
+                          ("kvperf-incr-string", "INCR kvperf-string"),
+                          ("kvperf-get", "GET __key__")):
+        (defs / f"{name}.yml").write_text(ERROR_DEFINITION.format(name=name, command=command))
+    (defs / "kvperf-incr-string.yml").write_text(
+        (defs / "kvperf-incr-string.yml").read_text().replace(
+            "    save: '\"\"'\n", "    save: '\"\"'\n  init_commands:\n"
+            "    - SET kvperf-string not-a-number\n"))
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1", "--no-db",
+                      "--topologies", "oss-standalone", cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
+    assert (f"not run {TOO_BIG} [oss-standalone]: needs 34 GiB" in " ".join(
+        done.stderr.split())) == (memory < 34 << 30)
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    assert set(rows) == {"kvperf-lpush-arity", "kvperf-incr-string", "kvperf-get"}
+    assert rows["kvperf-get"]["status"] == "ok" and rows["kvperf-get"]["rps"] > 0
+    lpush, incr = rows["kvperf-lpush-arity"], rows["kvperf-incr-string"]
+    assert lpush["status"] == incr["status"] == "failed"
+    assert "calls of the load answered an error (100%; most: LPUSH; INFO errorstats: ERR ×" \
+        in lpush["error"], lpush["error"]
+    assert "first error reply: \"ERR wrong number of arguments for 'lpush' command\"" \
+        in lpush["error"], lpush["error"]
+    assert "(100%; most: INCR; INFO errorstats: ERR ×" in incr["error"], incr["error"]
+    assert "first error reply: 'ERR value is not an integer or out of range'" in incr["error"]
+    assert "beyond 1% error replies the numbers time errors" in incr["error"]

@@ -690,6 +690,7 @@ impl<'a> Worker<'a> {
             Kind::Error { class, start, end } => {
                 if measured {
                     self.stats.record_error(now, class);
+                    self.stats.note_error(class, &self.conns[i].rbuf[at + start..at + end]);
                 }
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
@@ -730,6 +731,7 @@ impl<'a> Worker<'a> {
         match kind {
             Kind::Error { class, start, end } => {
                 self.stats.record_error(now, class);
+                self.stats.note_error(class, &self.conns[i].rbuf[at + start..at + end]);
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
                 }

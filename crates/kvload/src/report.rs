@@ -70,6 +70,9 @@ pub fn print(o: &Options, r: &TestResult, server_config: &[String]) {
             e.ask,
             e.other
         );
+        if let Some(first) = &r.m.first_error {
+            eprintln!("WARNING: {}: first error reply: {first}", r.name);
+        }
     }
 }
 

@@ -8,6 +8,8 @@ use crate::resp::ErrClass;
 /// Highest trackable latency: one hour in µs (larger values saturate).
 const MAX_US: u64 = 3_600_000_000;
 const NS_PER_SEC: u64 = 1_000_000_000;
+/// Bytes of the first error reply kept (see `ThreadStats::note_error`).
+pub const FIRST_ERROR_MAX: usize = 200;
 
 pub fn new_hist(sigfig: u8) -> Histogram<u64> {
     // Constant bounds; sigfig is validated by the CLI (0..=5), so this cannot fail.
@@ -114,6 +116,8 @@ pub struct ThreadStats {
     pub clients: u64,
     /// memtier mode: requests still unanswered when the drain gave up.
     pub undrained: u64,
+    /// The first error reply other than a redirect (its text, at most FIRST_ERROR_MAX bytes).
+    pub first_error: Option<String>,
     sigfig: u8,
     /// Full-precision corrected latencies of the current interval; folded into
     /// `corrected` and the interval's histogram when the interval changes, so each
@@ -141,6 +145,7 @@ impl ThreadStats {
             client_time_ns: 0,
             clients: 0,
             undrained: 0,
+            first_error: None,
             sigfig,
             cur: new_hist(sigfig),
             cur_idx: 0,
@@ -212,6 +217,16 @@ impl ThreadStats {
         }
     }
 
+    /// Keeps the first error reply's text (not a MOVED/ASK redirect); later ones cost a
+    /// check of an `Option`.
+    #[inline]
+    pub fn note_error(&mut self, class: ErrClass, msg: &[u8]) {
+        if self.first_error.is_none() && matches!(class, ErrClass::Err | ErrClass::Other) {
+            let text = &msg[..msg.len().min(FIRST_ERROR_MAX)];
+            self.first_error = Some(String::from_utf8_lossy(text).into_owned());
+        }
+    }
+
     #[inline]
     pub fn record_error(&mut self, now: u64, class: ErrClass) {
         self.errors.count(class);
@@ -251,6 +266,8 @@ pub struct Merged {
     pub client_duration_s: Option<f64>,
     /// memtier mode: requests left unanswered when the drain after --test-time gave up.
     pub undrained: u64,
+    /// The first error reply (not a redirect) of the first thread that had one.
+    pub first_error: Option<String>,
     pub intervals: Vec<IntervalOut>,
     pub user_s: f64,
     pub sys_s: f64,
@@ -291,6 +308,7 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         duration_s,
         client_duration_s,
         undrained: parts.iter().map(|p| p.undrained).sum(),
+        first_error: parts.iter().find_map(|p| p.first_error.clone()),
         intervals: Vec::new(),
         user_s: 0.0,
         sys_s: 0.0,
@@ -419,6 +437,20 @@ mod tests {
         let s = summary(&m.corrected);
         assert!((s.p50 - 3.0).abs() < 0.01);
         assert!((summary(&m.service).max - 3.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_first_error_reply_is_kept_not_redirects() {
+        let mut a = ThreadStats::new(3, false);
+        a.note_error(ErrClass::Moved, b"MOVED 1 127.0.0.1:7000");
+        assert_eq!(a.first_error, None);
+        a.note_error(ErrClass::Err, b"ERR wrong number of arguments for 'lpush' command");
+        a.note_error(ErrClass::Other, b"WRONGTYPE later");
+        let mut b = ThreadStats::new(3, false);
+        b.note_error(ErrClass::Other, &[b'x'; 500]);
+        assert_eq!(b.first_error.as_deref().map(str::len), Some(FIRST_ERROR_MAX));
+        let m = merge(vec![ThreadStats::new(3, false), a, b], 3);
+        assert_eq!(m.first_error.as_deref(), Some("ERR wrong number of arguments for 'lpush' command"));
     }
 
     #[test]

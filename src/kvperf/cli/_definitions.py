@@ -39,6 +39,9 @@ def add_definition_args(p: argparse.ArgumentParser) -> None:
                        help="only these topologies of each definition (e.g. oss-standalone)")
     group.add_argument("--override-test-time", type=int, metavar="S",
                        help="replace each memtier client's --test-time by S seconds")
+    group.add_argument("--ignore-resources", action="store_true",
+                       help="plan and run definitions whose resources.requests memory does "
+                            "not fit this machine (refused by default)")
 
 
 def _words(values: list[str] | None) -> tuple[str, ...] | None:
@@ -50,7 +53,7 @@ def definition_flags(args: argparse.Namespace) -> DefinitionFlags:
         None if args.definitions is None else tuple(args.definitions), args.tests_regexp,
         args.tests_priority_lower_limit, args.tests_priority_upper_limit,
         _words(args.tested_groups), _words(args.tested_commands), _words(args.topologies),
-        args.override_test_time)
+        args.override_test_time, args.ignore_resources)
 
 
 def print_plans(cli: Cli, request: DefinitionsRequest) -> int:

@@ -188,6 +188,12 @@ def argv(options: tuple[Option, ...]) -> tuple[str, ...]:
     return tuple(word for option in options for word in option.argv())
 
 
+def commands(options: tuple[Option, ...]) -> tuple[tuple[str, ...], ...]:
+    """Each ``--command``'s words, upper case (``("DEBUG", "RELOAD", "NOSAVE")``)."""
+    return tuple(tuple(word.upper() for word in shlex.split(o.value or ""))
+                 for o in options if o.name == "command" and o.value)
+
+
 def command_mix(options: tuple[Option, ...]) -> dict[str, float]:
     """The share of each command a memtier run sends, as memtier weighs them: each
     ``--command`` by its ``--command-ratio`` (the ratio follows its command; 1 by default),

@@ -6,7 +6,9 @@ arguments), the topology, a local dataset, the preload run, init commands and Lu
 keyspace length to verify, the clients with ``--test-time`` overridden, KPI bounds and the
 exporter's metric paths. What a definition asks for that kvperf cannot do yields a refusal
 whose reason names the thing (a tool, an option, a topology, a URL); the first reason
-found is given.
+found is given. Given the ``Machine``, a test whose memory requests do not fit it is
+refused too (definitions/resources.py); without one (``--ignore-resources``) the requests
+are only recorded.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.definitions import memtier
 from kvperf.definitions.client import MEMTIER, TOOLS, ClientError, ClientPlan, plan_client
 from kvperf.definitions.kpis import Kpi
 from kvperf.definitions.model import Definition, ToolConfig
+from kvperf.definitions.resources import Machine, Needs, cpu_note, misfit, needs
 from kvperf.definitions.topology import Topology
 
 KNOWN_CAPABILITIES = frozenset({"local-disk"})  # a kvperf host runs servers on local disk
@@ -34,6 +38,8 @@ class Plan:
     clients: tuple[ClientPlan, ...]
     test_time_override: int | None = None
     notes: tuple[str, ...] = ()
+    save_first: bool = False  # SAVE before measuring: the clients reload the file on disk
+    flush_first: bool = False  # then FLUSHALL SYNC: they load it into an empty database
 
     @property
     def name(self) -> str:
@@ -110,13 +116,17 @@ def _dataset(definition: Definition) -> Path | None:
 
 
 def _notes(definition: Definition, topology: Topology, clients: tuple[ClientPlan, ...],
-           override: int | None) -> tuple[str, ...]:
+           override: int | None, machine: Machine | None, asked: Needs) -> tuple[str, ...]:
     db = definition.dbconfig
     notes = [f"warning: {issue}" for issue in definition.warnings]
     if override is not None and any(not c.test_time_overridden for c in clients):
         notes.append("request-bound client: --override-test-time does not apply to it")
-    if db.rdb_checks is not None:
-        notes.append(f"rdb_checks ({db.rdb_checks.operation}) recorded, not verified")
+    checks = db.rdb_checks
+    if checks is not None and checks.operation == "load" and checks.keyspacelen is not None:
+        notes.append(f"rdb_checks (load): keyspacelen {checks.keyspacelen} checked after "
+                     "measuring (DBSIZE); sample keys and value sizes not verified")
+    elif checks is not None:
+        notes.append(f"rdb_checks ({checks.operation}) recorded, not verified")
     if db.wait_for_bgsave:
         notes.append("wait_for_bgsave: waits for BGSAVE to finish before measuring")
     if db.preload_before_replica and topology.replicas:
@@ -124,8 +134,57 @@ def _notes(definition: Definition, topology: Topology, clients: tuple[ClientPlan
     resources = [f"{who} {res}" for who, res in
                  [("server", db.resources), ("topology", topology.resources),
                   *((c.tool, c.resources) for c in clients)] if res is not None]
-    if resources:
-        notes.append("resources recorded, not enforced: " + "; ".join(resources))
+    if resources and machine is None:
+        notes.append("resources not checked (--ignore-resources): " + "; ".join(resources))
+    elif resources:
+        notes.append("resources: " + "; ".join(resources))
+    crowded = cpu_note(asked, machine) if machine is not None else None
+    if crowded:
+        notes.append(crowded)
+    return tuple(notes)
+
+
+def _reloads(clients: tuple[ClientPlan, ...]) -> list[tuple[str, ...]]:
+    """The clients' ``DEBUG RELOAD`` commands (memtier's ``--command``)."""
+    found = []
+    for client in clients:
+        if client.tool == MEMTIER:
+            found += [c for c in memtier.commands(memtier.parse(list(client.argv)))
+                      if c[:2] == ("DEBUG", "RELOAD")]
+    return found
+
+
+def disk_steps(definition: Definition, clients: tuple[ClientPlan, ...]) -> tuple[bool, bool]:
+    """(save, flush) before the measure stage. A ``DEBUG RELOAD NOSAVE`` reloads the RDB
+    file on disk without writing it first, and ``rdb_checks`` operation ``load`` times such a
+    reload of the preloaded dataset, so kvperf saves it first (SAVE; not when an init
+    command already does) — as the corpus runner's RDB datasets are on disk before the test.
+    ``NOFLUSH`` loads into the database as it is, and a key loaded twice stops the server
+    ("Duplicated key found in RDB file"), so it is emptied first (FLUSHALL SYNC), as the
+    corpus runner's load setup does."""
+    reloads = _reloads(clients)
+    checks = definition.dbconfig.rdb_checks
+    saved = any(command[:1] and command[0].upper() == "SAVE"
+                for command in definition.dbconfig.init_commands)
+    needs_file = any("NOSAVE" in r for r in reloads) or (
+        checks is not None and checks.operation == "load")
+    flush = any("NOFLUSH" in r and "MERGE" not in r for r in reloads)
+    return needs_file and not saved, flush
+
+
+def _needs(definition: Definition, topology: Topology, clients: tuple[ClientPlan, ...],
+           preload: ClientPlan | None) -> Needs:
+    return needs(definition.dbconfig.resources, topology.resources, 1 + topology.replicas,
+                 [(c.tool, c.resources) for c in clients],
+                 [(preload.tool, preload.resources)] if preload else [])
+
+
+def _disk_notes(save: bool, flush: bool) -> tuple[str, ...]:
+    notes = ["SAVE after preload and init: the clients reload the RDB file on disk"] \
+        if save else []
+    if flush:
+        notes.append("FLUSHALL SYNC before measuring: DEBUG RELOAD NOFLUSH loads into an "
+                     "empty database")
     return tuple(notes)
 
 
@@ -141,10 +200,11 @@ def _no_file(_: Path) -> bool:
 
 
 def plan_one(definition: Definition, topology_name: str, topologies: dict[str, Topology],
-             override: int | None, file_exists: Callable[[Path], bool] = _no_file
-             ) -> Plan | Refusal:
+             override: int | None, file_exists: Callable[[Path], bool] = _no_file,
+             machine: Machine | None = None) -> Plan | Refusal:
     """The plan of ``definition`` on one topology, or the reason there is none.
-    ``file_exists`` checks a local dataset (the caller's I/O; by default none is checked)."""
+    ``file_exists`` checks a local dataset (the caller's I/O; by default none is checked);
+    ``machine``: what the memory requests must fit (None: not checked)."""
     why = _definition_refusal(definition)
     dataset = _dataset(definition)
     if why is None and dataset is not None and not file_exists(dataset):
@@ -164,15 +224,27 @@ def plan_one(definition: Definition, topology_name: str, topologies: dict[str, T
                         for c in definition.clients)
     except ClientError as exc:
         return Refusal(definition, topology_name, str(exc))
+    asked = Needs()
+    if machine is not None:
+        try:
+            asked = _needs(definition, topology, clients, preload)
+        except ValueError as exc:  # a quantity that is not one
+            return Refusal(definition, topology_name, f"resources: {exc}")
+        too_big = misfit(asked, machine)
+        if too_big:
+            return Refusal(definition, topology_name, too_big)
+    save, flush = disk_steps(definition, clients)
     return Plan(definition, topology, db.configuration_parameters + topology.server_args,
                 dataset, preload, clients, override,
-                _notes(definition, topology, clients, override))
+                _notes(definition, topology, clients, override, machine, asked) + _disk_notes(
+                    save, flush), save, flush)
 
 
 def plan_all(definitions: tuple[Definition, ...], topologies: dict[str, Topology],
              override: int | None, only_topologies: tuple[str, ...] = (),
-             file_exists: Callable[[Path], bool] = _no_file) -> tuple[Plan | Refusal, ...]:
+             file_exists: Callable[[Path], bool] = _no_file,
+             machine: Machine | None = None) -> tuple[Plan | Refusal, ...]:
     """Every definition on each of its topologies (those in ``only_topologies`` if given)."""
-    return tuple(plan_one(definition, name, topologies, override, file_exists)
+    return tuple(plan_one(definition, name, topologies, override, file_exists, machine)
                  for definition in definitions for name in definition.topologies
                  if not only_topologies or name in only_topologies)

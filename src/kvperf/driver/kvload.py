@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,20 @@ JSON_VERSIONS = (1,)
 CAPABILITIES = Capabilities(duration=True, warmup=True, rps=True, sequential=True, threads=True,
                             tls=True, cluster=True, cluster_plain_keys=True,
                             data_placeholder=True, seed=True, sequences=True)
+
+
+FIRST_ERROR = re.compile(r"^WARNING: (?:[^\n:]+: )?first error reply: (?P<text>.*)$",
+                         re.MULTILINE)
+
+
+def first_error(logs: Iterable[Path]) -> str | None:
+    """The first error reply kvload (or its memtier front end) logged on stderr
+    (``WARNING: [test: ]first error reply: …``) in the first of ``logs`` that has one."""
+    for log in sorted(logs):
+        found = FIRST_ERROR.search(log.read_text(errors="replace")) if log.is_file() else None
+        if found:
+            return found["text"].strip()
+    return None
 
 
 def read_report(path: Path) -> JsonObject:

@@ -20,6 +20,12 @@ def _topology(row: Row) -> str:
     return (row.get("config_set") or {}).get("topology", "?")
 
 
+def rate(rps: float) -> str:
+    """Ops/s as the tables show them: whole numbers, but a slow test's (a reload, a SAVE:
+    under 10 ops/s) with two decimals, so 0.39 is never shown as 0."""
+    return f"{rps:,.0f}" if rps >= 10 or rps == 0 else f"{rps:.2f}"
+
+
 def test_line(position: int, total: int, row: Row) -> str:
     """``[2/5] name on topology: ok 123,456 ops/s p50 0.2 ms`` (or the failure)."""
     side = f"{escape(str(row['side']))} round {row['run']}: " if row.get("side") else ""
@@ -30,7 +36,7 @@ def test_line(position: int, total: int, row: Row) -> str:
     failed = sum(1 for k in kpis if not k["passed"])
     gate = (f", [red]{failed} KPI(s) failed[/red]" if failed else
             f", {len(kpis)} KPI(s) passed" if kpis else "")
-    return (f"{where}: [green]ok[/green] {row['rps']:,.0f} ops/s, p50 "
+    return (f"{where}: [green]ok[/green] {rate(row['rps'] or 0.0)} ops/s, p50 "
             f"{_ms(row['p50_latency_ms'])} ms, p99 {_ms(row['p99_latency_ms'])} ms{gate}")
 
 
@@ -64,7 +70,7 @@ def results_table(rows: list[Row], title: str) -> Table:
                             if m.get("executed") is not None)
         table.add_row(escape(row["command"]), _topology(row),
                       "ok" if is_ok(row) else "[red]failed[/red]",
-                      f"{row['rps']:,.0f}" if row["rps"] is not None else "-",
+                      rate(row["rps"]) if row["rps"] is not None else "-",
                       _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
                       str(row["checks"].get("keyspacelen", "-")), executed)
     return table

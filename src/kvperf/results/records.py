@@ -49,6 +49,8 @@ class Checks(TypedDict, total=False):
     keyspacelen: int  # DBSIZE after a definition's preload and init
     clients: int  # a definition's clients run at once
     dbsize: int  # DBSIZE after a module scenario
+    error_replies: int  # the load's calls the server answered with an error (any: recorded)
+    rdb_checks_keyspacelen: int  # DBSIZE after a definition's reload (rdb_checks load)
 
 
 class InstructionsRecord(TypedDict, total=False):

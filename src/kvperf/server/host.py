@@ -15,6 +15,15 @@ def available_cpus() -> set[int]:
     return set(os.sched_getaffinity(0))
 
 
+def memory_total(meminfo: str = "/proc/meminfo") -> int:
+    """The machine's memory in bytes (``MemTotal``); OSError/ValueError when unreadable."""
+    for line in Path(meminfo).read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            number, unit = line.split(":", 1)[1].split()
+            return int(number) * (1024 if unit == "kB" else 1)
+    raise ValueError(f"{meminfo} has no MemTotal line")
+
+
 def _read(path: str, default: str = "unknown") -> str:
     try:
         return Path(path).read_text().strip()

@@ -1,4 +1,6 @@
-"""Server-side counters around the measure stage: CONFIG RESETSTAT, INFO stats/commandstats."""
+"""Server-side counters around the measure stage: CONFIG RESETSTAT, INFO stats/commandstats
+(calls, usec, and the error replies: ``failed_calls``, ``rejected_calls``) and INFO errorstats
+(error replies by their prefix: ``ERR``, ``WRONGTYPE`` …)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ from typing import TypedDict
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 
 _CMDSTAT = re.compile(r"calls=(\d+),usec=(\d+)")
+_FAILED = re.compile(r"\bfailed_calls=(\d+)")
+_REJECTED = re.compile(r"\brejected_calls=(\d+)")
+_COUNT = re.compile(r"\bcount=(\d+)")
 
 
 def reset_stats(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> None:
@@ -33,6 +38,29 @@ def command_stats(info: dict[str, str]) -> dict[str, tuple[int, int]]:
     return out
 
 
+def command_errors(info: dict[str, str]) -> dict[str, tuple[int, int]]:
+    """cmdstat_<name> → (failed_calls, rejected_calls) from INFO commandstats (pure; a
+    server older than Redis 6.2 has neither: zeros). Failed calls ran and answered an error
+    (they count in ``calls``); rejected ones were refused before running (they do not)."""
+    out = {}
+    for field, value in info.items():
+        if field.startswith("cmdstat_"):
+            failed, rejected = _FAILED.search(value), _REJECTED.search(value)
+            out[field[len("cmdstat_"):]] = (int(failed.group(1)) if failed else 0,
+                                            int(rejected.group(1)) if rejected else 0)
+    return out
+
+
+def error_stats(info: dict[str, str]) -> dict[str, int]:
+    """errorstat_<PREFIX> → count from INFO errorstats (pure)."""
+    out = {}
+    for field, value in info.items():
+        match = _COUNT.search(value)
+        if field.startswith("errorstat_") and match:
+            out[field[len("errorstat_"):]] = int(match.group(1))
+    return out
+
+
 def _clock(endpoint: Endpoint) -> str | None:
     """``INFO server`` ``monotonic_clock``: which clock times commands for commandstats.
 
@@ -51,6 +79,8 @@ class CommandStat(TypedDict, total=False):
     calls: int
     usec: int
     usec_per_call: float | None
+    failed_calls: int  # ran and answered an error (counted in calls)
+    rejected_calls: int  # refused before running (not in calls)
 
 
 class Collected(TypedDict, total=False):
@@ -61,32 +91,39 @@ class Collected(TypedDict, total=False):
     node_calls: list[dict[str, int]]
     monotonic_clock: str | None
     commandstats: dict[str, CommandStat]
+    errorstats: dict[str, int]  # error replies by prefix (ERR, WRONGTYPE …), summed
 
 
 def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> Collected:
-    """Hits, misses and per-command calls/usec summed over all nodes; ``node_calls``: each
-    node's calls per command (a cluster's balance)."""
+    """Hits, misses, per-command calls/usec/errors and error replies by prefix, summed over
+    all nodes; ``node_calls``: each node's calls per command (a cluster's balance)."""
     hits = misses = 0
-    commands: dict[str, list[int]] = {}
+    commands: dict[str, list[int]] = {}  # calls, usec, failed, rejected
+    errors: dict[str, int] = {}
     node_calls: list[dict[str, int]] = []
     try:
         for endpoint in endpoints:
             stats = _info(endpoint, "stats")
             hits += int(stats.get("keyspace_hits", 0))
             misses += int(stats.get("keyspace_misses", 0))
-            node = command_stats(_info(endpoint, "commandstats"))
+            info = _info(endpoint, "commandstats")
+            node = command_stats(info)
             node_calls.append({name: calls for name, (calls, _) in node.items()})
+            failures = command_errors(info)
             for name, (calls, usec) in node.items():
-                total = commands.setdefault(name, [0, 0])
-                total[0] += calls
-                total[1] += usec
+                total = commands.setdefault(name, [0, 0, 0, 0])
+                for i, value in enumerate((calls, usec, *failures.get(name, (0, 0)))):
+                    total[i] += value
+            for prefix, count in error_stats(_info(endpoint, "errorstats")).items():
+                errors[prefix] = errors.get(prefix, 0) + count
     except (ConnectionLost, RespError, ValueError):
         return {}
     return {"keyspace_hits": hits, "keyspace_misses": misses, "node_calls": node_calls,
-            "monotonic_clock": _clock(endpoints[0]),
+            "monotonic_clock": _clock(endpoints[0]), "errorstats": errors,
             "commandstats": {name: {"calls": c, "usec": u,
-                                    "usec_per_call": round(u / c, 4) if c else None}
-                             for name, (c, u) in sorted(commands.items())}}
+                                    "usec_per_call": round(u / c, 4) if c else None,
+                                    "failed_calls": f, "rejected_calls": r}
+                             for name, (c, u, f, r) in sorted(commands.items())}}
 
 
 def bgsave_in_progress(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> bool:

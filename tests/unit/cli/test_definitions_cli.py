@@ -68,6 +68,7 @@ def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> No
     (["--definitions", "{d}", "--topologies", "oss-cluster-3-primaries", "--results-dir",
       "{d}/results", "--no-db"], "can run here"),
     (["--tests-regexp", "get", "--dry-run"], "apply only with --definitions"),
+    (["--ignore-resources", "--dry-run"], "apply only with --definitions"),
 ])
 def test_bad_input_exits_2(defs: Path, capsys: pytest.CaptureFixture[str], args: list[str],
                            says: str) -> None:
@@ -79,3 +80,19 @@ def test_bad_input_exits_2(defs: Path, capsys: pytest.CaptureFixture[str], args:
     err = capsys.readouterr().err
     assert code == 2 and says in " ".join(err.split()), err
     assert "Traceback" not in err
+
+
+def test_memory_beyond_the_machine_is_refused_and_ignore_resources_plans_it(
+        defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (defs / "get.yml").write_text(GOOD.replace(
+        "  check: {keyspacelen: 1000}\n",
+        "  check: {keyspacelen: 1000}\n  resources: {requests: {memory: 64Ti}}\n"))
+    args = ["run", "--definitions", str(defs), "--dry-run", "--topologies", "oss-standalone"]
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "refused memtier_benchmark-get-10B [oss-standalone]: needs 65536 GiB of memory " \
+           "(server), this machine has" in out
+    assert main([*args, "--ignore-resources"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "plan memtier_benchmark-get-10B [oss-standalone" in out
+    assert "resources not checked (--ignore-resources): server memory 64Ti" in out

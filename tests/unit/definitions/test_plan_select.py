@@ -10,7 +10,7 @@ import yaml
 
 from kvperf.core.errors import UsageError
 from kvperf.definitions.dryrun import reason_group, render_result, summarize
-from kvperf.definitions.model import DbConfig, Definition, Issue, ToolConfig
+from kvperf.definitions.model import DbConfig, Definition, Issue, RdbChecks, ToolConfig
 from kvperf.definitions.plan import Plan, Refusal, plan_all, plan_one
 from kvperf.definitions.selection import Selection, check, select
 from kvperf.definitions.topology import BUILTIN, parse_setups, server_args
@@ -155,3 +155,33 @@ def test_summary_groups_reasons() -> None:
         "client: stray argument (memtier takes options only)")
     assert "refused" in str(render_result(results[0]))
     assert "kvload memtier" in str(render_result(results[-1]))
+
+
+def _reload_definition(command: str, operation: str | None = None,
+                       init: tuple[tuple[str, ...], ...] = ()) -> Definition:
+    checks = RdbChecks(operation, 2000) if operation else None
+    return definition(topologies=("oss-standalone",), clients=(
+        ToolConfig("memtier_benchmark", f'--command "{command}" -n 1 -c 1 -t 1'),),
+        dbconfig=DbConfig(rdb_checks=checks, init_commands=init))
+
+
+@pytest.mark.parametrize(("command", "operation", "init", "steps"), [
+    ("DEBUG RELOAD NOSAVE NOFLUSH", "load", (), (True, True)),  # the corpus' rdb-load tests
+    ("debug reload nosave", None, (), (True, False)),
+    ("DEBUG RELOAD NOSAVE", None, (("SAVE",),), (False, False)),  # init saves already
+    ("DEBUG RELOAD", None, (), (False, False)),  # it saves before reloading itself
+    ("DEBUG RELOAD MERGE NOFLUSH NOSAVE", None, (), (True, False)),  # MERGE allows dup keys
+    ("SAVE", "save", (), (False, False)),  # the rdb-save tests
+    ("GET __key__", None, (), (False, False)),
+])
+def test_what_a_reload_needs_on_disk_first(command: str, operation: str | None,
+                                           init: tuple[tuple[str, ...], ...],
+                                           steps: tuple[bool, bool]) -> None:
+    (plan,) = plan_all((_reload_definition(command, operation, init),), BUILTIN, None)
+    assert isinstance(plan, Plan)
+    assert (plan.save_first, plan.flush_first) == steps
+    assert any(n.startswith("SAVE after preload and init") for n in plan.notes) == steps[0]
+    assert any(n.startswith("FLUSHALL SYNC before measuring") for n in plan.notes) == steps[1]
+    if operation == "load":
+        assert "rdb_checks (load): keyspacelen 2000 checked after measuring (DBSIZE); sample " \
+               "keys and value sizes not verified" in plan.notes

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kvperf.core.errors import DriverError
-from kvperf.driver.kvload import measurement_from, read_report
+from kvperf.driver.kvload import first_error, measurement_from, read_report
 
 LAT = {"min": 0.1, "mean": 0.5, "p50": 0.4, "p90": 0.8, "p95": 0.9, "p99": 1.5, "p99_9": 2.0,
        "p99_99": 2.5, "max": 3.0}
@@ -50,3 +50,19 @@ def test_report_format_and_version_are_checked(tmp_path: Path) -> None:
     assert read_report(path)["tests"][0]["name"] == "SET"
     with pytest.raises(DriverError, match="no readable JSON"):
         read_report(tmp_path / "missing.json")
+
+
+def test_the_first_error_reply_is_read_from_kvloads_log(tmp_path: Path) -> None:
+    (tmp_path / "tool-0.log").write_text("[RUN #1 100%,   1 secs] 1 threads 1 conns: 0 ops\n"
+                                         "WARNING: 1 error replies (err=1 moved=0 ask=0 "
+                                         "other=0); not counted as ops\n"
+                                         "WARNING: first error reply: ERR Error trying to "
+                                         "load the RDB dump, check server logs.\n")
+    (tmp_path / "tool-1.log").write_text("WARNING: first error reply: ERR later\n")
+    (tmp_path / "tool.log").write_text("WARNING: SET: 3 error replies (err=3 moved=0 ask=0 "
+                                       "other=0)\nWARNING: SET: first error reply: WRONGTYPE "
+                                       "Operation against a key\n")
+    assert first_error(tmp_path.glob("tool-*.log")) == (
+        "ERR Error trying to load the RDB dump, check server logs.")
+    assert first_error([tmp_path / "tool.log"]) == "WRONGTYPE Operation against a key"
+    assert first_error([tmp_path / "absent.log"]) is None

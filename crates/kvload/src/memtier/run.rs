@@ -221,6 +221,9 @@ fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64),
     if m.errors.total() > 0 {
         let e = &m.errors;
         eprintln!("WARNING: {} error replies (err={} moved={} ask={} other={}); not counted as ops", e.total(), e.err, e.moved, e.ask, e.other);
+        if let Some(first) = &m.first_error {
+            eprintln!("WARNING: first error reply: {first}");
+        }
     }
     Ok((m, start, finish))
 }

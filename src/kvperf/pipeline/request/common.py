@@ -16,10 +16,12 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode
 from kvperf.definitions.loader import load
 from kvperf.definitions.plan import Plan, Refusal, plan_all
+from kvperf.definitions.resources import Machine
 from kvperf.definitions.selection import Selection, check, select
 from kvperf.pipeline.run import quick
 from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
+from kvperf.server.host import available_cpus, memory_total
 from kvperf.server.remote import DEFAULT_PORTS, SshTarget, parse_ports, parse_target
 from kvperf.sourcebuild.builder import DEFAULT_MAKE_ARGS, default_cache
 from kvperf.store.db import DatabaseUrl, redact, resolve_url
@@ -170,6 +172,7 @@ class DefinitionFlags:
     tested_commands: tuple[str, ...] | None = None
     topologies: tuple[str, ...] | None = None
     override_test_time: int | None = None
+    ignore_resources: bool = False  # plan what does not fit this machine's memory
 
     @property
     def given(self) -> bool:
@@ -180,11 +183,12 @@ class DefinitionFlags:
         """Whether a selection flag was given (they apply only with --definitions)."""
         return self.tests_regexp != ".*" or any(value is not None for value in (
             self.priority_lower, self.priority_upper, self.tested_groups,
-            self.tested_commands, self.topologies, self.override_test_time))
+            self.tested_commands, self.topologies, self.override_test_time)) \
+            or self.ignore_resources
 
 
 SELECTION_ONLY = ("the definition selection flags (--tests-regexp, --topologies, "
-                  "--override-test-time …) apply only with --definitions")
+                  "--override-test-time, --ignore-resources …) apply only with --definitions")
 
 
 def names(values: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -207,7 +211,17 @@ def plan_definitions(flags: DefinitionFlags) -> tuple[Plan | Refusal, ...]:
         raise UsageError(f"the selection matches none of the {len(loaded.definitions)} "
                          "loaded definition(s)")
     return plan_all(chosen, loaded.topologies, flags.override_test_time,
-                    selection.topologies, file_exists=Path.is_file)
+                    selection.topologies, file_exists=Path.is_file,
+                    machine=None if flags.ignore_resources else this_machine())
+
+
+def this_machine() -> Machine:
+    """This machine's memory (MemTotal) and the CPUs kvperf may use."""
+    try:
+        return Machine(memory_total(), len(available_cpus()))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read this machine's memory to check the definitions' "
+                         f"resources ({exc}); --ignore-resources skips the check") from None
 
 
 def plans_of(planned: tuple[Plan | Refusal, ...]) -> tuple[Plan, ...]:

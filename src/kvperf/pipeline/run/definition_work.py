@@ -28,7 +28,9 @@ from kvperf.definitions.plan import Plan
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
+from kvperf.driver.kvload import first_error
 from kvperf.driver.memtier import MemtierDriver, measurement
+from kvperf.pipeline.run import executed
 from kvperf.pipeline.run.model import Bench, ServerHandle
 from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.plan.trial import ServerSetup
@@ -230,6 +232,9 @@ class DefinitionWork:
                 if not wait_until(lambda: not probe.saving(endpoints),
                                   BGSAVE_TIMEOUT, interval=0.2):
                     raise DriverError(f"a BGSAVE still runs after {BGSAVE_TIMEOUT:.0f}s")
+        if self.plan.save_first or self.plan.flush_first:
+            with self.stage("save"):
+                _save_and_flush(endpoints, self.plan)
         if replicas:
             with self.stage("replica_sync"):
                 wait_in_sync(endpoints[0], replicas)
@@ -242,6 +247,19 @@ class DefinitionWork:
             profiled, f"{self.plan.name} [{self.plan.topology.name}]", self.run.out_dir)
         self._results(documents)
         self._server_side(endpoints, pids, cpu_before)
+        self._check_reloaded(endpoints)
+
+    def _check_reloaded(self, endpoints: tuple[Endpoint, ...]) -> None:
+        """``rdb_checks`` operation ``load``: the keys its reload must have brought back."""
+        assert self.bench is not None
+        checks = self.plan.definition.dbconfig.rdb_checks
+        if checks is None or checks.operation != "load" or checks.keyspacelen is None:
+            return
+        keys = self.bench.probe.keys(endpoints)
+        self.outcome.checks["rdb_checks_keyspacelen"] = keys
+        if keys != checks.keyspacelen:
+            raise DriverError(f"rdb_checks: the reload should leave {checks.keyspacelen} keys, "
+                              f"the server holds {keys} (DBSIZE) after measuring")
 
     def _clients(self, endpoint: Endpoint) -> list[JsonObject]:
         clients = self.plan.clients
@@ -306,11 +324,31 @@ class DefinitionWork:
         after = probe.cpu_seconds(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
+        self._judge(expected, calls, executed.replies(expected, stats,
+                                                      collected.get("errorstats", {})))
+
+    def _judge(self, expected: dict[str, float], calls: dict[str, int],
+               found: executed.Replies) -> None:
+        """Fail a test whose load mostly got error replies, whose command the server lacks,
+        or whose clients completed nothing."""
+        self._check_replies(found)
         missing = [name.upper() for name, share in expected.items() if share and not calls[name]]
         if missing:  # every such request got an error reply (an unknown command, say)
             raise DriverError(f"the server executed no {', '.join(missing)} call while the "
                               f"clients ran (error replies; see {self.log_dir.name}/tool-*.log)"
                               f": does this server have {'them' if len(missing) > 1 else 'it'}?")
+        measured = self.outcome.measurement
+        if measured is not None and (measured.rps <= 0 or measured.requests == 0):
+            raise DriverError("the clients completed no operation (0 ops/s) and the server "
+                              f"answered no error: see {self.log_dir.name}/tool-*.log")
+
+    def _check_replies(self, found: executed.Replies) -> None:
+        """Fail a test whose load mostly got error replies (executed.error_verdict)."""
+        if found.errors:
+            self.outcome.checks["error_replies"] = found.errors
+        problem = executed.error_verdict(found, first_error(self.log_dir.glob("tool-*.log")))
+        if problem:
+            raise DriverError(problem)
 
 
 ERROR_REPLIES = re.compile(r"WARNING: (?P<count>\d+) error replies")  # kvload memtier's log
@@ -358,6 +396,20 @@ def _init(endpoints: tuple[Endpoint, ...], plan: Plan) -> None:
     for what, replies in answers.items():
         if all(isinstance(reply, RespError) for reply in replies):
             raise DriverError(f"{what}: the server answered {replies[0]}")
+
+
+def _save_and_flush(endpoints: tuple[Endpoint, ...], plan: Plan) -> None:
+    """SAVE (the dataset written where the server reloads it from), then FLUSHALL SYNC
+    when the plan says so (definitions/plan.disk_steps), on every node."""
+    steps = ([("SAVE",)] if plan.save_first else []) + (
+        [("FLUSHALL", "SYNC")] if plan.flush_first else [])
+    for endpoint in endpoints:
+        with RespClient(endpoint, timeout=BGSAVE_TIMEOUT) as client:
+            for command in steps:
+                reply = _answer(client, command)
+                if isinstance(reply, RespError):
+                    raise DriverError(f"{' '.join(command)} before measuring: the server "
+                                      f"answered {reply}")
 
 
 def _cpus_text(cpus: tuple[int, ...] | None) -> str | None:

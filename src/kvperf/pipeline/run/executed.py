@@ -1,4 +1,5 @@
-"""What the server executed, per command of the load, against what the tool counted (pure).
+"""What the server executed, per command of the load, against what the tool counted, and
+how many of its replies were errors (pure).
 
 A plain command is one entry; a sequence (``SET … ; GET …`` mixes, MULTI/EXEC) one entry
 per distinct command, each expected ``calls_per_sequence × sequences`` times, where the tool
@@ -7,6 +8,8 @@ counts one request per command of a sequence.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TypedDict
 
 from kvperf.config.commands import CommandSpec
@@ -74,3 +77,55 @@ def executed_ratio(commands: dict[str, Executed]) -> float | None:
     """Lowest calls ÷ expected over the load's commands."""
     ratios = [c["calls"] / c["expected"] for c in commands.values() if c["expected"]]
     return round(min(ratios), 4) if ratios else None
+
+
+MAX_ERROR_SHARE = 0.01  # error replies beyond this share of the load's calls fail the test
+
+
+@dataclass(frozen=True)
+class Replies:
+    """How the server answered the load's commands in the measure stage (INFO commandstats
+    and errorstats): calls it saw (run or rejected), error replies among them, the command
+    with the most, and the error replies of the stage by prefix (``ERR`` …)."""
+
+    calls: int
+    errors: int
+    worst: str | None = None
+    prefixes: tuple[tuple[str, int], ...] = ()
+
+
+def replies(names: Iterable[str], commandstats: dict[str, CommandStat],
+            errorstats: dict[str, int]) -> Replies:
+    """The load's commands (``names``, subcommands included) as the server answered them."""
+    calls = errors = 0
+    per_command: dict[str, int] = {}
+    for name in names:
+        for stat_name, stat in commandstats.items():
+            if stat_name == name or stat_name.startswith(name + "|"):
+                failed = stat.get("failed_calls", 0) + stat.get("rejected_calls", 0)
+                calls += stat.get("calls", 0) + stat.get("rejected_calls", 0)
+                errors += failed
+                per_command[stat_name] = per_command.get(stat_name, 0) + failed
+    worst = max(per_command, key=lambda n: per_command[n]) if errors else None
+    prefixes = tuple(sorted(errorstats.items(), key=lambda item: -item[1]))
+    return Replies(calls, errors, worst, prefixes)
+
+
+def error_verdict(found: Replies, first: str | None = None,
+                  max_share: float = MAX_ERROR_SHARE) -> str | None:
+    """Why the measurement cannot be trusted: more than ``max_share`` of the load's calls
+    answered an error (the numbers would time error replies, which skip the command's work),
+    or None. ``first``: the load tool's first error reply, when it gave one."""
+    if not found.calls or found.errors <= max_share * found.calls:
+        return None
+    facts = [f"{found.errors / found.calls:.0%}"]
+    if found.worst:
+        facts.append(f"most: {found.worst.replace('|', ' ').upper()}")
+    if found.prefixes:
+        facts.append("INFO errorstats: " + ", ".join(f"{prefix} ×{count}"
+                                                     for prefix, count in found.prefixes))
+    if first:
+        facts.append(f"first error reply: {first!r}")
+    return (f"{found.errors} of {found.calls} calls of the load answered an error "
+            f"({'; '.join(facts)}): beyond {max_share:.0%} error replies the numbers time "
+            "errors, not the command")

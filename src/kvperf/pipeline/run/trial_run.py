@@ -18,6 +18,7 @@ from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
 from kvperf.driver.base import Driver, Target
+from kvperf.driver.kvload import first_error
 from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_commands, seed_keyspace
 from kvperf.pipeline.run import executed
 from kvperf.pipeline.run.executed import Executed
@@ -134,6 +135,9 @@ class TrialRun:
     bench: Bench
     # Per command of the load: calls, usec_per_call and the calls the tool's count implies.
     _commands: dict[str, Executed] = field(default_factory=dict, init=False)
+    # The load's commands as the server answered them (error replies among its calls).
+    _replies: executed.Replies = field(default_factory=lambda: executed.Replies(0, 0),
+                                       init=False)
 
     @property
     def driver(self) -> Driver:
@@ -292,6 +296,9 @@ class TrialRun:
                 server["cpu_us_per_request"] = round(cpu / (requests or calls) * 1e6, 4)
         self.outcome.server = server
         self._commands = commands if collected else {}
+        self._replies = executed.replies(self.trial.load.command.calls_per_sequence,
+                                         collected.get("commandstats", {}),
+                                         collected.get("errorstats", {}))
 
     def _check(self, keyspace: KeyStore, before: int | None) -> None:
         self._check_executed()
@@ -314,8 +321,15 @@ class TrialRun:
 
 
     def _check_executed(self) -> None:
-        """The server must have executed (nearly) every request the tool counted, per
-        command of the load (a mix's GETs and SETs each)."""
+        """The server must have answered (nearly) no request with an error, and executed
+        (nearly) every request the tool counted, per command of the load (a mix's GETs and
+        SETs each)."""
+        if self._replies.errors:
+            self.outcome.checks["error_replies"] = self._replies.errors
+        problem = executed.error_verdict(self._replies, first_error([self.log_dir /
+                                                                     "tool.log"]))
+        if problem:
+            raise DriverError(problem)
         ratio = executed.executed_ratio(self._commands)
         if ratio is None:
             return

@@ -90,6 +90,7 @@ class FakeKeyStore:
 class FakeProbe:
     events: Events
     cpu: list[float] = field(default_factory=lambda: [1.0, 1.5])
+    collected: dict[str, Any] = field(default_factory=dict)
 
     @contextlib.contextmanager
     def keyspace(self, target: Target) -> Iterator[FakeKeyStore]:
@@ -101,7 +102,7 @@ class FakeProbe:
 
     def collect(self, endpoints: tuple[Endpoint, ...]) -> dict[str, Any]:
         self.events.append("collect stats")
-        return {}
+        return self.collected
 
     def cpu_seconds(self, pids: list[int]) -> float | None:
         return self.cpu.pop(0) if self.cpu else None
@@ -159,10 +160,11 @@ def _prepared(tmp_path: Path, driver: FakeDriver, runs: int = 1) -> Prepared:
 
 
 def _runner(tmp_path: Path, events: Events, driver: FakeDriver | None = None,
-            launcher: FakeLauncher | None = None, runs: int = 1) -> Runner:
+            launcher: FakeLauncher | None = None, runs: int = 1,
+            probe: FakeProbe | None = None) -> Runner:
     driver = driver or FakeDriver(events)
     return Runner(_prepared(tmp_path, driver, runs), RecordingObserver(events),
-                  launcher=launcher or FakeLauncher(events), probe=FakeProbe(events))
+                  launcher=launcher or FakeLauncher(events), probe=probe or FakeProbe(events))
 
 
 class PersistSpy:
@@ -207,6 +209,30 @@ def test_a_failed_measure_stops_the_server_and_keeps_a_failed_row(tmp_path: Path
     assert events[-3:] == ["measure", "server stop", "finished failed"]
     assert summary.failed == 1 and "tool exited 1" in summary.rows[0]["error"]
     assert json.loads(runner.metrics.path.read_text())[0]["status"] == "failed"
+
+
+def _get_stats(failed: int) -> dict[str, Any]:
+    """INFO of a trial whose 1,000,000 GETs (the tool's count) all ran, ``failed`` of them
+    answering an error (a tool that counts error replies as requests)."""
+    return {"commandstats": {"get": {"calls": 1_000_000, "usec": 500_000,
+                                     "usec_per_call": 0.5, "failed_calls": failed,
+                                     "rejected_calls": 0}},
+            "errorstats": {"WRONGTYPE": failed} if failed else {}}
+
+
+@pytest.mark.parametrize(("failed", "status"), [(0, "ok"), (10_000, "ok"),
+                                                (10_001, "failed"), (1_000_000, "failed")])
+def test_a_matrix_trial_whose_replies_are_errors_fails(tmp_path: Path, failed: int,
+                                                       status: str) -> None:
+    events: Events = []
+    probe = FakeProbe(events, collected=_get_stats(failed))
+    row = _runner(tmp_path, events, probe=probe).execute().rows[0]
+    assert row["status"] == status, row["error"]
+    assert row["checks"].get("error_replies") == (failed or None)
+    if status == "failed":
+        assert row["error"].startswith(f"{failed} of 1000000 calls of the load answered an "
+                                       f"error (") and "most: GET; INFO errorstats: " \
+            f"WRONGTYPE ×{failed}" in row["error"]
 
 
 def test_a_server_that_does_not_start_fails_only_its_trial(tmp_path: Path) -> None:
