@@ -2,11 +2,12 @@
 run here. tests/integration/test_documented_examples.py checks that the keys of EXAMPLES are
 exactly the commands tests/doc_commands.py extracts from README.md and docs/*.md, then runs
 every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 1 s or ≤ 20,000
-requests per trial, no warmup, ≤ 2 rounds; the regression gate's example, COMPARE_GATE, turns
-it off for itself: 2 rounds can never flag a regression).
+requests per trial, no warmup, ≤ 2 rounds).
 
 Adding an example to the docs means adding one entry here: its exact text (comment stripped,
-continuation lines joined) → ``run(GROUP, …)`` or ``not_runnable("why")``. A runnable
+continuation lines joined) → ``run(GROUP, …)``, ``not_runnable("why")``, or
+``elsewhere("tests/…::test", "how")`` when an integration test already runs it as documented
+with stronger checks (the regression gate: 2 quick rounds could never flag one). A runnable
 example checks what the docs promise it does, not only its exit code: ``says`` (texts, or
 ``rx(…)`` patterns, its output must contain; blanks collapsed, so rich's wrapping does not
 matter and a table row reads ``│ SET │ 64 │ …``), ``lacks`` (what it must not print, e.g. a
@@ -129,12 +130,27 @@ class NotRunnable:
     reason: str
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """An example an integration test runs as documented (from a scratch directory, the
+    same flags but those ``how`` names) with stronger checks than output text: running it
+    here too would only spend the time twice. ``test``: ``tests/…py::test_name``, checked
+    to exist."""
+
+    test: str
+    how: str
+
+
 def run(group: str, *replace: tuple[str, str], **options: Any) -> Example:
     return Example(group, tuple(replace), **options)
 
 
 def not_runnable(reason: str) -> NotRunnable:
     return NotRunnable(reason)
+
+
+def elsewhere(test: str, how: str) -> Elsewhere:
+    return Elsewhere(test, how)
 
 
 # Text changes shared by several examples.
@@ -182,28 +198,6 @@ BUILT = r"\(\w{12}\): (?:cached|\d+ s)"  # a build line: cached, or built in N s
 STILL = r"[+-]0\.[01]\d\d%"  # an instruction count that did not move: within ±0.2%
 METRICS = "results/{}/metrics.json"
 
-# README.md, "Comparing": the regression gate. As written, in quick mode, it can never fire:
-# 2 paired rounds leave the t-test 1 degree of freedom (p <= 0.01 needs t >= 64, a per-round
-# ratio CV <= 0.3% for set-slow's ~15%), so every row came out inconclusive or unstable and the
-# example exited 0 on a known regression. It runs the documented 10 rounds out of quick mode
-# (KVPERF_QUICK=0), on duet.json (SET/GET at P=16, 2 s trials, the CI test's config; the
-# built-in config's 4 series of 3 s would take 4 min) and as a duet: alternating rounds on
-# these VMs have a per-round ratio CV of 12-28% (docs/PERFORMANCE.md). Measured here (load
-# 6-10 on 2 cores, 2026-11-26), each configuration 2-3 times: duet, 10 rounds (67-72 s): exit 1
-# every time, SET rps 0.916-0.930 and server CPU/request 1.099-1.103 regressions at p (adj.)
-# <= 6e-5; duet, 6 rounds: CPU/request flagged 3 of 3 but at p 0.0002-0.007, SET rps 1 of 3;
-# alternating, 10 rounds (135 s): CPU/request flagged 2 of 2 at p 0.002, SET rps `unstable`.
-COMPARE_GATE = run(
-    BUILDS, SRC_VALKEY, *REFS, ("kvperf compare", "KVPERF_QUICK=0 kvperf compare"),
-    ("--runs 10", "--runs 10 --config duet.json --schedule duet"), timeout=BUILDING,
-    exit=1, why="set-slow's SET slowdown is a regression and --fail-on-regression says so",
-    says=("markdown report:", rounds("A: base B: set-slow", "duet", count=10)),
-    files={"report.md": (
-        rx(r"\d+ rows: \d+ regression"),
-        rx(r"\| SET d=3 P=16 c=50 \| rps \|[^|]+\|[^|]+\| -\d+\.\d+% \|[^|]+\|[^|]+\| "
-           r"🔴 regression \|"),
-        rx(r"\| SET d=3 P=16 c=50 \| server\.cpu_us_per_request \|[^|]+\|[^|]+\| \+\d+\.\d+% "
-           r"\|[^|]+\|[^|]+\| 🔴 regression \|"))})
 # docs/PERFORMANCE.md, "Instruction counts": one more spin iteration, +4 instructions per SET:
 # +0.16-0.21% of setCommand's inclusive cost, +0.06-0.08% of a request. With 2 runs per side
 # it was `regression` in 10 of 14 comparisons here and `inconclusive` in 4 (p (adj.)
@@ -218,7 +212,7 @@ SPIN2_COMPARE = run(
         verdict_row("GET d=64 P=16 c=1", "instructions/request", STILL,
                     "(?:no change|⚪ inconclusive)")))
 
-EXAMPLES: dict[str, Example | NotRunnable] = {
+EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     # README.md, "Using it"
     "kvperf run --dry-run":
         run(USING, says=("Plan: 4 trials", rx(r"│ 3 │ \w{12} │ 1 │ GET │ 64 │ 16 │ 50 │")),
@@ -257,9 +251,9 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
-    "kvperf run --suite comprehensive --quick": not_runnable(  # README.md, PERFORMANCE.md
-        "runs in tests/integration/test_gates_suites.py::"
-        "test_the_comprehensive_suite_runs_quick_end_to_end (every series ok, < 5 min)"),
+    "kvperf run --suite comprehensive --quick": elsewhere(  # README.md, PERFORMANCE.md
+        "tests/integration/test_gates_suites.py::"
+        "test_the_comprehensive_suite_runs_quick_end_to_end", "every series ok, < 5 min"),
     "kvperf run --suite latency,pipeline":  # latency: c = 1, 10; pipeline: P up to 128
         run(USING, says=("Sweep of P", "Sweep of c", row_ok("SET", "64", "1", "10", "1"),
                          row_ok("GET", "64", "128", "50", "1"))),
@@ -412,7 +406,10 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
                                             "builds done; --dry-run: nothing run")),
     # README.md, "Comparing" (git refs)
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --output report.md "
-    "--fail-on-regression": COMPARE_GATE,
+    "--fail-on-regression": elsewhere(
+        "tests/integration/test_builds.py::test_set_slowdown_is_a_regression_and_get_is_not",
+        "6 duet rounds of SET/GET at P=16 (2 s trials, not the built-in config's 4 series of "
+        "3 s): exit 1, report.md's SET rps and CPU/request rows regressions, GET unflagged"),
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --schedule duet":
         run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
             says=rounds("A: base B: set-slow", "duet"),
@@ -454,21 +451,16 @@ EXAMPLES: dict[str, Example | NotRunnable] = {
     # within 0.2% and none flagged; `no change`, or `inconclusive` when one side's 2 runs
     # differ (getCommand inclusive/call: -0.113%, a spread of 0.23%, once in 5 runs here)
     "kvperf compare --repo $FX base base --measure instructions --config instr.json":
-        run(BUILDS, says=tuple(verdict_row(series, metric, STILL, "(?:no change|⚪ inconclusive)")
-                               for series, metric in (
-                                   ("SET d=64 P=16 c=1", "instructions/request"),
-                                   ("SET d=64 P=16 c=1", "setCommand inclusive/call"),
-                                   ("GET d=64 P=16 c=1", "instructions/request"),
-                                   ("GET d=64 P=16 c=1", "getCommand inclusive/call"))),
-            lacks=("regression", "improvement")),
+        elsewhere("tests/integration/test_instructions.py::"
+                  "test_a_a_every_metric_within_0_2_percent",
+                  "its CONFIG is instr.json; --output report.md added: every metric within "
+                  "0.2%, nothing flagged"),
     "kvperf compare --repo $FX base set-slow-2pct --measure instructions --config instr.json":
-        run(BUILDS, timeout=BUILDING, says=(
-            verdict_row("SET d=64 P=16 c=1", "instructions/request", r"\+2\.0\d\d%",
-                        "🔴 regression"),
-            verdict_row("SET d=64 P=16 c=1", "setCommand inclusive/call", r"\+5\.6\d\d%",
-                        "🔴 regression"),
-            verdict_row("GET d=64 P=16 c=1", "instructions/request", STILL,
-                        "(?:no change|⚪ inconclusive)"))),
+        elsewhere("tests/integration/test_instructions.py::"
+                  "test_compare_flags_set_only_and_names_set_command",
+                  "its CONFIG is instr.json; --output report.md --fail-on-regression added: "
+                  "SET +2.0x% per request and +5.6x% setCommand inclusive/call, regressions; "
+                  "GET unflagged"),
     "kvperf compare --repo fx base spin2 --measure instructions --config instr.json "
     "--min-effect 0.1": SPIN2_COMPARE,
     # README.md, "History and the database": two runs at two commits of the scratch repo

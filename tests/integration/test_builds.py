@@ -111,17 +111,24 @@ DUET_CONFIG = [{**{k: v for k, v in CONFIG[0].items() if k != "requests"}, "dura
 @pytest.mark.usefixtures("no_strays")
 def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_cache: Path,
                                                      tmp_path: Path) -> None:
-    """6 duet rounds (issue 17: the run count people use) find the ~15% SET slowdown — rps,
-    server CPU per request and latency — and leave GET alone. The machine's speed wanders
-    ±25% between trials here (paired ratio CV 13-28% when A and B alternate: 6 alternating
-    rounds flag nothing, docs/PERFORMANCE.md), but both sides of a duet round see the same
-    machine: paired CV ≈ 1%."""
-    config = write_config(tmp_path, DUET_CONFIG)
-    code, out, err = _kvperf(build_cache, "compare", "base", "set-slow", "--repo", valkey_repo,
-                             "--runs", "6", "--config", config, "--schedule", "duet",
-                             "--results-dir", tmp_path, "--label", "ab", "--seed", "11",
-                             "--fail-on-regression", "--output", tmp_path / "report.md")
-    a, b = _rows(tmp_path / "ab" / "A"), _rows(tmp_path / "ab" / "B")
+    """README's regression gate (`kvperf compare unstable my-branch --repo ~/src/valkey
+    --runs 10 --output report.md --fail-on-regression`, tests/docs_examples.py points here)
+    as a user types it: from a scratch directory, relative paths, the default results
+    directory and schedule (a duet), on DUET_CONFIG (SET/GET at P=16, 2 s trials: the
+    built-in config's 4 series of 3 s would take 4 min) and with 6 rounds, not 10 (issue 17:
+    the run count people use). They find the ~15% SET slowdown — rps, server CPU per request
+    and latency — and leave GET alone. The machine's speed wanders ±25% between trials here
+    (paired ratio CV 13-28% when A and B alternate: 6 alternating rounds flag nothing,
+    docs/PERFORMANCE.md), but both sides of a duet round see the same machine: paired CV ≈
+    1%."""
+    write_config(tmp_path, DUET_CONFIG)
+    done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--runs", "6",
+                      "--config", "config.json", "--seed", "11", "--output", "report.md",
+                      "--fail-on-regression", cwd=tmp_path, timeout=1800,
+                      env={"KVPERF_BUILD_CACHE": str(build_cache)})
+    out, err = done.stdout, done.stderr
+    (side_a,) = (tmp_path / "results").glob("compare-*/A")
+    a, b = _rows(side_a), _rows(side_a.parent / "B")
     assert all(r["status"] == "ok" for r in a + b), err
     assert {r["ab_schedule"] for r in a + b} == {"duet"}
     flagged = _flagged(a, b)
@@ -131,10 +138,16 @@ def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_ca
     assert not any(k.startswith("GET") for k in flagged), out
     set_rps = next(r for r in compare_paired(a, b, "rps") if dict(r.group)["command"] == "SET")
     assert 0.80 < set_rps.ci.ratio < 0.95 and set_rps.ci.high < 0.97, set_rps.ci
-    assert code == 1, "--fail-on-regression must exit 1 on the SET regression"
+    assert done.returncode == 1, "--fail-on-regression must exit 1 on the SET regression"
+    assert "markdown report:" in err + out
     base_sha = Builder(build_cache, str(valkey_repo)).resolve("base")
     assert {r["commit"] for r in a} == {base_sha}
-    assert "SET" in (tmp_path / "report.md").read_text()
+    report = (tmp_path / "report.md").read_text()
+    assert re.search(r"\d+ rows: \d+ regression", report), report
+    for metric in ("rps", "server.cpu_us_per_request"):
+        line = next(ln for ln in report.splitlines() if ln.startswith(f"| SET d=3 P=16 c=50 | "
+                                                                      f"{metric} |"))
+        assert "🔴 regression" in line, report
 
 
 @pytest.mark.usefixtures("no_strays")

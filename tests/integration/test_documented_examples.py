@@ -24,6 +24,7 @@ from tests.docs_examples import (
     CONFIGS,
     EXAMPLES,
     GROUPS,
+    Elsewhere,
     Example,
     Group,
     NotRunnable,
@@ -61,6 +62,12 @@ def test_every_entry_is_well_formed() -> None:
     for text, example in EXAMPLES.items():
         if isinstance(example, NotRunnable):
             assert len(example.reason) > 20, f"{text}: say concretely why it cannot run"
+            continue
+        if isinstance(example, Elsewhere):
+            path, _, name = example.test.partition("::")
+            source = (ROOT / path).read_text() if (ROOT / path).is_file() else ""
+            assert f"def {name}(" in source, f"{text}: no test {example.test}"
+            assert example.how, f"{text}: say how {example.test} runs it"
             continue
         assert example.group in GROUPS, f"{text}: unknown group {example.group!r}"
         assert example.exit == 0 or example.why, f"{text}: say why it exits {example.exit}"

@@ -112,7 +112,12 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_rep
     assert len(a) == len(b) == 4 and all(r["status"] == "ok" for r in a + b)  # 2 runs/side
     assert abs(_change(_by_command(a, "GET"), _by_command(b, "GET"), "total_per_request")) \
         < 0.002
-    assert _change(_by_command(a, "SET"), _by_command(b, "SET"), "total_per_request") > 0.005
+    # docs/PERFORMANCE.md's figures (its example points here): +2.0x% per request,
+    # +5.6x% of setCommand's inclusive cost per call
+    assert 0.020 <= _change(_by_command(a, "SET"), _by_command(b, "SET"),
+                            "total_per_request") < 0.021
+    assert 0.056 <= _change(_by_command(a, "SET"), _by_command(b, "SET"),
+                            "command_per_call") < 0.057
     text = report.read_text()
     lines = [ln for ln in text.splitlines() if ln.startswith("| SET") or ln.startswith("| GET")]
     set_lines = [ln for ln in lines if ln.startswith("| SET")]
@@ -127,8 +132,11 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_rep
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_a_a_every_metric_within_0_3_percent(tmp_path: Path, valkey_repo: Path,
+def test_a_a_every_metric_within_0_2_percent(tmp_path: Path, valkey_repo: Path,
                                              build_cache: Path) -> None:
+    """docs/PERFORMANCE.md's A/A (`kvperf compare --repo $FX base base --measure
+    instructions --config instr.json`; this CONFIG is its instr.json): every metric within
+    0.2% and none flagged."""
     done, report = _compare(tmp_path, valkey_repo, build_cache, "base", "base")
     assert done.returncode == 0, done.stdout + done.stderr
     a, b = _rows(tmp_path / "results" / "cmp" / "A"), _rows(tmp_path / "results" / "cmp" / "B")
@@ -136,5 +144,5 @@ def test_a_a_every_metric_within_0_3_percent(tmp_path: Path, valkey_repo: Path,
     for command in ("SET", "GET"):
         for field in ("total_per_request", "command_per_call"):
             change = _change(_by_command(a, command), _by_command(b, command), field)
-            assert abs(change) < 0.003, (command, field, change)
+            assert abs(change) < 0.002, (command, field, change)
     assert "regression" not in report.read_text() and "improvement" not in report.read_text()
