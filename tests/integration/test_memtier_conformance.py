@@ -22,9 +22,10 @@ Compared, per definition:
   (request-bound, S and P patterns only), else the count bounded by how many more requests
   kvload sent and the smallest and largest key within 10% of the range;
 - value sizes of a sample of keys (STRLEN for strings, MEMORY USAGE for the rest): mean
-  within ``VALUE_TOLERANCE`` and the same smallest and largest string lengths (within 5% of
-  the range), after every preload and after client phases whose values do not grow or
-  shrink with the number of requests (``ACCUMULATING``);
+  within ``VALUE_TOLERANCE`` (or, for wide ranges, ``MEAN_SIGMAS`` standard errors) and the
+  same smallest and largest string lengths (within 5% of the range), after every preload
+  and after client phases whose values do not grow or shrink with the number of requests
+  (``ACCUMULATING``);
 - the JSON layout: every ``"ALL STATS"`` path the corpus' exporters read (and this
   definition's own exporter paths) is found in kvload's JSON exactly when it is in memtier's;
 - rates: kvload's Count is exactly the calls the server executed, its Ops/sec is that Count
@@ -48,8 +49,10 @@ pattern R G S P Z, --ratio, --command mixes with --command-ratio and --command-k
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import statistics
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -118,6 +121,7 @@ MEMTIER_KEY_MAX = 10_000_000  # memtier's default --key-maximum
 LONG_CYCLE = 20
 MIX_POINTS = 1.0
 VALUE_TOLERANCE = 0.10
+MEAN_SIGMAS = 4  # a chance difference beyond it: 6 in 100,000
 RPS_TOLERANCE = 0.25
 SAMPLE = 200  # keys whose values are sized
 PARALLEL = 2  # duets at a time
@@ -444,15 +448,24 @@ def compare_keys(mem: Phase, kv: Phase, exact: bool, more: tuple[float, float]) 
             for p in _close_shape(mem.keys[prefix], kv.keys[prefix], more)]
 
 
+def _means_agree(a: list[int], b: list[int]) -> bool:
+    """Sample means within VALUE_TOLERANCE of each other, or within MEAN_SIGMAS standard
+    errors of their difference: ~200 values drawn from a wide range (10-200 B uniform: sd
+    55) give means 5 B apart by chance alone, 12% once in ~40 runs."""
+    mean_a, mean_b = statistics.fmean(a), statistics.fmean(b)
+    se = math.sqrt(statistics.pvariance(a) / len(a) + statistics.pvariance(b) / len(b))
+    return abs(mean_b - mean_a) <= max(VALUE_TOLERANCE * mean_a, MEAN_SIGMAS * se)
+
+
 def compare_values(mem: Phase, kv: Phase) -> list[str]:
     problems = []
     for what, a, b in (("STRLEN", mem.strlens, kv.strlens),
                        ("MEMORY USAGE", mem.usage, kv.usage)):
         if bool(a) != bool(b):
             problems.append(f"{what}: memtier sampled {len(a)}, kvload {len(b)}")
-        elif a and abs(sum(b) / len(b) / (sum(a) / len(a)) - 1) > VALUE_TOLERANCE:
-            problems.append(f"{what} mean: kvload {sum(b) / len(b):.1f}, memtier "
-                            f"{sum(a) / len(a):.1f}")
+        elif a and not _means_agree(a, b):
+            problems.append(f"{what} mean: kvload {statistics.fmean(b):.1f}, memtier "
+                            f"{statistics.fmean(a):.1f}")
     if mem.strlens and kv.strlens:
         span = max(mem.strlens) - min(mem.strlens)
         if max(abs(min(mem.strlens) - min(kv.strlens)),
