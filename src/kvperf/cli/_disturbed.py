@@ -52,3 +52,9 @@ def print_disturbed(err: Console, rows: list[Row], notes: bool = True) -> None:
     for note in disturbed_notes(rows) if notes else []:
         err.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
     err.print(f"[yellow]{escape(summary)}[/yellow]", soft_wrap=True)
+
+
+def add_include_disturbed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--include-disturbed", action="store_true",
+                   help="count trials other processes disturbed too (default: left out; "
+                        "the cells are then aggregated from every stored metric)")
