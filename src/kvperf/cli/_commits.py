@@ -30,7 +30,7 @@ def print_commits(cli: Cli, request: CommitsRequest, done: Interleaved | None) -
     print_profile(out, [r for rows in result.rows.values() for r in rows], plan.out_dir)
     out.print(f"results: {', '.join(str(p.out_dir) for p in prepared.values())} "
               f"(order seed {result.seed})")
-    print_disturbed(cli.err, [r for rows in result.rows.values() for r in rows], notes=False)
+    print_disturbed(out, cli.err, [r for rows in result.rows.values() for r in rows])
     if result.failed:
         cli.err.print(f"[red]{result.failed} trial(s) failed[/red]")
         return 1

@@ -79,7 +79,7 @@ def print_definitions(cli: Cli, ran: DefinitionsRan) -> int:
         out.print(f"gates: {run.out_dir / GATES_FILE}", highlight=False)
     print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}", highlight=False)
-    print_disturbed(cli.err, summary.rows)
+    print_disturbed(cli.out, cli.err, summary.rows)
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} test(s) failed[/red]")
     if summary.kpis_failed:

@@ -44,13 +44,14 @@ def disturbed_summary(rows: list[Row]) -> str | None:
             "--retry-disturbed reruns them")
 
 
-def print_disturbed(err: Console, rows: list[Row], notes: bool = True) -> None:
-    """The summary line of disturbed trials and (``notes``) a footnote per trial."""
+def print_disturbed(out: Console, err: Console, rows: list[Row]) -> None:
+    """A footnote per disturbed trial under the results (one line each, never wrapped) and
+    the summary line on stderr."""
     summary = disturbed_summary(rows)
     if summary is None:
         return
-    for note in disturbed_notes(rows) if notes else []:
-        err.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
+    for note in disturbed_notes(rows):
+        out.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
     err.print(f"[yellow]{escape(summary)}[/yellow]", soft_wrap=True)
 
 

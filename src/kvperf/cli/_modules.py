@@ -49,7 +49,7 @@ def print_modules(cli: Cli, ran: ModulesRan) -> int:
                                               f"{run.context.tool_version}"), highlight=False)
     print_profile(cli.out, summary.rows, run.out_dir)
     cli.out.print(f"results: {summary.metrics_path}", highlight=False)
-    print_disturbed(cli.err, summary.rows)
+    print_disturbed(cli.out, cli.err, summary.rows)
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} scenario(s) failed[/red]")
     return summary.exit_code

@@ -135,7 +135,7 @@ def _definitions(cli: Cli, asked: CompareRequest, hooks: ConsoleHooks) -> int:
         out.print(f"markdown report: {asked.output}")
     dirs = " and ".join(str(run.out_dir) for run in prepared.runs.values())
     out.print(f"results: {dirs} (order seed {prepared.seed})")
-    print_disturbed(cli.err, [r for side_rows in rows.values() for r in side_rows])
+    print_disturbed(out, cli.err, [r for side_rows in rows.values() for r in side_rows])
     failed = sum(1 for side_rows in rows.values() for r in side_rows if not is_ok(r))
     if failed:
         cli.err.print(f"[red]{failed} test(s) failed[/red] (see the results' logs.txt)")
@@ -156,7 +156,7 @@ def _finish(cli: Cli, asked: CompareRequest, result: SidesResult, plan: Prepared
     if any(r.get("client_saturated") for r in rows):
         cli.err.print("[yellow]! the load tool saturated its CPU in some trials: this "
                       "comparison may be client-bound and hide server-side changes[/yellow]")
-    print_disturbed(cli.err, rows)
+    print_disturbed(out, cli.err, rows)
     if asked.output:
         asked.output.write_text(report())
         out.print(f"markdown report: {asked.output}")

@@ -168,6 +168,7 @@ def _render(cli: Cli, done: MatrixRun) -> int:
         return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
+    print_disturbed(out, cli.err, summary.rows)  # a footnote per disturbed trial
     print_instructions(out, summary.rows)
     server = (prepared.binary.display_name if prepared.binary
               else prepared.context.server_version or prepared.context.label)
@@ -182,7 +183,6 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     for table in sweep_tables(sweeps(summary.rows)) if timed else []:
         out.print(table)
     out.print(f"results: {summary.metrics_path}")
-    print_disturbed(cli.err, summary.rows, notes=False)  # the table's footnotes name them
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
     code = summary.exit_code

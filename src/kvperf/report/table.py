@@ -57,13 +57,13 @@ def results_table(rows: list[Row], title: str) -> Table:
     """command, size, pipeline, clients, rps, p50, p99 (and status) per row.
 
     A trial whose load tool saturated its CPU is marked: it measured the client, not the
-    server. A trial other processes disturbed is marked, with a footnote naming the cause.
+    server. A trial other processes disturbed is marked (``disturbed_notes``: the lines
+    printed under the table, one per trial, naming the cause).
     """
     saturated = sum(1 for r in rows if r.get("client_saturated"))
     lines = ([f"[yellow]! client saturated in {saturated} trial(s): the load tool's CPU, "
               "not the server, may have limited rps (pin the client to its own core, add "
               "benchmark-threads, or pipeline)[/yellow]"] if saturated else [])
-    lines += [f"[yellow]{escape(note)}[/yellow]" for note in disturbed_notes(rows)]
     table = Table(title=title, caption="\n".join(lines) or None, caption_justify="left")
     for name in ("command", "size", "P", "clients", "run", "rps", "p50 ms", "p99 ms", "status"):
         table.add_column(name, justify="left" if name in ("command", "status") else "right")

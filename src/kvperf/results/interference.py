@@ -24,8 +24,15 @@ def _share(seconds: float, wall: float) -> float:
     return round(seconds / wall, 4) if wall > 0 else 0.0
 
 
-def _command(text: str) -> str:
-    return text if len(text) <= COMMAND_CHARS else text[:COMMAND_CHARS - 1] + "…"
+def short_command(text: str) -> str:
+    """A command line as a footnote shows it: the program's name without its directory,
+    and a long line cut in the middle (its end is often the script it runs)."""
+    program, sep, rest = " ".join(text.split()).partition(" ")
+    text = program.rsplit("/", 1)[-1] + sep + rest
+    if len(text) <= COMMAND_CHARS:
+        return text
+    half = (COMMAND_CHARS - 1) // 2
+    return text[:half] + "…" + text[-(COMMAND_CHARS - 1 - half):]
 
 
 def _cores(sampled: Sampled) -> list[CoreRecord]:
@@ -56,7 +63,7 @@ def interference_record(sampled: Sampled, interval: float,
         wall_s=round(sampled.wall, 3), samples=sampled.samples, interval_s=interval,
         cores=cores, foreign_share=foreign_share(cores, sampled.pinned, sampled.wall),
         steal_share=max((c["steal_share"] for c in cores), default=0.0),
-        top=[CulpritRecord(pid=c.pid, command=_command(c.command), cpu_s=round(c.seconds, 3))
+        top=[CulpritRecord(pid=c.pid, command=short_command(c.command), cpu_s=round(c.seconds, 3))
              for c in sampled.culprits],
         involuntary_switches=dict(sampled.switches), client_saturated=client_saturated,
         threshold=threshold, excluded=False, attempt=1, retried=None)

@@ -3,7 +3,12 @@ cores, steal alike; the cause names the share, the core and the process."""
 
 from __future__ import annotations
 
-from kvperf.results.interference import DISTURBED_SHARE, footnote, interference_record
+from kvperf.results.interference import (
+    DISTURBED_SHARE,
+    footnote,
+    interference_record,
+    short_command,
+)
 from kvperf.server.interference import CoreUse, Culprit, Sampled
 
 
@@ -51,3 +56,11 @@ def test_no_threshold_judges_nothing() -> None:
     """Instruction counts and memory: the sampling is recorded, never a verdict."""
     record = interference_record(_sampled((0.9, 0.0)), 0.25, threshold=None)
     assert not record["disturbed"] and record["foreign_share"] == 0.9
+
+
+def test_a_command_line_is_shown_by_program_name_and_cut_in_the_middle() -> None:
+    assert short_command("/usr/bin/python3 hog.py") == "python3 hog.py"
+    long = "/venv/bin/python " + "/tmp/" + "x" * 120 + "/hog.py"
+    cut = short_command(long)
+    assert len(cut) == 80 and cut.startswith("python /tmp/xx") and cut.endswith("x/hog.py")
+    assert "…" in cut
