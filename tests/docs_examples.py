@@ -179,8 +179,9 @@ NUM = r"[\d,.]+"
 
 
 def row_ok(*cells: str) -> re.Pattern[str]:
-    """A result table's row: the given leading cells, then rps, p50, p99 and `ok`."""
-    return rx(r"│ " + r" │ ".join(cells) + rf" │ {NUM} │ {NUM} │ {NUM} │ ok │")
+    """A result table's row: the given leading cells, then rps, p50, p99 and `ok` (perhaps
+    marked: a shared machine's neighbours can disturb a trial, `! disturbed`)."""
+    return rx(r"│ " + r" │ ".join(cells) + rf" │ {NUM} │ {NUM} │ {NUM} │ ok[^│]* │")
 
 
 def verdict_row(series: str, metric: str, change: str, verdict: str) -> re.Pattern[str]:
@@ -270,6 +271,9 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, says=("valkey-8.0.1 · kvload", "Sweep of P (pipeline)",
                          row_ok("SET", "64", "16", "50", "1")),
             files={METRICS.format("valkey-8.0.1"): '"quick": true'}),
+    # README.md, "Disturbed trials"
+    "kvperf run --retry-disturbed --exclude-disturbed":
+        run(USING, says=("valkey-8.0.1 · kvload", row_ok("SET", "64", "16", "50", "1"))),
     "kvperf noise --runs 8 --config noise.json --server-bin /usr/bin/valkey-server":
         run(USING, says=("A/A noise · valkey-8.0.1", "│ SET d=64 P=16 c=50 │ rps │"),
             lacks="P=1 c=50"),  # noise.json: P=16 only
@@ -387,7 +391,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html",
             files={"report.html": ("<h2>Run summary</h2>", "<svg"),
-                   "report.json": ('"kvperf_report": 4', '"label": "valkey 8.0.1"')}),
+                   "report.json": ('"kvperf_report": 5', '"label": "valkey 8.0.1"')}),
     "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
                            "$(ls -d results/compare-* | tail -1)"), says="A vs B",
@@ -494,6 +498,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                   rx(rf"│ rps │ {NUM} │ 1 │ - │ {NUM} │ 1 │ - │ [+-]\d+\.\d% │"))),
     "kvperf history --json":
         run(HISTORY, says=('"metric": "rps"', rx(r'"revision": "[0-9a-f]{40}"'), '"mean":')),
+    "kvperf history --include-disturbed":
+        run(HISTORY, says=("rps mean", "SET d=64 P=16 c=50 · series")),
     # README.md, "Change points" (two revisions: nothing to detect, but every flag is read)
     "kvperf regressions":
         run(HISTORY, says=("no change points", "histories checked (rps, p50_latency_ms, "

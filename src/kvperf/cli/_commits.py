@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._common import Cli
+from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._profile import print_profile
 from kvperf.pipeline.request.run import CommitsRequest
 from kvperf.pipeline.sides.interleaved import Interleaved
@@ -29,6 +30,7 @@ def print_commits(cli: Cli, request: CommitsRequest, done: Interleaved | None) -
     print_profile(out, [r for rows in result.rows.values() for r in rows], plan.out_dir)
     out.print(f"results: {', '.join(str(p.out_dir) for p in prepared.values())} "
               f"(order seed {result.seed})")
+    print_disturbed(out, cli.err, [r for rows in result.rows.values() for r in rows])
     if result.failed:
         cli.err.print(f"[red]{result.failed} trial(s) failed[/red]")
         return 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from kvperf.cli._common import Cli
+from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile
 from kvperf.core.errors import Interrupted
@@ -81,6 +82,7 @@ def print_definitions(cli: Cli, ran: DefinitionsRan) -> int:
         out.print(f"gates: {run.out_dir / GATES_FILE}", highlight=False)
     print_profile(out, summary.rows, run.out_dir)
     out.print(f"results: {summary.metrics_path}", highlight=False)
+    print_disturbed(cli.out, cli.err, summary.rows)
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} test(s) failed[/red]")
     if summary.kpis_failed:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from kvperf.cli._common import Cli
+from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile
 from kvperf.core.errors import Interrupted
@@ -48,6 +49,7 @@ def print_modules(cli: Cli, ran: ModulesRan) -> int:
                                               f"{run.context.tool_version}"), highlight=False)
     print_profile(cli.out, summary.rows, run.out_dir)
     cli.out.print(f"results: {summary.metrics_path}", highlight=False)
+    print_disturbed(cli.out, cli.err, summary.rows)
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} scenario(s) failed[/red]")
     return summary.exit_code

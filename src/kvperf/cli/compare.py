@@ -15,6 +15,7 @@ from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
+from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_common
 from kvperf.cli._measure import add_compare_arguments, add_water_line, instruction_verdicts
 from kvperf.cli._network import remote_flags
@@ -71,6 +72,7 @@ def add_parser(subparsers: Any) -> None:
     add_compare_arguments(p)
     add_profile_arguments(p)
     add_definition_args(p)
+    add_disturbed_args(p, retry_default=True)
     p.set_defaults(handler=handle)
 
 
@@ -83,7 +85,8 @@ def request(args: argparse.Namespace) -> CompareRequest:
         profile=profile_settings(args), metrics=args.metrics, output=args.output,
         fail_on_regression=args.fail_on_regression, water_line=args.water_line,
         min_effect=args.min_effect, build=build_flags(args), store=writer_flags(args),
-        remote=remote_flags(args), definitions=definition_flags(args)))
+        remote=remote_flags(args), definitions=definition_flags(args),
+        interference=interference_flags(args)))
 
 
 def _name(side: str, prepared: Prepared | DefinitionRun) -> str:
@@ -132,6 +135,7 @@ def _definitions(cli: Cli, asked: CompareRequest, hooks: ConsoleHooks) -> int:
         out.print(f"markdown report: {asked.output}")
     dirs = " and ".join(str(run.out_dir) for run in prepared.runs.values())
     out.print(f"results: {dirs} (order seed {prepared.seed})")
+    print_disturbed(out, cli.err, [r for side_rows in rows.values() for r in side_rows])
     failed = sum(1 for side_rows in rows.values() for r in side_rows if not is_ok(r))
     if failed:
         cli.err.print(f"[red]{failed} test(s) failed[/red] (see the results' logs.txt)")
@@ -152,6 +156,7 @@ def _finish(cli: Cli, asked: CompareRequest, result: SidesResult, plan: Prepared
     if any(r.get("client_saturated") for r in rows):
         cli.err.print("[yellow]! the load tool saturated its CPU in some trials: this "
                       "comparison may be client-bound and hide server-side changes[/yellow]")
+    print_disturbed(out, cli.err, rows)
     if asked.output:
         asked.output.write_text(report())
         out.print(f"markdown report: {asked.output}")

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from kvperf.cli._common import Cli
+from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.pipeline.read.stored import history
 from kvperf.pipeline.request.stored import HistoryRequest, history_request
@@ -31,6 +32,7 @@ def add_parser(subparsers: Any) -> None:
                    help="metric(s) to show (default: rps; with --sha: rps, latencies, CPU)")
     p.add_argument("--json", action="store_true", help="print the cells as JSON")
     add_store_options(p)
+    add_include_disturbed(p)
     p.set_defaults(handler=handle)
 
 
@@ -38,7 +40,8 @@ def request(args: argparse.Namespace) -> HistoryRequest:
     """argv's flags → the checked request (UsageError, exit 2, before the store is read)."""
     return history_request(last=args.last, shas=None if args.sha is None else tuple(args.sha),
                            metrics=tuple(args.metric or ()), where=tuple(args.where),
-                           json=args.json, store=store_flags(args))
+                           json=args.json, store=store_flags(args),
+                           include_disturbed=args.include_disturbed)
 
 
 def _json(cells: list[Cell]) -> str:

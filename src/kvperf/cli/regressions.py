@@ -19,6 +19,7 @@ from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import DEFAULT_MAX_PVALUE, DEFAULT_METRICS
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
+from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.core.kinds import Measure
@@ -58,6 +59,7 @@ def add_parser(subparsers: Any) -> None:
                    help="exit 1 when a regression is listed")
     add_store_options(p)
     _add_bisect_arguments(p)
+    add_include_disturbed(p)
     p.set_defaults(handler=handle)
 
 
@@ -84,6 +86,7 @@ def request(args: argparse.Namespace) -> RegressionsRequest:
         max_pvalue=args.max_pvalue, min_magnitude=args.min_magnitude, window=args.window,
         regressions_only=args.regressions_only, json=args.json, write=args.store,
         fail_on_regression=args.fail_on_regression, store=store_flags(args),
+        include_disturbed=args.include_disturbed,
         bisect=ChangePointFlags(args.bisect, args.config, args.runs, args.max_runs,
                                 build_flags(args)))
 

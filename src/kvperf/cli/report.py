@@ -9,6 +9,7 @@ from typing import Any
 
 from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.cli._common import Cli
+from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.pipeline.read.history_report import HistoryPageRequest, history_page
@@ -43,6 +44,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--markdown", type=local_path, metavar="FILE",
                    help="A/B only: also write the comparison as markdown (as compare's "
                         "--output: a PR comment)")
+    add_include_disturbed(p)
     p.set_defaults(handler=handle)
 
 
@@ -51,7 +53,8 @@ def request(args: argparse.Namespace) -> ReportRequest | HistoryPageRequest:
     return report_request(paths=tuple(args.paths), history=args.history,
                           metrics=tuple(args.metric or ()), where=tuple(args.where),
                           output=args.output, json=args.json, markdown=args.markdown,
-                          store=store_flags(args))
+                          store=store_flags(args),
+                          include_disturbed=args.include_disturbed)
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:

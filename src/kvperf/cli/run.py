@@ -20,6 +20,7 @@ from kvperf.cli._definitions import (
     print_definitions,
     print_plans,
 )
+from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._modules import add_module_args, print_module_plan, print_modules
@@ -108,6 +109,7 @@ def add_parser(subparsers: Any) -> None:
     add_db_options(p)
     add_definition_args(p)
     add_module_args(p)
+    add_disturbed_args(p, retry_default=False)
     p.set_defaults(handler=handle)
 
 
@@ -127,7 +129,7 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), build=build_flags(args),
         store=writer_flags(args), remote=remote_flags(args),
-        definitions=definition_flags(args)))
+        definitions=definition_flags(args), interference=interference_flags(args)))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
@@ -166,6 +168,7 @@ def _render(cli: Cli, done: MatrixRun) -> int:
         return Interrupted.exit_code
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
+    print_disturbed(out, cli.err, summary.rows)  # a footnote per disturbed trial
     print_instructions(out, summary.rows)
     server = (prepared.binary.display_name if prepared.binary
               else prepared.context.server_version or prepared.context.label)

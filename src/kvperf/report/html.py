@@ -7,7 +7,7 @@ series (dot charts with run-to-run spread); the latency percentile spectrum of t
 histograms (corrected vs service, p0 … p99.999 on a log "1/(1−q)" axis); for two sides, the
 A/B forest plot of ratios with 95% CIs coloured by verdict, and its table; per swept key
 (a series field the run gave several values) rps and p99 against its values, one line per
-other series.
+other series; the trials other processes disturbed, each marked (⚠) with its cause.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from kvperf.report import svg
 from kvperf.report.model import (
     Artifact,
     Comparison,
+    DisturbedTrial,
     Report,
     SeriesStats,
     SideSweep,
@@ -62,6 +63,8 @@ def render(report: Report) -> str:
     for compared in report.comparisons:
         parts.append(_comparison(compared, len(report.comparisons) == 1))
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
+    if report.disturbed:
+        parts.append(_disturbed(report.disturbed))
     if report.sweeps:
         parts.append(_sweeps(report.sweeps, len(sides) > 1))
     if report.artifacts:
@@ -72,6 +75,22 @@ def render(report: Report) -> str:
             f"<style>{STYLE}</style></head><body>{''.join(parts)}"
             f"<footer>kvperf {escape(__version__)} · report format "
             f"{report.version}</footer></body></html>\n")
+
+
+MARK = "⚠"
+
+
+def _disturbed(trials: Sequence[DisturbedTrial]) -> str:
+    """A line per disturbed trial: its mark, side, series, run, share and cause."""
+    rows = [[f'<span title="disturbed">{MARK}</span>', escape(t.side), escape(t.series),
+             "–" if t.run is None else str(t.run), f"{t.foreign_share:.0%}", escape(t.cause),
+             "excluded" if t.excluded else "kept",
+             "rerun" if t.attempt > 1 else ""] for t in trials]
+    return ("<h2>Disturbed trials</h2><p>Other processes (or the hypervisor) took the "
+            "watched CPUs during these trials' measure stage: their numbers may be of a "
+            "busy machine, not of the server. Quiet the machine, pin elsewhere or rerun.</p>"
+            + _table(("", "side", "series", "run", "foreign CPU", "cause", "statistics",
+                      "attempt"), rows, numeric=(3, 4)))
 
 
 def _artifacts(artifacts: Sequence[Artifact]) -> str:
@@ -122,7 +141,8 @@ def _series(series: Sequence[SeriesStats], sides: list[str]) -> str:
         return [svg.Dots(f"{s.series} · {s.side}" if multi else s.series,
                          getattr(s, values), svg.colour(sides.index(s.side))) for s in ordered]
 
-    rows = [[escape(s.series), escape(s.side), str(s.runs), f"{s.rps_median:,.0f}",
+    rows = [[escape(s.series) + _marks(s), escape(s.side), str(s.runs),
+             f"{s.rps_median:,.0f}",
              _pct(s.rps_cv), *(_ms(s.latency_ms.get(k)) for k in ("p50", "p99", "p99_9")),
              escape(s.latency_source)] for s in ordered]
     return ("<h2>Throughput and latency</h2>"
@@ -131,6 +151,14 @@ def _series(series: Sequence[SeriesStats], sides: list[str]) -> str:
             + svg.dot_chart(dots("p50_ms"), "ms", "p50 latency per run")
             + _table(["series", "side", "runs", "rps (median)", "rps CV", "p50 ms", "p99 ms",
                       "p99.9 ms", "latency from"], rows, numeric=(2, 3, 4, 5, 6, 7)))
+
+
+def _marks(s: SeriesStats) -> str:
+    """⚠ and the disturbed runs of a series (the Disturbed trials section says why)."""
+    if not s.disturbed_runs:
+        return ""
+    runs = ", ".join(map(str, s.disturbed_runs))
+    return f' <span title="disturbed runs">{MARK} run {runs}</span>'
 
 
 def _pct(value: float) -> str:

@@ -19,6 +19,10 @@ JSON versions (``kvperf_report``):
       first of them, null for one side), ``base_label`` / ``new_label`` on each comparison
       and ``label`` on each source (the rows' ``side_label``: ``valkey 8.0.1``; else the
       name).
+  5 — interference: ``disturbed`` (one per disturbed trial: side, series, run, the share of
+      the watched CPU other processes took, the cause, excluded, attempt) and
+      ``disturbed_runs`` on each series (the runs, as numbered in its ``rps``, that were
+      disturbed); excluded trials (--exclude-disturbed) are left out of the series.
 """
 
 from __future__ import annotations
@@ -48,9 +52,9 @@ from kvperf.core.jsontypes import JsonObject
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
 from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_runs
-from kvperf.results.row import Row, field_of, is_ok
+from kvperf.results.row import Row, field_of, is_disturbed, is_excluded, is_ok
 
-REPORT_VERSION = 4
+REPORT_VERSION = 5
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -105,6 +109,20 @@ class SeriesStats:
     p99_ms: list[float]
     latency_ms: dict[str, float]  # p50/p99/p99_9 of the merged histograms (or run medians)
     latency_source: str  # "merged histograms" | "median of runs"
+    disturbed_runs: list[int] = field(default_factory=list)  # 1-based, as ``rps`` lists them
+
+
+@dataclass(frozen=True)
+class DisturbedTrial:
+    """A trial other processes disturbed (the row's ``interference``)."""
+
+    side: str
+    series: str
+    run: int | None
+    foreign_share: float
+    cause: str
+    excluded: bool
+    attempt: int
 
 
 @dataclass(frozen=True)
@@ -176,6 +194,7 @@ class Report:
     artifacts: list[Artifact] = field(default_factory=list)
     sweeps: list[SideSweep] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
+    disturbed: list[DisturbedTrial] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -207,8 +226,8 @@ def _pinning(pinning: Any) -> str | None:
 
 
 def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
-    """Noise warnings of one side: failed trials, client saturation, quick mode, high CV,
-    CPU governor."""
+    """Noise warnings of one side: failed trials, client saturation, disturbed trials, quick
+    mode, high CV, CPU governor."""
     out: list[Warning] = []
     failed = [r for r in rows if not is_ok(r)]
     if failed:
@@ -220,6 +239,15 @@ def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
         out.append(Warning("client_saturated", f"the load tool saturated its CPU in "
                            f"{saturated} trial(s): it, not the server, may set the rate",
                            "give the tool more threads or cores (client_cpu_range)"))
+    disturbed = [r for r in rows if is_disturbed(r)]
+    if disturbed:
+        first = (disturbed[0].get("interference") or {}).get("cause")
+        excluded = sum(1 for r in disturbed if is_excluded(r))
+        out.append(Warning("disturbed", f"other processes disturbed {len(disturbed)} of "
+                           f"{len(rows)} trials (first: {first}); {excluded} excluded",
+                           "quiet the machine, pin elsewhere (server_cpu_range / "
+                           "client_cpu_range) or rerun; --retry-disturbed reruns them, "
+                           "--exclude-disturbed leaves them out"))
     if any((r.get("env") or {}).get("quick") for r in rows):
         out.append(Warning("quick_mode", "KVPERF_QUICK=1: 1 s trials, no warmup, ≤ 2 rounds",
                            "a smoke test, not a measurement: rerun without KVPERF_QUICK"))
@@ -258,7 +286,7 @@ def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
     """Per series of one side: its stats and (with histograms) its spectrum."""
     stats, spectra = [], []
     for key, group in group_rows(source.rows).items():
-        group = [r for r in group if r.get("rps")]
+        group = [r for r in group if r.get("rps") and not is_excluded(r)]
         if not group:
             continue
         name, rps = describe_group(key), [float(r.get("rps") or 0.0) for r in group]
@@ -266,7 +294,8 @@ def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
         latency, origin = _latency(group, loaded)
         stats.append(SeriesStats(source.name, name, len(group), rps, statistics.median(rps),
                                  cv(rps), _column(group, "p50_latency_ms"),
-                                 _column(group, "p99_latency_ms"), latency, origin))
+                                 _column(group, "p99_latency_ms"), latency, origin,
+                                 [i for i, r in enumerate(group, 1) if is_disturbed(r)]))
         corrected, service = merged_runs(loaded, "corrected"), merged_runs(loaded, "service")
         if corrected is not None:
             spectra.append(Spectrum(source.name, name, len(group), list(SPECTRUM_QUANTILES),
@@ -355,7 +384,24 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
     side_sweeps = [SideSweep(source.name, found) for source in sources
                    for found in sweeps(source.rows)]
     return Report(summaries, series, spectra, compared[0] if compared else None,
-                  artifacts(sources), side_sweeps, compared)
+                  artifacts(sources), side_sweeps, compared, disturbed_trials(sources))
+
+
+def disturbed_trials(sources: list[Source]) -> list[DisturbedTrial]:
+    """Every disturbed trial of every side, in row order."""
+    out = []
+    for source in sources:
+        for key, group in group_rows(source.rows).items():
+            for row in group:
+                record = row.get("interference") or {}
+                if record.get("disturbed"):
+                    run = row.get("run")
+                    out.append(DisturbedTrial(
+                        source.name, describe_group(key), run if isinstance(run, int) else None,
+                        float(record.get("foreign_share") or 0.0),
+                        str(record.get("cause") or ""), bool(record.get("excluded")),
+                        int(record.get("attempt") or 1)))
+    return out
 
 
 def artifacts(sources: list[Source]) -> list[Artifact]:

@@ -9,7 +9,10 @@ from rich.table import Table
 
 from kvperf.analysis.series import SeriesSummary
 from kvperf.plan.trial import Trial
-from kvperf.results.row import Row, is_ok
+from kvperf.results.interference import footnote
+from kvperf.results.row import Row, is_disturbed, is_ok
+
+FOOTNOTES = 5  # disturbed trials named under the table; the rest are counted
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -20,28 +23,54 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def disturbed_notes(rows: list[Row]) -> list[str]:
+    """A line per disturbed trial (the first FOOTNOTES of them): the cause, the process and
+    what to do; then how many more."""
+    found = [r for r in rows if is_disturbed(r)]
+    notes = [f"{r['command']} run {r.get('run', '?')}: "
+             f"{footnote(r['interference'] or {})}" for r in found[:FOOTNOTES]]
+    if len(found) > FOOTNOTES:
+        notes.append(f"… and {len(found) - FOOTNOTES} more disturbed trial(s)")
+    if any((r.get("interference") or {}).get("excluded") for r in found):
+        notes.append("excluded trials are left out of every timing statistic "
+                     "(--exclude-disturbed)")
+    return notes
+
+
+def _status(row: Row) -> str:
+    error = escape(str(row.get("error") or ""))
+    status = "ok" if is_ok(row) else f"[red]FAILED[/red] {error}"
+    if row.get("client_saturated"):
+        status += " [yellow]! client saturated[/yellow]"
+    if profile := row.get("profile"):
+        status += f" (profiled {profile.get('mode', 'cpu')}: not timed)"
+    record = row.get("interference") or {}
+    if record.get("disturbed"):
+        status += " [yellow]! disturbed[/yellow]"
+        status += " (excluded)" if record.get("excluded") else ""
+    if record.get("attempt", 1) > 1:
+        status += " (rerun: first attempt disturbed)"
+    return status
+
+
 def results_table(rows: list[Row], title: str) -> Table:
     """command, size, pipeline, clients, rps, p50, p99 (and status) per row.
 
-    A trial whose load tool saturated its CPU is marked: it measured the client, not the server.
+    A trial whose load tool saturated its CPU is marked: it measured the client, not the
+    server. A trial other processes disturbed is marked (``disturbed_notes``: the lines
+    printed under the table, one per trial, naming the cause).
     """
     saturated = sum(1 for r in rows if r.get("client_saturated"))
-    caption = (f"[yellow]! client saturated in {saturated} trial(s): the load tool's CPU, not "
-               "the server, may have limited rps (pin the client to its own core, add "
-               "benchmark-threads, or pipeline)[/yellow]" if saturated else None)
-    table = Table(title=title, caption=caption)
+    lines = ([f"[yellow]! client saturated in {saturated} trial(s): the load tool's CPU, "
+              "not the server, may have limited rps (pin the client to its own core, add "
+              "benchmark-threads, or pipeline)[/yellow]"] if saturated else [])
+    table = Table(title=title, caption="\n".join(lines) or None, caption_justify="left")
     for name in ("command", "size", "P", "clients", "run", "rps", "p50 ms", "p99 ms", "status"):
         table.add_column(name, justify="left" if name in ("command", "status") else "right")
     for row in rows:
-        error = escape(str(row.get("error") or ""))
-        status = "ok" if is_ok(row) else f"[red]FAILED[/red] {error}"
-        if row.get("client_saturated"):
-            status += " [yellow]! client saturated[/yellow]"
-        if profile := row.get("profile"):
-            status += f" (profiled {profile.get('mode', 'cpu')}: not timed)"
         table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),
                       _fmt(row["clients"]), _fmt(row["run"]), _fmt(row["rps"], 0),
-                      _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), status)
+                      _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), _status(row))
     return table
 
 

@@ -172,3 +172,47 @@ class ScenarioRecord(TypedDict, total=False):
 # The row's ``env``: host facts, the tool, the server binary, provenance (ref, commit, build
 # log), ``pinning`` ({"server": cpus, "client": cpus}) — open: its keys grow with the facts.
 Env = dict[str, JsonValue]
+
+
+class CoreRecord(TypedDict):
+    """One watched CPU of ``interference.cores``: seconds of the measure stage and shares of
+    its wall time."""
+
+    cpu: int
+    busy_s: float
+    own_s: float
+    foreign_s: float
+    foreign_share: float
+    steal_s: float
+    steal_share: float
+
+
+class CulpritRecord(TypedDict):
+    """A foreign process that ran on a watched core (``interference.top``)."""
+
+    pid: int
+    command: str
+    cpu_s: float
+
+
+class InterferenceRecord(TypedDict, total=False):
+    """The row's ``interference`` object (format 8; results/interference.py): who else used
+    the watched CPUs during the measure stage, and the verdict."""
+
+    watched: str  # CPU list
+    pinned: bool
+    wall_s: float
+    samples: int
+    interval_s: float
+    cores: list[CoreRecord]
+    foreign_share: float  # what the verdict compares: the worst core (pinned) or all cores
+    steal_share: float  # the worst core's
+    top: list[CulpritRecord]
+    involuntary_switches: dict[str, int]  # server, client
+    client_saturated: bool | None
+    threshold: float | None  # None: not judged (instruction counts, memory)
+    disturbed: bool
+    cause: str | None  # why it is disturbed, for footnotes
+    excluded: bool  # --exclude-disturbed: left out of timing statistics (row.is_timed)
+    attempt: int  # 2: the trial was rerun (--retry-disturbed)
+    retried: str | None  # the first attempt's cause, when it was rerun

@@ -43,6 +43,14 @@ Format versions (``kvperf_format``):
   7 — ``scenario`` is on every row: null but on a module scenario's row (format 6 rows of a
       module scenario already carried it; 6 → 7 adds a null one elsewhere). The nested
       objects are typed (results/records.py); their JSON is as before.
+  8 — adds ``interference`` (results/interference.py, ``InterferenceRecord``): who else used
+      the watched CPUs during the measure stage — per core busy, own, foreign and steal
+      seconds, the top foreign processes, the server's and the load tool's involuntary
+      context switches, the client-saturation flag — and the verdict: ``disturbed`` with its
+      ``cause``, ``excluded`` (--exclude-disturbed: left out of timing statistics,
+      ``is_timed``), ``attempt`` and ``retried`` (--retry-disturbed reran the trial). Null
+      when nothing was sampled (no measure stage, sampling off); readers of versions 1–7
+      treat it as null.
 """
 
 from __future__ import annotations
@@ -65,11 +73,12 @@ from kvperf.results.records import (
     DefinitionRecord,
     Env,
     InstructionsRecord,
+    InterferenceRecord,
     ProfileRecord,
     ScenarioRecord,
 )
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -177,6 +186,8 @@ class Row(TypedDict, total=False):
     profile: ProfileRecord | None
     # format 6: the server's memory (MemoryRecord); null when it could not be read
     memory: MemoryRecord | None
+    # format 8: who else used the measured CPUs, and whether that disturbed the trial
+    interference: InterferenceRecord | None
     # interleaved sides (compare, noise, run --commits): which side, the order's seed and
     # the schedule
     side: str
@@ -198,9 +209,20 @@ def is_ok(row: Row) -> bool:
 
 
 def is_timed(row: Row) -> bool:
-    """Whether a row's throughput and latency may enter timing statistics: it is ok and was
-    not profiled (perf sampling perturbs the server it measures)."""
-    return is_ok(row) and not row.get("profile")
+    """Whether a row's throughput and latency may enter timing statistics: it is ok, was
+    not profiled (perf sampling perturbs the server it measures) and not excluded as
+    disturbed (--exclude-disturbed)."""
+    return is_ok(row) and not row.get("profile") and not is_excluded(row)
+
+
+def is_disturbed(row: Row) -> bool:
+    """Whether other processes (or the hypervisor) took the trial's CPUs (format 8)."""
+    return bool((row.get("interference") or {}).get("disturbed"))
+
+
+def is_excluded(row: Row) -> bool:
+    """Whether a disturbed row was left out of timing statistics (--exclude-disturbed)."""
+    return bool((row.get("interference") or {}).get("excluded"))
 
 
 def mark_failed(row: Row, error: str) -> None:
@@ -234,7 +256,12 @@ def _to_7(row: Row) -> None:
     row.setdefault("scenario", None)
 
 
-_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7}  # version N → N + 1
+def _to_8(row: Row) -> None:
+    row.setdefault("interference", None)
+
+
+_UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7,
+             7: _to_8}  # version N → N + 1
 
 
 def format_of(row: Row, source: str) -> int | None:
@@ -303,6 +330,7 @@ class TrialOutcome:
     instructions: InstructionsRecord | None = None
     profile: ProfileRecord | None = None
     memory: MemoryRecord | None = None
+    interference: InterferenceRecord | None = None  # the measure stage's (format 8)
     memory_only: bool = False  # --measure memory: seeded and read, nothing measured
 
     @property
@@ -404,6 +432,7 @@ def build_row(series: Series, ctx: RunContext, outcome: TrialOutcome, timestamp:
         "measure": ctx.measure, "instructions": outcome.instructions,
         "definition": details.get("definition"), "scenario": details.get("scenario"),
         "profile": outcome.profile, "memory": outcome.memory,
+        "interference": outcome.interference,
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
     return cast(Row, row)

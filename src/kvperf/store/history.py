@@ -5,6 +5,11 @@ the run label when the run named no commit. Each cell is the mean over a revisio
 with n and the sample standard deviation, read from ``metric_summary`` (n, sum and sum of
 squares per (series, revision, metric), maintained on write), so 10 million stored values are
 never aggregated at query time, and never in Python.
+
+Disturbed trials (other processes took their CPUs; ``trials.disturbed``) are left out: the
+summary never counts them, and revisions and series are found among trials that were not
+disturbed. ``include_disturbed`` takes them back: the cells are then aggregated from the
+metrics table (``summary_source``), at query time.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Float,
+    FromClause,
     Select,
     TextClause,
     and_,
@@ -35,7 +41,7 @@ from kvperf.core.errors import UsageError
 from kvperf.results.metrics import METRIC_SETS, TOP_METRICS
 from kvperf.results.row import KEY_FIELDS, SeriesParams
 from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
-from kvperf.store.schema import commits, metric_summary, trials
+from kvperf.store.schema import commits, metric_summary, metrics, trials
 
 NESTED_PREFIXES = ("server.", "client.", "memory.")
 COMMON_METRICS = METRIC_SETS["all"]  # the catalogue's timing metrics
@@ -117,8 +123,10 @@ def parse_where(items: Sequence[str]) -> SeriesParams:
     return out
 
 
-def _filters(where: SeriesParams) -> ColumnElement[bool]:
+def _filters(where: SeriesParams, include_disturbed: bool = False) -> ColumnElement[bool]:
     clauses: list[ColumnElement[bool]] = [trials.c.status == "ok"]
+    if not include_disturbed:
+        clauses.append(trials.c.disturbed.is_(False))
     for key, value in where.items():
         column = trials.c[key]
         if value is None:
@@ -130,13 +138,14 @@ def _filters(where: SeriesParams) -> ColumnElement[bool]:
     return and_(*clauses)
 
 
-def latest_revisions(engine: Engine, last: int, where: SeriesParams) -> list[Revision]:
+def latest_revisions(engine: Engine, last: int, where: SeriesParams,
+                     include_disturbed: bool = False) -> list[Revision]:
     """The ``last`` newest revisions with ok trials matching ``where``, oldest first.
     Newest = latest commit time when the commits table knows it, else first measurement."""
     when = func.coalesce(func.max(commits.c.committed_at), func.min(trials.c.timestamp))
     query = (select(trials.c.revision, when.label("when"))
              .select_from(trials.outerjoin(commits, commits.c.sha == trials.c.revision))
-             .where(_filters(where)).group_by(trials.c.revision)
+             .where(_filters(where, include_disturbed)).group_by(trials.c.revision)
              .order_by(when.desc(), trials.c.revision.desc()).limit(last))
     with engine.connect() as conn:
         rows = conn.execute(query).all()
@@ -160,20 +169,40 @@ def resolve_revision(engine: Engine, prefix: str) -> str:
     raise UsageError(f"--sha {prefix} is ambiguous: {', '.join(found)}")
 
 
-def series_filter(where: SeriesParams) -> ColumnElement[bool]:
-    """``metric_summary`` rows of the series matching ``where`` (every row when it is empty:
+def summary_source(include_disturbed: bool = False) -> FromClause:
+    """What cells are read from: ``metric_summary`` (ok trials that were not disturbed), or
+    with ``include_disturbed`` the same columns aggregated from the metrics of every ok
+    trial (named ``metric_summary`` too, so queries read either alike)."""
+    if not include_disturbed:
+        return metric_summary
+    value = metrics.c.value
+    return (select(trials.c.series_key, trials.c.revision, metrics.c.name,
+                   func.count(value).label("n"), func.sum(value).label("total"),
+                   func.sum(value * value).label("sumsq"), func.min(value).label("min"),
+                   func.max(value).label("max"))
+            .select_from(metrics.join(trials, trials.c.id == metrics.c.trial_id))
+            .where(trials.c.status == "ok")
+            .group_by(trials.c.series_key, trials.c.revision, metrics.c.name)
+            .subquery("metric_summary"))
+
+
+def series_filter(where: SeriesParams, source: FromClause = metric_summary,
+                  include_disturbed: bool = False) -> ColumnElement[bool]:
+    """``source`` rows of the series matching ``where`` (every row when it is empty:
     the summary holds ok trials only). A series key is the hash of the KEY_FIELDS that
     ``where`` filters on, so a series matches as a whole."""
     if not where:
         return true()
-    keys = select(trials.c.series_key).where(_filters(where)).distinct()
-    return metric_summary.c.series_key.in_(keys)
+    keys = select(trials.c.series_key).where(_filters(where, include_disturbed)).distinct()
+    return source.c.series_key.in_(keys)
 
 
 def _cells_query(revisions: Sequence[str] | None, names: Sequence[str],
-                 where: SeriesParams) -> Select[Any]:
-    s = metric_summary.c
-    condition = and_(series_filter(where), s.name.in_(names) if names else true(),
+                 where: SeriesParams, include_disturbed: bool = False) -> Select[Any]:
+    source = summary_source(include_disturbed)
+    s = source.c
+    condition = and_(series_filter(where, source, include_disturbed),
+                     s.name.in_(names) if names else true(),
                      s.revision.in_(revisions) if revisions is not None else true())
     mean = s.total.op("/", return_type=Float())(s.n)  # no NUMERIC cast of n: stays double
     return select(s.series_key, s.revision, s.name, s.n, mean.label("mean"),
@@ -203,9 +232,10 @@ def fetch_rows(conn: Connection, query: Select[Any] | TextClause,
 
 
 def cells(engine: Engine, revisions: Sequence[str] | None, names: Sequence[str],
-          where: SeriesParams) -> list[Cell]:
-    """Per (series, revision, metric) aggregates over ok trials (all revisions when None)."""
-    query = _cells_query(revisions, names, where)
+          where: SeriesParams, include_disturbed: bool = False) -> list[Cell]:
+    """Per (series, revision, metric) aggregates over ok trials (all revisions when None),
+    disturbed ones left out unless ``include_disturbed``."""
+    query = _cells_query(revisions, names, where, include_disturbed)
     with engine.connect() as conn:
         return [Cell(key, rev, name, int(n), float(mean), _sd(int(n), float(mean), float(sumsq)))
                 for key, rev, name, n, mean, sumsq in fetch_rows(conn, query)]

@@ -4,6 +4,10 @@ Versions:
   1 — runs, trials, metrics, histograms, commits, track_jobs, change_points (store/schema.py).
   2 — metric_summary (per series, revision and metric: n, sum, sum of squares, min, max over
       ok trials), backfilled from the stored metrics in the same transaction.
+  3 — trials.disturbed (boolean, NOT NULL, default false): other processes took the trial's
+      CPUs (row format 8's ``interference``). Trials stored before it were not sampled: they
+      stay false, so metric_summary (which from now on leaves disturbed trials out) needs
+      no rebuild.
 
 A migration is ``(version, function(connection))``; ``migrate`` applies every version above
 the database's one in a single transaction (PostgreSQL: under an advisory lock, so runners
@@ -16,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Engine, func, inspect, select, text
+from sqlalchemy import Connection, Engine, MetaData, func, inspect, select, text
 
 from kvperf.core.errors import StoreError
 from kvperf.store import schema
@@ -32,8 +36,14 @@ _V1_TABLES = ("runs", "trials", "metrics", "histograms", "commits", "track_jobs"
 
 
 def _v1_create_tables(conn: Connection) -> None:
-    tables = [schema.metadata.tables[name] for name in _V1_TABLES]
-    schema.metadata.create_all(conn, tables=tables)
+    """Version 1's tables; trials as version 1 had it (later versions alter it)."""
+    frozen = MetaData()
+    for name in _V1_TABLES:
+        if name == "trials":
+            schema.trials_table(frozen, 1)
+        else:
+            schema.metadata.tables[name].to_metadata(frozen)
+    frozen.create_all(conn)
 
 
 def _v2_metric_summary(conn: Connection) -> None:
@@ -51,8 +61,16 @@ def _v2_metric_summary(conn: Connection) -> None:
     conn.execute(s.insert().from_select(columns, aggregate))
 
 
+def _v3_disturbed(conn: Connection) -> None:
+    """trials.disturbed, false for every stored trial."""
+    default = "FALSE" if conn.dialect.name == "postgresql" else "0"
+    conn.execute(text(f"ALTER TABLE trials ADD COLUMN disturbed BOOLEAN NOT NULL "
+                      f"DEFAULT {default}"))
+
+
 MIGRATIONS: tuple[tuple[int, Migration], ...] = ((1, _v1_create_tables),
-                                                 (2, _v2_metric_summary))
+                                                 (2, _v2_metric_summary),
+                                                 (3, _v3_disturbed))
 CURRENT_VERSION = MIGRATIONS[-1][0]
 
 

@@ -18,7 +18,7 @@ from kvperf.core.identity import stable_id
 from kvperf.results.histogram import HistogramFile
 from kvperf.results.metrics import TOP_METRICS
 from kvperf.results.records import Env
-from kvperf.results.row import Row, field_of, series_key
+from kvperf.results.row import Row, field_of, is_disturbed, series_key
 
 NESTED_METRICS = ("server", "client", "memory")  # numeric leaves: "server.x", ...
 INT_COLUMNS = ("data_size", "pipeline", "clients", "requests", "keyspacelen", "io_threads",
@@ -151,7 +151,7 @@ def trial_values(row: Row, label: str | None) -> dict[str, object]:
         "trial_id": row.get("trial_id"), "commit_sha": commit,
         "timestamp": parse_timestamp(row.get("timestamp")),
         "status": _status(row), "error": row.get("error"),
-        "row": row,
+        "disturbed": is_disturbed(row), "row": row,
     }
 
 

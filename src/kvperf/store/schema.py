@@ -10,12 +10,16 @@ Tables:
                    of the KEY_FIELDS values (results/row.py ``series_key``); ``revision`` is the
                    commit sha, or the run label when the run named no commit (what history
                    groups by). ``row`` keeps the full metrics.json row for provenance.
+                   ``disturbed`` (migration 3): other processes took the trial's CPUs
+                   (results/interference.py); history, summaries and change points leave
+                   such trials out unless asked (``--include-disturbed``).
   metrics        — narrow: one numeric metric of one trial per row (rps, latencies,
                    server.cpu_us_per_request, server.usec_per_call, …).
-  metric_summary — per (series_key, revision, metric name) over the ok trials: n, sum, sum of
-                   squares, min and max, maintained in the same transaction as each trial
-                   write (store/writer.py), so history cells and change-point series read
-                   one row per cell instead of aggregating every stored value (migration 2).
+  metric_summary — per (series_key, revision, metric name) over the ok trials that were not
+                   disturbed: n, sum, sum of squares, min and max, maintained in the same
+                   transaction as each trial write (store/writer.py), so history cells and
+                   change-point series read one row per cell instead of aggregating every
+                   stored value (migration 2).
   histograms     — the trial's HDR histograms (base64 V2), one per kind (corrected, service).
   commits        — commit metadata (filled by commit tracking).
   track_jobs     — commit tracking queue (store/track.py): one job per
@@ -40,8 +44,10 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION, JSONB
+from sqlalchemy.schema import SchemaItem
 
 metadata = MetaData()
 
@@ -72,39 +78,48 @@ runs = Table(
     Column("env", Json),
 )
 
-trials = Table(
-    "trials", metadata,
-    Column("id", Id, primary_key=True, autoincrement=True),
-    Column("run_id", Id, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    Column("row_hash", Text, nullable=False, unique=True),
-    Column("series_key", Text, nullable=False),
-    Column("revision", Text, nullable=False),
-    Column("command", Text),
-    Column("data_size", Integer),
-    Column("pipeline", Integer),
-    Column("clients", Integer),
-    Column("requests", BigInteger),
-    Column("duration", Double),
-    Column("keyspacelen", BigInteger),
-    Column("cluster_mode", Boolean),
-    Column("tls", Boolean),
-    Column("io_threads", Integer),
-    Column("warmup", Double),
-    Column("benchmark_threads", Integer),
-    Column("config_set", Text),  # canonical JSON (sorted keys) or NULL: comparable as text
-    Column("run_index", Integer),
-    Column("trial_id", Text),
-    Column("commit_sha", Text),
-    Column("timestamp", Timestamp),
-    Column("status", Text, nullable=False),
-    Column("error", Text),
-    Column("row", Json),
-    Index("ix_trials_series_commit", "series_key", "commit_sha"),
-    Index("ix_trials_series_revision", "series_key", "revision"),
-    Index("ix_trials_commit", "commit_sha"),
-    Index("ix_trials_revision", "revision"),
-    Index("ix_trials_timestamp", "timestamp"),
-)
+
+def trials_table(meta: MetaData, version: int) -> Table:
+    """The trials table as schema ``version`` has it (store/migrations.py creates version
+    1's, then adds what later versions add): 3 adds ``disturbed``."""
+    columns: list[SchemaItem] = [
+        Column("id", Id, primary_key=True, autoincrement=True),
+        Column("run_id", Id, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        Column("row_hash", Text, nullable=False, unique=True),
+        Column("series_key", Text, nullable=False),
+        Column("revision", Text, nullable=False),
+        Column("command", Text),
+        Column("data_size", Integer),
+        Column("pipeline", Integer),
+        Column("clients", Integer),
+        Column("requests", BigInteger),
+        Column("duration", Double),
+        Column("keyspacelen", BigInteger),
+        Column("cluster_mode", Boolean),
+        Column("tls", Boolean),
+        Column("io_threads", Integer),
+        Column("warmup", Double),
+        Column("benchmark_threads", Integer),
+        Column("config_set", Text),  # canonical JSON (sorted keys) or NULL: comparable as text
+        Column("run_index", Integer),
+        Column("trial_id", Text),
+        Column("commit_sha", Text),
+        Column("timestamp", Timestamp),
+        Column("status", Text, nullable=False),
+        Column("error", Text),
+        Column("row", Json),
+        Index("ix_trials_series_commit", "series_key", "commit_sha"),
+        Index("ix_trials_series_revision", "series_key", "revision"),
+        Index("ix_trials_commit", "commit_sha"),
+        Index("ix_trials_revision", "revision"),
+        Index("ix_trials_timestamp", "timestamp"),
+    ]
+    if version >= 3:  # the trial's interference verdict (results/interference.py)
+        columns.append(Column("disturbed", Boolean, nullable=False, server_default=false()))
+    return Table("trials", meta, *columns)
+
+
+trials = trials_table(metadata, 3)
 
 metrics = Table(
     "metrics", metadata,

@@ -3,7 +3,9 @@
 ``insert_trial`` is shared by live runs and ``kvperf db push``; a trial whose ``row_hash`` is
 already stored is skipped, so writing the same row twice adds nothing. An ok trial's metrics
 are added to ``metric_summary`` by an upsert in the same transaction, only when the trial row
-itself was inserted, so the summary never counts a row twice. ``TrialWriter`` commits
+itself was inserted, so the summary never counts a row twice; a disturbed trial (other
+processes took its CPUs) is stored but left out of the summary, which history and change
+points read (``--include-disturbed`` aggregates the metrics table instead). ``TrialWriter`` commits
 each finished trial in its own transaction as soon as it ends; when the database is
 unavailable it warns once, keeps count, and the run carries on (metrics.json stays the
 source of truth); ``check`` then raises a StoreError telling the user to push later. A
@@ -68,8 +70,9 @@ def _summary_upsert(conn: Connection) -> Insert:
 
 
 def add_to_summary(conn: Connection, values: dict[str, object], metric: dict[str, float]) -> None:
-    """Count one newly stored trial's metrics in metric_summary (ok trials only)."""
-    if values["status"] != "ok" or not metric:
+    """Count one newly stored trial's metrics in metric_summary (ok trials that were not
+    disturbed only)."""
+    if values["status"] != "ok" or values.get("disturbed") or not metric:
         return
     rows = [{"series_key": values["series_key"], "revision": values["revision"], "name": name,
              "n": 1, "total": v, "sumsq": v * v, "min": v, "max": v}

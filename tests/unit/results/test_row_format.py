@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from kvperf.core.errors import UsageError
-from kvperf.results.row import FORMAT_VERSION, is_ok, mark_failed, upgrade
+from kvperf.results.row import (
+    FORMAT_VERSION,
+    is_disturbed,
+    is_ok,
+    is_timed,
+    mark_failed,
+    upgrade,
+)
 from kvperf.store.files import read_rows
 from tests.helpers import run_kvperf
 
@@ -72,4 +79,16 @@ def test_format_6_rows_gain_a_null_scenario_and_scenario_rows_keep_theirs() -> N
     assert upgrade(matrix, "m.json")["scenario"] is None  # type: ignore[arg-type]
     kept = upgrade(scenario, "s.json")  # type: ignore[arg-type]
     assert kept["scenario"] == {"group": "1", "id": "ingest"}
-    assert kept["kvperf_format"] == FORMAT_VERSION == 7
+    assert kept["kvperf_format"] == FORMAT_VERSION == 8
+
+
+def test_format_7_rows_gain_a_null_interference_and_stay_timed() -> None:
+    """7 → 8: ``interference`` on every row, null for rows made before it was sampled; such
+    a row is neither disturbed nor excluded from timing statistics."""
+    old = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 7}, "m.json")  # type: ignore[arg-type]
+    assert old["kvperf_format"] == FORMAT_VERSION == 8 and old["interference"] is None
+    assert is_timed(old) and not is_disturbed(old)
+    excluded = {**old, "interference": {"disturbed": True, "excluded": True}}
+    assert is_disturbed(excluded) and not is_timed(excluded)  # type: ignore[arg-type]
+    kept = {**old, "interference": {"disturbed": True, "excluded": False}}
+    assert is_disturbed(kept) and is_timed(kept)  # type: ignore[arg-type]

@@ -1,6 +1,8 @@
-"""metric_summary equals a direct aggregate of the stored metrics over ok trials: after live
-writes, after pushing the same file twice (nothing counted twice), and after migration 2
-backfills it from existing metrics — on SQLite and on a real PostgreSQL."""
+"""metric_summary equals a direct aggregate of the stored metrics over ok trials that were
+not disturbed: after live writes, after pushing the same file twice (nothing counted twice),
+and after migration 2 backfills it from existing metrics — on SQLite and on a real
+PostgreSQL. Disturbed trials are stored, flagged, and left out of history and change points
+unless asked for (tests/unit/store/test_disturbed_history.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, delete, func, select
+from sqlalchemy import Engine, create_engine, delete, func, select, text
 
 from kvperf.store import schema
 from kvperf.store.history import cells
@@ -47,7 +49,8 @@ def _direct(engine: Engine) -> dict[Key, Aggregate]:
     v = m.c.value
     query = (select(t.c.series_key, t.c.revision, m.c.name, func.count(v), func.sum(v),
                     func.sum(v * v), func.min(v), func.max(v))
-             .select_from(m.join(t, t.c.id == m.c.trial_id)).where(t.c.status == "ok")
+             .select_from(m.join(t, t.c.id == m.c.trial_id))
+             .where(t.c.status == "ok", t.c.disturbed.is_(False))
              .group_by(t.c.series_key, t.c.revision, m.c.name))
     with engine.connect() as conn:
         return {(r[0], r[1], r[2]): (int(r[3]), *map(float, r[4:])) for r in conn.execute(query)}
@@ -93,11 +96,13 @@ def test_summary_matches_direct_aggregate(engine: Engine, tmp_path: Path) -> Non
     assert _summary(engine) == after_first
     assert {c.n for c in cells(engine, ["aaa"], ["rps"], {"command": "SET"})} == {3}
 
-    # an older database: metrics stored before migration 2 are backfilled by it
+    # an older database: metrics stored before migration 2 are backfilled by it (and
+    # migration 3 adds trials.disturbed, false for every stored trial)
     with engine.begin() as conn:
         schema.metric_summary.drop(conn)
-        conn.execute(delete(schema.schema_version).where(schema.schema_version.c.version == 2))
-    assert migrate(engine) == [2] and CURRENT_VERSION == 2
+        conn.execute(text("ALTER TABLE trials DROP COLUMN disturbed"))
+        conn.execute(delete(schema.schema_version).where(schema.schema_version.c.version >= 2))
+    assert migrate(engine) == [2, 3] and CURRENT_VERSION == 3
     backfilled = _assert_equal(engine)
     assert backfilled.keys() == after_first.keys()
     for key, (n, *rest) in after_first.items():

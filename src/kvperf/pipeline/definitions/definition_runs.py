@@ -23,7 +23,7 @@ from kvperf.pipeline.request.run import DefinitionsRequest
 from kvperf.pipeline.request.sides import CompareRequest
 from kvperf.pipeline.run.builds import BuildObserver
 from kvperf.pipeline.run.logs import log_to
-from kvperf.pipeline.run.model import Observer, RunSummary
+from kvperf.pipeline.run.model import InterferencePolicy, Observer, RunSummary
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.sides.interleaved import compare_sides
@@ -61,16 +61,18 @@ def run_definitions(request: DefinitionsRequest, world: World, hooks: Definition
     log_to(run.out_dir)
     persisted = execute_persisting(
         request.store, world,
-        lambda store: Runner(run, hooks.tests(), store, world.launcher))
+        lambda store: Runner(run, hooks.tests(), store, world.launcher,
+                             policy=request.interference))
     return DefinitionsRan(run, persisted)
 
 
 def run_on_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir: Path, runs: int,
                  seed: int | None, profile: ProfileSettings | None, store: StoreRequest,
-                 world: World, hooks: DefinitionHooks
+                 world: World, hooks: DefinitionHooks,
+                 policy: InterferencePolicy | None = None
                  ) -> tuple[dict[str, list[Row]], DefinitionSides]:
     """Prepare every side (exit 2 when no test runs on all), run the rounds interleaved
-    with the live store (checked at the end)."""
+    with the live store (checked at the end); ``policy``: what disturbed tests get."""
     prepared = prepare_definition_sides(plans, sides, out_dir, runs, seed, profile)
     hooks.refused([(p.name, p.topology.name, why) for p, why in prepared.refused])
     if not prepared.plans:
@@ -79,7 +81,7 @@ def run_on_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir: Path, runs
     hooks.sides_planned(prepared, len(sides))
     log_to(out_dir)
     with live_store(store, world) as writer:
-        rows = run_definition_sides(prepared, hooks.tests(), writer, world.launcher)
+        rows = run_definition_sides(prepared, hooks.tests(), writer, world.launcher, policy)
     if writer is not None:
         writer.check()
     return rows, prepared
@@ -96,4 +98,5 @@ def compare_definitions(request: CompareRequest, world: World, hooks: CompareDef
     sides = compare_sides(request, world, hooks)
     out_dir = request.sides.results_dir / (request.sides.label or default_label("compare"))
     return run_on_sides(plans_of(request.definitions), sides, out_dir, request.sides.runs,
-                        request.sides.seed, request.sides.profile, request.store, world, hooks)
+                        request.sides.seed, request.sides.profile, request.store, world, hooks,
+                        request.sides.interference)

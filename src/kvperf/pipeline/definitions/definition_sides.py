@@ -21,7 +21,7 @@ from kvperf.pipeline.definitions.definitions import (
     DefinitionRun,
     prepare_definitions,
 )
-from kvperf.pipeline.run.model import Launcher, Observer
+from kvperf.pipeline.run.model import InterferencePolicy, Launcher, Observer
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.sides.ab import interleave
 from kvperf.pipeline.sides.sides import Side
@@ -71,10 +71,10 @@ def prepare_definition_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir
 
 
 def run_definition_sides(sides: DefinitionSides, observer: Observer,
-                         store: TrialWriter | None, launcher: Launcher = ServerGroup
-                         ) -> dict[str, list[Row]]:
+                         store: TrialWriter | None, launcher: Launcher = ServerGroup,
+                         policy: InterferencePolicy | None = None) -> dict[str, list[Row]]:
     """Every round: every test on every side in a seeded random order (pipeline/sides/ab.py's
     interleaver); rows by side."""
-    runners = {name: Runner(run, observer, store, launcher)
+    runners = {name: Runner(run, observer, store, launcher, policy=policy)
                for name, run in sorted(sides.runs.items())}
     return interleave(runners, sides.seed, observer, store=store).rows

@@ -35,6 +35,7 @@ class HistoryPageRequest:
     store: StoreRequest
     html: Path
     json: Path | None = None
+    include_disturbed: bool = False  # --include-disturbed: histories from every ok trial
 
     @property
     def source(self) -> str:
@@ -70,7 +71,8 @@ def write_history_report(engine: Database, request: HistoryPageRequest
                          ) -> list[HistoryPanel]:
     """Write the page (and the JSON); UsageError when the database holds no such history."""
     panels = [panel(h) for h in histories(engine, list(request.metrics), request.where,
-                                          min_points=1)]
+                                          min_points=1,
+                                          include_disturbed=request.include_disturbed)]
     if not panels:
         raise UsageError(f"no history in {request.source} for these metrics and filters: "
                          "record results with `kvperf run --commit …` first")

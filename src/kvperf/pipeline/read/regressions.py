@@ -31,7 +31,8 @@ class ChangePoints:
 def change_points(request: RegressionsRequest, world: World) -> ChangePoints:
     assert request.store.url is not None
     with world.database(request.store.url) as engine:
-        every = histories(engine, list(request.metrics), request.where, min_points=1)
+        every = histories(engine, list(request.metrics), request.where, min_points=1,
+                          include_disturbed=request.include_disturbed)
         checked = [h for h in every if len(h.means) >= 2 * MIN_SEGMENT]
         found = find_all((to_series(h) for h in checked), request.limits)
         stored = (replace_all(engine, [to_stored(f) for f in found]) if request.write

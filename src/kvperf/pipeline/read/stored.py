@@ -70,15 +70,15 @@ class HistoryView:
 
 def history(request: HistoryRequest, world: World) -> HistoryView:
     assert request.store.url is not None
-    names, where = list(request.metrics), request.where
+    names, where, every = list(request.metrics), request.where, request.include_disturbed
     with world.database(request.store.url) as engine:
         if request.shas:
             a, b = (resolve_revision(engine, s) for s in request.shas)
-            found = cells(engine, [a, b], names, where)
+            found = cells(engine, [a, b], names, where, every)
             revisions: list[Revision] = []
         else:
-            revisions = latest_revisions(engine, request.last, where)
-            found = cells(engine, [r.name for r in revisions], names, where)
+            revisions = latest_revisions(engine, request.last, where, every)
+            found = cells(engine, [r.name for r in revisions], names, where, every)
         fields = series_fields(engine, sorted({c.series_key for c in found}))
     view = HistoryView(found, fields, revisions)
     if request.shas:

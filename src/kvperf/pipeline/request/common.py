@@ -1,6 +1,7 @@
 """Request pieces several commands share, each checked once: builds (--repo, --make-args,
 --build-jobs, --build-cache), the store (--db, --no-db, --db-timeout), ``--server-host``
-and its limits, the definitions selection, --runs, --min-effect and --water-line."""
+and its limits, the definitions selection, --runs, --min-effect, --water-line and what
+disturbed trials get (--retry-disturbed, --exclude-disturbed)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from kvperf.definitions.plan import Plan, Refusal, plan_all
 from kvperf.definitions.resources import Machine
 from kvperf.definitions.selection import Selection, check, select
 from kvperf.pipeline.run import quick
-from kvperf.pipeline.run.model import RunOptions
+from kvperf.pipeline.run.model import InterferencePolicy, RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.server.host import available_cpus, memory_total
 from kvperf.server.remote import DEFAULT_PORTS, SshTarget, parse_ports, parse_target
@@ -272,3 +273,36 @@ def water_line_rule(percent: float = DEFAULT_WATER_LINE * 100) -> Rule:
     if not 0 < percent < 100:
         raise UsageError(f"--water-line must be a percentage in (0, 100), got {percent:g}")
     return Rule(water_line=percent / 100)
+
+
+@dataclass(frozen=True)
+class InterferenceFlags:
+    """--retry-disturbed / --no-retry-disturbed (None: the command's default) and
+    --exclude-disturbed, as given."""
+
+    retry: bool | None = None
+    exclude: bool = False
+
+    @property
+    def given(self) -> bool:
+        return self.retry is not None or self.exclude
+
+
+def interference_policy(flags: InterferenceFlags, *, retry_default: bool,
+                        measure: Measure = Measure.TIMING,
+                        mode: Mode = Mode.BOTH) -> InterferencePolicy:
+    """What disturbed trials get (pipeline/run/model.InterferencePolicy): retried once
+    (``retry_default`` unless a flag says otherwise), excluded or kept. UsageError for the
+    flags where nothing is timed: --mode server, --measure instructions/memory (those
+    numbers do not depend on other processes, so no trial of theirs is judged)."""
+    if mode == Mode.SERVER and flags.given:
+        raise UsageError("--retry-disturbed/--exclude-disturbed judge measured trials: "
+                         "--mode server measures nothing")
+    if measure != Measure.TIMING:
+        if flags.retry or flags.exclude:
+            raise UsageError(f"--retry-disturbed/--exclude-disturbed judge timings; --measure "
+                             f"{measure} counts what the server does, which other processes "
+                             "do not change")
+        return InterferencePolicy(threshold=None)
+    return InterferencePolicy(retry_default if flags.retry is None else flags.retry,
+                              flags.exclude)

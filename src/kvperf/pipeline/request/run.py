@@ -24,12 +24,14 @@ from kvperf.pipeline.request.common import (
     BuildFlags,
     BuildRequest,
     DefinitionFlags,
+    InterferenceFlags,
     RemoteFlags,
     RemoteRequest,
     StoreFlags,
     StoreRequest,
     build_request,
     checked_runs,
+    interference_policy,
     names,
     plan_definitions,
     refuse_server_host,
@@ -37,7 +39,7 @@ from kvperf.pipeline.request.common import (
     store_request,
 )
 from kvperf.pipeline.run import quick
-from kvperf.pipeline.run.model import RunOptions
+from kvperf.pipeline.run.model import InterferencePolicy, RunOptions
 from kvperf.pipeline.run.modules import ModuleOptions
 from kvperf.pipeline.run.prepare import load_specs
 from kvperf.pipeline.sides.sides import SidesRequest, check_schedule, plan_sides
@@ -84,6 +86,7 @@ class RunFlags:
     store: StoreFlags = field(default_factory=StoreFlags)
     remote: RemoteFlags = field(default_factory=RemoteFlags)
     definitions: DefinitionFlags = field(default_factory=DefinitionFlags)
+    interference: InterferenceFlags = field(default_factory=InterferenceFlags)
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class RunRequest:
     tree: BuildRequest | None = None  # --valkey-path without a server binary: built first
     remote: RemoteRequest | None = None
     show_password: bool = False  # --generate-password: printed once, before serving
+    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ class DefinitionsRequest:
     options: DefinitionOptions
     store: StoreRequest
     dry_run: bool = False
+    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class ModulesRequest:
     options: ModuleOptions
     store: StoreRequest
     dry_run: bool = False
+    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
 
 
 AnyRunRequest = RunRequest | CommitsRequest | DefinitionsRequest | ModulesRequest
@@ -160,8 +166,10 @@ def run_request(flags: RunFlags) -> AnyRunRequest:
                              "tree (no src/)")
         tree = build_request(flags.build, tree=flags.valkey_path)
     remote = remote_request(flags.remote, options, 1, lambda: expand(load_specs(options), 1))
+    policy = interference_policy(flags.interference, retry_default=False,
+                                 measure=options.measure, mode=options.mode)
     return RunRequest(options, store, flags.dry_run, flags.log_level, tree, remote,
-                      flags.generate_password)
+                      flags.generate_password, policy)
 
 
 def _definitions(flags: RunFlags) -> DefinitionsRequest:
@@ -181,7 +189,8 @@ def _definitions(flags: RunFlags) -> DefinitionsRequest:
     options = DefinitionOptions(flags.store.results_dir, flags.label, flags.server_bin,
                                 profile=flags.profile)
     store = StoreRequest(None) if flags.dry_run else store_request(flags.store, live=True)
-    return DefinitionsRequest(planned, options, store, flags.dry_run)
+    return DefinitionsRequest(planned, options, store, flags.dry_run,
+                              interference_policy(flags.interference, retry_default=False))
 
 
 def _module_config(flags: RunFlags) -> Path | None:
@@ -214,7 +223,8 @@ def _modules(flags: RunFlags, path: Path) -> ModulesRequest:
                             flags.server_bin, flags.module, flags.module_paths,
                             quick=flags.quick)
     store = StoreRequest(None) if flags.dry_run else store_request(flags.store, live=True)
-    return ModulesRequest(options, store, flags.dry_run)
+    return ModulesRequest(options, store, flags.dry_run,
+                          interference_policy(flags.interference, retry_default=False))
 
 
 def _options(flags: RunFlags) -> RunOptions:
@@ -310,7 +320,9 @@ def _commits(flags: RunFlags, options: RunOptions, store: StoreRequest) -> Commi
     check_schedule(flags.config, flags.measure, flags.schedule, len(refs))
     sides = SidesRequest("commits", quick.runs(flags.runs), flags.config, flags.tool,
                          flags.store.results_dir, flags.label, None, flags.measure,
-                         flags.schedule, flags.profile, flags.keys)
+                         flags.schedule, flags.profile, flags.keys,
+                         interference_policy(flags.interference, retry_default=False,
+                                             measure=flags.measure))
     build = build_request(flags.build)
     plan = plan_sides(sides)
     remote = remote_request(flags.remote, plan.options, len(refs), lambda: plan.trials)

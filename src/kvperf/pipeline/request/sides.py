@@ -19,6 +19,7 @@ from kvperf.pipeline.request.common import (
     BuildFlags,
     BuildRequest,
     DefinitionFlags,
+    InterferenceFlags,
     RemoteFlags,
     RemoteRequest,
     StoreFlags,
@@ -26,6 +27,7 @@ from kvperf.pipeline.request.common import (
     build_request,
     checked_runs,
     default_runs,
+    interference_policy,
     min_effect,
     plan_definitions,
     refuse_server_host,
@@ -65,6 +67,7 @@ class CompareFlags:
     store: StoreFlags = field(default_factory=StoreFlags)
     remote: RemoteFlags = field(default_factory=RemoteFlags)
     definitions: DefinitionFlags = field(default_factory=DefinitionFlags)
+    interference: InterferenceFlags = field(default_factory=InterferenceFlags)
 
 
 @dataclass(frozen=True)
@@ -146,9 +149,11 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     if planned is None:
         check_schedule(flags.config, flags.measure, schedule, count)
     runs = checked_runs(default_runs(flags.runs, flags.measure, COMPARE_RUNS))
+    policy = interference_policy(flags.interference, retry_default=True,
+                                 measure=flags.measure)
     sides = SidesRequest("compare", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, flags.measure, schedule, flags.profile,
-                         flags.keys)
+                         flags.keys, policy)
     build = build_request(flags.build) if flags.refs else None
     remote = None
     if planned is None:

@@ -38,15 +38,18 @@ class HistoryRequest:
     last: int = 10
     shas: tuple[str, str] | None = None
     json: bool = False
+    include_disturbed: bool = False  # --include-disturbed: cells from every ok trial
 
 
 def history_request(*, last: int, shas: tuple[str, str] | None, metrics: tuple[str, ...],
-                    where: tuple[str, ...], json: bool, store: StoreFlags) -> HistoryRequest:
+                    where: tuple[str, ...], json: bool, store: StoreFlags,
+                    include_disturbed: bool = False) -> HistoryRequest:
     if last < 1:
         raise UsageError(f"--last must be at least 1, got {last}")
     names = (tuple(check_metric(m) for m in metrics) if metrics
              else tuple(COMMON_METRICS) if shas else ("rps",))
-    return HistoryRequest(names, parse_where(where), store_request(store), last, shas, json)
+    return HistoryRequest(names, parse_where(where), store_request(store), last, shas, json,
+                          include_disturbed)
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -87,6 +90,7 @@ class RegressionsRequest:
     write: bool = False  # --store: replace the change_points table
     fail_on_regression: bool = False
     bisect: BisectRequest | None = None
+    include_disturbed: bool = False  # --include-disturbed: histories from every ok trial
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,8 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
                         min_magnitude: float | None, window: int | None,
                         regressions_only: bool, json: bool, write: bool,
                         fail_on_regression: bool, store: StoreFlags,
-                        bisect: ChangePointFlags) -> RegressionsRequest:
+                        bisect: ChangePointFlags,
+                        include_disturbed: bool = False) -> RegressionsRequest:
     if bisect.bisect and json:
         raise UsageError("--bisect does not apply with --json (its steps and answers are "
                          "printed as text)")
@@ -115,12 +120,13 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
     when, limits = parse_since(since), thresholds(max_pvalue, min_magnitude, window)
     names = tuple(check_metric(m) for m in metrics or DEFAULT_METRICS)
     return RegressionsRequest(names, parse_where(where), limits, store_request(store), when,
-                              regressions_only, json, write, fail_on_regression, base)
+                              regressions_only, json, write, fail_on_regression, base,
+                              include_disturbed)
 
 
 def report_request(*, paths: tuple[Path, ...], history: bool, metrics: tuple[str, ...],
                    where: tuple[str, ...], output: Path | None, json: Path | None,
-                   markdown: Path | None, store: StoreFlags
+                   markdown: Path | None, store: StoreFlags, include_disturbed: bool = False
                    ) -> ReportRequest | HistoryPageRequest:
     """`kvperf report PATH…` (a run or an A/B), or `--history` (the database)."""
     if history:
@@ -128,12 +134,13 @@ def report_request(*, paths: tuple[Path, ...], history: bool, metrics: tuple[str
             raise UsageError("--history reads the database: give no PATH and no --markdown")
         return HistoryPageRequest(tuple(check_metric(m) for m in metrics or DEFAULT_METRICS),
                                   parse_where(where), store_request(store),
-                                  output or Path.cwd() / "history.html", json)
+                                  output or Path.cwd() / "history.html", json,
+                                  include_disturbed)
     if not paths:
         raise UsageError("give a PATH (a label directory, metrics.json or comparison "
                          "directory), or --history")
-    if metrics or where:
-        raise UsageError("--metric and --where apply only with --history")
+    if metrics or where or include_disturbed:
+        raise UsageError("--metric, --where and --include-disturbed apply only with --history")
     return ReportRequest(list(paths), output or Path.cwd() / "report.html", json, markdown)
 
 

@@ -6,6 +6,7 @@ tests pass recording fakes."""
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,16 +16,21 @@ from types import TracebackType
 from typing import Protocol
 
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
+from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.core.secret import Secret
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
 from kvperf.pipeline.run.gates import GatePlan
 from kvperf.plan.trial import ServerSetup, Trial
-from kvperf.results.row import Row, RunContext, TrialOutcome, is_ok
+from kvperf.results.interference import DISTURBED_SHARE, interference_record
+from kvperf.results.row import Row, RunContext, TrialOutcome, is_disturbed, is_ok
 from kvperf.server import memory as server_memory
 from kvperf.server import stats as server_stats
 from kvperf.server.binary import ServerBinary
+from kvperf.server.host import available_cpus
+from kvperf.server.interference import Sampled, Scope
+from kvperf.server.interference_probe import INTERVAL, Sampler
 from kvperf.server.memory import MemoryInfo
 from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
@@ -69,6 +75,20 @@ class RunOptions:
     tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
 
 
+@dataclass(frozen=True)
+class InterferencePolicy:
+    """What a run does about trials other processes disturbed (results/interference.py):
+    ``retry`` runs a disturbed work once more (a duet round: on every side), ``exclude``
+    leaves a disturbed row that remains out of timing statistics, else it is kept and
+    marked; ``threshold``: the share of a watched core (or of the hypervisor's steal) that
+    makes a trial disturbed; None judges none (instruction counts and memory do not depend
+    on other processes: their rows record the sampling, never a verdict)."""
+
+    retry: bool = False
+    exclude: bool = False
+    threshold: float | None = DISTURBED_SHARE
+
+
 @dataclass
 class Prepared:
     """Everything decided before the first server starts."""
@@ -103,6 +123,11 @@ class RunSummary:
         """KPIs of definitions' tests that failed (results/row.py's ``definition.kpis``)."""
         return sum(1 for r in self.rows for k in (r.get("definition") or {}).get("kpis", ())
                    if not k["passed"])
+
+    @property
+    def disturbed(self) -> int:
+        """Rows other processes disturbed (kept or excluded: ``interference``)."""
+        return sum(1 for r in self.rows if is_disturbed(r))
 
     @property
     def exit_code(self) -> int:
@@ -187,10 +212,78 @@ class TrialExecutor(Protocol):
     def run_trial(self, work: Work, sync: Callable[[str], None] | None = None) -> Row: ...
 
 
+class Watch(Protocol):
+    """One measure stage's interference sampling: ``result`` once it has ended (None:
+    nothing was sampled)."""
+
+    @property
+    def result(self) -> Sampled | None: ...
+
+    def __enter__(self) -> Watch: ...
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+
+class Watcher(Protocol):
+    """Starts a measure stage's interference sampling (``LiveWatcher``: /proc)."""
+
+    interval: float
+
+    def watch(self, scope: Scope) -> Watch: ...
+
+
+SAMPLING_ENV = "KVPERF_INTERFERENCE"  # "off": no sampling (benchmarks/interference_overhead.py)
+
+
+class _NoWatch:
+    result: Sampled | None = None
+
+    def __enter__(self) -> _NoWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+@dataclass
+class LiveWatcher:
+    """The real watcher: a /proc sampler thread per measure stage
+    (server/interference_probe.py), unless ``$KVPERF_INTERFERENCE`` is ``off`` (for the
+    overhead benchmark only)."""
+
+    interval: float = INTERVAL
+
+    def watch(self, scope: Scope) -> Watch:
+        if os.environ.get(SAMPLING_ENV, "").lower() == "off":
+            return _NoWatch()
+        return Sampler(scope, self.interval)
+
+
+MEASURE_STAGE = "measure"
+
+
+def watch_scope(pinning: dict[str, str | None], servers: list[int],
+                usable: tuple[int, ...]) -> Scope:
+    """The cores a measure stage watches: the server's and the client's when both are
+    pinned (the server to fewer than all ``usable`` CPUs), else every usable CPU. A remote
+    server's CPUs are not this host's (its pinning is left out by the caller)."""
+    server, client = pinning.get("server"), pinning.get("client")
+    server_cpus = parse_cpu_list(server) if server else ()
+    local_server = bool(servers)
+    server_pinned = bool(server_cpus) and set(server_cpus) < set(usable)
+    pinned = bool(client) and (server_pinned or not local_server)
+    if not pinned:
+        return Scope(usable, False, os.getpid(), tuple(servers))
+    cores = set(parse_cpu_list(client or "")) | (set(server_cpus) if local_server else set())
+    return Scope(tuple(sorted(cores)), True, os.getpid(), tuple(servers))
+
+
 @dataclass
 class Bench:
     """A unit of work's view of the runner while it runs: its outcome, stages, servers
-    (``servers`` is pipeline/runner.Runner's), the probe, the duet's meeting points."""
+    (``servers`` is pipeline/runner.Runner's), the probe, the duet's meeting points; its
+    measure stage is sampled for interference (``watcher``, judged by ``threshold``)."""
 
     work: Work
     outcome: TrialOutcome
@@ -200,6 +293,9 @@ class Bench:
     starter: Callable[..., contextlib.AbstractContextManager[ServerHandle]]
     tls_files: Callable[[], TlsFiles]
     sync: Callable[[str], None] | None = None
+    watcher: Watcher = field(default_factory=LiveWatcher)
+    threshold: float | None = DISTURBED_SHARE
+    server_pids: list[int] = field(default_factory=list)  # local ones (Runner._servers)
 
     def servers(self, binary: ServerBinary, setup: ServerSetup, tls: TlsFiles | None = None,
                 client: str | None = None, **wrapping: object
@@ -213,12 +309,24 @@ class Bench:
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
+        """A stage, timed; the measure stage of every kind of work is also sampled for
+        interference (the row's ``interference``)."""
         self.observer.stage(self.work, name)
         started = time.monotonic()
+        watch = (self.watcher.watch(watch_scope(self.outcome.pinning, self.server_pids,
+                                                tuple(sorted(available_cpus()))))
+                 if name == MEASURE_STAGE else None)
         try:
-            yield
+            with watch or contextlib.nullcontext():
+                yield
         finally:
             self.outcome.stage_seconds[name] = time.monotonic() - started
+            if watch is not None and watch.result is not None:
+                measured = self.outcome.measurement
+                saturated = measured.extra.get("client_saturated") if measured else None
+                self.outcome.interference = interference_record(
+                    watch.result, self.watcher.interval, self.threshold,
+                    None if saturated is None else bool(saturated))
 
     def meet(self, stage: str) -> None:
         if self.sync is not None:

@@ -1,7 +1,8 @@
 """The one runner: units of work (config-matrix trials, definitions' tests, module
 scenarios — pipeline/model.Work) one after another, each on the servers the Launcher
-starts and read through the Probe, every row persisted (database first, then
-metrics.json) as soon as it is built."""
+starts and read through the Probe, its measure stage sampled for interference (the
+Watcher), a disturbed one rerun once under --retry-disturbed, every row persisted
+(database first, then metrics.json) as soon as it is built."""
 
 from __future__ import annotations
 
@@ -17,19 +18,22 @@ from kvperf.pipeline.run.model import (
     Batch,
     Bench,
     HandleCpuProbe,
+    InterferencePolicy,
     Launcher,
     LiveProbe,
+    LiveWatcher,
     Observer,
     Prepared,
     Probe,
     RunSummary,
     ServerHandle,
     SilentObserver,
+    Watcher,
     Work,
 )
 from kvperf.pipeline.run.trial_run import Matrix
 from kvperf.plan.trial import ServerSetup
-from kvperf.results.row import Row, TrialOutcome
+from kvperf.results.row import Row, TrialOutcome, is_disturbed
 from kvperf.server.binary import ServerBinary
 from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import ConnectionLost, Endpoint, RespError
@@ -56,9 +60,12 @@ class Runner:
 
     def __init__(self, batch: Batch | Prepared, observer: Observer | None = None,
                  store: TrialWriter | None = None, launcher: Launcher = ServerGroup,
-                 probe: Probe | None = None) -> None:
+                 probe: Probe | None = None, policy: InterferencePolicy | None = None,
+                 watcher: Watcher | None = None) -> None:
         self.batch: Batch = Matrix(batch) if isinstance(batch, Prepared) else batch
         self.launcher = launcher
+        self.policy = policy or InterferencePolicy()
+        self.watcher: Watcher = watcher or LiveWatcher()
         self.probe: Probe = probe or LiveProbe()
         self.observer: Observer = observer or SilentObserver()
         self.metrics = MetricsFile(self.batch.out_dir / "metrics.json")
@@ -98,7 +105,29 @@ class Runner:
         self.metrics.append(row)
 
     def run_trial(self, work: Work, sync: Callable[[str], None] | None = None) -> Row:
-        """One unit of work into its row; what fails it is the row's error."""
+        """One unit of work into its row; what fails it is the row's error. A disturbed
+        one is run once more under --retry-disturbed (a duet's partners — ``sync`` — are
+        rerun by the interleaver, round and all)."""
+        row = self.attempt(work, sync)
+        if sync is None and self.wants_retry(row):
+            log.warning("%s was disturbed (%s): running it once more", work.name,
+                        _cause(row))
+            row = retried(self.attempt(work), row)
+        return self.settle(row)
+
+    def wants_retry(self, row: Row) -> bool:
+        return self.policy.retry and is_disturbed(row)
+
+    def settle(self, row: Row) -> Row:
+        """A disturbed row that remains: excluded from timing statistics under
+        --exclude-disturbed, else kept as it is (marked)."""
+        record = row.get("interference")
+        if record and record.get("disturbed") and self.policy.exclude:
+            record["excluded"] = True
+        return row
+
+    def attempt(self, work: Work, sync: Callable[[str], None] | None = None) -> Row:
+        """One unit of work into its row, once."""
         if self._held is not None and self._held.key != work.shared_server:
             self.release()
         work.log_dir.mkdir(parents=True, exist_ok=True)
@@ -108,7 +137,7 @@ class Runner:
             outcome.error = self.blocked
             return work.row(outcome, datetime.now(UTC).astimezone())
         bench = Bench(work, outcome, self.observer, self.probe, self.launcher, self._servers,
-                      self.tls_files, sync)
+                      self.tls_files, sync, self.watcher, self.policy.threshold)
         try:
             work.execute(bench)
         except (KeyboardInterrupt, Interrupted):
@@ -158,6 +187,8 @@ class Runner:
             remote_cpu = getattr(group, "cpu_seconds", None)  # a server on another host
             if callable(remote_cpu):
                 bench.probe = HandleCpuProbe(bench.probe, remote_cpu)
+            else:
+                bench.server_pids = list(group.pids)
             outcome.pinning = {"server": group.pinning(), "client": client}
             applied = group.effective_config()
             if applied:
@@ -168,6 +199,20 @@ class Runner:
                 outcome.error = _blame(group, exc)
             else:
                 outcome.error = group.health()
+
+
+def _cause(row: Row) -> str:
+    return str((row.get("interference") or {}).get("cause")
+               or "a duet partner's trial was disturbed")
+
+
+def retried(new: Row, first: Row) -> Row:
+    """The row of a rerun work, saying it is the second attempt and why the first was
+    dropped."""
+    record = new.get("interference")
+    if record is not None:
+        record["attempt"], record["retried"] = 2, _cause(first)
+    return new
 
 
 def _blame(group: ServerHandle, exc: Exception) -> str:

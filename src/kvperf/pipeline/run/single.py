@@ -69,7 +69,8 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
     with (world.servers(request.remote) as launcher,
           live_store(request.store, world) as writer,
           hooks.progress(len(prepared.trials)) as observer):
-        runner = Runner(prepared, observer, writer, launcher=launcher)
+        runner = Runner(prepared, observer, writer, launcher=launcher,
+                        policy=request.interference)
         try:
             summary = runner.execute()
         except Interrupted:
@@ -122,5 +123,6 @@ def run_modules(request: ModulesRequest, world: World, hooks: ScenarioHooks) -> 
     log_to(run.out_dir)
     persisted = execute_persisting(
         request.store, world,
-        lambda store: Runner(run, hooks.scenarios(), store, world.launcher))
+        lambda store: Runner(run, hooks.scenarios(), store, world.launcher,
+                             policy=request.interference))
     return ModulesRan(run, persisted)

@@ -8,17 +8,20 @@ evenly over them, so it cannot masquerade as a code change; pairs are (trial, ru
 from __future__ import annotations
 
 import functools
+import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
 from kvperf.pipeline.run.duet import check_duet, run_duet_round
-from kvperf.pipeline.run.model import Launcher, Observer, Prepared
-from kvperf.pipeline.run.runner import Runner
+from kvperf.pipeline.run.model import InterferencePolicy, Launcher, Observer, Prepared, Work
+from kvperf.pipeline.run.runner import Runner, retried
 from kvperf.results.row import Row, is_ok
 from kvperf.store.writer import TrialWriter
+
+log = logging.getLogger("kvperf")
 
 
 @dataclass
@@ -96,8 +99,8 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
     try:
         for index, order in enumerate(side_orders(seed, list(runners), count)):
             if schedule == Schedule.DUET:
-                rows = run_duet_round(runners, {s: works[s][index] for s in runners}, order,
-                                      functools.partial(started, index))
+                rows = _duet_round(runners, {s: works[s][index] for s in runners}, order,
+                                   functools.partial(started, index))
                 for side in order:
                     finished(index, side, rows[side])
                 continue
@@ -110,18 +113,37 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
     return result
 
 
+def _duet_round(runners: Mapping[str, Runner], works: Mapping[str, Work],
+                order: Sequence[str], started: Callable[[str], None]) -> dict[str, Row]:
+    """One duet round; when a side was disturbed under --retry-disturbed, the round once
+    more on every side (their measure stages must overlap, so all of them rerun)."""
+    rows = run_duet_round(runners, works, order, started)
+    disturbed = [s for s in order if runners[s].wants_retry(rows[s])]
+    if disturbed:
+        first = rows
+        side = disturbed[0]
+        log.warning("%s was disturbed on side %s (%s): running the duet round once more on "
+                    "every side", works[side].name, side,
+                    (rows[side].get("interference") or {}).get("cause"))
+        rows = run_duet_round(runners, works, order, lambda _side: None)
+        rows = {s: retried(rows[s], first[s]) for s in rows}
+    return {s: runners[s].settle(row) for s, row in rows.items()}
+
+
 def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      store: TrialWriter | None = None,
                      schedule: Schedule = Schedule.ALTERNATE,
                      labels: dict[str, str] | None = None,
-                     launcher: Launcher | None = None) -> SidesResult:
+                     launcher: Launcher | None = None,
+                     policy: InterferencePolicy | None = None) -> SidesResult:
     """Config-matrix sides interleaved (compare, noise, run --commits, bisect batches,
     N-server compares). ``launcher``: where the servers start (default: here;
-    server/remote.py: over SSH)."""
+    server/remote.py: over SSH); ``policy``: what disturbed trials get."""
     prepared = list(sides.values())
     if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
-    runners = {name: (Runner(p, observer, store, launcher=launcher) if launcher
-                      else Runner(p, observer, store)) for name, p in sides.items()}
+    runners = {name: (Runner(p, observer, store, launcher=launcher, policy=policy) if launcher
+                      else Runner(p, observer, store, policy=policy))
+               for name, p in sides.items()}
     return interleave(runners, seed, observer, schedule, labels or {}, store)
 

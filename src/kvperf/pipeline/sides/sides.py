@@ -17,7 +17,13 @@ from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.run.duet import check_duet
-from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunOptions
+from kvperf.pipeline.run.model import (
+    InterferencePolicy,
+    Launcher,
+    Observer,
+    Prepared,
+    RunOptions,
+)
 from kvperf.pipeline.run.prepare import load_specs, prepare
 from kvperf.pipeline.sides.ab import SidesResult, interleave_sides
 from kvperf.plan.matrix import expand
@@ -71,6 +77,7 @@ class SidesRequest:
     schedule: Schedule = Schedule.ALTERNATE
     profile: ProfileSettings | None = None
     keys: int = 100_000  # --measure memory
+    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
 
     @property
     def out_dir(self) -> Path:
@@ -167,7 +174,7 @@ def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None
               launcher: Launcher | None = None) -> SidesResult:
     """Run every side's trials interleaved under the request's schedule."""
     return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
-                            plan.labels, launcher)
+                            plan.labels, launcher, plan.request.interference)
 
 
 def default_schedule(config: Path | None, measure: Measure, tool: str | None,

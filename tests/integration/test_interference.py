@@ -1,0 +1,139 @@
+"""Interference on a real machine: a busy loop pinned to the server's core (started and
+stopped by pid here) disturbs the trial, which names it; --retry-disturbed reruns a
+compare's round; the same trial without the hog is not disturbed, ten times over; the
+quickstart's `kvperf run` marks the trial and tells the user what to do.
+
+kvperf runs as its own process (the console script), as a user runs it: the hog is this
+test's child, not kvperf's, so kvperf counts it as foreign. The hog forks once more and
+its parent exits, so it is nobody's child of kvperf either way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.results.interference import DISTURBED_SHARE
+from tests.helpers import read_metrics, run_kvperf, write_config
+
+pytestmark = pytest.mark.integration
+
+PINNED = {"commands": ["SET"], "pipelines": [1], "clients": [50], "data_sizes": [64],
+          "keyspacelen": [10000], "duration": [1], "warmup": 0,
+          "server_cpu_range": "0", "client_cpu_range": "1"}
+HOG = """import os, sys
+if os.fork():
+    os._exit(0)  # the busy loop is reparented: nobody's child
+os.setsid()
+print(os.getpid(), flush=True)
+devnull = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(devnull, fd)
+while True:
+    pass
+"""
+
+
+@pytest.fixture
+def hog(tmp_path: Path) -> Iterator[int]:
+    """A busy loop on CPU 0 (taskset), for the test's duration; stopped by its pid."""
+    script = tmp_path / "hog.py"
+    script.write_text(HOG)
+    starter = subprocess.Popen(["taskset", "-c", "0", sys.executable, str(script)],
+                               stdout=subprocess.PIPE, text=True)
+    assert starter.stdout is not None
+    pid = int(starter.stdout.readline())
+    starter.wait(10)
+    try:
+        yield pid
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def _records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    records = [r["interference"] for r in rows]
+    assert all(records), rows
+    return records
+
+
+def test_a_hog_on_the_server_core_disturbs_the_trial_and_is_named(
+        tmp_path: Path, hog: int) -> None:
+    config = write_config(tmp_path, [PINNED])
+    done = run_kvperf("run", "--config", config, "--results-dir", tmp_path / "r", "--no-db",
+                      env={"KVPERF_QUICK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    (record,) = _records(read_metrics(tmp_path / "r"))
+    assert record["disturbed"] and record["pinned"] and record["watched"] == "0-1", record
+    cpu0 = next(c for c in record["cores"] if c["cpu"] == 0)
+    assert cpu0["foreign_share"] > DISTURBED_SHARE, record
+    assert hog in [t["pid"] for t in record["top"]], record
+    named = next(t for t in record["top"] if t["pid"] == hog)
+    assert "hog.py" in named["command"] and named["cpu_s"] > 0.1, record
+    assert record["involuntary_switches"]["server"] > 0, record
+    assert "! disturbed" in done.stdout and " went to pid " in done.stdout, done.stdout
+    assert "1 of 1 trial(s) disturbed" in done.stderr
+
+
+def test_compare_retries_a_disturbed_duet_round_on_both_sides(tmp_path: Path,
+                                                              hog: int) -> None:
+    config = write_config(tmp_path, [PINNED])
+    done = run_kvperf("compare", "--server-bin", "/usr/bin/valkey-server",
+                      "--server-bin", "/usr/bin/valkey-server", "--retry-disturbed",
+                      "--config", config, "--runs", "1", "--results-dir", tmp_path / "r",
+                      "--label", "cmp", "--no-db", env={"KVPERF_QUICK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    for side in "AB":
+        rows = json.loads((tmp_path / "r" / "cmp" / side / "metrics.json").read_text())
+        (record,) = _records(rows)
+        assert rows[0]["ab_schedule"] == "duet"
+        assert record["attempt"] == 2 and record["retried"], record  # the round ran twice
+        assert record["disturbed"], record  # the hog is still there
+    log = (tmp_path / "r" / "cmp" / "logs.txt").read_text()
+    assert "running the duet round once more on every side" in log
+
+
+def _explained(record: dict[str, Any]) -> bool:
+    """Whether processes the record names took at least half the foreign CPU of its worst
+    core: someone else really ran there (not a miscount of kvperf's own CPU)."""
+    worst = max(c["foreign_s"] for c in record["cores"])
+    return sum(t["cpu_s"] for t in record["top"]) >= 0.5 * worst
+
+
+def test_ten_quiet_trials_are_not_disturbed(tmp_path: Path) -> None:
+    """Without a hog no trial is flagged — on this shared machine, unless another process
+    really took the cores (then the flag names it: other engineers' builds and valgrind
+    runs do). What must never happen is a flag nobody explains: kvperf's own server, load
+    tool (its last ticks after the final sample included) and threads counted as foreign."""
+    config = write_config(tmp_path, [PINNED])
+    done = run_kvperf("run", "--config", config, "--runs", "10", "--results-dir",
+                      tmp_path / "r", "--no-db")
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = _records(read_metrics(tmp_path / "r"))
+    assert len(records) == 10
+    shares = sorted((r["foreign_share"], [t["command"][:40] for t in r["top"][:1]])
+                    for r in records)
+    unexplained = [r for r in records if r["disturbed"] and not _explained(r)]
+    assert not unexplained, shares
+    alone = [r for r in records if sum(t["cpu_s"] for t in r["top"]) < 0.02]
+    assert all(not r["disturbed"] for r in alone), shares
+    print(f"quiet: {sum(r['disturbed'] for r in records)} of 10 flagged, each by a named "
+          f"process; {len(alone)} trials had the machine to themselves; shares {shares}")
+
+
+def test_the_quickstart_run_marks_a_disturbed_trial_and_says_what_to_do(
+        tmp_path: Path, hog: int) -> None:
+    done = run_kvperf("run", cwd=tmp_path, env={"KVPERF_QUICK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_metrics(tmp_path / "results")
+    disturbed = [r for r in rows if r["interference"]["disturbed"]]
+    assert disturbed, [r["interference"]["foreign_share"] for r in rows]
+    assert f"pid {hog} (" in done.stdout and "hog.py" in done.stdout
+    assert "quiet the machine, pin elsewhere" in done.stdout
+    assert f"{len(disturbed)} of {len(rows)} trial(s) disturbed" in done.stderr

@@ -1,0 +1,32 @@
+"""What disturbed trials get, as the request layer decides it: rerun by default for
+compare, not for run; flags override; nothing judged where nothing is timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure, Mode
+from kvperf.pipeline.request.common import InterferenceFlags, interference_policy
+from kvperf.pipeline.request.run import RunFlags, RunRequest, run_request
+from kvperf.pipeline.request.sides import CompareFlags, compare_request
+from kvperf.pipeline.run.model import InterferencePolicy
+
+
+def test_compare_retries_by_default_and_run_does_not() -> None:
+    compared = compare_request(CompareFlags(server_bins=("/usr/bin/valkey-server",) * 2))
+    assert compared.sides.interference == InterferencePolicy(retry=True)
+    ran = run_request(RunFlags())
+    assert isinstance(ran, RunRequest) and ran.interference == InterferencePolicy(retry=False)
+    off = compare_request(CompareFlags(server_bins=("/usr/bin/valkey-server",) * 2,
+                                       interference=InterferenceFlags(retry=False,
+                                                                      exclude=True)))
+    assert off.sides.interference == InterferencePolicy(retry=False, exclude=True)
+
+
+def test_nothing_timed_nothing_judged() -> None:
+    assert interference_policy(InterferenceFlags(), retry_default=True,
+                               measure=Measure.INSTRUCTIONS).threshold is None
+    with pytest.raises(UsageError, match="--mode server measures nothing"):
+        interference_policy(InterferenceFlags(retry=False), retry_default=False,
+                            mode=Mode.SERVER)
