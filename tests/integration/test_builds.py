@@ -111,19 +111,20 @@ DUET_CONFIG = [{**{k: v for k, v in CONFIG[0].items() if k != "requests"}, "dura
 @pytest.mark.usefixtures("no_strays")
 def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_cache: Path,
                                                      tmp_path: Path) -> None:
-    """README's regression gate (`kvperf compare unstable my-branch --repo ~/src/valkey
-    --runs 10 --output report.md --fail-on-regression`, tests/docs_examples.py points here)
-    as a user types it: from a scratch directory, relative paths, the default results
-    directory and schedule (a duet), on DUET_CONFIG (SET/GET at P=16, 2 s trials: the
-    built-in config's 4 series of 3 s would take 4 min) and with 6 rounds, not 10 (issue 17:
-    the run count people use). They find the ~15% SET slowdown — rps, server CPU per request
-    and latency — and leave GET alone. The machine's speed wanders ±25% between trials here
-    (paired ratio CV 13-28% when A and B alternate: 6 alternating rounds flag nothing,
-    docs/PERFORMANCE.md), but both sides of a duet round see the same machine: paired CV ≈
-    1%."""
+    """README's regression gate (`kvperf compare unstable my-branch --repo ~/src/valkey --runs
+    10 --output report.md --fail-on-regression`, tests/docs_examples.py points here) as
+    a user types it: from a scratch directory, relative paths, the default results
+    directory, as a duet (refs alternate by default), on DUET_CONFIG (SET/GET at P=16, 2
+    s trials: the built-in config's 4 series of 3 s would take 4 min) and with 6 rounds,
+    not 10 (issue 17: the run count people use). They find the ~15% SET slowdown — rps,
+    server CPU per request and latency — and leave GET alone. The machine's speed
+    wanders ±25% between trials here (paired ratio CV 13-28% when A and B alternate: 6
+    alternating rounds flag nothing, docs/PERFORMANCE.md), but both sides of a duet
+    round see the same machine: paired CV ≈ 1%."""
     write_config(tmp_path, DUET_CONFIG)
     done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--runs", "6",
-                      "--config", "config.json", "--seed", "11", "--output", "report.md",
+                      "--config", "config.json", "--schedule", "duet", "--seed", "11",
+                      "--output", "report.md",
                       "--fail-on-regression", cwd=tmp_path, timeout=1800,
                       env={"KVPERF_BUILD_CACHE": str(build_cache)})
     out, err = done.stdout, done.stderr
