@@ -166,9 +166,6 @@ def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
         if refused:
             return (f"option --{option.name}={option.value} is not supported by kvload "
                     f"memtier ({refused})")
-    if cluster and _key_patterns(options) & {"S", "P"}:
-        return ("option --cluster-mode with key pattern S or P is not supported by kvload "
-                "memtier (a connection serves one node)")
     return _order_refusal(options) or _scan_refusal(options, cluster)
 
 

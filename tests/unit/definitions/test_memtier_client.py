@@ -43,8 +43,6 @@ def test_argv_errors(args: str, says: str) -> None:
     ("--port 6380", False, "--port is kvperf's to set"),
     ("--json-out-file x.json", False, "--json-out-file is kvperf's"),
     ("--data-size-pattern S", False, "--data-size-pattern=S is not supported"),
-    ("--ratio 1:0 --key-pattern P:P -n allkeys", True, "--cluster-mode with key pattern S"),
-    ("--command 'GET __key__' --command-key-pattern S", True, "key pattern S or P"),
     ("--command-ratio 2 --command 'GET __key__'", False, "comes before any --command"),
     ("--test-time 2 -n 100", False, "mutually exclusive"),
     ("--command 'GET __key__' --key-pattern R:R", False, "--key-pattern with --command"),
@@ -65,6 +63,8 @@ def test_accepted() -> None:
     assert refusal(parse("--ratio 1:10 --key-pattern R:R --test-time 5"), True) is None
     assert refusal(parse("--command 'GET __key__' --command-key-pattern G"), True) is None
     assert refusal(parse("--ratio 1:0 --key-pattern P:P -n allkeys"), False) is None
+    assert refusal(parse("--ratio 1:0 --key-pattern P:P -n allkeys"), True) is None
+    assert refusal(parse("--command 'GET __key__' --command-key-pattern S"), True) is None
     assert refusal(parse("--command 'SCAN 0 COUNT 10' --scan-incremental-iteration"),
                    False) is None
 

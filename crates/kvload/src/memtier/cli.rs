@@ -640,9 +640,6 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
         if o.select_db > 0 {
             return Err("database selection not supported in cluster mode. Redis Cluster only supports database 0".into());
         }
-        if uses(o, Pattern::Sequential) || uses(o, Pattern::Parallel) {
-            return Err("option '--cluster-mode' with key pattern S or P is not supported by kvload memtier (a connection serves one node)".into());
-        }
     }
     if o.tls.enabled && o.socket.is_some() {
         return Err("--tls cannot be used with --unix-socket".into());
