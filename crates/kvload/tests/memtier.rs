@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
@@ -160,7 +160,7 @@ fn test_time_and_run_count() {
 fn unsupported_and_unknown_options_exit_2_by_name() {
     for (args, name) in [
         (vec!["memtier", "--no-such-flag"], "--no-such-flag"),
-        (vec!["memtier", "--rate-limiting", "10"], "--rate-limiting"),
+        (vec!["memtier", "--rate-limiting", "0"], "rate-limiting must be greater than zero"),
         (vec!["memtier", "--wait-ratio", "1:1"], "--wait-ratio"),
         (vec!["memtier", "-P", "memcache_binary"], "memcache_binary"),
         (vec!["memtier", "--command", "GET __key__", "--ratio", "1:1"], "--command-ratio"),
@@ -293,6 +293,22 @@ fn cluster_parallel_and_sequential(nodes: &[Server]) {
     assert_eq!(written, (1..=20).map(|i| format!("s:{i}")).collect(), "SET and GET walk 1.. in order, each its own cursor");
 }
 
+/// --rate-limiting paces each connection in memtier's ticks (50 a second for 50 RPS: one
+/// request each); --thread-conn-start-*-jitter-micros pauses between a thread's clients.
+fn rate_limiting_and_connect_jitter() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let t = Instant::now();
+    assert_ok(&memtier(s.port, &["-c", "3", "-t", "1", "-n", "26", "--rate-limiting", "50", "--ratio", "1:0"]));
+    let paced = t.elapsed();
+    assert_eq!(calls(&s, "set"), 78);
+    // the first tick at the start, 25 more 20 ms apart
+    assert!(paced >= Duration::from_millis(480) && paced < Duration::from_millis(1500), "{paced:?}");
+    let t = Instant::now();
+    assert_ok(&memtier(s.port, &["-c", "6", "-t", "1", "-n", "1", "--thread-conn-start-min-jitter-micros", "40000", "--thread-conn-start-max-jitter-micros", "40000"]));
+    assert!(t.elapsed() >= Duration::from_millis(200), "5 pauses of 40 ms: {:?}", t.elapsed());
+}
+
 fn json_out_file_with_distributions_matches_schema() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -324,5 +340,6 @@ on_both_loops!(
     scan_incremental_iteration_follows_cursors,
     values_protocols_and_misses,
     cluster_mode,
+    rate_limiting_and_connect_jitter,
     json_out_file_with_distributions_matches_schema,
 );

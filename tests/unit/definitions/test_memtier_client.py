@@ -38,7 +38,7 @@ def test_argv_errors(args: str, says: str) -> None:
 
 
 @pytest.mark.parametrize(("args", "cluster", "says"), [
-    ("--rate-limiting 100", False, "--rate-limiting is not supported by kvload memtier"),
+    ("--multi-key-get 5", False, "--multi-key-get is not supported by kvload memtier"),
     ("--reconnect-interval 5", False, "reconnecting is not implemented"),
     ("--port 6380", False, "--port is kvperf's to set"),
     ("--json-out-file x.json", False, "--json-out-file is kvperf's"),
@@ -113,7 +113,7 @@ def test_redisbench_admin_parameters() -> None:
     (ToolConfig("redis-benchmark", "", (("x", "file"),)), "parameter 'x'"),
     (ToolConfig("valkey-benchmark", "", (("duration", 3),)), "parameter 'duration'"),
     (ToolConfig("redis-benchmark", "-h 10.0.0.1 -n 5"), "-h is kvperf's to set"),
-    (ToolConfig("memtier_benchmark", "--rate-limiting 5"), "--rate-limiting"),
+    (ToolConfig("memtier_benchmark", "--wait-ratio 1:1"), "--wait-ratio"),
 ])
 def test_clients_refused_by_name(config: ToolConfig, says: str) -> None:
     with pytest.raises(ClientError, match=re.escape(says)):

@@ -112,6 +112,11 @@ pub struct MtOptions {
     pub commands: Vec<MtCommand>,
     pub scan_incremental: bool,
     pub scan_max_iterations: u32,
+    /// --rate-limiting: requests per second per connection.
+    pub rate: Option<u32>,
+    /// --thread-conn-start-{min,max}-jitter-micros: the pause between two clients' connects
+    /// in a thread is drawn in [min, max] µs (none when max is 0).
+    pub connect_jitter_us: (u32, u32),
 }
 
 impl Default for MtOptions {
@@ -155,6 +160,8 @@ impl Default for MtOptions {
             commands: Vec::new(),
             scan_incremental: false,
             scan_max_iterations: 0,
+            rate: None,
+            connect_jitter_us: (0, 0),
         }
     }
 }
@@ -364,6 +371,9 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "scan-incremental-iteration" => o.scan_incremental = true,
         "scan-incremental-max-iterations" => o.scan_max_iterations = num(v, "scan-incremental-max-iterations")?,
         "command-stats-breakdown" => check_breakdown(v)?,
+        "rate-limiting" => o.rate = Some(positive(v, "rate-limiting")?),
+        "thread-conn-start-min-jitter-micros" => o.connect_jitter_us.0 = num(v, "thread-conn-start-min-jitter-micros")?,
+        "thread-conn-start-max-jitter-micros" => o.connect_jitter_us.1 = num(v, "thread-conn-start-max-jitter-micros")?,
         _ => apply_tls(name, v, &mut o.tls)?,
     }
     Ok(())
@@ -609,6 +619,10 @@ fn validate(o: &MtOptions) -> Result<(), String> {
     if o.key_min > o.key_max {
         return Err("key-minimum must not exceed key-maximum".into());
     }
+    let (lo, hi) = o.connect_jitter_us;
+    if lo > hi {
+        return Err(format!("thread-conn-start-min-jitter-micros ({lo}) cannot be greater than thread-conn-start-max-jitter-micros ({hi})"));
+    }
     validate_gaussian(o)?;
     validate_modes(o)
 }
@@ -708,7 +722,6 @@ mod tests {
     #[test]
     fn refusals_name_the_option() {
         for (args, name) in [
-            (vec!["--rate-limiting", "5"], "--rate-limiting"),
             (vec!["--wait-ratio=1:1"], "--wait-ratio"),
             (vec!["-D"], "--debug"),
             (vec!["--data-offset", "3"], "--data-offset"),
