@@ -77,6 +77,9 @@ pub struct MtPlan {
     /// memtier's --thread-conn-start-{min,max}-jitter-micros: after each client's
     /// connections but the last, the thread pauses a draw in [min, max] µs (max 0: never).
     pub connect_jitter_us: (u32, u32),
+    /// memtier's --reconnect-interval: a client's window never reaches past its next
+    /// multiple of N answered requests, and its connection is replaced when it gets there.
+    pub reconnect_every: Option<u64>,
 }
 
 /// Per-client memtier state.
@@ -560,7 +563,11 @@ impl<'a> Worker<'a> {
         let c = &mut conns[i];
         let Some(m) = c.mt.as_mut() else { return Ok(()) };
         let Some(cl) = mt_clients.get_mut(m.client) else { return Ok(()) };
-        let room = (self.plan.pipeline - m.window.len()).min(m.left as usize);
+        let mut room = (self.plan.pipeline - m.window.len()).min(m.left as usize);
+        if let Some(n) = mp.reconnect_every {
+            // memtier's hold_pipeline: answered % N + in flight stays below N
+            room = room.min((n - cl.answered % n).saturating_sub(m.window.len() as u64) as usize);
+        }
         if room == 0 || (!cluster && cl.budget == 0) {
             return Ok(());
         }
@@ -819,6 +826,10 @@ impl<'a> Worker<'a> {
         };
         if done && cl.end.is_none() {
             cl.end = Some(now);
+        }
+        let reconnect = mp.reconnect_every.is_some_and(|n| cl.answered % n == 0) && !done;
+        if reconnect && m.window.is_empty() {
+            self.reconnect(i)?;
         }
         Ok(())
     }

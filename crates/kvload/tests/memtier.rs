@@ -202,6 +202,16 @@ fn scan_incremental_iteration_follows_cursors() {
     assert_eq!(first + cont, 100);
     assert!(first >= 2 && cont > first * 10, "200 keys, COUNT 10: ~20 SCANs per pass ({first} first, {cont} continuations)");
     assert_eq!(calls(&s, "scan"), 100);
+    // ZSCAN (as HSCAN and SSCAN): the cursor after the key; a walk over 1,000 members
+    let members: Vec<String> = (0..1000).flat_map(|i| [i.to_string(), format!("m{i}")]).collect();
+    let mut zadd = vec!["ZADD", "z"];
+    zadd.extend(members.iter().map(String::as_str));
+    assert_eq!(s.cmd(&zadd), Resp::Int(1000));
+    let (v, _) = memtier_json(s.port, "mt-zscan", &["--command", "ZSCAN z 0 COUNT 10", "--scan-incremental-iteration", "-n", "300", "-c", "1", "-t", "1"]);
+    let all = &v["ALL STATS"];
+    let (first, cont) = (all["Zscan 0s"]["Count"].as_u64().unwrap_or(0), all["Zscan <cursor>s"]["Count"].as_u64().unwrap_or(0));
+    assert_eq!((first + cont, calls(&s, "zscan")), (300, 300));
+    assert!(first >= 2 && cont > first * 50, "1,000 members, COUNT 10: ~100 ZSCANs per walk ({first} first, {cont} continuations)");
 }
 
 fn values_protocols_and_misses() {
@@ -309,6 +319,24 @@ fn rate_limiting_and_connect_jitter() {
     assert!(t.elapsed() >= Duration::from_millis(200), "5 pauses of 40 ms: {:?}", t.elapsed());
 }
 
+/// --reconnect-interval N: each client reconnects (AUTH, HELLO again) after every N
+/// answered requests but the last, so -n 10 and N = 3 make 3 reconnects per client.
+fn reconnect_interval_replaces_the_connection() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let accepted = || info_num(s.port, "stats", "total_connections_received");
+    let mut opened = Vec::new();
+    for extra in [&[][..], &["--reconnect-interval", "3"]] {
+        let before = accepted();
+        let mut args = vec!["-c", "2", "-t", "2", "-n", "10", "--ratio", "0:1", "--pipeline", "4"];
+        args.extend_from_slice(extra);
+        assert_ok(&memtier(s.port, &args));
+        opened.push(accepted() - before);
+    }
+    assert_eq!(opened[1] - opened[0], 4 * 3, "{opened:?}");
+    assert_eq!(calls(&s, "get"), 80);
+}
+
 fn json_out_file_with_distributions_matches_schema() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -341,5 +369,6 @@ on_both_loops!(
     values_protocols_and_misses,
     cluster_mode,
     rate_limiting_and_connect_jitter,
+    reconnect_interval_replaces_the_connection,
     json_out_file_with_distributions_matches_schema,
 );

@@ -39,7 +39,7 @@ def test_argv_errors(args: str, says: str) -> None:
 
 @pytest.mark.parametrize(("args", "cluster", "says"), [
     ("--multi-key-get 5", False, "--multi-key-get is not supported by kvload memtier"),
-    ("--reconnect-interval 5", False, "reconnecting is not implemented"),
+    ("--reconnect-on-error", False, "reconnecting is not implemented"),
     ("--port 6380", False, "--port is kvperf's to set"),
     ("--json-out-file x.json", False, "--json-out-file is kvperf's"),
     ("--data-size-pattern S", False, "--data-size-pattern=S is not supported"),
@@ -47,7 +47,8 @@ def test_argv_errors(args: str, says: str) -> None:
     ("--test-time 2 -n 100", False, "mutually exclusive"),
     ("--command 'GET __key__' --key-pattern R:R", False, "--key-pattern with --command"),
     ("--command 'GET __key__' --ratio 1:1", False, "use --command-ratio"),
-    ("--command 'ZSCAN z 0' --scan-incremental-iteration", False, "SCAN cursors only"),
+    ("--command 'GET __key__' --scan-incremental-iteration", False, "ZSCAN cursors only"),
+    ("--command 'ZSCAN z' --scan-incremental-iteration", False, "'ZSCAN <key> <cursor>'"),
     ("--command 'SCAN 0' --scan-incremental-iteration --pipeline 2", False, "--pipeline 1"),
     ("--command 'SCAN' --scan-incremental-iteration", False, "'SCAN <cursor>'"),
     ("--command 'SCAN 0' --command 'GET __key__' --scan-incremental-iteration", False,
@@ -66,6 +67,8 @@ def test_accepted() -> None:
     assert refusal(parse("--ratio 1:0 --key-pattern P:P -n allkeys"), True) is None
     assert refusal(parse("--command 'GET __key__' --command-key-pattern S"), True) is None
     assert refusal(parse("--command 'SCAN 0 COUNT 10' --scan-incremental-iteration"),
+                   False) is None
+    assert refusal(parse("--command 'ZSCAN z 0 COUNT 10' --scan-incremental-iteration"),
                    False) is None
 
 

@@ -162,7 +162,7 @@ pub const TABLE: &[MtOption] = &[
     opt('-', "key-stddev", "N", Listed(Data), "Standard deviation of G (default: key range / 6)"),
     opt('-', "key-median", "N", Listed(Data), "Median of G (default: the middle of the key range)"),
     opt('-', "key-zipf-exp", "EXP", Listed(Data), "Exponent of Z, in (0, 5) (default: 1)"),
-    opt('-', "reconnect-interval", "NUM", RECONNECT, "Reconnect after NUM requests"),
+    opt('-', "reconnect-interval", "NUM", Listed(Connection), "Reconnect after every NUM requests of a client"),
     opt('-', "reconnect-on-error", "", RECONNECT, "Reconnect after a connection error"),
     opt('-', "max-reconnect-attempts", "NUM", RECONNECT, "Give up after NUM reconnection attempts"),
     opt('-', "reconnect-backoff-factor", "NUM", RECONNECT, "Backoff factor between reconnection attempts"),
