@@ -361,11 +361,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(DEFINITIONS, CORPUS, says=("39 definition file(s):", "[test-time 2 s (overridden)]"),
             lacks=rx(r"\[oss-standalone-\d+-io-threads")),
     # docs/DEFINITIONS.md's figures of the whole corpus (test-suites/ and the one vector
-    # search definition): 512 plan everywhere, 2 partly, 634 definition × topology entries;
+    # search definition): 524 plan everywhere, 0 partly, 648 definition × topology entries;
     # --ignore-resources makes them any machine's (else memory refusals depend on MemTotal)
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
     "--ignore-resources":
-        run(DEFINITIONS, CORPUS, says=("512 planned, 2 partly", "634 run(s) planned")),
+        run(DEFINITIONS, CORPUS, says=("524 planned, 0 partly", "648 run(s) planned")),
     "kvperf run --definitions configs/definitions --override-test-time 2":
         run(DEFINITIONS, says=(
             "│ kvperf-example-string-get-10B │ oss-standalone-02-io-threads │ ok │",

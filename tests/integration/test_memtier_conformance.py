@@ -19,7 +19,8 @@ Compared, per definition:
 - the keyspace after the preload and after the client: per key prefix (the key name
   without its decimal suffix) the count, the smallest and largest suffix and the number of
   contiguous suffix runs — equal where both tools must write the very same keys
-  (request-bound, S and P patterns only), else the count bounded by how many more requests
+  (request-bound, S and P patterns only; in cluster mode the keys each primary holds
+  too), else the count bounded by how many more requests
   kvload sent and the smallest and largest key within 10% of the range;
 - value sizes of a sample of keys (STRLEN for strings, MEMORY USAGE for the rest): mean
   within ``VALUE_TOLERANCE`` (or, for wide ranges, ``MEAN_SIGMAS`` standard errors) and the
@@ -44,7 +45,8 @@ Compared, per definition:
 ``test_the_selection_covers_every_feature`` holds the selection to its promise: every key
 pattern R G S P Z, --ratio, --command mixes with --command-ratio and --command-key-pattern,
 --pipeline, -n and --test-time, --data-size-range, --distinct-client-seed, --randomize,
--n allkeys preloads and cluster mode appear in the runs' arguments.
+-n allkeys preloads, cluster mode and cluster mode with pattern P appear in the runs'
+arguments.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ DEFINITIONS = {
     # cluster mode (3 primaries), SET with R, --pipeline 100
     "memtier_benchmark-1Mkeys-load-string-with-10B-values-pipeline-100-nokeyprefix":
         "oss-cluster-3-primaries",
+    # cluster mode with a P:P -n allkeys preload (each client's slice, keys routed per slot)
+    "memtier_benchmark-1Mkeys-string-get-10B-cluster": "oss-cluster-3-primaries",
     # -n allkeys client, P:P, --ratio 1:0
     "memtier_benchmark-10Mkeys-string-set-grow-10B": "oss-standalone",
     # G; an S allkeys preload of integer-valued keys
@@ -112,7 +116,7 @@ REQUIRED_FEATURES = ("pattern R", "pattern G", "pattern S", "pattern P", "patter
                      "--ratio", "--command-ratio", "--command-key-pattern", "mix of commands",
                      "--pipeline", "-n", "--test-time", "--data-size-range",
                      "--distinct-client-seed", "--randomize", "-n allkeys preload",
-                     "cluster mode")
+                     "cluster mode", "cluster mode with pattern P")
 
 TEST_TIME = 1
 REQUEST_BUDGET = 20_000  # requests of a -n phase, over all its connections
@@ -152,6 +156,7 @@ class Phase:
     calls: dict[str, int]
     connections: int
     keys: dict[bytes, Shape]
+    per_node: tuple[int, ...]  # keys held by each primary
     strlens: list[int]
     usage: list[int]
 
@@ -347,7 +352,8 @@ def observe(endpoints: list[Endpoint]) -> Phase:
         lengths, used = _sizes(endpoint, node_keys[::step])
         strlens += lengths
         usage += used
-    return Phase(calls, connections, _shapes(keys), strlens, usage)
+    return Phase(calls, connections, _shapes(keys),
+                 tuple(len(node) for node in keys_by_node), strlens, usage)
 
 
 # ---------- one duet ----------
@@ -442,8 +448,10 @@ def compare_keys(mem: Phase, kv: Phase, exact: bool, more: tuple[float, float]) 
         return [f"key prefixes differ: memtier {sorted(mem.keys)[:5]}, kvload "
                 f"{sorted(kv.keys)[:5]}"]
     if exact:
-        return [f"keys {prefix!r}: kvload {kv.keys[prefix]}, memtier {shape}"
-                for prefix, shape in mem.keys.items() if kv.keys[prefix] != shape]
+        per_node = ([] if mem.per_node == kv.per_node else
+                    [f"keys per primary: kvload {kv.per_node}, memtier {mem.per_node}"])
+        return per_node + [f"keys {prefix!r}: kvload {kv.keys[prefix]}, memtier {shape}"
+                           for prefix, shape in mem.keys.items() if kv.keys[prefix] != shape]
     return [f"keys {prefix!r}: {p}" for prefix in mem.keys
             for p in _close_shape(mem.keys[prefix], kv.keys[prefix], more)]
 
@@ -545,6 +553,9 @@ def _features(plan: Plan) -> set[str]:
     found: set[str] = set()
     if plan.topology.cluster:
         found.add("cluster mode")
+        found |= {f"cluster mode with pattern {x}" for argv in
+                  (plan.preload.argv if plan.preload else (), plan.clients[0].argv)
+                  for x in mt._key_patterns(mt.parse(list(argv))) if argv}
     phases = [(plan.preload.argv, True) if plan.preload else None, (plan.clients[0].argv, False)]
     for argv, preload in (p for p in phases if p):
         options = mt.parse(list(argv))

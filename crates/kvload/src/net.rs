@@ -71,6 +71,15 @@ pub struct MtPlan {
     pub conn_client: Vec<usize>,
     /// Requests per client (memtier's -n); None when time-bounded.
     pub client_quota: Option<u64>,
+    /// --rate-limiting: requests a connection may send per tick of `Plan::interval_ns`
+    /// (memtier's `request_per_interval`); None: as fast as the window allows.
+    pub per_tick: Option<u32>,
+    /// memtier's --thread-conn-start-{min,max}-jitter-micros: after each client's
+    /// connections but the last, the thread pauses a draw in [min, max] µs (max 0: never).
+    pub connect_jitter_us: (u32, u32),
+    /// memtier's --reconnect-interval: a client's window never reaches past its next
+    /// multiple of N answered requests, and its connection is replaced when it gets there.
+    pub reconnect_every: Option<u64>,
 }
 
 /// Per-client memtier state.
@@ -95,6 +104,8 @@ struct MtConn {
     /// In-flight requests, oldest first: (command index, start of its bytes in
     /// wbuf, send time). Capacity = pipeline, so pushing never allocates.
     window: VecDeque<(u16, u32, u64)>,
+    /// --rate-limiting: requests it may still send in this tick (u32::MAX: no limit).
+    left: u32,
 }
 
 struct Conn {
@@ -169,6 +180,18 @@ fn append(c: &mut Conn, data: &[u8]) {
     c.rend += data.len();
 }
 
+/// memtier: a thread pauses between creating two clients (--thread-conn-start-*-jitter-
+/// micros), here before the first connection of every client but the thread's first.
+fn connect_pause(plan: &Plan, i: usize, rng: &mut crate::workload::Rng) {
+    let Some(m) = &plan.memtier else { return };
+    let (lo, hi) = m.connect_jitter_us;
+    let first_of_client = i > 0 && m.conn_client.get(i) != m.conn_client.get(i - 1);
+    if hi > 0 && first_of_client {
+        let us = u64::from(lo) + rng.below(u64::from(hi - lo) + 1);
+        std::thread::sleep(std::time::Duration::from_micros(us));
+    }
+}
+
 /// Connects this thread's share, waits at the barrier, runs, returns stats.
 pub fn run(plan: &Plan, barrier: &Barrier) -> ThreadStats {
     let w = Worker::new(plan).unwrap_or_else(|e| fatal(e));
@@ -181,7 +204,9 @@ impl<'a> Worker<'a> {
         let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
         let mut conns = Vec::with_capacity(plan.conns.len());
         let uring = plan.io == IoKind::Uring;
+        let mut jitter = crate::workload::Rng::new(plan.conns.first().map_or(0, |c| c.1 as u64));
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
+            connect_pause(plan, i, &mut jitter);
             let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
             if uring {
                 stream.set_blocking()?;
@@ -192,7 +217,8 @@ impl<'a> Worker<'a> {
                 Some(m) => {
                     let client = *m.conn_client.get(i).ok_or("internal error: no memtier client for a connection")?;
                     let window = VecDeque::with_capacity(plan.pipeline);
-                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window }))
+                    let left = m.per_tick.unwrap_or(u32::MAX);
+                    (Vec::with_capacity(plan.pipeline * m.program.max_request_len()), Some(MtConn { client, window, left }))
                 }
                 None => match &plan.dataset {
                     // Sized once for the longest request: never grows, so io_uring's
@@ -242,7 +268,8 @@ impl<'a> Worker<'a> {
         if sampled {
             keys.set_lanes(plan.endpoints.len());
         }
-        let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some());
+        // memtier's rate limit is no open loop: latency from the send, as memtier's
+        let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some() && plan.memtier.is_none());
         let mut mt_clients = Vec::new();
         if let Some(m) = &plan.memtier {
             stats.cmds = vec![CmdStats::new(plan.sigfig); m.program.stats.len()];
@@ -324,6 +351,13 @@ impl<'a> Worker<'a> {
             self.maybe_start_measuring(t0);
         }
         match self.plan.interval_ns {
+            Some(iv) if self.plan.memtier.is_some() => {
+                // memtier: a connection sends its first tick's requests once connected
+                for i in 0..self.conns.len() {
+                    self.conns[i].next_due = t0 + iv;
+                    self.next_closed(i, t0)?;
+                }
+            }
             Some(iv) => {
                 for (c, &(_, g)) in self.conns.iter_mut().zip(&self.plan.conns) {
                     c.next_due = schedule::first_due(t0, iv, g, self.plan.total_clients);
@@ -440,6 +474,9 @@ impl<'a> Worker<'a> {
     /// the next intended time still to come (u64::MAX: none).
     fn dispatch_open(&mut self, now: u64) -> Result<u64, String> {
         let Some(iv) = self.plan.interval_ns else { return Ok(u64::MAX) };
+        if self.plan.memtier.is_some() {
+            return self.tick_memtier(now, iv);
+        }
         let mut earliest = u64::MAX;
         for i in 0..self.conns.len() {
             let (busy, due) = (self.conns[i].busy, self.conns[i].next_due);
@@ -464,6 +501,27 @@ impl<'a> Worker<'a> {
             if measured && c.sent > due + LATE_NS {
                 self.stats.late += (count * self.plan.template.ncmds) as u64;
             }
+        }
+        Ok(earliest)
+    }
+
+    /// memtier's --rate-limiting: at each tick of a connection's timer its allowance is
+    /// reset to `per_tick` (unused requests are not carried over, a late tick does not
+    /// catch up) and its window refilled; returns the next tick still to come.
+    fn tick_memtier(&mut self, now: u64, iv: u64) -> Result<u64, String> {
+        let per_tick = self.plan.memtier.as_ref().and_then(|m| m.per_tick).unwrap_or(u32::MAX);
+        let mut earliest = u64::MAX;
+        for i in 0..self.conns.len() {
+            let due = self.conns[i].next_due;
+            if due <= now {
+                let next = due + iv;
+                self.conns[i].next_due = if next > now { next } else { now + iv };
+                if let Some(m) = self.conns[i].mt.as_mut() {
+                    m.left = per_tick;
+                }
+                self.next_closed(i, now)?;
+            }
+            earliest = earliest.min(self.conns[i].next_due);
         }
         Ok(earliest)
     }
@@ -505,7 +563,11 @@ impl<'a> Worker<'a> {
         let c = &mut conns[i];
         let Some(m) = c.mt.as_mut() else { return Ok(()) };
         let Some(cl) = mt_clients.get_mut(m.client) else { return Ok(()) };
-        let room = self.plan.pipeline - m.window.len();
+        let mut room = (self.plan.pipeline - m.window.len()).min(m.left as usize);
+        if let Some(n) = mp.reconnect_every {
+            // memtier's hold_pipeline: answered % N + in flight stays below N
+            room = room.min((n - cl.answered % n).saturating_sub(m.window.len() as u64) as usize);
+        }
         if room == 0 || (!cluster && cl.budget == 0) {
             return Ok(());
         }
@@ -538,6 +600,9 @@ impl<'a> Worker<'a> {
         }
         if added == 0 {
             return Ok(());
+        }
+        if m.left != u32::MAX {
+            m.left -= added as u32;
         }
         c.wlen = c.wbuf.len();
         c.expected += added;
@@ -761,6 +826,10 @@ impl<'a> Worker<'a> {
         };
         if done && cl.end.is_none() {
             cl.end = Some(now);
+        }
+        let reconnect = mp.reconnect_every.is_some_and(|n| cl.answered % n == 0) && !done;
+        if reconnect && m.window.is_empty() {
+            self.reconnect(i)?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
@@ -160,7 +160,7 @@ fn test_time_and_run_count() {
 fn unsupported_and_unknown_options_exit_2_by_name() {
     for (args, name) in [
         (vec!["memtier", "--no-such-flag"], "--no-such-flag"),
-        (vec!["memtier", "--rate-limiting", "10"], "--rate-limiting"),
+        (vec!["memtier", "--rate-limiting", "0"], "rate-limiting must be greater than zero"),
         (vec!["memtier", "--wait-ratio", "1:1"], "--wait-ratio"),
         (vec!["memtier", "-P", "memcache_binary"], "memcache_binary"),
         (vec!["memtier", "--command", "GET __key__", "--ratio", "1:1"], "--command-ratio"),
@@ -202,6 +202,16 @@ fn scan_incremental_iteration_follows_cursors() {
     assert_eq!(first + cont, 100);
     assert!(first >= 2 && cont > first * 10, "200 keys, COUNT 10: ~20 SCANs per pass ({first} first, {cont} continuations)");
     assert_eq!(calls(&s, "scan"), 100);
+    // ZSCAN (as HSCAN and SSCAN): the cursor after the key; a walk over 1,000 members
+    let members: Vec<String> = (0..1000).flat_map(|i| [i.to_string(), format!("m{i}")]).collect();
+    let mut zadd = vec!["ZADD", "z"];
+    zadd.extend(members.iter().map(String::as_str));
+    assert_eq!(s.cmd(&zadd), Resp::Int(1000));
+    let (v, _) = memtier_json(s.port, "mt-zscan", &["--command", "ZSCAN z 0 COUNT 10", "--scan-incremental-iteration", "-n", "300", "-c", "1", "-t", "1"]);
+    let all = &v["ALL STATS"];
+    let (first, cont) = (all["Zscan 0s"]["Count"].as_u64().unwrap_or(0), all["Zscan <cursor>s"]["Count"].as_u64().unwrap_or(0));
+    assert_eq!((first + cont, calls(&s, "zscan")), (300, 300));
+    assert!(first >= 2 && cont > first * 50, "1,000 members, COUNT 10: ~100 ZSCANs per walk ({first} first, {cont} continuations)");
 }
 
 fn values_protocols_and_misses() {
@@ -264,10 +274,67 @@ fn cluster_mode() {
     for n in &nodes {
         assert!(calls(n, "set") > 200, "node {} got {} SETs", n.port, calls(n, "set"));
     }
-    let refused = memtier(nodes[0].port, &["--cluster-mode", "--key-pattern", "S:S"]);
-    assert_eq!(refused.status.code(), Some(2));
+    cluster_parallel_and_sequential(&nodes);
     drop(nodes);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// memtier's cluster client keeps each client's key range and order and routes every key to
+/// its slot's primary: `-n allkeys` P:P writes each key of the range once, spread over the
+/// primaries as the slots say, without a redirect; S walks the range in order per client.
+fn cluster_parallel_and_sequential(nodes: &[Server]) {
+    let sets = || nodes.iter().map(|n| calls(n, "set")).sum::<u64>();
+    let before = sets();
+    let (_, kv) = memtier_json(nodes[0].port, "mt-cluster-pp", &["--cluster-mode", "-n", "allkeys", "--ratio", "1:0", "--key-pattern", "P:P", "--key-minimum", "1", "--key-maximum", "3000", "-c", "5", "-t", "2", "--pipeline", "30", "--key-prefix", "p:"]);
+    assert_eq!(kv["tests"][0]["errors"]["moved"], 0, "every key sent to its slot's primary");
+    let mut all = BTreeSet::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let mine = keys(n, "p:*");
+        assert!(mine.iter().all(|k| owner_of(k) == i), "node {i} holds a key of another slot");
+        all.extend(mine);
+    }
+    assert_eq!(all, (1..=3000).map(|i| format!("p:{i}")).collect::<BTreeSet<_>>());
+    // -n allkeys: 2999 / 10 clients + 1 = 300 requests each, its slice of 300 keys once
+    assert_eq!(sets() - before, 3000);
+    assert!(nodes.iter().all(|n| n.cmd(&["DBSIZE"]) != Resp::Int(0)));
+    let out = memtier(nodes[0].port, &["--cluster-mode", "-n", "40", "--ratio", "1:1", "--key-pattern", "S:S", "--key-minimum", "1", "-c", "3", "-t", "1", "--key-prefix", "s:"]);
+    assert_ok(&out);
+    let written: BTreeSet<String> = nodes.iter().flat_map(|n| keys(n, "s:*")).collect();
+    assert_eq!(written, (1..=20).map(|i| format!("s:{i}")).collect(), "SET and GET walk 1.. in order, each its own cursor");
+}
+
+/// --rate-limiting paces each connection in memtier's ticks (50 a second for 50 RPS: one
+/// request each); --thread-conn-start-*-jitter-micros pauses between a thread's clients.
+fn rate_limiting_and_connect_jitter() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let t = Instant::now();
+    assert_ok(&memtier(s.port, &["-c", "3", "-t", "1", "-n", "26", "--rate-limiting", "50", "--ratio", "1:0"]));
+    let paced = t.elapsed();
+    assert_eq!(calls(&s, "set"), 78);
+    // the first tick at the start, 25 more 20 ms apart
+    assert!(paced >= Duration::from_millis(480) && paced < Duration::from_millis(1500), "{paced:?}");
+    let t = Instant::now();
+    assert_ok(&memtier(s.port, &["-c", "6", "-t", "1", "-n", "1", "--thread-conn-start-min-jitter-micros", "40000", "--thread-conn-start-max-jitter-micros", "40000"]));
+    assert!(t.elapsed() >= Duration::from_millis(200), "5 pauses of 40 ms: {:?}", t.elapsed());
+}
+
+/// --reconnect-interval N: each client reconnects (AUTH, HELLO again) after every N
+/// answered requests but the last, so -n 10 and N = 3 make 3 reconnects per client.
+fn reconnect_interval_replaces_the_connection() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let accepted = || info_num(s.port, "stats", "total_connections_received");
+    let mut opened = Vec::new();
+    for extra in [&[][..], &["--reconnect-interval", "3"]] {
+        let before = accepted();
+        let mut args = vec!["-c", "2", "-t", "2", "-n", "10", "--ratio", "0:1", "--pipeline", "4"];
+        args.extend_from_slice(extra);
+        assert_ok(&memtier(s.port, &args));
+        opened.push(accepted() - before);
+    }
+    assert_eq!(opened[1] - opened[0], 4 * 3, "{opened:?}");
+    assert_eq!(calls(&s, "get"), 80);
 }
 
 fn json_out_file_with_distributions_matches_schema() {
@@ -301,5 +368,7 @@ on_both_loops!(
     scan_incremental_iteration_follows_cursors,
     values_protocols_and_misses,
     cluster_mode,
+    rate_limiting_and_connect_jitter,
+    reconnect_interval_replaces_the_connection,
     json_out_file_with_distributions_matches_schema,
 );

@@ -136,20 +136,27 @@ def _order_refusal(options: tuple[Option, ...]) -> str | None:
     return None
 
 
+# where each cursor-walking command takes its cursor (kvload memtier follows these)
+_CURSOR_AT = {"SCAN": 1, "HSCAN": 2, "SSCAN": 2, "ZSCAN": 2}
+
+
 def _scan_refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
     """kvload's (and memtier's) rules for --scan-incremental-iteration: one SCAN command
-    with a cursor, --pipeline 1, no cluster. (memtier#539 adds ZSCAN/HSCAN/SSCAN cursors;
-    kvload memtier follows SCAN only.)"""
+    with a cursor (or HSCAN, SSCAN, ZSCAN with a key and a cursor, as memtier#539 follows
+    them), --pipeline 1, no cluster."""
     if not any(o.name == "scan-incremental-iteration" for o in options):
         return None
     commands = [(o.value or "").split() for o in options if o.name == "command"]
     if len(commands) != 1 or not commands[0]:
         return "--scan-incremental-iteration needs exactly one --command (a SCAN)"
-    if commands[0][0].upper() != "SCAN":
-        return (f"--scan-incremental-iteration with {commands[0][0].upper()}: kvload memtier "
-                "follows SCAN cursors only")
-    if len(commands[0]) < 2 or (value(options, "pipeline") or "1") != "1" or cluster:
-        return "--scan-incremental-iteration needs 'SCAN <cursor>', --pipeline 1, no cluster"
+    name = commands[0][0].upper()
+    if name not in _CURSOR_AT:
+        return (f"--scan-incremental-iteration with {name}: kvload memtier follows SCAN, "
+                "HSCAN, SSCAN and ZSCAN cursors only")
+    if (len(commands[0]) <= _CURSOR_AT[name] or (value(options, "pipeline") or "1") != "1"
+            or cluster):
+        return (f"--scan-incremental-iteration needs '{name} {'<key> ' * (name != 'SCAN')}"
+                "<cursor>', --pipeline 1, no cluster")
     return None
 
 
@@ -166,9 +173,6 @@ def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
         if refused:
             return (f"option --{option.name}={option.value} is not supported by kvload "
                     f"memtier ({refused})")
-    if cluster and _key_patterns(options) & {"S", "P"}:
-        return ("option --cluster-mode with key pattern S or P is not supported by kvload "
-                "memtier (a connection serves one node)")
     return _order_refusal(options) or _scan_refusal(options, cluster)
 
 

@@ -137,7 +137,7 @@ class FakeWorld:
 DEFINITION = """
 version: 0.4
 name: get-small
-redis-topologies: [oss-standalone, oss-cluster-3-primaries]
+redis-topologies: [oss-standalone, oss-standalone-with-redisearch]
 dbconfig:
   configuration-parameters: {save: '""'}
   check: {keyspacelen: 1000}
@@ -178,7 +178,8 @@ REFUSED: list[tuple[str, list[str], str]] = [
     ("compare", [*REFS, "--definitions", "{d}/set.yml", "--tool", "kvload"],
      "--tool does not apply with --definitions"),
     ("compare", [*REFS, "--definitions", "{d}/set.yml", "--topologies",
-                 "oss-cluster-3-primaries"], "none of the selected definitions can run here"),
+                 "oss-standalone-with-redisearch"],
+     "none of the selected definitions can run here"),
     ("compare", [*REFS, "--schedule", "duet", "--config", "{d}/requests.json"],
      "--schedule duet: config object 0 bounds its measure stage by 'requests'"),
     ("compare", [*REFS, "--db", "mysql://x/y"], "unsupported database 'mysql'"),

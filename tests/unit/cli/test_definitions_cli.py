@@ -15,7 +15,7 @@ name: memtier_benchmark-get-10B
 tested-groups: [string]
 tested-commands: [get]
 priority: 5
-redis-topologies: [oss-standalone, oss-cluster-3-primaries]
+redis-topologies: [oss-standalone, oss-standalone-with-redisearch]
 dbconfig:
   configuration-parameters: {save: '""'}
   check: {keyspacelen: 1000}
@@ -41,7 +41,7 @@ def test_dry_run_prints_plans_and_refusals(defs: Path,
     assert code == 0
     assert "plan    memtier_benchmark-get-10B [oss-standalone: 1 primary]" in out
     assert "--test-time=2" in out and "keyspacelen 1000" in out
-    assert "refused memtier_benchmark-get-10B [oss-cluster-3-primaries]: preload:" in out
+    assert "refused memtier_benchmark-get-10B [oss-standalone-with-redisearch]: " in out
     assert "1 definition file(s): 0 planned, 1 partly, 0 refused" in out
 
 
@@ -65,7 +65,7 @@ def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> No
     (["--definitions", "{d}", "--dry-run", "--override-test-time", "0"], "at least 1"),
     (["--definitions", "{d}", "--dry-run", "--config", "{d}/x.json"],
      "--config does not apply with --definitions"),
-    (["--definitions", "{d}", "--topologies", "oss-cluster-3-primaries", "--results-dir",
+    (["--definitions", "{d}", "--topologies", "oss-standalone-with-redisearch", "--results-dir",
       "{d}/results", "--no-db"], "can run here"),
     (["--tests-regexp", "get", "--dry-run"], "apply only with --definitions"),
     (["--ignore-resources", "--dry-run"], "apply only with --definitions"),

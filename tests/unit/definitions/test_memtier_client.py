@@ -38,18 +38,17 @@ def test_argv_errors(args: str, says: str) -> None:
 
 
 @pytest.mark.parametrize(("args", "cluster", "says"), [
-    ("--rate-limiting 100", False, "--rate-limiting is not supported by kvload memtier"),
-    ("--reconnect-interval 5", False, "reconnecting is not implemented"),
+    ("--multi-key-get 5", False, "--multi-key-get is not supported by kvload memtier"),
+    ("--reconnect-on-error", False, "reconnecting is not implemented"),
     ("--port 6380", False, "--port is kvperf's to set"),
     ("--json-out-file x.json", False, "--json-out-file is kvperf's"),
     ("--data-size-pattern S", False, "--data-size-pattern=S is not supported"),
-    ("--ratio 1:0 --key-pattern P:P -n allkeys", True, "--cluster-mode with key pattern S"),
-    ("--command 'GET __key__' --command-key-pattern S", True, "key pattern S or P"),
     ("--command-ratio 2 --command 'GET __key__'", False, "comes before any --command"),
     ("--test-time 2 -n 100", False, "mutually exclusive"),
     ("--command 'GET __key__' --key-pattern R:R", False, "--key-pattern with --command"),
     ("--command 'GET __key__' --ratio 1:1", False, "use --command-ratio"),
-    ("--command 'ZSCAN z 0' --scan-incremental-iteration", False, "SCAN cursors only"),
+    ("--command 'GET __key__' --scan-incremental-iteration", False, "ZSCAN cursors only"),
+    ("--command 'ZSCAN z' --scan-incremental-iteration", False, "'ZSCAN <key> <cursor>'"),
     ("--command 'SCAN 0' --scan-incremental-iteration --pipeline 2", False, "--pipeline 1"),
     ("--command 'SCAN' --scan-incremental-iteration", False, "'SCAN <cursor>'"),
     ("--command 'SCAN 0' --command 'GET __key__' --scan-incremental-iteration", False,
@@ -65,7 +64,11 @@ def test_accepted() -> None:
     assert refusal(parse("--ratio 1:10 --key-pattern R:R --test-time 5"), True) is None
     assert refusal(parse("--command 'GET __key__' --command-key-pattern G"), True) is None
     assert refusal(parse("--ratio 1:0 --key-pattern P:P -n allkeys"), False) is None
+    assert refusal(parse("--ratio 1:0 --key-pattern P:P -n allkeys"), True) is None
+    assert refusal(parse("--command 'GET __key__' --command-key-pattern S"), True) is None
     assert refusal(parse("--command 'SCAN 0 COUNT 10' --scan-incremental-iteration"),
+                   False) is None
+    assert refusal(parse("--command 'ZSCAN z 0 COUNT 10' --scan-incremental-iteration"),
                    False) is None
 
 
@@ -113,7 +116,7 @@ def test_redisbench_admin_parameters() -> None:
     (ToolConfig("redis-benchmark", "", (("x", "file"),)), "parameter 'x'"),
     (ToolConfig("valkey-benchmark", "", (("duration", 3),)), "parameter 'duration'"),
     (ToolConfig("redis-benchmark", "-h 10.0.0.1 -n 5"), "-h is kvperf's to set"),
-    (ToolConfig("memtier_benchmark", "--rate-limiting 5"), "--rate-limiting"),
+    (ToolConfig("memtier_benchmark", "--wait-ratio 1:1"), "--wait-ratio"),
 ])
 def test_clients_refused_by_name(config: ToolConfig, says: str) -> None:
     with pytest.raises(ClientError, match=re.escape(says)):

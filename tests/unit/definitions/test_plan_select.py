@@ -65,7 +65,6 @@ def test_plan_contents() -> None:
     ({"required_capabilities": ("gpu",)}, "oss-standalone", "capability 'gpu'"),
     ({}, "oss-standalone-with-redisearch", "--loadmodule /mnt/redis/redisearch.so"),
     ({}, "dragonfly-04-proactor-threads", "a Dragonfly option"),
-    ({}, "oss-cluster-3-primaries", "preload: option --cluster-mode with key pattern S or P"),
     ({}, "my-topology", "topology 'my-topology' is not in the topologies table"),
 ])
 def test_refusals_name_the_thing(changes: dict[str, object], topology: str,
@@ -75,11 +74,15 @@ def test_refusals_name_the_thing(changes: dict[str, object], topology: str,
     assert isinstance(result, Refusal) and says in result.reason, result
 
 
-def test_cluster_plans_without_s_or_p() -> None:
-    d = definition(dbconfig=DbConfig(preload_tool=ToolConfig(
-        "memtier_benchmark", "--ratio 1:0 --key-pattern R:R -n 1000")))
-    plan = plan_one(d, "oss-cluster-3-primaries", BUILTIN, None)
-    assert isinstance(plan, Plan) and plan.topology.cluster and plan.topology.primaries == 3
+def test_cluster_plans_with_every_key_pattern() -> None:
+    """memtier's cluster client routes each key to its slot's primary whatever the pattern:
+    the standard P:P allkeys preload plans on a cluster (kvload memtier does the same)."""
+    for pattern in ("R:R", "P:P", "S:S"):
+        d = definition(dbconfig=DbConfig(preload_tool=ToolConfig(
+            "memtier_benchmark", f"--ratio 1:0 --key-pattern {pattern} -n allkeys")))
+        plan = plan_one(d, "oss-cluster-3-primaries", BUILTIN, None)
+        assert isinstance(plan, Plan) and plan.topology.cluster, (pattern, plan)
+        assert plan.topology.primaries == 3
 
 
 def test_builtin_table_is_the_corpus_file(corpus: Path) -> None:
@@ -144,9 +147,9 @@ def test_summary_groups_reasons() -> None:
     url = definition(dbconfig=DbConfig(dataset="https://a.invalid/x.rdb"))
     url2 = definition(source=Path("/defs/b.yml"),
                       dbconfig=DbConfig(dataset="https://b.invalid/y.rdb"))
-    cluster = definition(source=Path("/defs/c.yml"),
-                         topologies=("oss-standalone", "oss-cluster-3-primaries"))
-    results = plan_all((url, url2, cluster, DEFS[2]), BUILTIN, None)
+    module = definition(source=Path("/defs/c.yml"),
+                        topologies=("oss-standalone", "oss-standalone-with-redisearch"))
+    results = plan_all((url, url2, module, DEFS[2]), BUILTIN, None)
     summary = summarize(results)
     assert (summary.files, summary.planned, summary.partly, summary.refused) == (4, 1, 1, 2)
     assert summary.reasons[0] == (

@@ -112,6 +112,13 @@ pub struct MtOptions {
     pub commands: Vec<MtCommand>,
     pub scan_incremental: bool,
     pub scan_max_iterations: u32,
+    /// --rate-limiting: requests per second per connection.
+    pub rate: Option<u32>,
+    /// --thread-conn-start-{min,max}-jitter-micros: the pause between two clients' connects
+    /// in a thread is drawn in [min, max] µs (none when max is 0).
+    pub connect_jitter_us: (u32, u32),
+    /// --reconnect-interval: a client reconnects after every N requests answered.
+    pub reconnect_every: Option<u64>,
 }
 
 impl Default for MtOptions {
@@ -155,6 +162,9 @@ impl Default for MtOptions {
             commands: Vec::new(),
             scan_incremental: false,
             scan_max_iterations: 0,
+            rate: None,
+            connect_jitter_us: (0, 0),
+            reconnect_every: None,
         }
     }
 }
@@ -364,6 +374,10 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "scan-incremental-iteration" => o.scan_incremental = true,
         "scan-incremental-max-iterations" => o.scan_max_iterations = num(v, "scan-incremental-max-iterations")?,
         "command-stats-breakdown" => check_breakdown(v)?,
+        "rate-limiting" => o.rate = Some(positive(v, "rate-limiting")?),
+        "reconnect-interval" => o.reconnect_every = Some(positive(v, "reconnect-interval")?),
+        "thread-conn-start-min-jitter-micros" => o.connect_jitter_us.0 = num(v, "thread-conn-start-min-jitter-micros")?,
+        "thread-conn-start-max-jitter-micros" => o.connect_jitter_us.1 = num(v, "thread-conn-start-max-jitter-micros")?,
         _ => apply_tls(name, v, &mut o.tls)?,
     }
     Ok(())
@@ -609,6 +623,10 @@ fn validate(o: &MtOptions) -> Result<(), String> {
     if o.key_min > o.key_max {
         return Err("key-minimum must not exceed key-maximum".into());
     }
+    let (lo, hi) = o.connect_jitter_us;
+    if lo > hi {
+        return Err(format!("thread-conn-start-min-jitter-micros ({lo}) cannot be greater than thread-conn-start-max-jitter-micros ({hi})"));
+    }
     validate_gaussian(o)?;
     validate_modes(o)
 }
@@ -640,8 +658,8 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
         if o.select_db > 0 {
             return Err("database selection not supported in cluster mode. Redis Cluster only supports database 0".into());
         }
-        if uses(o, Pattern::Sequential) || uses(o, Pattern::Parallel) {
-            return Err("option '--cluster-mode' with key pattern S or P is not supported by kvload memtier (a connection serves one node)".into());
+        if o.reconnect_every.is_some() {
+            return Err("cluster mode dose not support reconnect-interval option".into());
         }
     }
     if o.tls.enabled && o.socket.is_some() {
@@ -654,13 +672,17 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
         if o.cluster_mode {
             return Err("--scan-incremental-iteration is not supported in cluster mode".into());
         }
+        let cursor_at = |c: &MtCommand| super::program::scan_cursor_index(&c.args[0]);
         match o.commands.as_slice() {
             [] => return Err("--scan-incremental-iteration requires --command with a SCAN command".into()),
-            [c] if c.args[0].eq_ignore_ascii_case(b"SCAN") && c.args.len() >= 2 => {}
-            [c] if c.args[0].eq_ignore_ascii_case(b"SCAN") => {
+            [c] if cursor_at(c).is_some_and(|at| c.args.len() > at) => {}
+            [c] if cursor_at(c) == Some(1) => {
                 return Err("SCAN command must have at least a cursor argument (e.g., 'SCAN 0')".into())
             }
-            [_] => return Err("--scan-incremental-iteration requires the command to be a SCAN command".into()),
+            [c] if cursor_at(c).is_some() => {
+                return Err("HSCAN, SSCAN and ZSCAN need a key and a cursor (e.g., 'ZSCAN myzset 0')".into())
+            }
+            [_] => return Err("--scan-incremental-iteration requires the command to be SCAN, HSCAN, SSCAN or ZSCAN".into()),
             _ => return Err("--scan-incremental-iteration requires exactly one --command (a SCAN command)".into()),
         }
     }
@@ -711,7 +733,6 @@ mod tests {
     #[test]
     fn refusals_name_the_option() {
         for (args, name) in [
-            (vec!["--rate-limiting", "5"], "--rate-limiting"),
             (vec!["--wait-ratio=1:1"], "--wait-ratio"),
             (vec!["-D"], "--debug"),
             (vec!["--data-offset", "3"], "--data-offset"),
@@ -832,6 +853,8 @@ mod tests {
         assert!(opts(&["--command", "SCAN 0 COUNT 10", "--scan-incremental-iteration"]).scan_incremental);
         assert!(p(&["--command", "SCAN 0", "--scan-incremental-iteration", "--pipeline", "2"]).is_err());
         assert!(p(&["--command", "GET __key__", "--scan-incremental-iteration"]).is_err());
+        assert!(opts(&["--command", "ZSCAN z 0", "--scan-incremental-iteration"]).scan_incremental);
+        assert!(p(&["--command", "HSCAN h", "--scan-incremental-iteration"]).unwrap_err().contains("a key and a cursor"));
         assert!(p(&["--scan-incremental-iteration"]).is_err());
     }
 }

@@ -162,13 +162,13 @@ pub const TABLE: &[MtOption] = &[
     opt('-', "key-stddev", "N", Listed(Data), "Standard deviation of G (default: key range / 6)"),
     opt('-', "key-median", "N", Listed(Data), "Median of G (default: the middle of the key range)"),
     opt('-', "key-zipf-exp", "EXP", Listed(Data), "Exponent of Z, in (0, 5) (default: 1)"),
-    opt('-', "reconnect-interval", "NUM", RECONNECT, "Reconnect after NUM requests"),
+    opt('-', "reconnect-interval", "NUM", Listed(Connection), "Reconnect after every NUM requests of a client"),
     opt('-', "reconnect-on-error", "", RECONNECT, "Reconnect after a connection error"),
     opt('-', "max-reconnect-attempts", "NUM", RECONNECT, "Give up after NUM reconnection attempts"),
     opt('-', "reconnect-backoff-factor", "NUM", RECONNECT, "Backoff factor between reconnection attempts"),
     opt('-', "connection-timeout", "SECS", NOT_IMPLEMENTED, "Connection timeout"),
-    opt('-', "thread-conn-start-min-jitter-micros", "NUM", NOT_IMPLEMENTED, "Least delay before a thread's connections start"),
-    opt('-', "thread-conn-start-max-jitter-micros", "NUM", NOT_IMPLEMENTED, "Most delay before a thread's connections start"),
+    opt('-', "thread-conn-start-min-jitter-micros", "NUM", Listed(Connection), "Least delay between a thread's client connects"),
+    opt('-', "thread-conn-start-max-jitter-micros", "NUM", Listed(Connection), "Most delay between a thread's client connects (default: 0)"),
     opt('-', "multi-key-get", "NUM", No("MGET mode is not implemented"), "GET up to NUM keys with one MGET"),
     opt('a', "authenticate", "CREDENTIALS", Listed(Connection), "PASSWORD or USER:PASSWORD"),
     opt('u', "uri", "URI", Listed(Connection), "redis[s]://user:password@host:port/dbnum"),
@@ -188,7 +188,7 @@ pub const TABLE: &[MtOption] = &[
     opt('-', "monitor-pattern", "S|R", MONITOR, "Replay them in order (S) or at random (R)"),
     opt('-', "command-stats-breakdown", "command|line", Unlisted, "Stats rows per command name or per command line")
         .refusing(&[("line", "stats are by command")]),
-    opt('-', "rate-limiting", "RPS", No("use kvload --rps for a coordinated-omission-corrected open loop"), "Requests per second per connection"),
+    opt('-', "rate-limiting", "RPS", Listed(Test), "Requests per second per connection"),
     opt('-', "statsd-host", "HOST", STATSD, "Send metrics to this StatsD host"),
     opt('-', "statsd-port", "PORT", STATSD, "StatsD port"),
     opt('-', "statsd-prefix", "PREFIX", STATSD, "StatsD metric prefix"),
@@ -320,9 +320,9 @@ mod tests {
         assert_eq!(port["short"], "p");
         assert_eq!((port["takes_value"].as_bool(), port["supported"].as_bool()), (Some(true), Some(true)));
         assert_eq!((port["refused"].is_null(), port["section"].as_str()), (true, Some("Connection")));
-        let rate = options.iter().find(|o| o["name"] == "rate-limiting").expect("rate-limiting");
-        assert_eq!(rate["refused"], "use kvload --rps for a coordinated-omission-corrected open loop");
-        assert_eq!(rate["supported"], false);
+        let wait = options.iter().find(|o| o["name"] == "wait-ratio").expect("wait-ratio");
+        assert!(wait["refused"].is_string());
+        assert_eq!(wait["supported"], false);
         let pattern = options.iter().find(|o| o["name"] == "data-size-pattern").expect("data-size-pattern");
         assert_eq!(pattern["refused_values"], json!([{"value": "S", "reason": "sizes are drawn at random"}]));
         assert!(pattern["section"].is_null());

@@ -214,9 +214,12 @@ impl Program {
     /// `SCAN 0 ...` (stats "SCAN 0") and the continuation `SCAN <cursor> ...` ("SCAN <cursor>").
     fn scan_commands(&mut self, o: &MtOptions) {
         let c = &o.commands[0];
-        self.stats = vec![(row_name("SCAN 0"), "SCAN 0".into()), (row_name("SCAN <cursor>"), "SCAN <cursor>".into())];
+        let name = String::from_utf8_lossy(&c.args[0]).to_ascii_uppercase();
+        let (first, next) = (format!("{name} 0"), format!("{name} <cursor>"));
+        self.stats = vec![(row_name(&first), first), (row_name(&next), next)];
+        let at = scan_cursor_index(&c.args[0]).unwrap_or(1);
         self.cmds.push(Cmd { parts: parts_of(&c.args, None), pattern: c.pattern, ratio: 1, stat: 0, hits: false });
-        self.cmds.push(Cmd { parts: parts_of(&c.args, Some(1)), pattern: c.pattern, ratio: 0, stat: 1, hits: false });
+        self.cmds.push(Cmd { parts: parts_of(&c.args, Some(at)), pattern: c.pattern, ratio: 0, stat: 1, hits: false });
     }
 
     /// Upper bound of one request's length (sizes the write buffers).
@@ -428,6 +431,18 @@ impl Program {
     }
 }
 
+/// Where a cursor-walking command takes its cursor: SCAN's first argument, the second of
+/// HSCAN, SSCAN and ZSCAN (after the key); None for any other command.
+pub fn scan_cursor_index(name: &[u8]) -> Option<usize> {
+    if name.eq_ignore_ascii_case(b"SCAN") {
+        Some(1)
+    } else if [&b"HSCAN"[..], b"SSCAN", b"ZSCAN"].iter().any(|n| name.eq_ignore_ascii_case(n)) {
+        Some(2)
+    } else {
+        None
+    }
+}
+
 /// The first bulk string of a `*2\r\n$n\r\ncursor\r\n...` reply.
 fn scan_cursor(reply: &[u8]) -> Option<&[u8]> {
     let rest = reply.strip_prefix(b"*")?;
@@ -522,6 +537,12 @@ mod tests {
         p.on_reply(&mut c, 0, b"-ERR x\r\n");
         assert_eq!(p.peek(&c), 0);
         assert_eq!(p.stats[1].0, "Scan <cursor>s");
+        let p = program(&["--command", "ZSCAN z __key__ COUNT 5", "--command-key-pattern", "S", "--key-minimum", "3", "--scan-incremental-iteration"]);
+        let mut c = p.client(0, 0, 1);
+        assert_eq!(requests(&p, &mut c, 1)[0], "*5\r\n$5\r\nZSCAN\r\n$1\r\nz\r\n$9\r\nmemtier-3\r\n$5\r\nCOUNT\r\n$1\r\n5\r\n");
+        p.on_reply(&mut c, 0, b"*2\r\n$2\r\n17\r\n*0\r\n");
+        assert_eq!(requests(&p, &mut c, 1)[0], "*5\r\n$5\r\nZSCAN\r\n$1\r\nz\r\n$2\r\n17\r\n$5\r\nCOUNT\r\n$1\r\n5\r\n");
+        assert_eq!((p.stats[0].1.as_str(), p.stats[1].0.as_str()), ("ZSCAN 0", "Zscan <cursor>s"));
     }
 
     #[test]

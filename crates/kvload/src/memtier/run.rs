@@ -177,7 +177,7 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 quota,
                 duration_ns: o.test_time.map(|d| d * 1_000_000_000),
                 warmup_ns: 0,
-                interval_ns: None,
+                interval_ns: o.rate.map(|r| rate_ticks(r).1),
                 keys: crate::workload::KeyGen::new(0, 0, false, 0, 1),
                 slots: s.slots.clone(),
                 tags: Arc::new(Vec::new()),
@@ -185,11 +185,20 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 keepalive: true,
                 sigfig: 3,
                 dataset: None,
-                memtier: Some(MtPlan { program: s.program.clone(), clients, conn_client, client_quota: per_client }),
+                memtier: Some(MtPlan { program: s.program.clone(), clients, conn_client, client_quota: per_client, per_tick: o.rate.map(|r| rate_ticks(r).0), connect_jitter_us: o.connect_jitter_us, reconnect_every: o.reconnect_every }),
                 io: s.io.kind,
             }
         })
         .collect()
+}
+
+/// --rate-limiting RPS as memtier paces it: (requests per tick, tick in ns). Ticks are at
+/// most 50 a second; a tick's requests are RPS / 50 rounded up, and the ticks per second
+/// the whole number of those that fits in RPS (so 7 → 1 every 142.857 ms, 120 → 3 every 25 ms).
+pub fn rate_ticks(rate: u32) -> (u32, u64) {
+    let per_tick = rate.div_ceil(50).max(1);
+    let ticks = (rate / per_tick).max(1);
+    (per_tick, (1_000_000 / u64::from(ticks)) * 1000)
 }
 
 fn epoch_ms() -> u64 {
@@ -315,6 +324,16 @@ mod tests {
         assert_eq!(mt.client_quota, Some(5));
         assert_eq!(mt.clients.len(), 3);
         assert_eq!((mt.clients[0].keys.min, mt.clients[0].keys.max), (101, 200));
+    }
+
+    #[test]
+    fn rate_ticks_are_memtiers() {
+        assert_eq!(rate_ticks(1), (1, 1_000_000_000));
+        assert_eq!(rate_ticks(7), (1, 142_857_000));
+        assert_eq!(rate_ticks(50), (1, 20_000_000));
+        assert_eq!(rate_ticks(100), (2, 20_000_000));
+        assert_eq!(rate_ticks(120), (3, 25_000_000));
+        assert_eq!(rate_ticks(10_000), (200, 20_000_000));
     }
 
     #[test]
