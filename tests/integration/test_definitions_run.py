@@ -485,3 +485,66 @@ def test_a_definition_whose_replies_are_errors_fails_naming_the_error(
     assert "(100%; most: INCR; INFO errorstats: ERR ×" in incr["error"], incr["error"]
     assert "first error reply: 'ERR value is not an integer or out of range'" in incr["error"]
     assert "beyond 1% error replies the numbers time errors" in incr["error"]
+
+
+# redisbench-admin's redis-benchmark-full-suite-1Mkeys-100B (its tests/test_data), trimmed to
+# 2000 requests per test so the whole default suite runs in seconds.
+FULL_SUITE_DEFINITION = """\
+version: 0.4
+name: "redis-benchmark-full-suite-1Mkeys-100B"
+description: "Runs the default redis-benchmark test suite (trimmed: 2000 requests a test)"
+dbconfig:
+  - configuration-parameters:
+    - save: '""'
+redis-topologies:
+  - oss-standalone
+clientconfig:
+  tool: redis-benchmark
+  min-tool-version: "6.2.0"
+  parameters:
+    - clients: 5
+    - requests: 2000
+    - threads: 2
+    - pipeline: 1
+    - r: 1000000
+kpis:
+  - ge: { $.Tests.SET.rps: 1000 }
+exporter:
+  redistimeseries:
+    timemetric: "$.StartTime"
+    metrics:
+      - "$.Tests.*.rps"
+      - "$.Tests.*.p50_latency_ms"
+"""
+
+
+def test_the_redis_benchmark_default_suite_gives_a_result_per_test(tmp_path: Path) -> None:
+    """A redis-benchmark client with no -t and no command runs the tool's whole default
+    suite once, on one server: each of its tests is a result of its own (numbers, exporter
+    paths, a table line), and the server executed every test's command."""
+    require_binary("redis-benchmark")
+    (tmp_path / "full-suite.yml").write_text(FULL_SUITE_DEFINITION)
+    done = run_kvperf("run", "--definitions", "full-suite.yml", cwd=tmp_path, timeout=300,
+                      env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    tests = row["definition"]["tests"]
+    assert {"PING_INLINE", "SET", "GET", "LRANGE_600 (first 600 elements)",
+            "MSET (10 keys)"} <= tests.keys() and len(tests) >= 20
+    for test, numbers in tests.items():
+        assert numbers["rps"] > 0 and numbers["p50_latency_ms"] > 0, test
+        assert row["definition"]["metrics"][f"$.Tests.{_step(test)}.rps"] == numbers["rps"]
+        assert f"[{test}]" in done.stdout
+    assert min(t["rps"] for t in tests.values()) < row["rps"] < max(
+        t["rps"] for t in tests.values())
+    assert [k["passed"] for k in row["definition"]["kpis"]] == [True]
+    mix = row["definition"]["command_mix"]
+    assert mix["lrange"]["calls"] == 4 * 2000 and mix["ping"]["calls"] == 2 * 2000
+    for name, share in mix.items():
+        assert share["calls"] >= 2000 and share["executed"] == pytest.approx(
+            share["expected"], abs=0.01), name
+
+
+def _step(name: str) -> str:
+    """A test name as the exporter writes it in a concrete path."""
+    return name if name.replace("_", "").isalnum() else f'"{name}"'

@@ -1,8 +1,12 @@
 """redis-benchmark / valkey-benchmark runs for benchmark definitions: the tool on PATH run
-with the definition's flags, its ``--csv`` row turned into redisbench-admin's result
-document, ``{"Tests": {"Overall": {"rps": …, "avg_latency_ms": …, "p50_latency_ms": …}}}``
-(redisbench-admin's ``redis_benchmark_from_stdout_csv_to_json`` with the test named
-"Overall"), so a definition's KPI and exporter paths (``$.Tests.Overall.rps``) resolve."""
+with the definition's flags, its ``--csv`` rows turned into redisbench-admin's result
+document (``redis_benchmark_from_stdout_csv_to_json``), so a definition's KPI and exporter
+paths resolve. One row (a command, one ``-t`` test) is the test named "Overall", as
+redis-benchmarks-specification names it: ``{"Tests": {"Overall": {"rps": …, …}}}``
+(``$.Tests.Overall.rps``). Several rows (the default suite when there is no ``-t`` and no
+command, or ``-t a,b``) are keyed by the tool's test names, as redisbench-admin keys a
+multi-test run: ``{"Tests": {"SET": {…}, "LRANGE_100 (first 100 elements)": {…}, …}}``
+(``$.Tests.*.rps``, ``$.Tests.SET.rps``)."""
 
 from __future__ import annotations
 
@@ -72,10 +76,44 @@ class BenchmarkToolRun:
             raise DriverError(f"{self.tool} exited with code {output.returncode}: "
                               f"{lines[-1] if lines else '(no output)'}")
         try:
-            numbers = row_numbers(pick_row(parse_csv_rows(output.stdout), None))
+            return result_document(parse_csv_rows(output.stdout))
         except ValueError as exc:
             raise DriverError(f"{self.tool}: {exc}") from None
-        return {"Tests": {OVERALL: numbers}}
+
+
+def result_document(rows: list[dict[str, str]]) -> JsonObject:
+    """The CSV's rows as redisbench-admin's result document (pure; module docstring): one
+    row → ``Tests.Overall``, several → one entry per test name. ValueError: no row, a row
+    that measured nothing, or a test name twice (one would hide the other)."""
+    if len(rows) == 1:
+        return {"Tests": {OVERALL: row_numbers(rows[0])}}
+    if not rows:
+        pick_row(rows, None)  # raises, naming what was found
+    tests: JsonObject = {}
+    for row in rows:
+        if row["test"] in tests:
+            raise ValueError(f"test {row['test']!r} appears twice in the CSV")
+        tests[row["test"]] = row_numbers(row)
+    return {"Tests": tests}
+
+
+def test_command(test: str) -> str:
+    """The command a redis-benchmark test sends (pure): ``PING_INLINE`` → ping,
+    ``LRANGE_100 (first 100 elements)`` → lrange, ``MSET (10 keys)`` → mset."""
+    return test.split()[0].split("_")[0].lower()
+
+
+def suite_mix(document: JsonObject) -> dict[str, float] | None:
+    """The command mix of a multi-test run (pure): each test ran -n requests, so each has
+    an equal share of the calls, under its command (two PING tests: ping 2/N). None for a
+    single-test document (its argv says its command: ``command_mix``)."""
+    tests = document["Tests"]
+    if OVERALL in tests:
+        return None
+    mix: dict[str, float] = {}
+    for test in tests:
+        mix[test_command(test)] = mix.get(test_command(test), 0.0) + 1 / len(tests)
+    return mix
 
 
 def command_mix(argv: tuple[str, ...]) -> dict[str, float]:
@@ -93,7 +131,26 @@ def command_mix(argv: tuple[str, ...]) -> dict[str, float]:
 
 
 def measurement(document: JsonObject) -> Measurement:
-    row = document["Tests"][OVERALL]
+    """The row's numbers: the Overall test's, else the whole suite's (``suite_measurement``)."""
+    tests = document["Tests"]
+    if OVERALL not in tests:
+        return suite_measurement(list(tests.values()))
+    row = tests[OVERALL]
     return Measurement(row["rps"], row["avg_latency_ms"], row["min_latency_ms"],
                        row["p50_latency_ms"], row["p95_latency_ms"], row["p99_latency_ms"],
                        row["max_latency_ms"])
+
+
+def suite_measurement(tests: list[JsonObject]) -> Measurement:
+    """A suite's tests, run one after another with -n requests each, as one load (pure):
+    ops/s = all requests / all the tests' time = N / Σ 1/rps_i (their harmonic mean), the
+    mean latency the tests' mean (equal requests), min the least, max the most; the suite's
+    p50/p95/p99 cannot be had from the tests' percentiles, so each is the slowest test's,
+    an upper bound (every test has that share of its requests at or below its own)."""
+    def worst(name: str) -> float:
+        return max(float(t[name]) for t in tests)
+    return Measurement(len(tests) / sum(1 / float(t["rps"]) for t in tests),
+                       sum(float(t["avg_latency_ms"]) for t in tests) / len(tests),
+                       min(float(t["min_latency_ms"]) for t in tests),
+                       worst("p50_latency_ms"), worst("p95_latency_ms"),
+                       worst("p99_latency_ms"), worst("max_latency_ms"))

@@ -1,5 +1,6 @@
-"""Rendering benchmark definitions' runs: a progress line per test, the results table and
-the KPI table (bound, value, pass/fail per KPI), all from rows (pure but for printing)."""
+"""Rendering benchmark definitions' runs: a progress line per test, the results table (a
+redis-benchmark suite's tests each on a line of their own, under its row) and the KPI
+table (bound, value, pass/fail per KPI), all from rows (pure but for printing)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,11 @@ def test_line(position: int, total: int, row: Row) -> str:
     failed = sum(1 for k in kpis if not k["passed"])
     gate = (f", [red]{failed} KPI(s) failed[/red]" if failed else
             f", {len(kpis)} KPI(s) passed" if kpis else "")
+    tests = (row.get("definition") or {}).get("tests") or {}
+    suite = f" ({len(tests)} tests, p50/p99 the slowest test's)" if tests else ""
     return (f"{where}: [green]ok[/green] {rate(row['rps'] or 0.0)} ops/s, p50 "
-            f"{_ms(row['p50_latency_ms'])} ms, p99 {_ms(row['p99_latency_ms'])} ms{gate}")
+            f"{_ms(row['p50_latency_ms'])} ms, p99 {_ms(row['p99_latency_ms'])} ms{suite}"
+            f"{gate}")
 
 
 class DefinitionProgress:
@@ -73,6 +77,10 @@ def results_table(rows: list[Row], title: str) -> Table:
                       rate(row["rps"]) if row["rps"] is not None else "-",
                       _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
                       str(row["checks"].get("keyspacelen", "-")), executed)
+        for test, numbers in ((row.get("definition") or {}).get("tests") or {}).items():
+            table.add_row(f"  [{escape(test)}]", "", "", rate(numbers["rps"]),
+                          _ms(numbers["p50_latency_ms"]), _ms(numbers["p99_latency_ms"]), "",
+                          "")
     return table
 
 

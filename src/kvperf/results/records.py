@@ -145,6 +145,7 @@ class DefinitionRecord(TypedDict, total=False):
     kpis: list[KpiRecord]
     tools: list[str]
     notes: list[str]
+    tests: dict[str, dict[str, float]]  # a redis-benchmark suite's numbers per test
 
 
 class ScenarioRecord(TypedDict, total=False):

@@ -51,6 +51,10 @@ Format versions (``kvperf_format``):
       ``is_timed``), ``attempt`` and ``retried`` (--retry-disturbed reran the trial). Null
       when nothing was sampled (no measure stage, sampling off); readers of versions 1–7
       treat it as null.
+      Also in 8: ``definition.tests`` on the row of a redis-benchmark / valkey-benchmark
+      client that ran several tests (its default suite, ``-t a,b``): each test's numbers by
+      the tool's test name; the row's are the suite as one load (driver/benchmark_run.py).
+      Absent elsewhere.
 """
 
 from __future__ import annotations

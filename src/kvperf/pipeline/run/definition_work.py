@@ -25,7 +25,7 @@ from kvperf.definitions.client import MEMTIER, ClientPlan
 from kvperf.definitions.exporter import evaluate
 from kvperf.definitions.kpis import KpiResult, check_all
 from kvperf.definitions.plan import Plan
-from kvperf.driver.benchmark_run import BenchmarkToolRun
+from kvperf.driver.benchmark_run import BenchmarkToolRun, suite_mix
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.kvload import first_error
@@ -121,6 +121,8 @@ class DefinitionWork:
     kpis: tuple[KpiResult, ...] = ()
     metrics: dict[str, float | None] = field(default_factory=dict)
     mix: dict[str, MixShare] = field(default_factory=dict)
+    tests: dict[str, dict[str, float]] = field(default_factory=dict)  # a suite's, by test
+    suite: dict[str, float] | None = None  # the command mix of the suite's tests
     client_cpus: tuple[int, ...] | None = None
     bench: Bench | None = None
 
@@ -158,6 +160,12 @@ class DefinitionWork:
                          outcome, timestamp, Details(definition=self.details()))
 
     def details(self) -> DefinitionRecord:
+        record = self._record()
+        if self.tests:
+            record["tests"] = self.tests
+        return record
+
+    def _record(self) -> DefinitionRecord:
         return {"name": self.plan.name, "file": str(self.plan.definition.source),
                 "topology": self.plan.topology.name,
                 "override_test_time": self.plan.test_time_override,
@@ -296,6 +304,10 @@ class DefinitionWork:
             first = replace(first, rps=sum(measure(d).rps for d in documents))
             self.outcome.checks["clients"] = len(documents)
         self.outcome.measurement = first
+        if measure is benchmark_measurement:
+            self.suite = suite_mix(documents[0])
+            if self.suite is not None:
+                self.tests = documents[0]["Tests"]
         self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, documents[0])}
         self.kpis = check_all(self.plan.kpis, documents[0])
 
@@ -305,7 +317,7 @@ class DefinitionWork:
         probe = self.bench.probe
         collected = probe.collect(endpoints)
         stats = collected.get("commandstats", {})
-        expected = _expected_mix(self.plan.clients)
+        expected = self.suite or _expected_mix(self.plan.clients)
         calls = {name: _calls(name, stats) for name in expected}
         total = sum(calls.values())
         self.mix = {name: {"expected": round(share, 4), "calls": calls[name],
