@@ -55,6 +55,9 @@ def _json(cells: list[Cell]) -> str:
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     asked = request(args)
     view = history(asked, cli.world)
+    if view.left_out:
+        cli.err.print(f"{view.left_out} disturbed trial(s) left out (other processes took "
+                      "their CPUs; --include-disturbed counts them)", highlight=False)
     if asked.json:
         cli.out.print_json(_json(view.found))
         return 0

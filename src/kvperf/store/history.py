@@ -152,6 +152,18 @@ def latest_revisions(engine: Engine, last: int, where: SeriesParams,
     return [Revision(r.revision, r.when) for r in reversed(rows)]
 
 
+def disturbed_count(engine: Engine, revisions: Sequence[str] | None,
+                    where: SeriesParams) -> int:
+    """Ok trials matching ``where`` (of ``revisions``, or of every revision) that history
+    leaves out by default because they were disturbed: what a reader is told."""
+    condition = and_(_filters(where, include_disturbed=True), trials.c.disturbed.is_(True))
+    if revisions is not None:
+        condition = and_(condition, trials.c.revision.in_(list(revisions)))
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(trials)
+                                .where(condition)).scalar_one())
+
+
 def resolve_revision(engine: Engine, prefix: str) -> str:
     """The one revision that is ``prefix`` or starts with it; UsageError if none or several."""
     like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

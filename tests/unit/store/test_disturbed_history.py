@@ -16,10 +16,11 @@ from sqlalchemy import Engine, create_engine, select
 from kvperf.analysis.regressions import find_all
 from kvperf.analysis.stored import to_series
 from kvperf.store import schema
-from kvperf.store.history import cells, latest_revisions
+from kvperf.store.history import cells, disturbed_count, latest_revisions
 from kvperf.store.migrations import migrate
 from kvperf.store.push import push_file
 from kvperf.store.series import histories
+from tests.helpers import run_main
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 COMMITS = [f"c{i:02d}" for i in range(12)]
@@ -73,6 +74,10 @@ def test_the_flag_is_stored_and_the_summary_leaves_disturbed_trials_out(
     assert every["c11"].n == 4 and every["c11"].mean == pytest.approx(62_697.0)
     assert every["c00"].n == 2
     assert [r.name for r in latest_revisions(engine, 3, {})] == COMMITS[-3:]
+    # what history tells its reader it left out
+    assert disturbed_count(engine, None, {}) == 2 * len(DROPPED)
+    assert disturbed_count(engine, ["c00", "c11"], {"command": "SET"}) == 2
+    assert disturbed_count(engine, None, {"pipeline": 16}) == 0
 
 
 def test_change_points_ignore_disturbed_trials_unless_included(engine: Engine) -> None:
@@ -83,3 +88,13 @@ def test_change_points_ignore_disturbed_trials_unless_included(engine: Engine) -
     assert list(loud[0].counts) == [2] * 6 + [4] * 6
     (found,) = find_all(to_series(h) for h in loud)
     assert found.direction == "regression" and found.first_after.sha == "c06"
+
+
+def test_history_says_how_many_disturbed_trials_it_left_out(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert run_main("db", "push", _history(tmp_path), "--db", db).returncode == 0
+    done = run_main("history", "--db", db, "--metric", "rps")
+    assert done.returncode == 0, done.stderr
+    assert "12 disturbed trial(s) left out" in done.stderr, done.stderr
+    every = run_main("history", "--db", db, "--metric", "rps", "--include-disturbed")
+    assert "left out" not in every.stderr, every.stderr

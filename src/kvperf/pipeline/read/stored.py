@@ -40,6 +40,7 @@ from kvperf.store.history import (
     Cell,
     Revision,
     cells,
+    disturbed_count,
     latest_revisions,
     resolve_revision,
     series_fields,
@@ -58,6 +59,7 @@ class HistoryView:
     revisions: list[Revision] = field(default_factory=list)
     pair: tuple[str, str] | None = None
     verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
+    left_out: int = 0  # disturbed trials (of the compared revisions) the cells leave out
 
     @property
     def cells(self) -> CellIndex:
@@ -80,7 +82,11 @@ def history(request: HistoryRequest, world: World) -> HistoryView:
             revisions = latest_revisions(engine, request.last, where, every)
             found = cells(engine, [r.name for r in revisions], names, where, every)
         fields = series_fields(engine, sorted({c.series_key for c in found}))
-    view = HistoryView(found, fields, revisions)
+        # the two revisions compared, or every revision (one whose trials were all
+        # disturbed is not among the latest shown, but its reader wants to know)
+        left_out = 0 if every else disturbed_count(engine, [a, b] if request.shas else None,
+                                                   where)
+    view = HistoryView(found, fields, revisions, left_out=left_out)
     if request.shas:
         view.pair = (a, b)
         view.verdicts = _verdicts(view.cells, view.series, a, b, names)
