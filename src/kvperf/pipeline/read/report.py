@@ -18,7 +18,15 @@ from kvperf.analysis.comparison import compare_sides
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown, sides_markdown
 from kvperf.report.html import render
-from kvperf.report.model import Report, Source, build, interleaved, judge_sides, to_json
+from kvperf.report.model import (
+    Report,
+    Source,
+    build,
+    interleaved,
+    judge_sides,
+    source_label,
+    to_json,
+)
 from kvperf.store.files import read_histograms, read_rows, write_text_atomic
 
 METRICS = "metrics.json"
@@ -101,12 +109,19 @@ def comparison_markdown(sources: list[Source], paired: bool) -> str:
         raise UsageError("--markdown needs two sides or more (a comparison)")
     if len(sources) > 2:  # judged together, as the report and compare judge them
         results = compare_sides({s.name: s.rows for s in sources}, paired=paired)
-        return sides_markdown(results, {s.name: s.name for s in sources},
+        return sides_markdown(results, {s.name: _named(s) for s in sources},
                               PAIRED_NOTE if paired else UNPAIRED_NOTE)
     base, new = sources
     results, unmatched = judge_sides(base, new, paired)
-    return markdown(results, unmatched, base.name, new.name,
+    return markdown(results, unmatched, _named(base), _named(new),
                     PAIRED_NOTE if paired else UNPAIRED_NOTE)
+
+
+def _named(source: Source) -> str:
+    """A side in the markdown's title: its directory and, when they differ, the label its
+    readers know (``B (valkey 9.1.2)``)."""
+    label = source_label(source)
+    return source.name if label == source.name else f"{source.name} ({label})"
 
 
 def write_report(request: ReportRequest) -> Report:

@@ -68,6 +68,13 @@ def test_markdown_of_an_ab_report(tmp_path: Path) -> None:
                                markdown=tmp_path / "r.md"))
     text = (tmp_path / "r.md").read_text()
     assert text.startswith("## kvperf: `B` vs `A`") and "Wilcoxon" in text  # paired note
+    # sides that know their readers' labels (compare --server-bin's) are named by them too
+    write_side(tmp_path / "cmp" / "A", side_label="valkey 8.0.1")
+    write_side(tmp_path / "cmp" / "B", side_label="valkey 9.1.2")
+    write_report(ReportRequest([tmp_path / "cmp"], tmp_path / "r.html",
+                               markdown=tmp_path / "r.md"))
+    assert (tmp_path / "r.md").read_text().startswith(
+        "## kvperf: `B (valkey 9.1.2)` vs `A (valkey 8.0.1)`")
     with pytest.raises(UsageError, match="--markdown needs two sides or more"):
         write_report(ReportRequest([tmp_path / "ab" / "A"], tmp_path / "r.html",
                                    markdown=tmp_path / "r.md"))
