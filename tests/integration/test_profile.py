@@ -97,6 +97,7 @@ def test_compare_profile_leaves_every_profiled_row_out_of_the_verdicts(tmp_path:
                       "--label", "ab", "--no-db", "--seed", "3", cwd=tmp_path, env=QUICK)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "excluded from timing statistics and verdicts" in done.stdout
+    assert "no timing verdicts" in done.stdout and "p (adj.)" not in done.stdout  # no empty table
     a = json.loads((tmp_path / "res" / "ab" / "A" / "metrics.json").read_text())
     b = json.loads((tmp_path / "res" / "ab" / "B" / "metrics.json").read_text())
     assert len(a) == len(b) == 2 and all(r["profile"] for r in a + b)

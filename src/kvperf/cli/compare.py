@@ -8,6 +8,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 
 from kvperf.analysis.comparison import MetricComparison, compare_paired, compare_sides
@@ -112,7 +113,7 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
         return instruction_verdicts(asked, result, [p.out_dir for p in prepared.values()],
                                     names, out)
     results = compare_paired(result.a_rows, result.b_rows, asked.metrics, asked.rule)
-    out.print(terminal_table(results, *names))
+    _verdicts(out, results, names)
     print_profile(out, result.a_rows + result.b_rows, plan.out_dir)
     if asked.sides.profile or any(r.get("profile") for r in result.a_rows):  # config's sets
         print_differentials(out, result.a_rows, result.b_rows,
@@ -122,13 +123,23 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
                    lambda: markdown(results, [], *names, note=PAIRED_NOTE))
 
 
+def _verdicts(out: Console, results: list[MetricComparison], names: tuple[str, str]) -> None:
+    """The verdict table, or why there is none (every row profiled, none timed: an empty
+    table would read as a comparison that found nothing)."""
+    if results:
+        out.print(terminal_table(results, *names))
+    else:
+        out.print("no timing verdicts: no series has timed rows on both sides (profiled "
+                  "trials are not timed)", highlight=False)
+
+
 def _definitions(cli: Cli, asked: CompareRequest, hooks: ConsoleHooks) -> int:
     """`compare A B --definitions …`: the definitions' tests interleaved, judged per test."""
     rows, prepared = compare_definitions(asked, cli.world, hooks)
     names = (_name("A", prepared.runs["A"]), _name("B", prepared.runs["B"]))
     out = cli.out
     results = compare_paired(rows["A"], rows["B"], asked.metrics, asked.rule)
-    out.print(terminal_table(results, *names))
+    _verdicts(out, results, names)
     print_profile(out, rows["A"] + rows["B"], prepared.runs["A"].out_dir.parent)
     if asked.output:
         asked.output.write_text(markdown(results, [], *names, note=PAIRED_NOTE))
