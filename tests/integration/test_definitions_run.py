@@ -528,6 +528,8 @@ def test_the_redis_benchmark_default_suite_gives_a_result_per_test(tmp_path: Pat
                       env={"COLUMNS": "200"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = read_metrics(tmp_path / "results")
+    assert f"· {row['definition']['tools'][0]}" in done.stdout  # the title names its tool
+    assert row["definition"]["tools"][0].startswith("redis-benchmark")
     tests = row["definition"]["tests"]
     assert {"PING_INLINE", "SET", "GET", "LRANGE_600 (first 600 elements)",
             "MSET (10 keys)"} <= tests.keys() and len(tests) >= 20

@@ -14,10 +14,12 @@ from kvperf.cli._profile import print_profile
 from kvperf.core.errors import Interrupted
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
 from kvperf.pipeline.definitions.definition_runs import DefinitionsRan
+from kvperf.pipeline.definitions.definitions import DefinitionRun
 from kvperf.pipeline.request.common import DefinitionFlags
 from kvperf.pipeline.request.run import DefinitionsRequest
 from kvperf.pipeline.run.gates import GATES_FILE, write_kpi_gates
 from kvperf.report.definitions import kpi_table, results_table
+from kvperf.results.row import Row
 
 
 def add_definition_args(p: argparse.ArgumentParser) -> None:
@@ -65,6 +67,14 @@ def print_plans(cli: Cli, request: DefinitionsRequest) -> int:
     return 0
 
 
+def _tools(rows: list[Row], run: DefinitionRun) -> str:
+    """The load tools the tests ran (a redis-benchmark definition's is not memtier's front
+    end), else the memtier front end the run found."""
+    used = dict.fromkeys(tool for row in rows
+                         for tool in (row.get("definition") or {}).get("tools", []))
+    return ", ".join(used) or f"{run.driver.name} {run.driver.version}"
+
+
 def print_definitions(cli: Cli, ran: DefinitionsRan) -> int:
     """The results and KPI tables of a definitions run (gates.json beside them)."""
     persisted, run, out = ran.persisted, ran.run, cli.out
@@ -73,8 +83,8 @@ def print_definitions(cli: Cli, ran: DefinitionsRan) -> int:
         cli.err.print(f"[yellow]interrupted[/yellow]: {persisted.kept} finished test(s) kept "
                       f"in {persisted.path}")
         return Interrupted.exit_code
-    out.print(results_table(summary.rows, f"{run.context.label} · {run.driver.name} "
-                                          f"{run.driver.version}"), highlight=False)
+    out.print(results_table(summary.rows, f"{run.context.label} · {_tools(summary.rows, run)}"),
+              highlight=False)
     kpis = kpi_table(summary.rows)
     if kpis is not None:
         out.print(kpis, highlight=False)
