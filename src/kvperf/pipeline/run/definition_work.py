@@ -376,12 +376,32 @@ def _client_mix(client: ClientPlan) -> dict[str, float]:
     return benchmark_mix(client.argv)
 
 
+def _paced_rate(client: ClientPlan) -> float | None:
+    """Requests per second a memtier client is paced at (``--rate-limiting`` per connection
+    × ``-c`` × ``-t``, memtier's defaults 50 and 4), or None when it runs closed-loop."""
+    if client.tool != MEMTIER:
+        return None
+    options = memtier_args.parse(list(client.argv))
+    rate = memtier_args.value(options, "rate-limiting")
+    if not rate:
+        return None
+    return (float(rate) * int(memtier_args.value(options, "clients") or 50)
+            * int(memtier_args.value(options, "threads") or 4))
+
+
 def _expected_mix(clients: tuple[ClientPlan, ...]) -> dict[str, float]:
-    """The clients' command mix, each client weighted equally (shares summing to 1)."""
+    """The clients' command mix (shares summing to 1): each client weighted by the rate it
+    is paced at when every client is paced (a 2,000-connection PING keepalive beside one
+    CLIENT LIST prober sends 99.5% PINGs), else equally (closed-loop clients' rates depend on
+    the server)."""
+    rates = [_paced_rate(c) for c in clients]
+    weights = ([r for r in rates if r is not None] if all(rates)
+               else [1.0] * len(clients))
+    total = sum(weights)
     out: dict[str, float] = {}
-    for client in clients:
+    for client, weight in zip(clients, weights, strict=True):
         for name, share in _client_mix(client).items():
-            out[name] = out.get(name, 0.0) + share / len(clients)
+            out[name] = out.get(name, 0.0) + share * weight / total
     return out
 
 
