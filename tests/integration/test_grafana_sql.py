@@ -121,6 +121,9 @@ def real_db(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> 
         derived = copy.deepcopy(rows)
         for row in derived:
             row["commit"] = sha
+            # synthetic revisions: undisturbed whatever a busy machine did to the measured run
+            # (disturbed trials stay out of metric_summary, which the panels read)
+            row["interference"]["disturbed"] = False
             if row["command"] == "SET" and i >= STEP_AT:
                 row["rps"] *= 0.85
         path = tmp / "pushed" / sha / "metrics.json"
