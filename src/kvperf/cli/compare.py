@@ -129,8 +129,8 @@ def _verdicts(out: Console, results: list[MetricComparison], names: tuple[str, s
     if results:
         out.print(terminal_table(results, *names))
     else:
-        out.print("no timing verdicts: no series has timed rows on both sides (profiled "
-                  "trials are not timed)", highlight=False)
+        out.print(f"{names[1]} vs {names[0]}: no timing verdicts, no series has timed rows "
+                  "on both sides (profiled trials are not timed)", highlight=False)
 
 
 def _definitions(cli: Cli, asked: CompareRequest, hooks: ConsoleHooks) -> int:
