@@ -10,12 +10,11 @@ primary, is in test_memtier_conformance.py."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.corpus import suites_dir
+from tests.fixtures.corpus import copy_definitions
 from tests.helpers import read_metrics, run_kvperf
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600),
@@ -25,9 +24,7 @@ STEM = "memtier_benchmark-1Mkeys-string-get-10B-cluster"
 
 
 def test_a_parallel_allkeys_preload_fills_the_cluster(corpus: Path, tmp_path: Path) -> None:
-    (tmp_path / "defs").mkdir()
-    for name in (STEM, "defaults"):
-        shutil.copy(suites_dir(corpus) / f"{name}.yml", tmp_path / "defs")
+    copy_definitions(corpus, tmp_path / "defs", STEM)
     done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
                       "--topologies", "oss-cluster-3-primaries", "--no-db", cwd=tmp_path,
                       timeout=500)

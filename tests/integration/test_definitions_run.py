@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
+import math
 import signal
 import socket
 import sqlite3
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
-from tests.fixtures.corpus import suites_dir
+from tests.fixtures.corpus import copy_definitions
 from tests.helpers import (
     KVPERF,
     ROOT,
@@ -43,10 +43,7 @@ MIX_TOLERANCE = 0.05  # executed share of each command vs the share asked for
 
 
 def _scratch_corpus(corpus: Path, scratch: Path) -> Path:
-    defs = scratch / "defs"
-    defs.mkdir()
-    for stem in [*CORPUS_TESTS, "defaults"]:
-        shutil.copy(suites_dir(corpus) / f"{stem}.yml", defs)
+    defs = copy_definitions(corpus, scratch / "defs", *CORPUS_TESTS)
     return defs
 
 
@@ -240,9 +237,7 @@ def _children(parent: int) -> set[int]:
 
 def test_a_cluster_topology_runs_on_every_primary(corpus: Path, tmp_path: Path) -> None:
     stem = "memtier_benchmark-1Mkeys-load-string-with-10B-values-pipeline-100-nokeyprefix"
-    (tmp_path / "defs").mkdir()
-    for name in (stem, "defaults"):
-        shutil.copy(suites_dir(corpus) / f"{name}.yml", tmp_path / "defs")
+    copy_definitions(corpus, tmp_path / "defs", stem)
     done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
                       "--topologies", "oss-cluster-3-primaries", "--no-db", cwd=tmp_path,
                       timeout=300)
@@ -352,11 +347,8 @@ def test_init_commands_lua_and_wait_for_bgsave(tmp_path: Path) -> None:
 def test_compare_two_servers_over_a_corpus_definition(corpus: Path, tmp_path: Path) -> None:
     """`compare --server-bin A --server-bin B --definitions …`: each round runs the test on
     both sides in a seeded order; rows pair by round and the verdict table names the test."""
-    defs = tmp_path / "defs"
-    defs.mkdir()
     stem = "memtier_benchmark-1Mkeys-string-mixed-50-50-set-get-32B"
-    for name in (stem, "defaults"):
-        shutil.copy(suites_dir(corpus) / f"{name}.yml", defs)
+    copy_definitions(corpus, tmp_path / "defs", stem)
     done = run_kvperf("compare", "--server-bin", require_binary("valkey-server"),
                       "--server-bin", require_binary("redis-server"), "--definitions", "defs",
                       "--override-test-time", "1", "--topologies", "oss-standalone",
@@ -390,17 +382,10 @@ RDB_LOAD = "memtier_benchmark-rdb-load-256B-random"
 TOO_BIG = "memtier_benchmark-playbook-feature-store-hash-1M-entities-300-features"  # 32g
 
 
-def _corpus_files(corpus: Path, defs: Path, *stems: str) -> Path:
-    defs.mkdir()
-    for stem in (*stems, "defaults"):
-        shutil.copy(suites_dir(corpus) / f"{stem}.yml", defs)
-    return defs
-
-
 def test_an_rdb_load_definition_times_a_real_reload(corpus: Path, tmp_path: Path) -> None:
     """DEBUG RELOAD NOSAVE NOFLUSH of the preloaded 2,000,000 keys: kvperf SAVEs them and
     empties the database first, so the reload loads them all and answers OK."""
-    _corpus_files(corpus, tmp_path / "defs", RDB_LOAD)
+    copy_definitions(corpus, tmp_path / "defs", RDB_LOAD)
     done = run_kvperf("run", "--definitions", "defs", "--topologies", "oss-standalone",
                       "--override-test-time", "2", "--no-db", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -414,15 +399,26 @@ def test_an_rdb_load_definition_times_a_real_reload(corpus: Path, tmp_path: Path
     assert "save" in row["stage_seconds"]
 
 
+def _too_big(corpus: Path, defs: Path) -> tuple[str, int]:
+    """The corpus' 32g definition in ``defs``, its server's request raised to twice this
+    machine's memory so that it fits on no machine the tests run on (on this 24 GiB one the
+    corpus' own 32g already does not): the refusal's text and the request in GiB."""
+    copy_definitions(corpus, defs, TOO_BIG)
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) * 1024  # MemTotal
+    asked = 2 * math.ceil(memory / (1 << 30))
+    path = defs / f"{TOO_BIG}.yml"
+    assert "memory: 32g" in path.read_text()
+    path.write_text(path.read_text().replace("memory: 32g", f"memory: {asked}g"))
+    return (f"needs {asked + 2} GiB of memory (server {asked} GiB, memtier_benchmark 2 GiB), "
+            "this machine has", asked)
+
+
 def test_a_definition_too_big_for_this_machine_is_refused_before_any_server(
         corpus: Path, tmp_path: Path) -> None:
-    """32g asked on a machine with less: refused in the dry run and the run (exit 2 when it
-    is the only test) before any server starts; --ignore-resources plans it (not run)."""
-    _corpus_files(corpus, tmp_path / "defs", TOO_BIG)
-    memory = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
-    if memory >= 34 << 30:
-        pytest.skip("this machine has 34 GiB of memory or more: the definition fits")
-    reason = "needs 34 GiB of memory (server 32 GiB, memtier_benchmark 2 GiB), this machine has"
+    """More memory asked than the machine has: refused in the dry run and the run (exit 2
+    when it is the only test) before any server starts; --ignore-resources plans it (not
+    run)."""
+    reason, asked = _too_big(corpus, tmp_path / "defs")
     dry = run_kvperf("run", "--definitions", "defs", "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert f"refused {TOO_BIG} [oss-standalone]: {reason}" in " ".join(dry.stdout.split())
@@ -438,7 +434,7 @@ def test_a_definition_too_big_for_this_machine_is_refused_before_any_server(
     assert ignored.returncode == 0, ignored.stdout + ignored.stderr
     out = " ".join(ignored.stdout.split())
     assert f"plan {TOO_BIG} [oss-standalone" in out and "1 planned, 0 partly, 0 refused" in out
-    assert "resources not checked (--ignore-resources): server memory 32g" in out
+    assert f"resources not checked (--ignore-resources): server memory {asked}g" in out
 
 
 ERROR_DEFINITION = """\
@@ -458,7 +454,8 @@ def test_a_definition_whose_replies_are_errors_fails_naming_the_error(
     """Every LPUSH is refused (wrong arity), every INCR of a string fails: each test fails
     naming the share, the command and the first error reply; a test that fits runs beside
     them, and the one that does not fit is listed as not run."""
-    defs = _corpus_files(corpus, tmp_path / "defs", TOO_BIG)
+    defs = tmp_path / "defs"
+    reason, _ = _too_big(corpus, defs)
     for name, command in (("kvperf-lpush-arity", "LPUSH __key__"),
                           ("kvperf-incr-string", "INCR kvperf-string"),
                           ("kvperf-get", "GET __key__")):
@@ -470,9 +467,7 @@ def test_a_definition_whose_replies_are_errors_fails_naming_the_error(
     done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1", "--no-db",
                       "--topologies", "oss-standalone", cwd=tmp_path, timeout=300)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
-    memory = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
-    assert (f"not run {TOO_BIG} [oss-standalone]: needs 34 GiB" in " ".join(
-        done.stderr.split())) == (memory < 34 << 30)
+    assert f"not run {TOO_BIG} [oss-standalone]: {reason}" in " ".join(done.stderr.split())
     rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
     assert set(rows) == {"kvperf-lpush-arity", "kvperf-incr-string", "kvperf-get"}
     assert rows["kvperf-get"]["status"] == "ok" and rows["kvperf-get"]["rps"] > 0
