@@ -15,6 +15,10 @@ from kvperf.results.records import CoreRecord, CulpritRecord, InterferenceRecord
 from kvperf.server.interference import Sampled
 
 DISTURBED_SHARE = 0.10
+# Shortest measure stage judged: /proc counts CPU in 10 ms ticks, and a process ending at
+# the stage's edge moves a few of them; under 0.5 s (50 ticks a core) that alone reads as
+# 20-80% foreign CPU (sub-second request-bound trials on a quiet machine did).
+MIN_JUDGED_SECONDS = 0.5
 COMMAND_CHARS = 80  # a culprit's command line is cut to this
 HINT = ("quiet the machine, pin elsewhere (config server_cpu_range / client_cpu_range) "
         "or rerun")
@@ -67,7 +71,8 @@ def interference_record(sampled: Sampled, interval: float,
              for c in sampled.culprits],
         involuntary_switches=dict(sampled.switches), client_saturated=client_saturated,
         threshold=threshold, excluded=False, attempt=1, retried=None)
-    record["cause"] = cause(record) if threshold is not None else None
+    judged = threshold is not None and sampled.wall >= MIN_JUDGED_SECONDS
+    record["cause"] = cause(record) if judged else None
     record["disturbed"] = record["cause"] is not None
     return record
 

@@ -13,10 +13,10 @@ from kvperf.server.interference import CoreUse, Culprit, Sampled
 
 
 def _sampled(foreign: tuple[float, float], pinned: bool = True,
-             steal: tuple[float, float] = (0.0, 0.0)) -> Sampled:
+             steal: tuple[float, float] = (0.0, 0.0), wall: float = 1.0) -> Sampled:
     cores = tuple(CoreUse(cpu, 1.0, 1.0 - f, f, s)
                   for cpu, (f, s) in enumerate(zip(foreign, steal, strict=True)))
-    return Sampled(1.0, 5, pinned, cores, (Culprit(1234, "python3 hog.py", max(foreign)),),
+    return Sampled(wall, 5, pinned, cores, (Culprit(1234, "python3 hog.py", max(foreign)),),
                    {"server": 40, "client": 3})
 
 
@@ -64,3 +64,10 @@ def test_a_command_line_is_shown_by_program_name_and_cut_in_the_middle() -> None
     cut = short_command(long)
     assert len(cut) == 80 and cut.startswith("python /tmp/xx") and cut.endswith("x/hog.py")
     assert "…" in cut
+
+
+def test_a_stage_too_short_for_the_tick_counts_is_not_judged() -> None:
+    """/proc's 10 ms ticks: a 0.1 s stage's shares move by 10% a tick."""
+    record = interference_record(_sampled((0.62, 0.0), wall=0.1), 0.25)
+    assert not record["disturbed"] and record["cause"] is None
+    assert record["foreign_share"] > DISTURBED_SHARE  # recorded all the same
