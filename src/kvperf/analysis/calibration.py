@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+from kvperf.analysis import distributions
 from kvperf.analysis.effect import FloatArray
 from kvperf.analysis.verdict import (
     DEFAULT_RULE,
@@ -169,7 +169,7 @@ def _straddle(j: Judgement, rows: npt.NDArray[np.bool_]) -> tuple[float, float]:
     if not rows.any():
         return 0.0, 0.0
     e, band = j.effect, np.broadcast_to(ROWS.min_effect, j.verdict.shape)
-    half = special.stdtrit(np.where(e.df >= 1, e.df, np.nan), 1 - j.threshold / 2) * e.se
+    half = distributions.stdtrit(np.where(e.df >= 1, e.df, np.nan), 1 - j.threshold / 2) * e.se
     with np.errstate(over="ignore", invalid="ignore"):
         low, high = np.expm1(e.estimate - half), np.expm1(e.estimate + half)
     inside = (low >= -band) & (high <= band)

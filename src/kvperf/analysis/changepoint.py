@@ -39,7 +39,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
+
+from kvperf.analysis import distributions
 
 FloatArray = npt.NDArray[np.float64]
 Series = Sequence[float] | npt.NDArray[np.floating[Any]]
@@ -131,9 +132,9 @@ def split_pvalue(left: FloatArray, right: FloatArray) -> float:
     diff = float(left.mean() - right.mean())
     df = n1 + n2 - 2
     t = diff / math.sqrt(ss / df * (1.0 / n1 + 1.0 / n2))
-    # Two-sided p from Student's t CDF (``scipy.special.stdtr``: the same value as
+    # Two-sided p from Student's t CDF (``scipy.distributions.stdtr``: the same value as
     # ``stats.ttest_ind(equal_var=True)`` without its per-call overhead).
-    return float(2.0 * special.stdtr(df, -abs(t)))
+    return float(2.0 * distributions.stdtr(df, -abs(t)))
 
 
 def _best_split(x: FloatArray, lo: int, hi: int, min_size: int) -> int | None:

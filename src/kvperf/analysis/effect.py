@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
+
+from kvperf.analysis import distributions
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -147,7 +148,7 @@ def p_values(effect: Effect) -> FloatArray:
     est, se, df = effect.estimate, effect.se, effect.df
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.abs(est) / se
-        p = 2.0 * special.stdtr(np.where(df >= 1, df, np.nan), -t)
+        p = 2.0 * distributions.stdtr(np.where(df >= 1, df, np.nan), -t)
     exact = (se == 0) & (df >= 1)
     return np.where(exact, np.where(est == 0, 1.0, 0.0), p)
 
@@ -156,6 +157,6 @@ def interval(effect: Effect, confidence: float) -> tuple[FloatArray, FloatArray]
     """estimate ± t_{df,(1+c)/2}·se on the log scale (NaN where df < 1). Student 1908; the
     interval that inverts ``p_values`` (its level-α test rejects iff 0 lies outside)."""
     df = np.where(effect.df >= 1, effect.df, np.nan)
-    half = special.stdtrit(df, 0.5 + confidence / 2) * effect.se
+    half = distributions.stdtrit(df, 0.5 + confidence / 2) * effect.se
     half = np.where(effect.se == 0, 0.0, half)
     return effect.estimate - half, effect.estimate + half

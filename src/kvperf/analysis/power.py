@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import math
 
-from scipy import special
+from kvperf.analysis import distributions
 
 
 def _nct_cdf_approx(t: float, df: float, ncp: float) -> float:
     """P(T' ≤ t) for the noncentral t, by Abramowitz & Stegun 26.7.10:
     Φ((t(1 − 1/(4ν)) − δ) / √(1 + t²/(2ν))); good where the exact form overflows."""
-    return float(special.ndtr((t * (1 - 1 / (4 * df)) - ncp) / math.sqrt(1 + t * t / (2 * df))))
+    z = (t * (1 - 1 / (4 * df)) - ncp) / math.sqrt(1 + t * t / (2 * df))
+    return float(distributions.ndtr(z))
 
 
 def _nct_sf(x: float, df: float, ncp: float) -> float:
     """P(T' > x) for the noncentral t, with the A&S 26.7.10 fallback where scipy gives nan
     (large noncentrality: a duet's ~0.5% spread)."""
     from scipy import stats  # here, not at the top: scipy.stats costs ~0.5 s to import,
-    # paid by every kvperf command otherwise (the rest of this module needs scipy.special)
+    # paid by every kvperf command otherwise (analysis/distributions.py defers scipy.special)
 
     value = float(stats.nct.sf(x, df, ncp))
     return 1.0 - _nct_cdf_approx(x, df, ncp) if math.isnan(value) else value
@@ -47,13 +48,13 @@ def conclusive_probability(n: int, delta: float, sd: float, min_effect: float, l
         return math.nan
     se = sd * math.sqrt((1.0 if paired else 2.0) / n)
     upper, lower = math.log1p(min_effect), math.log1p(-min_effect)
-    crit = float(special.stdtrit(df, 1.0 - level / 2))
+    crit = float(distributions.stdtrit(df, 1.0 - level / 2))
     ncp = delta / se
     flag = _nct_sf(max(crit, upper / se), df, ncp) + 1.0 - _nct_sf(min(-crit, lower / se), df,
                                                                     ncp)
-    c = float(special.stdtrit(df, 0.5 + confidence / 2))
-    inside = float(special.ndtr((upper - c * se - delta) / se)
-                   - special.ndtr((lower + c * se - delta) / se))
+    c = float(distributions.stdtrit(df, 0.5 + confidence / 2))
+    inside = float(distributions.ndtr((upper - c * se - delta) / se)
+                   - distributions.ndtr((lower + c * se - delta) / se))
     return min(1.0, flag + max(0.0, inside))
 
 
@@ -89,7 +90,7 @@ def flag_probability(n: int, effect: float, sd: float, min_effect: float, level:
     se = sd * math.sqrt((1.0 if paired else 2.0) / n)
     delta = abs(math.log1p(effect))
     edge = math.log1p(min_effect) if effect > 0 else -math.log1p(-min_effect)
-    crit = float(special.stdtrit(df, 1.0 - level / 2))
+    crit = float(distributions.stdtrit(df, 1.0 - level / 2))
     return _nct_sf(max(crit, edge / se), df, delta / se)
 
 

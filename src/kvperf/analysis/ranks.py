@@ -23,7 +23,8 @@ from functools import cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
+
+from kvperf.analysis import distributions
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -87,7 +88,7 @@ def _two_sided(cdf: FloatArray, statistic: FloatArray) -> FloatArray:
 def _normal_p(statistic: FloatArray, mean: float, var: float) -> FloatArray:
     """Two-sided p from the normal approximation with continuity correction (larger runs)."""
     z = np.maximum(np.abs(statistic - mean) - 0.5, 0.0) / math.sqrt(var)
-    return np.asarray(np.minimum(1.0, 2.0 * special.ndtr(-z)), dtype=np.float64)
+    return np.asarray(np.minimum(1.0, 2.0 * distributions.ndtr(-z)), dtype=np.float64)
 
 
 def average_ranks(x: FloatArray) -> FloatArray:

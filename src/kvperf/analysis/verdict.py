@@ -46,8 +46,8 @@ from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+from kvperf.analysis import distributions
 from kvperf.analysis import effect as fx
 from kvperf.analysis.multiple import two_stage
 from kvperf.analysis.outliers import screen
@@ -268,7 +268,7 @@ def median_unbiased_sd(sd: float, df: float) -> float:
     """s·√(df / χ²_{df, 0.5}): the spread σ whose sample sd would be ``sd`` at its median
     (s²·df/σ² ~ χ²_df). A small sample's sd is below σ more often than above it (with 2
     runs, 1 df, by a factor 1.48 at the median), which made the runs needed too few."""
-    return sd * math.sqrt(df / float(special.chdtri(df, 0.5))) if df >= 1 else math.nan
+    return sd * math.sqrt(df / float(distributions.chdtri(df, 0.5))) if df >= 1 else math.nan
 
 
 def _more_runs(j: Judgement, i: Index, min_effect: float, rule: Rule) -> int | None:

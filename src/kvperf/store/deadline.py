@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import psycopg
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -63,6 +62,9 @@ def connect_timeout(seconds: float) -> int:
 
 def _shut(dbapi_conn: Any) -> None:
     """Shut down a psycopg connection's socket from another thread (the fd stays valid)."""
+    import psycopg  # here: only PostgreSQL engines get here, and psycopg costs every
+    # other command ~0.1 s at startup
+
     try:
         fd = dbapi_conn.pgconn.socket
         with socket.socket(fileno=os.dup(fd)) as sock:
@@ -88,6 +90,8 @@ class Deadline:
 
     def _on_do_connect(self, *_args: Any) -> None:
         if self._expired:
+            import psycopg  # see _shut
+
             raise psycopg.OperationalError(f"no answer within {self.seconds:g} s")
 
     def _fire(self) -> None:
