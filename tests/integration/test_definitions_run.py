@@ -119,7 +119,7 @@ def test_redisbench_admin_kpis_gate_the_exit_code(tmp_path: Path, floor: float, 
                                                   verdict: str) -> None:
     (tmp_path / "kpis.yml").write_text(KPI_DEFINITION.format(name="kvperf-kpi-set",
                                                               floor=floor))
-    done = run_kvperf("run", "--definitions", "kpis.yml", "--override-test-time", "2",
+    done = run_kvperf("run", "--definitions", "kpis.yml", "--override-test-time", "1",
                       cwd=tmp_path, timeout=300)
     assert done.returncode == code, done.stdout[-3000:] + done.stderr[-3000:]
     assert "KPIs" in done.stdout and verdict in done.stdout
@@ -238,7 +238,7 @@ def _children(parent: int) -> set[int]:
 def test_a_cluster_topology_runs_on_every_primary(corpus: Path, tmp_path: Path) -> None:
     stem = "memtier_benchmark-1Mkeys-load-string-with-10B-values-pipeline-100-nokeyprefix"
     copy_definitions(corpus, tmp_path / "defs", stem)
-    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1",
                       "--topologies", "oss-cluster-3-primaries", "--no-db", cwd=tmp_path,
                       timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -387,7 +387,7 @@ def test_an_rdb_load_definition_times_a_real_reload(corpus: Path, tmp_path: Path
     empties the database first, so the reload loads them all and answers OK."""
     copy_definitions(corpus, tmp_path / "defs", RDB_LOAD)
     done = run_kvperf("run", "--definitions", "defs", "--topologies", "oss-standalone",
-                      "--override-test-time", "2", "--no-db", cwd=tmp_path, timeout=600)
+                      "--override-test-time", "1", "--no-db", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = read_metrics(tmp_path / "results")
     assert row["status"] == "ok", row["error"]

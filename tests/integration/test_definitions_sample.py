@@ -1,6 +1,6 @@
 """A stratified sample of the real corpus runs on real valkey: for every tested-group, the
 definition with the cheapest preload that plans on oss-standalone and sends only commands
-the server has, with ``--override-test-time 2``. Each test executed the command mix it asks
+the server has, with ``--override-test-time 1``. Each test executed the command mix it asks
 for (INFO commandstats, within 5 points), preloaded exactly ``check.keyspacelen`` keys where
 the definition says so, and its memtier-format JSON gives numbers at the exporter's paths.
 
@@ -135,7 +135,7 @@ def test_one_definition_per_tested_group_runs_as_asked(corpus: Path, tmp_path: P
     for plan in {p.name: p for p in sample.values()}.values():
         shutil.copy(plan.definition.source, defs)
     shutil.copy(suites_dir(corpus) / "defaults.yml", defs)
-    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "2",
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1",
                       "--topologies", "oss-standalone", "--no-db", cwd=tmp_path,
                       timeout=1100)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]

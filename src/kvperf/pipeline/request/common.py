@@ -211,7 +211,7 @@ def plan_definitions(flags: DefinitionFlags) -> tuple[Plan | Refusal, ...]:
     if not chosen:
         raise UsageError(f"the selection matches none of the {len(loaded.definitions)} "
                          "loaded definition(s)")
-    return plan_all(chosen, loaded.topologies, flags.override_test_time,
+    return plan_all(chosen, loaded.topologies, quick.test_time(flags.override_test_time),
                     selection.topologies, file_exists=Path.is_file,
                     machine=None if flags.ignore_resources else this_machine())
 

@@ -1,6 +1,7 @@
 """Quick mode (``KVPERF_QUICK=1``, or ``kvperf run --quick``): a smoke run of any command
 in a fraction of its time — every trial measures 1 s (or at most 20,000 requests), without
-warmup, and at most two rounds. For smoke tests of configs and of the documented examples;
+warmup, and at most two rounds; a definition's ``--test-time`` is overridden to 1 s (its
+request-bound clients and its preload run as defined). For smoke tests of configs and of the documented examples;
 its numbers are not for publishing (every row records ``quick`` in ``env``)."""
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def shrink_scenario(s: Scenario, forced: bool = False) -> Scenario:
     return replace(s, warmup=0, duration=SECONDS if s.duration else None,
                    requests=min(s.requests, REQUESTS) if s.requests else None,
                    maxdocs=min(s.maxdocs or REQUESTS, REQUESTS) if s.dataset else s.maxdocs)
+
+
+def test_time(override: int | None, forced: bool = False) -> int | None:
+    """A definition's ``--override-test-time``: at most SECONDS in quick mode (also when
+    none was given), else as given."""
+    if not enabled(forced):
+        return override
+    return SECONDS if override is None else min(override, SECONDS)
 
 
 def runs(requested: int, forced: bool = False) -> int:

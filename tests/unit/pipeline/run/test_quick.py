@@ -22,3 +22,10 @@ def test_on_shrinks_every_trial(monkeypatch: pytest.MonkeyPatch) -> None:
     assert timed.duration == (1,) and timed.warmup == (0,) and timed.requests is None
     assert counted.requests == (5000, 20000) and counted.duration is None
     assert quick.runs(10) == 2 and quick.runs(1) == 1
+
+
+def test_on_caps_a_definitions_test_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(quick.ENV, raising=False)
+    assert quick.test_time(None) is None and quick.test_time(30) == 30
+    monkeypatch.setenv(quick.ENV, "1")
+    assert quick.test_time(None) == 1 and quick.test_time(30) == 1
