@@ -1,0 +1,55 @@
+"""redis-py (sync) harness: ``single`` = one connection, calls one after another;
+``pool`` = ``workers`` threads sharing one BlockingConnectionPool of ``workers``
+connections. Pipelines and MULTI/EXEC through ``Redis.pipeline(transaction=…)``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import redis
+from kvharness import Adapter, Spec, SyncCall, main
+
+
+def connect(spec: Spec) -> redis.Redis:
+    endpoint = spec.raw["endpoint"]
+    tls = {"connection_class": redis.SSLConnection, "ssl_ca_certs": endpoint["ca_file"],
+           "ssl_certfile": endpoint["cert_file"], "ssl_keyfile": endpoint["key_file"]} \
+        if endpoint["tls"] else {}
+    pool = redis.BlockingConnectionPool(
+        host=endpoint["host"], port=endpoint["port"], max_connections=spec.workers,
+        password=os.environ.get("KVPERF_CLIENT_PASSWORD"), **tls)
+    return redis.Redis(connection_pool=pool)
+
+
+def make_call(spec: Spec) -> Any:
+    client = connect(spec)
+    value, transaction = spec.value, spec.transaction
+    one = {"SET": lambda key: client.set(key, value), "GET": client.get,
+           "INCR": client.incr}
+
+    def single(batch: list[tuple[str, str]]) -> None:
+        name, key = batch[0]
+        one[name](key)
+
+    def pipelined(batch: list[tuple[str, str]]) -> list[Any]:
+        pipe = client.pipeline(transaction=transaction)
+        for name, key in batch:
+            if name == "SET":
+                pipe.set(key, value)
+            elif name == "GET":
+                pipe.get(key)
+            else:
+                pipe.incr(key)
+        return list(pipe.execute(raise_on_error=False))
+
+    call: SyncCall = single if spec.pipeline == 1 and not transaction else pipelined
+    return lambda worker: call
+
+
+if __name__ == "__main__":
+    main(Adapter("redis-py", "redis-py", redis.__version__, ("single", "pool"),
+                 make_call=make_call))
