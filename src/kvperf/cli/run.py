@@ -12,6 +12,7 @@ from kvperf.analysis.series import summarize
 from kvperf.analysis.sweeps import sweeps
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
+from kvperf.cli._clients import add_client_args
 from kvperf.cli._commits import print_commits
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import (
@@ -110,6 +111,7 @@ def add_parser(subparsers: Any) -> None:
     add_definition_args(p)
     add_module_args(p)
     add_disturbed_args(p, retry_default=False)
+    add_client_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -129,7 +131,9 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), build=build_flags(args),
         store=writer_flags(args), remote=remote_flags(args),
-        definitions=definition_flags(args), interference=interference_flags(args)))
+        definitions=definition_flags(args), interference=interference_flags(args),
+        clients=tuple(args.clients), clients_dirs=tuple(args.clients_dir),
+        concurrency=args.concurrency))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:

@@ -87,6 +87,15 @@ class Manifest:
         return f"{self.name} ({self.library} {self.version}, {self.language})"
 
 
+@dataclass(frozen=True)
+class Subject:
+    """A client as a run measures it: its manifest and the runtime found before it ran
+    (the first line of its first ``requires`` command's output)."""
+
+    manifest: Manifest
+    runtime: str | None
+
+
 def expand(text: str, values: Mapping[str, str]) -> str:
     """``{name}`` placeholders replaced (every one was checked when the manifest loaded)."""
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)

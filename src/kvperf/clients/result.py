@@ -57,7 +57,8 @@ class HarnessResult:
     def histogram(self) -> str:
         """Every command's histogram merged, V2-encoded (base64)."""
         encoded = [str(c["histogram"]) for c in self.commands.values()]
-        return merge(encoded).encode().decode()
+        encoded_merged: bytes = merge(encoded).encode()
+        return encoded_merged.decode()
 
     def latency_ms(self) -> dict[str, float]:
         """min, mean, p50 … p99.9, max of the merged histogram in ms (values in µs)."""

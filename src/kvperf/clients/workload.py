@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 
 from kvperf.config.commands import CommandSpec
 from kvperf.core.jsontypes import JsonObject
+from kvperf.core.kinds import Concurrency as Model
 from kvperf.plan.trial import Trial
 from kvperf.server.resp import Endpoint
 
@@ -24,14 +24,6 @@ VOCABULARY = ("SET", "GET", "INCR")
 SEED = 1
 DEADLINE_GRACE = 60.0  # seconds past warmup + measured time before a harness is killed
 MIN_ESTIMATED_RPS = 2000.0  # a requests bound's time estimate, for its deadline
-
-
-class Model(StrEnum):
-    """How a harness drives its connections (docs/CLIENTS.md)."""
-
-    SINGLE = "single"
-    POOL = "pool"
-    ASYNC = "async"
 
 
 def default_model(clients: int) -> Model:
@@ -118,7 +110,7 @@ def workload(trial: Trial, model: Model, endpoint: Endpoint, ca_file: str | None
 def deadline(spec: JsonObject) -> float:
     """Seconds a harness may run: warmup + duration (or a requests bound's estimate at
     MIN_ESTIMATED_RPS) + DEADLINE_GRACE."""
-    warmup = float(spec["warmup_s"])  # type: ignore[arg-type]
+    warmup = float(spec["warmup_s"])
     duration = spec.get("duration_s")
     requests = spec.get("requests")
     measured = (float(duration) if isinstance(duration, int | float)
