@@ -1,0 +1,131 @@
+"""Client libraries as subjects (docs/CLIENTS.md) against a real valkey-server: the shipped
+Python harnesses installed by `kvperf clients install` (scripts/test installs them first)
+and run by `kvperf run --client`; fakes (tests/fixtures/clients) for what a real harness
+must never do — under-report its operations, crash, print invalid JSON, hang — each caught
+with its message and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import ROOT, read_metrics, run_kvperf, write_config
+
+pytestmark = pytest.mark.integration
+
+FAKES = ROOT / "tests" / "fixtures" / "clients"
+
+
+def _config(tmp_path: Path, **overrides: Any) -> Path:
+    spec = {"commands": ["SET"], "pipelines": [1], "clients": [1], "data_sizes": [100],
+            "keyspacelen": [1000], "requests": [3000], "warmup": [0],
+            "server_cpu_range": "0", "client_cpu_range": "1", **overrides}
+    return write_config(tmp_path, [spec])
+
+
+def _fake_run(tmp_path: Path, name: str, **env: str) -> tuple[Any, list[dict[str, Any]]]:
+    cache = {"KVPERF_CLIENTS_CACHE": str(tmp_path / "cache"), **env}
+    done = run_kvperf("clients", "install", "--clients-dir", FAKES, name, cwd=tmp_path,
+                      env=cache)
+    assert done.returncode == 0, done.stderr
+    done = run_kvperf("run", "--config", _config(tmp_path), "--client", name,
+                      "--clients-dir", FAKES, "--no-db", cwd=tmp_path, env=cache)
+    return done, read_metrics(tmp_path / "results")
+
+
+def _gone(pids_file: Path) -> None:
+    pids = [int(p) for p in pids_file.read_text().split()]
+    alive = [p for p in pids if Path(f"/proc/{p}").exists()
+             and "Z" not in Path(f"/proc/{p}/stat").read_text().split(")")[-1][:3]]
+    assert pids and not alive, f"harness processes left behind: {alive}"
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_an_under_reporting_harness_fails_its_trial_naming_the_command(tmp_path: Path) -> None:
+    done, rows = _fake_run(tmp_path, "fake-underreporting")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = rows
+    assert row["status"] == "failed", row
+    assert "accounting" in row["error"] and "SET" in row["error"], row["error"]
+    assert "+150 (+5.3%)" in row["error"], row["error"]  # 3000 sent, 2850 reported
+    assert row["harness"]["accounting"]["set"] == {"reported": 2850, "server": 3000}
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("fake-crashing", "failed (exit 3): fake-crashing: lost the connection on purpose"),
+    ("fake-invalid-json", "stdout is not one JSON document"),
+    ("fake-hanging", "did not finish within its deadline"),
+])
+@pytest.mark.usefixtures("no_strays")
+def test_a_broken_harness_fails_its_trial_with_its_message_and_leaves_no_process(
+        tmp_path: Path, name: str, message: str) -> None:
+    done, rows = _fake_run(tmp_path, name, KVPERF_CLIENT_GRACE="2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = rows
+    assert row["status"] == "failed" and message in row["error"], row["error"]
+    (pids,) = (tmp_path / "results").glob("*/trials/*/scratch/pids")
+    _gone(pids)
+
+
+def test_an_unknown_or_uninstalled_client_exits_2_naming_what_to_do(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    done = run_kvperf("run", "--config", config, "--client", "no-such-client", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "unknown client 'no-such-client'" in done.stderr and "redis-py" in done.stderr
+    done = run_kvperf("run", "--config", config, "--client", "fake-crashing",
+                      "--clients-dir", FAKES, cwd=tmp_path,
+                      env={"KVPERF_CLIENTS_CACHE": str(tmp_path / "empty")})
+    assert done.returncode == 2, done.stderr
+    assert "kvperf clients install fake-crashing" in done.stderr, done.stderr
+    assert not (tmp_path / "results").exists()  # refused before any server or file
+
+
+def test_clients_lists_the_shipped_python_harnesses_installed(tmp_path: Path) -> None:
+    done = run_kvperf("clients", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = {c["name"]: c for c in json.loads(done.stdout)}
+    for name in ("redis-py", "redis-py-asyncio", "valkey-glide"):
+        assert listed[name]["language"] == "python" and listed[name]["installed"], (
+            f"{name} is not installed: scripts/test runs kvperf clients install --all")
+    again = run_kvperf("clients", "install", "redis-py", cwd=tmp_path)
+    assert again.returncode == 0 and "already installed" in again.stderr, again.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_redis_py_runs_a_mix_whose_commandstats_match(tmp_path: Path) -> None:
+    config = _config(tmp_path, commands=["MIX_READ_HEAVY"], requests=[4000], warmup=[1])
+    done = run_kvperf("run", "--config", config, "--client", "redis-py", "--no-db",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["rps"] > 0, row
+    assert row["tool"] == "redis-py" and row["config_set"]["client"] == "redis-py"
+    assert row["config_set"]["concurrency"] == "single"
+    harness = row["harness"]
+    for command in ("get", "set"):
+        counted = harness["accounting"][command]
+        assert counted["reported"] == counted["server"] > 0, harness["accounting"]
+    assert harness["ops"] == 4000 and harness["cpu_us_per_op"] > 0
+    assert harness["max_rss_kib"] > 0 and row["server"]["cpu_us_per_request"] > 0
+    assert row["p99_latency_ms"] >= row["p50_latency_ms"] > 0
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -> None:
+    config = _config(tmp_path, clients=[4], requests=[4000], pipelines=[4])
+    done = run_kvperf("run", "--config", config, "--client", "redis-py-asyncio",
+                      "--client", "valkey-glide", "--client", "kvload",
+                      "--concurrency", "async", "--no-db", cwd=tmp_path,
+                      env={"KVPERF_INTERFERENCE": os.environ.get("KVPERF_INTERFERENCE", "")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_metrics(tmp_path / "results")
+    assert [r["tool"] for r in rows] == ["kvload", "redis-py-asyncio", "valkey-glide"]
+    for row in rows[1:]:
+        assert row["harness"]["model"] == "async" and row["harness"]["workers"] == 4
+        assert row["harness"]["accounting"]["set"]["reported"] == \
+            row["harness"]["accounting"]["set"]["server"]
+    assert "redis-py-asyncio" in done.stdout and "valkey-glide" in done.stdout
