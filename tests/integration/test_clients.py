@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,27 @@ def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -
         assert row["harness"]["accounting"]["set"]["reported"] == \
             row["harness"]["accounting"]["set"]["server"]
     assert "redis-py-asyncio" in done.stdout and "valkey-glide" in done.stdout
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_two_clients_prints_a_verdict_table(tmp_path: Path) -> None:
+    config = _config(tmp_path, commands=["SET", "GET"], requests=[2000])
+    done = run_kvperf("compare", "--config", config, "--client", "redis-py",
+                      "--client", "redis-py-asyncio", "--runs", "2", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "B redis-py-asyncio vs A redis-py" in " ".join(done.stdout.split()), done.stdout
+    for series in ("SET d=100 P=1 c=1", "GET d=100 P=1 c=1"):
+        assert re.search(rf"│ {series} +│ rps +│", done.stdout), done.stdout
+    rows = {side: json.loads(p.read_text())
+            for side in ("A", "B") for p in tmp_path.glob(f"results/compare-*/{side}/metrics.json")}
+    assert {r["tool"] for r in rows["A"]} == {"redis-py"}
+    assert {r["tool"] for r in rows["B"]} == {"redis-py-asyncio"}
+    assert [r["trial_id"] for r in rows["A"]] == [r["trial_id"] for r in rows["B"]]
+
+
+def test_compare_refuses_one_client_and_duet(tmp_path: Path) -> None:
+    done = run_kvperf("compare", "--client", "redis-py", cwd=tmp_path)
+    assert done.returncode == 2 and "at least two clients" in done.stderr, done.stderr
+    done = run_kvperf("compare", "--client", "redis-py", "--client", "redis-py:bogus",
+                      cwd=tmp_path)
+    assert done.returncode == 2 and "'bogus' is not a concurrency model" in done.stderr

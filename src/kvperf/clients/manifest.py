@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.core.errors import ConfigError, UsageError
+from kvperf.core.kinds import Concurrency
 
 LANGUAGES = ("python", "node", "go", "java", "c", "ruby")
 STAMP = ".installed"
@@ -89,11 +90,37 @@ class Manifest:
 
 @dataclass(frozen=True)
 class Subject:
-    """A client as a run measures it: its manifest and the runtime found before it ran
-    (the first line of its first ``requires`` command's output)."""
+    """A client as a run measures it: its manifest, the runtime found before it ran (the
+    first line of its first ``requires`` command's output) and the concurrency model it was
+    named with (``--client redis-py:pool``; None: the run's)."""
 
     manifest: Manifest
     runtime: str | None
+    model: Concurrency | None = None
+
+    @property
+    def key(self) -> str:
+        """How the user named it: ``NAME`` or ``NAME:MODEL``."""
+        return self.manifest.name + (f":{self.model}" if self.model else "")
+
+    def label(self, model: Concurrency | None = None) -> str:
+        """``redis-py 8.1.0 pool``: the client as tables and sides call it."""
+        chosen = self.model or model
+        return (f"{self.manifest.name} {self.manifest.version}"
+                + (f" {chosen}" if chosen else ""))
+
+
+def split_key(text: str) -> tuple[str, Concurrency | None]:
+    """``NAME[:MODEL]`` → (name, model); UsageError (exit 2) for an unknown model."""
+    name, _, model = text.partition(":")
+    if not model:
+        return name, None
+    try:
+        return name, Concurrency(model)
+    except ValueError:
+        known = ", ".join(c.value for c in Concurrency)
+        raise UsageError(f"--client {text}: {model!r} is not a concurrency model "
+                         f"({known})") from None
 
 
 def expand(text: str, values: Mapping[str, str]) -> str:
@@ -200,12 +227,13 @@ def discover(dirs: Iterable[Path]) -> dict[str, Manifest]:
     return found
 
 
-def select(known: Mapping[str, Manifest], names: Sequence[str]) -> list[Manifest]:
-    """The named clients in order; UsageError (exit 2) naming an unknown one and every
-    known name."""
+def select(known: Mapping[str, Manifest], names: Sequence[str],
+           unique: bool = True) -> list[Manifest]:
+    """The named clients in order (once each unless not ``unique``); UsageError (exit 2)
+    naming an unknown one and every known name."""
     unknown = [n for n in names if n not in known]
     if unknown:
         listed = ", ".join(sorted(known)) or "none"
         raise UsageError(f"unknown client {unknown[0]!r}; known clients: {listed} "
                          "(kvperf clients lists them; --clients-dir adds your own)")
-    return [known[n] for n in dict.fromkeys(names)]
+    return [known[n] for n in (dict.fromkeys(names) if unique else names)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.clients.install import missing_runtime, runtime_of
-from kvperf.clients.manifest import Subject, discover, search_dirs, select
+from kvperf.clients.manifest import Subject, discover, search_dirs, select, split_key
 from kvperf.clients.workload import default_model, unsupported
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
@@ -24,7 +24,8 @@ class ClientPlan:
     """The clients of a run and the models each trial runs under."""
 
     subjects: tuple[Subject, ...] = ()
-    models: dict[int, tuple[Concurrency, ...]] = field(default_factory=dict)
+    # per (subject key, trial index): the models it runs under
+    models: dict[tuple[str, int], tuple[Concurrency, ...]] = field(default_factory=dict)
     reference: bool = False  # kvload runs each trial too
 
 
@@ -41,16 +42,18 @@ def _refuse_options(options: RunOptions) -> None:
 def subjects(names: tuple[str, ...], options: RunOptions) -> tuple[Subject, ...]:
     """The named clients (kvload aside), installed and runnable; UsageError otherwise."""
     known = discover(search_dirs(options.clients_dirs))
-    chosen = select(known, [n for n in names if n != KVLOAD])
+    keys = [split_key(n) for n in dict.fromkeys(names) if n != KVLOAD]
+    chosen = [(m, model) for m, (_, model) in
+              zip(select(known, [n for n, _ in keys], unique=False), keys, strict=True)]
     found = []
-    for manifest in chosen:
+    for manifest, model in chosen:
         if not manifest.installed:
             raise UsageError(f"client {manifest.name} is not installed: run kvperf clients "
                              f"install {manifest.name} (nothing is installed at run time)")
         problem = missing_runtime(manifest)
         if problem:
             raise UsageError(f"client {manifest.name} cannot run here: {problem}")
-        found.append(Subject(manifest, runtime_of(manifest)))
+        found.append(Subject(manifest, runtime_of(manifest), model))
     return tuple(found)
 
 
@@ -68,15 +71,27 @@ def plan_clients(options: RunOptions, specs: list[BenchmarkSpec],
     _refuse_options(options)
     found = subjects(options.clients, options)
     by_index = {s.index: s for s in specs}
-    models: dict[int, tuple[Concurrency, ...]] = {}
-    for trial in trials:
-        spec = by_index.get(trial.spec_index)
-        chosen = ((options.concurrency,) if options.concurrency is not None
-                  else spec.concurrency if spec is not None and spec.concurrency
-                  else (default_model(trial.load.clients),))
-        for model in chosen:
-            reason = unsupported(trial, model) if found else None
-            if reason:
-                raise UsageError(f"config object {trial.spec_index}: {reason}")
-        models[trial.index] = chosen
+    models: dict[tuple[str, int], tuple[Concurrency, ...]] = {}
+    for subject in found:
+        for trial in trials:
+            chosen = trial_models(subject, options, by_index.get(trial.spec_index), trial)
+            for model in chosen:
+                reason = unsupported(trial, model)
+                if reason:
+                    raise UsageError(f"config object {trial.spec_index} ({subject.key}): "
+                                     f"{reason}")
+            models[(subject.key, trial.index)] = chosen
     return ClientPlan(found, models, KVLOAD in options.clients)
+
+
+def trial_models(subject: Subject, options: RunOptions, spec: BenchmarkSpec | None,
+                 trial: Trial) -> tuple[Concurrency, ...]:
+    """The client's own (``NAME:MODEL``), else --concurrency, else the config's, else by
+    clients."""
+    if subject.model is not None:
+        return (subject.model,)
+    if options.concurrency is not None:
+        return (options.concurrency,)
+    if spec is not None and spec.concurrency:
+        return spec.concurrency
+    return (default_model(trial.load.clients),)

@@ -55,7 +55,7 @@ class ClientMatrix:
 
     prepared: Prepared
     subjects: tuple[Subject, ...]
-    models: dict[int, tuple[Concurrency, ...]]  # per trial index
+    models: dict[tuple[str, int], tuple[Concurrency, ...]]  # per (client key, trial index)
     reference: bool = False
 
     @property
@@ -72,7 +72,7 @@ class ClientMatrix:
             if self.reference:
                 out.append(MatrixTrial(self.prepared, trial))
             out.extend(ClientWork(self.prepared, trial, s, m)
-                       for s in self.subjects for m in self.models[trial.index])
+                       for s in self.subjects for m in self.models[(s.key, trial.index)])
         return out
 
 
@@ -100,9 +100,15 @@ class ClientWork:
         return self.subject.manifest
 
     @property
+    def side(self) -> bool:
+        """compare --client: the client is the side (the identity and series hold the
+        trial alone, so the sides' rows pair)."""
+        return self.prepared.options.client_side
+
+    @property
     def identity(self) -> str:
-        return stable_id({**self.trial.params(), "client": client_set(self.subject,
-                                                                       self.model)})
+        client = {} if self.side else {"client": client_set(self.subject, self.model)}
+        return stable_id({**self.trial.params(), **client, "harness": True})
 
     @property
     def name(self) -> str:
@@ -198,12 +204,15 @@ class ClientWork:
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         series = trial_series(self.trial)
-        series["config_set"] = {**(series["config_set"] or {}),
-                                **client_set(self.subject, self.model)}
+        if not self.side:
+            series["config_set"] = {**(series["config_set"] or {}),
+                                    **client_set(self.subject, self.model)}
         series["trial_id"] = self.identity
         record = self.record or _identity_record(self)
         context = replace(self.prepared.context, tool=self.manifest.name,
                           tool_version=record.get("version", self.manifest.version))
+        if self.side:  # history tells the sides apart by the client, not the server
+            context = replace(context, revision=self.subject.label(self.model))
         client = ClientRecord(errors=record.get("errors", 0),
                               client_cpu_us_per_request=record.get("cpu_us_per_op"))
         return build_row(series, context, outcome, timestamp,

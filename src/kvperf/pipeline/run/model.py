@@ -77,6 +77,9 @@ class RunOptions:
     clients: tuple[str, ...] = ()  # --client NAME…: client harnesses run the matrix
     clients_dirs: tuple[Path, ...] = ()  # --clients-dir: the user's own harnesses
     concurrency: Concurrency | None = None  # --concurrency: the harnesses' model
+    # compare --client: this side is one client; its rows pair with the other sides' by
+    # the trial alone (the client is the side, not part of the series)
+    client_side: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ class Prepared:
     gates: GatePlan | None = None  # the run's KPI gates (pipeline/run/gates.py), judged at the end
     # --client: the client harnesses, each trial's concurrency models, kvload's reference
     subjects: tuple[Subject, ...] = ()
-    models: dict[int, tuple[Concurrency, ...]] = field(default_factory=dict)
+    models: dict[tuple[str, int], tuple[Concurrency, ...]] = field(default_factory=dict)
     reference: bool = False
 
     @property
