@@ -249,6 +249,21 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                          "runs for 10%", rx(r"│ SET d=64 P=16 c=50 │ rps │ [\d.]+% │ [\d.]+% │"),
                          rounds(r"A: valkey 8.0.1 B: valkey 8.0.1 #2", "alternate"))),
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
+    # README.md "Client libraries", docs/CLIENTS.md (scripts/test installs the harnesses)
+    "kvperf clients":
+        run(USING, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ yes +│"),
+                         rx(r"│ valkey-glide +│ python +│ valkey-glide +│ 2\.6\.0 +│ yes +│"))),
+    "kvperf clients install --all":
+        run(USING, says=("redis-py: already installed", "valkey-glide: already installed")),
+    "kvperf clients install redis-py redis-py-asyncio":
+        run(USING, says=("redis-py: already installed",
+                         "redis-py-asyncio: already installed")),
+    "kvperf run --client redis-py --client kvload":
+        run(USING, says=(rx(r"client=redis-py,concurrency=pool"), "Sweep of config_set")),
+    "kvperf compare --config configs/clients.json --client redis-py:single "
+    "--client redis-py:pool":
+        run(USING, ("--client redis-py:pool", "--client redis-py:pool --runs 2"),
+            says=("B redis-py:pool vs A redis-py:single", rx(r"│ SET d=100 P=1 c=1 +│ rps"))),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
