@@ -129,7 +129,10 @@ def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -
         assert row["harness"]["model"] == "async" and row["harness"]["workers"] == 4
         assert row["harness"]["accounting"]["set"]["reported"] == \
             row["harness"]["accounting"]["set"]["server"]
-    assert "redis-py-asyncio" in done.stdout and "valkey-glide" in done.stdout
+    table = " ".join(done.stdout.split())  # the client table, ratios to kvload
+    assert "Client libraries (ratios to kvload on the same workload)" in table, done.stdout
+    for client in ("redis-py-asyncio 8.1.0 async", "valkey-glide 2.6.0 async"):
+        assert re.search(rf"│ SET d=100 P=4 c=4 │ {client} │ 1 │ [\d,]+ │ [\d.]+× │", table), table
 
 
 @pytest.mark.usefixtures("no_strays")

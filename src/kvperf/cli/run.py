@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kvperf.analysis.clients import client_lines
 from kvperf.analysis.gates import all_passed
 from kvperf.analysis.series import summarize
 from kvperf.analysis.sweeps import sweeps
@@ -43,6 +44,7 @@ from kvperf.pipeline.request.run import (
 from kvperf.pipeline.run.gates import GATES_FILE
 from kvperf.pipeline.run.single import MatrixRun, run_matrix, run_modules
 from kvperf.pipeline.sides.interleaved import run_commits
+from kvperf.report.clients import clients_table
 from kvperf.report.gates import gates_table
 from kvperf.report.memory import memory_table
 from kvperf.report.sweeps import sweep_tables
@@ -183,8 +185,12 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
+    lines = client_lines(summary.rows, lambda r: read_histograms(prepared.out_dir, r))
+    if lines:
+        out.print(clients_table(lines))
     timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
-    for table in sweep_tables(sweeps(summary.rows)) if timed else []:
+    swept = [s for s in sweeps(summary.rows) if not (lines and s.key == "config_set")]
+    for table in sweep_tables(swept) if timed else []:
         out.print(table)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
