@@ -264,6 +264,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "--client redis-py:pool":
         run(USING, ("--client redis-py:pool", "--client redis-py:pool --runs 2"),
             says=("B redis-py:pool vs A redis-py:single", rx(r"│ SET d=100 P=1 c=1 +│ rps"))),
+    "kvperf compare --client redis-py --client redis-py-asyncio --client valkey-glide":
+        run(USING, ("valkey-glide",
+                    "valkey-glide --runs 2 --config configs/clients.json --concurrency single"),
+            says=("B: redis-py-asyncio", "C: valkey-glide", rx(r"SET d=100 P=1 c=1"))),
+    'kvperf run --config configs/clients.json --client redis-py '
+    '--gate "pool.rps>=0.8*single.rps"':
+        run(USING, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),

@@ -157,3 +157,21 @@ def test_compare_refuses_one_client_and_duet(tmp_path: Path) -> None:
     done = run_kvperf("compare", "--client", "redis-py", "--client", "redis-py:bogus",
                       cwd=tmp_path)
     assert done.returncode == 2 and "'bogus' is not a concurrency model" in done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_pool_versus_single_gate_passes_and_fails(tmp_path: Path) -> None:
+    """The seed's pool overhead bound, as a gate between two series named by their labels:
+    one run, redis-py under both models (the config's concurrency)."""
+    config = _config(tmp_path, concurrency=["single", "pool"], requests=[3000])
+    common = ("run", "--config", config, "--client", "redis-py", "--no-db")
+    done = run_kvperf(*common, "--gate", "pool.rps>=0.2*single.rps", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Gates: 1 passed, 0 failed" in " ".join(done.stdout.split()), done.stdout
+    done = run_kvperf(*common, "--label", "again", "--gate", "pool.rps>=5*single.rps",
+                      cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"│ pool\.rps>=5\*single\.rps +│ SET d=100 P=1 c=1 \[redis-py:pool\] .*FAIL",
+                     done.stdout), done.stdout
+    done = run_kvperf(*common, "--gate", "async.rps>=1*single.rps", cwd=tmp_path)
+    assert done.returncode == 2 and "no series of this run is" in done.stderr, done.stderr

@@ -1,6 +1,8 @@
-"""redis-py (sync) harness: ``single`` = one connection, calls one after another;
-``pool`` = ``workers`` threads sharing one BlockingConnectionPool of ``workers``
-connections. Pipelines and MULTI/EXEC through ``Redis.pipeline(transaction=…)``."""
+"""redis-py (sync) harness: ``single`` = one client holding one connection
+(``single_connection_client``), calls one after another; ``pool`` = ``workers`` threads
+sharing one BlockingConnectionPool of ``workers`` connections (each call takes a connection
+from the pool and gives it back: the pool's overhead is what single vs pool measures).
+Pipelines and MULTI/EXEC through ``Redis.pipeline(transaction=…)``."""
 
 from __future__ import annotations
 
@@ -16,12 +18,15 @@ from kvharness import Adapter, Spec, SyncCall, main
 
 def connect(spec: Spec) -> redis.Redis:
     endpoint = spec.raw["endpoint"]
-    tls = {"connection_class": redis.SSLConnection, "ssl_ca_certs": endpoint["ca_file"],
-           "ssl_certfile": endpoint["cert_file"], "ssl_keyfile": endpoint["key_file"]} \
-        if endpoint["tls"] else {}
-    pool = redis.BlockingConnectionPool(
-        host=endpoint["host"], port=endpoint["port"], max_connections=spec.workers,
-        password=os.environ.get("KVPERF_CLIENT_PASSWORD"), **tls)
+    tls = {"ssl_ca_certs": endpoint["ca_file"], "ssl_certfile": endpoint["cert_file"],
+           "ssl_keyfile": endpoint["key_file"]} if endpoint["tls"] else {}
+    options = {"host": endpoint["host"], "port": endpoint["port"],
+               "password": os.environ.get("KVPERF_CLIENT_PASSWORD"), **tls}
+    if spec.model == "single":
+        return redis.Redis(single_connection_client=True, ssl=bool(tls), **options)
+    if tls:
+        options["connection_class"] = redis.SSLConnection
+    pool = redis.BlockingConnectionPool(max_connections=spec.workers, **options)
     return redis.Redis(connection_pool=pool)
 
 

@@ -242,6 +242,9 @@ def describe_group(key: GroupKey) -> str:
         if fields.get(name) is not None:
             parts.append(f"{short}={fields[name]}")
     parts += [flag for flag in ("cluster_mode", "tls") if fields.get(flag)]
+    client = dict(fields.get("config_set") or ())
+    if "client" in client:  # a client library's series (run --client): its label
+        parts.append(f"[{client['client']}:{client.get('concurrency')}]")
     return " ".join(parts)
 
 

@@ -95,3 +95,25 @@ def trial_models(subject: Subject, options: RunOptions, spec: BenchmarkSpec | No
     if spec is not None and spec.concurrency:
         return spec.concurrency
     return (default_model(trial.load.clients),)
+
+
+def client_set(subject: Subject, model: Concurrency) -> dict[str, str]:
+    """The client's part of a series' ``config_set`` (its identity: two clients, two
+    series)."""
+    m = subject.manifest
+    return {"client": m.name, "library": m.library, "version": m.version,
+            "language": m.language, "runtime": subject.runtime or "unknown",
+            "concurrency": model.value}
+
+
+def planned_sets(plan: ClientPlan, trials: list[Trial]
+                 ) -> list[tuple[Trial, dict[str, str] | None]]:
+    """Each planned work's trial and its client's config_set (None: kvload's trial), as the
+    run's rows will name their series (gates are matched against them before any server)."""
+    out: list[tuple[Trial, dict[str, str] | None]] = []
+    for trial in trials:
+        if plan.reference:
+            out.append((trial, None))
+        out.extend((trial, client_set(s, m)) for s in plan.subjects
+                   for m in plan.models[(s.key, trial.index)])
+    return out

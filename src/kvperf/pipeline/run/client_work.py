@@ -27,6 +27,7 @@ from kvperf.core.identity import stable_id
 from kvperf.core.kinds import Concurrency
 from kvperf.driver.base import Measurement, Target
 from kvperf.driver.seed import Command
+from kvperf.pipeline.run.client_plan import client_set
 from kvperf.pipeline.run.model import Bench, Prepared
 from kvperf.pipeline.run.prepare import client_endpoint, client_mode
 from kvperf.pipeline.run.trial_run import MatrixTrial
@@ -76,15 +77,6 @@ class ClientMatrix:
         return out
 
 
-def client_set(subject: Subject, model: Concurrency) -> dict[str, str]:
-    """The client's part of the series' ``config_set`` (its identity: two clients, two
-    series)."""
-    m = subject.manifest
-    return {"client": m.name, "library": m.library, "version": m.version,
-            "language": m.language, "runtime": subject.runtime or "unknown",
-            "concurrency": model.value}
-
-
 @dataclass
 class ClientWork:
     """One config trial run by one client harness under one concurrency model."""
@@ -107,7 +99,8 @@ class ClientWork:
 
     @property
     def identity(self) -> str:
-        client = {} if self.side else {"client": client_set(self.subject, self.model)}
+        client = ({"concurrency": self.model.value} if self.side
+                  else {"client": client_set(self.subject, self.model)})
         return stable_id({**self.trial.params(), **client, "harness": True})
 
     @property
@@ -204,9 +197,9 @@ class ClientWork:
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         series = trial_series(self.trial)
-        if not self.side:
-            series["config_set"] = {**(series["config_set"] or {}),
-                                    **client_set(self.subject, self.model)}
+        extra = ({"concurrency": self.model.value} if self.side
+                 else client_set(self.subject, self.model))
+        series["config_set"] = {**(series["config_set"] or {}), **extra}
         series["trial_id"] = self.identity
         record = self.record or _identity_record(self)
         context = replace(self.prepared.context, tool=self.manifest.name,
