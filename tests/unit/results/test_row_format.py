@@ -92,3 +92,12 @@ def test_format_7_rows_gain_a_null_interference_and_stay_timed() -> None:
     assert is_disturbed(excluded) and not is_timed(excluded)  # type: ignore[arg-type]
     kept = {**old, "interference": {"disturbed": True, "excluded": False}}
     assert is_disturbed(kept) and is_timed(kept)  # type: ignore[arg-type]
+
+
+def test_format_8_rows_gain_a_null_harness() -> None:
+    """8 → 9: ``harness`` on every row, null but on a client library's row (run --client)."""
+    old = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 8}, "m.json")  # type: ignore[arg-type]
+    assert old["kvperf_format"] == FORMAT_VERSION == 9 and old["harness"] is None
+    client = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 9,  # type: ignore[arg-type]
+                      "harness": {"name": "redis-py"}}, "m.json")
+    assert client["harness"] == {"name": "redis-py"}
