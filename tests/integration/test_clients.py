@@ -133,6 +133,14 @@ def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -
     assert "Client libraries (ratios to kvload on the same workload)" in table, done.stdout
     for client in ("redis-py-asyncio 8.1.0 async", "valkey-glide 2.6.0 async"):
         assert re.search(rf"│ SET d=100 P=4 c=4 │ {client} │ 1 │ [\d,]+ │ [\d.]+× │", table), table
+    (label,) = (tmp_path / "results").iterdir()
+    done = run_kvperf("report", label, cwd=tmp_path)  # the HTML report's client section
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>Client libraries</h2>" in page and "Client throughput per run" in page
+    assert re.search(r"<td>valkey-glide 2\.6\.0 async</td><td class=\"num\">1</td>"
+                     r"<td class=\"num\">[\d,]+</td><td class=\"num\">–</td>"
+                     r"<td class=\"num\">[\d.]+×</td>", page), page
 
 
 @pytest.mark.usefixtures("no_strays")

@@ -6,9 +6,12 @@ operation as a ratio to kvload's: the reference line (docs/CLIENTS.md)."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from scipy import stats
 
 from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, is_timed
@@ -36,6 +39,19 @@ class ClientLine:
     allocations: str | None  # "0.09 blocks"
     rps_ratio: float | None = None  # to kvload on the same workload
     cpu_ratio: float | None = None
+    side: str | None = None  # the row's side (compare --client), None in a run
+    rps_runs: tuple[float, ...] = ()
+    rps_ci: tuple[float, float] | None = None  # 95% t interval of the mean rps (≥ 2 runs)
+
+
+def mean_ci(values: tuple[float, ...]) -> tuple[float, float] | None:
+    """The 95% Student t interval of the mean (None under 2 values): mean ± t(0.975, n−1)
+    · s / √n."""
+    if len(values) < 2:
+        return None
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * sd / math.sqrt(len(values))
+    return mean - half, mean + half
 
 
 def _median(values: Iterable[float | int | None]) -> float | None:
@@ -68,17 +84,19 @@ def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -
         hist, scale = merged
         latency = [hist.get_value_at_percentile(q) * scale for q in (50.0, 99.0, 99.9)]
     harnesses = [r.get("harness") or {} for r in group]
+    runs = tuple(float(r.get("rps") or 0.0) for r in group)
     allocations = [h["allocations"] for h in harnesses if h.get("allocations")]
     allocation = allocations[0] if allocations else None
     per_op = _median(float(str(a["per_op"])) for a in allocations if a)
     return ClientLine(
         _workload(group[0]), _client(group[0]), len(group),
-        statistics.median(float(r.get("rps") or 0.0) for r in group),
+        statistics.median(runs),
         latency[0], latency[1], latency[2],
         _median((r.get("client") or {}).get("client_cpu_us_per_request") for r in group),
         _median((r.get("server") or {}).get("cpu_us_per_request") for r in group),
         _median(h.get("max_rss_kib") for h in harnesses if h.get("max_rss_kib")),
-        f"{per_op:.2f} {allocation['unit']}" if allocation and per_op is not None else None)
+        f"{per_op:.2f} {allocation['unit']}" if allocation and per_op is not None else None,
+        side=group[0].get("side"), rps_runs=runs, rps_ci=mean_ci(runs))
 
 
 def client_lines(rows: list[Row], histograms: Callable[[Row], HistogramFile | None]
