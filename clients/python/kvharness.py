@@ -24,7 +24,8 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-TABLE = 1 << 16  # operations pre-drawn per worker (random keys), cycled
+TABLE = 1 << 16  # operations pre-drawn over all workers (random keys), cycled: ~8 MB
+MIN_TABLE = 1024  # … and at least this many per worker
 MAX_SEQUENTIAL = 1 << 20
 
 
@@ -102,8 +103,8 @@ def operations(spec: Spec, worker: int) -> list[tuple[str, str]]:
     if keys["pattern"] == "sequential":
         length = min(max(count // spec.workers, 1), MAX_SEQUENTIAL)
         indices = [(worker + k * spec.workers) % count for k in range(length)]
-    else:
-        length = TABLE
+    else:  # the harness's own memory stays small (it counts in the client's peak RSS)
+        length = max(TABLE // spec.workers, MIN_TABLE)
         indices = [rng.randrange(count) for _ in range(length)]
     drawn = rng.choices(names, weights, k=length)
     return [(c, f"{prefix}incr:{i}" if c == "INCR" else f"{prefix}{i}")
@@ -172,9 +173,14 @@ class Worker:
         assert clock.measure_end is not None
         return self.measured if now < clock.measure_end else None
 
-    def count_batch(self, counts: Counts, batch: Sequence[tuple[str, str]]) -> None:
+    def counted(self, counts: Counts, batch: Sequence[tuple[str, str]],
+                results: Sequence[Any] | None, elapsed_ns: int,
+                error: BaseException | None) -> int:
+        """A finished batch counted in its phase; the measured commands it adds."""
+        _record(counts, batch, results, elapsed_ns, error)
         if self.spec.transaction:
             counts.transactions += 1
+        return len(batch) if counts is self.measured else 0
 
 
 SyncCall = Callable[[list[tuple[str, str]]], Sequence[Any] | None]
@@ -185,10 +191,7 @@ def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
     """One thread's loop: a batch, timed, counted in its phase, until the bound."""
     perf = time.perf_counter_ns
     done = 0
-    while True:
-        counts = worker.phase(perf(), clock, done)
-        if counts is None:
-            break
+    while (counts := worker.phase(perf(), clock, done)) is not None:
         batch = worker.next_batch()
         error = None
         start = perf()
@@ -196,11 +199,7 @@ def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
             results = call(batch)
         except Exception as exc:  # the library's failure is the operation's error
             results, error = None, exc
-        elapsed = perf() - start
-        _record(counts, batch, results, elapsed, error)
-        worker.count_batch(counts, batch)
-        if counts is worker.measured:
-            done += len(batch)
+        done += worker.counted(counts, batch, results, perf() - start, error)
     clock.finished.append(perf())
 
 
@@ -208,10 +207,7 @@ async def run_async(worker: Worker, call: AsyncCall, clock: Clock) -> None:
     """One task's loop (an asyncio worker: one batch in flight per task)."""
     perf = time.perf_counter_ns
     done = 0
-    while True:
-        counts = worker.phase(perf(), clock, done)
-        if counts is None:
-            break
+    while (counts := worker.phase(perf(), clock, done)) is not None:
         batch = worker.next_batch()
         error = None
         start = perf()
@@ -219,12 +215,29 @@ async def run_async(worker: Worker, call: AsyncCall, clock: Clock) -> None:
             results = await call(batch)
         except Exception as exc:
             results, error = None, exc
-        elapsed = perf() - start
-        _record(counts, batch, results, elapsed, error)
-        worker.count_batch(counts, batch)
-        if counts is worker.measured:
-            done += len(batch)
+        done += worker.counted(counts, batch, results, perf() - start, error)
     clock.finished.append(perf())
+
+
+def queue(pipe: Any, batch: Sequence[tuple[str, str]], value: bytes) -> Any:
+    """A batch's commands added to a library's pipeline, transaction or batch object (one
+    with set, get and incr methods); the object."""
+    for name, key in batch:
+        if name == "SET":
+            pipe.set(key, value)
+        elif name == "GET":
+            pipe.get(key)
+        else:
+            pipe.incr(key)
+    return pipe
+
+
+def one(client: Any, name: str, key: str, value: bytes) -> Any:
+    """One command through a client with set, get and incr methods (its reply, or the
+    awaitable of an async client)."""
+    if name == "SET":
+        return client.set(key, value)
+    return client.get(key) if name == "GET" else client.incr(key)
 
 
 @dataclass

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import redis
 import redis.asyncio as aioredis
-from kvharness import Adapter, Spec, main
+from kvharness import Adapter, Spec, main, one, queue
 
 
 async def make_async(spec: Spec) -> Any:
@@ -27,22 +27,10 @@ async def make_async(spec: Spec) -> Any:
 
     async def single(batch: list[tuple[str, str]]) -> None:
         name, key = batch[0]
-        if name == "SET":
-            await client.set(key, value)
-        elif name == "GET":
-            await client.get(key)
-        else:
-            await client.incr(key)
+        await one(client, name, key, value)
 
     async def pipelined(batch: list[tuple[str, str]]) -> list[Any]:
-        pipe = client.pipeline(transaction=transaction)
-        for name, key in batch:
-            if name == "SET":
-                pipe.set(key, value)
-            elif name == "GET":
-                pipe.get(key)
-            else:
-                pipe.incr(key)
+        pipe = queue(client.pipeline(transaction=transaction), batch, value)
         return list(await pipe.execute(raise_on_error=False))
 
     call = single if spec.pipeline == 1 and not transaction else pipelined

@@ -13,7 +13,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import redis
-from kvharness import Adapter, Spec, SyncCall, main
+from kvharness import Adapter, Spec, SyncCall, main, one, queue
 
 
 def connect(spec: Spec) -> redis.Redis:
@@ -33,22 +33,12 @@ def connect(spec: Spec) -> redis.Redis:
 def make_call(spec: Spec) -> Any:
     client = connect(spec)
     value, transaction = spec.value, spec.transaction
-    one = {"SET": lambda key: client.set(key, value), "GET": client.get,
-           "INCR": client.incr}
-
     def single(batch: list[tuple[str, str]]) -> None:
         name, key = batch[0]
-        one[name](key)
+        one(client, name, key, value)
 
     def pipelined(batch: list[tuple[str, str]]) -> list[Any]:
-        pipe = client.pipeline(transaction=transaction)
-        for name, key in batch:
-            if name == "SET":
-                pipe.set(key, value)
-            elif name == "GET":
-                pipe.get(key)
-            else:
-                pipe.incr(key)
+        pipe = queue(client.pipeline(transaction=transaction), batch, value)
         return list(pipe.execute(raise_on_error=False))
 
     call: SyncCall = single if spec.pipeline == 1 and not transaction else pipelined

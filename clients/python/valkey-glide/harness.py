@@ -18,7 +18,7 @@ from glide import (
     NodeAddress,
     ServerCredentials,
 )
-from kvharness import Adapter, Spec, main
+from kvharness import Adapter, Spec, main, one, queue
 
 
 async def make_async(spec: Spec) -> Any:
@@ -33,22 +33,10 @@ async def make_async(spec: Spec) -> Any:
 
     async def single(batch: list[tuple[str, str]]) -> None:
         name, key = batch[0]
-        if name == "SET":
-            await client.set(key, value)
-        elif name == "GET":
-            await client.get(key)
-        else:
-            await client.incr(key)
+        await one(client, name, key, value)
 
     async def batched(batch: list[tuple[str, str]]) -> list[Any]:
-        pipe = Batch(is_atomic=atomic)
-        for name, key in batch:
-            if name == "SET":
-                pipe.set(key, value)
-            elif name == "GET":
-                pipe.get(key)
-            else:
-                pipe.incr(key)
+        pipe = queue(Batch(is_atomic=atomic), batch, value)
         return list(await client.exec(pipe, raise_on_error=False) or [])
 
     call = single if spec.pipeline == 1 and not atomic else batched

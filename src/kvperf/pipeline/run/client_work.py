@@ -13,7 +13,7 @@ operation, the server's CPU per operation.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from kvperf.driver.seed import Command
 from kvperf.pipeline.run.client_plan import client_set
 from kvperf.pipeline.run.model import Bench, Prepared
 from kvperf.pipeline.run.prepare import client_endpoint, client_mode
-from kvperf.pipeline.run.trial_run import MatrixTrial
+from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
 from kvperf.plan.trial import Trial
 from kvperf.results.records import ClientRecord, HarnessRecord
 from kvperf.results.row import (
@@ -50,24 +50,15 @@ STDERR_TAIL = 5
 
 
 @dataclass
-class ClientMatrix:
+class ClientMatrix(Matrix):
     """The prepared config matrix run by each client (and kvload when asked: ``reference``)
     under each concurrency model of its spec, trial after trial."""
 
-    prepared: Prepared
-    subjects: tuple[Subject, ...]
-    models: dict[tuple[str, int], tuple[Concurrency, ...]]  # per (client key, trial index)
+    subjects: tuple[Subject, ...] = ()
+    models: dict[tuple[str, int], tuple[Concurrency, ...]] = field(default_factory=dict)
     reference: bool = False
 
-    @property
-    def out_dir(self) -> Path:
-        return self.prepared.out_dir
-
-    @property
-    def blocked(self) -> str | None:
-        return self.prepared.blocked
-
-    def works(self) -> list[ClientWork | MatrixTrial]:
+    def works(self) -> list[ClientWork | MatrixTrial]:  # type: ignore[override]
         out: list[ClientWork | MatrixTrial] = []
         for trial in self.prepared.trials:
             if self.reference:
