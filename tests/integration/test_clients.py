@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kvperf.clients.manifest import discover, shipped_dirs
 from tests.helpers import ROOT, read_metrics, run_kvperf, write_config
 
 pytestmark = pytest.mark.integration
@@ -183,3 +184,40 @@ def test_a_pool_versus_single_gate_passes_and_fails(tmp_path: Path) -> None:
                      done.stdout), done.stdout
     done = run_kvperf(*common, "--gate", "async.rps>=1*single.rps", cwd=tmp_path)
     assert done.returncode == 2 and "no series of this run is" in done.stderr, done.stderr
+
+
+def _manifest(root: Path, name: str, **fields: Any) -> None:
+    folder = root / "python" / name
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({
+        "name": name, "language": "python", "library": "fake", "version": "0",
+        "summary": "a fake for the installer's tests", "install": [],
+        "run": ["{python}", "-c", "pass"], **fields}))
+
+
+def test_install_failures_name_the_step_and_missing_runtimes_are_skipped_only_when_asked(
+        tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    _manifest(mine, "fake-failing-install", install=[
+        ["{python}", "-c", "print('step one ran')"],
+        ["{python}", "-c", "import sys; print('no wheel for this platform'); sys.exit(3)"]])
+    _manifest(mine, "fake-missing-runtime", requires=[["kvperf-no-such-runtime", "--version"]])
+    env = {"KVPERF_CLIENTS_CACHE": str(tmp_path / "cache")}
+    done = run_kvperf("clients", "install", "--clients-dir", mine, "fake-failing-install",
+                      cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stderr
+    assert "fake-failing-install: step 2/2:" in done.stderr
+    assert "failed (exit 3)" in done.stderr and "no wheel for this platform" in done.stderr
+    assert not list((tmp_path / "cache").glob("*/.installed"))  # no stamp: not installed
+    done = run_kvperf("clients", "install", "--clients-dir", mine, "fake-missing-runtime",
+                      cwd=tmp_path, env=env)
+    assert done.returncode == 1 and "kvperf-no-such-runtime not found" in done.stderr
+    (mine / "python" / "fake-failing-install" / "manifest.json").unlink()
+    for manifest in discover(shipped_dirs()).values():  # --all: the shipped ones, as installed
+        (tmp_path / "cache" / manifest.install_dir.name).symlink_to(manifest.install_dir)
+    done = run_kvperf("clients", "install", "--all", "--available", "--clients-dir", mine,
+                      "--clients-dir", FAKES, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "skipped fake-missing-runtime: kvperf-no-such-runtime not found" in done.stderr
+    assert "fake-crashing: installed" in done.stderr
+    assert "redis-py: already installed" in done.stderr

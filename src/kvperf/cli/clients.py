@@ -79,9 +79,9 @@ def handle_install(args: argparse.Namespace, cli: Cli) -> int:
     for manifest in chosen:
         try:
             install(manifest, lambda line: cli.err.print(escape(line), highlight=False))
-        except MissingRuntime as exc:
-            raise UsageError(f"{exc} (kvperf clients install --all --available skips "
-                             "such clients)") from None
+        except MissingRuntime as exc:  # exit 1: this machine lacks what the client needs
+            raise MissingRuntime(f"{exc} (kvperf clients install --all --available skips "
+                                 "such clients)") from None
     return 0
 
 
