@@ -271,6 +271,10 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     'kvperf run --config configs/clients.json --client redis-py '
     '--gate "pool.rps>=0.8*single.rps"':
         run(USING, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
+    "kvperf run --config configs/clients-table.json --client redis-py:pool "
+    "--client redis-py-asyncio:async --client valkey-glide:async --client kvload":
+        run(USING, says=("Client libraries (ratios to kvload on the same workload)",
+                         rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
