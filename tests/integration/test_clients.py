@@ -135,8 +135,12 @@ def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -
     for client in ("redis-py-asyncio 8.1.0 async", "valkey-glide 2.6.0 async"):
         assert re.search(rf"│ SET d=100 P=4 c=4 │ {client} │ 1 │ [\d,]+ │ [\d.]+× │", table), table
     (label,) = (tmp_path / "results").iterdir()
-    done = run_kvperf("report", label, cwd=tmp_path)  # the HTML report's client section
-    assert done.returncode == 0, done.stderr
+    done = run_kvperf("report", label, "--markdown", "clients.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # the HTML report's client section, markdown
+    markdown = (tmp_path / "clients.md").read_text()
+    assert markdown.startswith("### Client libraries") and "kvload 0.1.0" in markdown
+    assert re.search(r"\| SET d=100 P=4 c=4 \| valkey-glide 2\.6\.0 async \| 1 \| [\d,]+ \| – "
+                     r"\| [\d.]+× \|", markdown), markdown
     page = (tmp_path / "report.html").read_text()
     assert "<h2>Client libraries</h2>" in page and "Client throughput per run" in page
     assert re.search(r"<td>valkey-glide 2\.6\.0 async</td><td class=\"num\">1</td>"
