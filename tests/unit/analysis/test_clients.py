@@ -43,3 +43,15 @@ def test_no_client_rows_no_lines_and_no_kvload_no_ratio() -> None:
     assert client_lines([_row(40_000, 10.0)], lambda r: None) == []
     (line,) = client_lines([_row(10_000, 120.0, PY)], lambda r: None)
     assert line.rps_ratio is None and line.cpu_ratio is None
+
+
+def test_a_client_series_is_described_with_its_label_however_config_set_is_held() -> None:
+    """Rows hold config_set as a dict, group keys as pairs, the store as JSON text (history)."""
+    from kvperf.analysis.comparison import describe_group
+
+    held = {"client": "redis-py", "concurrency": "pool"}
+    for config_set in (held, tuple(sorted(held.items())),
+                       '{"client":"redis-py","concurrency":"pool"}'):
+        key = (("command", "SET"), ("data_size", 100), ("config_set", config_set))
+        assert describe_group(key) == "SET d=100 redis-py:pool"
+    assert describe_group((("command", "SET"), ("config_set", "not json"))) == "SET"

@@ -22,7 +22,7 @@ def test_labels_name_client_series_and_the_bound_is_the_other_series() -> None:
     rows = [_row("single", 10_000), _row("single", 12_000), _row("pool", 9_000),
             _row("single", 5_000, command="GET"), _row("pool", 3_000, command="GET")]
     set_result, get_result = judge([gate], rows)
-    assert set_result.series == "SET d=100 P=1 c=1 [redis-py:pool]"
+    assert set_result.series == "SET d=100 P=1 c=1 redis-py:pool"
     assert (set_result.observed, set_result.bound, set_result.passed) == (9_000, 8_800, True)
     assert (get_result.observed, get_result.bound, get_result.passed) == (3_000, 4_000, False)
 
