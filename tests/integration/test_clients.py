@@ -225,3 +225,20 @@ def test_install_failures_name_the_step_and_missing_runtimes_are_skipped_only_wh
     assert "skipped fake-missing-runtime: kvperf-no-such-runtime not found" in done.stderr
     assert "fake-crashing: installed" in done.stderr
     assert "redis-py: already installed" in done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_transactions_and_incr_account_for_multi_exec_and_every_call(tmp_path: Path) -> None:
+    config = _config(tmp_path, commands=["MULTI_EXEC_5", "INCR"], requests=[2000],
+                     warmup=[1])
+    done = run_kvperf("run", "--config", config, "--client", "valkey-glide", "--no-db",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tx, incr = read_metrics(tmp_path / "results")
+    counted = tx["harness"]["accounting"]
+    assert set(counted) == {"set", "multi", "exec"}, counted
+    assert counted["multi"]["reported"] == counted["multi"]["server"] == 2000 // 5 + \
+        tx["harness"]["warmup"]["MULTI"]
+    assert counted["set"]["reported"] == counted["set"]["server"]
+    assert incr["harness"]["accounting"]["incr"]["reported"] == \
+        incr["harness"]["accounting"]["incr"]["server"] > 2000
