@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 WORKLOAD = "workload"
 RESULT = "result"
@@ -24,6 +25,8 @@ def schema(kind: str) -> dict[str, Any]:
 
 @cache
 def _validator(kind: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # on first use: not at kvperf's start-up
+
     return Draft202012Validator(schema(kind))
 
 
