@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kvperf.clients.manifest import discover, shipped_dirs
-from tests.helpers import ROOT, read_metrics, run_kvperf, write_config
+from tests.helpers import KVPERF, ROOT, read_metrics, run_kvperf, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -242,3 +245,26 @@ def test_transactions_and_incr_account_for_multi_exec_and_every_call(tmp_path: P
     assert counted["set"]["reported"] == counted["set"]["server"]
     assert incr["harness"]["accounting"]["incr"]["reported"] == \
         incr["harness"]["accounting"]["incr"]["server"] > 2000
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_sigint_during_a_harness_kills_its_process_group_and_exits_130(tmp_path: Path) -> None:
+    env = {**os.environ, "KVPERF_CLIENTS_CACHE": str(tmp_path / "cache")}
+    done = run_kvperf("clients", "install", "--clients-dir", FAKES, "fake-hanging",
+                      cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    proc = subprocess.Popen([str(KVPERF), "run", "--config", str(_config(tmp_path)),
+                             "--client", "fake-hanging", "--clients-dir", str(FAKES),
+                             "--no-db"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("results/*/trials/*/scratch/pids")):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    (pids,) = tmp_path.glob("results/*/trials/*/scratch/pids")
+    time.sleep(0.5)  # the grandchild started too
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err
+    _gone(pids)
