@@ -41,11 +41,11 @@ from kvperf.results.row import (
     build_row,
     trial_series,
 )
+from kvperf.server.process import pinned_argv
 from kvperf.server.resp import Endpoint
 from kvperf.store.files import write_json_atomic
 
 PASSWORD_ENV = "KVPERF_CLIENT_PASSWORD"
-KVLOAD = "kvload"  # --client kvload: the config trial itself, the reference line
 STDERR_TAIL = 5
 
 
@@ -138,7 +138,7 @@ class ClientWork:
         cpu_before = bench.probe.cpu_seconds(pids)
         with bench.stage("measure"):
             measured = self._harness(spec, endpoint)
-        found = self._result(measured, spec)
+        found = self._result(spec)
         collected = bench.probe.collect(target.endpoints)
         table, problem = results.accounting(found, collected.get("commandstats", {}))
         bench.outcome.measurement = _measurement(found, self.log_dir)
@@ -160,14 +160,15 @@ class ClientWork:
         env.pop(PASSWORD_ENV, None)
         if endpoint.password is not None:
             env[PASSWORD_ENV] = endpoint.password.reveal()
-        argv = (*self.manifest.expand(self.manifest.run), str(spec_path))
+        argv = pinned_argv([*self.manifest.expand(self.manifest.run), str(spec_path)],
+                      self.trial.load.cpus)  # on the client's CPUs, as kvload runs
         limit = deadline(spec)
         measured = proc.run_measured(argv, stdout=self.log_dir / "harness.out",
                                      stderr=self.log_dir / "harness.err", cwd=scratch,
                                      env=env, deadline=limit)
         if measured.timed_out:
             raise DriverError(f"client {self.manifest.name} did not finish within its "
-                              f"deadline of {limit:.0f} s (warmup + measured time + 60 s): "
+                              f"deadline of {limit:.0f} s (warmup + measured time + grace): "
                               "its process group was killed")
         if measured.returncode != 0:
             raise DriverError(f"client {self.manifest.name} failed (exit "
@@ -178,8 +179,7 @@ class ClientWork:
         text = proc.file_tail(self.log_dir / "harness.err", STDERR_TAIL).strip()
         return text.splitlines()[-1] if text else "no message on stderr"
 
-    def _result(self, measured: proc.Measured, spec: dict[str, object]
-                ) -> results.HarnessResult:
+    def _result(self, spec: dict[str, object]) -> results.HarnessResult:
         stdout = (self.log_dir / "harness.out").read_text(errors="replace")
         try:
             return results.parse(stdout, spec)
