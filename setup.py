@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 from setuptools import setup
+from setuptools.command.build_py import build_py
 from setuptools.errors import PlatformError
 from setuptools_rust import build_rust
+
+HARNESSES = Path(__file__).resolve().parent / "clients"
 
 
 class BuildRustWithCargo(build_rust):
@@ -28,4 +32,17 @@ class BuildRustWithCargo(build_rust):
         super().run()
 
 
-setup(cmdclass={"build_rust": BuildRustWithCargo})
+class BuildPyWithHarnesses(build_py):
+    """build_py that also ships the client harnesses (clients/<language>/<name>/) as
+    package data, kvperf/harnesses/, for `pip install .` and wheels; an editable install
+    reads them from the source tree (src/kvperf/clients/manifest.py: shipped_dirs)."""
+
+    def run(self) -> None:
+        super().run()
+        if HARNESSES.is_dir() and not getattr(self, "editable_mode", False):
+            shutil.copytree(HARNESSES, Path(self.build_lib) / "kvperf" / "harnesses",
+                            dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+setup(cmdclass={"build_rust": BuildRustWithCargo, "build_py": BuildPyWithHarnesses})

@@ -249,6 +249,32 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                          "runs for 10%", rx(r"│ SET d=64 P=16 c=50 │ rps │ [\d.]+% │ [\d.]+% │"),
                          rounds(r"A: valkey 8.0.1 B: valkey 8.0.1 #2", "alternate"))),
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
+    # README.md "Client libraries", docs/CLIENTS.md (scripts/test installs the harnesses)
+    "kvperf clients":
+        run(USING, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ yes +│"),
+                         rx(r"│ valkey-glide +│ python +│ valkey-glide +│ 2\.6\.0 +│ yes +│"))),
+    "kvperf clients install --all":
+        run(USING, says=("redis-py: already installed", "valkey-glide: already installed")),
+    "kvperf clients install redis-py redis-py-asyncio":
+        run(USING, says=("redis-py: already installed",
+                         "redis-py-asyncio: already installed")),
+    "kvperf run --client redis-py --client kvload":
+        run(USING, says=(rx(r"client=redis-py,concurrency=pool"), "Sweep of config_set")),
+    "kvperf compare --config configs/clients.json --client redis-py:single "
+    "--client redis-py:pool":
+        run(USING, ("--client redis-py:pool", "--client redis-py:pool --runs 2"),
+            says=("B redis-py:pool vs A redis-py:single", rx(r"│ SET d=100 P=1 c=1 +│ rps"))),
+    "kvperf compare --client redis-py --client redis-py-asyncio --client valkey-glide":
+        run(USING, ("valkey-glide",
+                    "valkey-glide --runs 2 --config configs/clients.json --concurrency single"),
+            says=("B: redis-py-asyncio", "C: valkey-glide", rx(r"SET d=100 P=1 c=1"))),
+    'kvperf run --config configs/clients.json --client redis-py '
+    '--gate "pool.rps>=0.8*single.rps"':
+        run(USING, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
+    "kvperf run --config configs/clients-table.json --client redis-py:pool "
+    "--client redis-py-asyncio:async --client valkey-glide:async --client kvload":
+        run(USING, says=("Client libraries (ratios to kvload on the same workload)",
+                         rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
@@ -391,7 +417,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html",
             files={"report.html": ("<h2>Run summary</h2>", "<svg"),
-                   "report.json": ('"kvperf_report": 5', '"label": "valkey 8.0.1"')}),
+                   "report.json": ('"kvperf_report": 6', '"label": "valkey 8.0.1"')}),
     "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
                            "$(ls -d results/compare-* | tail -1)"), says="A vs B",

@@ -9,6 +9,7 @@ Benjamini–Hochberg adjustment across the comparison, and a verdict.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Iterable
@@ -242,7 +243,26 @@ def describe_group(key: GroupKey) -> str:
         if fields.get(name) is not None:
             parts.append(f"{short}={fields[name]}")
     parts += [flag for flag in ("cluster_mode", "tls") if fields.get(flag)]
+    client = _config_set(fields.get("config_set"))
+    if "client" in client:  # a client library's series (run --client): its label
+        parts.append(f"{client['client']}:{client.get('concurrency')}")
     return " ".join(parts)
+
+
+def _config_set(value: Any) -> dict[str, Any]:
+    """A series' config_set as a mapping, as rows (a dict), group keys (pairs) or the store
+    (canonical JSON text) hold it."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, tuple | list) and all(isinstance(p, tuple | list) and len(p) == 2
+                                              for p in value):
+        return dict(value)
+    return {}
 
 
 def pair_runs(a_rows: list[Row], b_rows: list[Row]

@@ -9,7 +9,13 @@ A gate bounds one metric of the series it names::
 SERIES is a command name (``SET``, ``SET:GET 1:10``, ``MULTI_EXEC_5``) followed by optional
 ``name=value`` parameters as series labels show them (``d`` data size, ``P`` pipeline, ``c``
 clients, ``io`` io-threads, or any series field by its row name); every series that matches
-must pass. METRIC is a name of the metric catalogue (results/metrics.py). OP is one of
+must pass. A client library's series (``run --client``, docs/CLIENTS.md) can also be named
+by a *label*, a lower-case word: a concurrency model (``pool``), a client (``redis-py``) or
+both (``redis-py:pool``); the command is then optional (``pool.rps`` is every pool series).
+VALUE may name another series by its label, ``F*LABEL.METRIC``: F times that metric's mean
+in the series equal to the gated one but for the label (``pool.rps>=0.8*single.rps``: each
+workload's pool rps at least 0.8 of its single rps, the seed's pool overhead bound).
+METRIC is a name of the metric catalogue (results/metrics.py). OP is one of
 ``>= <= > < ==``, the comparisons of definitions' KPIs (definitions/kpis.py), whose table
 judges here too. VALUE is a number, ``baseline``, or ``F*baseline``: F times the baseline
 run's mean of the same metric in the series with the same label. The observed value is the
@@ -26,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvperf.analysis.comparison import GroupKey, describe_group, group_key
+from kvperf.config.commands import ALIASES as COMMAND_ALIASES
+from kvperf.config.commands import CATALOGUE
 from kvperf.core.errors import UsageError
 from kvperf.definitions.kpis import COMPARISONS
 from kvperf.results.metrics import BY_NAME
@@ -50,11 +58,16 @@ class Gate:
     mode: str  # a definitions/kpis.py COMPARISONS key
     value: float  # the bound, or the baseline's factor when relative
     relative: bool = False
+    labels: tuple[tuple[str, str], ...] = ()  # config_set entries a label names
+    against: tuple[tuple[str, str], ...] | None = None  # F*LABEL.METRIC: the other series
+    against_metric: str = ""
 
     @property
     def series(self) -> str:
         short = {v: k for k, v in ALIASES.items()}
-        return " ".join([self.command, *(f"{short.get(k, k)}={v}" for k, v in self.params)])
+        return " ".join([*([self.command] if self.command else []),
+                         *(f"{k}={v}" for k, v in self.labels),
+                         *(f"{short.get(k, k)}={v}" for k, v in self.params)])
 
     @property
     def op(self) -> str:
@@ -84,9 +97,49 @@ def parse_gate(text: str) -> Gate:
                          f"one of {' '.join(MODE_OF_OP)} (e.g. \"SET.rps>=100000\")")
     left, right = text[:found.start()].strip(), text[found.end():].strip()
     series, metric = _split_metric(text, left)
-    command, params = _parse_series(text, series)
+    command, params, labels = _parse_series(text, series)
+    against = _parse_against(text, right)
+    if against is not None:
+        factor, other, other_metric = against
+        return Gate(text, command, params, metric, MODE_OF_OP[found.group(1)], factor,
+                    labels=labels, against=other, against_metric=other_metric)
     value, relative = _parse_value(text, right)
-    return Gate(text, command, params, metric, MODE_OF_OP[found.group(1)], value, relative)
+    return Gate(text, command, params, metric, MODE_OF_OP[found.group(1)], value, relative,
+                labels)
+
+
+MODELS = ("single", "pool", "async")
+_AGAINST = re.compile(r"^(?:([0-9.eE+-]+)\s*\*\s*)?([a-z0-9][a-z0-9._:-]*)\.(\S+)$")
+
+
+def is_label(token: str) -> bool:
+    """A client series' label: a lower-case word that is no command's name."""
+    return (token == token.lower() and any(c.isalpha() for c in token)
+            and token.upper() not in CATALOGUE and token.upper() not in COMMAND_ALIASES)
+
+
+def label_params(token: str) -> tuple[tuple[str, str], ...]:
+    """``pool`` → concurrency; ``redis-py`` → client; ``redis-py:pool`` → both."""
+    name, _, model = token.partition(":")
+    if not model and name in MODELS:
+        return (("concurrency", name),)
+    return (("client", name), *((("concurrency", model),) if model else ()))
+
+
+def _parse_against(text: str, right: str) -> tuple[float, tuple[tuple[str, str], ...],
+                                                   str] | None:
+    found = _AGAINST.match(right)
+    if found is None or found.group(2) == "baseline" or not is_label(found.group(2)):
+        return None
+    if found.group(3) not in BY_NAME:
+        raise UsageError(f"gate {text!r}: {found.group(3)!r} is not a metric; metrics: "
+                         f"{', '.join(BY_NAME)}")
+    try:
+        factor = float(found.group(1) or 1.0)
+    except ValueError:
+        raise UsageError(f"gate {text!r}: the factor {found.group(1)!r} is not a "
+                         "number") from None
+    return factor, label_params(found.group(2)), found.group(3)
 
 
 def _split_metric(text: str, left: str) -> tuple[str, str]:
@@ -97,9 +150,16 @@ def _split_metric(text: str, left: str) -> tuple[str, str]:
                      f"metrics: {', '.join(BY_NAME)}")
 
 
-def _parse_series(text: str, series: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    words, params = [], []
+def _parse_series(text: str, series: str) -> tuple[str, tuple[tuple[str, str], ...],
+                                                   tuple[tuple[str, str], ...]]:
+    words: list[str] = []
+    params: list[tuple[str, str]] = []
+    labels: tuple[tuple[str, str], ...] = ()
     for token in series.split():
+        if "=" not in token and not labels and is_label(token) and (
+                not words or token in MODELS or token.partition(":")[2] in MODELS):
+            labels = label_params(token)
+            continue
         if "=" not in token:
             words.append(token)
             continue
@@ -110,9 +170,9 @@ def _parse_series(text: str, series: str) -> tuple[str, tuple[tuple[str, str], .
                              f"{', '.join(f'{k}=' for k in ALIASES)} or a series field "
                              f"({', '.join(f for f in KEY_FIELDS if f != 'command')})")
         params.append((field, value))
-    if not words:
+    if not words and not labels:
         raise UsageError(f"gate {text!r}: the series names no command (e.g. \"SET P=16\")")
-    return " ".join(words), tuple(params)
+    return " ".join(words), tuple(params), labels
 
 
 def _parse_value(text: str, right: str) -> tuple[float, bool]:
@@ -140,9 +200,23 @@ def _text(value: Any) -> str:
 def matches(gate: Gate, key: GroupKey) -> bool:
     """Whether a series (its group key) is one the gate names."""
     fields = dict(key)
-    if str(fields.get("command", "")).lower() != gate.command.lower():
+    if gate.command and str(fields.get("command", "")).lower() != gate.command.lower():
         return False
-    return all(_text(fields.get(name)).lower() == value.lower() for name, value in gate.params)
+    config_set = dict(fields.get("config_set") or ())
+    return (all(_text(fields.get(name)).lower() == value.lower()
+                for name, value in gate.params)
+            and all(str(config_set.get(name, "")).lower() == value.lower()
+                    for name, value in gate.labels))
+
+
+def partner(key: GroupKey, against: tuple[tuple[str, str], ...]) -> GroupKey:
+    """The series equal to ``key`` but for the label's config_set entries."""
+    out = []
+    for name, value in key:
+        if name == "config_set":
+            value = tuple(sorted({**dict(value or ()), **dict(against)}.items()))
+        out.append((name, value))
+    return tuple(out)
 
 
 def _groups(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
@@ -163,6 +237,12 @@ def check_series(gates: list[Gate], planned: list[Row], baseline: list[Row] | No
             have = ", ".join(sorted({describe_group(k) for k in keys}))
             raise UsageError(f"gate {gate.text!r}: no series of this run is {gate.series!r}; "
                              f"the run's series: {have}")
+        against = gate.against
+        lonely = [describe_group(k) for k in named
+                  if against is not None and partner(k, against) not in keys]
+        if lonely:
+            raise UsageError(f"gate {gate.text!r}: {lonely[0]} has no series to compare "
+                             f"with ({', '.join(f'{k}={v}' for k, v in against or ())})")
         if not gate.relative:
             continue
         if baseline is None:
@@ -190,11 +270,17 @@ def mean_of(rows: Iterable[Row], metric: str) -> tuple[float | None, int]:
 
 
 def _judge_one(gate: Gate, key: GroupKey, rows: list[Row],
-               baseline: dict[str, list[Row]]) -> GateResult:
+               baseline: dict[str, list[Row]],
+               groups: dict[GroupKey, list[Row]] | None = None) -> GateResult:
     label = describe_group(key)
     observed, runs = mean_of(rows, gate.metric)
     bound: float | None = gate.value
     reason = ""
+    if gate.against is not None:
+        other, _ = mean_of((groups or {}).get(partner(key, gate.against), []),
+                           gate.against_metric)
+        bound = None if other is None else gate.value * other
+        reason = "" if other is not None else "no value of the series it is compared with"
     if gate.relative:
         base, _ = mean_of(baseline.get(label, []), gate.metric)
         bound = None if base is None else gate.value * base
@@ -214,7 +300,7 @@ def judge(gates: list[Gate], rows: list[Row], baseline: list[Row] | None = None
     by_label: dict[str, list[Row]] = {}
     for key, group in _groups(baseline or []).items():
         by_label.setdefault(describe_group(key), []).extend(group)
-    return [_judge_one(gate, key, group, by_label)
+    return [_judge_one(gate, key, group, by_label, groups)
             for gate in gates for key, group in groups.items() if matches(gate, key)]
 
 

@@ -14,6 +14,7 @@ from rich.markup import escape
 from kvperf.analysis.comparison import MetricComparison, compare_paired, compare_sides
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import add_build_args, build_flags
+from kvperf.cli._clients import add_client_args
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
@@ -74,6 +75,7 @@ def add_parser(subparsers: Any) -> None:
     add_profile_arguments(p)
     add_definition_args(p)
     add_disturbed_args(p, retry_default=True)
+    add_client_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -87,7 +89,8 @@ def request(args: argparse.Namespace) -> CompareRequest:
         fail_on_regression=args.fail_on_regression, water_line=args.water_line,
         min_effect=args.min_effect, build=build_flags(args), store=writer_flags(args),
         remote=remote_flags(args), definitions=definition_flags(args),
-        interference=interference_flags(args)))
+        interference=interference_flags(args), clients=tuple(args.clients),
+        clients_dirs=tuple(args.clients_dir), concurrency=args.concurrency))
 
 
 def _name(side: str, prepared: Prepared | DefinitionRun) -> str:
@@ -108,7 +111,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     prepared, out = plan.sides, cli.out
     if asked.count > 2 or asked.sides.measure == Measure.MEMORY:
         return _many(cli, asked, result, plan)
-    names = (_name("A", prepared["A"]), _name("B", prepared["B"]))
+    names = ((f"A {plan.labels['A']}", f"B {plan.labels['B']}") if asked.clients
+             else (_name("A", prepared["A"]), _name("B", prepared["B"])))
     if asked.sides.measure != Measure.TIMING:
         return instruction_verdicts(asked, result, [p.out_dir for p in prepared.values()],
                                     names, out)

@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from kvperf import __version__
 from kvperf.cli import bisect as bisect_cmd
+from kvperf.cli import clients as clients_cmd
 from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
 from kvperf.cli import db as db_cmd
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor_cmd.add_parser(subparsers)
     report_cmd.add_parser(subparsers)
     suites_cmd.add_parser(subparsers)
+    clients_cmd.add_parser(subparsers)
     return parser
 
 

@@ -42,7 +42,8 @@ def add_parser(subparsers: Any) -> None:
                    help="also write the report's numbers as JSON (format 'kvperf_report', "
                         "versioned)")
     p.add_argument("--markdown", type=local_path, metavar="FILE",
-                   help="A/B only: also write the comparison as markdown (as compare's "
+                   help="A/B (or a run of client libraries): also write the comparison "
+                        "and the client table as markdown (as compare's "
                         "--output: a PR comment)")
     add_include_disturbed(p)
     p.set_defaults(handler=handle)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kvperf.analysis.clients import client_lines
 from kvperf.analysis.gates import all_passed
 from kvperf.analysis.series import summarize
 from kvperf.analysis.sweeps import sweeps
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
+from kvperf.cli._clients import add_client_args
 from kvperf.cli._commits import print_commits
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import (
@@ -42,6 +44,7 @@ from kvperf.pipeline.request.run import (
 from kvperf.pipeline.run.gates import GATES_FILE
 from kvperf.pipeline.run.single import MatrixRun, run_matrix, run_modules
 from kvperf.pipeline.sides.interleaved import run_commits
+from kvperf.report.clients import clients_table
 from kvperf.report.gates import gates_table
 from kvperf.report.memory import memory_table
 from kvperf.report.sweeps import sweep_tables
@@ -110,6 +113,7 @@ def add_parser(subparsers: Any) -> None:
     add_definition_args(p)
     add_module_args(p)
     add_disturbed_args(p, retry_default=False)
+    add_client_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -129,7 +133,9 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), build=build_flags(args),
         store=writer_flags(args), remote=remote_flags(args),
-        definitions=definition_flags(args), interference=interference_flags(args)))
+        definitions=definition_flags(args), interference=interference_flags(args),
+        clients=tuple(args.clients), clients_dirs=tuple(args.clients_dir),
+        concurrency=args.concurrency))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
@@ -179,8 +185,12 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     if prepared.options.runs > 1:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
+    lines = client_lines(summary.rows, lambda r: read_histograms(prepared.out_dir, r))
+    if lines:
+        out.print(clients_table(lines))
     timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
-    for table in sweep_tables(sweeps(summary.rows)) if timed else []:
+    swept = [s for s in sweeps(summary.rows) if not (lines and s.key == "config_set")]
+    for table in sweep_tables(swept) if timed else []:
         out.print(table)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:

@@ -19,6 +19,7 @@ from kvperf.config.profiling import profiling_sets
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 from kvperf.core.jsontypes import JsonObject
+from kvperf.core.kinds import Concurrency
 
 # Keys of the seed format that belong to its search-module (FTS) runner, not yet run by kvperf.
 SEED_FTS_KEYS = frozenset(
@@ -172,6 +173,17 @@ def _modules(key: str, value: Any, _cpus: set[int]) -> tuple[ModuleSpec, ...]:
     return tuple(_module(key, v) for v in _as_list(key, value))
 
 
+def _concurrency(key: str, value: Any, _cpus: set[int]) -> tuple[Concurrency, ...]:
+    out = []
+    for item in _as_list(key, value):
+        try:
+            out.append(Concurrency(item))
+        except ValueError:
+            known = ", ".join(c.value for c in Concurrency)
+            raise ValueError(f"{key!r}: {item!r} is not a concurrency model ({known})") from None
+    return tuple(dict.fromkeys(out))
+
+
 FIELDS: dict[str, _Field] = {
     "requests": _Field("requests", _ints(1)),
     "duration": _Field("duration", _ints(1)),
@@ -194,6 +206,7 @@ FIELDS: dict[str, _Field] = {
     "cluster_nodes": _Field("cluster_nodes", _one_int),
     "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
     "gates": _Field("gates", _gates),
+    "concurrency": _Field("concurrency", _concurrency),
 }
 
 

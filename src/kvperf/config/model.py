@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.config.commands import CommandSpec
-from kvperf.core.kinds import ProfileMode
+from kvperf.core.kinds import Concurrency, ProfileMode
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,9 @@ class BenchmarkSpec:
     cluster_nodes: int = 3
     profiling: tuple[ProfileSettings | None, ...] = (None,)  # profiling_sets (None: not profiled)
     gates: tuple[str, ...] = ()  # KPI gates as written (analysis/gates.py parses them)
+    # client harnesses' concurrency models (kvperf run --client; () = by clients: single
+    # for 1, else pool)
+    concurrency: tuple[Concurrency, ...] = ()
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

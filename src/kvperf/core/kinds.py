@@ -36,3 +36,12 @@ class ProfileMode(StrEnum):
 
     CPU = "cpu"  # on-CPU stacks: perf's cpu-clock samples
     WALL_TIME = "wall-time"  # on-CPU samples plus every off-CPU interval, by its blocking stack
+
+
+class Concurrency(StrEnum):
+    """How a client harness drives its connections (docs/CLIENTS.md; the config's
+    ``concurrency``, ``--concurrency``)."""
+
+    SINGLE = "single"  # one connection, one call after another (clients 1)
+    POOL = "pool"  # ``clients`` threads sharing the library's pool of ``clients`` connections
+    ASYNC = "async"  # one event loop with ``clients`` calls or batches in flight

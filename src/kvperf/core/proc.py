@@ -15,6 +15,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +151,66 @@ def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
         stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=env,
         start_new_session=True, preexec_fn=_die_with_parent,
     )
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A finished child measured by ``run_measured``: its exit code (None: killed at the
+    deadline), its tree's user and system CPU seconds and peak RSS (the largest of the
+    child and the descendants it waited for, KiB) from wait4(2)."""
+
+    returncode: int | None
+    user_s: float
+    system_s: float
+    max_rss_kib: int
+    seconds: float
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def run_measured(argv: Sequence[str], *, stdout: Path, stderr: Path, cwd: Path,
+                 env: dict[str, str], deadline: float) -> Measured:
+    """Run ``argv`` (stdin closed, output to two files, its own process group) until it
+    exits or ``deadline`` seconds pass; its process group is killed by the pid kvperf
+    started in every case (what it left behind too), and on any exception. CPU and peak
+    RSS come from wait4(2) of this child alone (never from RUSAGE_CHILDREN, which other
+    threads' children would share). CommandError when it cannot start."""
+    started = time.monotonic()
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        try:
+            child = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=err, start_new_session=True,
+                                     preexec_fn=_die_with_parent)
+        except OSError as exc:
+            raise _start_error(argv, exc, None) from None
+    try:
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                child.returncode = os.waitstatus_to_exitcode(status)
+                return Measured(child.returncode, usage.ru_utime, usage.ru_stime,
+                                usage.ru_maxrss, time.monotonic() - started)
+            if time.monotonic() - started > deadline:
+                _kill_group(child.pid)
+                _, _, usage = os.wait4(child.pid, 0)
+                child.returncode = -signal.SIGKILL
+                return Measured(None, usage.ru_utime, usage.ru_stime, usage.ru_maxrss,
+                                time.monotonic() - started)
+            time.sleep(0.02)
+    except BaseException:
+        _kill_group(child.pid)
+        with contextlib.suppress(ChildProcessError):
+            os.wait4(child.pid, 0)
+        raise
+    finally:
+        _kill_group(child.pid)  # what the child left in its group (no strays)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def file_tail(path: Path, lines: int = 15) -> str:

@@ -7,7 +7,9 @@ series (dot charts with run-to-run spread); the latency percentile spectrum of t
 histograms (corrected vs service, p0 … p99.999 on a log "1/(1−q)" axis); for two sides, the
 A/B forest plot of ratios with 95% CIs coloured by verdict, and its table; per swept key
 (a series field the run gave several values) rps and p99 against its values, one line per
-other series; the trials other processes disturbed, each marked (⚠) with its cause.
+other series; the trials other processes disturbed, each marked (⚠) with its cause; client
+libraries (``--client``): rps per run and a table per client and workload with the rps 95%
+interval, p99, CPU per operation and the ratios to kvload.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from html import escape
 
 from kvperf import __version__
+from kvperf.analysis.clients import ClientLine
 from kvperf.report import svg
 from kvperf.report.model import (
     Artifact,
@@ -65,6 +68,8 @@ def render(report: Report) -> str:
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
     if report.disturbed:
         parts.append(_disturbed(report.disturbed))
+    if report.clients:
+        parts.append(_clients(report.clients))
     if report.sweeps:
         parts.append(_sweeps(report.sweeps, len(sides) > 1))
     if report.artifacts:
@@ -91,6 +96,36 @@ def _disturbed(trials: Sequence[DisturbedTrial]) -> str:
             "busy machine, not of the server. Quiet the machine, pin elsewhere or rerun.</p>"
             + _table(("", "side", "series", "run", "foreign CPU", "cause", "statistics",
                       "attempt"), rows, numeric=(3, 4)))
+
+
+def _clients(lines: Sequence[ClientLine]) -> str:
+    """Client libraries: rps per run (a dot per run) and the table, kvload's line the
+    reference of its workload's ratios."""
+    sides = list(dict.fromkeys(ln.side for ln in lines))
+    multi = len(sides) > 1
+    dots = [svg.Dots(f"{ln.workload} · {ln.client}" + (f" · {ln.side}" if multi else ""),
+                     list(ln.rps_runs), svg.colour(sides.index(ln.side)))
+            for ln in lines if ln.rps_runs]
+    rows = [[escape(ln.workload), *([escape(ln.side or "")] if multi else []),
+             escape(ln.client), str(ln.runs), f"{ln.rps:,.0f}",
+             "–" if ln.rps_ci is None else f"{ln.rps_ci[0]:,.0f} – {ln.rps_ci[1]:,.0f}",
+             _ratio(ln.rps_ratio), _ms(ln.p50_ms), _ms(ln.p99_ms), _ms(ln.p99_9_ms),
+             _num(ln.client_cpu_us, ",.2f"), _ratio(ln.cpu_ratio),
+             _num(ln.server_cpu_us, ",.2f"), _num(ln.rss_mib, ",.1f"),
+             escape(ln.allocations or "–")] for ln in lines]
+    header = ["workload", *(["side"] if multi else []), "client", "runs", "rps (median)",
+              "rps 95% CI", "× kvload", "p50 ms", "p99 ms", "p99.9 ms", "client CPU µs/op",
+              "× kvload", "server CPU µs/op", "RSS MiB", "allocations/op"]
+    first = 3 if multi else 2
+    return ("<h2>Client libraries</h2><p>Each client's harness on the same workloads "
+            "(docs/CLIENTS.md); latency as the application sees it (call to result); "
+            "ratios to kvload on the same workload where it ran.</p>"
+            + svg.dot_chart(dots, "requests/s", "Client throughput per run")
+            + _table(header, rows, numeric=tuple(range(first, len(header) - 1))))
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
 
 
 def _artifacts(artifacts: Sequence[Artifact]) -> str:

@@ -23,6 +23,11 @@ JSON versions (``kvperf_report``):
       the watched CPU other processes took, the cause, excluded, attempt) and
       ``disturbed_runs`` on each series (the runs, as numbered in its ``rps``, that were
       disturbed); excluded trials (--exclude-disturbed) are left out of the series.
+  6 — adds ``clients``: client libraries (``run --client``, ``compare --client``;
+      analysis/clients.py), one per side, client and workload: runs, median rps and its
+      per-run values and 95% interval, p50/p99/p99.9 from merged histograms, client and
+      server CPU per operation, peak RSS, allocations, and the ratios to kvload on the same
+      workload; empty when no client ran.
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from kvperf.analysis.clients import ClientLine, client_lines
 from kvperf.analysis.comparison import (
     GroupKey,
     MetricComparison,
@@ -54,7 +60,7 @@ from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, field_of, is_disturbed, is_excluded, is_ok
 
-REPORT_VERSION = 5
+REPORT_VERSION = 6
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -195,6 +201,7 @@ class Report:
     sweeps: list[SideSweep] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     disturbed: list[DisturbedTrial] = field(default_factory=list)
+    clients: list[ClientLine] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -383,8 +390,11 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
     compared = comparisons(sources, paired) if len(sources) > 1 else []
     side_sweeps = [SideSweep(source.name, found) for source in sources
                    for found in sweeps(source.rows)]
+    clients = [replace(line, side=line.side or source.name) for source in sources
+               for line in client_lines(source.rows, source.histograms)]
     return Report(summaries, series, spectra, compared[0] if compared else None,
-                  artifacts(sources), side_sweeps, compared, disturbed_trials(sources))
+                  artifacts(sources), side_sweeps, compared, disturbed_trials(sources),
+                  clients)
 
 
 def disturbed_trials(sources: list[Source]) -> list[DisturbedTrial]:

@@ -217,3 +217,34 @@ class InterferenceRecord(TypedDict, total=False):
     excluded: bool  # --exclude-disturbed: left out of timing statistics (row.is_timed)
     attempt: int  # 2: the trial was rerun (--retry-disturbed)
     retried: str | None  # the first attempt's cause, when it was rerun
+
+
+class HarnessRecord(TypedDict, total=False):
+    """The row's ``harness`` object (format 9): a client library's trial
+    (``kvperf run --client``, docs/CLIENTS.md) — who ran (name, library and version as the
+    harness loaded it, language, runtime, concurrency model and workers), what it reported
+    (ops, errors, the first error, warmup calls, its measured window), what it cost (CPU of
+    its process tree per operation, warmup and start-up included; peak RSS; allocations per
+    operation as its runtime tells), per-command latency, and the accounting check's table
+    (per command: the calls it reported and the calls INFO commandstats counted)."""
+
+    name: str
+    library: str
+    version: str
+    language: str
+    runtime: str
+    model: str
+    workers: int
+    ops: int
+    errors: int
+    first_error: str | None
+    warmup: dict[str, int]
+    duration_s: float
+    cpu_user_s: float
+    cpu_system_s: float
+    cpu_us_per_op: float | None
+    max_rss_kib: int
+    allocations: dict[str, JsonValue] | None
+    p99_9_latency_ms: float | None
+    commands: dict[str, dict[str, float]]
+    accounting: dict[str, dict[str, int]]

@@ -55,6 +55,12 @@ Format versions (``kvperf_format``):
       client that ran several tests (its default suite, ``-t a,b``): each test's numbers by
       the tool's test name; the row's are the suite as one load (driver/benchmark_run.py).
       Absent elsewhere.
+  9 — adds ``harness`` (results/records.py, ``HarnessRecord``): null but on a client
+      library's row (``kvperf run --client NAME``, docs/CLIENTS.md), whose ``tool`` and
+      ``tool_version`` are the client's name and library version and whose ``config_set``
+      holds ``client``, ``library``, ``version``, ``language``, ``runtime`` and
+      ``concurrency``: one series per client × workload. Readers of versions 1–8 treat it
+      as null.
 """
 
 from __future__ import annotations
@@ -76,13 +82,14 @@ from kvperf.results.records import (
     CommandCalls,
     DefinitionRecord,
     Env,
+    HarnessRecord,
     InstructionsRecord,
     InterferenceRecord,
     ProfileRecord,
     ScenarioRecord,
 )
 
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -192,6 +199,8 @@ class Row(TypedDict, total=False):
     memory: MemoryRecord | None
     # format 8: who else used the measured CPUs, and whether that disturbed the trial
     interference: InterferenceRecord | None
+    # format 9: a client library's trial (kvperf run --client); null elsewhere
+    harness: HarnessRecord | None
     # interleaved sides (compare, noise, run --commits): which side, the order's seed and
     # the schedule
     side: str
@@ -264,8 +273,12 @@ def _to_8(row: Row) -> None:
     row.setdefault("interference", None)
 
 
+def _to_9(row: Row) -> None:
+    row.setdefault("harness", None)
+
+
 _UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7,
-             7: _to_8}  # version N → N + 1
+             7: _to_8, 8: _to_9}  # version N → N + 1
 
 
 def format_of(row: Row, source: str) -> int | None:
@@ -372,6 +385,7 @@ class Details(TypedDict, total=False):
     client: ClientRecord
     definition: DefinitionRecord
     scenario: ScenarioRecord
+    harness: HarnessRecord
 
 
 def _metrics(m: Measurement | None) -> dict[str, float | None]:
@@ -436,7 +450,7 @@ def build_row(series: Series, ctx: RunContext, outcome: TrialOutcome, timestamp:
         "measure": ctx.measure, "instructions": outcome.instructions,
         "definition": details.get("definition"), "scenario": details.get("scenario"),
         "profile": outcome.profile, "memory": outcome.memory,
-        "interference": outcome.interference,
+        "interference": outcome.interference, "harness": details.get("harness"),
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
     return cast(Row, row)

@@ -62,6 +62,24 @@ CASES: list[tuple[str, list[str], object, str]] = [
     ("ssh config alone", ["--ssh-config", "/etc/hostname"], GOOD, "need --server-host"),
     ("server host with definitions", ["--server-host", "ssh://h", "--definitions", "/tmp"],
      None, "does not run --definitions"),
+    # client harnesses (docs/CLIENTS.md)
+    ("unknown client", ["--client", "no-such-lib"], GOOD, "unknown client 'no-such-lib'"),
+    ("unknown model", ["--client", "redis-py:threads"], GOOD, "'threads' is not a concurrency"),
+    ("client with cluster", ["--client", "redis-py"], {**GOOD, "cluster_mode": "yes"},
+     "cluster_mode yes: client harnesses"),
+    ("client command", ["--client", "redis-py"], {**GOOD, "commands": ["LPUSH"]},
+     "commands 'LPUSH': a client harness speaks"),
+    ("single with clients", ["--client", "redis-py", "--concurrency", "single"],
+     {**GOOD, "clients": 4}, "clients 4 with concurrency single"),
+    ("concurrency without client", [], {**GOOD, "concurrency": "pool"},
+     "'concurrency' applies to client harnesses"),
+    ("bad concurrency", [], {**GOOD, "concurrency": "fork"}, "'fork' is not a concurrency"),
+    ("client with measure", ["--client", "redis-py", "--measure", "instructions"], GOOD,
+     "--measure does not apply with --client"),
+    ("client with commits", ["--client", "redis-py", "--commits", "a", "b"], GOOD,
+     "--commits does not apply with --client"),
+    ("missing clients dir", ["--client", "x", "--clients-dir", "/nonexistent/h"], GOOD,
+     "clients folder /nonexistent/h does not exist"),
 ]
 
 

@@ -79,16 +79,25 @@ def test_format_6_rows_gain_a_null_scenario_and_scenario_rows_keep_theirs() -> N
     assert upgrade(matrix, "m.json")["scenario"] is None  # type: ignore[arg-type]
     kept = upgrade(scenario, "s.json")  # type: ignore[arg-type]
     assert kept["scenario"] == {"group": "1", "id": "ingest"}
-    assert kept["kvperf_format"] == FORMAT_VERSION == 8
+    assert kept["kvperf_format"] == FORMAT_VERSION == 9
 
 
 def test_format_7_rows_gain_a_null_interference_and_stay_timed() -> None:
     """7 → 8: ``interference`` on every row, null for rows made before it was sampled; such
     a row is neither disturbed nor excluded from timing statistics."""
     old = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 7}, "m.json")  # type: ignore[arg-type]
-    assert old["kvperf_format"] == FORMAT_VERSION == 8 and old["interference"] is None
+    assert old["kvperf_format"] == FORMAT_VERSION == 9 and old["interference"] is None
     assert is_timed(old) and not is_disturbed(old)
     excluded = {**old, "interference": {"disturbed": True, "excluded": True}}
     assert is_disturbed(excluded) and not is_timed(excluded)  # type: ignore[arg-type]
     kept = {**old, "interference": {"disturbed": True, "excluded": False}}
     assert is_disturbed(kept) and is_timed(kept)  # type: ignore[arg-type]
+
+
+def test_format_8_rows_gain_a_null_harness() -> None:
+    """8 → 9: ``harness`` on every row, null but on a client library's row (run --client)."""
+    old = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 8}, "m.json")  # type: ignore[arg-type]
+    assert old["kvperf_format"] == FORMAT_VERSION == 9 and old["harness"] is None
+    client = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 9,  # type: ignore[arg-type]
+                      "harness": {"name": "redis-py"}}, "m.json")
+    assert client["harness"] == {"name": "redis-py"}

@@ -14,8 +14,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.analysis.clients import ClientLine
 from kvperf.analysis.comparison import compare_sides
 from kvperf.core.errors import StoreError, UsageError
+from kvperf.report.clients import clients_markdown
 from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown, sides_markdown
 from kvperf.report.html import render
 from kvperf.report.model import (
@@ -103,10 +105,20 @@ def sides(paths: list[Path]) -> tuple[list[Source], bool]:
     return sources, siblings and all(interleaved(sources[0], s) for s in sources[1:])
 
 
-def comparison_markdown(sources: list[Source], paired: bool) -> str:
-    """The A/B comparison as compare's markdown (a PR comment)."""
+def comparison_markdown(sources: list[Source], paired: bool,
+                        clients: list[ClientLine] | None = None) -> str:
+    """The A/B comparison as compare's markdown (a PR comment), and the client libraries'
+    table when clients ran (then one side is enough)."""
+    table = "\n" + clients_markdown(clients) if clients else ""
+    if len(sources) == 1 and table:
+        return table.lstrip("\n")
     if len(sources) < 2:
-        raise UsageError("--markdown needs two sides or more (a comparison)")
+        raise UsageError("--markdown needs two sides or more (a comparison), or a run of "
+                         "client libraries (--client)")
+    return _sides_markdown(sources, paired) + table
+
+
+def _sides_markdown(sources: list[Source], paired: bool) -> str:
     if len(sources) > 2:  # judged together, as the report and compare judge them
         results = compare_sides({s.name: s.rows for s in sources}, paired=paired)
         return sides_markdown(results, {s.name: _named(s) for s in sources},
@@ -128,7 +140,8 @@ def write_report(request: ReportRequest) -> Report:
     """Build the report and write its HTML (and JSON, markdown) files."""
     sources, paired = sides(request.paths)
     report = build(sources, paired)
-    text = comparison_markdown(sources, paired) if request.markdown else None
+    text = (comparison_markdown(sources, paired, report.clients) if request.markdown
+            else None)
     try:
         write_text_atomic(request.html, render(report))
         if request.json:

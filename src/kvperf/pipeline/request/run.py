@@ -15,7 +15,7 @@ from kvperf.config.scenarios import detect_module_config, load_module_config, se
 from kvperf.config.suites import parse_names, suite_measure
 from kvperf.core import secret
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Measure, Mode, Schedule
+from kvperf.core.kinds import Concurrency, Measure, Mode, Schedule
 from kvperf.definitions.plan import Plan, Refusal
 from kvperf.pipeline.definitions.definitions import DefinitionOptions
 from kvperf.pipeline.request.common import (
@@ -87,6 +87,9 @@ class RunFlags:
     remote: RemoteFlags = field(default_factory=RemoteFlags)
     definitions: DefinitionFlags = field(default_factory=DefinitionFlags)
     interference: InterferenceFlags = field(default_factory=InterferenceFlags)
+    clients: tuple[str, ...] = ()  # --client NAME…
+    clients_dirs: tuple[Path, ...] = ()
+    concurrency: Concurrency | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,7 @@ AnyRunRequest = RunRequest | CommitsRequest | DefinitionsRequest | ModulesReques
 
 def run_request(flags: RunFlags) -> AnyRunRequest:
     """Every check of `kvperf run` (UsageError/ConfigError, exit 2) before any work."""
+    _refuse_clients(flags)
     if flags.definitions.given:
         return _definitions(flags)
     module_config = _module_config(flags)
@@ -170,6 +174,20 @@ def run_request(flags: RunFlags) -> AnyRunRequest:
                                  measure=options.measure, mode=options.mode)
     return RunRequest(options, store, flags.dry_run, flags.log_level, tree, remote,
                       flags.generate_password, policy)
+
+
+def _refuse_clients(flags: RunFlags) -> None:
+    """--client runs the config matrix on one server: not --commits, --definitions or
+    module scenarios."""
+    if not flags.clients:
+        return
+    for flag, given in (("--commits", bool(flags.commits)),
+                        ("--definitions", flags.definitions.given),
+                        ("--module-config", flags.module_config is not None),
+                        ("--server-host", bool(flags.remote.host))):
+        if given:
+            raise UsageError(f"{flag} does not apply with --client (client harnesses run the "
+                             "config matrix against one server)")
 
 
 def _definitions(flags: RunFlags) -> DefinitionsRequest:
@@ -256,7 +274,9 @@ def _options(flags: RunFlags) -> RunOptions:
         port=flags.port, server_bin=flags.server_bin, valkey_path=flags.valkey_path,
         tool=flags.tool, tool_path=flags.tool_path,
         measure=suite_measure(suites, flags.measure), profile=flags.profile, keys=flags.keys,
-        module_paths=flags.module_paths, bind=bind, password=password, tls_ca=flags.tls_ca)
+        module_paths=flags.module_paths, bind=bind, password=password, tls_ca=flags.tls_ca,
+        clients=flags.clients, clients_dirs=flags.clients_dirs,
+        concurrency=flags.concurrency)
 
 
 def _client(flags: RunFlags) -> bool:

@@ -12,7 +12,7 @@ from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Measure, Schedule
+from kvperf.core.kinds import Concurrency, Measure, Schedule
 from kvperf.definitions.plan import Plan, Refusal
 from kvperf.pipeline.request.common import (
     SELECTION_ONLY,
@@ -68,6 +68,9 @@ class CompareFlags:
     remote: RemoteFlags = field(default_factory=RemoteFlags)
     definitions: DefinitionFlags = field(default_factory=DefinitionFlags)
     interference: InterferenceFlags = field(default_factory=InterferenceFlags)
+    clients: tuple[str, ...] = ()  # --client NAME[:MODEL] twice or more: the sides
+    clients_dirs: tuple[Path, ...] = ()
+    concurrency: Concurrency | None = None
 
 
 @dataclass(frozen=True)
@@ -88,15 +91,40 @@ class CompareRequest:
     fail_on_regression: bool = False
     skipped: tuple[tuple[str, str], ...] = ()  # --server-bin not found, and why
     definitions: tuple[Plan | Refusal, ...] | None = None  # compare --definitions
+    clients: tuple[str, ...] = ()  # compare --client: one side per client, one server
 
     @property
     def count(self) -> int:
-        return len(self.refs) or len(self.server_bins)
+        return len(self.clients) or len(self.refs) or len(self.server_bins)
+
+
+def _clients(flags: CompareFlags) -> tuple[str, ...]:
+    """compare --client A --client B …: the sides are clients on one server (the default,
+    or one --server-bin)."""
+    if len(flags.clients) < 2:
+        raise UsageError(f"compare --client needs at least two clients (the first is the "
+                         f"baseline), got {len(flags.clients)}")
+    if "kvload" in flags.clients:
+        raise UsageError("compare --client compares client harnesses; kvload's reference "
+                         "line is kvperf run --client NAME --client kvload")
+    for flag, given in (("refs", bool(flags.refs)),
+                        ("--server-bin twice", len(flags.server_bins) > 1),
+                        ("--definitions", flags.definitions.given),
+                        ("--measure", flags.measure != Measure.TIMING),
+                        ("--profile", flags.profile is not None),
+                        ("--schedule duet", flags.schedule == Schedule.DUET),
+                        ("--server-host", bool(flags.remote.host))):
+        if given:
+            raise UsageError(f"{flag} does not apply with compare --client (the sides are "
+                             "clients against one server)")
+    return flags.clients
 
 
 def _source(flags: CompareFlags) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """The runnable --server-bin (a missing one skipped, with why), once the sides are
     two refs or two or more binaries."""
+    if flags.clients:
+        return flags.server_bins, ()
     if flags.refs and flags.server_bins:
         raise UsageError("give either two refs or --server-bin twice, not both")
     if flags.refs:
@@ -137,15 +165,16 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     effect = min_effect(flags.min_effect)
     if not flags.definitions.given and flags.definitions.selects:
         raise UsageError(SELECTION_ONLY)
+    clients = _clients(flags) if flags.clients else ()
     present, skipped = _source(flags)
-    count = len(flags.refs) or len(present)
+    count = len(clients) or len(flags.refs) or len(present)
     planned = _definitions(flags, count) if flags.definitions.given else None
     if flags.measure in (Measure.INSTRUCTIONS, Measure.PERF_INSTRUCTIONS) and count > 2:
         raise UsageError(f"--measure {flags.measure} compares two sides; give --server-bin "
                          "twice")
     schedule = flags.schedule or (
         default_schedule(flags.config, flags.measure, flags.tool, flags.profile is not None,
-                         count) if present else Schedule.ALTERNATE)
+                         count) if present and not clients else Schedule.ALTERNATE)
     if planned is None:
         check_schedule(flags.config, flags.measure, schedule, count)
     runs = checked_runs(default_runs(flags.runs, flags.measure, COMPARE_RUNS))
@@ -153,7 +182,7 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
                                  measure=flags.measure)
     sides = SidesRequest("compare", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, flags.measure, schedule, flags.profile,
-                         flags.keys, policy)
+                         flags.keys, policy, clients, flags.clients_dirs, flags.concurrency)
     build = build_request(flags.build) if flags.refs else None
     remote = None
     if planned is None:
@@ -161,7 +190,7 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
         remote = remote_request(flags.remote, plan.options, count, lambda: plan.trials)
     return CompareRequest(sides, flags.refs, present, build, rule, effect,
                           store_request(flags.store, live=True), remote, flags.metrics,
-                          flags.output, flags.fail_on_regression, skipped, planned)
+                          flags.output, flags.fail_on_regression, skipped, planned, clients)
 
 
 @dataclass(frozen=True)

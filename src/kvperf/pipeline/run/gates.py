@@ -59,14 +59,27 @@ def read_baseline(path: Path) -> list[Row]:
         raise UsageError(f"--baseline {str(path)!r}: {exc}") from None
 
 
-def planned_rows(trials: list[Trial], context: RunContext) -> list[Row]:
-    """The rows the plan will write, unmeasured: the series gates are matched against."""
+def planned_rows(trials: list[Trial], context: RunContext,
+                 client_sets: list[tuple[Trial, dict[str, str] | None]] | None = None
+                 ) -> list[Row]:
+    """The rows the plan will write, unmeasured: the series gates are matched against
+    (``client_sets``: a --client run's works, each trial with its client's config_set)."""
     now = datetime.now(UTC)
-    return [build_row(trial_series(t), context, TrialOutcome(), now) for t in trials]
+    if client_sets is None:
+        return [build_row(trial_series(t), context, TrialOutcome(), now) for t in trials]
+    rows = []
+    for trial, extra in client_sets:
+        series = trial_series(trial)
+        if extra is not None:
+            series["config_set"] = {**(series["config_set"] or {}), **extra}
+        rows.append(build_row(series, context, TrialOutcome(), now))
+    return rows
 
 
 def plan_gates(texts: tuple[str, ...], baseline: Path | None, specs: list[BenchmarkSpec],
-               source: str, trials: list[Trial], context: RunContext) -> GatePlan | None:
+               source: str, trials: list[Trial], context: RunContext,
+               client_sets: list[tuple[Trial, dict[str, str] | None]] | None = None
+               ) -> GatePlan | None:
     """Every gate parsed and matched to planned series (exit 2 before any server)."""
     gates = [parse_gate(t) for t in texts] + config_gates(specs, source)
     if not gates:
@@ -76,7 +89,7 @@ def plan_gates(texts: tuple[str, ...], baseline: Path | None, specs: list[Benchm
                              "(--gate \"SET.rps>=0.95*baseline\") are measured against")
         return None
     rows = read_baseline(baseline) if baseline is not None else None
-    check_series(gates, planned_rows(trials, context), rows)
+    check_series(gates, planned_rows(trials, context, client_sets), rows)
     return GatePlan(gates, rows, baseline)
 
 

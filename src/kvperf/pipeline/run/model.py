@@ -15,9 +15,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+from kvperf.clients.manifest import Subject
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.core.cpus import parse_cpu_list
-from kvperf.core.kinds import Measure, Mode, Schedule
+from kvperf.core.kinds import Concurrency, Measure, Mode, Schedule
 from kvperf.core.secret import Secret
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
@@ -73,6 +74,12 @@ class RunOptions:
     # as *** in reprs
     password: Secret | None = None
     tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
+    clients: tuple[str, ...] = ()  # --client NAME…: client harnesses run the matrix
+    clients_dirs: tuple[Path, ...] = ()  # --clients-dir: the user's own harnesses
+    concurrency: Concurrency | None = None  # --concurrency: the harnesses' model
+    # compare --client: this side is one client; its rows pair with the other sides' by
+    # the trial alone (the client is the side, not part of the series)
+    client_side: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,10 @@ class Prepared:
     context: RunContext
     out_dir: Path
     gates: GatePlan | None = None  # the run's KPI gates (pipeline/run/gates.py), judged at the end
+    # --client: the client harnesses, each trial's concurrency models, kvload's reference
+    subjects: tuple[Subject, ...] = ()
+    models: dict[tuple[str, int], tuple[Concurrency, ...]] = field(default_factory=dict)
+    reference: bool = False
 
     @property
     def blocked(self) -> str | None:

@@ -16,6 +16,7 @@ from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver
 from kvperf.driver.registry import resolve_driver
 from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.client_plan import plan_clients, planned_sets
 from kvperf.pipeline.run.duet import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.run.gates import plan_gates
 from kvperf.pipeline.run.instructions import check_measure
@@ -162,7 +163,9 @@ def prepare(options: RunOptions) -> Prepared:
         specs = [replace(s, tls_mode=(True,)) for s in specs]
     trials = expand(specs, quick.runs(options.runs, options.quick))
     check_trial_profiles(options, trials)
-    _check_trials(trials, driver, options)
+    clients = plan_clients(options, specs, trials)
+    if not options.clients or clients.reference:
+        _check_trials(trials, driver, options)
     binary = _server_binary(options)
     if binary:
         server_version = binary.label
@@ -181,9 +184,10 @@ def prepare(options: RunOptions) -> Prepared:
     context = RunContext(label, options.commit, driver.name, driver.version, server_version, env,
                          options.measure, revision)
     gates = plan_gates(options.gates, options.gate_baseline, specs, _source(options), trials,
-                       context)
+                       context, planned_sets(clients, trials) if options.clients else None)
     return Prepared(options, specs, trials, driver, binary, context,
-                    options.results_dir / label, gates)
+                    options.results_dir / label, gates, clients.subjects, clients.models,
+                    clients.reference)
 
 
 def _source(options: RunOptions) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError
+from kvperf.pipeline.run.client_work import ClientMatrix
 from kvperf.pipeline.run.model import (
     Batch,
     Bench,
@@ -62,7 +63,7 @@ class Runner:
                  store: TrialWriter | None = None, launcher: Launcher = ServerGroup,
                  probe: Probe | None = None, policy: InterferencePolicy | None = None,
                  watcher: Watcher | None = None) -> None:
-        self.batch: Batch = Matrix(batch) if isinstance(batch, Prepared) else batch
+        self.batch: Batch = matrix(batch) if isinstance(batch, Prepared) else batch
         self.launcher = launcher
         self.policy = policy or InterferencePolicy()
         self.watcher: Watcher = watcher or LiveWatcher()
@@ -199,6 +200,14 @@ class Runner:
                 outcome.error = _blame(group, exc)
             else:
                 outcome.error = group.health()
+
+
+def matrix(prepared: Prepared) -> Batch:
+    """The config matrix as a batch: its trials, or (--client) each trial run by every
+    client harness under each of its concurrency models (kvload too when asked)."""
+    if prepared.subjects or prepared.options.clients:
+        return ClientMatrix(prepared, prepared.subjects, prepared.models, prepared.reference)
+    return Matrix(prepared)
 
 
 def _cause(row: Row) -> str:

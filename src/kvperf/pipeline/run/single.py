@@ -21,7 +21,7 @@ from kvperf.pipeline.run.logs import log_to
 from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunSummary
 from kvperf.pipeline.run.modules import ModuleRun, prepare_modules
 from kvperf.pipeline.run.prepare import prepare
-from kvperf.pipeline.run.runner import Runner, serve
+from kvperf.pipeline.run.runner import Runner, matrix, serve
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.world import World
 from kvperf.server.resp import Endpoint
@@ -68,7 +68,7 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
         return MatrixRun(prepared)
     with (world.servers(request.remote) as launcher,
           live_store(request.store, world) as writer,
-          hooks.progress(len(prepared.trials)) as observer):
+          hooks.progress(len(matrix(prepared).works())) as observer):
         runner = Runner(prepared, observer, writer, launcher=launcher,
                         policy=request.interference)
         try:

@@ -58,6 +58,10 @@ def compare_sides(request: CompareRequest, world: World, hooks: BuildObserver) -
     if request.build is not None:
         a, b = build_refs(request.build, list(request.refs), world, hooks)
         return [side_from_build("A", a), side_from_build("B", b)]
+    if request.clients:  # one server (the default, or --server-bin), a client per side
+        server = request.server_bins[0] if request.server_bins else None
+        return [Side(side_name(n), server, label=client, client=client)
+                for n, client in enumerate(request.clients)]
     return [Side(side_name(n), path) for n, path in enumerate(request.server_bins)]
 
 

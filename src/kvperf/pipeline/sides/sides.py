@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Measure, Schedule
+from kvperf.core.kinds import Concurrency, Measure, Schedule
 from kvperf.pipeline.run.duet import check_duet
 from kvperf.pipeline.run.model import (
     InterferencePolicy,
@@ -41,6 +41,7 @@ class Side:
     blocked: str | None = None
     provenance: tuple[tuple[str, str], ...] = ()
     label: str | None = None  # what readers call it (a ref); None: from the binary
+    client: str | None = None  # compare --client: this side's client (NAME[:MODEL])
 
 
 def build_provenance(build: Build) -> tuple[tuple[str, str], ...]:
@@ -78,10 +79,16 @@ class SidesRequest:
     profile: ProfileSettings | None = None
     keys: int = 100_000  # --measure memory
     interference: InterferencePolicy = field(default_factory=InterferencePolicy)
+    clients: tuple[str, ...] = ()  # compare --client: one side per client
+    clients_dirs: tuple[Path, ...] = ()
+    concurrency: Concurrency | None = None
 
     @property
     def out_dir(self) -> Path:
         return self.results_dir / (self.label or default_label(self.kind))
+
+
+PLANNING = "planning"  # the plan's side (plan_sides): checks every client, runs nothing
 
 
 def side_name(index: int) -> str:
@@ -116,16 +123,20 @@ def check_schedule(config: Path | None, measure: Measure, schedule: Schedule,
 def plan_sides(request: SidesRequest) -> Prepared:
     """The plan every side will run, checked as a side would check it — config, tool,
     measure, profile — before anything is built (exit 2); no server binary is resolved."""
-    return prepare(side_options(request, Side("plan", blocked="planning"),
+    return prepare(side_options(request, Side("plan", blocked=PLANNING),
                                 request.results_dir))
 
 
 def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
+    clients = ((side.client,) if side.client
+               else request.clients if side.blocked == PLANNING else ())
     return RunOptions(config=request.config, results_dir=base, label=side.name,
                       runs=request.runs, server_bin=side.server_bin, tool=request.tool,
                       commit=side.commit, blocked=side.blocked, provenance=side.provenance,
                       measure=request.measure, schedule=request.schedule,
-                      revision_from_binary=True, profile=request.profile, keys=request.keys)
+                      revision_from_binary=True, profile=request.profile, keys=request.keys,
+                      clients=clients, clients_dirs=request.clients_dirs,
+                      concurrency=request.concurrency, client_side=bool(clients))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""Client libraries side by side (pure): one line per client × workload over its runs —
+median rps, latency from the runs' merged histograms (never averaged percentiles), the
+median client CPU, server CPU, peak RSS and allocations per operation — and, where kvload
+ran the same workload (``run --client kvload``), each client's rps and client CPU per
+operation as a ratio to kvload's: the reference line (docs/CLIENTS.md)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kvperf.results.histogram import HistogramFile, merged_runs
+from kvperf.results.row import Row, is_timed
+
+CLIENT_KEYS = ("client", "library", "version", "language", "runtime", "concurrency")
+WORKLOAD_FIELDS = ("command", "data_size", "pipeline", "clients", "requests", "duration",
+                   "keyspacelen", "warmup", "tls", "io_threads")
+KVLOAD = "kvload"
+
+
+@dataclass(frozen=True)
+class ClientLine:
+    """One client (or kvload) on one workload over its timed runs."""
+
+    workload: str
+    client: str
+    runs: int
+    rps: float
+    p50_ms: float | None
+    p99_ms: float | None
+    p99_9_ms: float | None
+    client_cpu_us: float | None  # per operation (kvload: per request)
+    server_cpu_us: float | None
+    rss_mib: float | None
+    allocations: str | None  # "0.09 blocks"
+    rps_ratio: float | None = None  # to kvload on the same workload
+    cpu_ratio: float | None = None
+    side: str | None = None  # the row's side (compare --client), None in a run
+    rps_runs: tuple[float, ...] = ()
+    rps_ci: tuple[float, float] | None = None  # 95% t interval of the mean rps (≥ 2 runs)
+
+
+def mean_ci(values: tuple[float, ...]) -> tuple[float, float] | None:
+    """The 95% Student t interval of the mean (None under 2 values): mean ± t(0.975, n−1)
+    · s / √n."""
+    if len(values) < 2:
+        return None
+    from scipy import stats  # on first use: kvperf's start-up does not pay for scipy
+
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * sd / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+def _median(values: Iterable[float | int | None]) -> float | None:
+    found = [float(v) for v in values if v is not None]
+    return statistics.median(found) if found else None
+
+
+def _workload_key(row: Row) -> tuple[object, ...]:
+    rest = {k: v for k, v in (row.get("config_set") or {}).items() if k not in CLIENT_KEYS}
+    return (row.get("side"), *(row.get(f) for f in WORKLOAD_FIELDS),
+            tuple(sorted(rest.items())))
+
+
+def _client(row: Row) -> str:
+    harness = row.get("harness")
+    if not harness:
+        return f"{row.get('tool', KVLOAD)} {row.get('tool_version', '')}".strip()
+    return f"{harness.get('name')} {harness.get('version')} {harness.get('model')}"
+
+
+def _workload(row: Row) -> str:
+    return (f"{row['command']} d={row['data_size']} P={row['pipeline']} "
+            f"c={row['clients']}")
+
+
+def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -> ClientLine:
+    merged = merged_runs([histograms(r) for r in group], "corrected")
+    latency: list[float | None] = [None, None, None]
+    if merged is not None:
+        hist, scale = merged
+        latency = [hist.get_value_at_percentile(q) * scale for q in (50.0, 99.0, 99.9)]
+    harnesses = [r.get("harness") or {} for r in group]
+    runs = tuple(float(r.get("rps") or 0.0) for r in group)
+    allocations = [h["allocations"] for h in harnesses if h.get("allocations")]
+    allocation = allocations[0] if allocations else None
+    per_op = _median(float(str(a["per_op"])) for a in allocations if a)
+    return ClientLine(
+        _workload(group[0]), _client(group[0]), len(group),
+        statistics.median(runs),
+        latency[0], latency[1], latency[2],
+        _median((r.get("client") or {}).get("client_cpu_us_per_request") for r in group),
+        _median((r.get("server") or {}).get("cpu_us_per_request") for r in group),
+        _median(h.get("max_rss_kib") for h in harnesses if h.get("max_rss_kib")),
+        f"{per_op:.2f} {allocation['unit']}" if allocation and per_op is not None else None,
+        side=group[0].get("side"), rps_runs=runs, rps_ci=mean_ci(runs))
+
+
+def client_lines(rows: list[Row], histograms: Callable[[Row], HistogramFile | None]
+                 ) -> list[ClientLine]:
+    """Every client × workload of the rows (none without a client's row), kvload's line
+    first in each workload, the others with their ratios to it."""
+    if not any(r.get("harness") for r in rows):
+        return []
+    groups: dict[tuple[object, ...], dict[str, list[Row]]] = {}
+    for row in rows:
+        if is_timed(row) and row.get("rps"):
+            groups.setdefault(_workload_key(row), {}).setdefault(_client(row), []).append(row)
+    out: list[ClientLine] = []
+    for clients in groups.values():
+        lines = [_line(g, histograms) for g in clients.values()]
+        lines = [_with_rss(line) for line in lines]
+        reference = next((ln for ln, g in zip(lines, clients.values(), strict=True)
+                          if not g[0].get("harness")), None)
+        out.extend(_ratios(line, reference) for line in lines)
+    return out
+
+
+def _with_rss(line: ClientLine) -> ClientLine:
+    rss = line.rss_mib / 1024 if line.rss_mib is not None else None
+    return ClientLine(**{**line.__dict__, "rss_mib": rss})
+
+
+def _ratios(line: ClientLine, reference: ClientLine | None) -> ClientLine:
+    if reference is None or line is reference:
+        return line
+    cpu = (line.client_cpu_us / reference.client_cpu_us
+           if line.client_cpu_us and reference.client_cpu_us else None)
+    return ClientLine(**{**line.__dict__, "rps_ratio": line.rps / reference.rps
+                         if reference.rps else None, "cpu_ratio": cpu})

@@ -1,0 +1,259 @@
+"""A client library's trial as a unit of work (``ClientWork``; ``ClientMatrix``: the config
+matrix × clients × concurrency models as a batch), docs/CLIENTS.md.
+
+Per trial: a fresh server (or the running one in client mode), the key space preloaded when
+the workload reads, CONFIG RESETSTAT, the harness run in its own process group (the spec in
+a file, a deadline, killed by pid on failure or interruption), its JSON checked against the
+schema and the spec, INFO commandstats against warmup + measured ops per command within 1%,
+and the row: the client in the trial's identity, rps and latency from its merged
+histograms, client CPU per operation (wait4 of its process tree), peak RSS, allocations per
+operation, the server's CPU per operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from kvperf.clients import result as results
+from kvperf.clients.manifest import Manifest, Subject
+from kvperf.clients.workload import KEY_PREFIX, deadline, seeded_keys, workload
+from kvperf.core import proc
+from kvperf.core.cpus import format_cpu_list
+from kvperf.core.errors import DriverError
+from kvperf.core.identity import stable_id
+from kvperf.core.kinds import Concurrency
+from kvperf.driver.base import Measurement, Target
+from kvperf.driver.seed import Command
+from kvperf.pipeline.run.client_plan import client_set
+from kvperf.pipeline.run.model import Bench, Prepared
+from kvperf.pipeline.run.prepare import client_endpoint, client_mode
+from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
+from kvperf.plan.trial import Trial
+from kvperf.results.records import ClientRecord, HarnessRecord
+from kvperf.results.row import (
+    Details,
+    Row,
+    ServerSide,
+    TrialOutcome,
+    build_row,
+    trial_series,
+)
+from kvperf.server.process import pinned_argv
+from kvperf.server.resp import Endpoint
+from kvperf.store.files import write_json_atomic
+
+PASSWORD_ENV = "KVPERF_CLIENT_PASSWORD"
+STDERR_TAIL = 5
+
+
+@dataclass
+class ClientMatrix(Matrix):
+    """The prepared config matrix run by each client (and kvload when asked: ``reference``)
+    under each concurrency model of its spec, trial after trial."""
+
+    subjects: tuple[Subject, ...] = ()
+    models: dict[tuple[str, int], tuple[Concurrency, ...]] = field(default_factory=dict)
+    reference: bool = False
+
+    def works(self) -> list[ClientWork | MatrixTrial]:  # type: ignore[override]
+        out: list[ClientWork | MatrixTrial] = []
+        for trial in self.prepared.trials:
+            if self.reference:
+                out.append(MatrixTrial(self.prepared, trial))
+            out.extend(ClientWork(self.prepared, trial, s, m)
+                       for s in self.subjects for m in self.models[(s.key, trial.index)])
+        return out
+
+
+@dataclass
+class ClientWork:
+    """One config trial run by one client harness under one concurrency model."""
+
+    prepared: Prepared
+    trial: Trial
+    subject: Subject
+    model: Concurrency
+    record: HarnessRecord | None = None
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.subject.manifest
+
+    @property
+    def side(self) -> bool:
+        """compare --client: the client is the side (the identity and series hold the
+        trial alone, so the sides' rows pair)."""
+        return self.prepared.options.client_side
+
+    @property
+    def identity(self) -> str:
+        client = ({"concurrency": self.model.value} if self.side
+                  else {"client": client_set(self.subject, self.model)})
+        return stable_id({**self.trial.params(), **client, "harness": True})
+
+    @property
+    def name(self) -> str:
+        return f"trial {self.trial.index} {self.manifest.name} {self.model}"
+
+    def describe(self) -> str:
+        return f"{self.manifest.name} ({self.model}) {self.trial.describe()}"
+
+    @property
+    def log_dir(self) -> Path:
+        return (self.prepared.out_dir / "trials" / f"{self.trial.index:04d}-{self.identity}"
+                f"-{self.manifest.name}-{self.model}-r{self.trial.run}")
+
+    @property
+    def shared_server(self) -> None:
+        return None
+
+    def execute(self, bench: Bench) -> None:
+        trial, options = self.trial, self.prepared.options
+        client = format_cpu_list(trial.load.cpus) if trial.load.cpus else None
+        if client_mode(options):
+            endpoint = client_endpoint(options)
+            bench.outcome.pinning = {"server": None, "client": client}
+            self._run(bench, Target((endpoint,), False, options.tls_ca), [])
+            return
+        assert self.prepared.binary is not None
+        tls = bench.tls_files() if trial.server.tls else None
+        with bench.servers(self.prepared.binary, trial.server, tls, client) as group:
+            self._run(bench, Target(tuple(group.endpoints), False, tls.ca if tls else None),
+                      group.pids)
+
+    def _run(self, bench: Bench, target: Target, pids: list[int]) -> None:
+        endpoint = target.first
+        spec = workload(self.trial, self.model, endpoint,
+                        str(target.tls_ca) if target.tls_ca else None)
+        if seeded_keys(spec):
+            with bench.stage("seed"), bench.probe.keyspace(target) as keyspace:
+                bench.outcome.checks["seed_commands"] = keyspace.send_all(
+                    _preload(self.trial.load.keyspacelen, self.trial.load.data_size))
+        bench.meet("warmup")
+        bench.meet("measure")
+        bench.probe.reset_stats(target.endpoints)
+        cpu_before = bench.probe.cpu_seconds(pids)
+        with bench.stage("measure"):
+            measured = self._harness(spec, endpoint)
+        found = self._result(spec)
+        collected = bench.probe.collect(target.endpoints)
+        table, problem = results.accounting(found, collected.get("commandstats", {}))
+        bench.outcome.measurement = _measurement(found, self.log_dir)
+        bench.outcome.histogram_file = str(
+            (self.log_dir / "histograms.json").relative_to(self.prepared.out_dir))
+        calls = sum(v["server"] for v in table.values())
+        bench.outcome.server = _server_side(collected.get("keyspace_hits"), calls,
+                                            cpu_before, bench.probe.cpu_seconds(pids))
+        self.record = _record(self, found, measured, table)
+        if problem:
+            raise DriverError(problem)
+
+    def _harness(self, spec: dict[str, object], endpoint: Endpoint) -> proc.Measured:
+        spec_path = self.log_dir / "workload.json"
+        write_json_atomic(spec_path, spec)
+        scratch = self.log_dir / "scratch"
+        scratch.mkdir(parents=True, exist_ok=True)
+        env = self.manifest.environment()
+        env.pop(PASSWORD_ENV, None)
+        if endpoint.password is not None:
+            env[PASSWORD_ENV] = endpoint.password.reveal()
+        argv = pinned_argv([*self.manifest.expand(self.manifest.run), str(spec_path)],
+                      self.trial.load.cpus)  # on the client's CPUs, as kvload runs
+        limit = deadline(spec)
+        measured = proc.run_measured(argv, stdout=self.log_dir / "harness.out",
+                                     stderr=self.log_dir / "harness.err", cwd=scratch,
+                                     env=env, deadline=limit)
+        if measured.timed_out:
+            raise DriverError(f"client {self.manifest.name} did not finish within its "
+                              f"deadline of {limit:.0f} s (warmup + measured time + grace): "
+                              "its process group was killed")
+        if measured.returncode != 0:
+            raise DriverError(f"client {self.manifest.name} failed (exit "
+                              f"{measured.returncode}): {self._stderr_tail()}")
+        return measured
+
+    def _stderr_tail(self) -> str:
+        text = proc.file_tail(self.log_dir / "harness.err", STDERR_TAIL).strip()
+        return text.splitlines()[-1] if text else "no message on stderr"
+
+    def _result(self, spec: dict[str, object]) -> results.HarnessResult:
+        stdout = (self.log_dir / "harness.out").read_text(errors="replace")
+        try:
+            return results.parse(stdout, spec)
+        except results.ResultError as exc:
+            raise DriverError(f"client {self.manifest.name}: {exc}") from None
+
+    def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        series = trial_series(self.trial)
+        extra = ({"concurrency": self.model.value} if self.side
+                 else client_set(self.subject, self.model))
+        series["config_set"] = {**(series["config_set"] or {}), **extra}
+        series["trial_id"] = self.identity
+        record = self.record or _identity_record(self)
+        context = replace(self.prepared.context, tool=self.manifest.name,
+                          tool_version=record.get("version", self.manifest.version))
+        if self.side:  # history tells the sides apart by the client, not the server
+            context = replace(context, revision=self.subject.label(self.model))
+        client = ClientRecord(errors=record.get("errors", 0),
+                              client_cpu_us_per_request=record.get("cpu_us_per_op"))
+        return build_row(series, context, outcome, timestamp,
+                         Details(client=client, harness=record))
+
+
+def _preload(count: int, size: int) -> Iterator[Command]:
+    value = b"x" * size
+    for i in range(count):
+        yield ("SET", f"{KEY_PREFIX}{i}", value)
+
+
+def _measurement(found: results.HarnessResult, log_dir: Path) -> Measurement:
+    latency = found.latency_ms()
+    merged = found.histogram()
+    write_json_atomic(log_dir / "histograms.json",
+                      {"corrected": merged, "service": merged, "unit": "us",
+                       "latency": "application (call to result, closed loop)"})
+    return Measurement(rps=found.ops / found.duration_s, avg_latency_ms=latency["mean"],
+                       min_latency_ms=latency["min"], p50_latency_ms=latency["p50"],
+                       p95_latency_ms=latency["p95"], p99_latency_ms=latency["p99"],
+                       max_latency_ms=latency["max"], requests=found.ops)
+
+
+def _server_side(hits: int | None, calls: int, before: float | None,
+                 after: float | None) -> ServerSide:
+    server = ServerSide(calls=calls, keyspace_hits=hits)
+    if before is not None and after is not None:
+        server["cpu_seconds"] = round(after - before, 3)
+        if calls:
+            server["cpu_us_per_request"] = round((after - before) / calls * 1e6, 4)
+    return server
+
+
+def _identity_record(work: ClientWork) -> HarnessRecord:
+    m = work.manifest
+    return HarnessRecord(name=m.name, library=m.library, version=m.version,
+                         language=m.language, runtime=work.subject.runtime or "unknown",
+                         model=work.model.value, workers=work.trial.load.clients)
+
+
+def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measured,
+            table: dict[str, dict[str, int]]) -> HarnessRecord:
+    client = found.client
+    all_ops = found.ops + sum(found.warmup.get(c, 0) for c in found.commands)
+    cpu = measured.user_s + measured.system_s
+    record = _identity_record(work)
+    record.update(HarnessRecord(
+        library=client["library"], version=client["version"], runtime=client["runtime"],
+        ops=found.ops, errors=found.errors,
+        first_error=found.document["first_error"], warmup=found.warmup,
+        duration_s=found.duration_s, cpu_user_s=round(measured.user_s, 3),
+        cpu_system_s=round(measured.system_s, 3),
+        cpu_us_per_op=round(cpu / all_ops * 1e6, 3) if all_ops else None,
+        max_rss_kib=measured.max_rss_kib, allocations=found.document["allocations"],
+        p99_9_latency_ms=round(found.latency_ms()["p99_9"], 3),
+        commands={n: {k: round(v, 3) for k, v in s.items()}
+                  for n, s in found.per_command_ms().items()},
+        accounting=table))
+    return record

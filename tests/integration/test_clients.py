@@ -1,0 +1,270 @@
+"""Client libraries as subjects (docs/CLIENTS.md) against a real valkey-server: the shipped
+Python harnesses installed by `kvperf clients install` (scripts/test installs them first)
+and run by `kvperf run --client`; fakes (tests/fixtures/clients) for what a real harness
+must never do — under-report its operations, crash, print invalid JSON, hang — each caught
+with its message and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.clients.manifest import discover, shipped_dirs
+from tests.helpers import KVPERF, ROOT, read_metrics, run_kvperf, write_config
+
+pytestmark = pytest.mark.integration
+
+FAKES = ROOT / "tests" / "fixtures" / "clients"
+
+
+def _config(tmp_path: Path, **overrides: Any) -> Path:
+    spec = {"commands": ["SET"], "pipelines": [1], "clients": [1], "data_sizes": [100],
+            "keyspacelen": [1000], "requests": [3000], "warmup": [0],
+            "server_cpu_range": "0", "client_cpu_range": "1", **overrides}
+    return write_config(tmp_path, [spec])
+
+
+def _fake_run(tmp_path: Path, name: str, **env: str) -> tuple[Any, list[dict[str, Any]]]:
+    cache = {"KVPERF_CLIENTS_CACHE": str(tmp_path / "cache"), **env}
+    done = run_kvperf("clients", "install", "--clients-dir", FAKES, name, cwd=tmp_path,
+                      env=cache)
+    assert done.returncode == 0, done.stderr
+    done = run_kvperf("run", "--config", _config(tmp_path), "--client", name,
+                      "--clients-dir", FAKES, "--no-db", cwd=tmp_path, env=cache)
+    return done, read_metrics(tmp_path / "results")
+
+
+def _gone(pids_file: Path) -> None:
+    pids = [int(p) for p in pids_file.read_text().split()]
+    alive = [p for p in pids if Path(f"/proc/{p}").exists()
+             and "Z" not in Path(f"/proc/{p}/stat").read_text().split(")")[-1][:3]]
+    assert pids and not alive, f"harness processes left behind: {alive}"
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_an_under_reporting_harness_fails_its_trial_naming_the_command(tmp_path: Path) -> None:
+    done, rows = _fake_run(tmp_path, "fake-underreporting")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = rows
+    assert row["status"] == "failed", row
+    assert "accounting" in row["error"] and "SET" in row["error"], row["error"]
+    assert "+150 (+5.3%)" in row["error"], row["error"]  # 3000 sent, 2850 reported
+    assert row["harness"]["accounting"]["set"] == {"reported": 2850, "server": 3000}
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("fake-crashing", "failed (exit 3): fake-crashing: lost the connection on purpose"),
+    ("fake-invalid-json", "stdout is not one JSON document"),
+    ("fake-hanging", "did not finish within its deadline"),
+])
+@pytest.mark.usefixtures("no_strays")
+def test_a_broken_harness_fails_its_trial_with_its_message_and_leaves_no_process(
+        tmp_path: Path, name: str, message: str) -> None:
+    done, rows = _fake_run(tmp_path, name, KVPERF_CLIENT_GRACE="2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = rows
+    assert row["status"] == "failed" and message in row["error"], row["error"]
+    (pids,) = (tmp_path / "results").glob("*/trials/*/scratch/pids")
+    _gone(pids)
+
+
+def test_an_unknown_or_uninstalled_client_exits_2_naming_what_to_do(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    done = run_kvperf("run", "--config", config, "--client", "no-such-client", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "unknown client 'no-such-client'" in done.stderr and "redis-py" in done.stderr
+    done = run_kvperf("run", "--config", config, "--client", "fake-crashing",
+                      "--clients-dir", FAKES, cwd=tmp_path,
+                      env={"KVPERF_CLIENTS_CACHE": str(tmp_path / "empty")})
+    assert done.returncode == 2, done.stderr
+    assert "kvperf clients install fake-crashing" in done.stderr, done.stderr
+    assert not (tmp_path / "results").exists()  # refused before any server or file
+
+
+def test_clients_lists_the_shipped_python_harnesses_installed(tmp_path: Path) -> None:
+    done = run_kvperf("clients", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = {c["name"]: c for c in json.loads(done.stdout)}
+    for name in ("redis-py", "redis-py-asyncio", "valkey-glide"):
+        assert listed[name]["language"] == "python" and listed[name]["installed"], (
+            f"{name} is not installed: scripts/test runs kvperf clients install --all")
+    again = run_kvperf("clients", "install", "redis-py", cwd=tmp_path)
+    assert again.returncode == 0 and "already installed" in again.stderr, again.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_redis_py_runs_a_mix_whose_commandstats_match(tmp_path: Path) -> None:
+    config = _config(tmp_path, commands=["MIX_READ_HEAVY"], requests=[4000], warmup=[1])
+    done = run_kvperf("run", "--config", config, "--client", "redis-py", "--no-db",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["rps"] > 0, row
+    assert row["tool"] == "redis-py" and row["config_set"]["client"] == "redis-py"
+    assert row["config_set"]["concurrency"] == "single"
+    harness = row["harness"]
+    for command in ("get", "set"):
+        counted = harness["accounting"][command]
+        assert counted["reported"] == counted["server"] > 0, harness["accounting"]
+    assert harness["ops"] == 4000 and harness["cpu_us_per_op"] > 0
+    assert harness["max_rss_kib"] > 0 and row["server"]["cpu_us_per_request"] > 0
+    assert row["p99_latency_ms"] >= row["p50_latency_ms"] > 0
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -> None:
+    config = _config(tmp_path, clients=[4], requests=[4000], pipelines=[4])
+    done = run_kvperf("run", "--config", config, "--client", "redis-py-asyncio",
+                      "--client", "valkey-glide", "--client", "kvload",
+                      "--concurrency", "async", "--no-db", cwd=tmp_path,
+                      env={"KVPERF_INTERFERENCE": os.environ.get("KVPERF_INTERFERENCE", "")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_metrics(tmp_path / "results")
+    assert [r["tool"] for r in rows] == ["kvload", "redis-py-asyncio", "valkey-glide"]
+    for row in rows[1:]:
+        assert row["harness"]["model"] == "async" and row["harness"]["workers"] == 4
+        assert row["harness"]["accounting"]["set"]["reported"] == \
+            row["harness"]["accounting"]["set"]["server"]
+    table = " ".join(done.stdout.split())  # the client table, ratios to kvload
+    assert "Client libraries (ratios to kvload on the same workload)" in table, done.stdout
+    for client in ("redis-py-asyncio 8.1.0 async", "valkey-glide 2.6.0 async"):
+        assert re.search(rf"│ SET d=100 P=4 c=4 │ {client} │ 1 │ [\d,]+ │ [\d.]+× │", table), table
+    (label,) = (tmp_path / "results").iterdir()
+    done = run_kvperf("report", label, "--markdown", "clients.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # the HTML report's client section, markdown
+    markdown = (tmp_path / "clients.md").read_text()
+    assert markdown.startswith("### Client libraries") and "kvload 0.1.0" in markdown
+    assert re.search(r"\| SET d=100 P=4 c=4 \| valkey-glide 2\.6\.0 async \| 1 \| [\d,]+ \| – "
+                     r"\| [\d.]+× \|", markdown), markdown
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>Client libraries</h2>" in page and "Client throughput per run" in page
+    assert re.search(r"<td>valkey-glide 2\.6\.0 async</td><td class=\"num\">1</td>"
+                     r"<td class=\"num\">[\d,]+</td><td class=\"num\">–</td>"
+                     r"<td class=\"num\">[\d.]+×</td>", page), page
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_two_clients_prints_a_verdict_table(tmp_path: Path) -> None:
+    config = _config(tmp_path, commands=["SET", "GET"], requests=[2000])
+    done = run_kvperf("compare", "--config", config, "--client", "redis-py",
+                      "--client", "redis-py-asyncio", "--runs", "2", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "B redis-py-asyncio vs A redis-py" in " ".join(done.stdout.split()), done.stdout
+    for series in ("SET d=100 P=1 c=1", "GET d=100 P=1 c=1"):
+        assert re.search(rf"│ {series} +│ rps +│", done.stdout), done.stdout
+    rows = {side: json.loads(p.read_text())
+            for side in ("A", "B") for p in tmp_path.glob(f"results/compare-*/{side}/metrics.json")}
+    assert {r["tool"] for r in rows["A"]} == {"redis-py"}
+    assert {r["tool"] for r in rows["B"]} == {"redis-py-asyncio"}
+    assert [r["trial_id"] for r in rows["A"]] == [r["trial_id"] for r in rows["B"]]
+
+
+def test_compare_refuses_one_client_and_duet(tmp_path: Path) -> None:
+    done = run_kvperf("compare", "--client", "redis-py", cwd=tmp_path)
+    assert done.returncode == 2 and "at least two clients" in done.stderr, done.stderr
+    done = run_kvperf("compare", "--client", "redis-py", "--client", "redis-py:bogus",
+                      cwd=tmp_path)
+    assert done.returncode == 2 and "'bogus' is not a concurrency model" in done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_pool_versus_single_gate_passes_and_fails(tmp_path: Path) -> None:
+    """The seed's pool overhead bound, as a gate between two series named by their labels:
+    one run, redis-py under both models (the config's concurrency)."""
+    config = _config(tmp_path, concurrency=["single", "pool"], requests=[3000])
+    common = ("run", "--config", config, "--client", "redis-py", "--no-db")
+    done = run_kvperf(*common, "--gate", "pool.rps>=0.2*single.rps", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Gates: 1 passed, 0 failed" in " ".join(done.stdout.split()), done.stdout
+    done = run_kvperf(*common, "--label", "again", "--gate", "pool.rps>=5*single.rps",
+                      cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"│ pool\.rps>=5\*single\.rps +│ SET d=100 P=1 c=1 redis-py:pool .*FAIL",
+                     done.stdout), done.stdout
+    done = run_kvperf(*common, "--gate", "async.rps>=1*single.rps", cwd=tmp_path)
+    assert done.returncode == 2 and "no series of this run is" in done.stderr, done.stderr
+
+
+def _manifest(root: Path, name: str, **fields: Any) -> None:
+    folder = root / "python" / name
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({
+        "name": name, "language": "python", "library": "fake", "version": "0",
+        "summary": "a fake for the installer's tests", "install": [],
+        "run": ["{python}", "-c", "pass"], **fields}))
+
+
+def test_install_failures_name_the_step_and_missing_runtimes_are_skipped_only_when_asked(
+        tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    _manifest(mine, "fake-failing-install", install=[
+        ["{python}", "-c", "print('step one ran')"],
+        ["{python}", "-c", "import sys; print('no wheel for this platform'); sys.exit(3)"]])
+    _manifest(mine, "fake-missing-runtime", requires=[["kvperf-no-such-runtime", "--version"]])
+    env = {"KVPERF_CLIENTS_CACHE": str(tmp_path / "cache")}
+    done = run_kvperf("clients", "install", "--clients-dir", mine, "fake-failing-install",
+                      cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stderr
+    assert "fake-failing-install: step 2/2:" in done.stderr
+    assert "failed (exit 3)" in done.stderr and "no wheel for this platform" in done.stderr
+    assert not list((tmp_path / "cache").glob("*/.installed"))  # no stamp: not installed
+    done = run_kvperf("clients", "install", "--clients-dir", mine, "fake-missing-runtime",
+                      cwd=tmp_path, env=env)
+    assert done.returncode == 1 and "kvperf-no-such-runtime not found" in done.stderr
+    (mine / "python" / "fake-failing-install" / "manifest.json").unlink()
+    for manifest in discover(shipped_dirs()).values():  # --all: the shipped ones, as installed
+        (tmp_path / "cache" / manifest.install_dir.name).symlink_to(manifest.install_dir)
+    done = run_kvperf("clients", "install", "--all", "--available", "--clients-dir", mine,
+                      "--clients-dir", FAKES, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "skipped fake-missing-runtime: kvperf-no-such-runtime not found" in done.stderr
+    assert "fake-crashing: installed" in done.stderr
+    assert "redis-py: already installed" in done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_transactions_and_incr_account_for_multi_exec_and_every_call(tmp_path: Path) -> None:
+    config = _config(tmp_path, commands=["MULTI_EXEC_5", "INCR"], requests=[2000],
+                     warmup=[1])
+    done = run_kvperf("run", "--config", config, "--client", "valkey-glide", "--no-db",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tx, incr = read_metrics(tmp_path / "results")
+    counted = tx["harness"]["accounting"]
+    assert set(counted) == {"set", "multi", "exec"}, counted
+    assert counted["multi"]["reported"] == counted["multi"]["server"] == 2000 // 5 + \
+        tx["harness"]["warmup"]["MULTI"]
+    assert counted["set"]["reported"] == counted["set"]["server"]
+    assert incr["harness"]["accounting"]["incr"]["reported"] == \
+        incr["harness"]["accounting"]["incr"]["server"] > 2000
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_sigint_during_a_harness_kills_its_process_group_and_exits_130(tmp_path: Path) -> None:
+    env = {**os.environ, "KVPERF_CLIENTS_CACHE": str(tmp_path / "cache")}
+    done = run_kvperf("clients", "install", "--clients-dir", FAKES, "fake-hanging",
+                      cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    proc = subprocess.Popen([str(KVPERF), "run", "--config", str(_config(tmp_path)),
+                             "--client", "fake-hanging", "--clients-dir", str(FAKES),
+                             "--no-db"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("results/*/trials/*/scratch/pids")):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    (pids,) = tmp_path.glob("results/*/trials/*/scratch/pids")
+    time.sleep(0.5)  # the grandchild started too
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err
+    _gone(pids)

@@ -1,0 +1,57 @@
+"""Client lines: a client × workload over its runs, ratios to kvload's line on the same
+workload (analysis/clients.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvperf.analysis.clients import client_lines
+from kvperf.results.row import Row
+
+
+def _row(rps: float, cpu: float, harness: dict[str, Any] | None = None,
+         command: str = "SET") -> Row:
+    client_set = ({"client": harness["name"], "concurrency": harness["model"]}
+                  if harness else None)
+    return Row(command=command, data_size=100, pipeline=1, clients=1, requests=1000,
+               duration=None, keyspacelen=1000, warmup=0, tls=False, io_threads=None,
+               config_set=client_set, rps=rps, status="ok", tool="kvload",
+               tool_version="0.1.0", client={"client_cpu_us_per_request": cpu},
+               server={"cpu_us_per_request": 10.0}, harness=harness)  # type: ignore[typeddict-item]
+
+
+PY = {"name": "redis-py", "version": "8.1.0", "model": "single", "max_rss_kib": 2048,
+      "allocations": {"per_op": 0.5, "unit": "blocks", "source": "x"}}
+
+
+def test_each_client_gets_its_ratios_to_kvload_on_the_same_workload() -> None:
+    rows = [_row(40_000, 10.0), _row(10_000, 120.0, PY), _row(12_000, 100.0, PY),
+            _row(20_000, 12.0, command="GET"), _row(5_000, 60.0, PY, "GET")]
+    lines = client_lines(rows, lambda r: None)
+    assert [(ln.workload, ln.client, ln.runs) for ln in lines] == [
+        ("SET d=100 P=1 c=1", "kvload 0.1.0", 1),
+        ("SET d=100 P=1 c=1", "redis-py 8.1.0 single", 2),
+        ("GET d=100 P=1 c=1", "kvload 0.1.0", 1),
+        ("GET d=100 P=1 c=1", "redis-py 8.1.0 single", 1)]
+    kvload, py = lines[0], lines[1]
+    assert kvload.rps_ratio is None and py.rps == 11_000 and py.rps_ratio == 11_000 / 40_000
+    assert py.cpu_ratio == 110.0 / 10.0 and py.rss_mib == 2.0
+    assert py.allocations == "0.50 blocks" and lines[3].rps_ratio == 0.25
+
+
+def test_no_client_rows_no_lines_and_no_kvload_no_ratio() -> None:
+    assert client_lines([_row(40_000, 10.0)], lambda r: None) == []
+    (line,) = client_lines([_row(10_000, 120.0, PY)], lambda r: None)
+    assert line.rps_ratio is None and line.cpu_ratio is None
+
+
+def test_a_client_series_is_described_with_its_label_however_config_set_is_held() -> None:
+    """Rows hold config_set as a dict, group keys as pairs, the store as JSON text (history)."""
+    from kvperf.analysis.comparison import describe_group
+
+    held = {"client": "redis-py", "concurrency": "pool"}
+    for config_set in (held, tuple(sorted(held.items())),
+                       '{"client":"redis-py","concurrency":"pool"}'):
+        key = (("command", "SET"), ("data_size", 100), ("config_set", config_set))
+        assert describe_group(key) == "SET d=100 redis-py:pool"
+    assert describe_group((("command", "SET"), ("config_set", "not json"))) == "SET"

@@ -1,0 +1,75 @@
+"""Manifests: the shipped ones load, placeholders expand, stamps decide "installed", and
+every mistake names the key (clients/manifest.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.clients.manifest import CACHE_ENV, discover, parse_manifest, select, shipped_dirs
+from kvperf.core.errors import ConfigError, UsageError
+
+GOOD: dict[str, Any] = {
+    "name": "mine", "language": "python", "library": "lib", "version": "1.0",
+    "summary": "s", "install": [["{python}", "-m", "venv", "{install}/venv"]],
+    "run": ["{install}/venv/bin/python", "{src}/h.py"], "env": {"X": "{cache}/x"}}
+
+
+def _write(root: Path, data: dict[str, Any], language: str = "python") -> Path:
+    folder = root / language / data["name"]
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps(data))
+    return folder
+
+
+def test_the_shipped_python_harnesses_load() -> None:
+    known = discover(shipped_dirs())
+    assert {"redis-py", "redis-py-asyncio", "valkey-glide"} <= set(known)
+    for manifest in known.values():
+        assert (manifest.folder / "manifest.json").is_file()
+
+
+def test_placeholders_expand_and_the_stamp_decides_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    folder = _write(tmp_path, GOOD)
+    (manifest,) = discover([tmp_path]).values()
+    assert manifest.expand(manifest.install[0]) == (
+        sys.executable, "-m", "venv", f"{manifest.install_dir}/venv")
+    assert manifest.install_dir.name == f"mine-{manifest.digest[:12]}"
+    assert manifest.expand(manifest.run)[1] == f"{folder.resolve()}/h.py"
+    assert manifest.environment({})["X"] == f"{tmp_path}/cache/x"
+    assert not manifest.installed
+    manifest.install_dir.mkdir(parents=True)
+    manifest.stamp.write_text("another hash\n")
+    assert not manifest.installed
+    manifest.stamp.write_text(manifest.digest + "\n")
+    assert manifest.installed
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"name": "Bad Name"}, "name 'Bad Name'"),
+    ({"language": "cobol"}, "language 'cobol'"),
+    ({"run": []}, "run must be a non-empty list"),
+    ({"install": [["{nope}"]]}, "install[0]: unknown placeholder {nope}"),
+    ({"extra": 1}, "unknown key 'extra'"),
+    ({"version": ""}, "'version' must be a non-empty string"),
+])
+def test_a_bad_manifest_names_the_key(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("{", r"\{")):
+        parse_manifest(json.dumps({**GOOD, **change}).encode(), Path("."))
+
+
+def test_a_name_used_twice_and_an_unknown_name_are_refused(tmp_path: Path) -> None:
+    _write(tmp_path / "a", GOOD)
+    _write(tmp_path / "b", GOOD, "go")
+    with pytest.raises(ConfigError, match="'mine' is also used by"):
+        discover([tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(UsageError, match="unknown client 'other'; known clients: mine"):
+        select(discover([tmp_path / "a"]), ["other"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        discover([tmp_path / "missing"])

@@ -1,0 +1,76 @@
+"""The config → workload spec mapping and its refusals (clients/workload.py), and the
+result's accounting against INFO commandstats (clients/result.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+
+import pytest
+
+from kvperf.clients.result import ResultError, accounting, parse
+from kvperf.clients.workload import deadline, unsupported, workload
+from kvperf.core.kinds import Concurrency
+from kvperf.server.resp import Endpoint
+from kvperf.server.stats import CommandStat
+from tests.unit.clients.test_schema import _doc_examples, trial
+
+
+def test_commands_map_to_ratios_batches_and_transactions() -> None:
+    end = Endpoint("127.0.0.1", 7000)
+    mix = workload(trial("MIX_READ_HEAVY", 4), Concurrency.POOL, end)
+    assert mix["commands"] == [{"command": "SET", "ratio": 1}, {"command": "GET", "ratio": 10}]
+    assert (mix["pipeline"], mix["transaction"]) == (4, False)
+    tx = workload(trial("MULTI_EXEC_5"), Concurrency.SINGLE, end)
+    assert tx["commands"] == [{"command": "SET", "ratio": 1}]
+    assert (tx["pipeline"], tx["transaction"]) == (5, True)
+    assert (tx["duration_s"], tx["requests"], tx["warmup_s"]) == (5, None, 1)
+    assert deadline(tx) == 1 + 5 + 60
+
+
+@pytest.mark.parametrize(("command", "pipeline", "clients", "model", "key"), [
+    ("LPUSH", 1, 1, Concurrency.SINGLE, "commands 'LPUSH'"),
+    ("MULTI_EXEC_5", 4, 1, Concurrency.SINGLE, "pipelines 4"),
+    ("SET", 1, 8, Concurrency.SINGLE, "clients 8 with concurrency single"),
+])
+def test_what_the_contract_cannot_say_is_refused_naming_the_key(
+        command: str, pipeline: int, clients: int, model: Concurrency, key: str) -> None:
+    reason = unsupported(trial(command, pipeline, clients), model)
+    assert reason is not None and reason.startswith(key), reason
+    cluster = trial()
+    cluster = replace(cluster, server=replace(cluster.server, cluster_mode=True))
+    assert (unsupported(cluster, Concurrency.SINGLE) or "").startswith("cluster_mode")
+
+
+def _result(set_ops: int, get_ops: int) -> str:
+    document = copy.deepcopy(_doc_examples()["kvperf-client-result"])
+    document["commands"]["SET"]["ops"] = set_ops
+    document["commands"]["GET"]["ops"] = get_ops
+    document["warmup"] = {"SET": 10, "GET": 100}
+    return json.dumps(document)
+
+
+SPEC = {"commands": [{"command": "SET", "ratio": 1}, {"command": "GET", "ratio": 10}]}
+
+
+def test_accounting_passes_within_one_percent_and_names_a_gap_beyond() -> None:
+    found = parse(_result(1000, 10000), SPEC)
+    stats = {"set": CommandStat(calls=1010), "get": CommandStat(calls=10100 + 100),
+             "client|setinfo": CommandStat(calls=2)}
+    table, problem = accounting(found, stats)
+    assert problem is None and table["get"] == {"reported": 10100, "server": 10200}
+    stats["set"] = CommandStat(calls=1064)  # the harness dropped 5% of its SETs
+    _, problem = accounting(found, stats)
+    assert problem is not None and "1064 SET calls" in problem and "+54 (+5.3%)" in problem
+
+
+def test_a_result_that_is_not_json_or_not_the_specs_commands_is_refused() -> None:
+    with pytest.raises(ResultError, match="not one JSON document"):
+        parse("SET 1000\n", SPEC)
+    with pytest.raises(ResultError, match="printed nothing"):
+        parse("", SPEC)
+    with pytest.raises(ResultError, match=r"reported commands \['GET', 'SET'\], the spec "):
+        parse(_result(1, 1), {"commands": [{"command": "INCR", "ratio": 1}]})
+    with pytest.raises(ResultError, match="schema"):
+        parse(json.dumps({"format": "kvperf-client-result"}), SPEC)
