@@ -9,7 +9,7 @@ resets the server's stats, runs the harness and checks
 One line per check: `PASS|FAIL|SKIP <spec> <check>: <detail>`. Exit 0 when nothing failed.
 
   check_harness.py --manifest clients/go/go-redis/manifest.json --install-dir DIR --port 6390
-  check_harness.py --run node clients/node/ioredis/harness.js -- --port 6390   (explicit argv)
+  check_harness.py --run 'node /abs/clients/node/ioredis/harness.js' --port 6390
   check_harness.py --manifest … --bench 5     SET P=1 single: ops/s, p99, noop cost %
 
 A harness that exits 2 (a model it does not support) is reported as SKIP for that spec.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -382,7 +383,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--manifest", type=Path, help="a harness's manifest.json")
-    src.add_argument("--run", nargs="+", help="the harness argv (the spec path is appended)")
+    src.add_argument("--run", help="the harness command line, split like a shell would "
+                     "(the spec path is appended)")
     ap.add_argument("--install-dir", type=Path, help="{install} (with --manifest)")
     ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache/kvperf/clients")
     ap.add_argument("--install", action="store_true", help="run the manifest's install steps first")
@@ -403,7 +405,7 @@ def main(argv: list[str]) -> int:
             raise SystemExit("--manifest needs --install-dir")
         cmd, env = from_manifest(args.manifest, args.install_dir, args.cache_dir, args.install)
     else:
-        cmd, env = args.run, dict(os.environ)
+        cmd, env = shlex.split(args.run), dict(os.environ)
     password = env.get("KVPERF_CLIENT_PASSWORD")
     server = Server(args.host, args.port, password)
     report = Report()
