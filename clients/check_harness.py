@@ -21,6 +21,7 @@ import json
 import os
 import shlex
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -37,11 +38,24 @@ RESULT_FORMAT = "kvperf-client-result"
 
 # ---------------------------------------------------------------- server (raw RESP over a socket)
 
+@dataclass(frozen=True)
+class Tls:
+    ca_file: str | None
+    cert_file: str | None
+    key_file: str | None
+
+
 class Server:
     """A minimal RESP2 connection: enough to preload, reset stats and read commandstats."""
 
-    def __init__(self, host: str, port: int, password: str | None) -> None:
-        self.sock = socket.create_connection((host, port), timeout=10)
+    def __init__(self, host: str, port: int, password: str | None, tls: Tls | None = None) -> None:
+        sock = socket.create_connection((host, port), timeout=10)
+        if tls:
+            ctx = ssl.create_default_context(cafile=tls.ca_file)
+            if tls.cert_file:
+                ctx.load_cert_chain(tls.cert_file, tls.key_file)
+            sock = ctx.wrap_socket(sock, server_hostname=host)
+        self.sock = sock
         self.buf = b""
         if password:
             self.call("AUTH", password)
@@ -114,11 +128,16 @@ def encode(args: tuple[str | bytes, ...]) -> bytes:
 
 # ---------------------------------------------------------------- specs
 
-def make_spec(host: str, port: int, name: str, **over: Any) -> dict[str, Any]:
+def endpoint(host: str, port: int, tls: Tls | None) -> dict[str, Any]:
+    return {"host": host, "port": port, "tls": tls is not None,
+            "ca_file": tls and tls.ca_file, "cert_file": tls and tls.cert_file,
+            "key_file": tls and tls.key_file}
+
+
+def make_spec(ep: dict[str, Any], name: str, **over: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "format": "kvperf-client-workload", "version": 1,
-        "endpoint": {"host": host, "port": port, "tls": False,
-                     "ca_file": None, "cert_file": None, "key_file": None},
+        "endpoint": ep,
         "commands": [{"command": "SET", "ratio": 1}, {"command": "GET", "ratio": 10}],
         "keys": {"prefix": "key:", "count": 1000, "pattern": "random"},
         "value_size": 100, "pipeline": 1, "transaction": False,
@@ -131,27 +150,27 @@ def make_spec(host: str, port: int, name: str, **over: Any) -> dict[str, Any]:
     return spec
 
 
-def check_specs(host: str, port: int, workers: int) -> list[dict[str, Any]]:
+def check_specs(ep: dict[str, Any], workers: int) -> list[dict[str, Any]]:
     single = {"model": "single", "workers": 1}
     pool = {"model": "pool", "workers": workers}
     aio = {"model": "async", "workers": workers}
     incr = [{"command": "SET", "ratio": 1}, {"command": "GET", "ratio": 1},
             {"command": "INCR", "ratio": 1}]
     return [
-        make_spec(host, port, "single-p1", concurrency=single),
-        make_spec(host, port, "single-p10", concurrency=single, pipeline=10),
-        make_spec(host, port, "single-p10-tx", concurrency=single, pipeline=10, transaction=True),
-        make_spec(host, port, "single-p1-tx", concurrency=single, transaction=True),
-        make_spec(host, port, "single-incr-seq", commands=incr,
+        make_spec(ep, "single-p1", concurrency=single),
+        make_spec(ep, "single-p10", concurrency=single, pipeline=10),
+        make_spec(ep, "single-p10-tx", concurrency=single, pipeline=10, transaction=True),
+        make_spec(ep, "single-p1-tx", concurrency=single, transaction=True),
+        make_spec(ep, "single-incr-seq", commands=incr,
                   keys={"prefix": "key:", "count": 1000, "pattern": "sequential"}),
-        make_spec(host, port, "single-duration", requests=None, duration_s=1.0),
-        make_spec(host, port, "pool-p1", concurrency=pool),
-        make_spec(host, port, "pool-p10", concurrency=pool, pipeline=10),
-        make_spec(host, port, "pool-p10-tx", concurrency=pool, pipeline=10, transaction=True),
-        make_spec(host, port, "async-p1", concurrency=aio),
-        make_spec(host, port, "async-p10", concurrency=aio, pipeline=10),
-        make_spec(host, port, "async-p10-tx", concurrency=aio, pipeline=10, transaction=True),
-        make_spec(host, port, "single-noop", noop=True),
+        make_spec(ep, "single-duration", requests=None, duration_s=1.0),
+        make_spec(ep, "pool-p1", concurrency=pool),
+        make_spec(ep, "pool-p10", concurrency=pool, pipeline=10),
+        make_spec(ep, "pool-p10-tx", concurrency=pool, pipeline=10, transaction=True),
+        make_spec(ep, "async-p1", concurrency=aio),
+        make_spec(ep, "async-p10", concurrency=aio, pipeline=10),
+        make_spec(ep, "async-p10-tx", concurrency=aio, pipeline=10, transaction=True),
+        make_spec(ep, "single-noop", noop=True),
     ]
 
 
@@ -320,14 +339,34 @@ def check_one(server: Server, argv: list[str], spec: dict[str, Any], env: dict[s
                    f"{ops} measured commands, spec asked {spec['requests']}")
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def check_failures(argv: list[str], ep: dict[str, Any], env: dict[str, str], report: Report) -> None:
+    """An unreachable server exits 1 and an unknown model exits 2, each with a one-line reason."""
+    dead = dict(ep, host="127.0.0.1", port=free_port(), tls=False)
+    cases = [("unreachable", make_spec(dead, "unreachable"), 1),
+             ("bad-model", make_spec(ep, "bad-model", concurrency={"model": "telepathy", "workers": 1}), 2)]
+    for name, spec, code in cases:
+        run = run_harness(argv, spec, env, timeout=60)
+        lines = [line for line in run.stderr.strip().splitlines() if line.strip()]
+        ok = run.rc == code and run.result is None and bool(lines)
+        extra = f" (+{len(lines) - 1} earlier stderr lines)" if len(lines) > 1 else ""
+        detail = run.error or f"exit {run.rc} in {run.wall_s:.1f} s: {lines[-1] if lines else '(no reason)'}{extra}"
+        report.add("PASS" if ok else "FAIL", name, f"exit-{code}", detail)
+
+
 # ---------------------------------------------------------------- bench (README numbers)
 
-def bench(server: Server, argv: list[str], env: dict[str, str], host: str, port: int,
+def bench(server: Server, argv: list[str], env: dict[str, str], ep: dict[str, Any],
           seconds: float) -> dict[str, float]:
     setp1 = [{"command": "SET", "ratio": 1}]
     out: dict[str, float] = {}
     for noop in (False, True):
-        spec = make_spec(host, port, "bench", commands=setp1, requests=None, duration_s=seconds,
+        spec = make_spec(ep, "bench", commands=setp1, requests=None, duration_s=seconds,
                          warmup_s=1.0, noop=noop)
         server.preload("key:", 1000, 100)
         run = run_harness(argv, spec, env, timeout=seconds + 120)
@@ -390,8 +429,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--install", action="store_true", help="run the manifest's install steps first")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=6379)
+    ap.add_argument("--tls", action="store_true", help="the server speaks TLS on --port")
+    ap.add_argument("--ca-file")
+    ap.add_argument("--cert-file")
+    ap.add_argument("--key-file")
     ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--only", nargs="*", help="spec names to run (default: all)")
+    ap.add_argument("--only", nargs="*",
+                    help="spec names to run (default: all; 'failures' = the exit-code checks)")
     ap.add_argument("--bench", type=float, metavar="SECONDS",
                     help="also measure SET P=1 single (and its noop) for SECONDS each")
     ap.add_argument("--no-checks", action="store_true", help="with --bench: skip the checks")
@@ -407,14 +451,18 @@ def main(argv: list[str]) -> int:
     else:
         cmd, env = shlex.split(args.run), dict(os.environ)
     password = env.get("KVPERF_CLIENT_PASSWORD")
-    server = Server(args.host, args.port, password)
+    tls = Tls(args.ca_file, args.cert_file, args.key_file) if args.tls else None
+    server = Server(args.host, args.port, password, tls)
+    ep = endpoint(args.host, args.port, tls)
     report = Report()
     if not args.no_checks:
-        for spec in check_specs(args.host, args.port, args.workers):
+        for spec in check_specs(ep, args.workers):
             if not args.only or spec["_name"] in args.only:
                 check_one(server, cmd, spec, env, report)
+        if not args.only or "failures" in args.only:
+            check_failures(cmd, ep, env, report)
     if args.bench:
-        bench(server, cmd, env, args.host, args.port, args.bench)
+        bench(server, cmd, env, ep, args.bench)
     print(f"{'FAILED' if report.failed else 'OK'}: {report.failed} failed check(s)")
     return 1 if report.failed else 0
 

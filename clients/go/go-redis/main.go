@@ -93,6 +93,12 @@ func (c *conn) Batch(cmds []kit.Cmd, tx bool, errs []error) {
 	}
 }
 
+// quiet drops go-redis's own log lines (dial retries…): the harness reports failures itself.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...interface{}) {}
+
 func main() {
+	redis.SetLogger(quiet{})
 	kit.Main(kit.Client{Name: "go-redis", Library: "go-redis", Module: "github.com/redis/go-redis/v9"}, open)
 }

@@ -380,15 +380,20 @@ final class Kit {
         PrintStream out = System.out;
         if (args.length != 1) fail(2, "usage: Harness SPEC.json");
         Workload wl;
-        Driver driver;
         try {
             wl = new Workload(loadSpec(args[0]));
+        } catch (Refusal r) {
+            fail(2, r.getMessage());
+            return;
+        }
+        Driver driver;
+        try {
             driver = open.apply(wl);
         } catch (Refusal r) {
             fail(2, r.getMessage());
             return;
         } catch (Exception e) {
-            fail(1, "cannot reach the server: " + rootMessage(e));
+            fail(1, "cannot reach " + wl.spec.host + ":" + wl.spec.port + ": " + rootMessage(e));
             return;
         }
         String result;
@@ -407,7 +412,7 @@ final class Kit {
     static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null) t = t.getCause();
-        return (e == t ? "" : e.getMessage() + ": ") + t;
+        return t.getClass().getSimpleName() + ": " + t.getMessage();
     }
 
     static void fail(int code, String msg) {
