@@ -192,7 +192,7 @@ def run_harness(argv: list[str], spec: dict[str, Any], env: dict[str, str], time
         path.write_text(json.dumps(body))
         start = time.monotonic()
         try:
-            proc = subprocess.run(argv + [str(path)], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+            proc = subprocess.run([*argv, str(path)], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return Run(-1, None, "", time.monotonic() - start, f"timed out after {timeout:.0f} s")
@@ -276,7 +276,8 @@ def check_histograms(res: dict[str, Any]) -> list[str]:
             problems.append(f"{name}: does not decode ({exc})")
             continue
         if hist.get_total_count() != entry["ops"]:
-            problems.append(f"{name}: histogram count {hist.get_total_count()} != ops {entry['ops']}")
+            count = hist.get_total_count()
+            problems.append(f"{name}: histogram count {count} != ops {entry['ops']}")
     return problems
 
 
@@ -345,17 +346,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def check_failures(argv: list[str], ep: dict[str, Any], env: dict[str, str], report: Report) -> None:
-    """An unreachable server exits 1 and an unknown model exits 2, each with a one-line reason."""
+def check_failures(argv: list[str], ep: dict[str, Any], env: dict[str, str],
+                   report: Report) -> None:
+    """An unreachable server exits 1 and an unknown model exits 2, each with a reason on stderr."""
     dead = dict(ep, host="127.0.0.1", port=free_port(), tls=False)
+    telepathy = {"model": "telepathy", "workers": 1}
     cases = [("unreachable", make_spec(dead, "unreachable"), 1),
-             ("bad-model", make_spec(ep, "bad-model", concurrency={"model": "telepathy", "workers": 1}), 2)]
+             ("bad-model", make_spec(ep, "bad-model", concurrency=telepathy), 2)]
     for name, spec, code in cases:
         run = run_harness(argv, spec, env, timeout=60)
         lines = [line for line in run.stderr.strip().splitlines() if line.strip()]
         ok = run.rc == code and run.result is None and bool(lines)
         extra = f" (+{len(lines) - 1} earlier stderr lines)" if len(lines) > 1 else ""
-        detail = run.error or f"exit {run.rc} in {run.wall_s:.1f} s: {lines[-1] if lines else '(no reason)'}{extra}"
+        reason = lines[-1] if lines else "(no reason)"
+        detail = run.error or f"exit {run.rc} in {run.wall_s:.1f} s: {reason}{extra}"
         report.add("PASS" if ok else "FAIL", name, f"exit-{code}", detail)
 
 
@@ -371,7 +375,8 @@ def bench(server: Server, argv: list[str], env: dict[str, str], ep: dict[str, An
         server.preload("key:", 1000, 100)
         run = run_harness(argv, spec, env, timeout=seconds + 120)
         if run.result is None:
-            raise SystemExit(f"bench run failed: exit {run.rc}: {run.stderr.strip()[-300:]}")
+            print(f"bench run failed: exit {run.rc}: {run.stderr.strip()[-300:]}", file=sys.stderr)
+            sys.exit(1)
         entry = run.result["commands"]["SET"]
         per_op = run.result["duration_s"] / entry["ops"]
         if noop:
@@ -398,6 +403,20 @@ def expand(text: str, values: dict[str, str]) -> str:
     return text
 
 
+def run_step(kind: str, argv: list[str], env: dict[str, str], cwd: Path | None) -> None:
+    """One requires/install step; a failure exits 2 showing the step's output tail."""
+    try:
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+    except FileNotFoundError:
+        print(f"{kind} step failed: {argv[0]} not found ({' '.join(argv)})", file=sys.stderr)
+        sys.exit(2)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+        print(f"{kind} step failed (exit {proc.returncode}): {' '.join(argv)}", *tail,
+              sep="\n", file=sys.stderr)
+        sys.exit(2)
+
+
 def from_manifest(path: Path, install_dir: Path, cache_dir: Path, do_install: bool
                   ) -> tuple[list[str], dict[str, str]]:
     manifest = json.loads(path.read_text())
@@ -406,14 +425,12 @@ def from_manifest(path: Path, install_dir: Path, cache_dir: Path, do_install: bo
     env = dict(os.environ)
     env.update({k: expand(v, values) for k, v in manifest.get("env", {}).items()})
     for step in manifest.get("requires", []):
-        subprocess.run([expand(a, values) for a in step], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
+        run_step("requires", [expand(a, values) for a in step], env, None)
     if do_install:
         install_dir.mkdir(parents=True, exist_ok=True)
         start = time.monotonic()
         for step in manifest["install"]:
-            argv = [expand(a, values) for a in step]
-            subprocess.run(argv, check=True, env=env, cwd=install_dir)
+            run_step("install", [expand(a, values) for a in step], env, install_dir)
         print(f"INSTALL {manifest['name']}: {time.monotonic() - start:.1f} s", flush=True)
     return [expand(a, values) for a in manifest["run"]], env
 
@@ -446,7 +463,8 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.manifest:
         if args.install_dir is None:
-            raise SystemExit("--manifest needs --install-dir")
+            print("--manifest needs --install-dir", file=sys.stderr)
+            return 2
         cmd, env = from_manifest(args.manifest, args.install_dir, args.cache_dir, args.install)
     else:
         cmd, env = shlex.split(args.run), dict(os.environ)
