@@ -75,6 +75,7 @@ function prng(seed) {
   };
 }
 
+const STALL_MS = 5000;
 const RESOLVED = Promise.resolve(null);
 function noop() {
   return RESOLVED;
@@ -137,6 +138,7 @@ class Worker {
         await conn.batch(this.opBuf, this.keyBuf, n, tx, errs);
       }
       const t1 = performance.now();
+      if (t1 - t0 >= STALL_MS) this.checkStall(n);
       done += n;
       if (measure) {
         this.record(n, t1 - t0);
@@ -145,6 +147,17 @@ class Worker {
         this.countWarmup(n);
       }
       if (deadline && t1 >= deadline) break;
+    }
+  }
+
+  // A call failing after STALL_MS means the server stopped answering (the libraries' timeouts are
+  // 10 s): exit 1 rather than time out once per remaining request.
+  checkStall(n) {
+    for (let j = 0; j < n; j++) {
+      if (this.errs[j] && !this.wl.spec.noop) {
+        const ep = this.wl.spec.endpoint;
+        fail(1, `server ${ep.host}:${ep.port} stopped answering: ${this.errs[j].message || this.errs[j]}`);
+      }
     }
   }
 

@@ -8,6 +8,7 @@ require "zlib"
 
 module KvperfHarness
   OPS = %w[SET GET INCR].freeze
+  STALL_US = 5_000_000
   SET = 0
   GET = 1
   INCR = 2
@@ -185,6 +186,7 @@ module KvperfHarness
           @conn.batch(@batch_ops, @batch_keys, n, @transaction, @errs)
         end
         t1 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        check_stall(n) if t1 - t0 >= STALL_US
         done += n
         if measure
           record(n, t1 - t0)
@@ -198,6 +200,16 @@ module KvperfHarness
     end
 
     private
+
+    # A call failing after STALL_US: the server stopped answering (the timeouts are 10 s).
+    def check_stall(n)
+      n.times do |j|
+        next unless @errs[j] && !@noop
+
+        ep = @wl.spec["endpoint"]
+        KvperfHarness.fail(1, "server #{ep['host']}:#{ep['port']} stopped answering: #{@errs[j].message}")
+      end
+    end
 
     def connection_error?(err)
       defined?(Redis::BaseConnectionError) && err.is_a?(Redis::BaseConnectionError)
@@ -329,7 +341,13 @@ module KvperfHarness
       ep = wl.spec["endpoint"]
       fail(1, "cannot reach #{ep['host']}:#{ep['port']}: #{e.message}")
     end
-    res = run_workers(wl, conns)
+    Thread.report_on_exception = false
+    res = begin
+      run_workers(wl, conns)
+    rescue StandardError => e
+      ep = wl.spec["endpoint"]
+      fail(1, "lost the server #{ep['host']}:#{ep['port']}: #{e.class}: #{e.message}")
+    end
     res["client"] = client
     $stdout.write(JSON.generate(res) + "\n")
   rescue Refusal => e

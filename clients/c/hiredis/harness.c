@@ -17,6 +17,7 @@
 #include "hdr.h"
 
 enum { SET, GET, INCR, NOPS };
+#define STALL_S 5.0
 static const char *OP_NAMES[NOPS] = {"SET", "GET", "INCR"};
 
 typedef struct {
@@ -269,6 +270,15 @@ static void call_batch(worker_t *w, int n) {
     freeReplyObject(r);
 }
 
+/* A call failing after STALL_S: the server stopped answering (the read timeout is 10 s). */
+static void check_stall(worker_t *w, int n) {
+    for (int j = 0; j < n; j++)
+        if (w->errs[j] && !S.noop) {
+            fprintf(stderr, "server %s:%d stopped answering: %s\n", S.host, S.port, w->first_error);
+            exit(1);
+        }
+}
+
 static void record(worker_t *w, int n, double seconds) {
     int64_t us = (int64_t)(seconds * 1e6);
     long long per[NOPS] = {0};
@@ -297,6 +307,7 @@ static void phase(worker_t *w, int measure, double deadline, long long limit) {
         else if (single) call_one(w);
         else call_batch(w, n);
         double t1 = now();
+        if (t1 - t0 >= STALL_S) check_stall(w, n);
         done += n;
         if (measure) {
             record(w, n, t1 - t0);

@@ -29,6 +29,7 @@ import org.HdrHistogram.Histogram;
 final class Kit {
     static final int SET = 0, GET = 1, INCR = 2;
     static final String[] OPS = {"SET", "GET", "INCR"};
+    static final long STALL_NANOS = 5_000_000_000L;
 
     private Kit() {}
 
@@ -274,6 +275,7 @@ final class Kit {
 
         /** Books the batch that just completed; true when the worker is finished. */
         private boolean complete(long t1) {
+            if (t1 - t0 >= STALL_NANOS) checkStall();
             done += n;
             if (measuring) {
                 record(t1 - t0);
@@ -292,6 +294,15 @@ final class Kit {
                 return limit == 0;
             }
             return false;
+        }
+
+        /** A call failing after STALL_NANOS: the server stopped answering (timeouts are 10 s). */
+        private void checkStall() {
+            for (int j = 0; j < n; j++) {
+                if (errs[j] != null && !s.noop) {
+                    fail(1, "server " + s.host + ":" + s.port + " stopped answering: " + errs[j]);
+                }
+            }
         }
 
         private void record(long nanos) {

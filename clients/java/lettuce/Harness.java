@@ -9,6 +9,7 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.TransactionResult;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
@@ -67,6 +68,7 @@ public final class Harness {
         if (s.password != null && !s.password.isEmpty()) uri.withPassword(s.password.toCharArray());
         RedisClient c = RedisClient.create(uri.build());
         ClientOptions.Builder opts = ClientOptions.builder().autoReconnect(false)
+                .timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(10)))
                 .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(5)).build());
         if (s.tls) {
             SslOptions.Builder ssl = SslOptions.builder();

@@ -7,7 +7,8 @@ const { main, refuse, SET, GET } = require("../kit");
 
 function clientOptions(wl) {
   const ep = wl.spec.endpoint;
-  const socket = { host: ep.host, port: ep.port, connectTimeout: 5000, reconnectStrategy: false };
+  const socket = { host: ep.host, port: ep.port, connectTimeout: 5000, socketTimeout: 10000,
+                   reconnectStrategy: false };
   if (wl.tls) Object.assign(socket, wl.tls, { tls: true });
   return { socket, password: wl.password || undefined };
 }
