@@ -161,7 +161,52 @@ module KvperfHarness
 
     # Runs until deadline_us (if > 0) or limit commands (if >= 0).
     def phase(measure, deadline_us, limit)
-      single = @pipeline == 1 && !@transaction
+      return phase_single(measure, deadline_us, limit) if @pipeline == 1 && !@transaction
+
+      phase_batches(measure, deadline_us, limit)
+    end
+
+    # Pipeline 1 without transactions, the case the noop target is set for: the same steps as
+    # phase_batches with the batch bookkeeping left out.
+    def phase_single(measure, deadline_us, limit)
+      conn = @conn
+      noop_run = @noop
+      done = 0
+      while limit.negative? || done < limit
+        draw(0)
+        op = @batch_ops[0]
+        key = @batch_keys[0]
+        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        if noop_run
+          noop(op, key)
+        else
+          begin
+            conn.call(op, key)
+            @errs[0] = nil
+          rescue StandardError => e
+            raise if connection_error?(e)
+
+            @errs[0] = e
+          end
+        end
+        t1 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        check_stall(1) if t1 - t0 >= STALL_US
+        done += 1
+        if !measure
+          @warm[op] += 1
+        elsif noop_run || !@errs[0]
+          @ops[op] += 1
+          @hist[op].record(t1 - t0, 1)
+          @end_us = t1
+        else
+          record(1, t1 - t0)
+          @end_us = t1
+        end
+        break if deadline_us.positive? && t1 >= deadline_us
+      end
+    end
+
+    def phase_batches(measure, deadline_us, limit)
       done = 0
       while limit.negative? || done < limit
         n = limit.negative? ? @pipeline : [@pipeline, limit - done].min
@@ -173,15 +218,6 @@ module KvperfHarness
         t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
         if @noop
           noop(@batch_ops[0], @batch_keys[0])
-        elsif single
-          begin
-            @conn.call(@batch_ops[0], @batch_keys[0])
-            @errs[0] = nil
-          rescue StandardError => e
-            raise if connection_error?(e)
-
-            @errs[0] = e
-          end
         else
           @conn.batch(@batch_ops, @batch_keys, n, @transaction, @errs)
         end
@@ -217,12 +253,6 @@ module KvperfHarness
 
     def record(n, us)
       @tx += 1 if @transaction
-      if n == 1 && (@noop || !@errs[0])
-        op = @batch_ops[0]
-        @ops[op] += 1
-        @hist[op].record(us, 1)
-        return
-      end
       j = 0
       while j < n
         op = @batch_ops[j]
