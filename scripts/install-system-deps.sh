@@ -9,6 +9,8 @@
 #   - openssh-client/-server (`run --server-host ssh://…`: its test starts its own sshd by pid)
 #   - what building the memtier_benchmark oracle needs (tests/fixtures/memtier.py: autotools,
 #     g++, libevent with its OpenSSL part, zlib; its configure checks for nothing else)
+#   - the client harnesses of clients/ (issue 23): hiredis 0.14 and cJSON headers for the C
+#     harness (zlib above), Ruby with redis-rb 4.8 and its hiredis driver for the Ruby ones
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
@@ -19,7 +21,8 @@ BACKPORTS_PACKAGES=(valkey-server valkey-tools)
 MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
                valgrind linux-perf postgresql-15 xz-utils chromium iproute2
                openssh-client openssh-server
-               libevent-dev zlib1g-dev autoconf automake libtool)
+               libevent-dev zlib1g-dev autoconf automake libtool
+               libhiredis-dev libcjson-dev ruby ruby-redis ruby-hiredis)
 PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 
 need_root() {
