@@ -27,6 +27,7 @@ from kvperf.cli._modules import add_module_args, print_module_plan, print_module
 from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
+from kvperf.cli._rate_sweep import add_rate_sweep_args, print_rate_sweeps, rate_sweep_flags
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Measure, Mode
@@ -110,6 +111,7 @@ def add_parser(subparsers: Any) -> None:
     add_definition_args(p)
     add_module_args(p)
     add_disturbed_args(p, retry_default=False)
+    add_rate_sweep_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -129,7 +131,8 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), build=build_flags(args),
         store=writer_flags(args), remote=remote_flags(args),
-        definitions=definition_flags(args), interference=interference_flags(args)))
+        definitions=definition_flags(args), interference=interference_flags(args),
+        rate_sweep=rate_sweep_flags(args)))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
@@ -180,8 +183,10 @@ def _render(cli: Cli, done: MatrixRun) -> int:
         base = prepared.out_dir
         out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
     timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
-    for table in sweep_tables(sweeps(summary.rows)) if timed else []:
+    swept = [r for r in summary.rows if (r.get("sweep") or {}).get("role") != "point"]
+    for table in sweep_tables(sweeps(swept)) if timed else []:
         out.print(table)
+    print_rate_sweeps(out, summary.rows, prepared.out_dir, prepared.context.label)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")

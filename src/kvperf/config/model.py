@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.config.commands import CommandSpec
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.kinds import ProfileMode
 
 
@@ -61,6 +62,7 @@ class BenchmarkSpec:
     cluster_nodes: int = 3
     profiling: tuple[ProfileSettings | None, ...] = (None,)  # profiling_sets (None: not profiled)
     gates: tuple[str, ...] = ()  # KPI gates as written (analysis/gates.py parses them)
+    rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

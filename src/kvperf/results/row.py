@@ -55,6 +55,11 @@ Format versions (``kvperf_format``):
       client that ran several tests (its default suite, ``-t a,b``): each test's numbers by
       the tool's test name; the row's are the suite as one load (driver/benchmark_run.py).
       Absent elsewhere.
+      Also in 8: ``sweep`` on the rows of a rate sweep (``run --rate-sweep``,
+      results/sweep.py): the sweep's id, the row's role (the closed-loop ``saturation``
+      trial or an open-loop ``point``), the point's target rps and the knee rule. A point's
+      step is in ``config_set`` (``{"rate": "60%"}``): each point is a series. Absent
+      elsewhere.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ from kvperf.results.records import (
     ProfileRecord,
     ScenarioRecord,
 )
+from kvperf.results.sweep import SweepRecord
 
 FORMAT_VERSION = 8
 
@@ -198,6 +204,8 @@ class Row(TypedDict, total=False):
     side_label: str  # format 6: "valkey 8.0.1", a ref: the side as readers see it
     ab_seed: int
     ab_schedule: str
+    # a rate sweep's rows (results/sweep.py); absent from every other row
+    sweep: SweepRecord
 
 
 

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Protocol
 
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.core.secret import Secret
@@ -73,6 +74,7 @@ class RunOptions:
     # as *** in reprs
     password: Secret | None = None
     tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
+    rate_sweep: RateSweep | None = None  # --rate-sweep: every series swept (rate_sweep.py)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from kvperf.pipeline.run.logs import log_to
 from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunSummary
 from kvperf.pipeline.run.modules import ModuleRun, prepare_modules
 from kvperf.pipeline.run.prepare import prepare
+from kvperf.pipeline.run.rate_sweep import SweepBatch, sweeping
+from kvperf.pipeline.run.rate_sweep import check as check_sweep
 from kvperf.pipeline.run.runner import Runner, serve
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.world import World
@@ -59,6 +61,7 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
     if request.tree is not None and options.valkey_path is not None:
         build_tree(options.valkey_path, request.tree, world, hooks)
     prepared = prepare(options)
+    check_sweep(prepared)
     if request.dry_run:
         return MatrixRun(prepared)
     log_to(prepared.out_dir, echo=request.log_level)
@@ -66,10 +69,11 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
         hooks.serving(prepared)
         serve_until_interrupted(prepared, hooks.listening, world.launcher)
         return MatrixRun(prepared)
+    batch = SweepBatch(prepared) if sweeping(prepared) else None
     with (world.servers(request.remote) as launcher,
           live_store(request.store, world) as writer,
-          hooks.progress(len(prepared.trials)) as observer):
-        runner = Runner(prepared, observer, writer, launcher=launcher,
+          hooks.progress(len(batch.works()) if batch else len(prepared.trials)) as observer):
+        runner = Runner(batch or prepared, observer, writer, launcher=launcher,
                         policy=request.interference)
         try:
             summary = runner.execute()
