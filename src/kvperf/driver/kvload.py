@@ -132,6 +132,8 @@ class Kvload:
         report = log.with_name("kvload.json")
         bound = (["-n", str(load.requests)] if load.requests is not None
                  else ["--duration", str(load.duration)])
+        if load.settle:  # kvload's own warmup: the same connections and schedule go on
+            bound += ["--warmup", f"{load.settle:g}"]
         self._run(self.argv(load, target, bound, report), load, log, self._timeout(load),
                   target)
         return measurement_from(read_report(report)["tests"][0])

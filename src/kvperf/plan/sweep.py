@@ -3,7 +3,8 @@ saturation rps is known, its identity, and how long a sweep takes.
 
 A swept series runs as: its ordinary trial (the closed loop: the saturation rps), then one
 open-loop trial per step of the ladder — a percent of that rps, or an explicit rate — each
-``point_seconds`` long (after the series' warmup, at the same rate). A point's identity is
+``point_seconds`` long (after the series' warmup, at the same rate, and SETTLE_SECONDS of
+load inside the measured run). A point's identity is
 the series' and its step's (``60%``, ``50000/s``), never the resolved rate: the same point
 on two sides, or in two rounds, pairs even though their saturation differs.
 """
@@ -23,6 +24,9 @@ TRIAL_OVERHEAD_SECONDS = 1.0
 SEED_KEYS_PER_SECOND = 250_000
 REQUESTS_PER_SECOND = 100_000  # a request-bound trial's guess (closed loop, P=1)
 CONFIG_SET_KEY = "rate"  # the point's step in the row's config_set: one series per point
+# Seconds an open-loop point runs inside its measured kvload run before it counts: a fresh
+# run's first sends go out late (connections, the first wakeups), ~3% of a 1 s point's.
+SETTLE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def point_trial(base: Trial, step: Step, target: float, sweep: RateSweep) -> Tri
     """The open-loop trial of one point: the series' load at ``target`` rps for
     ``point_seconds``, the series' warmup before it (at the same rate)."""
     load = replace(base.load, rps=target, arrivals=sweep.arrivals, requests=None,
-                   duration=sweep.point_seconds)
+                   duration=sweep.point_seconds, settle=SETTLE_SECONDS)
     return replace(base, load=load)
 
 
@@ -75,7 +79,7 @@ def trial_seconds(trial: Trial) -> float:
                else (load.requests or 0) / REQUESTS_PER_SECOND)
     seeding = (load.keyspacelen / SEED_KEYS_PER_SECOND
                if load.command.seed is not Seed.NONE else 0.0)
-    return load.warmup + measure + seeding + TRIAL_OVERHEAD_SECONDS
+    return load.warmup + load.settle + measure + seeding + TRIAL_OVERHEAD_SECONDS
 
 
 def sweep_seconds(base: Trial, sweep: RateSweep) -> float:

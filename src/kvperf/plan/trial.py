@@ -44,6 +44,7 @@ class Load:
     cpus: tuple[int, ...] | None
     rps: float | None = None  # open loop: target requests/s (a rate sweep's point)
     arrivals: str | None = None  # the open loop's send times: "poisson" or "uniform"
+    settle: float = 0.0  # seconds of load inside the measured run before it counts (kvload)
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,7 @@ class PointWork:
         series["config_set"] = {**(series["config_set"] or {}),
                                 CONFIG_SET_KEY: self.step.label}
         series["trial_id"] = self.identity
+        _per_call(outcome)
         row = build_row(series, self.prepared.context, outcome, timestamp,
                         {"client": client_record(outcome.measurement)})
         record = _record(self.base, self.sweep, POINT, self.steps)
@@ -188,6 +189,15 @@ class PointWork:
         record["saturation_rps"] = self.saturation.rps
         row["sweep"] = record
         return row
+
+
+def _per_call(outcome: TrialOutcome) -> None:
+    """The server's CPU per request of a point over the calls it executed: its CPU seconds
+    include the settle inside the measured run, which the tool's request count leaves out."""
+    server = outcome.server
+    calls, cpu = server.get("calls"), server.get("cpu_seconds")
+    if calls and cpu is not None:
+        server["cpu_us_per_request"] = round(cpu / calls * 1e6, 4)
 
 
 @dataclass
