@@ -49,6 +49,7 @@ class CurvePoint:
     service: dict[str, float]
     percent: float | None = None
     runs: int = 1
+    client_saturated: bool = False  # the load tool used ≥ 90% of its CPU in some run
 
 
 @dataclass(frozen=True)

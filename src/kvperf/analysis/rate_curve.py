@@ -82,7 +82,8 @@ def curve_point(rows: Sequence[Row], histograms: Histograms) -> CurvePoint:
         achieved_rps=statistics.fmean(float(r.get("rps") or 0.0) for r in rows),
         corrected=_latency(rows, histograms, "corrected"),
         service=_latency(rows, histograms, "service"),
-        percent=first.get("percent"), runs=len(rows))
+        percent=first.get("percent"), runs=len(rows),
+        client_saturated=any(bool(r.get("client_saturated")) for r in rows))
 
 
 def _points(rows: Iterable[Row], histograms: Histograms) -> tuple[CurvePoint, ...]:

@@ -23,6 +23,12 @@ JSON versions (``kvperf_report``):
       the watched CPU other processes took, the cause, excluded, attempt) and
       ``disturbed_runs`` on each series (the runs, as numbered in its ``rps``, that were
       disturbed); excluded trials (--exclude-disturbed) are left out of the series.
+  6 — adds ``rate_sweeps`` (``run --rate-sweep``; analysis/rate_curve.py): per side and swept
+      series its closed-loop saturation rps per round, its points (step, target and
+      achieved rps, corrected and service latency percentiles from the rounds' merged
+      histograms), the knee (index, reached, bound, metric, reason, which points broke),
+      each round's knee rps and the rule; empty without a sweep. Sweep points are left out
+      of ``sweeps`` (the swept keys).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from kvperf.analysis.comparison import (
     pair_runs,
 )
 from kvperf.analysis.paired import cv
+from kvperf.analysis.rate_curve import Curve, curves
 from kvperf.analysis.sweeps import Sweep, sweeps
 from kvperf.core.jsontypes import JsonObject
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
@@ -54,7 +61,7 @@ from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, field_of, is_disturbed, is_excluded, is_ok
 
-REPORT_VERSION = 5
+REPORT_VERSION = 6
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -186,6 +193,14 @@ class SideSweep:
 
 
 @dataclass(frozen=True)
+class SideCurve:
+    """One side's rate sweep of one series (analysis/rate_curve.Curve)."""
+
+    side: str
+    curve: Curve
+
+
+@dataclass(frozen=True)
 class Report:
     sources: list[SourceSummary]
     series: list[SeriesStats]
@@ -195,6 +210,7 @@ class Report:
     sweeps: list[SideSweep] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     disturbed: list[DisturbedTrial] = field(default_factory=list)
+    rate_sweeps: list[SideCurve] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -382,9 +398,17 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
             sum(1 for r in source.rows if not is_ok(r)), warnings(source.rows, stats)))
     compared = comparisons(sources, paired) if len(sources) > 1 else []
     side_sweeps = [SideSweep(source.name, found) for source in sources
-                   for found in sweeps(source.rows)]
+                   for found in sweeps([r for r in source.rows if not is_sweep_point(r)])]
+    rate_sweeps = [SideCurve(source.name, curve) for source in sources
+                   for curve in curves(source.rows, source.histograms)]
     return Report(summaries, series, spectra, compared[0] if compared else None,
-                  artifacts(sources), side_sweeps, compared, disturbed_trials(sources))
+                  artifacts(sources), side_sweeps, compared, disturbed_trials(sources),
+                  rate_sweeps)
+
+
+def is_sweep_point(row: Row) -> bool:
+    """An open-loop point of a rate sweep (its swept key is its rate, not a config key)."""
+    return (row.get("sweep") or {}).get("role") == "point"
 
 
 def disturbed_trials(sources: list[Source]) -> list[DisturbedTrial]:

@@ -22,8 +22,15 @@ HEADER = ("point", "target rps", "achieved rps",
           *(f"{name} corr ms" for name, _ in PERCENTILES), "")
 
 
-def _cells(curve: Curve, i: int, p: CurvePoint) -> list[str]:
+SATURATED_MARK = "⚠ client"
+SATURATED_NOTE = ("⚠ client: kvload used ≥ 90% of its CPU at these points; their corrected "
+                  "latency includes its own late sends (give it a core of its own, or more "
+                  "benchmark-threads)")
+
+
+def cells(curve: Curve, i: int, p: CurvePoint) -> list[str]:
     mark = KNEE_MARK if curve.knee.index == i else ("✗" if curve.knee.breaks[i] else "")
+    mark = f"{mark} {SATURATED_MARK}".strip() if p.client_saturated else mark
     return [p.label, f"{p.target_rps:,.0f}", f"{p.achieved_rps:,.0f}",
             *(f"{p.service[key]:.3f}" for _, key in PERCENTILES),
             *(f"{p.corrected[key]:.3f}" for _, key in PERCENTILES), mark]
@@ -45,7 +52,8 @@ def knee_text(curve: Curve) -> str:
     if interval is not None and len(interval.values) > 1:
         rounds = (f"; over {len(interval.values)} rounds {interval.mean:,.0f} rps, 95% CI "
                   f"{interval.low:,.0f}–{interval.high:,.0f}")
-    return f"{head}; {sat}; {curve.knee.reason}{rounds}"
+    note = f". {SATURATED_NOTE}" if any(p.client_saturated for p in curve.points) else ""
+    return f"{head}; {sat}; {curve.knee.reason}{rounds}{note}"
 
 
 def curve_table(curve: Curve) -> Table:
@@ -55,7 +63,7 @@ def curve_table(curve: Curve) -> Table:
     for name in HEADER:
         table.add_column(name, justify="left" if name in ("point", "") else "right")
     for i, p in enumerate(curve.points):
-        table.add_row(*(escape(c) for c in _cells(curve, i, p)),
+        table.add_row(*(escape(c) for c in cells(curve, i, p)),
                       style="bold" if curve.knee.index == i else None)
     return table
 
@@ -68,7 +76,7 @@ def markdown(curves: Sequence[Curve], title: str) -> str:
                 "| " + " | ".join(h or "knee" for h in HEADER) + " |",
                 "|" + "|".join("---" if i in (0, len(HEADER) - 1) else "---:"
                                for i in range(len(HEADER))) + "|"]
-        out += ["| " + " | ".join(_cells(curve, i, p)) + " |"
+        out += ["| " + " | ".join(cells(curve, i, p)) + " |"
                 for i, p in enumerate(curve.points)]
         out += ["", knee_text(curve), ""]
     return "\n".join(out)
