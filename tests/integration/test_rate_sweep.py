@@ -39,12 +39,13 @@ VALKEY = "/usr/bin/valkey-server"
 SLEEP_S = 0.002
 
 
-def run_rt(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_rt(cwd: Path, *args: str, timeout: float = 120,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """kvperf under SCHED_FIFO priority 10 (module doc); a missing chrt fails."""
     chrt = require_binary("chrt")
     return subprocess.run([chrt, "-f", "10", str(KVPERF), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ})
+                          env={**os.environ, **(env or {})})
 
 
 def sweep_rows(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -177,3 +178,34 @@ def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Pat
     model_knee = next(i for i, b in enumerate(breaks)
                       if b and (i + 1 == len(breaks) or breaks[i + 1])) - 1
     assert abs(labels.index(marked[0]) - model_knee) <= 1, (marked, model_p99)
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_judges_two_sides_knees(tmp_path: Path) -> None:
+    """`compare --rate-sweep` (quick mode: 1 s points, 2 rounds): the same binary on both
+    sides, an A/A; each side's curve written, the same points paired by round, the knees
+    judged by the one rule into the knee table."""
+    write_config(tmp_path, [{"commands": ["SET"], "data_sizes": 64, "pipelines": 1,
+                             "clients": 50, "duration": 1, "warmup": 0,
+                             "server_cpu_range": "0", "client_cpu_range": "1"}])
+    done = run_rt(tmp_path, "compare", "--server-bin", VALKEY, "--server-bin", VALKEY,
+                  "--config", "config.json", "--rate-sweep", "--rate-steps", "30,70,100",
+                  "--runs", "2", "--label", "aa", env={"KVPERF_QUICK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = " ".join(done.stdout.split())
+    assert "Rate sweep knees: B valkey-8.0.1 vs A valkey-8.0.1" in out, out
+    knees = (tmp_path / "results" / "aa" / "rate_sweep_knees.md").read_text()
+    row = next(line for line in knees.splitlines() if line.startswith("| SET d=64 P=1 c=50"))
+    # a verdict of the one rule (two quick rounds on a coarse ladder: any of them can come
+    # out between identical servers; the rule itself is tests/unit/analysis/test_knee.py's)
+    assert any(v in row for v in ("regression", "improvement", "no change", "inconclusive",
+                                  "unstable", "insufficient data")), row
+    assert row.count("|") == 6 and " – " not in row, row
+    for side in ("A", "B"):
+        rows: list[dict[str, Any]] = json.loads(
+            (tmp_path / "results" / "aa" / side / "metrics.json").read_text())
+        assert len(rows) == 8 and {r["ab_schedule"] for r in rows} == {"alternate"}
+        assert "| 70% |" in (tmp_path / "results" / "aa" / side / "rate_sweep.md").read_text()
+    a = json.loads((tmp_path / "results" / "aa" / "A" / "metrics.json").read_text())
+    b = json.loads((tmp_path / "results" / "aa" / "B" / "metrics.json").read_text())
+    assert [r["trial_id"] for r in a] == [r["trial_id"] for r in b]

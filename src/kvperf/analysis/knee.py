@@ -17,8 +17,8 @@ The rule, exactly (README "Rate sweeps"):
    knee is the top point and is *not reached* (it lies beyond the ladder). The first point
    a confirmed break: no knee (below the lowest rate).
 
-Across rounds every round's curve has its own knee; ``knee_interval`` gives their mean
-with a 95% t interval (each round's ladder is placed by its own saturation rps).
+Across rounds every round's curve has its own knee; ``knee_interval`` gives their geometric
+mean with a 95% t interval on logs (each round's ladder is placed by its own saturation rps).
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ def _why(p: CurvePoint, metric: str, bound: float) -> str:
 
 @dataclass(frozen=True)
 class KneeInterval:
-    """Knee rps over rounds: mean and its 95% t interval (NaN with one round)."""
+    """Knee rps over rounds: geometric mean and its 95% t interval on logs (NaN with one
+    round), as the verdict rule treats throughputs."""
 
     values: tuple[float, ...]
     mean: float
@@ -127,13 +128,14 @@ class KneeInterval:
 
 
 def knee_interval(values: Sequence[float]) -> KneeInterval:
-    """Mean of the rounds' knee rps with a 95% t interval."""
-    if not values:
-        raise ValueError("no knees")
-    mean = statistics.fmean(values)
+    """Geometric mean of the rounds' knee rps with a 95% t interval on the log scale."""
+    if not values or min(values) <= 0:
+        raise ValueError("knees must be positive rates")
+    logs = [math.log(v) for v in values]
+    mean = statistics.fmean(logs)
     if len(values) < 2:
-        return KneeInterval(tuple(values), mean, math.nan, math.nan)
-    half = (scipy_stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values)
+        return KneeInterval(tuple(values), math.exp(mean), math.nan, math.nan)
+    half = (scipy_stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(logs)
             / math.sqrt(len(values)))
-    return KneeInterval(tuple(values), mean, mean - half, mean + half)
-
+    return KneeInterval(tuple(values), math.exp(mean), math.exp(mean - half),
+                        math.exp(mean + half))

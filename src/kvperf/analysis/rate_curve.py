@@ -1,19 +1,26 @@
 """Rate sweeps read back from rows (pure but for the histogram loader passed in): per swept
 series its latency-vs-throughput curve — each point's latency from the HDR histograms of
 all its rounds merged (never averaged percentiles) — the knee of that curve, and each
-round's own knee with their interval (analysis/knee.py)."""
+round's own knee with their interval (analysis/knee.py); two sides' knees compared, paired
+by round, through the one verdict rule."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kvperf.analysis.knee import CurvePoint, Knee, KneeInterval, find_knee, knee_interval
+from kvperf.analysis.paired import RatioCI
+from kvperf.analysis.verdict import DEFAULT_RULE, Decision, Rows, Rule, decision, judge
 from kvperf.config.rate_sweep import Slo, parse_slo
 from kvperf.plan.sweep import CONFIG_SET_KEY
 from kvperf.results.histogram import HistogramFile, merged_runs, summary_ms
+from kvperf.results.metrics import FAMILY_MIN_EFFECT
 from kvperf.results.row import Row, is_timed
 from kvperf.results.sweep import POINT, SATURATION, KneeRule
 
@@ -139,3 +146,50 @@ def _curve(sweep_id: str, rows: list[Row], histograms: Histograms) -> Curve | No
     return Curve(label, sweep_id, tuple(saturations[k] for k in sorted(saturations)),
                  merged, _knee(merged, saturation, rule), round_knees, rule,
                  str(record.get("arrivals") or "uniform"))
+
+
+# The knee's rps is judged like a throughput: higher is better, 2% minimum effect.
+KNEE_METRIC = "knee_rps"
+KNEE_ROWS = Rows(np.array([FAMILY_MIN_EFFECT["throughput"]]), np.array([False]),
+                 np.array([0], dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class KneeComparison:
+    """One swept series on two sides: each side's curve, the ratio of their knee rps (B/A,
+    paired by round) with its interval, and the verdict rule's decision on it."""
+
+    series: str
+    base: Curve
+    new: Curve
+    ratio: RatioCI
+    decision: Decision
+
+
+def _knee_logs(curve: Curve, width: int) -> list[float]:
+    values = [math.log(k) if k else math.nan for k in curve.round_knees]
+    return values + [math.nan] * (width - len(values))
+
+
+def compare_knees(base: Sequence[Curve], new: Sequence[Curve], rule: Rule = DEFAULT_RULE
+                  ) -> list[KneeComparison]:
+    """Each series swept on both sides: its rounds' knee rps, paired by round, through the
+    one verdict rule (analysis/verdict.py)."""
+    by_id = {c.sweep_id: c for c in new}
+    out = []
+    for a in base:
+        b = by_id.get(a.sweep_id)
+        if b is None:
+            continue
+        width = max(len(a.round_knees), len(b.round_knees))
+        la = np.array([_knee_logs(a, width)])
+        lb = np.array([_knee_logs(b, width)])
+        judged = judge(la, lb, True, KNEE_ROWS, rule)
+        e = judged.effect
+        n = int(min(e.n_a[0], e.n_b[0]))
+        low, high = ((math.exp(float(x[0])) if n > 1 else math.nan)
+                     for x in (judged.low, judged.high))
+        ratio = RatioCI(math.exp(float(e.estimate[0])), low, high,
+                        "paired t" if n > 1 else "none", n, float(e.sd[0]))
+        out.append(KneeComparison(a.series, a, b, ratio, decision(judged, 0, KNEE_ROWS, rule)))
+    return out

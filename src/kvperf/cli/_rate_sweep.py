@@ -9,14 +9,16 @@ from pathlib import Path
 
 from rich.console import Console
 
-from kvperf.analysis.rate_curve import curves
+from kvperf.analysis.rate_curve import compare_knees, curves
+from kvperf.analysis.verdict import Rule
 from kvperf.config.rate_sweep import ARRIVALS, DEFAULT_POINT_SECONDS
 from kvperf.pipeline.request.rate_sweep import RateSweepFlags
-from kvperf.report.rate_sweep import curve_table, markdown
+from kvperf.report.rate_sweep import curve_table, knee_markdown, knee_table, markdown
 from kvperf.results.row import Row
 from kvperf.store.files import read_histograms, write_text_atomic
 
 MARKDOWN_FILE = "rate_sweep.md"
+KNEES_FILE = "rate_sweep_knees.md"  # compare --rate-sweep, beside the sides' directories
 
 
 def add_rate_sweep_args(p: argparse.ArgumentParser) -> None:
@@ -50,6 +52,25 @@ def rate_sweep_flags(args: argparse.Namespace) -> RateSweepFlags:
     return RateSweepFlags(given=args.rate_sweep, rates=args.rates, steps=args.rate_steps,
                           point_seconds=args.point_seconds, slo=args.slo,
                           factor=args.knee_factor, arrivals=args.arrivals)
+
+
+def print_knees(out: Console, a_rows: list[Row], b_rows: list[Row], dirs: tuple[Path, Path],
+                names: tuple[str, str], rule: Rule) -> None:
+    """compare --rate-sweep: each side's curves, then their knees judged (nothing when
+    neither side swept); ``rate_sweep.md`` in each side's directory, the knees beside."""
+    base = curves(a_rows, lambda r: read_histograms(dirs[0], r))
+    new = curves(b_rows, lambda r: read_histograms(dirs[1], r))
+    if not base and not new:
+        return
+    for side, found, directory in ((names[0], base, dirs[0]), (names[1], new, dirs[1])):
+        for curve in found:
+            out.print(curve_table(curve), f"({side})")
+        write_text_atomic(directory / MARKDOWN_FILE, markdown(found, side))
+    knees = compare_knees(base, new, rule)
+    out.print(knee_table(knees, *names))
+    path = dirs[0].parent / KNEES_FILE
+    write_text_atomic(path, knee_markdown(knees, *names))
+    out.print(f"rate sweep knees: {path}")
 
 
 def print_rate_sweeps(out: Console, rows: list[Row], out_dir: Path, title: str) -> None:

@@ -1,7 +1,8 @@
 """Rate sweeps shown (analysis/rate_curve.py): per swept series a terminal table — target
 and achieved rps, p50/p99/p99.9 of service and corrected latency, the knee marked — the knee
 in a sentence, the same as markdown, and an SVG chart of p50/p99/p99.9 against achieved
-rps (corrected solid, service dashed, the knee a dashed vertical) for the HTML report."""
+rps (corrected solid, service dashed, the knee a dashed vertical) for the HTML report; two
+sides' knees compared (compare --rate-sweep)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from kvperf.analysis.knee import CurvePoint
-from kvperf.analysis.rate_curve import Curve
+from kvperf.analysis.rate_curve import Curve, KneeComparison
 from kvperf.report import svg
+from kvperf.report.comparison import verdict_text
 
 KNEE_MARK = "◀ knee"
 PERCENTILES = (("p50", "p50"), ("p99", "p99"), ("p99.9", "p99_9"))
@@ -95,3 +97,46 @@ def chart(curve: Curve, side: str | None = None) -> str:
     mark = (point.achieved_rps, f"knee {point.label}") if point else None
     title = f"{side + ': ' if side else ''}{curve.series} — latency vs throughput"
     return svg.rate_chart(lines, title, "achieved requests/s", "ms", mark)
+
+
+def _knee_of(curve: Curve) -> str:
+    """Mean knee rps over rounds with its 95% interval (or the one round's)."""
+    interval = curve.interval
+    if interval is None:
+        return "below the lowest rate"
+    if len(interval.values) < 2:
+        return f"{interval.mean:,.0f}"
+    return f"{interval.mean:,.0f} ({interval.low:,.0f}–{interval.high:,.0f})"
+
+
+def _ratio(c: KneeComparison) -> str:
+    r = c.ratio
+    if math.isnan(r.low):
+        return f"{r.ratio:.3f}"
+    return f"{r.ratio:.3f} ({r.low:.3f}–{r.high:.3f})"
+
+
+def knee_rows(found: Sequence[KneeComparison]) -> list[list[str]]:
+    return [[c.series, _knee_of(c.base), _knee_of(c.new), _ratio(c),
+             verdict_text(c.decision)] for c in found]
+
+
+def knee_table(found: Sequence[KneeComparison], base: str, new: str) -> Table:
+    """Per swept series: each side's knee rps (mean, 95% CI over rounds), B/A with its
+    paired interval and the verdict."""
+    table = Table(title=f"Rate sweep knees: {new} vs {base} (knee rps, paired by round)")
+    for name in ("series", f"A knee rps ({base})", f"B knee rps ({new})", "B/A (95% CI)",
+                 "verdict"):
+        table.add_column(name, justify="left" if name in ("series", "verdict") else "right")
+    for row in knee_rows(found):
+        table.add_row(*(escape(c) for c in row))
+    return table
+
+
+def knee_markdown(found: Sequence[KneeComparison], base: str, new: str) -> str:
+    head = ["series", f"A knee rps ({base})", f"B knee rps ({new})", "B/A (95% CI)",
+            "verdict"]
+    lines = [f"## Rate sweep knees: {new} vs {base}", "", "| " + " | ".join(head) + " |",
+             "|---|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in knee_rows(found)]
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """The knee rule (analysis/knee.py) on constructed curves: the SLO form, the growth-factor
 form and its baseline, confirmed breaks (a lone noisy point is not the knee), unsustained
-rates, no knee, a knee beyond the top, and the interval over rounds."""
+rates, no knee, a knee beyond the top, the interval over rounds, and two sides' knees through
+the verdict rule."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import math
 import pytest
 
 from kvperf.analysis.knee import CurvePoint, baseline_ms, find_knee, knee_interval
+from kvperf.analysis.rate_curve import Curve, compare_knees
+from kvperf.analysis.verdict import Verdict
 from kvperf.config.rate_sweep import parse_slo
 
 SATURATION = 100_000.0
@@ -86,8 +89,37 @@ def test_a_break_at_the_last_point_counts_alone() -> None:
 
 def test_knee_interval_over_rounds() -> None:
     one = knee_interval([70_000.0])
-    assert one.mean == 70_000 and math.isnan(one.low)
+    assert one.mean == pytest.approx(70_000) and math.isnan(one.low)
     three = knee_interval([70_000.0, 72_000.0, 74_000.0])
-    assert three.mean == pytest.approx(72_000)
-    assert three.low < 70_000 < 74_000 < three.high  # t(2) interval is wide
-    assert three.high - three.mean == pytest.approx(three.mean - three.low)
+    assert three.mean == pytest.approx((70_000 * 72_000 * 74_000) ** (1 / 3))
+    assert 0 < three.low < 70_000 < 74_000 < three.high  # t(2) interval is wide
+    assert three.high / three.mean == pytest.approx(three.mean / three.low)  # on logs
+    wide = knee_interval([30_000.0, 110_000.0])
+    assert wide.low > 0  # never a negative rate
+    with pytest.raises(ValueError):
+        knee_interval([])
+
+
+def _curve(knees: list[float | None], sweep_id: str = "s1") -> Curve:
+    points = tuple(curve([0.1] * 10))
+    return Curve("SET d=64 P=1 c=50", sweep_id, (SATURATION,), points,
+                 find_knee(points, SATURATION), tuple(knees), {"slo": None, "factor": 2.0},
+                 "poisson")
+
+
+def test_two_sides_knees_are_judged_by_the_verdict_rule_paired_by_round() -> None:
+    base = [70_000.0, 72_000.0, 69_000.0, 71_000.0, 70_500.0]
+    higher = [k * 1.2 * (1 + 0.01 * (-1) ** i) for i, k in enumerate(base)]
+    (up,) = compare_knees([_curve(base)], [_curve(higher)])
+    assert up.decision.verdict is Verdict.IMPROVEMENT
+    assert up.ratio.ratio == pytest.approx(1.2, rel=0.02) and up.ratio.method == "paired t"
+    assert up.ratio.low < up.ratio.ratio < up.ratio.high
+    (down,) = compare_knees([_curve(higher)], [_curve(base)])
+    assert down.decision.verdict is Verdict.REGRESSION
+    (same,) = compare_knees([_curve(base)], [_curve(base)])
+    assert same.decision.verdict is Verdict.NO_CHANGE
+    # a round whose knee was below the lowest rate is left out of the pairs
+    (gap,) = compare_knees([_curve([*base[:4], None])], [_curve(higher)])
+    assert gap.ratio.n == 4
+    # a series swept on one side only is not compared
+    assert compare_knees([_curve(base, "s1")], [_curve(base, "s2")]) == []

@@ -70,3 +70,39 @@ def test_dry_run_of_a_sweep_plans_without_running(tmp_path: Path,
     code = _main(["run", "--results-dir", str(tmp_path / "r"), "--config", str(path),
                   "--rate-sweep", "--dry-run"])
     assert code == 0, capsys.readouterr().err
+
+
+COMPARE_CASES: list[tuple[str, list[str], str]] = [
+    ("duet", ["--rate-sweep", "--schedule", "duet"], "--schedule duet"),
+    ("another tool", ["--rate-sweep", "--tool", "valkey-benchmark"],
+     "--rate-sweep needs kvload"),
+    ("instructions", ["--rate-sweep", "--measure", "instructions"], "not with --measure"),
+    ("bad slo", ["--rate-sweep", "--slo", "p99=1ms"], "--slo"),
+    ("zero rate", ["--rate-sweep", "--rates", "0"], "--rates"),
+    ("steps without sweep", ["--rate-steps", "50"], "--rate-steps needs --rate-sweep"),
+]
+
+
+@pytest.mark.parametrize(("case", "flags", "message"), COMPARE_CASES,
+                         ids=[c[0] for c in COMPARE_CASES])
+def test_bad_compare_rate_sweep_input_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, flags: list[str],
+        message: str) -> None:
+    path = write_config(tmp_path, [GOOD])
+    code = _main(["compare", "--server-bin", "/usr/bin/valkey-server", "--server-bin",
+                  "/usr/bin/valkey-server", "--config", str(path), "--results-dir",
+                  str(tmp_path / "r"), *flags])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert message in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_configs_sweep_refuses_an_explicit_duet(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(tmp_path, [{**GOOD, "rate_sweep": True}])
+    code = _main(["compare", "--server-bin", "/usr/bin/valkey-server", "--server-bin",
+                  "/usr/bin/valkey-server", "--config", str(path), "--results-dir",
+                  str(tmp_path / "r"), "--schedule", "duet"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "--schedule duet: a rate sweep's points run alone" in err, err

@@ -35,6 +35,7 @@ from kvperf.results.row import Row, TrialOutcome, build_row, client_record, tria
 from kvperf.results.sweep import POINT, SATURATION, SweepRecord
 
 TOOL = "kvload"  # the open loop with intended-time latency is kvload's (--rps)
+MIN_POINT_REQUESTS = 100  # a point expected to send fewer fails: no distribution to read
 
 
 def sweep_of(prepared: Prepared, trial: Trial) -> RateSweep | None:
@@ -172,6 +173,13 @@ class PointWork:
         if self.target is None:
             raise DriverError(f"no rate for {self.step.label}: the series' closed-loop trial "
                               f"failed ({self.saturation.failure or 'not run'})")
+        expected = self.target * self.sweep.point_seconds
+        if expected < MIN_POINT_REQUESTS:
+            raise DriverError(
+                f"{self.step.label} = {self.target:,.1f} rps × {self.sweep.point_seconds} s is "
+                f"{expected:,.0f} requests, too few to measure a latency distribution (the "
+                f"closed-loop trial measured {self.saturation.rps or 0:,.1f} rps: a stalled "
+                "server? rerun, or --retry-disturbed)")
         MatrixTrial(self.prepared, self._trial(self.target)).execute(bench)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kvperf.config.model import ProfileSettings
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.run.duet import check_duet
@@ -78,6 +79,7 @@ class SidesRequest:
     profile: ProfileSettings | None = None
     keys: int = 100_000  # --measure memory
     interference: InterferencePolicy = field(default_factory=InterferencePolicy)
+    rate_sweep: RateSweep | None = None  # compare --rate-sweep: every side sweeps
 
     @property
     def out_dir(self) -> Path:
@@ -125,7 +127,8 @@ def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
                       runs=request.runs, server_bin=side.server_bin, tool=request.tool,
                       commit=side.commit, blocked=side.blocked, provenance=side.provenance,
                       measure=request.measure, schedule=request.schedule,
-                      revision_from_binary=True, profile=request.profile, keys=request.keys)
+                      revision_from_binary=True, profile=request.profile, keys=request.keys,
+                      rate_sweep=request.rate_sweep)
 
 
 @dataclass(frozen=True)
