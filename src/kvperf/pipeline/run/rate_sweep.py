@@ -84,47 +84,27 @@ def _record(base: Trial, sweep: RateSweep, role: str, steps: int) -> SweepRecord
                              "factor": sweep.factor})
 
 
-@dataclass
-class SaturationWork:
+@dataclass(frozen=True)
+class SaturationWork(MatrixTrial):
     """A swept series' closed-loop trial: an ordinary trial of its series (its row as
     ``run`` writes it, plus the ``sweep`` object); its rps places the round's ladder."""
 
-    inner: MatrixTrial
-    sweep: RateSweep
-    saturation: Saturation
-    steps: int
-
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
+    sweep: RateSweep = field(default_factory=RateSweep)
+    saturation: Saturation = field(default_factory=lambda: Saturation())
+    steps: int = 0
 
     def describe(self) -> str:
-        seconds = sweep_seconds(self.inner.trial, self.sweep)
-        return (f"{self.inner.describe()} · closed loop (saturation), then "
+        seconds = sweep_seconds(self.trial, self.sweep)
+        return (f"{super().describe()} · closed loop (saturation), then "
                 f"{self.steps} rate points · sweep ≈ {duration_text(seconds)}")
-
-    @property
-    def log_dir(self) -> Path:
-        return self.inner.log_dir
-
-    @property
-    def shared_server(self) -> None:
-        return None
-
-    def execute(self, bench: Bench) -> None:
-        self.inner.execute(bench)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         measured = outcome.measurement
         self.saturation.rps = measured.rps if outcome.ok and measured else None
         self.saturation.failure = None if self.saturation.rps else (outcome.error
                                                                     or "measured nothing")
-        row = self.inner.row(outcome, timestamp)
-        row["sweep"] = _record(self.inner.trial, self.sweep, SATURATION, self.steps)
+        row = super().row(outcome, timestamp)
+        row["sweep"] = _record(self.trial, self.sweep, SATURATION, self.steps)
         return row
 
 
@@ -229,14 +209,13 @@ class SweepBatch:
         return self._works
 
     def _expand(self, trial: Trial) -> list[Work]:
-        inner = MatrixTrial(self.prepared, trial)
         sweep = sweep_of(self.prepared, trial)
         if sweep is None:
-            return [inner]
+            return [MatrixTrial(self.prepared, trial)]
         sweep = shortened(sweep, self.prepared.options.quick)
         steps = ladder(sweep)
         saturation = Saturation()
-        return [SaturationWork(inner, sweep, saturation, len(steps)),
+        return [SaturationWork(self.prepared, trial, sweep, saturation, len(steps)),
                 *(PointWork(self.prepared, trial, sweep, step, len(steps), saturation)
                   for step in steps)]
 
