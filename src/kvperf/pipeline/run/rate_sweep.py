@@ -222,3 +222,9 @@ class SweepBatch:
 
 def sweeping(prepared: Prepared) -> bool:
     return any(sweep_of(prepared, t) for t in prepared.trials)
+
+
+def ordinary(rows: list[Row]) -> list[Row]:
+    """The rows but a sweep's open-loop points: what gates judge (a point's rps is its
+    target's, not a capacity; its latency bound is --slo's)."""
+    return [r for r in rows if (r.get("sweep") or {}).get("role") != POINT]

@@ -21,7 +21,7 @@ from kvperf.pipeline.run.logs import log_to
 from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunSummary
 from kvperf.pipeline.run.modules import ModuleRun, prepare_modules
 from kvperf.pipeline.run.prepare import prepare
-from kvperf.pipeline.run.rate_sweep import SweepBatch, sweeping
+from kvperf.pipeline.run.rate_sweep import SweepBatch, ordinary, sweeping
 from kvperf.pipeline.run.rate_sweep import check as check_sweep
 from kvperf.pipeline.run.runner import Runner, serve
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
@@ -81,7 +81,7 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
             kept = Persisted[RunSummary](None, len(runner.metrics.new_rows),
                                          runner.metrics.path)
             return MatrixRun(prepared, interrupted=kept)
-    gates = (finish_gates(prepared.gates, summary.rows, prepared.out_dir)
+    gates = (finish_gates(prepared.gates, ordinary(summary.rows), prepared.out_dir)
              if prepared.gates is not None else None)
     return MatrixRun(prepared, summary, gates, writer)
 
