@@ -292,6 +292,37 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     'kvperf run --label new --baseline results/base --gate "SET.rps>=0.95*baseline"':
         run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed",
             files={"results/new/gates.json": '"gate": "SET.rps>=0.2*baseline"'}),
+    # README.md, "Rate sweeps" (quick mode: 1 s points; the curve and the knee's rule are
+    # tests/integration/test_rate_sweep.py's, on real servers under SCHED_FIFO)
+    "kvperf run --config configs/rate-sweep-set.json":
+        run(USING, ("configs/rate-sweep-set.json", "configs/rate-sweep-set.json --label sweep"),
+            says=("Rate sweep · SET d=64 P=1 c=50 · poisson arrivals", "◀ knee",
+                  rx(r"knee: (?:≥ )?[\d,]+ rps at \d+%|knee: below the lowest rate"),
+                  rx(r"│ 100% │ [\d,]+ │ [\d,]+ │")),
+            files={"results/sweep/rate_sweep.md": ("## Rate sweep: sweep", "| 10% |"),
+                   METRICS.format("sweep"): ('"role": "saturation"', '"rate": "95%"')}),
+    'kvperf run --config configs/rate-sweep-set.json --rate-sweep --rates 20000,50000,80000 '
+    '--slo "p99<=1ms"':
+        run(USING, ("--rate-sweep", "--rate-sweep --label rates"),
+            says=(rx(r"│ 20000/s │ 20,000 │"), rx(r"│ 80000/s │ 80,000 │"),
+                  "p99<=1ms (corrected)"),
+            files={"results/rates/rate_sweep.md": "| 50000/s | 50,000 |"}),
+    "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --config "
+    "configs/rate-sweep-set.json --rate-sweep --rate-steps 30,70,100 --runs 5":
+        run(USING, ("--runs 5", "--runs 5 --label knees"),
+            says=("Rate sweep knees: B valkey", "A knee rps", "B/A (95% CI)"),
+            files={"results/knees/rate_sweep_knees.md": "| SET d=64 P=1 c=50 |",
+                   "results/knees/B/rate_sweep.md": "| 70% |"}),
+    # docs/PERFORMANCE.md, "Rate sweep" (measured under chrt -f 10; here one quick round)
+    "kvperf run --config configs/rate-sweep-set.json --runs 3 --label sweep-set":
+        run(USING, ("--runs 3", "--runs 1"),
+            says=("Rate sweep · SET d=64 P=1 c=50 · poisson arrivals", "closed-loop saturation"),
+            files={"results/sweep-set/rate_sweep.md": "| 70% |"}),
+    "kvperf run --config sleep.json --rate-sweep --rate-steps 10,30,50,60,90 --point-seconds 4 "
+    "--label slow": elsewhere(
+        "tests/integration/test_rate_sweep.py::"
+        "test_injected_service_time_moves_the_knee_as_queueing_predicts",
+        "under chrt -f 10; the wait against M/D/1 with batched replies, the knee's step"),
     # docs/PERFORMANCE.md, measurement recipes on this machine's servers
     "kvperf run":  # `cd "$(mktemp -d)" && time kvperf run`: a scratch dir too
         run(USING, says=("valkey-8.0.1 · kvload", "Sweep of P (pipeline)",

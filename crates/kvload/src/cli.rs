@@ -44,6 +44,9 @@ pub struct Options {
     pub independent_keys: bool,
     pub pipeline: usize,
     pub rps: Option<f64>,
+    /// --arrivals poisson: open-loop sends at exponential gaps (a Poisson process per
+    /// connection, so their sum is one too) instead of an even grid.
+    pub poisson: bool,
     pub quiet: bool,
     pub precision: u8,
     pub csv: bool,
@@ -83,6 +86,7 @@ impl Default for Options {
             independent_keys: false,
             pipeline: 1,
             rps: None,
+            poisson: false,
             quiet: false,
             precision: 3,
             csv: false,
@@ -190,6 +194,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "--independent-keys" => o.independent_keys = true,
         "-P" => o.pipeline = a.positive(flag)?,
         "--rps" => o.rps = Some(a.positive(flag)?),
+        "--arrivals" => o.poisson = parse_arrivals(a.value(flag)?)?,
         "-q" => o.quiet = true,
         "--precision" => o.precision = a.num(flag)?,
         "--csv" => o.csv = true,
@@ -216,6 +221,14 @@ fn parse_tls_flag(flag: &str, a: &mut Args, t: &mut TlsOptions) -> Result<(), St
         _ => return Err(format!("unrecognized option '{flag}' (see --help)")),
     }
     Ok(())
+}
+
+fn parse_arrivals(v: &str) -> Result<bool, String> {
+    match v {
+        "uniform" => Ok(false),
+        "poisson" => Ok(true),
+        _ => Err(format!("invalid value for --arrivals: '{v}' (uniform or poisson)")),
+    }
 }
 
 fn nonneg(v: f64, flag: &str) -> Result<f64, String> {
@@ -298,6 +311,9 @@ fn validate(o: &Options) -> Result<(), String> {
     if o.dataset.is_some() && (o.cluster || o.independent_keys) {
         return Err("--dataset cannot be used with --cluster or --independent-keys".into());
     }
+    if o.poisson && o.rps.is_none() {
+        return Err("--arrivals poisson needs --rps (an open loop)".into());
+    }
     if o.tls.enabled && o.socket.is_some() {
         return Err("--tls cannot be used with -s".into());
     }
@@ -331,6 +347,8 @@ Options (same meaning as valkey-benchmark unless noted):
  --independent-keys In a sequence, every __rand_int__ of every command draws its own value
  -P <numreq>        Pipeline <numreq> requests (default 1)
  --rps <rate>       Open loop: total target requests/second (coordinated-omission corrected)
+ --arrivals <kind>  Open loop's send times: uniform (an even grid per connection, default)
+                    or poisson (exponential gaps: Poisson arrivals, as queueing theory has them)
  -q                 Quiet. Just show query/sec values
  --precision <n>    HDR histogram significant figures (default 3)
  --csv              Output in CSV format
@@ -395,6 +413,15 @@ mod tests {
         let mut o = opts(&[]);
         password_from_env(&mut o, Some(String::new()));
         assert_eq!(o.password, None);
+    }
+
+    #[test]
+    fn arrivals() {
+        assert!(!opts(&["--rps", "100"]).poisson);
+        assert!(opts(&["--rps", "100", "--arrivals", "poisson"]).poisson);
+        assert!(!opts(&["--rps", "100", "--arrivals", "uniform"]).poisson);
+        assert!(p(&["--rps", "100", "--arrivals", "burst"]).unwrap_err().contains("--arrivals"));
+        assert!(p(&["--arrivals", "poisson"]).unwrap_err().contains("needs --rps"));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::schedule;
 use crate::spec::Template;
 use crate::stats::{CmdStats, ThreadStats};
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
-use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
+use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen, Rng};
 
 mod uring_loop;
 
@@ -43,8 +43,10 @@ pub struct Plan {
     pub quota: Option<u64>,
     pub duration_ns: Option<u64>,
     pub warmup_ns: u64,
-    /// Open loop: interval between batches on each connection.
+    /// Open loop: interval between batches on each connection (the mean gap with `poisson`).
     pub interval_ns: Option<u64>,
+    /// Open loop: exponential gaps of mean `interval_ns` (Poisson arrivals) instead of a grid.
+    pub poisson: bool,
     pub keys: KeyGen,
     /// Cluster: slots per node and a tag per slot.
     pub slots: Vec<Vec<u16>>,
@@ -151,6 +153,8 @@ struct Worker<'a> {
     ur: Option<Box<uring_loop::UringState>>,
     /// memtier mode: this thread's clients (see `MtPlan`).
     mt_clients: Vec<MtClient>,
+    /// `Plan::poisson`: the draws of the gaps between intended send times.
+    arrivals: Rng,
 }
 
 fn fatal(msg: String) -> ! {
@@ -298,7 +302,18 @@ impl<'a> Worker<'a> {
             ask_conns: Vec::new(),
             ur,
             mt_clients,
+            arrivals: Rng::new(plan.keys.rng.clone().next() ^ 0x5851_f42d_4c95_7f2d),
         })
+    }
+
+    /// The gap to a connection's next intended send: `iv`, or an exponential draw of
+    /// mean `iv` with Poisson arrivals.
+    fn gap(&mut self, iv: u64) -> u64 {
+        if self.plan.poisson {
+            schedule::exp_gap_ns(iv, self.arrivals.next())
+        } else {
+            iv
+        }
     }
 
     fn run(mut self) -> Result<ThreadStats, String> {
@@ -356,6 +371,11 @@ impl<'a> Worker<'a> {
                 for i in 0..self.conns.len() {
                     self.conns[i].next_due = t0 + iv;
                     self.next_closed(i, t0)?;
+                }
+            }
+            Some(iv) if self.plan.poisson => {
+                for i in 0..self.conns.len() {
+                    self.conns[i].next_due = t0 + self.gap(iv);
                 }
             }
             Some(iv) => {
@@ -495,7 +515,7 @@ impl<'a> Worker<'a> {
             if count == 0 {
                 continue;
             }
-            self.conns[i].next_due = due + iv;
+            self.conns[i].next_due = due + self.gap(iv);
             self.send_batch(i, due, count, measured)?;
             let c = &self.conns[i];
             if measured && c.sent > due + LATE_NS {

@@ -196,6 +196,8 @@ struct Config<'a> {
     sequential: bool,
     seed: Option<u64>,
     rps: Option<f64>,
+    /// The open loop's send times: "uniform" (a grid) or "poisson"; null when closed.
+    arrivals: Option<&'static str>,
     tls: bool,
     cluster: bool,
     resp3: bool,
@@ -297,6 +299,7 @@ fn config<'a>(o: &'a Options, io: &'a IoUsed) -> Config<'a> {
         sequential: o.sequential,
         seed: o.seed,
         rps: o.rps,
+        arrivals: o.rps.map(|_| if o.poisson { "poisson" } else { "uniform" }),
         tls: o.tls.enabled,
         cluster: o.cluster,
         resp3: o.resp3,

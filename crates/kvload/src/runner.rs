@@ -167,6 +167,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
                 duration_ns: o.duration.map(|d| (d * 1e9) as u64),
                 warmup_ns: (o.warmup * 1e9) as u64,
                 interval_ns: interval,
+                poisson: o.poisson,
                 // With --dataset the generator picks rows (in order with --sequential).
                 keys: KeyGen::new(seed, dataset.as_ref().map_or(o.keyspace.unwrap_or(0), |d| d.ds.rows() as u64), o.sequential, t as u64, threads as u64),
                 slots: sh.slots.clone(),

@@ -84,6 +84,23 @@ fn open_loop_corrects_coordinated_omission() {
     assert!(t["late"].as_u64().unwrap_or(0) > 0, "requests during the stall must be late");
 }
 
+/// `--arrivals poisson`: the open loop keeps its target rate with exponential gaps, and the
+/// JSON says which arrivals ran (uniform by default, null when closed).
+fn poisson_arrivals_keep_the_rate() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let ps = s.port.to_string();
+    let args = ["-p", &ps, "-c", "20", "--rps", "4000", "--duration", "3", "-t", "set", "-r", "1000", "-q"];
+    let v = json_run("poisson", &[&args[..], &["--arrivals", "poisson"]].concat());
+    assert_eq!(v["config"]["arrivals"], "poisson");
+    let achieved = f(&v["tests"][0]["achieved_rps"]);
+    assert!((achieved - 4000.0).abs() < 400.0, "poisson achieved {achieved} rps of 4000");
+    let v = json_run("uniform", &args);
+    assert_eq!(v["config"]["arrivals"], "uniform");
+    let v = json_run("closed", &["-p", &ps, "-n", "1000", "-t", "set", "-q"]);
+    assert!(v["config"]["arrivals"].is_null());
+}
+
 fn csv_header_matches_valkey_benchmark() {
     let _g = serial();
     let s = Server::start(&[]);
@@ -565,6 +582,7 @@ on_both_loops!(
     keepalive_off_reconnects_per_batch,
     debug_sleep_latency_is_accurate,
     open_loop_corrects_coordinated_omission,
+    poisson_arrivals_keep_the_rate,
     csv_header_matches_valkey_benchmark,
     cluster_set_get_routes_without_errors,
     bad_flags_exit_2,

@@ -28,6 +28,7 @@ from kvperf.cli._profile import (
     print_profile,
     profile_settings,
 )
+from kvperf.cli._rate_sweep import add_rate_sweep_args, print_knees, rate_sweep_flags
 from kvperf.cli._store import writer_flags
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.definitions.definition_runs import compare_definitions
@@ -76,6 +77,7 @@ def add_parser(subparsers: Any) -> None:
     add_definition_args(p)
     add_disturbed_args(p, retry_default=True)
     add_client_args(p)
+    add_rate_sweep_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -90,7 +92,8 @@ def request(args: argparse.Namespace) -> CompareRequest:
         min_effect=args.min_effect, build=build_flags(args), store=writer_flags(args),
         remote=remote_flags(args), definitions=definition_flags(args),
         interference=interference_flags(args), clients=tuple(args.clients),
-        clients_dirs=tuple(args.clients_dir), concurrency=args.concurrency))
+        clients_dirs=tuple(args.clients_dir), concurrency=args.concurrency,
+        rate_sweep=rate_sweep_flags(args)))
 
 
 def _name(side: str, prepared: Prepared | DefinitionRun) -> str:
@@ -118,6 +121,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
                                     names, out)
     results = compare_paired(result.a_rows, result.b_rows, asked.metrics, asked.rule)
     _verdicts(out, results, names)
+    print_knees(out, result.a_rows, result.b_rows,
+                (prepared["A"].out_dir, prepared["B"].out_dir), names, asked.rule)
     print_profile(out, result.a_rows + result.b_rows, plan.out_dir)
     if asked.sides.profile or any(r.get("profile") for r in result.a_rows):  # config's sets
         print_differentials(out, result.a_rows, result.b_rows,

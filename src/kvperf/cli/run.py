@@ -29,6 +29,7 @@ from kvperf.cli._modules import add_module_args, print_module_plan, print_module
 from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
+from kvperf.cli._rate_sweep import add_rate_sweep_args, print_rate_sweeps, rate_sweep_flags
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Measure, Mode
@@ -114,6 +115,7 @@ def add_parser(subparsers: Any) -> None:
     add_module_args(p)
     add_disturbed_args(p, retry_default=False)
     add_client_args(p)
+    add_rate_sweep_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -135,7 +137,7 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         store=writer_flags(args), remote=remote_flags(args),
         definitions=definition_flags(args), interference=interference_flags(args),
         clients=tuple(args.clients), clients_dirs=tuple(args.clients_dir),
-        concurrency=args.concurrency))
+        concurrency=args.concurrency, rate_sweep=rate_sweep_flags(args)))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
@@ -189,9 +191,11 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     if lines:
         out.print(clients_table(lines))
     timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
-    swept = [s for s in sweeps(summary.rows) if not (lines and s.key == "config_set")]
+    ordinary = [r for r in summary.rows if (r.get("sweep") or {}).get("role") != "point"]
+    swept = [s for s in sweeps(ordinary) if not (lines and s.key == "config_set")]
     for table in sweep_tables(swept) if timed else []:
         out.print(table)
+    print_rate_sweeps(out, summary.rows, prepared.out_dir, prepared.context.label)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")

@@ -16,6 +16,7 @@ from typing import Any
 from kvperf.config.commands import ratio_command, resolve_command
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.config.profiling import profiling_sets
+from kvperf.config.rate_sweep import from_config as rate_sweep_from_config
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 from kvperf.core.jsontypes import JsonObject
@@ -207,6 +208,8 @@ FIELDS: dict[str, _Field] = {
     "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
     "gates": _Field("gates", _gates),
     "concurrency": _Field("concurrency", _concurrency),
+    "rate_sweep": _Field("rate_sweep",
+                         lambda key, value, _cpus: rate_sweep_from_config(key, value)),
 }
 
 

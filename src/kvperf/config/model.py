@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.config.commands import CommandSpec
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.kinds import Concurrency, ProfileMode
 
 
@@ -64,6 +65,7 @@ class BenchmarkSpec:
     # client harnesses' concurrency models (kvperf run --client; () = by clients: single
     # for 1, else pool)
     concurrency: tuple[Concurrency, ...] = ()
+    rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

@@ -111,6 +111,8 @@ class Kvload:
     def argv(self, load: Load, target: Target, bound: list[str], report: Path) -> list[str]:
         argv = [str(self.path), *load_flags(load, target, bound), "--seed", str(self.seed),
                 "-q", "--json", str(report)]
+        if load.rps:  # open loop (a rate sweep's point)
+            argv += ["--rps", f"{load.rps:.3f}", "--arrivals", load.arrivals or "uniform"]
         if load.command.independent_keys and not target.cluster:
             argv.append("--independent-keys")  # in a cluster a sequence shares one slot
         if load.command.is_custom or target.cluster:
@@ -130,6 +132,8 @@ class Kvload:
         report = log.with_name("kvload.json")
         bound = (["-n", str(load.requests)] if load.requests is not None
                  else ["--duration", str(load.duration)])
+        if load.settle:  # kvload's own warmup: the same connections and schedule go on
+            bound += ["--warmup", f"{load.settle:g}"]
         self._run(self.argv(load, target, bound, report), load, log, self._timeout(load),
                   target)
         return measurement_from(read_report(report)["tests"][0])

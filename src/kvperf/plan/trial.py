@@ -42,6 +42,9 @@ class Load:
     warmup: int
     threads: int | None
     cpus: tuple[int, ...] | None
+    rps: float | None = None  # open loop: target requests/s (a rate sweep's point)
+    arrivals: str | None = None  # the open loop's send times: "poisson" or "uniform"
+    settle: float = 0.0  # seconds of load inside the measured run before it counts (kvload)
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,15 @@ class Trial:
             "modules": [m.path for m in s.modules],
             "server_cpus": format_cpu_list(s.cpus) if s.cpus else None,
             "client_cpus": format_cpu_list(ld.cpus) if ld.cpus else None,
-        } | ({"profile": self.profile.params()} if self.profile else {})
+        } | ({"profile": self.profile.params()} if self.profile else {}) | (
+            {"rps": ld.rps, "arrivals": ld.arrivals} if ld.rps else {})
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""
         ld, s = self.load, self.server
         bound = f"n={ld.requests}" if ld.requests else f"{ld.duration}s"
+        if ld.rps:
+            bound += f" at {ld.rps:,.0f} rps"
         extras = [x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on]
         if s.io_threads:
             extras.append(f"io{s.io_threads}")

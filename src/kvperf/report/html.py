@@ -9,7 +9,8 @@ A/B forest plot of ratios with 95% CIs coloured by verdict, and its table; per s
 (a series field the run gave several values) rps and p99 against its values, one line per
 other series; the trials other processes disturbed, each marked (⚠) with its cause; client
 libraries (``--client``): rps per run and a table per client and workload with the rps 95%
-interval, p99, CPU per operation and the ratios to kvload.
+interval, p99, CPU per operation and the ratios to kvload; per rate-swept series its
+latency-vs-throughput chart and knee.
 """
 
 from __future__ import annotations
@@ -27,11 +28,16 @@ from kvperf.report.model import (
     DisturbedTrial,
     Report,
     SeriesStats,
+    SideCurve,
     SideSweep,
     SourceSummary,
     Spectrum,
 )
 from kvperf.report.profile import EXCLUDED_NOTE
+from kvperf.report.rate_sweep import HEADER as RATE_HEADER
+from kvperf.report.rate_sweep import cells as rate_cells
+from kvperf.report.rate_sweep import chart as rate_chart
+from kvperf.report.rate_sweep import knee_text
 
 VERDICT_COLOUR = {"regression": "#d62728", "improvement": "#2ca02c", "no change": "#7f7f7f",
                   "inconclusive": "#bcbd22", "unstable": "#ff7f0e",
@@ -72,6 +78,8 @@ def render(report: Report) -> str:
         parts.append(_clients(report.clients))
     if report.sweeps:
         parts.append(_sweeps(report.sweeps, len(sides) > 1))
+    if report.rate_sweeps:
+        parts.append(_rate_sweeps(report.rate_sweeps, len(sides) > 1))
     if report.artifacts:
         parts.append(_artifacts(report.artifacts))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -285,6 +293,27 @@ def _sweeps(found: Sequence[SideSweep], multi: bool) -> str:
                 for ln in sw.lines for p in ln.points]
         out.append(_table(["series", sw.label, "runs", "rps", "speed-up", "p99 ms"], rows,
                           numeric=(2, 3, 4, 5)))
+    return "".join(out)
+
+
+def _rate_sweeps(found: Sequence[SideCurve], multi: bool) -> str:
+    """Per side and swept series: p50/p99/p99.9 against achieved rps (corrected solid,
+    service dashed), the knee marked, and the points' table."""
+    out = ["<h2>Rate sweeps: latency vs throughput</h2><p>Per series its closed-loop rps "
+           "(saturation), then open-loop points at shares of it; latency from each "
+           "point's merged HDR histograms. Corrected latency counts from each request's "
+           "intended send time (queueing in front of the server included), service "
+           "latency from its actual send. The knee: the last point before the first "
+           "confirmed break of the bound (README \"Rate sweeps\").</p>"]
+    for item in found:
+        curve = item.curve
+        out.append(f"<h3>{escape(curve.series)}"
+                   f"{escape(' · ' + item.side) if multi else ''}</h3>")
+        out.append(rate_chart(curve, item.side if multi else None))
+        rows = [[escape(c) for c in rate_cells(curve, i, p)]
+                for i, p in enumerate(curve.points)]
+        out.append(_table(RATE_HEADER, rows, numeric=tuple(range(1, len(RATE_HEADER) - 1))))
+        out.append(f"<p>{escape(knee_text(curve))}</p>")
     return "".join(out)
 
 

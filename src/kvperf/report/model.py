@@ -27,7 +27,12 @@ JSON versions (``kvperf_report``):
       analysis/clients.py), one per side, client and workload: runs, median rps and its
       per-run values and 95% interval, p50/p99/p99.9 from merged histograms, client and
       server CPU per operation, peak RSS, allocations, and the ratios to kvload on the same
-      workload; empty when no client ran.
+      workload; empty when no client ran. And ``rate_sweeps`` (``run --rate-sweep``;
+      analysis/rate_curve.py): per side and swept series its closed-loop saturation rps per
+      round, its points (step, target and achieved rps, corrected and service latency
+      percentiles from the rounds' merged histograms), the knee (index, reached, bound,
+      metric, reason, which points broke), each round's knee rps and the rule; empty without
+      a sweep. Sweep points are left out of ``sweeps`` (the swept keys).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from kvperf.analysis.comparison import (
     pair_runs,
 )
 from kvperf.analysis.paired import cv
+from kvperf.analysis.rate_curve import Curve, curves
 from kvperf.analysis.sweeps import Sweep, sweeps
 from kvperf.core.jsontypes import JsonObject
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
@@ -192,6 +198,14 @@ class SideSweep:
 
 
 @dataclass(frozen=True)
+class SideCurve:
+    """One side's rate sweep of one series (analysis/rate_curve.Curve)."""
+
+    side: str
+    curve: Curve
+
+
+@dataclass(frozen=True)
 class Report:
     sources: list[SourceSummary]
     series: list[SeriesStats]
@@ -202,6 +216,7 @@ class Report:
     comparisons: list[Comparison] = field(default_factory=list)
     disturbed: list[DisturbedTrial] = field(default_factory=list)
     clients: list[ClientLine] = field(default_factory=list)
+    rate_sweeps: list[SideCurve] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -389,12 +404,19 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
             sum(1 for r in source.rows if not is_ok(r)), warnings(source.rows, stats)))
     compared = comparisons(sources, paired) if len(sources) > 1 else []
     side_sweeps = [SideSweep(source.name, found) for source in sources
-                   for found in sweeps(source.rows)]
+                   for found in sweeps([r for r in source.rows if not is_sweep_point(r)])]
     clients = [replace(line, side=line.side or source.name) for source in sources
                for line in client_lines(source.rows, source.histograms)]
+    rate_sweeps = [SideCurve(source.name, curve) for source in sources
+                   for curve in curves(source.rows, source.histograms)]
     return Report(summaries, series, spectra, compared[0] if compared else None,
                   artifacts(sources), side_sweeps, compared, disturbed_trials(sources),
-                  clients)
+                  clients, rate_sweeps)
+
+
+def is_sweep_point(row: Row) -> bool:
+    """An open-loop point of a rate sweep (its swept key is its rate, not a config key)."""
+    return (row.get("sweep") or {}).get("role") == "point"
 
 
 def disturbed_trials(sources: list[Source]) -> list[DisturbedTrial]:

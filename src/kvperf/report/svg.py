@@ -275,3 +275,40 @@ def history_chart(values: Sequence[float], labels: Sequence[str], steps: Sequenc
     body.append(_text((left + x.b) / 2, bottom + 36, "commit (oldest first)", "middle",
                       "tick"))
     return _svg(height, title, body)
+
+
+def rate_chart(lines: Sequence[Line], title: str, x_unit: str, y_unit: str,
+               mark: tuple[float, str] | None = None) -> str:
+    """Lines over a linear x axis from 0 (a rate) and a log y axis (latency), a dot per
+    point; ``mark``: a dashed vertical at an x with its label (a knee)."""
+    xs = [p[0] for ln in lines for p in ln.points]
+    ys = [p[1] for ln in lines for p in ln.points if p[1] > 0]
+    height, bottom, left = 320, 260, 90
+    x = Scale(0.0, max(xs, default=1.0) * 1.05 or 1.0, left, WIDTH - RIGHT - 200)
+    y_lo, y_hi = _decades(min(ys, default=0.01), max(ys, default=1.0))
+    y = Scale(y_lo, y_hi, bottom, 30, log=True)
+    body = [_text(left, 16, title, cls="ctitle")]
+    for tick in nice_ticks(0.0, x.hi):
+        body += [_line(x(tick), 30, x(tick), bottom, "#e5e5e5"),
+                 _text(x(tick), bottom + 16, _fmt(tick), "middle", "tick")]
+    for exp in range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1):
+        body += [_line(left, y(10.0 ** exp), x.b, y(10.0 ** exp), "#e5e5e5"),
+                 _text(left - 6, y(10.0 ** exp) + 4, f"{_fmt(10.0 ** exp)} {y_unit}", "end",
+                       "tick")]
+    body.append(_text((left + x.b) / 2, bottom + 36, x_unit, "middle", "tick"))
+    if mark is not None:
+        body += [_line(x(mark[0]), 30, x(mark[0]), bottom, "#444",
+                       'stroke-dasharray="3 3" stroke-width="1.5"'),
+                 _text(x(mark[0]) + 4, 42, mark[1], cls="label")]
+    for i, ln in enumerate(lines):
+        path = " ".join(f"{x(px):.1f},{y(max(py, y_lo)):.1f}" for px, py in ln.points)
+        dash = ' stroke-dasharray="6 4"' if ln.dashed else ""
+        body.append(f'<polyline points="{path}" fill="none" stroke="{ln.colour}" '
+                    f'stroke-width="2"{dash}><title>{escape(ln.name)}</title></polyline>')
+        body += [f'<circle cx="{x(px):.1f}" cy="{y(max(py, y_lo)):.1f}" r="2.5" '
+                 f'fill="{ln.colour}"><title>{escape(ln.name)}: {px:,.0f} → {py:,.3f} '
+                 f"{escape(y_unit)}</title></circle>" for px, py in ln.points]
+        ly = 40 + 16 * i
+        body += [_line(x.b + 12, ly, x.b + 36, ly, ln.colour, f'stroke-width="2"{dash}'),
+                 _text(x.b + 40, ly + 4, ln.name, cls="label")]
+    return _svg(height, title, body)

@@ -60,7 +60,11 @@ Format versions (``kvperf_format``):
       ``tool_version`` are the client's name and library version and whose ``config_set``
       holds ``client``, ``library``, ``version``, ``language``, ``runtime`` and
       ``concurrency``: one series per client × workload. Readers of versions 1–8 treat it
-      as null.
+      as null. Also ``sweep`` on the rows of a rate sweep (``run --rate-sweep``,
+      results/sweep.py): the sweep's id, the row's role (the closed-loop ``saturation``
+      trial or an open-loop ``point``), the point's target rps and the knee rule. A point's
+      step is in ``config_set`` (``{"rate": "60%"}``): each point is a series. Absent
+      elsewhere.
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ from kvperf.results.records import (
     ProfileRecord,
     ScenarioRecord,
 )
+from kvperf.results.sweep import SweepRecord
 
 FORMAT_VERSION = 9
 
@@ -207,6 +212,8 @@ class Row(TypedDict, total=False):
     side_label: str  # format 6: "valkey 8.0.1", a ref: the side as readers see it
     ab_seed: int
     ab_schedule: str
+    # a rate sweep's rows (results/sweep.py); absent from every other row
+    sweep: SweepRecord
 
 
 

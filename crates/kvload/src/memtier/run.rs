@@ -178,6 +178,7 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 duration_ns: o.test_time.map(|d| d * 1_000_000_000),
                 warmup_ns: 0,
                 interval_ns: o.rate.map(|r| rate_ticks(r).1),
+                poisson: false,
                 keys: crate::workload::KeyGen::new(0, 0, false, 0, 1),
                 slots: s.slots.clone(),
                 tags: Arc::new(Vec::new()),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kvperf.analysis.gates import parse_gates
 from kvperf.config.model import ProfileSettings
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.config.scenarios import detect_module_config, load_module_config, select
 from kvperf.config.suites import parse_names, suite_measure
 from kvperf.core import secret
@@ -38,6 +39,7 @@ from kvperf.pipeline.request.common import (
     remote_request,
     store_request,
 )
+from kvperf.pipeline.request.rate_sweep import RateSweepFlags, rate_sweep_request
 from kvperf.pipeline.run import quick
 from kvperf.pipeline.run.model import InterferencePolicy, RunOptions
 from kvperf.pipeline.run.modules import ModuleOptions
@@ -90,6 +92,7 @@ class RunFlags:
     clients: tuple[str, ...] = ()  # --client NAME…
     clients_dirs: tuple[Path, ...] = ()
     concurrency: Concurrency | None = None
+    rate_sweep: RateSweepFlags = field(default_factory=RateSweepFlags)
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ AnyRunRequest = RunRequest | CommitsRequest | DefinitionsRequest | ModulesReques
 def run_request(flags: RunFlags) -> AnyRunRequest:
     """Every check of `kvperf run` (UsageError/ConfigError, exit 2) before any work."""
     _refuse_clients(flags)
+    _rate_sweep(flags)  # its clashes with the other ways to run first
     if flags.definitions.given:
         return _definitions(flags)
     module_config = _module_config(flags)
@@ -276,7 +280,16 @@ def _options(flags: RunFlags) -> RunOptions:
         measure=suite_measure(suites, flags.measure), profile=flags.profile, keys=flags.keys,
         module_paths=flags.module_paths, bind=bind, password=password, tls_ca=flags.tls_ca,
         clients=flags.clients, clients_dirs=flags.clients_dirs,
-        concurrency=flags.concurrency)
+        concurrency=flags.concurrency, rate_sweep=_rate_sweep(flags))
+
+
+def _rate_sweep(flags: RunFlags) -> RateSweep | None:
+    return rate_sweep_request(
+        flags.rate_sweep, tool=flags.tool, measure=flags.measure, mode=flags.mode,
+        clashes=(("--definitions", flags.definitions.given),
+                 ("--module-config", flags.module_config is not None),
+                 ("--client", bool(flags.clients)),
+                 ("--commits (compare the sides' curves with compare)", bool(flags.commits))))
 
 
 def _client(flags: RunFlags) -> bool:

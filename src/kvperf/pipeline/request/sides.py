@@ -5,14 +5,14 @@ store — so a bad flag never costs a build."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Concurrency, Measure, Schedule
+from kvperf.core.kinds import Concurrency, Measure, Mode, Schedule
 from kvperf.definitions.plan import Plan, Refusal
 from kvperf.pipeline.request.common import (
     SELECTION_ONLY,
@@ -36,6 +36,9 @@ from kvperf.pipeline.request.common import (
     store_request,
     water_line_rule,
 )
+from kvperf.pipeline.request.rate_sweep import RateSweepFlags, rate_sweep_request
+from kvperf.pipeline.run.rate_sweep import check as check_sweep
+from kvperf.pipeline.run.rate_sweep import sweeping
 from kvperf.pipeline.sides.sides import SidesRequest, check_schedule, default_schedule, plan_sides
 from kvperf.server.binary import missing
 
@@ -71,6 +74,7 @@ class CompareFlags:
     clients: tuple[str, ...] = ()  # --client NAME[:MODEL] twice or more: the sides
     clients_dirs: tuple[Path, ...] = ()
     concurrency: Concurrency | None = None
+    rate_sweep: RateSweepFlags = field(default_factory=RateSweepFlags)
 
 
 @dataclass(frozen=True)
@@ -172,9 +176,16 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     if flags.measure in (Measure.INSTRUCTIONS, Measure.PERF_INSTRUCTIONS) and count > 2:
         raise UsageError(f"--measure {flags.measure} compares two sides; give --server-bin "
                          "twice")
+    sweep = rate_sweep_request(
+        flags.rate_sweep, tool=flags.tool, measure=flags.measure, mode=Mode.BOTH,
+        clashes=(("--definitions", flags.definitions.given),
+                 ("--client", bool(flags.clients)),
+                 ("--schedule duet (each side's points run alone)",
+                  flags.schedule == Schedule.DUET)))
     schedule = flags.schedule or (
         default_schedule(flags.config, flags.measure, flags.tool, flags.profile is not None,
-                         count) if present and not clients else Schedule.ALTERNATE)
+                         count) if present and not clients and sweep is None
+        else Schedule.ALTERNATE)
     if planned is None:
         check_schedule(flags.config, flags.measure, schedule, count)
     runs = checked_runs(default_runs(flags.runs, flags.measure, COMPARE_RUNS))
@@ -182,11 +193,18 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
                                  measure=flags.measure)
     sides = SidesRequest("compare", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, flags.measure, schedule, flags.profile,
-                         flags.keys, policy, clients, flags.clients_dirs, flags.concurrency)
+                         flags.keys, policy, clients, flags.clients_dirs, flags.concurrency,
+                         sweep)
     build = build_request(flags.build) if flags.refs else None
     remote = None
     if planned is None:
         plan = plan_sides(sides)
+        check_sweep(plan)
+        if sweeping(plan) and sides.schedule == Schedule.DUET:  # a config's rate_sweep
+            if flags.schedule == Schedule.DUET:
+                raise UsageError("--schedule duet: a rate sweep's points run alone "
+                                 "(alternate), each side at its own rates")
+            sides = replace(sides, schedule=Schedule.ALTERNATE)
         remote = remote_request(flags.remote, plan.options, count, lambda: plan.trials)
     return CompareRequest(sides, flags.refs, present, build, rule, effect,
                           store_request(flags.store, live=True), remote, flags.metrics,

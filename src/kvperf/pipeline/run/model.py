@@ -17,6 +17,7 @@ from typing import Protocol
 
 from kvperf.clients.manifest import Subject
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.kinds import Concurrency, Measure, Mode, Schedule
 from kvperf.core.secret import Secret
@@ -80,6 +81,7 @@ class RunOptions:
     # compare --client: this side is one client; its rows pair with the other sides' by
     # the trial alone (the client is the side, not part of the series)
     client_side: bool = False
+    rate_sweep: RateSweep | None = None  # --rate-sweep: every series swept (rate_sweep.py)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from kvperf.pipeline.run.logs import log_to
 from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunSummary
 from kvperf.pipeline.run.modules import ModuleRun, prepare_modules
 from kvperf.pipeline.run.prepare import prepare
+from kvperf.pipeline.run.rate_sweep import SweepBatch, ordinary, sweeping
+from kvperf.pipeline.run.rate_sweep import check as check_sweep
 from kvperf.pipeline.run.runner import Runner, matrix, serve
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.world import World
@@ -59,6 +61,7 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
     if request.tree is not None and options.valkey_path is not None:
         build_tree(options.valkey_path, request.tree, world, hooks)
     prepared = prepare(options)
+    check_sweep(prepared)
     if request.dry_run:
         return MatrixRun(prepared)
     log_to(prepared.out_dir, echo=request.log_level)
@@ -66,10 +69,11 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
         hooks.serving(prepared)
         serve_until_interrupted(prepared, hooks.listening, world.launcher)
         return MatrixRun(prepared)
+    batch = SweepBatch(prepared) if sweeping(prepared) else matrix(prepared)
     with (world.servers(request.remote) as launcher,
           live_store(request.store, world) as writer,
-          hooks.progress(len(matrix(prepared).works())) as observer):
-        runner = Runner(prepared, observer, writer, launcher=launcher,
+          hooks.progress(len(batch.works())) as observer):
+        runner = Runner(batch, observer, writer, launcher=launcher,
                         policy=request.interference)
         try:
             summary = runner.execute()
@@ -77,7 +81,7 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
             kept = Persisted[RunSummary](None, len(runner.metrics.new_rows),
                                          runner.metrics.path)
             return MatrixRun(prepared, interrupted=kept)
-    gates = (finish_gates(prepared.gates, summary.rows, prepared.out_dir)
+    gates = (finish_gates(prepared.gates, ordinary(summary.rows), prepared.out_dir)
              if prepared.gates is not None else None)
     return MatrixRun(prepared, summary, gates, writer)
 

@@ -17,6 +17,7 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
 from kvperf.pipeline.run.duet import check_duet, run_duet_round
 from kvperf.pipeline.run.model import InterferencePolicy, Launcher, Observer, Prepared, Work
+from kvperf.pipeline.run.rate_sweep import SweepBatch, sweeping
 from kvperf.pipeline.run.runner import Runner, retried
 from kvperf.results.row import Row, is_ok
 from kvperf.store.writer import TrialWriter
@@ -142,8 +143,9 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
     prepared = list(sides.values())
     if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
-    runners = {name: (Runner(p, observer, store, launcher=launcher, policy=policy) if launcher
-                      else Runner(p, observer, store, policy=policy))
-               for name, p in sides.items()}
+    batches = {name: SweepBatch(p) if sweeping(p) else p for name, p in sides.items()}
+    runners = {name: (Runner(b, observer, store, launcher=launcher, policy=policy) if launcher
+                      else Runner(b, observer, store, policy=policy))
+               for name, b in batches.items()}
     return interleave(runners, seed, observer, schedule, labels or {}, store)
 

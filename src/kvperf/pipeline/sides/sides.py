@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kvperf.config.model import ProfileSettings
+from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Concurrency, Measure, Schedule
 from kvperf.pipeline.run.duet import check_duet
@@ -82,6 +83,7 @@ class SidesRequest:
     clients: tuple[str, ...] = ()  # compare --client: one side per client
     clients_dirs: tuple[Path, ...] = ()
     concurrency: Concurrency | None = None
+    rate_sweep: RateSweep | None = None  # compare --rate-sweep: every side sweeps
 
     @property
     def out_dir(self) -> Path:
@@ -136,7 +138,8 @@ def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
                       measure=request.measure, schedule=request.schedule,
                       revision_from_binary=True, profile=request.profile, keys=request.keys,
                       clients=clients, clients_dirs=request.clients_dirs,
-                      concurrency=request.concurrency, client_side=bool(clients))
+                      concurrency=request.concurrency, client_side=bool(clients),
+                      rate_sweep=request.rate_sweep)
 
 
 @dataclass(frozen=True)
