@@ -415,7 +415,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
     "--tested-groups hash --topologies oss-standalone --tests-priority-upper-limit 50 "
     "--override-test-time 2":
-        run(DEFINITIONS, CORPUS, says=("39 definition file(s):", "[test-time 1 s (overridden)]"),  # quick mode's 1 s
+        # quick mode overrides every definition's test time to 1 s
+        run(DEFINITIONS, CORPUS, says=("39 definition file(s):", "[test-time 1 s (overridden)]"),
             lacks=rx(r"\[oss-standalone-\d+-io-threads")),
     # docs/DEFINITIONS.md's figures of the whole corpus (test-suites/ and the one vector
     # search definition): 524 plan everywhere, 0 partly, 648 definition × topology entries;

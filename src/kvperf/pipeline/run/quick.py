@@ -1,8 +1,9 @@
 """Quick mode (``KVPERF_QUICK=1``, or ``kvperf run --quick``): a smoke run of any command
 in a fraction of its time — every trial measures 1 s (or at most 20,000 requests), without
 warmup, and at most two rounds; a definition's ``--test-time`` is overridden to 1 s (its
-request-bound clients and its preload run as defined). For smoke tests of configs and of the documented examples;
-its numbers are not for publishing (every row records ``quick`` in ``env``)."""
+request-bound clients and its preload run as defined). For smoke tests of configs and of
+the documented examples; its numbers are not for publishing (every row records ``quick`` in
+``env``)."""
 
 from __future__ import annotations
 
