@@ -9,6 +9,8 @@
 #   - openssh-client/-server (`run --server-host ssh://…`: its test starts its own sshd by pid)
 #   - what building the memtier_benchmark oracle needs (tests/fixtures/memtier.py: autotools,
 #     g++, libevent with its OpenSSL part, zlib; its configure checks for nothing else)
+#   - what building the vendored modules needs (tests/fixtures/modules_vendor.py): cmake
+#     (valkey-json) and libclang-dev (valkey-bloom's valkey-module crate runs bindgen)
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
@@ -19,7 +21,7 @@ BACKPORTS_PACKAGES=(valkey-server valkey-tools)
 MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
                valgrind linux-perf postgresql-15 xz-utils chromium iproute2
                openssh-client openssh-server
-               libevent-dev zlib1g-dev autoconf automake libtool)
+               libevent-dev zlib1g-dev autoconf automake libtool cmake libclang-dev)
 PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 
 need_root() {

@@ -348,6 +348,19 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
         not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
                      "runs the same flags with modules built from Valkey 8.1.1's tests/modules"),
+    # README.md, "Module builds (--module-repo)"
+    "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
+    "configs/modules/bloom.json --groups 1 --runs 5": elsewhere(
+        "tests/integration/test_module_builds.py::"
+        "test_compare_module_commits_flags_bf_add_not_bf_exists",
+        "the vendored valkey-bloom as a git repository (tests/fixtures/modules_vendor.py) "
+        "built at base and slow, group 1 with 1 s scenarios: BF.ADD a regression, BF.EXISTS "
+        "not, env.module and the server recorded in every row"),
+    "kvperf run --commits base neutral slow --module-repo ../valkey-bloom --module-config "
+    "configs/modules/bloom.json --groups 1": elsewhere(
+        "tests/integration/test_module_builds.py::test_run_commits_of_a_module",
+        "three commits of the vendored valkey-bloom built and run interleaved, one results "
+        "directory per commit, each row naming its module commit"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run":
         run(DEFINITIONS, says=("2 definition file(s): 2 planned, 0 partly, 0 refused; 3 run(s) "
