@@ -278,14 +278,21 @@ class ScenarioWork:
         assert self.bench is not None
         stats = self.bench.probe.collect(endpoints).get("commandstats", {})
         word = self.scenario.first_word.lower()
-        calls = sum(v["calls"] for n, v in stats.items()  # a module's own case: BF.ADD
-                    if n.lower() == word or n.lower().startswith(word + "|"))
+        mine = [v for n, v in stats.items()  # a module keeps its own case: BF.ADD
+                if n.lower() == word or n.lower().startswith(word + "|")]
+        calls = sum(v["calls"] for v in mine)
         self.outcome.server = {"calls": calls, "commands": {
             n: {"calls": v["calls"], "usec_per_call": v["usec_per_call"]}
             for n, v in stats.items()}}
+        if calls:  # the scenario's command's own server time: a sharp signal for A/B
+            self.outcome.server["usec_per_call"] = round(
+                sum(v["calls"] * (v["usec_per_call"] or 0.0) for v in mine) / calls, 4)
         after = self.bench.probe.cpu_seconds(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
+            if calls:
+                self.outcome.server["cpu_us_per_request"] = round(
+                    (after - before) / calls * 1e6, 4)
         self.outcome.checks["dbsize"] = self.bench.probe.keys(endpoints)
         measured = self.outcome.measurement
         per_request = len([p for p in self.scenario.command.split(" ; ") if p.strip()])
