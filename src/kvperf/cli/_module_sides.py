@@ -78,7 +78,8 @@ def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> Modu
         build=args.module_build, artifact=args.module_artifact, module=args.module,
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), server_bin=bins[0] if bins else None,
-        valkey_path=getattr(args, "valkey_path", None), runs=args.runs, seed=getattr(args, "seed", None),
+        valkey_path=getattr(args, "valkey_path", None), runs=args.runs,
+        seed=getattr(args, "seed", None),
         label=args.label, builds=build_flags(args), store=writer_flags(args),
         interference=interference_flags(args), quick=getattr(args, "quick", False))
 
