@@ -217,3 +217,28 @@ def test_run_commits_of_a_module(tmp_path: Path) -> None:
         assert all(r["status"] == "ok" and r["env"]["module"]["ref"] == side for r in rows)
         commits.add(rows[0]["commit"])
     assert len(commits) == 3
+
+
+def test_the_fixed_server_can_be_a_build_of_a_server_ref(tmp_path: Path,
+                                                         valkey_repo: Path) -> None:
+    """``--repo R --server-ref REF``: every module build runs on that server (Valkey 8.1.1's
+    fixture build, cached), recorded in each row; two servers at once is exit 2."""
+    bloom_so()
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    cache = Path.home() / ".cache" / "kvperf-tests" / "build-cache"
+    done = run_kvperf("run", "--commits", "base", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--no-db", "--label", "on-811", "--repo",
+                      valkey_repo, "--server-ref", "base", "--build-cache", cache,
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads((tmp_path / "results" / "on-811" / "base" / "metrics.json").read_text())
+    sha = subprocess.run(["git", "-C", str(valkey_repo), "rev-parse", "base"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    assert all(r["status"] == "ok" for r in rows)
+    assert {r["env"]["server_commit"] for r in rows} == {sha}
+    assert all("8.1.1" in r["server_version"] for r in rows), rows[0]["server_version"]
+    clash = run_kvperf("run", "--commits", "base", "--module-repo", bloom_repo(),
+                       "--module-config", config, "--no-db", "--repo", valkey_repo,
+                       "--server-ref", "base", "--server-bin", require_binary("valkey-server"),
+                       cwd=tmp_path)
+    assert clash.returncode == 2 and "--server-bin or --server-ref" in clash.stderr

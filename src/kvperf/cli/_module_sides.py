@@ -18,6 +18,7 @@ from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._disturbed import interference_flags
+from kvperf.cli._paths import local_path
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides
@@ -29,7 +30,7 @@ from kvperf.results.row import is_ok
 from kvperf.sourcebuild.module_builder import ModuleBuild
 
 
-def add_module_source_args(p: argparse.ArgumentParser) -> None:
+def add_module_source_args(p: argparse.ArgumentParser, valkey_path: bool = False) -> None:
     g = p.add_argument_group(
         "module builds", "refs are commits of a module repository, built and run on one "
                          "fixed server (README \"Module builds\")")
@@ -43,11 +44,20 @@ def add_module_source_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--module-artifact", metavar="GLOB",
                    help="the built .so, a glob relative to the worktree (default: the "
                         "recipe's, e.g. target/release/*.so)")
+    g.add_argument("--server-ref", metavar="REF",
+                   help="with --module-repo: the fixed server built from --repo at REF (its "
+                        "tree is {server_src})")
+    if valkey_path:  # run declares --valkey-path itself
+        g.add_argument("--valkey-path", type=local_path, metavar="DIR",
+                       help="with --module-repo: the fixed server of a built Valkey source "
+                            "tree (its tree is {server_src})")
 
 
 def refuse_module_flags(args: argparse.Namespace) -> None:
-    if args.module_repo is None and (args.module_build or args.module_artifact):
-        raise UsageError("--module-build and --module-artifact need --module-repo R")
+    if args.module_repo is None and (args.module_build or args.module_artifact or
+                                     args.server_ref):
+        raise UsageError("--module-build, --module-artifact and --server-ref need "
+                         "--module-repo R")
 
 
 class _Hooks(ConsoleHooks):
@@ -78,6 +88,7 @@ def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> Modu
         build=args.module_build, artifact=args.module_artifact, module=args.module,
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), server_bin=bins[0] if bins else None,
+        server_ref=args.server_ref,
         valkey_path=getattr(args, "valkey_path", None), runs=args.runs,
         seed=getattr(args, "seed", None),
         label=args.label, builds=build_flags(args), store=writer_flags(args),

@@ -81,7 +81,7 @@ def add_parser(subparsers: Any) -> None:
     add_definition_args(p)
     add_disturbed_args(p, retry_default=True)
     add_module_args(p)
-    add_module_source_args(p)
+    add_module_source_args(p, valkey_path=True)
     p.set_defaults(handler=handle)
 
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from kvperf.core.errors import BuildError
 from kvperf.core.kinds import Schedule
-from kvperf.core.proc import LineSink
-from kvperf.pipeline.request.common import StoreRequest
+from kvperf.pipeline.request.common import BuildRequest, StoreRequest
+from kvperf.pipeline.run.builds import BuildObserver, build_refs
 from kvperf.pipeline.run.model import InterferencePolicy, Observer
 from kvperf.pipeline.run.modules import ModuleOptions, ModuleRun, ScenarioWork, prepare_modules
 from kvperf.pipeline.run.runner import Runner
@@ -59,14 +60,12 @@ class ModuleSidesRequest:
     seed: int | None = None
     store: StoreRequest = field(default_factory=lambda: StoreRequest(None))
     interference: InterferencePolicy = field(default_factory=InterferencePolicy)
+    server_build: BuildRequest | None = None  # --repo: the fixed server built at server_ref
+    server_ref: str | None = None
+    server_commit: str | None = None  # set once the server is built
 
 
-class ModuleSidesHooks(Protocol):
-    def fetching(self, repo: str) -> contextlib.AbstractContextManager[object]: ...
-
-    def building(self, ref: str, sha: str, make: str
-                 ) -> contextlib.AbstractContextManager[LineSink]: ...
-
+class ModuleSidesHooks(BuildObserver, Protocol):
     def module_built(self, build: ModuleBuild) -> None: ...
 
     def progress(self, trials: int) -> contextlib.AbstractContextManager[Observer]: ...
@@ -141,6 +140,8 @@ def _side(request: ModuleSidesRequest, name: str, build: ModuleBuild) -> SideBat
     run = prepare_modules(replace(options, module_paths=paths, label=name,
                                   results_dir=request.out_dir))
     env = {**run.context.env, "module": build.provenance(request.source.repo)}
+    if request.server_commit is not None:
+        env["server_commit"], env["server_ref"] = request.server_commit, request.server_ref
     run = replace(run, context=replace(run.context, commit=build.sha, env=env))
     return SideBatch(run, request.runs, None if build.ok else build.error)
 
@@ -153,9 +154,25 @@ def prepare_module_sides(request: ModuleSidesRequest, hooks: ModuleSidesHooks
             {n: _side(request, n, b) for n, b in zip(names, builds, strict=True)})
 
 
+def with_server_build(request: ModuleSidesRequest, world: World,
+                      hooks: ModuleSidesHooks) -> ModuleSidesRequest:
+    """``--repo R --server-ref REF``: the fixed server built first (an unknown ref is exit 2,
+    a failed build BuildError, exit 1); its tree becomes ``{server_src}``."""
+    if request.server_build is None or request.server_ref is None:
+        return request
+    (build,) = build_refs(request.server_build, [request.server_ref], world, hooks)
+    if not build.ok or build.server_bin is None:
+        raise BuildError(build.error or f"the server build of {request.server_ref} failed")
+    tree = build.server_bin.parent.parent
+    return replace(request, options=replace(request.options,
+                                            server_bin=str(build.server_bin)),
+                   source=replace(request.source, server_src=tree), server_commit=build.sha)
+
+
 def run_module_sides(request: ModuleSidesRequest, world: World, hooks: ModuleSidesHooks
                      ) -> ModuleSides:
     """The workflow (module doc)."""
+    request = with_server_build(request, world, hooks)
     builds, batches = prepare_module_sides(request, hooks)
     seed = request.seed if request.seed is not None else random.SystemRandom().randrange(
         2**31)

@@ -42,6 +42,7 @@ class ModuleSidesFlags:
     groups: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
     server_bin: str | None = None
+    server_ref: str | None = None  # the server built from --repo at this ref
     valkey_path: Path | None = None
     runs: int | None = None
     seed: int | None = None
@@ -54,11 +55,13 @@ class ModuleSidesFlags:
 
 def _server(flags: ModuleSidesFlags) -> tuple[str | None, Path | None]:
     """The fixed server binary and the source tree behind it, if known."""
+    given = [f for f, v in (("--server-bin", flags.server_bin), ("--valkey-path",
+             flags.valkey_path), ("--server-ref", flags.server_ref)) if v is not None]
+    if len(given) > 1:
+        raise UsageError(f"give one server for every module build: {' or '.join(given)}")
     if flags.valkey_path is None:
         env = os.environ.get("KVPERF_SERVER_SRC")
         return flags.server_bin, Path(env) if env else None
-    if flags.server_bin is not None:
-        raise UsageError("give --server-bin or --valkey-path, not both")
     server = find_server(flags.valkey_path)
     if server is None:
         raise UsageError(f"--valkey-path {flags.valkey_path}: no built valkey-server in "
@@ -85,8 +88,10 @@ def module_sides_request(flags: ModuleSidesFlags) -> ModuleSidesRequest:
     options = ModuleOptions(config, selected, flags.store.results_dir, None, server_bin,
                             flags.module, flags.module_paths, quick=flags.quick)
     cache = build_request(flags.builds, tree=Path(".")).cache
+    server_build = (build_request(flags.builds) if flags.server_ref is not None else None)
     source = ModuleSource(flags.repo, flags.build, flags.artifact, cache, flags.builds.jobs,
                           server_src)
     out_dir = flags.store.results_dir / (flags.label or default_label(f"module-{flags.kind}"))
     return ModuleSidesRequest(flags.refs, source, options, runs, out_dir, flags.seed, store,
-                              interference_policy(flags.interference, retry_default=True))
+                              interference_policy(flags.interference, retry_default=True),
+                              server_build, flags.server_ref)
