@@ -8,8 +8,6 @@ for compare: 0, 1 when a trial failed (a side whose module did not build) or wit
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator
 
 from rich.markup import escape
 
@@ -27,6 +25,7 @@ from kvperf.pipeline.request.module_sides import ModuleSidesFlags, module_sides_
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 from kvperf.report.scenarios import results_table
 from kvperf.results.row import is_ok
+from kvperf.sourcebuild.builder import Build
 from kvperf.sourcebuild.module_builder import ModuleBuild
 
 
@@ -62,19 +61,9 @@ def refuse_module_flags(args: argparse.Namespace) -> None:
 
 class _Hooks(ConsoleHooks):
     def module_built(self, build: ModuleBuild) -> None:
-        what = f"module {escape(build.ref)} ({build.sha[:12]})"
-        if build.cached:
-            self.err.print(f"build of {what}: cached")
-        elif build.ok:
-            self.err.print(f"build of {what}: {build.seconds:.0f} s (log: {build.log})")
-        else:
-            self.err.print(f"[red]build of {what} failed[/red] after {build.seconds:.0f} s: "
-                           f"{escape(build.error or '')}", soft_wrap=True)
-
-    @contextlib.contextmanager
-    def fetching(self, repo: str) -> Iterator[object]:
-        with self.err.status(f"fetching {escape(repo)}") as status:
-            yield status
+        """As a server build's line, named a module's."""
+        self.built(Build(f"module {build.ref}", build.sha, build.artifact, build.error,
+                         build.seconds, build.cached, build.log), build.cached)
 
 
 def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> ModuleSidesFlags:
