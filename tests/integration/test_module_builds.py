@@ -240,3 +240,29 @@ def test_the_fixed_server_can_be_a_build_of_a_server_ref(tmp_path: Path,
                        "--server-ref", "base", "--server-bin", require_binary("valkey-server"),
                        cwd=tmp_path)
     assert clash.returncode == 2 and "--server-bin or --server-ref" in clash.stderr
+
+
+def test_a_profiled_module_compare_shows_the_modules_function(tmp_path: Path) -> None:
+    """The config's profiling_sets on both sides: perf's stacks of B's BF.ADD hold the
+    fixture's spin function (a frame of libvalkey_bloom.so) and the differential flamegraph
+    of B vs A is written with it."""
+    bloom_so()
+    data = json.loads(_short(BLOOM_CONFIG, tmp_path, groups=("1",)).read_text())
+    data["profiling_sets"] = [{"enabled": True}]
+    config = tmp_path / "profiled.json"
+    config.write_text(json.dumps(data))
+    done = run_kvperf("compare", "base", "slow", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--scenarios", "bf-add", "--runs", "1",
+                      "--no-db", "--label", "prof", "--server-bin",
+                      require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = tmp_path / "results" / "prof"
+    folded = [p for p in (results / "B").rglob("*folded*") if p.is_file()]
+    assert folded and any("kvperf_fixture_spin" in p.read_text(errors="replace")
+                          for p in folded), folded
+    diffs = list(results.rglob("*.svg"))
+    differential = [p for p in diffs if "flamediff" in p.parts]
+    assert differential, diffs
+    assert any("kvperf_fixture_spin" in p.read_text(errors="replace") for p in differential)

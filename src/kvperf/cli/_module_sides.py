@@ -17,6 +17,7 @@ from kvperf.cli._builds import build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._disturbed import interference_flags
 from kvperf.cli._paths import local_path
+from kvperf.cli._profile import print_differentials, print_profile
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides
@@ -113,6 +114,11 @@ def _report(cli: Cli, args: argparse.Namespace, ran: ModuleSides, kind: str) -> 
                                             note=PAIRED_NOTE))
             out.print(f"markdown report: {args.output}", highlight=False)
         regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
+        if any(r.get("profile") for r in rows["A"] + rows["B"]):  # the config's profiling_sets
+            print_profile(out, rows["A"] + rows["B"], ran.out_dir)
+            print_differentials(out, rows["A"], rows["B"],
+                                (ran.batches["A"].out_dir, ran.batches["B"].out_dir),
+                                f"{names[1]} vs {names[0]}")
     out.print(f"results: {ran.out_dir} (order seed {ran.result.seed})", highlight=False)
     ran.result.check_store()
     failed = sum(1 for side in rows.values() for r in side if not is_ok(r))
