@@ -11,6 +11,8 @@
 #     g++, libevent with its OpenSSL part, zlib; its configure checks for nothing else)
 #   - the client harnesses of clients/ (issue 23): hiredis 0.14 and cJSON headers for the C
 #     harness (zlib above), Ruby with redis-rb 4.8 and its hiredis driver for the Ruby ones
+#   - what building the vendored modules needs (tests/fixtures/modules_vendor.py): cmake
+#     (valkey-json) and libclang-dev (valkey-bloom's valkey-module crate runs bindgen)
 # The backports suite is derived from this machine's own apt source entry: no mirror
 # host is written in this repository.
 set -euo pipefail
@@ -21,7 +23,7 @@ BACKPORTS_PACKAGES=(valkey-server valkey-tools)
 MAIN_PACKAGES=(redis-server redis-tools build-essential pkg-config libssl-dev git ccache
                valgrind linux-perf postgresql-15 xz-utils chromium iproute2
                openssh-client openssh-server
-               libevent-dev zlib1g-dev autoconf automake libtool
+               libevent-dev zlib1g-dev autoconf automake libtool cmake libclang-dev
                libhiredis-dev libcjson-dev ruby ruby-redis ruby-hiredis)
 PACKAGES=("${BACKPORTS_PACKAGES[@]}" "${MAIN_PACKAGES[@]}")
 

@@ -405,6 +405,30 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
         not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
                      "runs the same flags with modules built from Valkey 8.1.1's tests/modules"),
+    # docs/PERFORMANCE.md, "Real modules"
+    "kvperf run --module-config configs/modules/bloom.json --module-path libvalkey_bloom.so "
+    "--server-bin /usr/bin/valkey-server": elsewhere(
+        "tests/integration/test_module_builds.py::test_bloom_scenarios_run_on_the_real_module",
+        "the same config (1 s scenarios) on the vendored valkey-bloom built by the fixture: "
+        "three ok rows, BF.ADD/BF.EXISTS counted by the server, MODULE LIST in the rows"),
+    "kvperf run --module-config configs/modules/json.json --module-path libjson.so "
+    "--server-bin /usr/bin/valkey-server": elsewhere(
+        "tests/integration/test_module_builds.py::test_json_scenarios_run_on_the_real_module",
+        "the same config (1 s scenarios) on the vendored valkey-json: three ok rows, 5,000 "
+        "JSON.SET documents counted by the server"),
+    # README.md, "Module builds (--module-repo)"
+    "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
+    "configs/modules/bloom.json --groups 1 --runs 5": elsewhere(
+        "tests/integration/test_module_builds.py::"
+        "test_compare_module_commits_flags_bf_add_not_bf_exists",
+        "the vendored valkey-bloom as a git repository (tests/fixtures/modules_vendor.py) "
+        "built at base and slow, group 1 with 1 s scenarios: BF.ADD a regression, BF.EXISTS "
+        "not, env.module and the server recorded in every row"),
+    "kvperf run --commits base neutral slow --module-repo ../valkey-bloom --module-config "
+    "configs/modules/bloom.json --groups 1": elsewhere(
+        "tests/integration/test_module_builds.py::test_run_commits_of_a_module",
+        "three commits of the vendored valkey-bloom built and run interleaved, one results "
+        "directory per commit, each row naming its module commit"),
     # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run":
         run(DEFINITIONS, says=("2 definition file(s): 2 planned, 0 partly, 0 refused; 3 run(s) "

@@ -20,6 +20,12 @@ from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_common
 from kvperf.cli._measure import add_compare_arguments, add_water_line, instruction_verdicts
+from kvperf.cli._module_sides import (
+    add_module_source_args,
+    handle_module_sides,
+    refuse_module_flags,
+)
+from kvperf.cli._modules import add_module_args
 from kvperf.cli._network import remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import (
@@ -78,6 +84,8 @@ def add_parser(subparsers: Any) -> None:
     add_disturbed_args(p, retry_default=True)
     add_client_args(p)
     add_rate_sweep_args(p)
+    add_module_args(p)
+    add_module_source_args(p, valkey_path=True)
     p.set_defaults(handler=handle)
 
 
@@ -103,6 +111,9 @@ def _name(side: str, prepared: Prepared | DefinitionRun) -> str:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
+    refuse_module_flags(args)
+    if args.module_repo is not None:  # module refs on one server (cli/_module_sides.py)
+        return handle_module_sides(args, cli, "compare", tuple(args.refs))
     asked = request(args)
     hooks = ConsoleHooks(cli)
     for path, why in asked.skipped:

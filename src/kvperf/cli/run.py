@@ -25,6 +25,11 @@ from kvperf.cli._definitions import (
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
+from kvperf.cli._module_sides import (
+    add_module_source_args,
+    handle_module_sides,
+    refuse_module_flags,
+)
 from kvperf.cli._modules import add_module_args, print_module_plan, print_modules
 from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
@@ -113,6 +118,7 @@ def add_parser(subparsers: Any) -> None:
     add_db_options(p)
     add_definition_args(p)
     add_module_args(p)
+    add_module_source_args(p)
     add_disturbed_args(p, retry_default=False)
     add_client_args(p)
     add_rate_sweep_args(p)
@@ -141,6 +147,9 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
+    refuse_module_flags(args)
+    if args.module_repo is not None:  # module commits on one server (cli/_module_sides.py)
+        return handle_module_sides(args, cli, "commits", tuple(args.commits or ()))
     asked = request(args)
     if isinstance(asked, DefinitionsRequest):
         if asked.dry_run:

@@ -13,14 +13,16 @@ characters), ``inject`` (``term`` into ``percentage`` % of the documents), ``rep
 (``count`` words ``<prefix><n>`` replace words), ``proximity_phrase`` (``term_count`` terms
 of one of ``patterns`` phrases, written adjacent once — ``combinations`` 1, the best case —
 or scattered ``combinations`` times before the adjacent phrase, ``repeats`` documents per
-pattern), ``numeric_range`` (a number in ``min``…``max``) and ``tag_list`` (``per_doc`` of
-``count`` tags ``tag<n>`` joined by ``separator``).
+pattern), ``numeric_range`` (a number in ``min``…``max``), ``tag_list`` (``per_doc`` of
+``count`` tags ``tag<n>`` joined by ``separator``) and ``json_document`` (a nested JSON
+object, ``depth`` levels of ``width`` words, for JSON.SET; ``json_document`` below).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +42,7 @@ _TRANSFORMS = {
     "proximity_phrase": {"term_count", "combinations", "repeats", "patterns"},
     "numeric_range": {"min", "max", "decimals"},
     "tag_list": {"count", "per_doc", "separator"},
+    "json_document": {"depth", "width", "array"},
 }
 _QUERY_TYPES = {
     "proximity_phrase": {"doc_count", "term_count", "patterns", "type"},
@@ -203,10 +206,29 @@ def _apply(words: list[str], t: JsonObject, doc: int, rng: random.Random,
         return _proximity(words, t, doc, rng)
     if kind == "numeric_range":
         return [_number(rng, t)]
+    if kind == "json_document":
+        return [json_document(rng, doc, int(t.get("depth", 3)), int(t.get("width", 3)),
+                              int(t.get("array", 4)))]
     return [str(t.get("separator", ",")).join(
         f"tag{n}" for n in sorted(rng.sample(range(int(t.get("count", 10))),
                                              min(int(t.get("per_doc", 1)),
                                                  int(t.get("count", 10))))))]
+
+
+def json_document(rng: random.Random, doc: int, depth: int, width: int, array: int) -> str:
+    """A nested JSON object, compact (no spaces: one word on a command line): ``width``
+    keys per level (a word, a number, an array of ``array`` numbers), ``depth`` levels
+    under ``nested``; every level has ``price`` and ``items``, so paths such as
+    ``$.nested.nested.price`` and ``$.items`` exist in every document."""
+    def level(left: int) -> dict[str, object]:
+        node: dict[str, object] = {"id": doc, "price": rng.randrange(1, 1000),
+                                   "items": [rng.randrange(100) for _ in range(array)]}
+        for k in range(width):
+            node[f"f{k}"] = _words(rng, 8)[0]
+        if left > 1:
+            node["nested"] = level(left - 1)
+        return node
+    return json.dumps(level(max(depth, 1)), separators=(",", ":"))
 
 
 def _proximity(words: list[str], t: JsonObject, doc: int,

@@ -168,6 +168,7 @@ class ScenarioRecord(TypedDict, total=False):
     config: str
     notes: list[str]
     ingestion: bool
+    loaded_modules: list[dict[str, str]] | None  # MODULE LIST's name and version of each
 
 
 # The row's ``env``: host facts, the tool, the server binary, provenance (ref, commit, build

@@ -503,6 +503,7 @@ class ScenarioTest:
     keyspacelen: int | None
     tls: bool
     config_set: dict[str, str]
+    run: int = 1  # its round when module builds run as sides
 
     def series(self) -> Series:
         """The scenario id as ``command``; group, scenario and config set in
@@ -513,4 +514,4 @@ class ScenarioTest:
                       io_threads=None, warmup=self.warmup, benchmark_threads=None,
                       config_set={"group": self.group, "scenario": self.scenario,
                                   **self.config_set},
-                      run=1, trial_id=self.trial_id)
+                      run=self.run, trial_id=self.trial_id)

@@ -199,6 +199,8 @@ class ScenarioWork:
     profile: ProfileSettings | None = None  # its profiling set's (with its own overrides)
     requests: int | None = None
     bench: Bench | None = None
+    round: int = 1  # its round when sides run in rounds (pipeline/module_sides.py)
+    loaded: list[dict[str, str]] | None = None  # MODULE LIST: name and version of each
 
     @property
     def identity(self) -> str:
@@ -243,6 +245,7 @@ class ScenarioWork:
             with self.stage("setup"):
                 for line in s.setup_commands:
                     _send(endpoints, tuple(shlex.split(line)))
+        self.loaded = module_list(endpoints[0]) if self.run.modules else None
         load = self._load()
         assert self.bench is not None
         self.bench.probe.reset_stats(endpoints)
@@ -275,14 +278,21 @@ class ScenarioWork:
         assert self.bench is not None
         stats = self.bench.probe.collect(endpoints).get("commandstats", {})
         word = self.scenario.first_word.lower()
-        calls = sum(v["calls"] for n, v in stats.items() if n == word or
-                    n.startswith(word + "|"))
+        mine = [v for n, v in stats.items()  # a module keeps its own case: BF.ADD
+                if n.lower() == word or n.lower().startswith(word + "|")]
+        calls = sum(v["calls"] for v in mine)
         self.outcome.server = {"calls": calls, "commands": {
             n: {"calls": v["calls"], "usec_per_call": v["usec_per_call"]}
             for n, v in stats.items()}}
+        if calls:  # the scenario's command's own server time: a sharp signal for A/B
+            self.outcome.server["usec_per_call"] = round(
+                sum(v["calls"] * (v["usec_per_call"] or 0.0) for v in mine) / calls, 4)
         after = self.bench.probe.cpu_seconds(pids)
         if before is not None and after is not None:
             self.outcome.server["cpu_seconds"] = round(after - before, 3)
+            if calls:
+                self.outcome.server["cpu_us_per_request"] = round(
+                    (after - before) / calls * 1e6, 4)
         self.outcome.checks["dbsize"] = self.bench.probe.keys(endpoints)
         measured = self.outcome.measurement
         per_request = len([p for p in self.scenario.command.split(" ; ") if p.strip()])
@@ -300,7 +310,7 @@ class ScenarioWork:
             identity["profile"] = {k: str(v) for k, v in asdict(self.profile).items()}
         return ScenarioTest(s.id, self.group.group, stable_id(identity), s.clients,
                             s.pipeline, self.requests, s.duration, s.warmup, s.keyspacelen,
-                            options.config.tls_mode, dict(self.config_set))
+                            options.config.tls_mode, dict(self.config_set), self.round)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         s, options = self.scenario, self.run.options
@@ -314,9 +324,25 @@ class ScenarioWork:
             dataset_rows=data.rows if data else None, module=options.module,
             module_paths=[str(m.path) for m in self.run.modules],
             config=str(options.config.source), notes=list(self.run.notes),
-            ingestion=s.type == ScenarioType.INGESTION)
+            ingestion=s.type == ScenarioType.INGESTION, loaded_modules=self.loaded)
         return build_row(self._test().series(), self.run.context, outcome, timestamp,
                          Details(scenario=details))
+
+
+def module_list(endpoint: Endpoint) -> list[dict[str, str]]:
+    """MODULE LIST's name and version of every loaded module."""
+    with RespClient(endpoint, timeout=10) as client:
+        reply = client.call("MODULE", "LIST")
+    out = []
+    for entry in reply if isinstance(reply, list) else []:
+        pairs = entry if isinstance(entry, list) else []
+        fields = {_text(k): _text(v) for k, v in zip(pairs[::2], pairs[1::2], strict=False)}
+        out.append({"name": fields.get("name", ""), "version": fields.get("ver", "")})
+    return out
+
+
+def _text(value: object) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def _send(endpoints: tuple[Endpoint, ...], command: tuple[str, ...]) -> None:

@@ -1,0 +1,97 @@
+"""``--module-repo R`` on ``compare`` and ``run --commits``: the flags checked into one
+request (pipeline/module_sides.py) before any build — a module-scenario config is needed,
+refs counted, the server binary fixed (``--server-bin``, ``--valkey-path`` or the embedded
+default), and ``{server_src}`` known when the server comes from a source tree."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kvperf.config.scenarios import load_module_config, select
+from kvperf.core.errors import UsageError
+from kvperf.pipeline.module_sides import ModuleSidesRequest, ModuleSource
+from kvperf.pipeline.request.common import (
+    BuildFlags,
+    InterferenceFlags,
+    StoreFlags,
+    build_request,
+    checked_runs,
+    interference_policy,
+    names,
+    store_request,
+)
+from kvperf.pipeline.run.modules import ModuleOptions
+from kvperf.pipeline.sides.sides import default_label
+from kvperf.sourcebuild.builder import find_server
+
+
+@dataclass(frozen=True)
+class ModuleSidesFlags:
+    """The flags as given (``kind``: compare needs two refs, commits one or more)."""
+
+    kind: str
+    refs: tuple[str, ...]
+    repo: str
+    module_config: Path | None
+    build: str | None = None
+    artifact: str | None = None
+    module: str | None = None
+    module_paths: tuple[Path, ...] = ()
+    groups: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    server_bin: str | None = None
+    server_ref: str | None = None  # the server built from --repo at this ref
+    valkey_path: Path | None = None
+    runs: int | None = None
+    seed: int | None = None
+    label: str | None = None
+    builds: BuildFlags = field(default_factory=BuildFlags)
+    store: StoreFlags = field(default_factory=StoreFlags)
+    interference: InterferenceFlags = field(default_factory=InterferenceFlags)
+    quick: bool = False
+
+
+def _server(flags: ModuleSidesFlags) -> tuple[str | None, Path | None]:
+    """The fixed server binary and the source tree behind it, if known."""
+    given = [f for f, v in (("--server-bin", flags.server_bin), ("--valkey-path",
+             flags.valkey_path), ("--server-ref", flags.server_ref)) if v is not None]
+    if len(given) > 1:
+        raise UsageError(f"give one server for every module build: {' or '.join(given)}")
+    if flags.valkey_path is None:
+        env = os.environ.get("KVPERF_SERVER_SRC")
+        return flags.server_bin, Path(env) if env else None
+    server = find_server(flags.valkey_path)
+    if server is None:
+        raise UsageError(f"--valkey-path {flags.valkey_path}: no built valkey-server in "
+                         "src/ (build it first: make -C DIR)")
+    return str(server), flags.valkey_path.resolve()
+
+
+def module_sides_request(flags: ModuleSidesFlags) -> ModuleSidesRequest:
+    """The checked request (UsageError or ConfigError, exit 2)."""
+    if flags.module_config is None:
+        raise UsageError("--module-repo needs --module-config FILE (the scenarios each "
+                         "module build runs)")
+    if flags.kind == "compare" and len(flags.refs) != 2:
+        raise UsageError(f"compare --module-repo needs two module refs (A then B), got "
+                         f"{len(flags.refs)}")
+    if not flags.refs:
+        raise UsageError("--module-repo needs module refs (--commits REF …)")
+    config = load_module_config(flags.module_config)
+    selected = select(config, names(flags.groups), names(flags.scenarios))
+    server_bin, server_src = _server(flags)
+    runs = checked_runs(flags.runs if flags.runs is not None else
+                        (8 if flags.kind == "compare" else 1))
+    store = store_request(flags.store, live=True)
+    options = ModuleOptions(config, selected, flags.store.results_dir, None, server_bin,
+                            flags.module, flags.module_paths, quick=flags.quick)
+    cache = build_request(flags.builds, tree=Path(".")).cache
+    server_build = (build_request(flags.builds) if flags.server_ref is not None else None)
+    source = ModuleSource(flags.repo, flags.build, flags.artifact, cache, flags.builds.jobs,
+                          server_src)
+    out_dir = flags.store.results_dir / (flags.label or default_label(f"module-{flags.kind}"))
+    return ModuleSidesRequest(flags.refs, source, options, runs, out_dir, flags.seed, store,
+                              interference_policy(flags.interference, retry_default=True),
+                              server_build, flags.server_ref)

@@ -1,0 +1,268 @@
+"""Real modules: valkey-bloom and valkey-json (built once from the vendored snapshots,
+tests/fixtures/modules_vendor.py) run their scenario sets (configs/modules/) on a real
+valkey-server; ``compare base slow --module-repo <valkey-bloom repo>`` builds the module at
+both commits (kvperf's module builder, cached in the tests' build cache) on one server and
+flags BF.ADD, not BF.EXISTS; a module commit that does not compile fails only its side; bad
+input is exit 2 before any server starts."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.verdict import Verdict
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
+from tests.fixtures.modules_vendor import bloom_repo, bloom_so, json_so
+from tests.helpers import read_metrics, require_binary, run_kvperf
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800),
+              pytest.mark.usefixtures("no_strays")]
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOOM_CONFIG = ROOT / "configs" / "modules" / "bloom.json"
+JSON_CONFIG = ROOT / "configs" / "modules" / "json.json"
+
+
+def _short(config: Path, dest: Path, groups: tuple[str, ...] | None = None) -> Path:
+    """The config with 1 s scenarios and no warm-up (and only ``groups``): tests stay short."""
+    data: dict[str, Any] = json.loads(config.read_text())
+    data["test_groups"] = [g for g in data["test_groups"]
+                           if groups is None or str(g["group"]) in groups]
+    for group in data["test_groups"]:
+        for scenario in group["scenarios"]:
+            if "duration" in scenario:
+                scenario["duration"], scenario["warmup"] = 1, 0
+    out = dest / config.name
+    out.write_text(json.dumps(data))
+    return out
+
+
+def _calls(row: dict[str, Any], command: str) -> int:
+    """A command's calls in the row's commandstats (a module keeps its own case: BF.ADD)."""
+    found = {n.lower(): v["calls"] for n, v in row["server"]["commands"].items()}
+    return int(found.get(command, 0))
+
+
+def _rows(results: Path) -> dict[str, dict[str, Any]]:
+    return {r["command"]: r for r in read_metrics(results)}
+
+
+def _scenarios(tmp_path: Path, config: Path, name: str, module: Path
+               ) -> dict[str, dict[str, Any]]:
+    """The config (1 s scenarios) run with the module loaded; every row ok."""
+    done = run_kvperf("run", "--module-config", _short(config, tmp_path), "--module", name,
+                      "--module-path", module, "--server-bin", require_binary("valkey-server"),
+                      "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _rows(tmp_path / "results")
+    assert all(r["status"] == "ok" and r["rps"] > 0 for r in rows.values())
+    return rows
+
+
+def test_bloom_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
+    rows = _scenarios(tmp_path, BLOOM_CONFIG, "bloom", bloom_so())
+    assert list(rows) == ["bf-add", "bf-exists", "bf-reserve"]
+    assert _calls(rows["bf-add"], "bf.add") > 1000
+    assert _calls(rows["bf-exists"], "bf.exists") > 1000
+    assert rows["bf-reserve"]["checks"]["dbsize"] == 5000  # one filter per dataset row
+    assert rows["bf-add"]["scenario"]["loaded_modules"] == [{"name": "bf", "version": "1"}]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _connect(endpoint: Endpoint, server: subprocess.Popen[bytes]) -> RespClient:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return RespClient(endpoint, timeout=30)
+        except ConnectionLost:
+            assert server.poll() is None, "valkey-server with valkey-bloom exited"
+            assert time.monotonic() < deadline, "valkey-server did not listen in 30 s"
+            time.sleep(0.1)
+
+
+def test_bloom_false_positive_rate_is_within_the_reserved_error(tmp_path: Path) -> None:
+    """BF.RESERVE 0.01 and 10,000 items: absent items answer 1 for about 1% of queries,
+    and BF.INFO ITEMS reads back what BF.ADD inserted."""
+    port = _free_port()
+    server = subprocess.Popen([require_binary("valkey-server"), "--port", str(port),
+                               "--bind", "127.0.0.1", "--save", "", "--loadmodule",
+                               str(bloom_so())], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        with _connect(Endpoint("127.0.0.1", port), server) as client:
+            client.call("BF.RESERVE", "bf:fp", "0.01", "10000")
+            added = client.pipeline([("BF.ADD", "bf:fp", f"in:{i}") for i in range(10000)])
+            info = client.call("BF.INFO", "bf:fp", "ITEMS")
+            absent = client.pipeline([("BF.EXISTS", "bf:fp", f"out:{i}")
+                                      for i in range(20000)])
+    finally:
+        server.terminate()
+        server.wait(10)
+    # an item the filter already "had" (a false positive while filling) is not inserted
+    assert info == sum(1 for r in added if r == 1) > 9900, info
+    rate = sum(1 for r in absent if r == 1) / len(absent)
+    assert 0.002 < rate < 0.02, rate
+
+
+def test_json_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
+    rows = _scenarios(tmp_path, JSON_CONFIG, "json", json_so())
+    assert list(rows) == ["json-set", "json-get-path", "json-arrappend"]
+    assert _calls(rows["json-set"], "json.set") == 5000
+    assert rows["json-set"]["checks"]["dbsize"] == 5000
+    assert _calls(rows["json-get-path"], "json.get") > 1000
+    assert _calls(rows["json-arrappend"], "json.arrappend") > 1000
+
+
+def test_compare_module_commits_flags_bf_add_not_bf_exists(tmp_path: Path) -> None:
+    bloom_so()  # base built (the fixture), so this test builds only `slow`, warm
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    server = require_binary("valkey-server")
+    done = run_kvperf("compare", "base", "slow", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--server-bin", server, "--runs", "5",
+                      "--seed", "3", "--no-db", "--label", "ab", "--output", "report.md",
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "B slow vs A base" in done.stdout and "regression" in done.stdout
+    report = (tmp_path / "report.md").read_text()
+    assert "regression" in report and "bf-add" in report
+    rows = {side: [r for r in json.loads((tmp_path / "results" / "ab" / side /
+                                          "metrics.json").read_text())]
+            for side in ("A", "B")}
+    for side, ref in (("A", "base"), ("B", "slow")):
+        assert len(rows[side]) == 10 and all(r["status"] == "ok" for r in rows[side])
+        module = rows[side][0]["env"]["module"]
+        assert module["ref"] == ref and module["recipe"] == "cargo"
+        assert rows[side][0]["commit"] == module["commit"]
+        assert rows[side][0]["env"]["server_binary"] == server
+        assert rows[side][0]["server_version"]
+        assert {r["run"] for r in rows[side]} == {1, 2, 3, 4, 5}
+    # the verdicts over every metric: BF.ADD's server time per call (commandstats, the
+    # sharpest signal on a loaded machine) a regression; nothing of BF.EXISTS one
+    verdicts = {(dict(c.group)["command"], c.metric): c.decision.verdict
+                for c in compare_paired(rows["A"], rows["B"], "all")}
+    assert verdicts["bf-add", "server.usec_per_call"] is Verdict.REGRESSION, verdicts
+    flagged = [k for k, v in verdicts.items() if k[0] == "bf-exists" and
+               v is Verdict.REGRESSION]
+    assert not flagged, verdicts
+    added = [r["server"]["usec_per_call"] for r in rows["B"] if r["command"] == "bf-add"]
+    base = [r["server"]["usec_per_call"] for r in rows["A"] if r["command"] == "bf-add"]
+    assert min(added) > 3 * max(base), (base, added)
+
+
+def test_a_module_commit_that_does_not_compile_fails_only_its_side(tmp_path: Path) -> None:
+    bloom_so()
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    done = run_kvperf("compare", "base", "broken", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--runs", "1", "--no-db", "--label", "ab",
+                      "--server-bin", require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "undefined_name_kvperf" in done.stderr and "error[E0425]" in done.stderr
+    results = tmp_path / "results" / "ab"
+    a = json.loads((results / "A" / "metrics.json").read_text())
+    b = json.loads((results / "B" / "metrics.json").read_text())
+    assert [r["status"] for r in a] == ["ok", "ok"]
+    assert [r["status"] for r in b] == ["failed", "failed"]
+    assert all("error[E0425]" in r["error"] for r in b)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["base", "no-such-ref"], "'no-such-ref' names no commit"),
+    (["base", "slow", "--module-artifact", "target/release/*.dylib"], "matched no file"),
+    (["base", "slow", "--module-build", "make {nope}"], "unknown placeholder {nope}"),
+])
+def test_bad_module_input_is_exit_2_before_any_server(tmp_path: Path, extra: list[str],
+                                                      message: str) -> None:
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    done = run_kvperf("compare", *extra, "--module-repo", bloom_repo(), "--module-config",
+                      config, "--runs", "1", "--no-db",
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+    assert not (tmp_path / "results").exists() or not list(
+        (tmp_path / "results").glob("*/*/metrics.json"))
+
+
+def test_run_commits_of_a_module(tmp_path: Path) -> None:
+    bloom_so()
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    done = run_kvperf("run", "--commits", "base", "neutral", "slow", "--module-repo",
+                      bloom_repo(), "--module-config", config, "--groups", "1", "--no-db",
+                      "--label", "three", "--server-bin", require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    commits = set()
+    for side in ("base", "neutral", "slow"):
+        rows = json.loads((tmp_path / "results" / "three" / side / "metrics.json").read_text())
+        assert [r["command"] for r in rows] == ["bf-add", "bf-exists"]
+        assert all(r["status"] == "ok" and r["env"]["module"]["ref"] == side for r in rows)
+        commits.add(rows[0]["commit"])
+    assert len(commits) == 3
+
+
+def test_the_fixed_server_can_be_a_build_of_a_server_ref(tmp_path: Path,
+                                                         valkey_repo: Path) -> None:
+    """``--repo R --server-ref REF``: every module build runs on that server (Valkey 8.1.1's
+    fixture build, cached), recorded in each row; two servers at once is exit 2."""
+    bloom_so()
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    cache = Path.home() / ".cache" / "kvperf-tests" / "build-cache"
+    done = run_kvperf("run", "--commits", "base", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--no-db", "--label", "on-811", "--repo",
+                      valkey_repo, "--server-ref", "base", "--build-cache", cache,
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads((tmp_path / "results" / "on-811" / "base" / "metrics.json").read_text())
+    sha = subprocess.run(["git", "-C", str(valkey_repo), "rev-parse", "base"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    assert all(r["status"] == "ok" for r in rows)
+    assert {r["env"]["server_commit"] for r in rows} == {sha}
+    assert all("8.1.1" in r["server_version"] for r in rows), rows[0]["server_version"]
+    clash = run_kvperf("run", "--commits", "base", "--module-repo", bloom_repo(),
+                       "--module-config", config, "--no-db", "--repo", valkey_repo,
+                       "--server-ref", "base", "--server-bin", require_binary("valkey-server"),
+                       cwd=tmp_path)
+    assert clash.returncode == 2 and "--server-bin or --server-ref" in clash.stderr
+
+
+def test_a_profiled_module_compare_shows_the_modules_function(tmp_path: Path) -> None:
+    """The config's profiling_sets on both sides: perf's stacks of B's BF.ADD hold the
+    fixture's spin function (a frame of libvalkey_bloom.so) and the differential flamegraph
+    of B vs A is written with it."""
+    bloom_so()
+    data = json.loads(_short(BLOOM_CONFIG, tmp_path, groups=("1",)).read_text())
+    data["profiling_sets"] = [{"enabled": True}]
+    config = tmp_path / "profiled.json"
+    config.write_text(json.dumps(data))
+    done = run_kvperf("compare", "base", "slow", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--scenarios", "bf-add", "--runs", "1",
+                      "--no-db", "--label", "prof", "--server-bin",
+                      require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = tmp_path / "results" / "prof"
+    folded = [p for p in (results / "B").rglob("*folded*") if p.is_file()]
+    assert folded and any("kvperf_fixture_spin" in p.read_text(errors="replace")
+                          for p in folded), folded
+    diffs = list(results.rglob("*.svg"))
+    differential = [p for p in diffs if "flamediff" in p.parts]
+    assert differential, diffs
+    assert any("kvperf_fixture_spin" in p.read_text(errors="replace") for p in differential)
