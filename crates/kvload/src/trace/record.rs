@@ -259,53 +259,84 @@ struct Summary {
     note: String,
 }
 
-/// Appends batches; stops at --max-bytes or a write error, leaving whole records only.
-fn write_loop(mut file: std::fs::File, rx: Receiver<Batch>, mut len: u64, max: u64, done: &AtomicBool) -> Summary {
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
-    let mut commands = 0u64;
-    let mut note = String::new();
-    let mut last_flush = Instant::now();
-    let mut stopped = false;
-    let flush = |file: &mut std::fs::File, buf: &mut Vec<u8>, len: &mut u64| -> Result<(), String> {
-        if buf.is_empty() {
+/// Records received but not yet written: the bytes and, per batch, (end offset, commands).
+#[derive(Default)]
+struct Pending {
+    buf: Vec<u8>,
+    marks: Vec<(usize, u64)>,
+}
+
+/// The trace file: its length is always at the end of a whole record.
+struct Out {
+    file: std::fs::File,
+    len: u64,
+    commands: u64,
+}
+
+impl Out {
+    /// Writes everything pending; on an error (a full disk) the file is cut back to its last
+    /// whole record, then as many whole batches as fit are written one by one.
+    fn flush(&mut self, p: &mut Pending) -> Result<(), String> {
+        use std::io::{Seek, SeekFrom};
+        if p.buf.is_empty() {
             return Ok(());
         }
-        match file.write_all(buf) {
+        let res = match self.file.write_all(&p.buf) {
             Ok(()) => {
-                *len += buf.len() as u64;
-                buf.clear();
+                self.len += p.buf.len() as u64;
+                self.commands += p.marks.iter().map(|m| m.1).sum::<u64>();
                 Ok(())
             }
             Err(e) => {
-                // Cut a partly written chunk back to the last whole record.
-                let _ = file.set_len(*len);
-                buf.clear();
+                let _ = self.file.set_len(self.len);
+                let _ = self.file.seek(SeekFrom::Start(self.len));
+                let mut from = 0;
+                for &(end, n) in &p.marks {
+                    if self.file.write_all(&p.buf[from..end]).is_err() {
+                        let _ = self.file.set_len(self.len);
+                        break;
+                    }
+                    self.len += (end - from) as u64;
+                    self.commands += n;
+                    from = end;
+                }
                 Err(e.to_string())
             }
-        }
-    };
+        };
+        p.buf.clear();
+        p.marks.clear();
+        res
+    }
+}
+
+/// Appends batches; stops at --max-bytes or a write error, leaving whole records only.
+fn write_loop(file: std::fs::File, rx: Receiver<Batch>, len: u64, max: u64, done: &AtomicBool) -> Summary {
+    let mut out = Out { file, len, commands: 0 };
+    let mut p = Pending::default();
+    let mut note = String::new();
+    let mut last_flush = Instant::now();
+    let mut stopped = false;
     loop {
         let msg = rx.recv_timeout(Duration::from_millis(100));
         let idle = matches!(msg, Err(RecvTimeoutError::Timeout));
         match msg {
             Ok((n, rec)) if !stopped => {
-                if len + buf.len() as u64 + rec.len() as u64 > max {
+                if out.len + (p.buf.len() + rec.len()) as u64 > max {
                     note = format!(" (stopped: --max-bytes {max} reached)");
                     stopped = true;
                     done.store(true, Ordering::SeqCst);
                 } else {
-                    commands += n;
-                    buf.extend_from_slice(&rec);
+                    p.buf.extend_from_slice(&rec);
+                    p.marks.push((p.buf.len(), n));
                 }
             }
-            Ok(_) => {}
-            Err(RecvTimeoutError::Timeout) => {}
+            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        if !stopped && (buf.len() >= 256 * 1024 || last_flush.elapsed() >= Duration::from_millis(200)) {
+        if p.buf.len() >= 256 * 1024 || last_flush.elapsed() >= Duration::from_millis(200) {
             last_flush = Instant::now();
-            if let Err(e) = flush(&mut file, &mut buf, &mut len) {
-                note = format!(" (stopped: cannot write: {e}; the trace keeps the records written before)");
+            if let Err(e) = out.flush(&mut p) {
+                note = format!(" (stopped: cannot write: {e}; the trace keeps the whole records written before)");
                 stopped = true;
                 done.store(true, Ordering::SeqCst);
             }
@@ -314,16 +345,14 @@ fn write_loop(mut file: std::fs::File, rx: Receiver<Batch>, mut len: u64, max: u
             break;
         }
     }
-    if !stopped {
-        if let Err(e) = flush(&mut file, &mut buf, &mut len) {
-            note = format!(" (stopped: cannot write: {e}; the trace keeps the records written before)");
-        }
+    if let Err(e) = out.flush(&mut p) {
+        note = format!(" (stopped: cannot write: {e}; the trace keeps the whole records written before)");
     }
-    let _ = file.sync_all();
+    let _ = out.file.sync_all();
     if !note.is_empty() {
         eprintln!("kvload record: warning:{note}");
     }
-    Summary { commands, bytes: len, note }
+    Summary { commands: out.commands, bytes: out.len, note }
 }
 
 #[cfg(test)]
