@@ -123,7 +123,7 @@ fn recorded_workload_replays_with_the_same_commands_keys_and_rate_shape() {
     let (code, err) = proxy.stop();
     assert_eq!(code, 0, "kvload record: {err}");
     let (sets, gets, keys) = (calls(&a, "set"), calls(&a, "get"), dbsize(&a));
-    assert!(sets > 3900 && gets > 3900, "the workload ran: {sets} SET, {gets} GET");
+    assert!(sets > 3000 && gets > 3000, "the workload ran: {sets} SET, {gets} GET");
     let ti = info(&trace);
     assert_eq!(ti["command_counts"]["SET"].as_u64(), Some(sets), "every SET is in the trace");
     assert_eq!(ti["command_counts"]["GET"].as_u64(), Some(gets));
