@@ -70,11 +70,13 @@ def main() -> int:
             got = {name: run(a.kvload, p, a.requests, tmp / f"{name}.json") for name, p in sides}
             rows.append(got)
             (d50, d99), (p50, p99) = got["direct"], got["proxy"]
-            print(f"round {r + 1}: p50 direct {d50:.3f} proxy {p50:.3f} ({(p50 - d50) * 1000:+.0f} µs);"
-                  f" p99 direct {d99:.3f} proxy {p99:.3f} ({(p99 - d99) * 1000:+.0f} µs)")
+            print(f"round {r + 1}: p50 direct {d50:.3f} proxy {p50:.3f}"
+                  f" ({(p50 - d50) * 1000:+.0f} µs); p99 direct {d99:.3f} proxy {p99:.3f}"
+                  f" ({(p99 - d99) * 1000:+.0f} µs)")
         add50 = statistics.median((g["proxy"][0] - g["direct"][0]) * 1000 for g in rows)
         add99 = statistics.median((g["proxy"][1] - g["direct"][1]) * 1000 for g in rows)
-        print(f"added latency (median of {a.rounds} rounds): p50 {add50:+.0f} µs, p99 {add99:+.0f} µs")
+        print(f"added latency (median of {a.rounds} rounds):"
+              f" p50 {add50:+.0f} µs, p99 {add99:+.0f} µs")
     finally:
         os.kill(proxy.pid, signal.SIGINT)
         proxy.wait(timeout=10)
