@@ -28,6 +28,7 @@ from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
+from kvperf.cli._trace import add_trace_args, handle_trace
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Measure, Mode
 from kvperf.pipeline.definitions.definition_runs import run_definitions
@@ -109,6 +110,7 @@ def add_parser(subparsers: Any) -> None:
     add_db_options(p)
     add_definition_args(p)
     add_module_args(p)
+    add_trace_args(p)
     add_disturbed_args(p, retry_default=False)
     p.set_defaults(handler=handle)
 
@@ -133,6 +135,8 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
+    if args.trace is not None:
+        return handle_trace(args, cli)
     asked = request(args)
     if isinstance(asked, DefinitionsRequest):
         if asked.dry_run:

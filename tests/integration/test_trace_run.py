@@ -1,0 +1,110 @@
+"""`kvperf run --trace` (issue 27): a trace recorded through `kvload record` from a known
+kvload workload, replayed by kvperf on fresh servers as one more kind of work of the run
+engine; its rows are stored like every trial's (one series per trace digest). A bad trace
+exits 2 naming the byte offset, before any server starts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from kvperf.core.installed import find_program
+from tests.helpers import read_metrics, require_binary, run_kvperf
+
+pytestmark = [pytest.mark.integration]
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on {port}"
+            time.sleep(0.05)
+
+
+def _record(kvload: Path, server_bin: str, trace: Path) -> dict[str, int]:
+    """A 1 s kvload workload (SET+GET pipelined, 500 requests/s) through the recording
+    proxy; the recorded server's SET/GET calls."""
+    port, proxy_port = _port(), _port()
+    server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proxy = None
+    try:
+        _wait_port(port)
+        proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
+                                  "--upstream", f"127.0.0.1:{port}", "--out", str(trace)],
+                                 stderr=subprocess.PIPE, text=True)
+        _wait_port(proxy_port)
+        subprocess.run([str(kvload), "-p", str(proxy_port), "-c", "2", "--rps", "500",
+                        "--duration", "1", "-r", "300", "-q",
+                        "SET k:__rand_int__ __data__ ; GET k:__rand_int__"],
+                       check=True, stdout=subprocess.DEVNULL)
+        proxy.send_signal(signal.SIGINT)
+        assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
+        info = subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
+                              capture_output=True, text=True)
+        return dict(json.loads(info.stdout)["command_counts"])
+    finally:
+        for child in (proxy, server):
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait()
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path) -> None:
+    kvload = find_program("kvload")
+    assert kvload is not None, "kvload is installed with kvperf"
+    server_bin = require_binary("valkey-server")
+    trace = tmp_path / "app.kvt"
+    counts = _record(kvload, server_bin, trace)
+    assert counts["SET"] >= 200 and counts["SET"] == counts["GET"], counts
+    done = run_kvperf("run", "--trace", trace, "--runs", "2", "--server-bin", server_bin,
+                      "--label", "traced", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_metrics(tmp_path / "results")
+    assert len(rows) == 2, rows
+    digest = hashlib.sha256(trace.read_bytes()).hexdigest()
+    for number, row in enumerate(rows, 1):
+        assert row["status"] == "ok" and row["rps"] > 0, row
+        assert row["command"] == "REPLAY app.kvt" and row["run"] == number
+        assert row["config_set"]["trace_sha256"] == digest, row["config_set"]
+        assert row["config_set"]["speed"] == "1"
+        commands = row["server"]["commands"]
+        assert commands["set"]["calls"] == counts["SET"], commands
+        assert commands["get"]["calls"] == counts["GET"], commands
+        assert row["client"]["mode"] == "open" and row["client"]["errors"]["err"] == 0
+    assert rows[0]["trial_id"] == rows[1]["trial_id"], "one series: the trace's digest"
+    assert "REPLAY app.kvt" in done.stdout
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(tmp_path: Path) -> None:
+    kvload = find_program("kvload")
+    assert kvload is not None
+    trace = tmp_path / "cut.kvt"
+    _record(kvload, require_binary("valkey-server"), trace)
+    data = trace.read_bytes()
+    trace.write_bytes(data[:-3])
+    done = run_kvperf("run", "--trace", trace, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "at byte " in done.stderr and "truncated record" in done.stderr, done.stderr
+    assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob(
+        "metrics.json")), "nothing ran"
