@@ -249,6 +249,15 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                          "runs for 10%", rx(r"│ SET d=64 P=16 c=50 │ rps │ [\d.]+% │ [\d.]+% │"),
                          rounds(r"A: valkey 8.0.1 B: valkey 8.0.1 #2", "alternate"))),
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
+    # README.md, "Real traffic: record and replay" (a recorded trace is needed first)
+    "kvperf run --trace app.kvt --runs 5 --server-bin a/valkey-server --label A": elsewhere(
+        "tests/integration/test_trace_run.py::"
+        "test_run_trace_replays_a_recorded_workload_as_trials",
+        "a trace recorded through kvload record, replayed twice: rows, digest, commandstats"),
+    "kvperf run --trace app.kvt --runs 5 --server-bin b/valkey-server --label B --speed 2":
+        elsewhere("tests/integration/test_trace_run.py::"
+                  "test_run_trace_replays_a_recorded_workload_as_trials",
+                  "the same command with another server and speed (speeds: tests/trace.rs)"),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
