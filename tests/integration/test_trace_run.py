@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -108,3 +109,64 @@ def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(tmp_path: Path
     assert "at byte " in done.stderr and "truncated record" in done.stderr, done.stderr
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob(
         "metrics.json")), "nothing ran"
+
+
+def _replay_dbsize(kvload: Path, server_bin: str, trace: Path) -> int:
+    """Keys on a fresh server after replaying ``trace`` (closed loop)."""
+    port = _port()
+    server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_port(port)
+        subprocess.run([str(kvload), "replay", str(trace), "-p", str(port), "--speed", "max",
+                        "-q"], check=True, stdout=subprocess.DEVNULL)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"DBSIZE\r\n")
+            reply = s.recv(64)
+        assert reply.startswith(b":"), reply
+        return int(reply[1:].strip())
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
+    kvload = find_program("kvload")
+    assert kvload is not None
+    server_bin = require_binary("valkey-server")
+    trace, anon = tmp_path / "app.kvt", tmp_path / "anon.kvt"
+    counts = _record(kvload, server_bin, trace)
+    done = run_kvperf("trace", "stats", trace, "--json", tmp_path / "s.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads((tmp_path / "s.json").read_text())
+    info = json.loads(subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert found["mix"] == counts and found["commands"] == info["commands"]
+    assert found["per_second"] == info["per_second"]
+    assert found["connections"] == info["connections"] and not found["anonymized"]
+    assert 0 < found["keys"] <= 300 and found["zipf_s"] is not None
+    assert found["value_sizes"] == {"≤4": counts["SET"]}  # kvload's 3-byte __data__
+    assert "Command mix" in done.stdout and "Zipf exponent" in done.stdout
+
+    done = run_kvperf("trace", "anonymize", trace, anon, "--salt", "s3cret", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_kvperf("trace", "stats", anon, "--json", tmp_path / "a.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    masked = json.loads((tmp_path / "a.json").read_text())
+    assert masked["anonymized"] and "(anonymized)" in done.stdout
+    for same in ("mix", "commands", "per_second", "connections", "keys", "zipf_s",
+                 "value_sizes"):
+        assert masked[same] == found[same], same
+    originals = [k for k, _ in found["top_keys"]]
+    assert not set(originals) & {k for k, _ in masked["top_keys"]}, "keys replaced"
+    assert sorted(len(k) for k in originals) == sorted(len(k) for k, _ in masked["top_keys"])
+    assert all(k.startswith("k:") for k, _ in masked["top_keys"]), "prefix kept"
+    # The anonymized trace replays into the same number of keys.
+    assert _replay_dbsize(kvload, server_bin, anon) == _replay_dbsize(kvload, server_bin, trace)
+    bad = tmp_path / "bad.kvt"
+    bad.write_bytes(trace.read_bytes()[:40])
+    done = run_kvperf("trace", "stats", bad, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert re.search(r"at byte \d+: truncated record", done.stderr), done.stderr
