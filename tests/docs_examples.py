@@ -258,6 +258,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         elsewhere("tests/integration/test_trace_run.py::"
                   "test_run_trace_replays_a_recorded_workload_as_trials",
                   "the same command with another server and speed (speeds: tests/trace.rs)"),
+    # docs/TRACES.md (a recorded trace is needed first)
+    "kvperf trace stats app.kvt --json stats.json": elsewhere(
+        "tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
+        "a recorded trace's stats against kvload trace-info and the recorded workload"),
+    'kvperf trace anonymize app.kvt shared.kvt --salt "$(head -c 16 /dev/urandom | base64)"':
+        elsewhere("tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
+                  "anonymized with a salt: same stats, keys replaced, same DBSIZE on replay"),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
