@@ -66,13 +66,9 @@ pub fn parse_args(argv: &[String]) -> Result<Option<RecordOptions>, String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let o = match parse_args(argv) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            print!("{HELP}");
-            return 0;
-        }
-        Err(e) => return super::bad_input("record", &e),
+    let o = match super::options(parse_args(argv), "record", HELP) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     match run(&o) {
         Ok(()) => 0,

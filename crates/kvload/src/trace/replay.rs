@@ -112,13 +112,9 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let o = match parse_args(argv) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            print!("{HELP}");
-            return 0;
-        }
-        Err(e) => return super::bad_input("replay", &e),
+    let o = match super::options(parse_args(argv), "replay", HELP) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let trace = match super::load(&o.trace) {
         Ok(t) => t,
