@@ -170,3 +170,25 @@ def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
     done = run_kvperf("trace", "stats", bad, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert re.search(r"at byte \d+: truncated record", done.stderr), done.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_trace_gives_verdicts_on_the_replayed_workload(tmp_path: Path) -> None:
+    kvload = find_program("kvload")
+    assert kvload is not None
+    server_bin = require_binary("valkey-server")
+    trace = tmp_path / "app.kvt"
+    counts = _record(kvload, server_bin, trace)
+    done = run_kvperf("compare", "--trace", trace, "--server-bin", server_bin, "--server-bin",
+                      server_bin, "--runs", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_metrics(tmp_path / "results")  # results/trace-compare/metrics.json
+    assert sorted((r["label"], r["run"]) for r in rows) == [
+        ("trace-A", 1), ("trace-A", 2), ("trace-B", 1), ("trace-B", 2)]
+    for row in rows:
+        assert row["status"] == "ok", row
+        assert row["server"]["commands"]["set"]["calls"] == counts["SET"]
+    assert len({r["trial_id"] for r in rows}) == 1, "one series on both sides"
+    assert "REPLAY app.kvt" in done.stdout and "rps" in done.stdout  # the verdict table
+    one = run_kvperf("compare", "--trace", trace, "--server-bin", server_bin, cwd=tmp_path)
+    assert one.returncode == 2 and "two --server-bin" in one.stderr, one.stderr

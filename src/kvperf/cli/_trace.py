@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._paths import local_path
@@ -14,7 +15,8 @@ from kvperf.cli._store import writer_flags
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.driver.trace_replay import Replay
 from kvperf.pipeline.request.common import StoreRequest, store_request
-from kvperf.pipeline.run.trace_work import TraceOptions, check_speed, run_trace
+from kvperf.pipeline.run.trace_work import TraceOptions, check_speed, compare_trace, run_trace
+from kvperf.report.comparison import terminal_table
 from kvperf.report.table import results_table
 
 # Flags of `run` a trace replay does not take (it brings its own workload).
@@ -53,6 +55,39 @@ def handle_trace(args: argparse.Namespace, cli: Cli) -> int:
                                               f"{ran.run.context.tool_version} · trace "
                                               f"sha256 {ran.run.trace.sha256[:12]}"),
                   highlight=False)
+    cli.out.print(f"results: {summary.metrics_path}", highlight=False)
+    print_disturbed(cli.out, cli.err, summary.rows)
+    if summary.failed:
+        cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} replay(s) failed[/red]")
+    return summary.exit_code
+
+
+def handle_trace_compare(args: argparse.Namespace, cli: Cli) -> int:
+    """``compare --trace T --server-bin A --server-bin B [--runs N]``: the trace replayed on
+    both servers, interleaved by round, judged by the one verdict rule (paired by round)."""
+    bins = list(args.server_bin or ())
+    if len(bins) != 2:
+        raise UsageError("compare --trace takes two --server-bin (A then B)")
+    flags = writer_flags(args)
+    replay = Replay(args.speed, args.seed_from_trace)
+    results = flags.results_dir
+    options = {name: TraceOptions(args.trace, replay, results, f"trace-{name}", str(path), 1)
+               for name, path in zip(("A", "B"), bins, strict=True)}
+    rounds = args.runs if args.runs is not None else 8
+    hooks = ConsoleHooks(cli)
+    done = compare_trace(options, rounds, results / "trace-compare",
+                         store_request(flags, live=True), cli.world, hooks.scenarios)
+    summary = done.persisted.summary
+    if summary is None:
+        cli.err.print(f"[yellow]interrupted[/yellow]: {done.persisted.kept} finished "
+                      f"replay(s) kept in {done.persisted.path}")
+        return Interrupted.exit_code
+    runs = done.sides.sides
+    names = (f"A: {runs['A'].binary.display_name}", f"B: {runs['B'].binary.display_name}")
+    a_rows, b_rows = done.rows("A"), done.rows("B")
+    found = compare_paired(a_rows, b_rows)
+    if found:
+        cli.out.print(terminal_table(found, *names))
     cli.out.print(f"results: {summary.metrics_path}", highlight=False)
     print_disturbed(cli.out, cli.err, summary.rows)
     if summary.failed:

@@ -28,6 +28,7 @@ from kvperf.cli._profile import (
     profile_settings,
 )
 from kvperf.cli._store import writer_flags
+from kvperf.cli._trace import add_trace_args, handle_trace_compare
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.definitions.definition_runs import compare_definitions
 from kvperf.pipeline.definitions.definitions import DefinitionRun
@@ -74,6 +75,7 @@ def add_parser(subparsers: Any) -> None:
     add_profile_arguments(p)
     add_definition_args(p)
     add_disturbed_args(p, retry_default=True)
+    add_trace_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -97,6 +99,8 @@ def _name(side: str, prepared: Prepared | DefinitionRun) -> str:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
+    if args.trace is not None:
+        return handle_trace_compare(args, cli)
     asked = request(args)
     hooks = ConsoleHooks(cli)
     for path, why in asked.skipped:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -130,7 +131,8 @@ class TraceWork:
 
     @property
     def name(self) -> str:
-        return f"replay {self.run.trace.path.name} (run {self.number})"
+        return (f"replay {self.run.trace.path.name} on {self.run.context.label} "
+                f"(run {self.number})")
 
     def describe(self) -> str:
         replay = self.run.options.replay
@@ -209,3 +211,59 @@ def run_trace(options: TraceOptions, store: StoreRequest, world: World,
     persisted = execute_persisting(
         store, world, lambda writer: Runner(run, observer(), writer, world.launcher))
     return TraceRan(run, persisted)
+
+
+@dataclass
+class TraceSides:
+    """``kvperf compare --trace``: the same trace replayed on each side's server, round after
+    round, the sides in a random order in each round (seeded: the order is reproducible);
+    a batch of the one runner, whose rows go to ``out_dir``/metrics.json."""
+
+    sides: dict[str, TraceRun]
+    rounds: int
+    out_dir: Path
+    seed: int = 0
+
+    @property
+    def blocked(self) -> str | None:
+        return None
+
+    def works(self) -> list[TraceWork]:
+        out: list[TraceWork] = []
+        for round_ in range(1, self.rounds + 1):
+            order = list(self.sides)
+            random.Random(self.seed * 1000 + round_).shuffle(order)
+            out += [TraceWork(self.sides[name], round_) for name in order]
+        return out
+
+
+@dataclass
+class TraceCompared:
+    sides: TraceSides
+    persisted: Persisted[RunSummary]
+
+    def rows(self, side: str) -> list[Row]:
+        summary = self.persisted.summary
+        label = self.sides.sides[side].context.label
+        return [r for r in (summary.rows if summary else []) if r["label"] == label]
+
+
+def compare_trace(options: dict[str, TraceOptions], rounds: int, out_dir: Path,
+                  store: StoreRequest, world: World,
+                  observer: Callable[[], Observer]) -> TraceCompared:
+    """Every side prepared (the trace checked once per side, before any server starts), then
+    the rounds interleaved; each row persisted as it finishes."""
+    if rounds < 2:
+        raise UsageError(f"--runs must be at least 2 to compare, got {rounds}")
+    labels = [o.label for o in options.values()]
+    if len(set(labels)) != len(labels):
+        raise UsageError("the sides of a comparison need distinct labels")
+    sides = TraceSides({name: prepare_trace(o) for name, o in options.items()}, rounds,
+                       out_dir)
+    digests = {run.trace.sha256 for run in sides.sides.values()}
+    assert len(digests) == 1, "one trace for every side"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_to(out_dir)
+    persisted = execute_persisting(
+        store, world, lambda writer: Runner(sides, observer(), writer, world.launcher))
+    return TraceCompared(sides, persisted)
