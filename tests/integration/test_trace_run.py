@@ -192,3 +192,25 @@ def test_compare_trace_gives_verdicts_on_the_replayed_workload(tmp_path: Path) -
     assert "REPLAY app.kvt" in done.stdout and "rps" in done.stdout  # the verdict table
     one = run_kvperf("compare", "--trace", trace, "--server-bin", server_bin, cwd=tmp_path)
     assert one.returncode == 2 and "two --server-bin" in one.stderr, one.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_trace_replays_a_monitor_capture_seeded(tmp_path: Path) -> None:
+    """A MONITOR capture (memtier's --monitor-input format) is a trace too; with
+    --seed-from-trace the keys it reads before writing exist, so no GET misses."""
+    capture = tmp_path / "monitor.txt"
+    lines = ["OK"]
+    for i in range(200):
+        t = 1_700_000_000 + i / 400
+        lines.append(f'{t:.6f} [0 127.0.0.1:{5000 + i % 3}] "GET" "user:{i % 50}"')
+        lines.append(f'{t + 0.0001:.6f} [0 127.0.0.1:{5000 + i % 3}] "SET" "new:{i}" "v\\x41lue"')
+    capture.write_text("\n".join(lines) + "\n")
+    done = run_kvperf("run", "--trace", capture, "--seed-from-trace", "--speed", "2",
+                      "--server-bin", require_binary("valkey-server"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["clients"] == 3 and row["requests"] == 400, row
+    commands = row["server"]["commands"]
+    assert commands["get"]["calls"] == 200
+    assert commands["set"]["calls"] == 200 + 50, "50 keys seeded, then the 200 SETs"
+    assert row["checks"]["dbsize"] == 250 and row["config_set"]["seed_from_trace"] == "yes"
