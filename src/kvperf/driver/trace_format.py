@@ -5,6 +5,7 @@ ConfigError (exit 2) naming the byte offset, as kvload's own reader does."""
 from __future__ import annotations
 
 import os
+import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -184,12 +185,91 @@ def value_sizes(r: Record) -> list[int]:
 
 
 def read(path: Path) -> Trace:
-    """A trace file (ConfigError, exit 2: missing, or malformed with the byte offset)."""
+    """A trace file, or a MONITOR capture (ConfigError, exit 2: missing, or malformed with
+    the byte offset)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read trace {path}: {exc.strerror or exc}") from None
+    if not data.startswith(MAGIC) and _looks_like_monitor(data):
+        return parse_monitor(data, str(path))
     return parse(data, str(path))
+
+
+# `1700000000.123456 [0 127.0.0.1:5555] "SET" "k" "v"` (memtier's --monitor-input format)
+_MONITOR_LINE = re.compile(rb'(\d+)\.(\d+) \[(\d+) ([^\]]*)\](.*)')
+_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b"}
+
+
+def _monitor_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    offset = 0
+    for raw in data.split(b"\n"):
+        line = raw.removesuffix(b"\r")
+        if line and line not in (b"OK", b"+OK"):
+            yield offset, line
+        offset += len(raw) + 1
+
+
+def _looks_like_monitor(data: bytes) -> bool:
+    first = next(_monitor_lines(data[:4096]), None)
+    return first is not None and _MONITOR_LINE.fullmatch(first[1]) is not None
+
+
+def _monitor_args(text: bytes) -> list[bytes] | None:
+    args, i = [], 0
+    while i < len(text):
+        if text[i:i + 1] == b" ":
+            i += 1
+            continue
+        if text[i:i + 1] != b'"':
+            return None
+        arg, i = bytearray(), i + 1
+        while True:
+            c = text[i:i + 1]
+            if not c:
+                return None
+            if c == b'"':
+                break
+            if c == b"\\":
+                e = text[i + 1:i + 2]
+                if e == b"x":
+                    arg.append(int(text[i + 2:i + 4], 16))
+                    i += 4
+                    continue
+                arg += _ESCAPES.get(e, e)
+                i += 2
+                continue
+            arg += c
+            i += 1
+        args.append(bytes(arg))
+        i += 1
+    return args
+
+
+def parse_monitor(data: bytes, name: str = "capture") -> Trace:
+    """A MONITOR capture as a trace (flag FLAG_MONITOR): each client address a connection,
+    times from the first command, a changed database number a SELECT (as kvload reads it)."""
+    conns: dict[bytes, list[int]] = {}
+    records: list[Record] = []
+    first: int | None = None
+    for offset, line in _monitor_lines(data):
+        m = _MONITOR_LINE.fullmatch(line)
+        try:
+            args = _monitor_args(m.group(5)) if m else None
+        except ValueError:
+            args = None
+        if m is None or not args:
+            raise ConfigError(f"bad trace {name}: at byte {offset}: not a MONITOR line "
+                              '(expected `SECONDS.MICROS [DB ADDR] "ARG" ...`)')
+        us = int(m.group(1)) * 1_000_000 + int(m.group(2)[:6].ljust(6, b"0"))
+        first = us if first is None else first
+        state = conns.setdefault(m.group(4), [len(conns), 0])
+        db = int(m.group(3))
+        if state[1] != db and args[0].upper() != b"SELECT":
+            records.append(Record(state[0], us - first, (b"SELECT", str(db).encode())))
+        state[1] = db
+        records.append(Record(state[0], us - first, tuple(args)))
+    return Trace(FLAG_MONITOR, first or 0, records)
 
 
 def write(path: Path, trace: Trace) -> None:

@@ -5,12 +5,22 @@ that keep lengths, prefixes and per-key frequency."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from kvperf.core.errors import ConfigError
 from kvperf.driver.trace_anonymize import anonymize
-from kvperf.driver.trace_format import HEADER, Record, Trace, encode, parse
+from kvperf.driver.trace_format import (
+    FLAG_ANONYMIZED,
+    FLAG_MONITOR,
+    HEADER,
+    Record,
+    Trace,
+    encode,
+    parse,
+    read,
+)
 
 
 def _trace() -> Trace:
@@ -70,3 +80,19 @@ def test_anonymize_keeps_lengths_prefixes_and_frequency() -> None:
     many = Trace(0, 0, [Record(0, i, (b"GET", f"k:{i % 500}".encode())) for i in range(2000)])
     keys = Counter(r.args[1] for r in anonymize(many).records)
     assert sorted(keys.values()) == sorted(Counter(r.args[1] for r in many.records).values())
+
+
+def test_monitor_captures_read_as_kvload_reads_them(tmp_path: Path) -> None:
+    capture = tmp_path / "monitor.txt"
+    capture.write_bytes(b'OK\n1700000000.123456 [0 127.0.0.1:5555] "SET" "k\\"1" "a\\x41\\n"\r\n'
+                        b'1700000000.223456 [1 127.0.0.1:6666] "GET" "k"\n'
+                        b'1700000001.5 [0 127.0.0.1:5555] "PING"\n')
+    t = read(capture)
+    assert t.flags == FLAG_MONITOR and t.start_unix_us == 1_700_000_000_123_456
+    assert [(r.conn, r.t_us, r.args) for r in t.records] == [
+        (0, 0, (b"SET", b'k"1', b"aA\n")), (1, 100_000, (b"SELECT", b"1")),
+        (1, 100_000, (b"GET", b"k")), (0, 1_376_544, (b"PING",))]
+    capture.write_bytes(b'1700000000.1 [0 a:1] "PING"\nhello\n')
+    with pytest.raises(ConfigError, match="at byte 28: not a MONITOR line"):
+        read(capture)
+    assert anonymize(t).flags == FLAG_MONITOR | FLAG_ANONYMIZED
