@@ -275,6 +275,22 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "--client redis-py-asyncio:async --client valkey-glide:async --client kvload":
         run(USING, says=("Client libraries (ratios to kvload on the same workload)",
                          rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
+    # README.md, "Real traffic: record and replay" (a recorded trace is needed first)
+    "kvperf run --trace app.kvt --runs 5 --server-bin a/valkey-server --label A": elsewhere(
+        "tests/integration/test_trace_run.py::"
+        "test_run_trace_replays_a_recorded_workload_as_trials",
+        "a trace recorded through kvload record, replayed twice: rows, digest, commandstats"),
+    "kvperf run --trace app.kvt --runs 5 --server-bin b/valkey-server --label B --speed 2":
+        elsewhere("tests/integration/test_trace_run.py::"
+                  "test_run_trace_replays_a_recorded_workload_as_trials",
+                  "the same command with another server and speed (speeds: tests/trace.rs)"),
+    # docs/TRACES.md (a recorded trace is needed first)
+    "kvperf trace stats app.kvt --json stats.json": elsewhere(
+        "tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
+        "a recorded trace's stats against kvload trace-info and the recorded workload"),
+    'kvperf trace anonymize app.kvt shared.kvt --salt "$(head -c 16 /dev/urandom | base64)"':
+        elsewhere("tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
+                  "anonymized with a salt: same stats, keys replaced, same DBSIZE on replay"),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),

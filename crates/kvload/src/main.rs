@@ -15,6 +15,7 @@ mod schedule;
 mod spec;
 mod stats;
 mod tls;
+mod trace;
 mod transport;
 mod uri;
 mod uring;
@@ -31,6 +32,12 @@ fn main() {
     }
     if argv.first().map(String::as_str) == Some("memtier") {
         std::process::exit(memtier::run::main(&argv[1..]));
+    }
+    match argv.first().map(String::as_str) {
+        Some("record") => std::process::exit(trace::record::main(&argv[1..])),
+        Some("replay") => std::process::exit(trace::replay::main(&argv[1..])),
+        Some("trace-info") => std::process::exit(trace::info::main(&argv[1..])),
+        _ => {}
     }
     let code = match cli::parse(argv) {
         Ok(cli::Parsed::Help) => {

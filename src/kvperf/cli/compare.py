@@ -36,6 +36,7 @@ from kvperf.cli._profile import (
 )
 from kvperf.cli._rate_sweep import add_rate_sweep_args, print_knees, rate_sweep_flags
 from kvperf.cli._store import writer_flags
+from kvperf.cli._trace import add_trace_args, handle_trace_compare
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.definitions.definition_runs import compare_definitions
 from kvperf.pipeline.definitions.definitions import DefinitionRun
@@ -86,6 +87,7 @@ def add_parser(subparsers: Any) -> None:
     add_rate_sweep_args(p)
     add_module_args(p)
     add_module_source_args(p, valkey_path=True)
+    add_trace_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -114,6 +116,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     refuse_module_flags(args)
     if args.module_repo is not None:  # module refs on one server (cli/_module_sides.py)
         return handle_module_sides(args, cli, "compare", tuple(args.refs))
+    if args.trace is not None:
+        return handle_trace_compare(args, cli)
     asked = request(args)
     hooks = ConsoleHooks(cli)
     for path, why in asked.skipped:

@@ -26,6 +26,7 @@ from kvperf.cli import regressions as regressions_cmd
 from kvperf.cli import report as report_cmd
 from kvperf.cli import run as run_cmd
 from kvperf.cli import suites as suites_cmd
+from kvperf.cli import trace as trace_cmd
 from kvperf.cli import track as track_cmd
 from kvperf.cli._common import Cli
 from kvperf.core.errors import Interrupted, KvperfError
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_parser(subparsers)
     suites_cmd.add_parser(subparsers)
     clients_cmd.add_parser(subparsers)
+    trace_cmd.add_parser(subparsers)
     return parser
 
 

@@ -36,6 +36,7 @@ from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
 from kvperf.cli._rate_sweep import add_rate_sweep_args, print_rate_sweeps, rate_sweep_flags
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
+from kvperf.cli._trace import add_trace_args, handle_trace
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Measure, Mode
 from kvperf.pipeline.definitions.definition_runs import run_definitions
@@ -119,6 +120,7 @@ def add_parser(subparsers: Any) -> None:
     add_definition_args(p)
     add_module_args(p)
     add_module_source_args(p)
+    add_trace_args(p)
     add_disturbed_args(p, retry_default=False)
     add_client_args(p)
     add_rate_sweep_args(p)
@@ -150,6 +152,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     refuse_module_flags(args)
     if args.module_repo is not None:  # module commits on one server (cli/_module_sides.py)
         return handle_module_sides(args, cli, "commits", tuple(args.commits or ()))
+    if args.trace is not None:
+        return handle_trace(args, cli)
     asked = request(args)
     if isinstance(asked, DefinitionsRequest):
         if asked.dry_run:

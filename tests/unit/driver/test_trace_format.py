@@ -1,0 +1,98 @@
+"""kvload's trace format in Python (driver/trace_format.py) and the anonymizer: round trip,
+every truncation an error at the cut record's offset, wrong version / garbage, stand-ins
+that keep lengths, prefixes and per-key frequency."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kvperf.core.errors import ConfigError
+from kvperf.driver.trace_anonymize import anonymize
+from kvperf.driver.trace_format import (
+    FLAG_ANONYMIZED,
+    FLAG_MONITOR,
+    HEADER,
+    Record,
+    Trace,
+    encode,
+    parse,
+    read,
+)
+
+
+def _trace() -> Trace:
+    return Trace(0, 1_700_000_000_000_000, [
+        Record(0, 0, (b"SET", b"user:1234", b"secret", b"EX", b"10")),
+        Record(3, 250, (b"GET", b"user:1234")),
+        Record(3, 250, (b"MSET", b"a", b"1", b"order:77", b"zz")),
+        Record(70000, 1 << 40, (b"PING",), (5, 42)),
+    ])
+
+
+def test_round_trip() -> None:
+    t = _trace()
+    assert parse(encode(t)) == t
+
+
+def test_every_truncation_is_an_error_at_the_cut_record() -> None:
+    data = encode(_trace())
+    starts = [HEADER.size]
+    for r in _trace().records:
+        starts.append(starts[-1] + len(encode(Trace(0, 0, [r]))) - HEADER.size)
+    for cut in range(len(data)):
+        if cut in starts:
+            assert len(parse(data[:cut]).records) == starts.index(cut)
+            continue
+        with pytest.raises(ConfigError) as e:
+            parse(data[:cut], "t")
+        if cut >= HEADER.size:
+            record = max(s for s in starts if s <= cut)
+            assert f"at byte {record}: truncated record" in str(e.value), (cut, e.value)
+
+
+def test_wrong_version_and_garbage() -> None:
+    data = bytearray(encode(_trace()))
+    data[8] = 7
+    with pytest.raises(ConfigError, match="at byte 8: unsupported trace version 7"):
+        parse(bytes(data))
+    with pytest.raises(ConfigError, match="at byte 0: not a kvload trace"):
+        parse(b"*1\r\n$4\r\nPING\r\n")
+    good = encode(_trace())
+    with pytest.raises(ConfigError, match=f"at byte {len(good)}: bad record tag 0x09"):
+        parse(good + b"\x09")
+
+
+def test_anonymize_keeps_lengths_prefixes_and_frequency() -> None:
+    t = _trace()
+    a = anonymize(t, b"salt")
+    assert a.anonymized and not t.anonymized
+    set_, get, mset, ping = a.records
+    assert set_.args[1].startswith(b"user:") and len(set_.args[1]) == len(b"user:1234")
+    assert set_.args[1] != b"user:1234" and set_.args[1] == get.args[1]  # same key, same stand-in
+    assert set_.args[2] == b"xxxxxx" and set_.args[3:] == (b"EX", b"10")  # options kept
+    assert mset.args[3].startswith(b"order:") and mset.args[2] == b"x" and len(mset.args[1]) == 1
+    assert ping == t.records[3]
+    assert anonymize(t, b"salt") == a and anonymize(t, b"other") != a  # deterministic, salted
+    # Many short keys: distinct keys keep distinct stand-ins (per-key frequency kept).
+    many = Trace(0, 0, [Record(0, i, (b"GET", f"k:{i % 500}".encode())) for i in range(2000)])
+    keys = Counter(r.args[1] for r in anonymize(many).records)
+    assert sorted(keys.values()) == sorted(Counter(r.args[1] for r in many.records).values())
+
+
+def test_monitor_captures_read_as_kvload_reads_them(tmp_path: Path) -> None:
+    capture = tmp_path / "monitor.txt"
+    capture.write_bytes(b'OK\n1700000000.123456 [0 127.0.0.1:5555] "SET" "k\\"1" "a\\x41\\n"\r\n'
+                        b'1700000000.223456 [1 127.0.0.1:6666] "GET" "k"\n'
+                        b'1700000001.5 [0 127.0.0.1:5555] "PING"\n')
+    t = read(capture)
+    assert t.flags == FLAG_MONITOR and t.start_unix_us == 1_700_000_000_123_456
+    assert [(r.conn, r.t_us, r.args) for r in t.records] == [
+        (0, 0, (b"SET", b'k"1', b"aA\n")), (1, 100_000, (b"SELECT", b"1")),
+        (1, 100_000, (b"GET", b"k")), (0, 1_376_544, (b"PING",))]
+    capture.write_bytes(b'1700000000.1 [0 a:1] "PING"\nhello\n')
+    with pytest.raises(ConfigError, match="at byte 28: not a MONITOR line"):
+        read(capture)
+    assert anonymize(t).flags == FLAG_MONITOR | FLAG_ANONYMIZED
