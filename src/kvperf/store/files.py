@@ -37,7 +37,12 @@ def read_rows(path: Path, *, as_written: bool = False) -> list[Row]:
     """The rows of a metrics.json file (kvperf's or the seed system's), kvperf's upgraded to
     the current format (``results.row.upgrade``; a newer format is refused, exit 2).
     ``as_written``: check the format but keep each row exactly as the file has it (the
-    store identifies a row by the hash of what was written)."""
+    store identifies a row by the hash of what was written). A results directory stands for
+    the metrics.json in it."""
+    if path.is_dir():
+        if not (path / "metrics.json").is_file():
+            raise StoreError(f"{str(path)!r} is a directory without a metrics.json")
+        path = path / "metrics.json"
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:

@@ -78,6 +78,12 @@ def test_cli_writes_markdown_graphs_and_fails_on_regression(tmp_path: Path) -> N
     assert same.returncode == 0, same.stdout
     missing = run_main("compare-results", base, tmp_path / "nope.json")
     assert missing.returncode == 2 and "not found" in missing.stderr
+    (tmp_path / "run-a").mkdir()  # a results directory stands for its metrics.json
+    (tmp_path / "run-a" / "metrics.json").write_text(base.read_text())
+    directory = run_main("compare-results", tmp_path / "run-a", base, "--fail-on-regression")
+    assert directory.returncode == 0, directory.stderr
+    empty = run_main("compare-results", tmp_path / "g", base)
+    assert empty.returncode == 2 and "without a metrics.json" in empty.stderr, empty.stderr
 
 
 def test_drift_shared_by_a_pair_is_not_noise_when_paired_but_is_when_unpaired() -> None:
