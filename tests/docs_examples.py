@@ -259,7 +259,10 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, says=("redis-py: already installed",
                          "redis-py-asyncio: already installed")),
     "kvperf run --client redis-py --client kvload":
-        run(USING, says=(rx(r"client=redis-py,concurrency=pool"), "Sweep of config_set")),
+        run(USING, says=("Client libraries (ratios to kvload on the same workload)",
+                         rx(r"│ SET d=64 P=1 c=50 │ kvload 0\.1\.0 │ 1 │"),
+                         rx(r"│ SET d=64 P=1 c=50 │ redis-py 8\.1\.0 pool │ 1 │ [\d,]+ │ "
+                            r"[\d.]+× │"))),
     "kvperf compare --config configs/clients.json --client redis-py:single "
     "--client redis-py:pool":
         run(USING, ("--client redis-py:pool", "--client redis-py:pool --runs 2"),

@@ -268,3 +268,14 @@ def test_sigint_during_a_harness_kills_its_process_group_and_exits_130(tmp_path:
     assert proc.returncode == 130, out + err
     assert "Traceback" not in err
     _gone(pids)
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_one_client_under_two_models_pairs_its_sides(tmp_path: Path) -> None:
+    """The seed's pool overhead as a comparison: redis-py:single vs redis-py:pool."""
+    config = _config(tmp_path, requests=[2000])
+    done = run_kvperf("compare", "--config", config, "--client", "redis-py:single",
+                      "--client", "redis-py:pool", "--runs", "2", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "B redis-py:pool vs A redis-py:single" in " ".join(done.stdout.split())
+    assert re.search(r"│ SET d=100 P=1 c=1 +│ rps +│", done.stdout), done.stdout

@@ -89,10 +89,17 @@ class ClientWork:
         return self.prepared.options.client_side
 
     @property
+    def series_set(self) -> dict[str, str]:
+        """What the client adds to the series' config_set: everything about it in a run;
+        as a compare side, only a model the side's name does not fix (``NAME:MODEL`` makes
+        the model the side's: ``redis-py:single`` and ``redis-py:pool`` pair)."""
+        if not self.side:
+            return client_set(self.subject, self.model)
+        return {} if self.subject.model is not None else {"concurrency": self.model.value}
+
+    @property
     def identity(self) -> str:
-        client = ({"concurrency": self.model.value} if self.side
-                  else {"client": client_set(self.subject, self.model)})
-        return stable_id({**self.trial.params(), **client, "harness": True})
+        return stable_id({**self.trial.params(), "client": self.series_set, "harness": True})
 
     @property
     def name(self) -> str:
@@ -188,9 +195,7 @@ class ClientWork:
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         series = trial_series(self.trial)
-        extra = ({"concurrency": self.model.value} if self.side
-                 else client_set(self.subject, self.model))
-        series["config_set"] = {**(series["config_set"] or {}), **extra}
+        series["config_set"] = {**(series["config_set"] or {}), **self.series_set} or None
         series["trial_id"] = self.identity
         record = self.record or _identity_record(self)
         context = replace(self.prepared.context, tool=self.manifest.name,
