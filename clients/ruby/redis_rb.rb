@@ -62,6 +62,7 @@ module KvperfHarness
   def redis_rb_main(name, driver)
     library = driver == :hiredis ? "redis-rb+hiredis" : "redis-rb"
     runtime = "ruby #{RUBY_VERSION}"
+    runtime += " +YJIT" if defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?
     runtime += " (hiredis #{Hiredis::VERSION})" if driver == :hiredis
     client = { "name" => name, "library" => library, "version" => Redis::VERSION, "language" => "ruby",
                "runtime" => runtime }

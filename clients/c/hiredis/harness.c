@@ -358,7 +358,7 @@ static void print_result(worker_t **ws, double measure_start) {
     }
     printf("{\"format\":\"kvperf-client-result\",\"version\":1,\"client\":{\"name\":\"hiredis\","
            "\"library\":\"hiredis\",\"version\":\"%d.%d.%d\",\"language\":\"c\",\"runtime\":\"%s\"},",
-           HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, "C (" __VERSION__ ")");
+           HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, "C, cc " __VERSION__);
     printf("\"duration_s\":%.6f,\"warmup\":{", end - measure_start);
     static hdr_hist merged;
     char commands[NOPS][160];

@@ -44,9 +44,9 @@ type Client struct{ Name, Library, Module string }
 type Workload struct {
 	*Spec
 	KeyNames, IncrNames []string
-	Value          string
-	ops            []Op
-	cum            []float64
+	Value               string
+	ops                 []Op
+	cum                 []float64
 }
 
 func newWorkload(s *Spec) *Workload {
@@ -124,6 +124,7 @@ type worker struct {
 	conn     Conn
 	rng      *rand.Rand
 	seq      int
+	random   bool
 	batch    []Cmd
 	errs     []error
 	hist     [nOps]*hdr.Histogram
@@ -138,7 +139,7 @@ type worker struct {
 }
 
 func newWorker(wl *Workload, conn Conn, idx int) *worker {
-	w := &worker{wl: wl, conn: conn, seq: idx % wl.Keys.Count,
+	w := &worker{wl: wl, conn: conn, seq: idx % wl.Keys.Count, random: wl.Keys.Pattern == "random",
 		rng:   rand.New(rand.NewPCG(uint64(wl.Seed+int64(idx)), 0x6b7670657266)),
 		batch: make([]Cmd, wl.Pipeline), errs: make([]error, wl.Pipeline)}
 	for i := range w.hist {
@@ -157,7 +158,7 @@ func (w *worker) next() Cmd {
 		}
 	}
 	var i int
-	if w.wl.Keys.Pattern == "random" {
+	if w.random {
 		i = w.rng.IntN(w.wl.Keys.Count)
 	} else {
 		i = w.seq

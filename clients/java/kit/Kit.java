@@ -217,6 +217,7 @@ final class Kit {
         final Histogram[] hist = new Histogram[3];
         long tx, warmTx, endNanos, limit, done, t0, allocStart, allocEnd;
         int seq, n;
+        final boolean random;
         boolean measuring, blocking;
         String firstError;
         final long warmEnd, measureEnd;
@@ -228,6 +229,7 @@ final class Kit {
             this.conn = conn;
             this.rng = new SplittableRandom(s.seed + idx);
             this.seq = idx % s.count;
+            this.random = s.pattern.equals("random");
             this.batchOps = new int[s.pipeline];
             this.batchKeys = new String[s.pipeline];
             this.errs = new Throwable[s.pipeline];
@@ -252,7 +254,7 @@ final class Kit {
                 }
             }
             int i;
-            if (s.pattern.equals("random")) {
+            if (random) {
                 i = rng.nextInt(s.count);
             } else {
                 i = seq;

@@ -145,7 +145,8 @@ public final class Harness {
     }
 
     public static void main(String[] args) {
-        String version = RedisClient.class.getPackage().getImplementationVersion();
-        Kit.main(args, Kit.client("lettuce", "lettuce", version == null ? "7.7.0.RELEASE" : version), Harness::open);
+        String version = RedisClient.class.getPackage().getImplementationVersion();  // "7.7.0.RELEASE/<commit>"
+        version = version == null ? "7.7.0.RELEASE" : version.split("/")[0];
+        Kit.main(args, Kit.client("lettuce", "lettuce", version), Harness::open);
     }
 }
