@@ -266,3 +266,23 @@ def test_a_profiled_module_compare_shows_the_modules_function(tmp_path: Path) ->
     differential = [p for p in diffs if "flamediff" in p.parts]
     assert differential, diffs
     assert any("kvperf_fixture_spin" in p.read_text(errors="replace") for p in differential)
+
+
+def test_bisect_over_module_commits_names_the_slow_one(tmp_path: Path) -> None:
+    """base..bisect-bad holds neutral, slow and another neutral commit: bisect on BF.ADD's
+    server time per call names slow."""
+    bloom_so()
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    repo = bloom_repo()
+    done = run_kvperf("bisect", "base", "bisect-bad", "--module-repo", repo,
+                      "--module-config", config, "--scenarios", "bf-add", "--metric",
+                      "server.usec_per_call", "--runs", "3", "--seed", "5", "--no-db",
+                      "--label", "bis", "--server-bin", require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    slow = subprocess.run(["git", "-C", str(repo), "rev-parse", "slow"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    assert slow[:12] in done.stdout, done.stdout
+    log = json.loads((tmp_path / "results" / "bis" / "bisect.json").read_text())
+    assert log["series"].startswith("bf-add") and log["metric"] == "server.usec_per_call"
