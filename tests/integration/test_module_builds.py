@@ -69,8 +69,8 @@ def _scenarios(tmp_path: Path, config: Path, name: str, module: Path
 def test_bloom_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
     rows = _scenarios(tmp_path, BLOOM_CONFIG, "bloom", bloom_so())
     assert list(rows) == ["bf-add", "bf-exists", "bf-reserve"]
-    assert _calls(rows["bf-add"], "bf.add") > 1000
-    assert _calls(rows["bf-exists"], "bf.exists") > 1000
+    assert _calls(rows["bf-add"], "bf.add") > 100
+    assert _calls(rows["bf-exists"], "bf.exists") > 100
     assert rows["bf-reserve"]["checks"]["dbsize"] == 5000  # one filter per dataset row
     assert rows["bf-add"]["scenario"]["loaded_modules"] == [{"name": "bf", "version": "1"}]
 
@@ -122,8 +122,8 @@ def test_json_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
     assert list(rows) == ["json-set", "json-get-path", "json-arrappend"]
     assert _calls(rows["json-set"], "json.set") == 5000
     assert rows["json-set"]["checks"]["dbsize"] == 5000
-    assert _calls(rows["json-get-path"], "json.get") > 1000
-    assert _calls(rows["json-arrappend"], "json.arrappend") > 1000
+    assert _calls(rows["json-get-path"], "json.get") > 100  # 1 s on a loaded machine
+    assert _calls(rows["json-arrappend"], "json.arrappend") > 100
 
 
 def test_compare_module_commits_flags_bf_add_not_bf_exists(tmp_path: Path) -> None:
