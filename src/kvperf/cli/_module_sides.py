@@ -28,7 +28,6 @@ from kvperf.pipeline.request.module_sides import ModuleSidesFlags, module_sides_
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 from kvperf.report.scenarios import results_table
 from kvperf.results.row import is_ok
-from kvperf.sourcebuild.builder import Build
 from kvperf.sourcebuild.module_builder import ModuleBuild
 
 
@@ -65,8 +64,7 @@ def refuse_module_flags(args: argparse.Namespace) -> None:
 class _Hooks(ConsoleHooks):
     def module_built(self, build: ModuleBuild) -> None:
         """As a server build's line, named a module's."""
-        self.built(Build(f"module {build.ref}", build.sha, build.artifact, build.error,
-                         build.seconds, build.cached, build.log), build.cached)
+        self.built(build.as_build(f"module {build.ref}"), build.cached)
 
 
 def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> ModuleSidesFlags:

@@ -70,8 +70,7 @@ class ModuleBench:
 
     def build(self, sha: str) -> Build:
         (done,) = build_modules(self.sides.source, [sha], self.hooks)
-        return Build("commit", done.sha, done.artifact, done.error, done.seconds, done.cached,
-                     done.log, done.info)
+        return done.as_build("commit")
 
     def run(self, request: SidesRequest, sides: list[Side]) -> SidesResult:
         batches = {side.name: self._batch(request, side) for side in sides}
