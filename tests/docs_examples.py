@@ -424,6 +424,12 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
         not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
                      "runs the same flags with modules built from Valkey 8.1.1's tests/modules"),
+    "kvperf bisect base bisect-bad --module-repo ../valkey-bloom --module-config "
+    "configs/modules/bloom.json --scenarios bf-add --metric server.usec_per_call": elsewhere(
+        "tests/integration/test_module_builds.py::"
+        "test_bisect_over_module_commits_names_the_slow_one",
+        "base..bisect-bad of the vendored valkey-bloom repository (neutral, slow, neutral): "
+        "the first bad commit printed is slow's"),
     # docs/PERFORMANCE.md, "Real modules"
     "kvperf run --module-config configs/modules/bloom.json --module-path libvalkey_bloom.so "
     "--server-bin /usr/bin/valkey-server": elsewhere(

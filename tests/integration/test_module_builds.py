@@ -69,8 +69,8 @@ def _scenarios(tmp_path: Path, config: Path, name: str, module: Path
 def test_bloom_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
     rows = _scenarios(tmp_path, BLOOM_CONFIG, "bloom", bloom_so())
     assert list(rows) == ["bf-add", "bf-exists", "bf-reserve"]
-    assert _calls(rows["bf-add"], "bf.add") > 1000
-    assert _calls(rows["bf-exists"], "bf.exists") > 1000
+    assert _calls(rows["bf-add"], "bf.add") > 100
+    assert _calls(rows["bf-exists"], "bf.exists") > 100
     assert rows["bf-reserve"]["checks"]["dbsize"] == 5000  # one filter per dataset row
     assert rows["bf-add"]["scenario"]["loaded_modules"] == [{"name": "bf", "version": "1"}]
 
@@ -122,8 +122,8 @@ def test_json_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
     assert list(rows) == ["json-set", "json-get-path", "json-arrappend"]
     assert _calls(rows["json-set"], "json.set") == 5000
     assert rows["json-set"]["checks"]["dbsize"] == 5000
-    assert _calls(rows["json-get-path"], "json.get") > 1000
-    assert _calls(rows["json-arrappend"], "json.arrappend") > 1000
+    assert _calls(rows["json-get-path"], "json.get") > 100  # 1 s on a loaded machine
+    assert _calls(rows["json-arrappend"], "json.arrappend") > 100
 
 
 def test_compare_module_commits_flags_bf_add_not_bf_exists(tmp_path: Path) -> None:
@@ -266,3 +266,23 @@ def test_a_profiled_module_compare_shows_the_modules_function(tmp_path: Path) ->
     differential = [p for p in diffs if "flamediff" in p.parts]
     assert differential, diffs
     assert any("kvperf_fixture_spin" in p.read_text(errors="replace") for p in differential)
+
+
+def test_bisect_over_module_commits_names_the_slow_one(tmp_path: Path) -> None:
+    """base..bisect-bad holds neutral, slow and another neutral commit: bisect on BF.ADD's
+    server time per call names slow."""
+    bloom_so()
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    repo = bloom_repo()
+    done = run_kvperf("bisect", "base", "bisect-bad", "--module-repo", repo,
+                      "--module-config", config, "--scenarios", "bf-add", "--metric",
+                      "server.usec_per_call", "--runs", "3", "--seed", "5", "--no-db",
+                      "--label", "bis", "--server-bin", require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    slow = subprocess.run(["git", "-C", str(repo), "rev-parse", "slow"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    assert slow[:12] in done.stdout, done.stdout
+    log = json.loads((tmp_path / "results" / "bis" / "bisect.json").read_text())
+    assert log["series"].startswith("bf-add") and log["metric"] == "server.usec_per_call"

@@ -20,13 +20,14 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_differentials, print_profile
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.bisect import BisectRequest, BisectResult
+from kvperf.pipeline.module_bisect import run_module_bisect
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides
-from kvperf.pipeline.request.common import water_line_rule
+from kvperf.pipeline.request.common import InterferenceFlags, water_line_rule
 from kvperf.pipeline.request.module_sides import ModuleSidesFlags, module_sides_request
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 from kvperf.report.scenarios import results_table
 from kvperf.results.row import is_ok
-from kvperf.sourcebuild.builder import Build
 from kvperf.sourcebuild.module_builder import ModuleBuild
 
 
@@ -63,8 +64,7 @@ def refuse_module_flags(args: argparse.Namespace) -> None:
 class _Hooks(ConsoleHooks):
     def module_built(self, build: ModuleBuild) -> None:
         """As a server build's line, named a module's."""
-        self.built(Build(f"module {build.ref}", build.sha, build.artifact, build.error,
-                         build.seconds, build.cached, build.log), build.cached)
+        self.built(build.as_build(f"module {build.ref}"), build.cached)
 
 
 def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> ModuleSidesFlags:
@@ -82,7 +82,16 @@ def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> Modu
         valkey_path=getattr(args, "valkey_path", None), runs=args.runs,
         seed=getattr(args, "seed", None),
         label=args.label, builds=build_flags(args), store=writer_flags(args),
-        interference=interference_flags(args), quick=getattr(args, "quick", False))
+        interference=(interference_flags(args) if hasattr(args, "retry_disturbed")
+                      else InterferenceFlags()),
+        quick=getattr(args, "quick", False))
+
+
+def bisect_modules(args: argparse.Namespace, cli: Cli, asked: BisectRequest
+                   ) -> BisectResult:
+    """`bisect GOOD BAD --module-repo R`: the module's commits bisected on one server."""
+    sides = module_sides_request(flags_of(args, "bisect", (args.good, args.bad)))
+    return run_module_bisect(asked, sides, cli.world, _Hooks(cli))
 
 
 def handle_module_sides(args: argparse.Namespace, cli: Cli, kind: str,

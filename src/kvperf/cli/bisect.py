@@ -17,7 +17,13 @@ from kvperf.cli._choices import enum_choice
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._measure import add_min_effect
-from kvperf.cli._paths import local_path
+from kvperf.cli._module_sides import (
+    add_module_source_args,
+    bisect_modules,
+    refuse_module_flags,
+)
+from kvperf.cli._modules import add_module_args
+from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.bisect import BUDGET_FACTOR, BisectRequest, run_bisect
@@ -66,6 +72,10 @@ def add_parser(subparsers: Any) -> None:
     add_db_options(p)
     add_build_args(p)
     add_definition_args(p)
+    add_module_args(p)
+    add_module_source_args(p, valkey_path=True)
+    p.add_argument("--server-bin", type=command_path, metavar="PATH",
+                   help="with --module-repo: the fixed server every module build runs on")
     p.set_defaults(handler=handle)
 
 
@@ -80,10 +90,17 @@ def request(args: argparse.Namespace) -> BisectRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
+    refuse_module_flags(args)
+    if args.module_repo is not None:  # module commits on one server (cli/_module_sides.py)
+        args.repo = args.repo or args.module_repo
+        args.measure = args.measure or Measure.TIMING  # module scenarios are timed
     asked = request(args)
     hooks = ConsoleHooks(cli)
     hooks.refused(asked.refused)
-    result = run_bisect(asked, cli.world, hooks)
+    if args.module_repo is not None:
+        result = bisect_modules(args, cli, asked)
+    else:
+        result = run_bisect(asked, cli.world, hooks)
     if not result.differ:
         log = result.log
         e = log.steps[0].effect(log.series) if log.steps else None

@@ -177,11 +177,18 @@ def run_module_sides(request: ModuleSidesRequest, world: World, hooks: ModuleSid
     seed = request.seed if request.seed is not None else random.SystemRandom().randrange(
         2**31)
     labels = {n: f"{builds[n].ref} ({builds[n].sha[:12]})" for n in batches}
+    result = interleave_batches(batches, seed, labels, request, world, hooks)
+    return ModuleSides(builds, batches, result, request.out_dir)
+
+
+def interleave_batches(batches: dict[str, SideBatch], seed: int, labels: dict[str, str],
+                       request: ModuleSidesRequest, world: World, hooks: ModuleSidesHooks
+                       ) -> SidesResult:
+    """The sides' batches run by the one interleaver, rows to the live store as they end."""
     total = sum(len(b.works()) for b in batches.values())
     with (world.servers(None) as launcher, live_store(request.store, world) as writer,
           hooks.progress(total) as observer):
         runners = {n: Runner(b, observer, writer, launcher=launcher,
                              policy=request.interference) for n, b in batches.items()}
-        result = interleave(runners, seed, observer, Schedule.ALTERNATE, labels, writer)
-    return ModuleSides(builds, batches, result, request.out_dir)
+        return interleave(runners, seed, observer, Schedule.ALTERNATE, labels, writer)
 

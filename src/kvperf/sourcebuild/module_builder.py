@@ -33,7 +33,7 @@ from kvperf.core.git import git
 from kvperf.core.jsontypes import JsonObject
 from kvperf.core.proc import LineSink, file_tail, run_logged
 from kvperf.sourcebuild import git as mirrors
-from kvperf.sourcebuild.builder import _locked, make_env
+from kvperf.sourcebuild.builder import Build, _locked, make_env
 from kvperf.sourcebuild.git_log import CommitInfo
 
 MARKER = ".kvperf-module.json"
@@ -138,6 +138,12 @@ class ModuleBuild:
     @property
     def ok(self) -> bool:
         return self.artifact is not None and self.error is None
+
+    def as_build(self, ref: str | None = None) -> Build:
+        """As a server build (its .so where the binary would be): for the build lines and
+        the bisection's steps, which read builds."""
+        return Build(ref or self.ref, self.sha, self.artifact, self.error, self.seconds,
+                     self.cached, self.log, self.info)
 
     def provenance(self, repo: str) -> JsonObject:
         """What rows record about the module (env.module)."""

@@ -72,3 +72,17 @@ def test_query_generation_matches_the_documents_phrases() -> None:
     (fields,) = parse_generation({"x.xml": {"doc_count": 2, "generate_fields": {
         "count": 3, "size": 10}}}, "dataset_generation")
     assert generate_csv(fields, 1).splitlines()[0] == "id,field0,field1,field2"
+
+
+def test_json_document_is_compact_nested_json_with_the_documented_paths() -> None:
+    import json
+
+    spec = _spec([{"type": "json_document", "depth": 3, "width": 2, "array": 4}],
+                 doc_count=50)
+    docs = _column(generate_csv(spec, 9))
+    assert len(docs) == 50 and all(" " not in d for d in docs)  # one word on a command line
+    first = json.loads(docs[0])
+    assert first["id"] == 0 and len(first["items"]) == 4 and {"f0", "f1"} <= set(first)
+    assert isinstance(first["nested"]["nested"]["price"], int)
+    assert "nested" not in first["nested"]["nested"]  # depth 3: two levels below the top
+    assert docs == _column(generate_csv(spec, 9)) != _column(generate_csv(spec, 10))

@@ -38,7 +38,15 @@ from kvperf.pipeline.run.prepare import check_module_paths, validate_label
 from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import ScenarioRecord
-from kvperf.results.row import Details, Row, RunContext, ScenarioTest, TrialOutcome, build_row
+from kvperf.results.row import (
+    Details,
+    Row,
+    RunContext,
+    ScenarioTest,
+    Series,
+    TrialOutcome,
+    build_row,
+)
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.resp import Endpoint, RespClient, RespError
@@ -300,6 +308,10 @@ class ScenarioWork:
                 and calls * per_request < measured.requests):
             raise DriverError(f"the server counted {calls} {word.upper()} calls for "
                               f"{measured.requests} requests kvload completed")
+
+    def series(self) -> Series:
+        """The series fields its row will have (a bisection names its series from them)."""
+        return self._test().series()
 
     def _test(self) -> ScenarioTest:
         s, options = self.scenario, self.run.options
