@@ -109,6 +109,11 @@ def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(tmp_path: Path
     assert "at byte " in done.stderr and "truncated record" in done.stderr, done.stderr
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob(
         "metrics.json")), "nothing ran"
+    pubsub = tmp_path / "pubsub.txt"  # replies of a subscribed connection match no command
+    pubsub.write_text('1700000000.1 [0 a:1] "GET" "k"\n1700000000.2 [0 b:2] "SUBSCRIBE" "c"\n')
+    done = run_kvperf("run", "--trace", pubsub, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "SUBSCRIBE on connection 1" in done.stderr, done.stderr
 
 
 def _replay_dbsize(kvload: Path, server_bin: str, trace: Path) -> int:

@@ -246,6 +246,12 @@ fn bad_traces_exit_2_with_the_byte_offset() {
         ("garbage", { let mut b = good.clone(); b.extend_from_slice(b"\x07junk"); b }, "at byte 34: bad record tag"),
         ("text", b"hello world\n".to_vec(), "at byte 0: not a kvload trace"),
     ];
+    let pubsub = dir.join("pubsub.txt");
+    std::fs::write(&pubsub, "1700000000.1 [0 a:1] \"GET\" \"k\"\n1700000000.2 [0 b:2] \"SUBSCRIBE\" \"ch\"\n").expect("write");
+    let out = kvload(&["replay", &pubsub.to_string_lossy(), "-p", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("command 2 (SUBSCRIBE on connection 1)"), "{err}");
     for (name, bytes, want) in cases {
         let path = dir.join(name);
         std::fs::write(&path, &bytes).expect("write");

@@ -21,7 +21,7 @@ from kvperf.report.table import results_table
 
 # Flags of `run` a trace replay does not take (it brings its own workload).
 NOT_WITH_TRACE = ("config", "commits", "module_config", "definitions", "suite", "gate",
-                  "use_running_server", "profile")
+                  "use_running_server", "profile", "quick")
 
 
 def add_trace_args(p: argparse.ArgumentParser) -> None:
@@ -34,12 +34,17 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
                        help="--trace: SET the keys the trace reads before it writes them")
 
 
-def handle_trace(args: argparse.Namespace, cli: Cli) -> int:
-    for name in NOT_WITH_TRACE:
+def _refuse_other_work(args: argparse.Namespace) -> None:
+    """A replay brings its own workload: flags that choose another are bad input."""
+    for name in (*NOT_WITH_TRACE, "dry_run"):
         if getattr(args, name, None):
             raise UsageError(f"--{name.replace('_', '-')} does not apply to --trace")
-    if args.dry_run:
-        raise UsageError("--dry-run does not apply to --trace")
+    if getattr(args, "refs", None):
+        raise UsageError("compare --trace compares --server-bin binaries, not refs")
+
+
+def handle_trace(args: argparse.Namespace, cli: Cli) -> int:
+    _refuse_other_work(args)
     flags = writer_flags(args)
     options = TraceOptions(args.trace, Replay(args.speed, args.seed_from_trace),
                            flags.results_dir, args.label, args.server_bin, args.runs)
@@ -65,6 +70,7 @@ def handle_trace(args: argparse.Namespace, cli: Cli) -> int:
 def handle_trace_compare(args: argparse.Namespace, cli: Cli) -> int:
     """``compare --trace T --server-bin A --server-bin B [--runs N]``: the trace replayed on
     both servers, interleaved by round, judged by the one verdict rule (paired by round)."""
+    _refuse_other_work(args)
     bins = list(args.server_bin or ())
     if len(bins) != 2:
         raise UsageError("compare --trace takes two --server-bin (A then B)")

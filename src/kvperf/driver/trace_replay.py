@@ -61,6 +61,8 @@ def check_trace(kvload: Path, path: Path, log: Path) -> TraceFile:
         raise DriverError("kvload trace-info printed no trace summary")
     if not info.get("commands"):
         raise ConfigError(f"--trace {path}: the trace has no commands")
+    if info.get("unreplayable"):
+        raise ConfigError(f"--trace {path}: {info['unreplayable']}")
     return TraceFile(path, sha256_of(path), info)
 
 

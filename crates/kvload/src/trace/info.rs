@@ -24,6 +24,8 @@ pub struct Info {
     command_counts: BTreeMap<String, u64>,
     /// Commands in each second after the first command (the last second may be partial).
     per_second: Vec<u64>,
+    /// Why `kvload replay` refuses the trace (pub/sub, MONITOR, …), or null.
+    unreplayable: Option<String>,
 }
 
 pub fn info(t: &Trace) -> Info {
@@ -49,6 +51,7 @@ pub fn info(t: &Trace) -> Info {
         span_s: (last - first) as f64 / 1e6,
         command_counts: counts,
         per_second,
+        unreplayable: super::replay::unreplayable(&t.records),
     }
 }
 

@@ -368,7 +368,15 @@ mod tests {
 
     #[test]
     fn args_are_checked() {
-        assert!(parse_args(&["--listen".into(), "a:1".into()]).is_err());
-        assert!(parse_args(&["--max-bytes".into(), "3".into()]).is_err());
+        let a = |extra: &[&str]| {
+            let mut v: Vec<String> = ["--listen", "a:1", "--upstream", "b:2", "--out", "t"].iter().map(|s| s.to_string()).collect();
+            v.extend(extra.iter().map(|s| s.to_string()));
+            parse_args(&v)
+        };
+        assert!(parse_args(&["--listen".into(), "a:1".into()]).is_err(), "--upstream and --out are required");
+        assert!(a(&["--max-bytes", "3"]).is_err(), "not even a header fits");
+        assert_eq!(a(&["--max-bytes", "100"]).unwrap().unwrap().max_bytes, Some(100));
+        assert!(a(&["--duration", "0"]).is_err());
+        assert_eq!(a(&["--duration", "1.5"]).unwrap().unwrap().duration, Some(1.5));
     }
 }

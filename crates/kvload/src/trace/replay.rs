@@ -123,6 +123,9 @@ pub fn main(argv: &[String]) -> i32 {
     if trace.records.is_empty() {
         return super::bad_input("replay", &format!("trace {} has no commands", o.trace));
     }
+    if let Some(e) = unreplayable(&trace.records) {
+        return super::bad_input("replay", &format!("trace {}: {e}", o.trace));
+    }
     match run(&o, &trace) {
         Ok(()) => 0,
         Err(e) => {
@@ -130,6 +133,21 @@ pub fn main(argv: &[String]) -> i32 {
             1
         }
     }
+}
+
+/// Commands after which a connection's replies no longer answer its commands one to one.
+const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
+
+/// Why a trace cannot be replayed with replies matched to commands (None: it can).
+pub fn unreplayable(records: &[Record]) -> Option<String> {
+    records.iter().enumerate().find_map(|(i, r)| {
+        let name = String::from_utf8_lossy(&r.args[0]).to_ascii_uppercase();
+        let reply_off = name == "CLIENT" && r.args.get(1).is_some_and(|a| is(a, "REPLY"));
+        (UNMATCHED.contains(&name.as_str()) || reply_off).then(|| {
+            format!("command {} ({name} on connection {}) makes the server's replies stop answering commands one to one; \
+                     replay does not take pub/sub, MONITOR, replication or CLIENT REPLY connections (docs/TRACES.md): drop them from the trace", i + 1, r.conn)
+        })
+    })
 }
 
 /// Commands of one connection sent together: one recorded read, or MULTI…EXEC.
@@ -509,6 +527,14 @@ mod tests {
         let s = keys_to_seed(&r, 32);
         let s: Vec<(String, usize)> = s.into_iter().map(|(k, n)| (String::from_utf8(k).unwrap(), n)).collect();
         assert_eq!(s, vec![("a".into(), 3), ("c".into(), 7), ("d".into(), 32)]);
+    }
+
+    #[test]
+    fn pub_sub_and_client_reply_are_refused() {
+        assert_eq!(unreplayable(&[rec(0, 0, &["GET", "a"]), rec(1, 1, &["CLIENT", "SETNAME", "x"])]), None);
+        let e = unreplayable(&[rec(0, 0, &["GET", "a"]), rec(4, 1, &["subscribe", "ch"])]).unwrap();
+        assert!(e.contains("command 2 (SUBSCRIBE on connection 4)"), "{e}");
+        assert!(unreplayable(&[rec(0, 0, &["CLIENT", "reply", "OFF"])]).is_some());
     }
 
     #[test]
