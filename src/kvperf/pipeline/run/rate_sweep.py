@@ -154,6 +154,10 @@ class PointWork(MatrixTrial):
     def _trial(self, target: float) -> Trial:
         return point_trial(self.trial, self.step, target, self.sweep)
 
+    def point_trial(self) -> Trial:
+        """Its open-loop trial (at the placed rate, or 1 rps before it ran: for estimates)."""
+        return self._trial(self.target or 1.0)
+
     def execute(self, bench: Bench) -> None:
         target = self.placed.target = self.step.target(self.saturation.rps)
         if target is None:
