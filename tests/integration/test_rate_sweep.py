@@ -107,7 +107,7 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
     assert "Rate sweep · SET d=64 P=1 c=50 · poisson arrivals" in done.stdout
     text = (tmp_path / "results" / "sweep" / "rate_sweep.md").read_text()
     knee_line = next(line for line in text.splitlines() if line.startswith("knee: "))
-    head = knee_line.split(";")[0]  # "knee: 55,312 rps at 50% (50% of saturation)"
+    head = knee_line.split(";")[0]  # "knee: 55,312 rps at 50%"
     assert "below the lowest rate" not in head and "≥" not in head, knee_line
     knee_rps = float(knee_line.split()[1].replace(",", ""))
     assert 0 < knee_rps < saturation, knee_line

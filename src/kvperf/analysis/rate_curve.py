@@ -171,10 +171,10 @@ def _knee_logs(curve: Curve, width: int) -> list[float]:
     return values + [math.nan] * (width - len(values))
 
 
-def compare_knees(base: Sequence[Curve], new: Sequence[Curve], rule: Rule = DEFAULT_RULE
-                  ) -> list[KneeComparison]:
-    """Each series swept on both sides: its rounds' knee rps, paired by round, through the
-    one verdict rule (analysis/verdict.py)."""
+def compare_knees(base: Sequence[Curve], new: Sequence[Curve], rule: Rule = DEFAULT_RULE,
+                  paired: bool = True) -> list[KneeComparison]:
+    """Each series swept on both sides: its rounds' knee rps, paired by round (sides of one
+    interleaved run) or as independent runs, through the one verdict rule."""
     by_id = {c.sweep_id: c for c in new}
     out = []
     for a in base:
@@ -184,12 +184,12 @@ def compare_knees(base: Sequence[Curve], new: Sequence[Curve], rule: Rule = DEFA
         width = max(len(a.round_knees), len(b.round_knees))
         la = np.array([_knee_logs(a, width)])
         lb = np.array([_knee_logs(b, width)])
-        judged = judge(la, lb, True, KNEE_ROWS, rule)
+        judged = judge(la, lb, paired, KNEE_ROWS, rule)
         e = judged.effect
         n = int(min(e.n_a[0], e.n_b[0]))
         low, high = ((math.exp(float(x[0])) if n > 1 else math.nan)
                      for x in (judged.low, judged.high))
-        ratio = RatioCI(math.exp(float(e.estimate[0])), low, high,
-                        "paired t" if n > 1 else "none", n, float(e.sd[0]))
+        method = ("paired t" if paired else "t") if n > 1 else "none"
+        ratio = RatioCI(math.exp(float(e.estimate[0])), low, high, method, n, float(e.sd[0]))
         out.append(KneeComparison(a.series, a, b, ratio, decision(judged, 0, KNEE_ROWS, rule)))
     return out

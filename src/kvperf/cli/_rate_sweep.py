@@ -13,6 +13,9 @@ from kvperf.analysis.rate_curve import compare_knees, curves
 from kvperf.analysis.verdict import Rule
 from kvperf.config.rate_sweep import ARRIVALS, DEFAULT_POINT_SECONDS
 from kvperf.pipeline.request.rate_sweep import RateSweepFlags
+from kvperf.pipeline.run.model import Prepared
+from kvperf.pipeline.run.rate_sweep import PointWork, SaturationWork, SweepBatch, sweeping
+from kvperf.plan.sweep import duration_text, trial_seconds
 from kvperf.report.rate_sweep import curve_table, knee_markdown, knee_table, markdown
 from kvperf.results.row import Row
 from kvperf.store.files import read_histograms, write_text_atomic
@@ -52,6 +55,21 @@ def rate_sweep_flags(args: argparse.Namespace) -> RateSweepFlags:
     return RateSweepFlags(given=args.rate_sweep, rates=args.rates, steps=args.rate_steps,
                           point_seconds=args.point_seconds, slo=args.slo,
                           factor=args.knee_factor, arrivals=args.arrivals)
+
+
+def print_sweep_plan(out: Console, prepared: Prepared) -> None:
+    """--dry-run of a sweep: its works and how long it takes (nothing without one)."""
+    if not sweeping(prepared):
+        return
+    works = SweepBatch(prepared).works()
+    points = [w for w in works if isinstance(w, PointWork)]
+    closed = [w for w in works if isinstance(w, SaturationWork)]
+    seconds = sum(trial_seconds(w.trial) for w in works if not isinstance(w, PointWork))
+    seconds += sum(trial_seconds(w.point_trial()) for w in points)
+    steps = ", ".join(dict.fromkeys(w.step.label for w in points))
+    out.print(f"rate sweep: {len(closed)} closed-loop trial(s), then {len(points)} open-loop "
+              f"point(s) ({steps}); {len(works)} trials ≈ {duration_text(seconds)}",
+              highlight=False)
 
 
 def print_knees(out: Console, a_rows: list[Row], b_rows: list[Row], dirs: tuple[Path, Path],

@@ -34,7 +34,12 @@ from kvperf.cli._modules import add_module_args, print_module_plan, print_module
 from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
-from kvperf.cli._rate_sweep import add_rate_sweep_args, print_rate_sweeps, rate_sweep_flags
+from kvperf.cli._rate_sweep import (
+    add_rate_sweep_args,
+    print_rate_sweeps,
+    print_sweep_plan,
+    rate_sweep_flags,
+)
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.cli._trace import add_trace_args, handle_trace
 from kvperf.core.errors import Interrupted
@@ -168,6 +173,7 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     done = run_matrix(asked, cli.world, ConsoleHooks(cli, show_password=asked.show_password))
     if asked.dry_run:
         cli.out.print(plan_table(done.prepared.trials))
+        print_sweep_plan(cli.out, done.prepared)
         return 0
     if done.prepared.options.mode == Mode.SERVER:
         return 0  # Ctrl-C after "press Ctrl-C to stop" is the normal way out

@@ -26,6 +26,7 @@ from kvperf.report.model import (
     Artifact,
     Comparison,
     DisturbedTrial,
+    KneeRow,
     Report,
     SeriesStats,
     SideCurve,
@@ -80,6 +81,8 @@ def render(report: Report) -> str:
         parts.append(_sweeps(report.sweeps, len(sides) > 1))
     if report.rate_sweeps:
         parts.append(_rate_sweeps(report.rate_sweeps, len(sides) > 1))
+    if report.knees:
+        parts.append(_knees(report.knees))
     if report.artifacts:
         parts.append(_artifacts(report.artifacts))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -315,6 +318,21 @@ def _rate_sweeps(found: Sequence[SideCurve], multi: bool) -> str:
         out.append(_table(RATE_HEADER, rows, numeric=tuple(range(1, len(RATE_HEADER) - 1))))
         out.append(f"<p>{escape(knee_text(curve))}</p>")
     return "".join(out)
+
+
+def _knees(rows: Sequence[KneeRow]) -> str:
+    """Two sides' knees per swept series: each side's, B/A with its interval, the verdict."""
+    body = [[escape(k.series), _num(k.base_knee_rps, ",.0f"), _num(k.new_knee_rps, ",.0f"),
+             _ci(k.ratio, k.low, k.high),
+             f'<span class="verdict" style="background:'
+             f'{VERDICT_COLOUR.get(k.verdict, "#333")}">{escape(k.verdict)}</span> '
+             f'<span class="hint">{escape(k.reason)}</span>'] for k in rows]
+    first = rows[0]
+    return (f"<h3>Knees: {escape(first.new)} vs {escape(first.base)}</h3>"
+            f"<p>Knee rps per round ({escape(first.method)}), judged by the verdict rule as a "
+            "throughput.</p>"
+            + _table(("series", f"{first.base} knee rps", f"{first.new} knee rps",
+                      "B/A [95% CI]", "verdict"), body, numeric=(1, 2, 3)))
 
 
 def _num(value: float | None, fmt: str) -> str:

@@ -32,7 +32,10 @@ JSON versions (``kvperf_report``):
       round, its points (step, target and achieved rps, corrected and service latency
       percentiles from the rounds' merged histograms), the knee (index, reached, bound,
       metric, reason, which points broke), each round's knee rps and the rule; empty without
-      a sweep. Sweep points are left out of ``sweeps`` (the swept keys).
+      a sweep. Sweep points are left out of ``sweeps`` (the swept keys). ``knees``: for two
+      sides that both swept, per series each side's knee rps (geometric mean over rounds),
+      B/A with its interval and method (paired t for one interleaved run) and the verdict
+      rule's verdict and reason.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from kvperf.analysis.comparison import (
     pair_runs,
 )
 from kvperf.analysis.paired import cv
-from kvperf.analysis.rate_curve import Curve, curves
+from kvperf.analysis.rate_curve import Curve, compare_knees, curves
 from kvperf.analysis.sweeps import Sweep, sweeps
 from kvperf.core.jsontypes import JsonObject
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
@@ -206,6 +209,23 @@ class SideCurve:
 
 
 @dataclass(frozen=True)
+class KneeRow:
+    """Two sides' knees of one swept series (analysis/rate_curve.KneeComparison)."""
+
+    series: str
+    base: str
+    new: str
+    base_knee_rps: float | None
+    new_knee_rps: float | None
+    ratio: float
+    low: float
+    high: float
+    method: str
+    verdict: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Report:
     sources: list[SourceSummary]
     series: list[SeriesStats]
@@ -217,6 +237,7 @@ class Report:
     disturbed: list[DisturbedTrial] = field(default_factory=list)
     clients: list[ClientLine] = field(default_factory=list)
     rate_sweeps: list[SideCurve] = field(default_factory=list)
+    knees: list[KneeRow] = field(default_factory=list)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -411,7 +432,23 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
                    for curve in curves(source.rows, source.histograms)]
     return Report(summaries, series, spectra, compared[0] if compared else None,
                   artifacts(sources), side_sweeps, compared, disturbed_trials(sources),
-                  clients, rate_sweeps)
+                  clients, rate_sweeps, knee_rows(sources, rate_sweeps, paired))
+
+
+def knee_rows(sources: list[Source], found: list[SideCurve], paired: bool | None
+              ) -> list[KneeRow]:
+    """Two sides that both swept: their knees through the verdict rule (paired by round
+    when they are one interleaved run)."""
+    if len(sources) != 2:
+        return []
+    base, new = sources
+    pair = interleaved(base, new) if paired is None else paired
+    by_side = {s.name: [c.curve for c in found if c.side == s.name] for s in sources}
+    return [KneeRow(c.series, base.name, new.name, c.base.interval.mean if c.base.interval
+                    else None, c.new.interval.mean if c.new.interval else None,
+                    c.ratio.ratio, c.ratio.low, c.ratio.high, c.ratio.method,
+                    str(c.decision.verdict), c.decision.reason)
+            for c in compare_knees(by_side[base.name], by_side[new.name], paired=pair)]
 
 
 def is_sweep_point(row: Row) -> bool:

@@ -46,7 +46,8 @@ def knee_text(curve: Curve) -> str:
     if point is None:
         head = "knee: below the lowest rate"
     else:
-        share = f" ({point.achieved_rps / saturation:.0%} of saturation)" if saturation else ""
+        share = (f" ({point.achieved_rps / saturation:.0%} of saturation)"
+                 if saturation and point.percent is None else "")
         beyond = "≥ " if not curve.knee.reached else ""
         head = f"knee: {beyond}{point.achieved_rps:,.0f} rps at {point.label}{share}"
     interval = curve.interval

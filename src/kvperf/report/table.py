@@ -68,10 +68,16 @@ def results_table(rows: list[Row], title: str) -> Table:
     for name in ("command", "size", "P", "clients", "run", "rps", "p50 ms", "p99 ms", "status"):
         table.add_column(name, justify="left" if name in ("command", "status") else "right")
     for row in rows:
-        table.add_row(row["command"], _fmt(row["data_size"]), _fmt(row["pipeline"]),
+        table.add_row(_command(row), _fmt(row["data_size"]), _fmt(row["pipeline"]),
                       _fmt(row["clients"]), _fmt(row["run"]), _fmt(row["rps"], 0),
                       _fmt(row["p50_latency_ms"]), _fmt(row["p99_latency_ms"]), _status(row))
     return table
+
+
+def _command(row: Row) -> str:
+    """The command, and a rate sweep's point as ``SET @60%`` (its open-loop step)."""
+    point = (row.get("sweep") or {}).get("point")
+    return f"{row['command']} @{point}" if point else row["command"]
 
 
 def plan_table(trials: list[Trial]) -> Table:

@@ -121,5 +121,8 @@ def test_two_sides_knees_are_judged_by_the_verdict_rule_paired_by_round() -> Non
     # a round whose knee was below the lowest rate is left out of the pairs
     (gap,) = compare_knees([_curve([*base[:4], None])], [_curve(higher)])
     assert gap.ratio.n == 4
+    # two runs that were not one interleaved run: independent samples
+    (apart,) = compare_knees([_curve(base)], [_curve(higher)], paired=False)
+    assert apart.ratio.method == "t" and apart.decision.verdict is Verdict.IMPROVEMENT
     # a series swept on one side only is not compared
     assert compare_knees([_curve(base, "s1")], [_curve(base, "s2")]) == []

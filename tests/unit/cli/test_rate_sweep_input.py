@@ -69,7 +69,12 @@ def test_dry_run_of_a_sweep_plans_without_running(tmp_path: Path,
     path = write_config(tmp_path, [GOOD])
     code = _main(["run", "--results-dir", str(tmp_path / "r"), "--config", str(path),
                   "--rate-sweep", "--dry-run"])
-    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    # 1 s closed loop + 1 s overhead, then 10 × (0.5 s settle + 5 s + 1 s)
+    assert ("rate sweep: 1 closed-loop trial(s), then 10 open-loop point(s) (10%, 30%, 50%, "
+            "60%, 70%, 80%, 85%, 90%, 95%, 100%); 11 trials ≈ 1 min 7 s") in out.out, out.out
+    assert not (tmp_path / "r").exists()
 
 
 COMPARE_CASES: list[tuple[str, list[str], str]] = [

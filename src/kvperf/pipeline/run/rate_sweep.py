@@ -18,8 +18,8 @@ from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.errors import DriverError, UsageError
 from kvperf.core.kinds import Measure, Mode
 from kvperf.pipeline.run import quick
-from kvperf.pipeline.run.model import Bench, Prepared, Work
-from kvperf.pipeline.run.trial_run import MatrixTrial
+from kvperf.pipeline.run.model import Bench, Prepared
+from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
 from kvperf.plan.sweep import (
     CONFIG_SET_KEY,
     Step,
@@ -109,69 +109,78 @@ class SaturationWork(MatrixTrial):
 
 
 @dataclass
-class PointWork:
-    """One open-loop point of a swept series: the series' load at the step's rate (placed
-    when it runs, from the round's saturation), a series of its own (``config_set.rate``)."""
+class Placement:
+    """The rate a point was placed at when it ran (None: not yet, or no saturation)."""
 
-    prepared: Prepared
-    base: Trial
-    sweep: RateSweep
-    step: Step
-    steps: int
-    saturation: Saturation
-    target: float | None = field(default=None, init=False)
+    target: float | None = None
+
+
+@dataclass(frozen=True)
+class PointWork(MatrixTrial):
+    """One open-loop point of a swept series (``trial``: the series' closed-loop trial):
+    the series' load at the step's rate (placed when it runs, from the round's saturation),
+    a series of its own (``config_set.rate``)."""
+
+    sweep: RateSweep = field(default_factory=RateSweep)
+    step: Step = field(default_factory=lambda: Step(0))
+    steps: int = 0
+    saturation: Saturation = field(default_factory=lambda: Saturation())
+    placed: Placement = field(default_factory=lambda: Placement())
+
+    @property
+    def target(self) -> float | None:
+        return self.placed.target
 
     @property
     def identity(self) -> str:
-        return point_id(self.base, self.step)
+        return point_id(self.trial, self.step)
 
     @property
     def name(self) -> str:
-        return f"trial {self.base.index} at {self.step.label}"
+        return f"trial {self.trial.index} at {self.step.label}"
 
     def describe(self) -> str:
         rate = f" = {self.target:,.0f} rps" if self.target else ""
         left = (self.steps - self.step.index) * trial_seconds(self._trial(1.0))
-        return (f"{self.base.describe()} · rate {self.step.label}{rate} · point "
+        return (f"{self.trial.describe()} · rate {self.step.label}{rate} · point "
                 f"{self.step.index + 1}/{self.steps}, sweep ≈ {duration_text(left)} left")
 
     @property
     def log_dir(self) -> Path:
-        base = self.base
+        base = self.trial
         return (self.prepared.out_dir / "trials" /
                 f"{base.index:04d}-{self.identity}-r{base.run}-rate{self.step.index:02d}")
 
-    @property
-    def shared_server(self) -> None:
-        return None
-
     def _trial(self, target: float) -> Trial:
-        return point_trial(self.base, self.step, target, self.sweep)
+        return point_trial(self.trial, self.step, target, self.sweep)
+
+    def point_trial(self) -> Trial:
+        """Its open-loop trial (at the placed rate, or 1 rps before it ran: for estimates)."""
+        return self._trial(self.target or 1.0)
 
     def execute(self, bench: Bench) -> None:
-        self.target = self.step.target(self.saturation.rps)
-        if self.target is None:
+        target = self.placed.target = self.step.target(self.saturation.rps)
+        if target is None:
             raise DriverError(f"no rate for {self.step.label}: the series' closed-loop trial "
                               f"failed ({self.saturation.failure or 'not run'})")
-        expected = self.target * self.sweep.point_seconds
+        expected = target * self.sweep.point_seconds
         if expected < MIN_POINT_REQUESTS:
             raise DriverError(
-                f"{self.step.label} = {self.target:,.1f} rps × {self.sweep.point_seconds} s is "
+                f"{self.step.label} = {target:,.1f} rps × {self.sweep.point_seconds} s is "
                 f"{expected:,.0f} requests, too few to measure a latency distribution (the "
                 f"closed-loop trial measured {self.saturation.rps or 0:,.1f} rps: a stalled "
                 "server? rerun, or --retry-disturbed)")
-        MatrixTrial(self.prepared, self._trial(self.target)).execute(bench)
+        MatrixTrial(self.prepared, self._trial(target)).execute(bench)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
-        trial = self._trial(self.target or 0.0)
-        series = trial_series(trial)
+        series = trial_series(self._trial(self.target or 0.0))
         series["config_set"] = {**(series["config_set"] or {}),
                                 CONFIG_SET_KEY: self.step.label}
         series["trial_id"] = self.identity
         _per_call(outcome)
         row = build_row(series, self.prepared.context, outcome, timestamp,
                         {"client": client_record(outcome.measurement)})
-        record = _record(self.base, self.sweep, POINT, self.steps)
+        record = _record(self.trial, self.sweep, POINT, self.steps)
         record["index"], record["point"] = self.step.index, self.step.label
         record["percent"], record["target_rps"] = self.step.percent, self.target
         record["saturation_rps"] = self.saturation.rps
@@ -189,26 +198,17 @@ def _per_call(outcome: TrialOutcome) -> None:
 
 
 @dataclass
-class SweepBatch:
+class SweepBatch(Matrix):
     """The config matrix with its swept series expanded (a Batch of the Runner)."""
 
-    prepared: Prepared
-    _works: list[Work] | None = field(default=None, init=False)
+    _works: list[MatrixTrial] | None = field(default=None, init=False)
 
-    @property
-    def out_dir(self) -> Path:
-        return self.prepared.out_dir
-
-    @property
-    def blocked(self) -> str | None:
-        return self.prepared.blocked
-
-    def works(self) -> list[Work]:
+    def works(self) -> list[MatrixTrial]:
         if self._works is None:
             self._works = [w for t in self.prepared.trials for w in self._expand(t)]
         return self._works
 
-    def _expand(self, trial: Trial) -> list[Work]:
+    def _expand(self, trial: Trial) -> list[MatrixTrial]:
         sweep = sweep_of(self.prepared, trial)
         if sweep is None:
             return [MatrixTrial(self.prepared, trial)]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.errors import DriverError
@@ -18,6 +19,7 @@ from kvperf.driver.base import Measurement, Target
 from kvperf.pipeline.run.rate_sweep import PointWork, SaturationWork, SweepBatch
 from kvperf.pipeline.run.runner import Runner
 from kvperf.plan.trial import Load
+from kvperf.report.table import results_table
 from tests.unit.pipeline.run.test_lifecycle import (
     Events,
     FakeDriver,
@@ -76,6 +78,10 @@ def test_the_closed_loop_places_each_rounds_points(tmp_path: Path) -> None:
     assert rows[6]["trial_id"] == point["trial_id"] and rows[6]["run"] == 2
     assert len({r["trial_id"] for r in rows}) == 4
     assert len(json.loads(runner.metrics.path.read_text())) == 8
+    table = Console(width=200, record=True)
+    table.print(results_table(rows, "sweep"))
+    text = table.export_text()
+    assert "│ GET @50% " in text and "│ GET      " in text  # the closed loop: its command
 
 
 def test_a_failed_closed_loop_fails_its_rounds_points_with_the_reason(tmp_path: Path) -> None:
