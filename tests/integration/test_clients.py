@@ -279,3 +279,35 @@ def test_compare_one_client_under_two_models_pairs_its_sides(tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "B redis-py:pool vs A redis-py:single" in " ".join(done.stdout.split())
     assert re.search(r"│ SET d=100 P=1 c=1 +│ rps +│", done.stdout), done.stdout
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
+        tmp_path: Path) -> None:
+    """All shipped clients (Python, Node, Go, Java, C, Ruby; scripts/test installs them) in one
+    `kvperf run`: SET/GET 1:10 at P=1 and P=10 on one connection, warmup included. kvperf
+    checks each result against the schema and the server's commandstats against what the
+    harness reported (within 1%), so an ok row is a harness that honoured the contract."""
+    shipped = sorted(discover(shipped_dirs()))
+    assert {"go-redis", "rueidis", "ioredis", "node-redis", "iovalkey", "valkey-glide-node",
+            "jedis", "lettuce", "hiredis", "redis-rb", "redis-rb-hiredis",
+            "redis-py", "redis-py-asyncio", "valkey-glide"} <= set(shipped), shipped
+    config = _config(tmp_path, commands=["MIX_READ_HEAVY"], pipelines=[1, 10],
+                     requests=[2000], warmup=[0])
+    args = [arg for name in shipped for arg in ("--client", f"{name}:single")]
+    done = run_kvperf("run", "--config", config, *args, "--no-db", cwd=tmp_path, timeout=900)
+    rows = read_metrics(tmp_path / "results")
+    by_client: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_client.setdefault(row["config_set"]["client"], []).append(row)
+    assert sorted(by_client) == shipped, done.stdout[-3000:] + done.stderr[-3000:]
+    failed = {name: [r["error"] for r in got if r["status"] != "ok"]
+              for name, got in by_client.items()}
+    assert not {k: v for k, v in failed.items() if v}, failed
+    assert done.returncode == 0, done.stderr[-3000:]
+    for name, got in by_client.items():
+        assert sorted(r["pipeline"] for r in got) == [1, 10], (name, got)
+        for row in got:
+            accounting = row["harness"]["accounting"]
+            assert accounting["get"]["reported"] == accounting["get"]["server"] > 0, name
+            assert row["harness"]["ops"] == 2000 and row["rps"] > 0, (name, row["harness"])

@@ -2,9 +2,11 @@
 found in kvperf's shipped folder and in the user's folders, validated, and their
 placeholders (``{src}``, ``{install}``, ``{python}``, ``{cache}``) expanded.
 
-A client's install directory is ``~/.cache/kvperf/clients/<name>-<12 hex of the manifest's
-sha256>``: a changed manifest gets a fresh one. It is installed when its ``.installed`` stamp
-holds the manifest's hash.
+A client's install directory is ``~/.cache/kvperf/clients/<name>-<12 hex of a sha256>`` over
+the manifest and every source file of its language folder (``clients/<language>/``: the
+harness and the shared code beside it, which Go, Java and C compile at install time): a
+changed manifest or harness gets a fresh one. It is installed when its ``.installed`` stamp
+holds that hash.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Manifest:
     env: tuple[tuple[str, str], ...]
     requires: tuple[tuple[str, ...], ...]
     folder: Path  # {src}: the manifest's folder, absolute
-    digest: str  # sha256 of the manifest's bytes
+    digest: str  # sha256 of the manifest and its language folder's sources
 
     @property
     def install_dir(self) -> Path:
@@ -164,8 +166,9 @@ def _fields(data: Mapping[str, object]) -> dict[str, str]:
     return {k: str(v) for k, v in texts.items()}
 
 
-def parse_manifest(raw: bytes, folder: Path) -> Manifest:
-    """A manifest's bytes → Manifest; ValueError naming the key that is wrong."""
+def parse_manifest(raw: bytes, folder: Path, sources: bytes = b"") -> Manifest:
+    """A manifest's bytes → Manifest; ValueError naming the key that is wrong. ``sources``:
+    what else the install hash covers (``source_bytes``)."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -182,13 +185,22 @@ def parse_manifest(raw: bytes, folder: Path) -> Manifest:
                     texts["summary"], _steps(data["install"], "install"),
                     _argv(data["run"], "run"), tuple(sorted(env.items())),
                     _steps(data.get("requires", []), "requires"), folder.resolve(),
-                    hashlib.sha256(raw).hexdigest())
+                    hashlib.sha256(raw + sources).hexdigest())
+
+
+def source_bytes(language_dir: Path) -> bytes:
+    """Every file under a language folder (paths and contents, in path order; byte-code
+    caches left out): what a harness is built from."""
+    files = sorted(p for p in language_dir.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    return b"".join(str(p.relative_to(language_dir)).encode() + b"\0" + p.read_bytes()
+                    for p in files)
 
 
 def load_manifest(path: Path) -> Manifest:
     """One manifest file; ConfigError (exit 2) naming the file and what is wrong."""
     try:
-        return parse_manifest(path.read_bytes(), path.parent)
+        return parse_manifest(path.read_bytes(), path.parent, source_bytes(path.parent.parent))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -73,3 +73,19 @@ def test_a_name_used_twice_and_an_unknown_name_are_refused(tmp_path: Path) -> No
         select(discover([tmp_path / "a"]), ["other"])
     with pytest.raises(ConfigError, match="does not exist"):
         discover([tmp_path / "missing"])
+
+
+def test_a_changed_harness_source_gets_a_fresh_install_directory(tmp_path: Path) -> None:
+    """Go, Java and C harnesses are compiled at install time from their folder and the
+    shared code beside it: an edit there must not leave the old build installed."""
+    folder = _write(tmp_path, GOOD)
+    (folder / "h.py").write_text("print(1)\n")
+    (folder.parent / "kit.py").write_text("SHARED = 1\n")
+    (before,) = discover([tmp_path]).values()
+    (folder.parent / "kit.py").write_text("SHARED = 2\n")
+    (after_kit,) = discover([tmp_path]).values()
+    (folder / "h.py").write_text("print(2)\n")
+    (after_harness,) = discover([tmp_path]).values()
+    assert len({before.install_dir, after_kit.install_dir, after_harness.install_dir}) == 3
+    (again,) = discover([tmp_path]).values()
+    assert again.install_dir == after_harness.install_dir
