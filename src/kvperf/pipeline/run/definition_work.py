@@ -31,7 +31,7 @@ from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.kvload import first_error
 from kvperf.driver.memtier import MemtierDriver, measurement
 from kvperf.pipeline.run import executed
-from kvperf.pipeline.run.model import Bench, ServerHandle
+from kvperf.pipeline.run.model import Bench, OnBench, ServerHandle
 from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
@@ -111,7 +111,7 @@ def definition_test(plan: Plan, run: int = 1) -> DefinitionTest:
 
 
 @dataclass
-class DefinitionWork:
+class DefinitionWork(OnBench):
     """One definition's test (one round of it) on fresh servers; what it measured."""
 
     run: DefinitionRun
@@ -145,15 +145,6 @@ class DefinitionWork:
     @property
     def shared_server(self) -> None:
         return None
-
-    @property
-    def outcome(self) -> TrialOutcome:
-        assert self.bench is not None
-        return self.bench.outcome
-
-    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        assert self.bench is not None
-        return self.bench.stage(name)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         return build_row(definition_test(self.plan, self.round).series(), self.run.context,

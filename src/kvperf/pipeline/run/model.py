@@ -346,6 +346,22 @@ class Bench:
             self.sync(stage)
 
 
+class OnBench:
+    """A kind of work that keeps the Bench it executes on (definition tests, module
+    scenarios, replays): its outcome and stages are the bench's."""
+
+    bench: Bench | None
+
+    @property
+    def outcome(self) -> TrialOutcome:
+        assert self.bench is not None
+        return self.bench.outcome
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        assert self.bench is not None
+        return self.bench.stage(name)
+
+
 class ServerHandle(Protocol):
     """A trial's running server nodes (``server.instance.ServerGroup``): ``with`` starts
     them ready, leaving stops every pid kvperf started."""

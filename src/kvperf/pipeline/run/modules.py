@@ -14,7 +14,6 @@ on; Ctrl-C keeps the finished rows and stops only the servers kvperf started.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import shlex
 from collections.abc import Hashable
@@ -33,7 +32,7 @@ from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
 from kvperf.pipeline.run import quick
 from kvperf.pipeline.run.definition_work import file_slug, pinning
-from kvperf.pipeline.run.model import Bench
+from kvperf.pipeline.run.model import Bench, OnBench
 from kvperf.pipeline.run.prepare import check_module_paths, validate_label
 from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
@@ -195,7 +194,7 @@ def _quick_env(forced: bool) -> dict[str, bool]:
 
 
 @dataclass
-class ScenarioWork:
+class ScenarioWork(OnBench):
     """One scenario as a unit of work: its stages on its group's server (shared by the
     group's scenarios, ``shared_server``); what it measured."""
 
@@ -224,15 +223,6 @@ class ScenarioWork:
     @property
     def shared_server(self) -> Hashable:
         return self.log_dir  # one per profiling set × config set × group
-
-    @property
-    def outcome(self) -> TrialOutcome:
-        assert self.bench is not None
-        return self.bench.outcome
-
-    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        assert self.bench is not None
-        return self.bench.stage(name)
 
     def execute(self, bench: Bench) -> None:
         self.bench = bench

@@ -8,7 +8,6 @@ and reports work on them as on any trial."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from kvperf.driver.trace_replay import Replay, TraceFile, check_trace, run_repla
 from kvperf.pipeline.request.common import StoreRequest
 from kvperf.pipeline.run.definition_work import pinning
 from kvperf.pipeline.run.logs import log_to
-from kvperf.pipeline.run.model import Bench, Observer, RunSummary
+from kvperf.pipeline.run.model import Bench, Observer, OnBench, RunSummary
 from kvperf.pipeline.run.prepare import validate_label
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.run.storage import Persisted, execute_persisting
@@ -116,7 +115,7 @@ def prepare_trace(options: TraceOptions) -> TraceRun:
 
 
 @dataclass
-class TraceWork:
+class TraceWork(OnBench):
     """One replay of the trace on a fresh server; what it measured."""
 
     run: TraceRun
@@ -146,15 +145,6 @@ class TraceWork:
     @property
     def shared_server(self) -> None:
         return None
-
-    @property
-    def outcome(self) -> TrialOutcome:
-        assert self.bench is not None
-        return self.bench.outcome
-
-    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        assert self.bench is not None
-        return self.bench.stage(name)
 
     def execute(self, bench: Bench) -> None:
         self.bench = bench
