@@ -176,7 +176,8 @@ def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None
     j = judge(la, lb, paired, rows, rule, primary=_arrays(items, lambda _: "rps"))
     return [MetricComparison(key, metric, _kept(a, metric, j.la[k]), _kept(b, metric, j.lb[k]),
                              _ratio_ci(j, k), float(j.p[k]), float(j.p_adjusted[k]),
-                             _clock_mismatch(metric, a, b) or decision(j, k, rows, rule),
+                             _clock_mismatch(metric, a, b) or _sparse(metric, a, b)
+                             or decision(j, k, rows, rule),
                              names[k])
             for k, (key, metric, a, b) in enumerate(items)]
 
@@ -202,6 +203,23 @@ def _clock_mismatch(metric: str, a: Runs, b: Runs) -> Decision | None:
     return Decision(Verdict.NOT_COMPARABLE, None,
                     f"server clocks differ: A {', '.join(sorted(clocks_a))}, "
                     f"B {', '.join(sorted(clocks_b))}", statistics=False)
+
+
+def _sparse(metric: str, a: Runs, b: Runs) -> Decision | None:
+    """A metric that only some of a side's measured runs have (RSS per key exists only when
+    the seeding grew RSS by whole pages) is no series of runs: with it in 1 of 8 runs, the
+    single-sample water line would judge one page's worth of noise."""
+    counts = []
+    for side, runs in (("A", a), ("B", b)):
+        measured = sum(1 for r in runs if metric_value(r, "rps") is not None)
+        present = sum(1 for r in runs if metric_value(r, metric) is not None)
+        if measured > 1 and present * 2 < measured:
+            counts.append(f"{side} {present} of {measured}")
+    if not counts:
+        return None
+    return Decision(Verdict.INSUFFICIENT_DATA, None,
+                    f"in too few runs to judge ({', '.join(counts)} measured runs)",
+                    statistics=False)
 
 
 def compare(base_rows: Runs, new_rows: Runs, metrics: str = "all", rule: Rule = DEFAULT_RULE

@@ -218,3 +218,17 @@ def test_n_sides_are_judged_against_the_first_with_one_correction() -> None:
     for r in both:
         if r.side == "C":
             assert r.p_adjusted >= alone[r.metric] - 1e-12
+
+
+def test_a_metric_in_one_run_of_eight_gets_no_verdict() -> None:
+    """RSS per key exists only in runs whose seeding grew RSS by whole pages: one such run
+    per side is no sample of the series, so the single-sample water line must not judge it
+    (an A/A compare flagged a -13% "improvement" from one page)."""
+    a, b = rows(noisy(100_000, 8, 0.01, 1), "a"), rows(noisy(100_000, 8, 0.01, 2), "b")
+    a[6]["memory"] = {"rss_bytes_per_key": 979.0}
+    b[6]["memory"] = {"rss_bytes_per_key": 848.0}
+    (rss,) = [r for r in compare_paired(a, b, "all") if r.metric == "memory.rss_bytes_per_key"]
+    assert rss.decision.verdict is Verdict.INSUFFICIENT_DATA, rss.decision
+    assert "A 1 of 8, B 1 of 8" in rss.decision.reason
+    (rps,) = [r for r in compare_paired(a, b, "all") if r.metric == "rps"]
+    assert rps.decision.verdict is not Verdict.INSUFFICIENT_DATA
