@@ -246,7 +246,10 @@ def test_profiling_sets_wall_time_in_a_window_beside_a_timed_trial(tmp_path: Pat
     [node] = profile["nodes"]
     wall = node["wall_time"]
     assert wall["on_cpu_ms"] > 0 and wall["off_cpu_ms"] > 0
-    assert wall["top_off_cpu"][0]["name"] == "epoll_wait (off-CPU)", wall["top_off_cpu"]
+    # the idle server waits in epoll_wait; on a busy machine a preempted write can rank
+    # above it, so it is one of the first few off-CPU frames, not always the first
+    off_cpu = [entry["name"] for entry in wall["top_off_cpu"][:3]]
+    assert "epoll_wait (off-CPU)" in off_cpu, wall["top_off_cpu"]
     assert {"[off-cpu]", "epoll_wait", "setCommand"} <= _frames(out / node["files"]["flamegraph"])
     main = _main_thread_seconds((out / node["files"]["folded stacks"]).read_text())
     assert 0.8 < main < 1.1, main  # the 1 s window, less the intervals cut at its edges
