@@ -311,3 +311,36 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
             accounting = row["harness"]["accounting"]
             assert accounting["get"]["reported"] == accounting["get"]["server"] > 0, name
             assert row["harness"]["ops"] == 2000 and row["rps"] > 0, (name, row["harness"])
+
+
+def test_a_model_outside_the_manifest_exits_2_and_each_harness_refuses_it_too(
+        tmp_path: Path) -> None:
+    """A manifest's ``models`` are what its harness runs: kvperf refuses another model before
+    any server starts, and every shipped harness, given one outside its list, refuses it
+    itself (exit 2, "not supported") — so no manifest claims less or more than its harness.
+    No server is needed: a harness checks its model before it connects."""
+    done = run_kvperf("run", "--config", _config(tmp_path), "--client", "redis-py:async",
+                      cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "client redis-py runs concurrency models single, pool, not async" in done.stderr
+    assert not (tmp_path / "results").exists()
+    spec = {"format": "kvperf-client-workload", "version": 1,
+            "endpoint": {"host": "127.0.0.1", "port": 1, "tls": False, "ca_file": None,
+                         "cert_file": None, "key_file": None},
+            "commands": [{"command": "GET", "ratio": 1}],
+            "keys": {"prefix": "key:", "count": 10, "pattern": "random"},
+            "value_size": 10, "pipeline": 1, "transaction": False,
+            "requests": 10, "duration_s": None, "warmup_s": 0, "seed": 1, "noop": False}
+    refused = {}
+    for name, manifest in sorted(discover(shipped_dirs()).items()):
+        assert manifest.models, f"{name}: shipped manifests declare their models"
+        for model in {"single", "pool", "async"} - {m.value for m in manifest.models}:
+            path = tmp_path / f"{name}-{model}.json"
+            path.write_text(json.dumps({**spec, "concurrency": {"model": model,
+                                                                "workers": 4}}))
+            ran = subprocess.run([*manifest.expand(manifest.run), str(path)], cwd=tmp_path,
+                                 env=manifest.environment(), capture_output=True, text=True,
+                                 timeout=120, stdin=subprocess.DEVNULL)
+            refused[(name, model)] = (ran.returncode, "not supported" in ran.stderr)
+    assert len(refused) >= 10, refused  # the 14 harnesses lack 10 models between them
+    assert all(v == (2, True) for v in refused.values()), refused

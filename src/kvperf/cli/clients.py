@@ -51,16 +51,19 @@ def handle_list(args: argparse.Namespace, cli: Cli) -> int:
     if args.json:
         cli.out.print_json(json.dumps([
             {"name": m.name, "language": m.language, "library": m.library,
-             "version": m.version, "installed": m.installed, "summary": m.summary,
+             "version": m.version, "models": [c.value for c in m.models],
+             "installed": m.installed, "summary": m.summary,
              "folder": str(m.folder), "install_dir": str(m.install_dir)}
             for m in known.values()]))
         return 0
     table = Table(title="Client harnesses (kvperf clients install NAME; "
                         "kvperf run --client NAME)")
-    for column in ("name", "language", "library", "version", "installed", "summary"):
+    for column in ("name", "language", "library", "version", "models", "installed",
+                   "summary"):
         table.add_column(column, overflow="fold")
     for m in sorted(known.values(), key=lambda m: (m.language, m.name)):
         table.add_row(m.name, m.language, m.library, m.version,
+                      ", ".join(c.value for c in m.models) or "?",
                       "yes" if m.installed else "no", escape(m.summary))
     cli.out.print(table)
     return 0

@@ -28,8 +28,8 @@ STAMP = ".installed"
 CLIENTS_DIR_ENV = "KVPERF_CLIENTS_DIR"  # extra folders of manifests (os.pathsep-separated)
 CACHE_ENV = "KVPERF_CLIENTS_CACHE"  # the clients' cache instead of ~/.cache/kvperf/clients
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_KEYS = {"name", "language", "library", "version", "summary", "install", "run", "env",
-         "requires"}
+_KEYS = {"name", "language", "library", "version", "summary", "models", "install", "run",
+         "env", "requires"}
 _REQUIRED = ("name", "language", "library", "version", "summary", "install", "run")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 PLACEHOLDERS = ("src", "install", "python", "cache")
@@ -56,6 +56,9 @@ class Manifest:
     requires: tuple[tuple[str, ...], ...]
     folder: Path  # {src}: the manifest's folder, absolute
     digest: str  # sha256 of the manifest and its language folder's sources
+    # the concurrency models the harness runs; () when the manifest does not say (a user's
+    # harness may leave it out: a model it lacks then fails its trials, not the plan)
+    models: tuple[Concurrency, ...] = ()
 
     @property
     def install_dir(self) -> Path:
@@ -88,6 +91,15 @@ class Manifest:
 
     def describe(self) -> str:
         return f"{self.name} ({self.library} {self.version}, {self.language})"
+
+    def refuses(self, model: Concurrency) -> str | None:
+        """Why this harness cannot run ``model`` (its manifest's ``models`` lack it); None
+        when it can or the manifest does not say."""
+        if not self.models or model in self.models:
+            return None
+        return (f"client {self.name} runs concurrency models "
+                f"{', '.join(m.value for m in self.models)}, not {model.value} "
+                "(its manifest's 'models')")
 
 
 @dataclass(frozen=True)
@@ -185,7 +197,20 @@ def parse_manifest(raw: bytes, folder: Path, sources: bytes = b"") -> Manifest:
                     texts["summary"], _steps(data["install"], "install"),
                     _argv(data["run"], "run"), tuple(sorted(env.items())),
                     _steps(data.get("requires", []), "requires"), folder.resolve(),
-                    hashlib.sha256(raw + sources).hexdigest())
+                    hashlib.sha256(raw + sources).hexdigest(),
+                    _models(data.get("models", [])))
+
+
+def _models(value: object) -> tuple[Concurrency, ...]:
+    """The manifest's ``models``: distinct names of concurrency models."""
+    known = [c.value for c in Concurrency]
+    if (not isinstance(value, list) or not all(isinstance(m, str) for m in value)
+            or len(set(value)) != len(value)):
+        raise ValueError(f"'models' must be a list of distinct model names ({', '.join(known)})")
+    wrong = [m for m in value if m not in known]
+    if wrong:
+        raise ValueError(f"models: {wrong[0]!r} is not a concurrency model ({', '.join(known)})")
+    return tuple(Concurrency(m) for m in value)
 
 
 def source_bytes(language_dir: Path) -> bytes:

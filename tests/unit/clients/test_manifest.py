@@ -58,6 +58,9 @@ def test_placeholders_expand_and_the_stamp_decides_installed(
     ({"install": [["{nope}"]]}, "install[0]: unknown placeholder {nope}"),
     ({"extra": 1}, "unknown key 'extra'"),
     ({"version": ""}, "'version' must be a non-empty string"),
+    ({"models": ["single", "threads"]}, "models: 'threads' is not a concurrency model"),
+    ({"models": "single"}, "'models' must be a list of distinct model names"),
+    ({"models": ["pool", "pool"]}, "'models' must be a list of distinct model names"),
 ])
 def test_a_bad_manifest_names_the_key(change: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("{", r"\{")):

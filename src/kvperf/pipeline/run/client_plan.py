@@ -76,6 +76,9 @@ def plan_clients(options: RunOptions, specs: list[BenchmarkSpec],
         for trial in trials:
             chosen = trial_models(subject, options, by_index.get(trial.spec_index), trial)
             for model in chosen:
+                refused = subject.manifest.refuses(model)
+                if refused:
+                    raise UsageError(refused)
                 reason = unsupported(trial, model)
                 if reason:
                     raise UsageError(f"config object {trial.spec_index} ({subject.key}): "
