@@ -251,8 +251,10 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
     # README.md "Client libraries", docs/CLIENTS.md (scripts/test installs the harnesses)
     "kvperf clients":
-        run(USING, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ yes +│"),
-                         rx(r"│ valkey-glide +│ python +│ valkey-glide +│ 2\.6\.0 +│ yes +│"))),
+        run(USING, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ single, pool +│ "
+                            r"yes +│"),
+                         rx(r"│ valkey-glide +│ python +│ valkey-glide +│ 2\.6\.0 +│ "
+                            r"single, async +│ yes +│"))),
     "kvperf clients install --all":
         run(USING, says=("redis-py: already installed", "valkey-glide: already installed")),
     "kvperf clients install redis-py redis-py-asyncio":
@@ -278,6 +280,10 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "--client redis-py-asyncio:async --client valkey-glide:async --client kvload":
         run(USING, says=("Client libraries (ratios to kvload on the same workload)",
                          rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
+    "kvperf run --client go-redis --client ioredis --client jedis --profile": elsewhere(
+        "tests/integration/test_clients.py::"
+        "test_profile_names_each_runtime_s_frames_of_the_library",
+        "the same three clients profiled on a 5,000-GET config: each one's library frames"),
     # README.md, "Real traffic: record and replay" (a recorded trace is needed first)
     "kvperf run --trace app.kvt --runs 5 --server-bin a/valkey-server --label A": elsewhere(
         "tests/integration/test_trace_run.py::"

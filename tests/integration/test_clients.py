@@ -344,3 +344,33 @@ def test_a_model_outside_the_manifest_exits_2_and_each_harness_refuses_it_too(
             refused[(name, model)] = (ran.returncode, "not supported" in ran.stderr)
     assert len(refused) >= 10, refused  # the 14 harnesses lack 10 models between them
     assert all(v == (2, True) for v in refused.values()), refused
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_profile_names_each_runtime_s_frames_of_the_library(tmp_path: Path) -> None:
+    """``--profile`` records a harness's process tree from its exec (beside the server
+    node): Go's native frames, and the JIT frames of Node.js and the JVM through the perf
+    maps kvperf asks their runtimes for (clients/profiling.py), moved out of /tmp into the
+    trial's directory."""
+    config = _config(tmp_path, commands=["GET"], requests=[5000], warmup=[0])
+    done = run_kvperf("run", "--config", config, "--client", "go-redis", "--client",
+                      "ioredis", "--client", "jedis", "--profile", "--no-db", cwd=tmp_path,
+                      timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "results" / "valkey-8.0.1"
+    frames = {"go-redis": "github.com/redis/go-redis/v9.(*Client).Process",
+              "ioredis": "node_modules/ioredis/built/Redis.js",
+              "jedis": "redis.clients.jedis.Connection.executeCommand"}
+    for row in read_metrics(tmp_path / "results"):
+        name = row["config_set"]["client"]
+        clients = [n for n in row["profile"]["nodes"] if n.get("role") == "client"]
+        assert len(clients) == 1 and len(row["profile"]["nodes"]) == 2, (name, row["profile"])
+        folded = (out / clients[0]["files"]["folded stacks"]).read_text()
+        assert frames.pop(name) in folded, (name, folded[:2000])
+        maps = [f for f in clients[0]["files"] if f.startswith("perf-")
+                and f.endswith(".map")]
+        assert bool(maps) == (name != "go-redis"), (name, clients[0]["files"])
+        for m in maps:
+            assert not (Path("/tmp") / m).exists() and (out / clients[0]["files"][m]).is_file()
+    assert not frames, frames  # every client had its row
+    assert "jedis single GET d=100" in done.stdout, done.stdout[-3000:]

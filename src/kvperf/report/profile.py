@@ -22,7 +22,16 @@ def _test(row: Row, label: str | None = None, run: str | None = None) -> str:
     params = [f"{short}={row.get(name)}" for short, name in
               (("d", "data_size"), ("P", "pipeline"), ("c", "clients"))
               if row.get(name) is not None]  # a definition's rows have none of them
-    return " ".join([label or "", str(row.get("command")), *params, f"run {run}"]).strip()
+    config_set = row.get("config_set") or {}
+    client = [f"{config_set['client']} {config_set.get('concurrency', '')}".strip()
+              ] if config_set.get("client") else []  # a client harness's row
+    return " ".join([label or "", *client, str(row.get("command")), *params,
+                     f"run {run}"]).strip()
+
+
+def node_label(node: ProfileNode) -> str:
+    """A server node's number, or "client" for a client harness's part (pure)."""
+    return node.get("role") or str(node["node"])
 
 
 def artifact_rows(rows: list[Row]) -> list[list[str]]:
@@ -35,7 +44,7 @@ def artifact_rows(rows: list[Row]) -> list[list[str]]:
         for node in profile["nodes"]:
             for artifact, path in node["files"].items():
                 lines.append([_test(row), f"{profile['profiler']} {profile['event']}",
-                              str(node["node"]), artifact, path])
+                              node_label(node), artifact, path])
     return lines
 
 
@@ -83,7 +92,7 @@ def _symbols(node: ProfileNode) -> str:
 
 def top_rows(rows: list[Row]) -> list[list[str]]:
     """Each profiled node's top symbols and DSOs by self CPU (pure)."""
-    return [[_test(row), str(node["node"]), _symbols(node), _top(node["top_dsos"])]
+    return [[_test(row), node_label(node), _symbols(node), _top(node["top_dsos"])]
             for row, profile in _profiled(rows) for node in profile["nodes"]]
 
 

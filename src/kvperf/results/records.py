@@ -86,9 +86,11 @@ class WallTime(TypedDict):
 
 
 class ProfileNode(TypedDict, total=False):
-    """One server node's part of the profile: files (relative to metrics.json), tops."""
+    """One server node's part of the profile: files (relative to metrics.json), tops; a
+    client harness's part has ``role`` "client" (absent: a server node)."""
 
     node: int
+    role: str
     files: dict[str, str]
     top_symbols: list[ProfileEntry]
     top_dsos: list[ProfileEntry]

@@ -168,6 +168,15 @@ class PerfRecorder:
 WALL_SCRIPT = ["--show-switch-events", "-F", "comm,tid,time,event,ip,sym"]
 
 
+def launch_argv(argv: list[str], data: Path, frequency: int, call_graph: str,
+                kernel: bool) -> list[str]:
+    """``argv`` started under ``perf record`` (pure): sampled from its exec, with every
+    thread and child it starts (they inherit the event), for a process kvperf launches (a
+    client harness) rather than one already running. perf exits with the child's status."""
+    return [PERF, "record", *events(frequency, kernel, False), "--call-graph", call_graph,
+            "--no-bpf-event", "-q", "-o", str(data), "--", *argv]
+
+
 def perf_script(data: Path, out: Path, wall_time: bool = False) -> None:
     """``perf script`` text of a recording (the input of kvflame collapse; in wall-time mode
     with the switch records and times, for results/walltime.py)."""

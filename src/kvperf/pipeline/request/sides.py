@@ -115,7 +115,6 @@ def _clients(flags: CompareFlags) -> tuple[str, ...]:
                         ("--server-bin twice", len(flags.server_bins) > 1),
                         ("--definitions", flags.definitions.given),
                         ("--measure", flags.measure != Measure.TIMING),
-                        ("--profile", flags.profile is not None),
                         ("--schedule duet", flags.schedule == Schedule.DUET),
                         ("--server-host", bool(flags.remote.host))):
         if given:

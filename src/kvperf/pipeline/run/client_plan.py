@@ -12,7 +12,7 @@ from kvperf.clients.manifest import Subject, discover, search_dirs, select, spli
 from kvperf.clients.workload import default_model, unsupported
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Concurrency, Measure, Mode
+from kvperf.core.kinds import Concurrency, Measure, Mode, ProfileMode
 from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 
@@ -30,13 +30,20 @@ class ClientPlan:
 
 
 def _refuse_options(options: RunOptions) -> None:
-    for flag, given in (("--measure", options.measure != Measure.TIMING),
-                        ("--profile", options.profile is not None),
-                        ("--mode server", options.mode == Mode.SERVER),
-                        ("--tool", options.tool is not None)):
+    settings = options.profile
+    timed = "a client harness is timed as it runs"
+    whole = "a harness is profiled from its start to its exit, on-CPU samples"
+    for flag, given, why in (
+            ("--measure", options.measure != Measure.TIMING, timed),
+            ("--profile-mode wall-time",
+             settings is not None and settings.mode == ProfileMode.WALL_TIME, whole),
+            ("--profile-delay/--profile-duration",
+             settings is not None and (settings.delay != 0 or settings.duration is not None),
+             whole),
+            ("--mode server", options.mode == Mode.SERVER, timed),
+            ("--tool", options.tool is not None, timed)):
         if given:
-            raise UsageError(f"{flag} does not apply with --client (a client harness is "
-                             "timed as it runs)")
+            raise UsageError(f"{flag} does not apply with --client ({why})")
 
 
 def subjects(names: tuple[str, ...], options: RunOptions) -> tuple[Subject, ...]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kvperf.clients import result as results
 from kvperf.clients.manifest import Manifest, Subject
+from kvperf.clients.profiling import runtime_env
 from kvperf.clients.workload import KEY_PREFIX, deadline, seeded_keys, workload
 from kvperf.core import proc
 from kvperf.core.cpus import format_cpu_list
@@ -30,6 +31,7 @@ from kvperf.driver.seed import Command
 from kvperf.pipeline.run.client_plan import client_set
 from kvperf.pipeline.run.model import Bench, Prepared
 from kvperf.pipeline.run.prepare import client_endpoint, client_mode
+from kvperf.pipeline.run.profiling import Profiled, harness_argv, profile_result, profiling
 from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
 from kvperf.plan.trial import Trial
 from kvperf.results.records import ClientRecord, HarnessRecord
@@ -143,8 +145,13 @@ class ClientWork:
         bench.meet("measure")
         bench.probe.reset_stats(target.endpoints)
         cpu_before = bench.probe.cpu_seconds(pids)
-        with bench.stage("measure"):
-            measured = self._harness(spec, endpoint)
+        settings = self.trial.profile or self.prepared.options.profile
+        with profiling(settings, pids, self.log_dir) as profiled, bench.stage("measure"):
+            if settings is not None:
+                profiled.client = self.log_dir / "perf-client.data"
+            measured = self._harness(spec, endpoint, profiled)
+        bench.outcome.profile = profile_result(profiled, self.describe(),
+                                               self.prepared.out_dir)
         found = self._result(spec)
         collected = bench.probe.collect(target.endpoints)
         table, problem = results.accounting(found, collected.get("commandstats", {}))
@@ -158,7 +165,8 @@ class ClientWork:
         if problem:
             raise DriverError(problem)
 
-    def _harness(self, spec: dict[str, object], endpoint: Endpoint) -> proc.Measured:
+    def _harness(self, spec: dict[str, object], endpoint: Endpoint,
+                 profiled: Profiled) -> proc.Measured:
         spec_path = self.log_dir / "workload.json"
         write_json_atomic(spec_path, spec)
         scratch = self.log_dir / "scratch"
@@ -167,8 +175,11 @@ class ClientWork:
         env.pop(PASSWORD_ENV, None)
         if endpoint.password is not None:
             env[PASSWORD_ENV] = endpoint.password.reveal()
-        argv = pinned_argv([*self.manifest.expand(self.manifest.run), str(spec_path)],
-                      self.trial.load.cpus)  # on the client's CPUs, as kvload runs
+        argv = [*self.manifest.expand(self.manifest.run), str(spec_path)]
+        if profiled.settings is not None and profiled.client is not None:
+            argv = harness_argv(argv, profiled.client, profiled.settings)
+            env = runtime_env(self.manifest.language, env)
+        argv = pinned_argv(argv, self.trial.load.cpus)  # the client's CPUs, as kvload runs
         limit = deadline(spec)
         measured = proc.run_measured(argv, stdout=self.log_dir / "harness.out",
                                      stderr=self.log_dir / "harness.err", cwd=scratch,

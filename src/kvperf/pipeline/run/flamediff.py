@@ -39,8 +39,9 @@ def _stack_files(row: Row, base: Path, kind: str) -> list[Path]:
     if kind == "instructions":
         graph = (row.get("instructions") or {}).get("flamegraph")
         return [(base / graph).with_suffix(".folded")] if graph else []
-    profile = row.get("profile") or {}
-    return [base / node["files"]["folded stacks"] for node in profile.get("nodes", [])]
+    nodes = (row.get("profile") or {}).get("nodes", [])
+    clients = [n for n in nodes if n.get("role") == "client"]  # a client is the subject
+    return [base / node["files"]["folded stacks"] for node in clients or nodes]
 
 
 def _side(rows: list[Row], base: Path, kind: str) -> Counter[str] | None:

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvperf.clients import profiling as clients_profiling
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import CommandError, ServerError, UsageError
 from kvperf.core.kinds import Measure, Mode, ProfileMode
@@ -92,6 +93,7 @@ class Profiled:
     data: list[Path] = field(default_factory=list)
     note: str | None = None
     window_opened: bool = True
+    client: Path | None = None  # a client harness recorded from its exec (harness_argv)
 
 
 class _Window(threading.Thread):
@@ -202,9 +204,34 @@ def _render(data: Path, title: str, settings: ProfileSettings
     return files, wall
 
 
+def harness_argv(argv: list[str], data: Path, settings: ProfileSettings) -> list[str]:
+    """A client harness's argv run under perf record from its exec (its whole process
+    tree, start-up and warmup included: the harness times its own measure stage)."""
+    kernel = perf_record.kernel_stacks_note(perf_record.paranoid_level(),
+                                            perf_record.is_root()) is None
+    return perf_record.launch_argv(argv, data, settings.frequency, settings.call_graph,
+                                   kernel)
+
+
+def _client_node(node: int, profiled: Profiled, title: str, out_dir: Path,
+                 settings: ProfileSettings) -> ProfileNode:
+    """The harness's part: rendered like a server node's, with its runtime's perf maps
+    (clients/profiling.py) read, then moved beside its perf.data."""
+    assert profiled.client is not None
+    profile = _node(node, profiled.client, title, out_dir, settings, label="client")
+    profile["role"] = "client"
+    script = profiled.client.with_suffix(".script")
+    moved = clients_profiling.keep_maps(
+        clients_profiling.sampled_pids(script.read_text(errors="replace")),
+        profiled.client.parent)
+    for path in moved:
+        profile["files"][path.name] = str(path.relative_to(out_dir))
+    return profile
+
+
 def _node(node: int, data: Path, title: str, out_dir: Path,
-          settings: ProfileSettings) -> ProfileNode:
-    files, wall = _render(data, f"{title} · node {node}", settings)
+          settings: ProfileSettings, label: str | None = None) -> ProfileNode:
+    files, wall = _render(data, f"{title} · {label or f'node {node}'}", settings)
     symbols = perf_record.perf_report(data, "sym")
     dsos = perf_record.perf_report(data, "dso")
     report = data.with_suffix(".report.txt")
@@ -224,11 +251,13 @@ def _node(node: int, data: Path, title: str, out_dir: Path,
 def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileRecord | None:
     """The row's ``profile`` object (None when not profiled); ServerError when a step fails."""
     settings = profiled.settings
-    if settings is None or not profiled.data:
+    if settings is None or not (profiled.data or profiled.client):
         return None
     try:
         nodes = [_node(i, data, title, out_dir, settings)
                  for i, data in enumerate(profiled.data)]
+        if profiled.client is not None:
+            nodes.append(_client_node(len(nodes), profiled, title, out_dir, settings))
     except CommandError as exc:
         raise ServerError(f"profile of {title}: {exc}") from None
     note = profiled.note
