@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from kvperf.analysis.distributions import stdtrit
 from kvperf.results.histogram import HistogramFile, merged_runs
 from kvperf.results.row import Row, is_timed
 
@@ -47,10 +48,8 @@ def mean_ci(values: tuple[float, ...]) -> tuple[float, float] | None:
     · s / √n."""
     if len(values) < 2:
         return None
-    from scipy import stats  # on first use: kvperf's start-up does not pay for scipy
-
     mean, sd = statistics.fmean(values), statistics.stdev(values)
-    half = float(stats.t.ppf(0.975, len(values) - 1)) * sd / math.sqrt(len(values))
+    half = float(stdtrit(len(values) - 1, 0.975)) * sd / math.sqrt(len(values))
     return mean - half, mean + half
 
 

@@ -28,8 +28,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
-
+from kvperf.analysis.distributions import stdtrit
 from kvperf.config.rate_sweep import Slo
 
 SUSTAINED = 0.9
@@ -135,7 +134,7 @@ def knee_interval(values: Sequence[float]) -> KneeInterval:
     mean = statistics.fmean(logs)
     if len(values) < 2:
         return KneeInterval(tuple(values), math.exp(mean), math.nan, math.nan)
-    half = (scipy_stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(logs)
+    half = (float(stdtrit(len(values) - 1, 0.975)) * statistics.stdev(logs)
             / math.sqrt(len(values)))
     return KneeInterval(tuple(values), math.exp(mean), math.exp(mean - half),
                         math.exp(mean + half))
