@@ -43,7 +43,7 @@ from kvperf.results.row import KEY_FIELDS, SeriesParams
 from kvperf.store.records import BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS
 from kvperf.store.schema import commits, metric_summary, metrics, trials
 
-NESTED_PREFIXES = ("server.", "client.", "memory.")
+NESTED_PREFIXES = ("server.", "client.", "memory.", "harness.")
 COMMON_METRICS = METRIC_SETS["all"]  # the catalogue's timing metrics
 
 

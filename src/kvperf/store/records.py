@@ -54,11 +54,27 @@ def metric_values(row: Row) -> dict[str, float]:
     for section in NESTED_METRICS:
         if isinstance(row.get(section), dict):
             _leaves(section, field_of(row, section), out)
+    out.update(_harness_metrics(field_of(row, "harness")))
     definition = field_of(row, "definition")
     exported = definition.get("metrics") if isinstance(definition, dict) else None
     if isinstance(exported, dict):
         out.update({name: v for name, value in exported.items()
                     if (v := _number(value)) is not None})
+    return out
+
+
+def _harness_metrics(harness: Any) -> dict[str, float]:
+    """A client harness's own costs (docs/CLIENTS.md): peak RSS and allocations per
+    operation, so history and change points follow them like rps (its CPU per operation
+    is the row's ``client.client_cpu_us_per_request``)."""
+    if not isinstance(harness, dict):
+        return {}
+    out = {}
+    if (rss := _number(harness.get("max_rss_kib"))) is not None:
+        out["harness.max_rss_kib"] = rss
+    allocations = harness.get("allocations")
+    if isinstance(allocations, dict) and (n := _number(allocations.get("per_op"))) is not None:
+        out[f"harness.allocations_per_op.{allocations.get('unit', 'count')}"] = n
     return out
 
 

@@ -35,6 +35,16 @@ def test_metric_values_flatten_numeric_leaves_only() -> None:
     assert metric_values({"rps": float("nan"), "avg_latency_ms": None}) == {}
 
 
+def test_a_client_harness_s_peak_rss_and_allocations_are_stored_metrics() -> None:
+    harness = {"max_rss_kib": 70_000, "ops": 5, "accounting": {"get": {"server": 5}},
+               "allocations": {"per_op": 1.25, "unit": "blocks", "source": "x"}}
+    assert metric_values({"rps": 1.0, "harness": harness}) == {
+        "rps": 1.0, "harness.max_rss_kib": 70_000.0,
+        "harness.allocations_per_op.blocks": 1.25}
+    assert metric_values({"harness": {**harness, "allocations": None}}) == {
+        "harness.max_rss_kib": 70_000.0}
+
+
 def test_seed_row_defaults() -> None:
     seed = {"timestamp": "2025-05-28T01:29:42+02:00", "commit": "ff71", "command": "SET",
             "data_size": 16, "cluster_mode": "yes", "rps": 5.0}
