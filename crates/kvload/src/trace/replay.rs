@@ -136,7 +136,7 @@ pub fn main(argv: &[String]) -> i32 {
 }
 
 /// Commands after which a connection's replies no longer answer its commands one to one.
-const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
+pub(super) const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
 
 /// Why a trace cannot be replayed with replies matched to commands (None: it can).
 pub fn unreplayable(records: &[Record]) -> Option<String> {
@@ -204,11 +204,22 @@ pub fn batches(records: &[Record], join_same_time: bool) -> BTreeMap<u32, Vec<Ba
 
 const READS: &[&str] = &["GET", "MGET", "GETEX", "GETDEL", "STRLEN", "GETRANGE", "SUBSTR"];
 
+/// The value length of a bulk-string reply of `size` bytes (`$N\r\n` + N bytes + `\r\n`);
+/// None for a null (`$-1\r\n`, RESP3 `_\r\n`) or any other reply.
+pub fn bulk_value_len(size: u64) -> Option<usize> {
+    (1..=20u32).find_map(|digits| {
+        let n = size.checked_sub(5 + digits as u64)?;
+        (n.to_string().len() == digits as usize).then_some(n as usize)
+    })
+}
+
 /// Keys read (by a string read command) before any command of the trace touched them, with
-/// the value size of the trace's first SET-like write of the key, else `default_size`.
+/// the value size of the trace's first SET-like write of the key, else the size of the value
+/// a recorded `GET`/`GETEX`/`GETDEL` reply carried (`record --replies`), else `default_size`.
 pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, usize)> {
     let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut seed: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
+    let mut replied: Vec<Option<usize>> = Vec::new();
     let mut index: HashMap<&[u8], usize> = HashMap::new();
     for r in records {
         let name = String::from_utf8_lossy(&r.args[0]).to_ascii_uppercase();
@@ -219,6 +230,13 @@ pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, us
                 if seen.insert(k) {
                     index.insert(k, seed.len());
                     seed.push((k.clone(), None));
+                    replied.push(None);
+                }
+            }
+            let value_reply = matches!(name.as_str(), "GET" | "GETEX" | "GETDEL");
+            if let (true, Some(k), Some((size, _))) = (value_reply, args.first(), r.reply) {
+                if let Some(&i) = index.get(&k[..]) {
+                    replied[i] = replied[i].or(bulk_value_len(size));
                 }
             }
             continue;
@@ -238,7 +256,7 @@ pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, us
             }
         }
     }
-    seed.into_iter().map(|(k, s)| (k, s.unwrap_or(default_size))).collect()
+    seed.into_iter().zip(replied).map(|((k, s), got)| (k, s.or(got).unwrap_or(default_size))).collect()
 }
 
 fn connect(o: &ReplayOptions) -> Result<TcpStream, String> {
@@ -527,6 +545,23 @@ mod tests {
         let s = keys_to_seed(&r, 32);
         let s: Vec<(String, usize)> = s.into_iter().map(|(k, n)| (String::from_utf8(k).unwrap(), n)).collect();
         assert_eq!(s, vec![("a".into(), 3), ("c".into(), 7), ("d".into(), 32)]);
+    }
+
+    #[test]
+    fn seeds_with_the_recorded_get_reply_size_when_no_write_is_seen() {
+        assert_eq!(bulk_value_len(b"$5\r\nhello\r\n".len() as u64), Some(5));
+        assert_eq!(bulk_value_len(b"$0\r\n\r\n".len() as u64), Some(0));
+        assert_eq!(bulk_value_len(7 + 1000 + 2), Some(1000), "$1000 CRLF, 1000 bytes, CRLF");
+        assert_eq!(bulk_value_len(5), None, "$-1 CRLF: a miss");
+        assert_eq!(bulk_value_len(3), None, "RESP3 null");
+        let mut r = vec![rec(0, 0, &["GET", "a"]), rec(0, 1, &["GET", "b"]), rec(0, 2, &["GET", "b"]), rec(0, 3, &["GET", "c"])];
+        r[0].reply = Some((6 + 100 + 2, 40));
+        r[1].reply = Some((5, 30));
+        r[2].reply = Some((5 + 10 + 2, 30));
+        r.push(rec(0, 4, &["SET", "c", "12"]));
+        r[3].reply = Some((5 + 50 + 2, 30));
+        let s: Vec<(String, usize)> = keys_to_seed(&r, 32).into_iter().map(|(k, n)| (String::from_utf8(k).unwrap(), n)).collect();
+        assert_eq!(s, vec![("a".into(), 100), ("b".into(), 10), ("c".into(), 2)], "a write's size wins over a reply's");
     }
 
     #[test]
