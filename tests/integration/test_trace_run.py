@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -73,13 +74,29 @@ def _record(kvload: Path, server_bin: str, trace: Path) -> dict[str, int]:
                 child.wait()
 
 
-@pytest.mark.usefixtures("no_strays")
-def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path) -> None:
+Recorded = tuple[Path, dict[str, int]]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """One recording of the known workload (`_record`), shared by this file's tests: each
+    copies the trace into its own directory."""
     kvload = find_program("kvload")
     assert kvload is not None, "kvload is installed with kvperf"
+    trace = tmp_path_factory.mktemp("recorded") / "app.kvt"
+    return trace, _record(kvload, require_binary("valkey-server"), trace)
+
+
+def _copy(recorded: Recorded, to: Path) -> tuple[Path, dict[str, int]]:
+    shutil.copyfile(recorded[0], to)
+    return to, dict(recorded[1])
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path,
+                                                         recorded: Recorded) -> None:
     server_bin = require_binary("valkey-server")
-    trace = tmp_path / "app.kvt"
-    counts = _record(kvload, server_bin, trace)
+    trace, counts = _copy(recorded, tmp_path / "app.kvt")
     assert counts["SET"] >= 200 and counts["SET"] == counts["GET"], counts
     done = run_kvperf("run", "--trace", trace, "--runs", "2", "--server-bin", server_bin,
                       "--label", "traced", cwd=tmp_path)
@@ -101,11 +118,9 @@ def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path) -> None
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(tmp_path: Path) -> None:
-    kvload = find_program("kvload")
-    assert kvload is not None
-    trace = tmp_path / "cut.kvt"
-    _record(kvload, require_binary("valkey-server"), trace)
+def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(
+        tmp_path: Path, recorded: Recorded) -> None:
+    trace, _ = _copy(recorded, tmp_path / "cut.kvt")
     data = trace.read_bytes()
     trace.write_bytes(data[:-3])
     done = run_kvperf("run", "--trace", trace, cwd=tmp_path)
@@ -159,12 +174,11 @@ def _replay_dbsize(kvload: Path, server_bin: str, trace: Path) -> int:
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
+def test_trace_stats_and_anonymize(tmp_path: Path, recorded: Recorded) -> None:
     kvload = find_program("kvload")
     assert kvload is not None
     server_bin = require_binary("valkey-server")
-    trace, anon = tmp_path / "app.kvt", tmp_path / "anon.kvt"
-    counts = _record(kvload, server_bin, trace)
+    (trace, counts), anon = _copy(recorded, tmp_path / "app.kvt"), tmp_path / "anon.kvt"
     done = run_kvperf("trace", "stats", trace, "--json", tmp_path / "s.json", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     found = json.loads((tmp_path / "s.json").read_text())
@@ -201,12 +215,10 @@ def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_compare_trace_gives_verdicts_on_the_replayed_workload(tmp_path: Path) -> None:
-    kvload = find_program("kvload")
-    assert kvload is not None
+def test_compare_trace_gives_verdicts_on_the_replayed_workload(tmp_path: Path,
+                                                               recorded: Recorded) -> None:
     server_bin = require_binary("valkey-server")
-    trace = tmp_path / "app.kvt"
-    counts = _record(kvload, server_bin, trace)
+    trace, counts = _copy(recorded, tmp_path / "app.kvt")
     done = run_kvperf("compare", "--trace", trace, "--server-bin", server_bin, "--server-bin",
                       server_bin, "--runs", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
