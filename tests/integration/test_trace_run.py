@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 import shutil
@@ -318,6 +319,21 @@ def _run_emitted(kvload: Path, argv: list[str], port: int) -> None:
                    timeout=60)
 
 
+def _check_replay_auth(kvload: Path, trace: Path, port: int) -> None:
+    """On a server with a password, every replay connection AUTHs first ($KVLOAD_AUTH):
+    no error replies; a wrong password fails before the replay, naming AUTH."""
+    assert _call(port, "CONFIG", "SET", "requirepass", "s3cret") == b"+OK\r\n"
+    report = trace.with_suffix(".json")
+    replay = [str(kvload), "replay", str(trace), "-p", str(port), "--speed", "max", "-q",
+              "--json", str(report)]
+    subprocess.run(replay, check=True, stdout=subprocess.DEVNULL, timeout=60,
+                   env={**os.environ, "KVLOAD_AUTH": "s3cret"})
+    (test,) = json.loads(report.read_text())["tests"]
+    assert test["errors"]["err"] == 0, test["errors"]
+    wrong = subprocess.run([*replay, "-a", "nope"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 1 and "AUTH failed" in wrong.stderr, wrong.stderr
+
+
 @pytest.mark.usefixtures("no_strays")
 def test_recorded_replies_stats_seeding_and_emitted_workloads(tmp_path: Path) -> None:
     """`record --replies` on RESP2 pipelines and a RESP3 connection: every command gets its
@@ -369,6 +385,7 @@ def test_recorded_replies_stats_seeding_and_emitted_workloads(tmp_path: Path) ->
             assert ran > 100, (tool, calls)
             for name, share in mix.items():
                 assert abs(calls.get(name, 0) / ran - share) <= 0.05, (tool, name, calls, mix)
+        _check_replay_auth(kvload, trace, port)
     finally:
         for server in (upstream, target):
             server.kill()

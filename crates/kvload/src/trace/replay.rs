@@ -22,13 +22,14 @@ use crate::stats::{self, ThreadStats};
 use super::format::Record;
 use super::Trace;
 
-pub const HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
+pub const HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [-a PASSWORD] [--user USER] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
   Replays TRACE (kvload's trace format or a MONITOR capture; docs/TRACES.md) against the server:
   each recorded connection is a connection, each batch (one recorded read, or MULTI…EXEC) is
   sent at its recorded time divided by --speed (default 1; open loop, latency from the intended
   send time); --speed max is a closed loop per connection. --seed-from-trace first SETs the keys
   the trace reads before it writes them (the value size of the trace's later write of that key,
   else --seed-size, default 32). --json writes kvload's JSON report (one test).
+  -a (or $KVLOAD_AUTH) and --user: every connection sends AUTH before the replay starts.
 ";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +48,9 @@ pub struct ReplayOptions {
     pub seed_size: usize,
     pub json: Option<String>,
     pub quiet: bool,
+    /// AUTH of every connection before the replay (-a or $KVLOAD_AUTH, --user).
+    pub password: Option<String>,
+    pub user: Option<String>,
 }
 
 pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
@@ -59,6 +63,8 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
         seed_size: 32,
         json: None,
         quiet: false,
+        password: None,
+        user: None,
     };
     let mut i = 0;
     while i < argv.len() {
@@ -95,6 +101,14 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
                 o.json = Some(value()?);
                 i += 1;
             }
+            "-a" => {
+                o.password = Some(value()?);
+                i += 1;
+            }
+            "--user" => {
+                o.user = Some(value()?);
+                i += 1;
+            }
             f if f.starts_with('-') => return Err(format!("unknown option {f} (see kvload replay --help)")),
             f => {
                 if !o.trace.is_empty() {
@@ -112,10 +126,16 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let o = match super::options(parse_args(argv), "replay", HELP) {
+    let mut o = match super::options(parse_args(argv), "replay", HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };
+    if o.password.is_none() {
+        o.password = std::env::var(crate::cli::AUTH_ENV).ok().filter(|v| !v.is_empty());
+    }
+    if o.user.is_some() && o.password.is_none() {
+        return super::bad_input("replay", "--user needs a password (-a or $KVLOAD_AUTH)");
+    }
     let trace = match super::load(&o.trace) {
         Ok(t) => t,
         Err(e) => return super::bad_input("replay", &e),
@@ -260,10 +280,36 @@ pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, us
 }
 
 fn connect(o: &ReplayOptions) -> Result<TcpStream, String> {
-    let s = TcpStream::connect((o.host.as_str(), o.port)).map_err(|e| format!("Could not connect to server at {}:{}: {e}", o.host, o.port))?;
+    let mut s = TcpStream::connect((o.host.as_str(), o.port)).map_err(|e| format!("Could not connect to server at {}:{}: {e}", o.host, o.port))?;
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
+    if let Some(password) = &o.password {
+        auth(&mut s, o.user.as_deref(), password)?;
+    }
     Ok(s)
+}
+
+/// AUTH [user] password on a fresh connection, before anything is measured.
+fn auth(s: &mut TcpStream, user: Option<&str>, password: &str) -> Result<(), String> {
+    let mut args = vec![b"AUTH".to_vec()];
+    args.extend(user.map(|u| u.as_bytes().to_vec()));
+    args.push(password.as_bytes().to_vec());
+    let mut out = Vec::new();
+    encode_cmd(&args, &mut out);
+    s.write_all(&out).map_err(|e| format!("AUTH: {e}"))?;
+    let mut reply = Vec::new();
+    let mut byte = [0u8; 1];
+    while !reply.ends_with(b"\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => reply.push(byte[0]),
+            Ok(_) => return Err("AUTH: the server closed the connection".into()),
+            Err(e) => return Err(format!("AUTH: {e}")),
+        }
+    }
+    if reply != b"+OK\r\n" {
+        return Err(format!("AUTH failed: {}", String::from_utf8_lossy(&reply).trim()));
+    }
+    Ok(())
 }
 
 /// Reads until `n` replies arrived; calls `each(now, kind, reply bytes)` per reply.
@@ -579,5 +625,7 @@ mod tests {
         assert_eq!(a(&["t", "--speed", "2"]).unwrap().unwrap().speed, Speed::Factor(2.0));
         assert!(a(&["t", "--speed", "0"]).is_err());
         assert!(a(&["--speed", "2"]).is_err());
+        let o = a(&["t", "-a", "pw", "--user", "bob"]).unwrap().unwrap();
+        assert_eq!((o.password.as_deref(), o.user.as_deref()), (Some("pw"), Some("bob")));
     }
 }
