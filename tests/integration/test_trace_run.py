@@ -307,6 +307,46 @@ def _record_replies(kvload: Path, upstream: int, trace: Path) -> None:
             proxy.wait()
 
 
+def _push_and_pubsub_replies(kvload: Path, upstream: int, trace: Path) -> list[list[object]]:
+    """Through `record --replies`: a RESP3 client-tracking connection that gets an
+    invalidation push between two GETs, a writer, and a subscriber; each connection's
+    recorded (command, reply size) in order."""
+    proxy_port = _port()
+    proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
+                              "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
+                              "--replies"], stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_port(proxy_port)
+        step = 0.2
+        with socket.create_connection(("127.0.0.1", proxy_port)) as tracked, \
+                socket.create_connection(("127.0.0.1", proxy_port)) as writer, \
+                socket.create_connection(("127.0.0.1", proxy_port)) as subscriber:
+            time.sleep(step)  # accepted (numbered) in this order
+            tracked.sendall(b"HELLO 3\r\nCLIENT TRACKING ON\r\nGET t:1\r\n")
+            time.sleep(step)
+            writer.sendall(b"SET t:1 abc\r\n")  # an invalidation push to `tracked`
+            time.sleep(step)
+            tracked.sendall(b"GET t:1\r\n")
+            subscriber.sendall(b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\nPING\r\n")
+            time.sleep(step)
+            writer.sendall(b"PUBLISH ch hi\r\n")
+            time.sleep(step)
+        proxy.send_signal(signal.SIGINT)
+        assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
+    finally:
+        if proxy.poll() is None:
+            proxy.kill()
+            proxy.wait()
+    found = trace_format.read(trace)
+    assert found.has_replies
+    ids = sorted({r.conn for r in found.records})  # (_wait_port's probe took an id)
+    conns: list[list[object]] = [[] for _ in ids]
+    for r in found.records:
+        conns[ids.index(r.conn)].append([r.args[0].decode(),
+                                         None if r.reply is None else r.reply[0]])
+    return conns
+
+
 def _run_emitted(kvload: Path, argv: list[str], port: int) -> None:
     """An emitted workload for 1 s against ``port`` (its port and duration replaced)."""
     assert argv[0] == "kvload", argv
@@ -385,6 +425,13 @@ def test_recorded_replies_stats_seeding_and_emitted_workloads(tmp_path: Path) ->
             assert ran > 100, (tool, calls)
             for name, share in mix.items():
                 assert abs(calls.get(name, 0) / ran - share) <= 0.05, (tool, name, calls, mix)
+        conns = _push_and_pubsub_replies(kvload, up_port, tmp_path / "push.kvt")
+        hello = conns[0][0]
+        assert hello[0] == "HELLO" and isinstance(hello[1], int) and hello[1] > 50, hello
+        # `_` CRLF (a RESP3 null), then `$3` CRLF abc CRLF: the push between them is skipped.
+        assert conns[0][1:] == [["CLIENT", 5], ["GET", 3], ["GET", 9]], conns[0]
+        assert conns[1] == [["SET", 5], ["PUBLISH", 4]], conns[1]
+        assert conns[2] == [["SUBSCRIBE", None], ["PING", None]], "no matching from SUBSCRIBE on"
         _check_replay_auth(kvload, trace, port)
     finally:
         for server in (upstream, target):
