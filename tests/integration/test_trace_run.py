@@ -1,7 +1,10 @@
 """`kvperf run --trace` (issue 27): a trace recorded through `kvload record` from a known
 kvload workload, replayed by kvperf on fresh servers as one more kind of work of the run
 engine; its rows are stored like every trial's (one series per trace digest). A bad trace
-exits 2 naming the byte offset, before any server starts."""
+exits 2 naming the byte offset, before any server starts. `record --replies` gives every
+command its reply's size and latency (RESP2 pipelines, RESP3, pushes skipped, none after
+SUBSCRIBE); seeding, `trace stats` and its emitted workloads, and `anonymize --keep-slots`
+work on real recordings."""
 
 from __future__ import annotations
 
