@@ -10,6 +10,9 @@
 //! for it. RESP3 push messages (`>`) answer no command and are skipped. After a command that
 //! ends the one-to-one order (SUBSCRIBE, MONITOR, CLIENT REPLY, …), unparsable bytes, or the
 //! end of the connection, the connection's commands are logged without reply information.
+//! Paired records wait in the matcher until the connection's next command is forwarded (or
+//! matching ends): the hand-off to the writer, which may wake it, then happens while the
+//! server works, not between the reply and the client's next request.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::Sender;
@@ -138,6 +141,9 @@ struct State {
     cmds: VecDeque<(Vec<u8>, Instant)>,
     /// Replies seen before their command was queued: (size, time seen).
     replies: VecDeque<(u64, Instant)>,
+    /// Paired records not yet handed to the writer, and how many.
+    done: Vec<u8>,
+    done_n: u64,
     matching: bool,
 }
 
@@ -150,7 +156,8 @@ pub struct Matcher {
 
 impl Matcher {
     pub fn new(tx: Sender<Batch>) -> Matcher {
-        Matcher { state: Mutex::new(State { cmds: VecDeque::new(), replies: VecDeque::new(), matching: true }), tx }
+        let state = State { cmds: VecDeque::new(), replies: VecDeque::new(), done: Vec::new(), done_n: 0, matching: true };
+        Matcher { state: Mutex::new(state), tx }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -161,6 +168,7 @@ impl Matcher {
     /// `breaks`: the last of them ends reply matching for this connection.
     pub fn commands(&self, recs: Vec<Vec<u8>>, read_at: Instant, breaks: bool) {
         let mut s = self.lock();
+        self.hand_off(&mut s);
         if !s.matching {
             let n = recs.len() as u64;
             let _ = self.tx.send((n, recs.concat()));
@@ -171,6 +179,14 @@ impl Matcher {
             self.flush_unmatched(&mut s);
         } else {
             self.pair(&mut s);
+        }
+    }
+
+    /// The paired records so far, to the writer.
+    fn hand_off(&self, s: &mut State) {
+        if s.done_n > 0 {
+            let _ = self.tx.send((s.done_n, std::mem::take(&mut s.done)));
+            s.done_n = 0;
         }
     }
 
@@ -189,22 +205,19 @@ impl Matcher {
         self.flush_unmatched(&mut s);
     }
 
+    /// Pairs queued commands with queued replies (kept until the next hand-off).
     fn pair(&self, s: &mut State) {
-        let mut out = Vec::new();
-        let mut n = 0;
         while !s.cmds.is_empty() && !s.replies.is_empty() {
             let (Some((mut rec, sent)), Some((size, seen))) = (s.cmds.pop_front(), s.replies.pop_front()) else { break };
             let lat = seen.saturating_duration_since(sent).as_micros() as u64;
             format::add_reply(&mut rec, size, lat);
-            out.extend_from_slice(&rec);
-            n += 1;
-        }
-        if n > 0 {
-            let _ = self.tx.send((n, out));
+            s.done.extend_from_slice(&rec);
+            s.done_n += 1;
         }
     }
 
     fn flush_unmatched(&self, s: &mut State) {
+        self.hand_off(s);
         s.matching = false;
         s.replies.clear();
         if !s.cmds.is_empty() {
