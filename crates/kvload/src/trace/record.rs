@@ -13,7 +13,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::format::{self, Header};
@@ -124,7 +124,8 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     let deadline = o.duration.map(|d| start + Duration::from_secs_f64(d));
     let next_id = AtomicU32::new(0);
     let mut conns = 0u32;
-    let matchers: Mutex<Vec<Arc<Matcher>>> = Mutex::new(Vec::new());
+    // --replies: the live connections' matchers (those still waiting at the end are flushed).
+    let mut matchers: Vec<Arc<Matcher>> = Vec::new();
     while !STOP.load(Ordering::SeqCst) && !done.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one pollfd we own.
@@ -137,7 +138,8 @@ fn run(o: &RecordOptions) -> Result<(), String> {
                         conns += 1;
                         let matcher = o.replies.then(|| Arc::new(Matcher::new(tx.clone())));
                         if let Some(m) = &matcher {
-                            matchers.lock().unwrap_or_else(|e| e.into_inner()).push(m.clone());
+                            matchers.retain(|m| Arc::strong_count(m) > 1);
+                            matchers.push(m.clone());
                         }
                         spawn_conn(Conn { id, tx: tx.clone(), start, matcher }, client, up);
                     }
@@ -149,7 +151,7 @@ fn run(o: &RecordOptions) -> Result<(), String> {
         }
     }
     // Commands still waiting for their reply are logged without it.
-    for m in matchers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+    for m in &matchers {
         m.stop();
     }
     done.store(true, Ordering::SeqCst);
