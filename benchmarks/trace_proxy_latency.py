@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """`kvload record`'s added latency at P=1: direct vs through the recording proxy (stdlib only).
 
-Issue 27's check, side by side in one run. One valkey-server (pinned to cpu0); one
-`kvload record` proxy in front of it, writing its trace to a temporary directory; each round
-runs the same kvload closed-loop GET workload (1 connection, P=1, 100 keys, 3-byte values)
-directly and through the proxy in a random order. The added latency is the difference of
-the p50s (and p99s) of each round; reported as the median over rounds.
+Issue 27's check, side by side in one run. One valkey-server (pinned to cpu0); two
+`kvload record` proxies in front of it (one plain, one with `--replies`, which also finds each
+reply's end and pairs it with its command), writing their traces to a temporary directory;
+each round runs the same kvload closed-loop GET workload (1 connection, P=1, 100 keys, 3-byte
+values) directly and through each proxy in a random order. The added latency is the
+difference of the p50s (and p99s) of each round; reported as the median over rounds.
 
 Usage: python3 benchmarks/trace_proxy_latency.py [--rounds N] [--requests N] [--kvload PATH]
 """
@@ -41,6 +42,25 @@ def run(kvload: str, port: int, requests: int, out: Path) -> tuple[float, float]
     return float(lat["p50"]), float(lat["p99"])
 
 
+def start_proxy(kvload: str, port: int, trace: Path,
+                extra: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    """A `kvload record` proxy (cpu1) in front of ``port``, once it listens; (process, port)."""
+    pport = free_port()
+    proxy = subprocess.Popen(["taskset", "-c", "1", kvload, "record", "--listen",
+                              f"127.0.0.1:{pport}", "--upstream", f"127.0.0.1:{port}",
+                              "--out", str(trace), *extra], stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", pport), timeout=0.2).close()
+            return proxy, pport
+        except OSError:
+            if time.time() > deadline:
+                proxy.kill()
+                raise SystemExit("kvload record did not listen") from None
+            time.sleep(0.05)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -48,38 +68,34 @@ def main() -> int:
     ap.add_argument("--kvload", default=shutil.which("kvload") or str(ROOT / ".venv/bin/kvload"))
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kvperf-proxy-"))
-    port, pport = free_port(), free_port()
+    port = free_port()
     server = start_server(port)
-    proxy = subprocess.Popen(["taskset", "-c", "1", a.kvload, "record", "--listen",
-                              f"127.0.0.1:{pport}", "--upstream", f"127.0.0.1:{port}",
-                              "--out", str(tmp / "t.kvt")], stderr=subprocess.DEVNULL)
+    proxies: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", pport), timeout=0.2).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise SystemExit("kvload record did not listen") from None
-                time.sleep(0.05)
+        for name, extra in (("proxy", []), ("replies", ["--replies"])):
+            proxies[name] = start_proxy(a.kvload, port, tmp / f"{name}.kvt", extra)
         rows = []
         for r in range(a.rounds):
-            sides = [("direct", port), ("proxy", pport)]
+            sides = [("direct", port)] + [(name, p) for name, (_, p) in proxies.items()]
             random.shuffle(sides)
             got = {name: run(a.kvload, p, a.requests, tmp / f"{name}.json") for name, p in sides}
             rows.append(got)
-            (d50, d99), (p50, p99) = got["direct"], got["proxy"]
-            print(f"round {r + 1}: p50 direct {d50:.3f} proxy {p50:.3f}"
-                  f" ({(p50 - d50) * 1000:+.0f} µs); p99 direct {d99:.3f} proxy {p99:.3f}"
-                  f" ({(p99 - d99) * 1000:+.0f} µs)")
-        add50 = statistics.median((g["proxy"][0] - g["direct"][0]) * 1000 for g in rows)
-        add99 = statistics.median((g["proxy"][1] - g["direct"][1]) * 1000 for g in rows)
-        print(f"added latency (median of {a.rounds} rounds):"
-              f" p50 {add50:+.0f} µs, p99 {add99:+.0f} µs")
+            d50, d99 = got["direct"]
+            print(f"round {r + 1}: p50 direct {d50:.3f}, "
+                  + ", ".join(f"{n} {got[n][0]:.3f} ({(got[n][0] - d50) * 1000:+.0f} µs)"
+                              for n in proxies)
+                  + f"; p99 direct {d99:.3f}, "
+                  + ", ".join(f"{n} {got[n][1]:.3f} ({(got[n][1] - d99) * 1000:+.0f} µs)"
+                              for n in proxies))
+        for n in proxies:
+            add50 = statistics.median((g[n][0] - g["direct"][0]) * 1000 for g in rows)
+            add99 = statistics.median((g[n][1] - g["direct"][1]) * 1000 for g in rows)
+            print(f"added latency, {n} (median of {a.rounds} rounds):"
+                  f" p50 {add50:+.0f} µs, p99 {add99:+.0f} µs")
     finally:
-        os.kill(proxy.pid, signal.SIGINT)
-        proxy.wait(timeout=10)
+        for proxy, _ in proxies.values():
+            os.kill(proxy.pid, signal.SIGINT)
+            proxy.wait(timeout=10)
         server.kill()
         server.wait()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -300,6 +300,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     'kvperf trace anonymize app.kvt shared.kvt --salt "$(head -c 16 /dev/urandom | base64)"':
         elsewhere("tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
                   "anonymized with a salt: same stats, keys replaced, same DBSIZE on replay"),
+    "kvperf trace anonymize app.kvt shared.kvt --keep-slots":
+        elsewhere("tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
+                  "--keep-slots on a recorded trace: same slot histogram and key lengths"),
+    "kvperf trace stats app.kvt --emit-workload memtier": elsewhere(
+        "tests/integration/test_trace_run.py::"
+        "test_recorded_replies_stats_seeding_and_emitted_workloads",
+        "both emitted workloads run 1 s on a real server: commandstats mix within 5 points"),
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),

@@ -1,22 +1,31 @@
 """`kvperf run --trace` (issue 27): a trace recorded through `kvload record` from a known
 kvload workload, replayed by kvperf on fresh servers as one more kind of work of the run
 engine; its rows are stored like every trial's (one series per trace digest). A bad trace
-exits 2 naming the byte offset, before any server starts."""
+exits 2 naming the byte offset, before any server starts. `record --replies` gives every
+command its reply's size and latency (RESP2 pipelines, RESP3, pushes skipped, none after
+SUBSCRIBE); seeding, `trace stats` and its emitted workloads, and `anonymize --keep-slots`
+work on real recordings."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from kvperf.core.installed import find_program
+from kvperf.core.keyslot import key_slot
+from kvperf.driver import trace_format
 from tests.helpers import read_metrics, require_binary, run_kvperf
 
 pytestmark = [pytest.mark.integration]
@@ -69,13 +78,29 @@ def _record(kvload: Path, server_bin: str, trace: Path) -> dict[str, int]:
                 child.wait()
 
 
-@pytest.mark.usefixtures("no_strays")
-def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path) -> None:
+Recorded = tuple[Path, dict[str, int]]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """One recording of the known workload (`_record`), shared by this file's tests: each
+    copies the trace into its own directory."""
     kvload = find_program("kvload")
     assert kvload is not None, "kvload is installed with kvperf"
+    trace = tmp_path_factory.mktemp("recorded") / "app.kvt"
+    return trace, _record(kvload, require_binary("valkey-server"), trace)
+
+
+def _copy(recorded: Recorded, to: Path) -> tuple[Path, dict[str, int]]:
+    shutil.copyfile(recorded[0], to)
+    return to, dict(recorded[1])
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path,
+                                                         recorded: Recorded) -> None:
     server_bin = require_binary("valkey-server")
-    trace = tmp_path / "app.kvt"
-    counts = _record(kvload, server_bin, trace)
+    trace, counts = _copy(recorded, tmp_path / "app.kvt")
     assert counts["SET"] >= 200 and counts["SET"] == counts["GET"], counts
     done = run_kvperf("run", "--trace", trace, "--runs", "2", "--server-bin", server_bin,
                       "--label", "traced", cwd=tmp_path)
@@ -97,11 +122,9 @@ def test_run_trace_replays_a_recorded_workload_as_trials(tmp_path: Path) -> None
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(tmp_path: Path) -> None:
-    kvload = find_program("kvload")
-    assert kvload is not None
-    trace = tmp_path / "cut.kvt"
-    _record(kvload, require_binary("valkey-server"), trace)
+def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(
+        tmp_path: Path, recorded: Recorded) -> None:
+    trace, _ = _copy(recorded, tmp_path / "cut.kvt")
     data = trace.read_bytes()
     trace.write_bytes(data[:-3])
     done = run_kvperf("run", "--trace", trace, cwd=tmp_path)
@@ -114,6 +137,24 @@ def test_run_trace_rejects_a_truncated_trace_with_its_byte_offset(tmp_path: Path
     done = run_kvperf("run", "--trace", pubsub, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "SUBSCRIBE on connection 1" in done.stderr, done.stderr
+
+
+def _check_keep_slots(kvload: Path, trace: Path, anon: Path, cwd: Path) -> None:
+    """--keep-slots: the stand-ins of a recorded trace's keys land in the same cluster slots
+    (the anonymized trace's slot histogram is the original's), with the same lengths; kvload
+    reads the header's flags."""
+    done = run_kvperf("trace", "anonymize", trace, anon, "--keep-slots", cwd=cwd)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cluster slot kept" in done.stdout
+    original, masked = trace_format.read(trace), trace_format.read(anon)
+    keys = [r.args[i] for r in original.records for i in trace_format.key_positions(r)]
+    standins = [r.args[i] for r in masked.records for i in trace_format.key_positions(r)]
+    assert len(keys) >= 400 and all(k != s for k, s in zip(keys, standins, strict=True))
+    assert Counter(map(key_slot, standins)) == Counter(map(key_slot, keys))
+    assert sorted(map(len, standins)) == sorted(map(len, keys))
+    info = json.loads(subprocess.run([str(kvload), "trace-info", str(anon)], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert info["anonymized"] and info["keep_slots"]
 
 
 def _replay_dbsize(kvload: Path, server_bin: str, trace: Path) -> int:
@@ -137,12 +178,11 @@ def _replay_dbsize(kvload: Path, server_bin: str, trace: Path) -> int:
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
+def test_trace_stats_and_anonymize(tmp_path: Path, recorded: Recorded) -> None:
     kvload = find_program("kvload")
     assert kvload is not None
     server_bin = require_binary("valkey-server")
-    trace, anon = tmp_path / "app.kvt", tmp_path / "anon.kvt"
-    counts = _record(kvload, server_bin, trace)
+    (trace, counts), anon = _copy(recorded, tmp_path / "app.kvt"), tmp_path / "anon.kvt"
     done = run_kvperf("trace", "stats", trace, "--json", tmp_path / "s.json", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     found = json.loads((tmp_path / "s.json").read_text())
@@ -170,6 +210,7 @@ def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
     assert all(k.startswith("k:") for k, _ in masked["top_keys"]), "prefix kept"
     # The anonymized trace replays into the same number of keys.
     assert _replay_dbsize(kvload, server_bin, anon) == _replay_dbsize(kvload, server_bin, trace)
+    _check_keep_slots(kvload, trace, tmp_path / "slots.kvt", tmp_path)
     bad = tmp_path / "bad.kvt"
     bad.write_bytes(trace.read_bytes()[:40])
     done = run_kvperf("trace", "stats", bad, cwd=tmp_path)
@@ -178,12 +219,10 @@ def test_trace_stats_and_anonymize(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("no_strays")
-def test_compare_trace_gives_verdicts_on_the_replayed_workload(tmp_path: Path) -> None:
-    kvload = find_program("kvload")
-    assert kvload is not None
+def test_compare_trace_gives_verdicts_on_the_replayed_workload(tmp_path: Path,
+                                                               recorded: Recorded) -> None:
     server_bin = require_binary("valkey-server")
-    trace = tmp_path / "app.kvt"
-    counts = _record(kvload, server_bin, trace)
+    trace, counts = _copy(recorded, tmp_path / "app.kvt")
     done = run_kvperf("compare", "--trace", trace, "--server-bin", server_bin, "--server-bin",
                       server_bin, "--runs", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -219,3 +258,191 @@ def test_run_trace_replays_a_monitor_capture_seeded(tmp_path: Path) -> None:
     assert commands["get"]["calls"] == 200
     assert commands["set"]["calls"] == 200 + 50, "50 keys seeded, then the 200 SETs"
     assert row["checks"]["dbsize"] == 250 and row["config_set"]["seed_from_trace"] == "yes"
+
+
+def _start(server_bin: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = _port()
+    server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_port(port)
+    return server, port
+
+
+def _call(port: int, *args: str) -> bytes:
+    """One command's whole reply (RESP2), read until the server has sent it."""
+    body = b"".join(b"$%d\r\n%s\r\n" % (len(a.encode()), a.encode()) for a in args)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"*%d\r\n" % len(args) + body)
+        time.sleep(0.05)
+        reply = s.recv(1 << 20)
+    return reply
+
+
+def _commandstats(port: int) -> dict[str, int]:
+    text = _call(port, "INFO", "commandstats").decode()
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"cmdstat_([a-z|]+):calls=(\d+)",
+                                                               text)}
+
+
+def _record_replies(kvload: Path, upstream: int, trace: Path) -> None:
+    """Through `kvload record --replies`: a pipelined RESP2 SET/GET workload (100-byte
+    values, 8 commands per write) and a RESP3 connection reading 50 keys that were on the
+    server before the recording (700-byte values, never written in the trace)."""
+    proxy_port = _port()
+    proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
+                              "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
+                              "--replies"], stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_port(proxy_port)
+        subprocess.run([str(kvload), "-p", str(proxy_port), "-c", "2", "-P", "4", "--rps",
+                        "2000", "--duration", "1", "-r", "200", "-d", "100", "-q",
+                        "SET k:__rand_int__ __data__ ; GET k:__rand_int__"],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([str(kvload), "-p", str(proxy_port), "-3", "-c", "1", "-n", "50",
+                        "-r", "50", "--sequential", "-q", "GET pre:__rand_int__"],
+                       check=True, stdout=subprocess.DEVNULL)
+        proxy.send_signal(signal.SIGINT)
+        assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
+    finally:
+        if proxy.poll() is None:
+            proxy.kill()
+            proxy.wait()
+
+
+def _push_and_pubsub_replies(kvload: Path, upstream: int, trace: Path) -> list[list[object]]:
+    """Through `record --replies`: a RESP3 client-tracking connection that gets an
+    invalidation push between two GETs, a writer, and a subscriber; each connection's
+    recorded (command, reply size) in order."""
+    proxy_port = _port()
+    proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
+                              "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
+                              "--replies"], stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_port(proxy_port)
+        step = 0.2
+        with socket.create_connection(("127.0.0.1", proxy_port)) as tracked, \
+                socket.create_connection(("127.0.0.1", proxy_port)) as writer, \
+                socket.create_connection(("127.0.0.1", proxy_port)) as subscriber:
+            time.sleep(step)  # accepted (numbered) in this order
+            tracked.sendall(b"HELLO 3\r\nCLIENT TRACKING ON\r\nGET t:1\r\n")
+            time.sleep(step)
+            writer.sendall(b"SET t:1 abc\r\n")  # an invalidation push to `tracked`
+            time.sleep(step)
+            tracked.sendall(b"GET t:1\r\n")
+            subscriber.sendall(b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\nPING\r\n")
+            time.sleep(step)
+            writer.sendall(b"PUBLISH ch hi\r\n")
+            time.sleep(step)
+        proxy.send_signal(signal.SIGINT)
+        assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
+    finally:
+        if proxy.poll() is None:
+            proxy.kill()
+            proxy.wait()
+    found = trace_format.read(trace)
+    assert found.has_replies
+    ids = sorted({r.conn for r in found.records})  # (_wait_port's probe took an id)
+    conns: list[list[object]] = [[] for _ in ids]
+    for r in found.records:
+        conns[ids.index(r.conn)].append([r.args[0].decode(),
+                                         None if r.reply is None else r.reply[0]])
+    return conns
+
+
+def _run_emitted(kvload: Path, argv: list[str], port: int) -> None:
+    """An emitted workload for 1 s against ``port`` (its port and duration replaced)."""
+    assert argv[0] == "kvload", argv
+    at = 2 if argv[1] == "memtier" else 1
+    argv = [str(kvload), *argv[1:at], "-p", str(port), *argv[at:]]
+    for flag in ("--duration", "--test-time"):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = "1"
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=60)
+
+
+def _check_replay_auth(kvload: Path, trace: Path, port: int) -> None:
+    """On a server with a password, every replay connection AUTHs first ($KVLOAD_AUTH):
+    no error replies; a wrong password fails before the replay, naming AUTH."""
+    assert _call(port, "CONFIG", "SET", "requirepass", "s3cret") == b"+OK\r\n"
+    report = trace.with_suffix(".json")
+    replay = [str(kvload), "replay", str(trace), "-p", str(port), "--speed", "max", "-q",
+              "--json", str(report)]
+    subprocess.run(replay, check=True, stdout=subprocess.DEVNULL, timeout=60,
+                   env={**os.environ, "KVLOAD_AUTH": "s3cret"})
+    (test,) = json.loads(report.read_text())["tests"]
+    assert test["errors"]["err"] == 0, test["errors"]
+    wrong = subprocess.run([*replay, "-a", "nope"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 1 and "AUTH failed" in wrong.stderr, wrong.stderr
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_recorded_replies_stats_seeding_and_emitted_workloads(tmp_path: Path) -> None:
+    """`record --replies` on RESP2 pipelines and a RESP3 connection: every command gets its
+    reply's size and latency; trace-info and `kvperf trace stats` show them; seeding takes
+    the value size of keys only ever read from their recorded GET replies; the workloads
+    `trace stats --emit-workload` prints reproduce the trace's command mix on a real server."""
+    kvload = find_program("kvload")
+    assert kvload is not None
+    server_bin = require_binary("valkey-server")
+    trace = tmp_path / "replies.kvt"
+    (upstream, up_port), (target, port) = _start(server_bin), _start(server_bin)
+    try:
+        for i in range(50):
+            assert _call(up_port, "SET", f"pre:{i:012d}", "p" * 700) == b"+OK\r\n"
+        _record_replies(kvload, up_port, trace)
+        info = json.loads(subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
+                                         capture_output=True, text=True).stdout)
+        counts, replies = info["command_counts"], info["recorded_replies"]
+        assert info["replies"] and not info["monitor"]
+        assert replies["count"] == info["commands"], "every command's reply was matched"
+        sizes = replies["size_histogram"]
+        assert sizes["≤1024"] == 50, "the 50 GETs of 700-byte values ($700 CRLF … CRLF)"
+        assert sizes["≤128"] <= counts["GET"] - 50 and sizes["≤8"] >= counts["SET"], sizes
+        assert 0 < replies["latency_p50_us"] <= replies["latency_p99_us"]
+        done = run_kvperf("trace", "stats", trace, "--json", tmp_path / "s.json", cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        found = json.loads((tmp_path / "s.json").read_text())
+        assert found["replies"]["size_histogram"] == sizes
+        assert found["replies"]["latency_p50_us"] == replies["latency_p50_us"]
+        assert found["replies"]["latency_p99_us"] == replies["latency_p99_us"]
+        assert "latency at the proxy p50" in done.stdout and "Reply sizes" in done.stdout
+        assert 4 < found["pipeline_depth"] <= 8, found["pipeline_depth"]  # + 51 single reads
+
+        # Seeding: pre:* are only read, so their size comes from the recorded replies.
+        subprocess.run([str(kvload), "replay", str(trace), "-p", str(port), "--speed", "max",
+                        "--seed-from-trace", "-q"], check=True, stdout=subprocess.DEVNULL)
+        assert _call(port, "STRLEN", "pre:000000000007") == b":700\r\n"
+
+        mix = {name.lower(): n / found["commands"] for name, n in found["mix"].items()}
+        for tool in ("kvload", "memtier"):
+            done = run_kvperf("trace", "stats", trace, "--emit-workload", tool, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            argv = shlex.split(done.stdout.strip())
+            assert _call(port, "FLUSHALL") == b"+OK\r\n"
+            assert _call(port, "CONFIG", "RESETSTAT") == b"+OK\r\n"
+            _run_emitted(kvload, argv, port)
+            calls = _commandstats(port)
+            ran = sum(calls.get(name, 0) for name in mix)
+            assert ran > 100, (tool, calls)
+            for name, share in mix.items():
+                assert abs(calls.get(name, 0) / ran - share) <= 0.05, (tool, name, calls, mix)
+        conns = _push_and_pubsub_replies(kvload, up_port, tmp_path / "push.kvt")
+        hello = conns[0][0]
+        assert hello[0] == "HELLO" and isinstance(hello[1], int) and hello[1] > 50, hello
+        # `_` CRLF (a RESP3 null), then `$3` CRLF abc CRLF: the push between them is skipped.
+        assert conns[0][1:] == [["CLIENT", 5], ["GET", 3], ["GET", 9]], conns[0]
+        assert conns[1] == [["SET", 5], ["PUBLISH", 4]], conns[1]
+        assert conns[2] == [["SUBSCRIBE", None], ["PING", None]], "no matching from SUBSCRIBE on"
+        _check_replay_auth(kvload, trace, port)
+    finally:
+        for server in (upstream, target):
+            server.kill()
+            server.wait()
+    monitor = tmp_path / "monitor.txt"
+    monitor.write_text('1700000000.1 [0 a:1] "GET" "k"\n')
+    info = json.loads(subprocess.run([str(kvload), "trace-info", str(monitor)], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert info["monitor"] and not info["replies"] and info["recorded_replies"] is None
+

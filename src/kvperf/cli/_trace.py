@@ -9,12 +9,13 @@ import argparse
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._common import Cli, ConsoleHooks
-from kvperf.cli._disturbed import print_disturbed
+from kvperf.cli._disturbed import interference_flags, print_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.driver.trace_replay import Replay
-from kvperf.pipeline.request.common import StoreRequest, store_request
+from kvperf.pipeline.request.common import StoreRequest, interference_policy, store_request
+from kvperf.pipeline.run.model import InterferencePolicy
 from kvperf.pipeline.run.trace_work import TraceOptions, check_speed, compare_trace, run_trace
 from kvperf.report.comparison import terminal_table
 from kvperf.report.table import results_table
@@ -43,6 +44,12 @@ def _refuse_other_work(args: argparse.Namespace) -> None:
         raise UsageError("compare --trace compares --server-bin binaries, not refs")
 
 
+def trace_policy(args: argparse.Namespace, retry_default: bool) -> InterferencePolicy:
+    """--retry-disturbed / --exclude-disturbed for replays (run's default: no retry;
+    compare's: retry), as for any timed trial."""
+    return interference_policy(interference_flags(args), retry_default=retry_default)
+
+
 def handle_trace(args: argparse.Namespace, cli: Cli) -> int:
     _refuse_other_work(args)
     flags = writer_flags(args)
@@ -50,7 +57,7 @@ def handle_trace(args: argparse.Namespace, cli: Cli) -> int:
                            flags.results_dir, args.label, args.server_bin, args.runs)
     store: StoreRequest = store_request(flags, live=True)
     hooks = ConsoleHooks(cli)
-    ran = run_trace(options, store, cli.world, hooks.scenarios)
+    ran = run_trace(options, store, cli.world, hooks.scenarios, trace_policy(args, False))
     summary = ran.persisted.summary
     if summary is None:
         cli.err.print(f"[yellow]interrupted[/yellow]: {ran.persisted.kept} finished "
@@ -82,7 +89,8 @@ def handle_trace_compare(args: argparse.Namespace, cli: Cli) -> int:
     rounds = args.runs if args.runs is not None else 8
     hooks = ConsoleHooks(cli)
     done = compare_trace(options, rounds, results / "trace-compare",
-                         store_request(flags, live=True), cli.world, hooks.scenarios)
+                         store_request(flags, live=True), cli.world, hooks.scenarios,
+                         trace_policy(args, True))
     summary = done.persisted.summary
     if summary is None:
         cli.err.print(f"[yellow]interrupted[/yellow]: {done.persisted.kept} finished "

@@ -18,7 +18,9 @@ VERSION = 1
 HEADER = struct.Struct("<8sHHIQ")  # magic, version, flags, reserved, start µs
 FLAG_ANONYMIZED = 1
 FLAG_MONITOR = 2
-KNOWN_FLAGS = FLAG_ANONYMIZED | FLAG_MONITOR
+FLAG_REPLIES = 4  # recorded with `kvload record --replies`
+FLAG_KEEP_SLOTS = 8  # anonymized with --keep-slots (stand-ins keep their key's cluster slot)
+KNOWN_FLAGS = FLAG_ANONYMIZED | FLAG_MONITOR | FLAG_REPLIES | FLAG_KEEP_SLOTS
 TAG_CMD, TAG_CMD_REPLY = 1, 2
 MAX_ARGS = 1 << 20
 MAX_ARG_LEN = 512 << 20
@@ -41,6 +43,15 @@ class Trace:
     @property
     def anonymized(self) -> bool:
         return bool(self.flags & FLAG_ANONYMIZED)
+
+    @property
+    def keep_slots(self) -> bool:
+        return bool(self.flags & FLAG_KEEP_SLOTS)
+
+    @property
+    def has_replies(self) -> bool:
+        """Recorded with reply sizes and latencies (a MONITOR capture never is)."""
+        return bool(self.flags & FLAG_REPLIES)
 
 
 class _Cursor:

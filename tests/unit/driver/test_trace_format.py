@@ -1,6 +1,6 @@
 """kvload's trace format in Python (driver/trace_format.py) and the anonymizer: round trip,
 every truncation an error at the cut record's offset, wrong version / garbage, stand-ins
-that keep lengths, prefixes and per-key frequency."""
+that keep lengths, prefixes and per-key frequency — and, with keep_slots, cluster slots."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from kvperf.core.errors import ConfigError
-from kvperf.driver.trace_anonymize import anonymize
+from kvperf.core.keyslot import key_slot
+from kvperf.driver.trace_anonymize import anonymize, anonymize_counting
 from kvperf.driver.trace_format import (
     FLAG_ANONYMIZED,
+    FLAG_KEEP_SLOTS,
     FLAG_MONITOR,
+    FLAG_REPLIES,
     HEADER,
     Record,
     Trace,
@@ -21,6 +24,7 @@ from kvperf.driver.trace_format import (
     parse,
     read,
 )
+from kvperf.driver.trace_slots import hashed_span, solve
 
 
 def _trace() -> Trace:
@@ -96,3 +100,62 @@ def test_monitor_captures_read_as_kvload_reads_them(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="at byte 28: not a MONITOR line"):
         read(capture)
     assert anonymize(t).flags == FLAG_MONITOR | FLAG_ANONYMIZED
+
+
+def _slot_trace() -> Trace:
+    keys = [f"user:{i:08d}".encode() for i in range(300)] + [
+        b"order:{cust42}:1", b"order:{cust42}:2", b"{tag}rest", b"a{b}c:def", b"{}empty:tag",
+        b"nocolonkey123", b"k:333"]
+    return Trace(0, 0, [Record(i % 3, i, (b"GET", keys[(i * 7919) % len(keys)]))
+                        for i in range(1500)])
+
+
+def test_anonymize_keep_slots_keeps_each_keys_slot_length_prefix_and_frequency() -> None:
+    t = _slot_trace()
+    a, kept = anonymize_counting(t, b"salt", keep_slots=True)
+    assert a.flags == FLAG_ANONYMIZED | FLAG_KEEP_SLOTS and a.keep_slots and a.anonymized
+    assert not kept, "every key here has at least 3 characters to change"
+    pairs = {r.args[1]: s.args[1] for r, s in zip(t.records, a.records, strict=True)}
+    assert all(k != s for k, s in pairs.items()), "every key replaced"
+    assert len(set(pairs.values())) == len(pairs), "two keys never share a stand-in"
+    for key, standin in pairs.items():
+        assert key_slot(standin) == key_slot(key), (key, standin)
+        assert len(standin) == len(key)
+        if b":" in key:
+            assert standin.partition(b":")[0] == key.partition(b":")[0], "prefix kept"
+    slots = Counter(key_slot(r.args[1]) for r in t.records)
+    assert Counter(key_slot(r.args[1]) for r in a.records) == slots, "slot histogram kept"
+    assert sorted(Counter(r.args[1] for r in a.records).values()) == sorted(
+        Counter(r.args[1] for r in t.records).values()), "per-key frequency kept"
+    assert anonymize(t, b"salt", keep_slots=True) == a, "deterministic"
+    assert anonymize(t, b"other", keep_slots=True) != a, "salted"
+    # Without --keep-slots the slots are not kept (what the option is for).
+    plain = anonymize(t, b"salt")
+    assert Counter(key_slot(r.args[1]) for r in plain.records) != slots
+    assert plain.flags == FLAG_ANONYMIZED
+
+
+def test_keep_slots_keeps_keys_too_short_to_replace_and_says_so() -> None:
+    t = Trace(0, 0, [Record(0, 0, (b"GET", b"k:1")), Record(0, 1, (b"GET", b"user:abcd"))])
+    a, kept = anonymize_counting(t, b"salt", keep_slots=True)
+    assert kept == [b"k:1"] and a.records[0].args[1] == b"k:1"
+    assert a.records[1].args[1] != b"user:abcd"
+    assert key_slot(a.records[1].args[1]) == key_slot(b"user:abcd")
+
+
+def test_solve_reaches_any_slot_with_four_free_letters() -> None:
+    for slot in (0, 1, 8191, 16383, 12345):
+        key = bytearray(b"prefix:00000000")
+        made = solve(key, [11, 12, 13, 14], slot, start_at=slot)
+        assert made is not None and key_slot(made) == slot and made[:11] == b"prefix:0000"
+    assert hashed_span(b"a{bc}d") == (2, 4) and hashed_span(b"a{}d") == (0, 4)
+
+
+def test_reply_and_keep_slots_flags_round_trip() -> None:
+    t = Trace(FLAG_REPLIES, 5, [Record(0, 1, (b"GET", b"k"), (9, 120))])
+    back = parse(encode(t))
+    assert back == t and back.has_replies and not back.keep_slots
+    data = bytearray(encode(t))
+    data[10] = 0x10
+    with pytest.raises(ConfigError, match="at byte 10: unknown header flags 0x0010"):
+        parse(bytes(data))

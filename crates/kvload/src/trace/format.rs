@@ -15,7 +15,11 @@ pub const HEADER_LEN: usize = 24;
 pub const FLAG_ANONYMIZED: u16 = 1;
 /// Flag: converted from a MONITOR capture (no pipelining boundaries, times at execution).
 pub const FLAG_MONITOR: u16 = 2;
-const KNOWN_FLAGS: u16 = FLAG_ANONYMIZED | FLAG_MONITOR;
+/// Flag: recorded with `kvload record --replies` (records whose reply was seen are tag 2).
+pub const FLAG_REPLIES: u16 = 4;
+/// Flag: anonymized with `--keep-slots` (every stand-in key hashes to its key's cluster slot).
+pub const FLAG_KEEP_SLOTS: u16 = 8;
+const KNOWN_FLAGS: u16 = FLAG_ANONYMIZED | FLAG_MONITOR | FLAG_REPLIES | FLAG_KEEP_SLOTS;
 pub const TAG_CMD: u8 = 1;
 pub const TAG_CMD_REPLY: u8 = 2;
 /// Bounds that tell garbage from a command (the server's own limits).
@@ -83,6 +87,13 @@ pub fn encode_record(conn: u32, t_us: u64, args: &[&[u8]], reply: Option<(u64, u
         put_varint(bytes, out);
         put_varint(lat, out);
     }
+}
+
+/// Turns one record encoded without reply (tag 1) into one with it (tag 2).
+pub fn add_reply(rec: &mut Vec<u8>, bytes: u64, latency_us: u64) {
+    rec[0] = TAG_CMD_REPLY;
+    put_varint(bytes, rec);
+    put_varint(latency_us, rec);
 }
 
 /// Parses the header; the records start at HEADER_LEN.
@@ -244,6 +255,20 @@ mod tests {
     }
 
     #[test]
+    fn add_reply_turns_a_command_record_into_one_with_its_reply() {
+        let mut a = Vec::new();
+        encode_record(2, 5, &[b"GET", b"k"], None, &mut a);
+        add_reply(&mut a, 300, 70_000);
+        let mut b = Vec::new();
+        encode_record(2, 5, &[b"GET", b"k"], Some((300, 70_000)), &mut b);
+        assert_eq!(a, b);
+        let mut f = Vec::new();
+        encode_header(&Header { version: VERSION, flags: FLAG_REPLIES | FLAG_KEEP_SLOTS, start_unix_us: 0 }, &mut f);
+        f.extend_from_slice(&a);
+        assert_eq!(parse(&f).unwrap().1[0].reply, Some((300, 70_000)));
+    }
+
+    #[test]
     fn every_truncation_is_an_error_at_the_cut_record() {
         let b = sample();
         // Record boundaries: each record's start offset.
@@ -286,7 +311,7 @@ mod tests {
         assert_eq!(e.offset, sample().len());
         assert!(e.msg.contains("tag"), "{e}");
         let mut b = sample();
-        b[11] = 0x80;
+        b[10] = 0x10;
         assert_eq!(parse(&b).unwrap_err().offset, 10);
         // argc 0
         let mut b = sample()[..HEADER_LEN].to_vec();

@@ -1,13 +1,14 @@
 //! trace::info: `kvload trace-info TRACE` prints a trace's summary as JSON (the header, command
 //! counts, connections, span, commands per second from the first command). kvperf and the
-//! tests read it; `kvperf trace stats` adds the key and value analyses.
+//! tests read it; `kvperf trace stats` adds the key and value analyses. A trace recorded with
+//! `--replies` adds the reply-size histogram and the recorded latency percentiles.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::format::{FLAG_ANONYMIZED, FLAG_MONITOR};
+use super::format::{Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
 use super::Trace;
 
 #[derive(Serialize)]
@@ -16,6 +17,10 @@ pub struct Info {
     version: u16,
     anonymized: bool,
     monitor: bool,
+    /// Anonymized with `--keep-slots`.
+    keep_slots: bool,
+    /// Recorded with `--replies` (a MONITOR capture never is).
+    replies: bool,
     start_unix_us: u64,
     bytes: usize,
     commands: usize,
@@ -26,6 +31,51 @@ pub struct Info {
     per_second: Vec<u64>,
     /// Why `kvload replay` refuses the trace (pub/sub, MONITOR, …), or null.
     unreplayable: Option<String>,
+    /// Recorded replies (null without them).
+    recorded_replies: Option<Replies>,
+}
+
+/// What `record --replies` saw: reply sizes and the latency at the proxy.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct Replies {
+    /// Commands with a recorded reply.
+    count: usize,
+    /// Reply size in bytes, power-of-two buckets: "≤N" → replies.
+    size_histogram: BTreeMap<String, u64>,
+    latency_p50_us: u64,
+    latency_p99_us: u64,
+    latency_max_us: u64,
+}
+
+/// The power-of-two bucket a size falls in (1, 2, 4, …).
+fn bucket(size: u64) -> u64 {
+    size.max(1).next_power_of_two()
+}
+
+/// The nearest-rank percentile of sorted values.
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+pub fn replies(records: &[Record]) -> Option<Replies> {
+    let mut lat: Vec<u64> = Vec::new();
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for (size, us) in records.iter().filter_map(|r| r.reply) {
+        lat.push(us);
+        *sizes.entry(bucket(size)).or_insert(0) += 1;
+    }
+    if lat.is_empty() {
+        return None;
+    }
+    lat.sort_unstable();
+    Some(Replies {
+        count: lat.len(),
+        size_histogram: sizes.into_iter().map(|(b, n)| (format!("≤{b}"), n)).collect(),
+        latency_p50_us: percentile(&lat, 50.0),
+        latency_p99_us: percentile(&lat, 99.0),
+        latency_max_us: lat[lat.len() - 1],
+    })
 }
 
 pub fn info(t: &Trace) -> Info {
@@ -44,6 +94,8 @@ pub fn info(t: &Trace) -> Info {
         version: t.header.version,
         anonymized: t.header.flags & FLAG_ANONYMIZED != 0,
         monitor: t.header.flags & FLAG_MONITOR != 0,
+        keep_slots: t.header.flags & FLAG_KEEP_SLOTS != 0,
+        replies: t.header.flags & FLAG_REPLIES != 0,
         start_unix_us: t.header.start_unix_us,
         bytes: t.bytes,
         commands: t.records.len(),
@@ -52,6 +104,7 @@ pub fn info(t: &Trace) -> Info {
         command_counts: counts,
         per_second,
         unreplayable: super::replay::unreplayable(&t.records),
+        recorded_replies: replies(&t.records),
     }
 }
 
@@ -69,5 +122,22 @@ pub fn main(argv: &[String]) -> i32 {
             0
         }
         Err(e) => super::bad_input("trace-info", &e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_histogram_and_latency_percentiles() {
+        let rec = |reply| Record { conn: 0, t_us: 0, args: vec![b"GET".to_vec()], reply };
+        assert_eq!(replies(&[rec(None)]), None, "no replies recorded");
+        let mut rs: Vec<Record> = (1..=100).map(|i| rec(Some((if i <= 90 { 5 } else { 40 }, i)))).collect();
+        rs.push(rec(None));
+        let r = replies(&rs).unwrap();
+        assert_eq!(r.count, 100);
+        assert_eq!(r.size_histogram, BTreeMap::from([("≤8".to_string(), 90), ("≤64".to_string(), 10)]));
+        assert_eq!((r.latency_p50_us, r.latency_p99_us, r.latency_max_us), (50, 99, 100));
     }
 }

@@ -1,12 +1,14 @@
 //! trace: record / replay of real traffic (issue 27; docs/TRACES.md).
 //! `format` is the file, `monitor` reads MONITOR captures, `record` is the recording proxy,
-//! `replay` plays a trace against a server, `info` summarises one as JSON.
+//! `replay` plays a trace against a server, `info` summarises one as JSON, `replies` pairs
+//! replies with commands for `record --replies`.
 
 pub mod format;
 pub mod info;
 pub mod monitor;
 pub mod record;
 pub mod replay;
+pub mod replies;
 
 use format::{Header, Record, TraceError};
 

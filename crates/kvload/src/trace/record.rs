@@ -4,7 +4,9 @@
 //! goes to one writer thread as a trace record. Commands of one read share its timestamp, so
 //! pipelines keep their boundaries. The writer appends whole records only: when the disk is
 //! full (or --max-bytes is reached) it cuts the file back to the last whole record and the
-//! recording ends with a valid trace.
+//! recording ends with a valid trace. With `--replies` the upstream → client thread also
+//! finds each reply's end and the connection's `replies::Matcher` pairs it with its command
+//! (reply size and latency in the record, docs/TRACES.md).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::format::{self, Header};
+use super::replies::{self, Matcher, Scanner};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -22,9 +25,10 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-pub const HELP: &str = "Usage: kvload record --listen HOST:PORT --upstream HOST:PORT --out TRACE [--duration S] [--max-bytes N]
+pub const HELP: &str = "Usage: kvload record --listen HOST:PORT --upstream HOST:PORT --out TRACE [--duration S] [--max-bytes N] [--replies]
   A recording proxy: clients connect to --listen as to the server; bytes are forwarded untouched
   both ways and every command the clients send is appended to TRACE (docs/TRACES.md).
+  --replies also records each command's reply size and latency (command read → reply complete).
   Ends after --duration seconds, when TRACE would pass --max-bytes, on SIGINT/SIGTERM, or when
   the disk is full; TRACE always ends at a whole record.
 ";
@@ -36,15 +40,22 @@ pub struct RecordOptions {
     pub out: String,
     pub duration: Option<f64>,
     pub max_bytes: Option<u64>,
+    pub replies: bool,
 }
 
 pub fn parse_args(argv: &[String]) -> Result<Option<RecordOptions>, String> {
     let (mut listen, mut upstream, mut out, mut duration, mut max_bytes) = (None, None, None, None, None);
+    let mut replies = false;
     let mut i = 0;
     while i < argv.len() {
         let flag = argv[i].as_str();
         if flag == "--help" {
             return Ok(None);
+        }
+        if flag == "--replies" {
+            replies = true;
+            i += 1;
+            continue;
         }
         let v = argv.get(i + 1).ok_or_else(|| format!("option {flag} requires an argument"))?;
         match flag {
@@ -62,7 +73,7 @@ pub fn parse_args(argv: &[String]) -> Result<Option<RecordOptions>, String> {
         i += 2;
     }
     let need = |v: Option<String>, f: &str| v.ok_or_else(|| format!("{f} is required (see kvload record --help)"));
-    Ok(Some(RecordOptions { listen: need(listen, "--listen")?, upstream: need(upstream, "--upstream")?, out: need(out, "--out")?, duration, max_bytes }))
+    Ok(Some(RecordOptions { listen: need(listen, "--listen")?, upstream: need(upstream, "--upstream")?, out: need(out, "--out")?, duration, max_bytes, replies }))
 }
 
 pub fn main(argv: &[String]) -> i32 {
@@ -80,7 +91,7 @@ pub fn main(argv: &[String]) -> i32 {
 }
 
 /// One read's commands: (how many, encoded records).
-type Batch = (u64, Vec<u8>);
+pub type Batch = (u64, Vec<u8>);
 
 fn unix_us() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
@@ -99,7 +110,8 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     let mut file = std::fs::File::create(&o.out).map_err(|e| format!("cannot create {}: {e}", o.out))?;
     let mut head = Vec::new();
     let start = Instant::now();
-    format::encode_header(&Header { version: format::VERSION, flags: 0, start_unix_us: unix_us() }, &mut head);
+    let flags = if o.replies { format::FLAG_REPLIES } else { 0 };
+    format::encode_header(&Header { version: format::VERSION, flags, start_unix_us: unix_us() }, &mut head);
     file.write_all(&head).map_err(|e| format!("cannot write {}: {e}", o.out))?;
     let (tx, rx) = mpsc::channel::<Batch>();
     let done = Arc::new(AtomicBool::new(false));
@@ -112,6 +124,8 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     let deadline = o.duration.map(|d| start + Duration::from_secs_f64(d));
     let next_id = AtomicU32::new(0);
     let mut conns = 0u32;
+    // --replies: the live connections' matchers (those still waiting at the end are flushed).
+    let mut matchers: Vec<Arc<Matcher>> = Vec::new();
     while !STOP.load(Ordering::SeqCst) && !done.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one pollfd we own.
@@ -122,7 +136,12 @@ fn run(o: &RecordOptions) -> Result<(), String> {
                 match TcpStream::connect(&o.upstream) {
                     Ok(up) => {
                         conns += 1;
-                        spawn_conn(id, client, up, tx.clone(), start);
+                        let matcher = o.replies.then(|| Arc::new(Matcher::new(tx.clone())));
+                        if let Some(m) = &matcher {
+                            matchers.retain(|m| Arc::strong_count(m) > 1);
+                            matchers.push(m.clone());
+                        }
+                        spawn_conn(Conn { id, tx: tx.clone(), start, matcher }, client, up);
                     }
                     Err(e) => eprintln!("kvload record: cannot connect to upstream {}: {e}", o.upstream),
                 }
@@ -131,6 +150,10 @@ fn run(o: &RecordOptions) -> Result<(), String> {
             Err(e) => eprintln!("kvload record: accept: {e}"),
         }
     }
+    // Commands still waiting for their reply are logged without it.
+    for m in &matchers {
+        m.stop();
+    }
     done.store(true, Ordering::SeqCst);
     drop(tx);
     let summary = writer.join().map_err(|_| "the trace writer failed".to_string())?;
@@ -138,20 +161,73 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     Ok(())
 }
 
-fn spawn_conn(id: u32, client: TcpStream, up: TcpStream, tx: Sender<Batch>, start: Instant) {
+/// What a connection's two threads share: its id, the writer, the clock, and with
+/// `--replies` its matcher.
+#[derive(Clone)]
+struct Conn {
+    id: u32,
+    tx: Sender<Batch>,
+    start: Instant,
+    matcher: Option<Arc<Matcher>>,
+}
+
+fn spawn_conn(c: Conn, client: TcpStream, up: TcpStream) {
     let _ = client.set_nodelay(true);
     let _ = up.set_nodelay(true);
     let (Ok(c2), Ok(u2)) = (client.try_clone(), up.try_clone()) else { return };
-    std::thread::spawn(move || forward_and_log(id, client, up, tx, start));
+    let matcher = c.matcher.clone();
+    std::thread::spawn(move || forward_and_log(c, client, up));
     std::thread::spawn(move || {
         let (mut from, mut to) = (u2, c2);
-        let _ = std::io::copy(&mut from, &mut to);
+        match matcher {
+            Some(m) => copy_and_match(&mut from, &mut to, &m),
+            None => {
+                let _ = std::io::copy(&mut from, &mut to);
+            }
+        }
         let _ = to.shutdown(Shutdown::Write);
     });
 }
 
+/// Upstream → client with `--replies`: forward each read, then find the replies it completed
+/// and hand their sizes to the matcher (stamped with the read's time).
+fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut scanner = Scanner::default();
+    let mut values = Vec::new();
+    let mut sizes = Vec::new();
+    let mut scanning = true;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let seen = Instant::now();
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+        if !scanning {
+            continue;
+        }
+        values.clear();
+        if let Err(e) = scanner.feed(&buf[..n], &mut values) {
+            eprintln!("kvload record: unparsable server reply ({e}); this connection's replies are no longer recorded");
+            m.stop();
+            scanning = false;
+            continue;
+        }
+        sizes.clear();
+        sizes.extend(values.iter().filter(|v| !v.1).map(|v| v.0));
+        if !sizes.is_empty() {
+            m.replies(&sizes, seen);
+        }
+    }
+    m.stop();
+}
+
 /// Client → upstream: forward each read, then log the complete commands it finished.
-fn forward_and_log(id: u32, mut client: TcpStream, mut up: TcpStream, tx: Sender<Batch>, start: Instant) {
+fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
+    let Conn { id, tx, start, matcher } = c;
     let mut buf = vec![0u8; 64 * 1024];
     let mut pending: Vec<u8> = Vec::new();
     let mut logging = true;
@@ -160,7 +236,8 @@ fn forward_and_log(id: u32, mut client: TcpStream, mut up: TcpStream, tx: Sender
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let t_us = start.elapsed().as_micros() as u64;
+        let read_at = Instant::now();
+        let t_us = read_at.duration_since(start).as_micros() as u64;
         if up.write_all(&buf[..n]).is_err() {
             break;
         }
@@ -171,12 +248,22 @@ fn forward_and_log(id: u32, mut client: TcpStream, mut up: TcpStream, tx: Sender
         let mut out = Vec::new();
         let mut count = 0u64;
         let mut pos = 0;
+        // With --replies: each record on its own, until a command ends reply matching.
+        let mut recs: Vec<Vec<u8>> = Vec::new();
+        let mut breaks = false;
         loop {
             match parse_command(&pending[pos..]) {
                 Ok(Some((used, args))) => {
                     if !args.is_empty() {
-                        format::encode_record(id, t_us, &args, None, &mut out);
-                        count += 1;
+                        if matcher.is_some() && !breaks {
+                            let mut rec = Vec::new();
+                            format::encode_record(id, t_us, &args, None, &mut rec);
+                            recs.push(rec);
+                            breaks = replies::breaks_matching(&args);
+                        } else {
+                            format::encode_record(id, t_us, &args, None, &mut out);
+                            count += 1;
+                        }
                     }
                     pos += used;
                 }
@@ -189,6 +276,14 @@ fn forward_and_log(id: u32, mut client: TcpStream, mut up: TcpStream, tx: Sender
             }
         }
         pending.drain(..pos);
+        if let Some(m) = &matcher {
+            if !recs.is_empty() {
+                m.commands(recs, read_at, breaks);
+            }
+            if !logging {
+                m.stop();
+            }
+        }
         if !out.is_empty() && tx.send((count, out)).is_err() {
             logging = false;
         }
@@ -378,5 +473,7 @@ mod tests {
         assert_eq!(a(&["--max-bytes", "100"]).unwrap().unwrap().max_bytes, Some(100));
         assert!(a(&["--duration", "0"]).is_err());
         assert_eq!(a(&["--duration", "1.5"]).unwrap().unwrap().duration, Some(1.5));
+        assert!(!a(&[]).unwrap().unwrap().replies);
+        assert!(a(&["--replies", "--duration", "2"]).unwrap().unwrap().replies, "--replies takes no value");
     }
 }

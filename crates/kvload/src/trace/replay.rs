@@ -22,13 +22,14 @@ use crate::stats::{self, ThreadStats};
 use super::format::Record;
 use super::Trace;
 
-pub const HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
+pub const HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [-a PASSWORD] [--user USER] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
   Replays TRACE (kvload's trace format or a MONITOR capture; docs/TRACES.md) against the server:
   each recorded connection is a connection, each batch (one recorded read, or MULTI…EXEC) is
   sent at its recorded time divided by --speed (default 1; open loop, latency from the intended
   send time); --speed max is a closed loop per connection. --seed-from-trace first SETs the keys
   the trace reads before it writes them (the value size of the trace's later write of that key,
   else --seed-size, default 32). --json writes kvload's JSON report (one test).
+  -a (or $KVLOAD_AUTH) and --user: every connection sends AUTH before the replay starts.
 ";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +48,9 @@ pub struct ReplayOptions {
     pub seed_size: usize,
     pub json: Option<String>,
     pub quiet: bool,
+    /// AUTH of every connection before the replay (-a or $KVLOAD_AUTH, --user).
+    pub password: Option<String>,
+    pub user: Option<String>,
 }
 
 pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
@@ -59,6 +63,8 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
         seed_size: 32,
         json: None,
         quiet: false,
+        password: None,
+        user: None,
     };
     let mut i = 0;
     while i < argv.len() {
@@ -95,6 +101,14 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
                 o.json = Some(value()?);
                 i += 1;
             }
+            "-a" => {
+                o.password = Some(value()?);
+                i += 1;
+            }
+            "--user" => {
+                o.user = Some(value()?);
+                i += 1;
+            }
             f if f.starts_with('-') => return Err(format!("unknown option {f} (see kvload replay --help)")),
             f => {
                 if !o.trace.is_empty() {
@@ -112,10 +126,16 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let o = match super::options(parse_args(argv), "replay", HELP) {
+    let mut o = match super::options(parse_args(argv), "replay", HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };
+    if o.password.is_none() {
+        o.password = std::env::var(crate::cli::AUTH_ENV).ok().filter(|v| !v.is_empty());
+    }
+    if o.user.is_some() && o.password.is_none() {
+        return super::bad_input("replay", "--user needs a password (-a or $KVLOAD_AUTH)");
+    }
     let trace = match super::load(&o.trace) {
         Ok(t) => t,
         Err(e) => return super::bad_input("replay", &e),
@@ -136,7 +156,7 @@ pub fn main(argv: &[String]) -> i32 {
 }
 
 /// Commands after which a connection's replies no longer answer its commands one to one.
-const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
+pub(super) const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
 
 /// Why a trace cannot be replayed with replies matched to commands (None: it can).
 pub fn unreplayable(records: &[Record]) -> Option<String> {
@@ -204,11 +224,22 @@ pub fn batches(records: &[Record], join_same_time: bool) -> BTreeMap<u32, Vec<Ba
 
 const READS: &[&str] = &["GET", "MGET", "GETEX", "GETDEL", "STRLEN", "GETRANGE", "SUBSTR"];
 
+/// The value length of a bulk-string reply of `size` bytes (`$N\r\n` + N bytes + `\r\n`);
+/// None for a null (`$-1\r\n`, RESP3 `_\r\n`) or any other reply.
+pub fn bulk_value_len(size: u64) -> Option<usize> {
+    (1..=20u32).find_map(|digits| {
+        let n = size.checked_sub(5 + digits as u64)?;
+        (n.to_string().len() == digits as usize).then_some(n as usize)
+    })
+}
+
 /// Keys read (by a string read command) before any command of the trace touched them, with
-/// the value size of the trace's first SET-like write of the key, else `default_size`.
+/// the value size of the trace's first SET-like write of the key, else the size of the value
+/// a recorded `GET`/`GETEX`/`GETDEL` reply carried (`record --replies`), else `default_size`.
 pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, usize)> {
     let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut seed: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
+    let mut replied: Vec<Option<usize>> = Vec::new();
     let mut index: HashMap<&[u8], usize> = HashMap::new();
     for r in records {
         let name = String::from_utf8_lossy(&r.args[0]).to_ascii_uppercase();
@@ -219,6 +250,13 @@ pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, us
                 if seen.insert(k) {
                     index.insert(k, seed.len());
                     seed.push((k.clone(), None));
+                    replied.push(None);
+                }
+            }
+            let value_reply = matches!(name.as_str(), "GET" | "GETEX" | "GETDEL");
+            if let (true, Some(k), Some((size, _))) = (value_reply, args.first(), r.reply) {
+                if let Some(&i) = index.get(&k[..]) {
+                    replied[i] = replied[i].or(bulk_value_len(size));
                 }
             }
             continue;
@@ -238,14 +276,40 @@ pub fn keys_to_seed(records: &[Record], default_size: usize) -> Vec<(Vec<u8>, us
             }
         }
     }
-    seed.into_iter().map(|(k, s)| (k, s.unwrap_or(default_size))).collect()
+    seed.into_iter().zip(replied).map(|((k, s), got)| (k, s.or(got).unwrap_or(default_size))).collect()
 }
 
 fn connect(o: &ReplayOptions) -> Result<TcpStream, String> {
-    let s = TcpStream::connect((o.host.as_str(), o.port)).map_err(|e| format!("Could not connect to server at {}:{}: {e}", o.host, o.port))?;
+    let mut s = TcpStream::connect((o.host.as_str(), o.port)).map_err(|e| format!("Could not connect to server at {}:{}: {e}", o.host, o.port))?;
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
+    if let Some(password) = &o.password {
+        auth(&mut s, o.user.as_deref(), password)?;
+    }
     Ok(s)
+}
+
+/// AUTH [user] password on a fresh connection, before anything is measured.
+fn auth(s: &mut TcpStream, user: Option<&str>, password: &str) -> Result<(), String> {
+    let mut args = vec![b"AUTH".to_vec()];
+    args.extend(user.map(|u| u.as_bytes().to_vec()));
+    args.push(password.as_bytes().to_vec());
+    let mut out = Vec::new();
+    encode_cmd(&args, &mut out);
+    s.write_all(&out).map_err(|e| format!("AUTH: {e}"))?;
+    let mut reply = Vec::new();
+    let mut byte = [0u8; 1];
+    while !reply.ends_with(b"\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => reply.push(byte[0]),
+            Ok(_) => return Err("AUTH: the server closed the connection".into()),
+            Err(e) => return Err(format!("AUTH: {e}")),
+        }
+    }
+    if reply != b"+OK\r\n" {
+        return Err(format!("AUTH failed: {}", String::from_utf8_lossy(&reply).trim()));
+    }
+    Ok(())
 }
 
 /// Reads until `n` replies arrived; calls `each(now, kind, reply bytes)` per reply.
@@ -530,6 +594,23 @@ mod tests {
     }
 
     #[test]
+    fn seeds_with_the_recorded_get_reply_size_when_no_write_is_seen() {
+        assert_eq!(bulk_value_len(b"$5\r\nhello\r\n".len() as u64), Some(5));
+        assert_eq!(bulk_value_len(b"$0\r\n\r\n".len() as u64), Some(0));
+        assert_eq!(bulk_value_len(7 + 1000 + 2), Some(1000), "$1000 CRLF, 1000 bytes, CRLF");
+        assert_eq!(bulk_value_len(5), None, "$-1 CRLF: a miss");
+        assert_eq!(bulk_value_len(3), None, "RESP3 null");
+        let mut r = vec![rec(0, 0, &["GET", "a"]), rec(0, 1, &["GET", "b"]), rec(0, 2, &["GET", "b"]), rec(0, 3, &["GET", "c"])];
+        r[0].reply = Some((6 + 100 + 2, 40));
+        r[1].reply = Some((5, 30));
+        r[2].reply = Some((5 + 10 + 2, 30));
+        r.push(rec(0, 4, &["SET", "c", "12"]));
+        r[3].reply = Some((5 + 50 + 2, 30));
+        let s: Vec<(String, usize)> = keys_to_seed(&r, 32).into_iter().map(|(k, n)| (String::from_utf8(k).unwrap(), n)).collect();
+        assert_eq!(s, vec![("a".into(), 100), ("b".into(), 10), ("c".into(), 2)], "a write's size wins over a reply's");
+    }
+
+    #[test]
     fn pub_sub_and_client_reply_are_refused() {
         assert_eq!(unreplayable(&[rec(0, 0, &["GET", "a"]), rec(1, 1, &["CLIENT", "SETNAME", "x"])]), None);
         let e = unreplayable(&[rec(0, 0, &["GET", "a"]), rec(4, 1, &["subscribe", "ch"])]).unwrap();
@@ -544,5 +625,7 @@ mod tests {
         assert_eq!(a(&["t", "--speed", "2"]).unwrap().unwrap().speed, Speed::Factor(2.0));
         assert!(a(&["t", "--speed", "0"]).is_err());
         assert!(a(&["--speed", "2"]).is_err());
+        let o = a(&["t", "-a", "pw", "--user", "bob"]).unwrap().unwrap();
+        assert_eq!((o.password.as_deref(), o.user.as_deref()), (Some("pw"), Some("bob")));
     }
 }

@@ -25,7 +25,13 @@ from kvperf.driver.trace_replay import Replay, TraceFile, check_trace, run_repla
 from kvperf.pipeline.request.common import StoreRequest
 from kvperf.pipeline.run.definition_work import pinning
 from kvperf.pipeline.run.logs import log_to
-from kvperf.pipeline.run.model import Bench, Observer, OnBench, RunSummary
+from kvperf.pipeline.run.model import (
+    Bench,
+    InterferencePolicy,
+    Observer,
+    OnBench,
+    RunSummary,
+)
 from kvperf.pipeline.run.prepare import validate_label
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.run.storage import Persisted, execute_persisting
@@ -194,12 +200,15 @@ class TraceRan:
 
 
 def run_trace(options: TraceOptions, store: StoreRequest, world: World,
-              observer: Callable[[], Observer]) -> TraceRan:
-    """The trace checked, then replayed ``runs`` times, each row persisted as it finishes."""
+              observer: Callable[[], Observer],
+              policy: InterferencePolicy | None = None) -> TraceRan:
+    """The trace checked, then replayed ``runs`` times, each row persisted as it finishes;
+    a disturbed replay rerun once, excluded or kept as ``policy`` says."""
     run = prepare_trace(options)
     log_to(run.out_dir)
     persisted = execute_persisting(
-        store, world, lambda writer: Runner(run, observer(), writer, world.launcher))
+        store, world,
+        lambda writer: Runner(run, observer(), writer, world.launcher, policy=policy))
     return TraceRan(run, persisted)
 
 
@@ -240,9 +249,13 @@ class TraceCompared:
 
 def compare_trace(options: dict[str, TraceOptions], rounds: int, out_dir: Path,
                   store: StoreRequest, world: World,
-                  observer: Callable[[], Observer]) -> TraceCompared:
+                  observer: Callable[[], Observer],
+                  policy: InterferencePolicy | None = None) -> TraceCompared:
     """Every side prepared (the trace checked once per side, before any server starts), then
-    the rounds interleaved; each row persisted as it finishes."""
+    the rounds interleaved; each row persisted as it finishes. Under ``policy.retry`` a
+    disturbed replay is run once more right away (that side's only: each replay is a trial
+    on its own fresh server, not a duet round); ``policy.exclude`` leaves one that remains
+    disturbed out of the verdicts."""
     if rounds < 2:
         raise UsageError(f"--runs must be at least 2 to compare, got {rounds}")
     labels = [o.label for o in options.values()]
@@ -255,5 +268,6 @@ def compare_trace(options: dict[str, TraceOptions], rounds: int, out_dir: Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     log_to(out_dir)
     persisted = execute_persisting(
-        store, world, lambda writer: Runner(sides, observer(), writer, world.launcher))
+        store, world,
+        lambda writer: Runner(sides, observer(), writer, world.launcher, policy=policy))
     return TraceCompared(sides, persisted)
