@@ -109,6 +109,9 @@ struct Sub {
     len: usize,
     channels: Vec<usize>,
     tally: Tally,
+    /// The server closed the connection (a subscriber over client-output-buffer-limit
+    /// pubsub is disconnected): what it did not receive counts as lost.
+    closed: bool,
 }
 
 /// Connects, subscribes to `channels` and waits for every confirmation.
@@ -190,10 +193,17 @@ fn read_sub(sub: &mut Sub, st: &mut ThreadStats) -> Result<u64, String> {
             sub.buf.resize(n, 0);
         }
         match sub.stream.read(&mut sub.buf[sub.len..]) {
-            Ok(0) => return Err("a subscriber's connection was closed by the server".into()),
+            Ok(0) => {
+                sub.closed = true;
+                return Ok(new);
+            }
             Ok(got) => {
                 sub.len += got;
                 new += consume(sub, st, clock::now())?;
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                sub.closed = true;
+                return Ok(new);
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(new),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -212,7 +222,7 @@ fn subscriber_thread(o: &PubsubOptions, ids: Vec<usize>, shared: &Shared) -> Res
         s.set_nonblocking(true).map_err(|e| e.to_string())?;
         let mut stream = mio::net::TcpStream::from_std(s);
         poll.registry().register(&mut stream, Token(t), Interest::READABLE).map_err(|e| format!("poll: {e}"))?;
-        subs.push(Sub { stream, buf: vec![0u8; 64 * 1024], len: 0, channels, tally: Tally::new(o.publishers) });
+        subs.push(Sub { stream, buf: vec![0u8; 64 * 1024], len: 0, channels, tally: Tally::new(o.publishers), closed: false });
         shared.ready.fetch_add(1, Ordering::SeqCst);
     }
     let mut poll = poll;
@@ -227,8 +237,11 @@ fn subscriber_thread(o: &PubsubOptions, ids: Vec<usize>, shared: &Shared) -> Res
         }
         let mut new = 0;
         for ev in events.iter() {
-            if let Some(sub) = subs.get_mut(ev.token().0) {
+            if let Some(sub) = subs.get_mut(ev.token().0).filter(|s| !s.closed) {
                 new += read_sub(sub, &mut st)?;
+                if sub.closed {
+                    let _ = poll.registry().deregister(&mut sub.stream);
+                }
             }
         }
         shared.delivered.fetch_add(new, Ordering::SeqCst);
@@ -456,12 +469,15 @@ pub struct Counts {
     pub duplicated: u64,
     pub foreign: u64,
     pub subscribers_with_loss: u64,
+    /// Subscribers whose connection the server closed during the run.
+    pub disconnected: u64,
 }
 
 /// Sums each subscriber's (channels, tally) against the acknowledged publishes per channel.
-fn count<'a>(subs: impl Iterator<Item = (&'a [usize], &'a Tally)>, published: &[u64]) -> Counts {
+fn count<'a>(subs: impl Iterator<Item = (&'a [usize], &'a Tally, bool)>, published: &[u64]) -> Counts {
     let mut c = Counts { published: published.iter().sum(), ..Counts::default() };
-    for (channels, tally) in subs {
+    for (channels, tally, closed) in subs {
+        c.disconnected += u64::from(closed);
         let want = payload::expected(channels, published);
         let lost = tally.lost(want);
         c.expected += want;
@@ -564,7 +580,7 @@ pub fn run(o: &PubsubOptions) -> Result<(), String> {
         part.end = pub_end; // rates are over the publishing time, not the drain
     }
     parts.extend(published.into_iter().map(|p| p.st));
-    let counts = count(subs.iter().map(|s| (&s.channels[..], &s.tally)), &per_channel);
+    let counts = count(subs.iter().map(|s| (&s.channels[..], &s.tally, s.closed)), &per_channel);
     report_run(o, parts, &counts, publish_errors, drained_s)
 }
 
@@ -617,8 +633,8 @@ fn report_run(o: &PubsubOptions, parts: Vec<ThreadStats>, c: &Counts, publish_er
         report::print(&ko, &r, &[]);
     }
     println!(
-        "pubsub: published {} ({:.2}/s), delivered {} ({:.2}/s, fan-out {:.2}), expected {}, lost {}, duplicated {}, p50 {:.3} ms p99 {:.3} ms",
-        c.published, summary.published_rps, c.delivered, summary.delivered_rps, summary.fanout, c.expected, c.lost, c.duplicated, r.corrected.p50, r.corrected.p99
+        "pubsub: published {} ({:.2}/s), delivered {} ({:.2}/s, fan-out {:.2}), expected {}, lost {}, duplicated {}, disconnected {}, p50 {:.3} ms p99 {:.3} ms",
+        c.published, summary.published_rps, c.delivered, summary.delivered_rps, summary.fanout, c.expected, c.lost, c.duplicated, c.disconnected, r.corrected.p50, r.corrected.p99
     );
     if let Some(path) = &o.json {
         let io = IoUsed { kind: IoKind::Epoll, note: Some("pubsub: subscribers on epoll threads, blocking publisher threads".into()) };
@@ -681,7 +697,8 @@ mod tests {
         };
         let published = [2, 1];
         let tallies = [mk(vec![0], &[0, 2]), mk(vec![0, 1], &[0, 1, 1])];
-        let c = count(tallies.iter().map(|(ch, t)| (&ch[..], t)), &published);
+        let c = count(tallies.iter().enumerate().map(|(i, (ch, t))| (&ch[..], t, i == 0)), &published);
+        assert_eq!(c.disconnected, 1);
         assert_eq!(c.published, 3);
         assert_eq!((c.expected, c.delivered, c.lost, c.duplicated, c.subscribers_with_loss), (5, 4, 1, 1, 1));
     }

@@ -38,7 +38,15 @@ from kvperf.pipeline.run.model import Bench, OnBench, ServerHandle
 from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
-from kvperf.results.row import DefinitionTest, Details, Row, RunContext, TrialOutcome, build_row
+from kvperf.results.row import (
+    DefinitionTest,
+    Details,
+    Row,
+    RunContext,
+    TrialOutcome,
+    build_row,
+    client_record,
+)
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import wait_until
 from kvperf.server.replication import attach, wait_in_sync
@@ -151,8 +159,12 @@ class DefinitionWork(OnBench):
         return None
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        details = Details(definition=self.details())
+        measured = outcome.measurement
+        if measured is not None and "pubsub" in measured.extra:  # kvload's own view
+            details["client"] = client_record(measured)
         return build_row(definition_test(self.plan, self.round).series(), self.run.context,
-                         outcome, timestamp, Details(definition=self.details()))
+                         outcome, timestamp, details)
 
     def details(self) -> DefinitionRecord:
         record = self._record()
