@@ -490,8 +490,11 @@ fn count<'a>(subs: impl Iterator<Item = (&'a [usize], &'a Tally, bool)>, publish
     c
 }
 
+/// A subscriber thread's result: its statistics and its connections' tallies.
+type SubscriberThread = std::thread::JoinHandle<Result<(ThreadStats, Vec<Sub>), String>>;
+
 /// Starts the subscriber threads and waits until every subscription is confirmed.
-fn start_subscribers(o: &PubsubOptions, shared: &Arc<Shared>) -> Result<Vec<std::thread::JoinHandle<Result<(ThreadStats, Vec<Sub>), String>>>, String> {
+fn start_subscribers(o: &PubsubOptions, shared: &Arc<Shared>) -> Result<Vec<SubscriberThread>, String> {
     let threads = o.threads.min(o.subscribers);
     let handles: Vec<_> = (0..threads)
         .map(|t| {
