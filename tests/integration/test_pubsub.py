@@ -19,8 +19,11 @@ from typing import Any
 import jsonschema
 import pytest
 
+from kvperf.definitions.loader import load
+from kvperf.definitions.plan import Plan, plan_all
+from kvperf.definitions.pubsub import PUBSUB
 from kvperf.server.resp import Endpoint, RespClient
-from tests.fixtures.corpus import copy_definitions
+from tests.fixtures.corpus import copy_definitions, suites_dir
 from tests.helpers import read_metrics, require_binary, run_kvperf
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300),
@@ -170,3 +173,19 @@ def test_bcast_listeners_are_refused_by_name(corpus: Path, tmp_path: Path) -> No
     done = run_kvperf("run", "--definitions", "defs", "--dry-run", "--ignore-resources",
                       cwd=tmp_path, timeout=60)
     assert "'bcast-listener' (CLIENT TRACKING BCAST" in " ".join(done.stdout.split())
+
+
+def test_kvload_accepts_every_planned_pubsub_argv(corpus: Path) -> None:
+    """Every corpus pub/sub plan's argv, aimed at a port that refuses connections: kvload
+    exits 1 after accepting its options (2 would be a refused option)."""
+    loaded = load([suites_dir(corpus)])
+    argvs = [c.argv for r in plan_all(loaded.definitions, loaded.topologies, 2)
+             if isinstance(r, Plan) for c in r.clients if c.tool == PUBSUB]
+    assert len(argvs) == 6
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening
+        for argv in argvs:
+            done = subprocess.run([require_binary("kvload"), "pubsub", "-p",
+                                   str(closed.getsockname()[1]), *argv],
+                                  capture_output=True, text=True, timeout=30)
+            assert done.returncode == 1 and "connect" in done.stderr, (argv, done.stderr)
