@@ -15,8 +15,10 @@ A cluster topology runs as kvperf's cluster trials do (its primaries formed into
 memtier with ``--cluster-mode``, DBSIZE and INFO summed over the nodes, init commands sent
 to every node, accepted when one node runs it). Replicas are fresh servers of the same
 configuration attached with REPLICAOF and in sync before the preload (after it with
-``preload_before_replica``) and before measuring. A cluster with replicas and clients other
-than memtier_benchmark are refused at run time with the reason, before any server starts.
+``preload_before_replica``) and before measuring. A pub/sub definition's publisher and
+subscribers run as one ``kvload pubsub`` (definitions/pubsub.py, driver/pubsub.py). A cluster
+with replicas and a redis-/valkey-benchmark client beside other clients are refused at run
+time with the reason, before any server starts.
 """
 
 from __future__ import annotations
