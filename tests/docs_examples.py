@@ -490,6 +490,16 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(DEFINITIONS, CORPUS, says=(
             "│ memtier_benchmark-nokeys-pubsub-10-channels-128B-skewed-publishers-170-subscribers"
             " │ oss-standalone │ ok │", "[1/1]")),
+    "kvperf run --definitions configs/pubsub --override-test-time 2":
+        run(DEFINITIONS, says=(
+            rx(r"│ kvperf-example-sharded-pubsub-4-channels │ oss-standalone │ "
+               r"\$\.tests\[0\]\.pubsub\.lost │ le 0 │ 0 │ pass │"),
+            "spublish 100.0%"),
+            files={"results/*/metrics.json": '"delivered_rps"'}),
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--definitions configs/pubsub --override-test-time 2":
+        run(DEFINITIONS, says=("B redis-7.0.15 vs A valkey-8.0.1",
+                               "1 test(s) × 2 sides × 2 round(s)")),
     "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
     "--definitions configs/definitions --override-test-time 2":
         run(DEFINITIONS, says=("B redis-7.0.15 vs A valkey-8.0.1",
