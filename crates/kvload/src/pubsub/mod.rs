@@ -6,7 +6,9 @@
 //! kvload's JSON with a `pubsub` object in its test (docs/KVLOAD.md).
 
 pub mod payload;
+mod publisher;
 mod run;
+mod subscriber;
 
 pub const HELP: &str = "Usage: kvload pubsub [-h HOST] [-p PORT] [--subscribers N] [--channels M]
                      [--channels-per-subscriber K] [--mode subscribe|psubscribe|ssubscribe]
