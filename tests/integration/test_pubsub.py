@@ -32,7 +32,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300),
 SCHEMA = (Path(__file__).resolve().parents[2] / "crates" / "kvload" / "schema"
           / "kvload-report.schema.json")
 STEM = "memtier_benchmark-nokeys-pubsub-10-channels-128B-skewed-publishers-170-subscribers"
-BCAST = "memtier_benchmark-set-bcast-tracking-100-listeners"
 
 
 def _port() -> int:
@@ -166,13 +165,6 @@ def test_a_corpus_pubsub_definition_runs(corpus: Path, tmp_path: Path) -> None:
     assert row["definition"]["tools"] == ["kvload pubsub"]
     assert row["server"]["commands"]["publish"]["calls"] == counts["published"]
     assert row["server"]["commands"]["subscribe"]["calls"] == 170
-
-
-def test_bcast_listeners_are_refused_by_name(corpus: Path, tmp_path: Path) -> None:
-    copy_definitions(corpus, tmp_path / "defs", BCAST)
-    done = run_kvperf("run", "--definitions", "defs", "--dry-run", "--ignore-resources",
-                      cwd=tmp_path, timeout=60)
-    assert "'bcast-listener' (CLIENT TRACKING BCAST" in " ".join(done.stdout.split())
 
 
 def test_kvload_accepts_every_planned_pubsub_argv(corpus: Path) -> None:
