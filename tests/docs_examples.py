@@ -481,11 +481,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(DEFINITIONS, CORPUS, says=("39 definition file(s):", "[test-time 1 s (overridden)]"),
             lacks=rx(r"\[oss-standalone-\d+-io-threads")),
     # docs/DEFINITIONS.md's figures of the whole corpus (test-suites/ and the one vector
-    # search definition): 524 plan everywhere, 0 partly, 648 definition × topology entries;
+    # search definition): 530 plan everywhere, 0 partly, 654 definition × topology entries;
     # --ignore-resources makes them any machine's (else memory refusals depend on MemTotal)
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites --dry-run "
     "--ignore-resources":
-        run(DEFINITIONS, CORPUS, says=("524 planned, 0 partly", "648 run(s) planned")),
+        run(DEFINITIONS, CORPUS, says=("530 planned, 0 partly", "654 run(s) planned")),
     "kvperf run --definitions configs/definitions --override-test-time 2":
         run(DEFINITIONS, says=(
             "│ kvperf-example-string-get-10B │ oss-standalone-02-io-threads │ ok │",
@@ -497,6 +497,22 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(DEFINITIONS, CORPUS, says=(
             "│ memtier_benchmark-session-caching-string-100k-sessions │ oss-standalone │ ok │",
             "[1/1]")),
+    # README.md, "Pub/sub": a memtier publisher + pubsub-sub-bench as one kvload pubsub
+    "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
+    "--tests-regexp pubsub-10-channels-128B-skewed --override-test-time 2":
+        run(DEFINITIONS, CORPUS, says=(
+            "│ memtier_benchmark-nokeys-pubsub-10-channels-128B-skewed-publishers-170-subscribers"
+            " │ oss-standalone │ ok │", "[1/1]")),
+    "kvperf run --definitions configs/pubsub --override-test-time 2":
+        run(DEFINITIONS, says=(
+            rx(r"│ kvperf-example-sharded-pubsub-4-channels │ oss-standalone │ "
+               r"\$\.tests\[0\]\.pubsub\.lost │ le 0 │ 0 │ pass │"),
+            "spublish 100.0%"),
+            files={"results/*/metrics.json": '"delivered_rps"'}),
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--definitions configs/pubsub --override-test-time 2":
+        run(DEFINITIONS, says=("B redis-7.0.15 vs A valkey-8.0.1",
+                               "1 test(s) × 2 sides × 2 round(s)")),
     "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
     "--definitions configs/definitions --override-test-time 2":
         run(DEFINITIONS, says=("B redis-7.0.15 vs A valkey-8.0.1",

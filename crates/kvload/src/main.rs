@@ -8,6 +8,7 @@ mod dataset;
 mod io;
 mod memtier;
 mod net;
+mod pubsub;
 mod report;
 mod resp;
 mod runner;
@@ -37,6 +38,7 @@ fn main() {
         Some("record") => std::process::exit(trace::record::main(&argv[1..])),
         Some("replay") => std::process::exit(trace::replay::main(&argv[1..])),
         Some("trace-info") => std::process::exit(trace::info::main(&argv[1..])),
+        Some("pubsub") => std::process::exit(pubsub::main(&argv[1..])),
         _ => {}
     }
     let code = match cli::parse(argv) {

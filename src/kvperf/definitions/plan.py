@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvperf.definitions import memtier
+from kvperf.definitions import memtier, pubsub
 from kvperf.definitions.client import MEMTIER, TOOLS, ClientError, ClientPlan, plan_client
 from kvperf.definitions.kpis import Kpi
 from kvperf.definitions.model import Definition, ToolConfig
@@ -90,7 +90,9 @@ def _definition_refusal(definition: Definition) -> str | None:
         more = f" (+{len(fatal) - 1} more)" if len(fatal) > 1 else ""
         return f"{fatal[0]}{more}"
     for tool in definition.tools:
-        if tool not in TOOLS:
+        if tool == pubsub.BCAST:
+            return pubsub.BCAST_REFUSAL
+        if tool not in TOOLS and tool != pubsub.SUBSCRIBER:
             return f"client tool {tool!r} is not supported (kvperf runs {', '.join(TOOLS)})"
     for capability in definition.required_capabilities:
         if capability not in KNOWN_CAPABILITIES:
@@ -195,6 +197,32 @@ def _run(config: ToolConfig, cluster: bool, override: int | None, what: str) -> 
         raise ClientError(f"{what}: {exc}") from None
 
 
+def _pubsub_client(definition: Definition, override: int | None
+                   ) -> tuple[ClientPlan, tuple[str, ...]]:
+    """The memtier publisher and pubsub-sub-bench subscribers as one kvload pubsub run
+    (definitions/pubsub.py), with the mapping's notes; ClientError when unmappable."""
+    try:
+        mapped = pubsub.plan_pubsub(definition.clients, override)
+    except pubsub.PubsubError as exc:
+        raise ClientError(str(exc)) from None
+    subscriber = next(c for c in definition.clients if c.tool == pubsub.SUBSCRIBER)
+    client = ClientPlan(pubsub.PUBSUB, mapped.argv, mapped.test_time, None, mapped.overridden,
+                        None, subscriber.resources)
+    return client, ("publisher (memtier_benchmark) and subscribers (pubsub-sub-bench) run "
+                    "as one kvload pubsub", *mapped.notes)
+
+
+def _clients(definition: Definition, cluster: bool, override: int | None
+             ) -> tuple[tuple[ClientPlan, ...], tuple[str, ...]]:
+    if pubsub.uses_pubsub(definition.tools):
+        if cluster:
+            raise ClientError("pub/sub on a cluster topology is not mapped (kvload pubsub "
+                              "connects to one node)")
+        client, notes = _pubsub_client(definition, override)
+        return (client,), notes
+    return tuple(_run(c, cluster, override, "client") for c in definition.clients), ()
+
+
 def _no_file(_: Path) -> bool:
     return True
 
@@ -220,8 +248,7 @@ def plan_one(definition: Definition, topology_name: str, topologies: dict[str, T
     try:
         preload = None if db.preload_tool is None else _run(
             db.preload_tool, topology.cluster, None, "preload")
-        clients = tuple(_run(c, topology.cluster, override, "client")
-                        for c in definition.clients)
+        clients, mapped = _clients(definition, topology.cluster, override)
     except ClientError as exc:
         return Refusal(definition, topology_name, str(exc))
     asked = Needs()
@@ -236,8 +263,8 @@ def plan_one(definition: Definition, topology_name: str, topologies: dict[str, T
     save, flush = disk_steps(definition, clients)
     return Plan(definition, topology, db.configuration_parameters + topology.server_args,
                 dataset, preload, clients, override,
-                _notes(definition, topology, clients, override, machine, asked) + _disk_notes(
-                    save, flush), save, flush)
+                mapped + _notes(definition, topology, clients, override, machine, asked)
+                + _disk_notes(save, flush), save, flush)
 
 
 def plan_all(definitions: tuple[Definition, ...], topologies: dict[str, Topology],

@@ -31,6 +31,7 @@ class ClientRecord(TypedDict, total=False):
     unsent: int
     latency_ms: dict[str, JsonValue]
     client_cpu_us_per_request: float | None
+    pubsub: dict[str, JsonValue]  # kvload pubsub: published/delivered/s, fan-out, lost …
 
 
 class Checks(TypedDict, total=False):

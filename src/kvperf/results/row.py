@@ -409,7 +409,7 @@ def client_record(m: Measurement | None) -> ClientRecord:
     if m is None:
         return {}
     keep = ("mode", "target_rps", "errors", "late", "unsent", "latency_ms",
-            "client_cpu_us_per_request")
+            "client_cpu_us_per_request", "pubsub")
     return cast(ClientRecord, {k: m.extra[k] for k in keep if k in m.extra})
 
 

@@ -50,10 +50,17 @@ def test_plan_contents() -> None:
 @pytest.mark.parametrize(("changes", "topology", "says"), [
     ({"issues": (Issue("dbconfig.foo", "unknown key"),)}, "oss-standalone",
      "dbconfig.foo: unknown key"),
+    ({"clients": (ToolConfig("sidekiq-bench"),)}, "oss-standalone",
+     "client tool 'sidekiq-bench' is not supported"),
+    ({"clients": (ToolConfig("sidekiq-bench"),)}, "oss-standalone-with-redisearch",
+     "client tool 'sidekiq-bench' is not supported"),  # the tool before the topology
     ({"clients": (ToolConfig("pubsub-sub-bench"),)}, "oss-standalone",
-     "client tool 'pubsub-sub-bench' is not supported"),
-    ({"clients": (ToolConfig("pubsub-sub-bench"),)}, "oss-standalone-with-redisearch",
-     "client tool 'pubsub-sub-bench' is not supported"),  # the tool before the topology
+     "pubsub-sub-bench is mapped beside one memtier_benchmark publisher"),
+    ({"clients": (ToolConfig("memtier_benchmark", '--command "PUBLISH __key__ __data__"'),
+                  ToolConfig("pubsub-sub-bench"))}, "oss-cluster-3-primaries",
+     "pub/sub on a cluster topology is not mapped"),
+    ({"clients": (ToolConfig("bcast-listener"),)}, "oss-standalone",
+     "'bcast-listener' (CLIENT TRACKING BCAST invalidation listeners) is not mapped"),
     ({"dbconfig": DbConfig(dataset="https://example.invalid/dump.rdb")}, "oss-standalone",
      "is a URL: download it first"),
     ({"dbconfig": DbConfig(dataset="dump.rdb")}, "oss-standalone",

@@ -15,8 +15,10 @@ A cluster topology runs as kvperf's cluster trials do (its primaries formed into
 memtier with ``--cluster-mode``, DBSIZE and INFO summed over the nodes, init commands sent
 to every node, accepted when one node runs it). Replicas are fresh servers of the same
 configuration attached with REPLICAOF and in sync before the preload (after it with
-``preload_before_replica``) and before measuring. A cluster with replicas and clients other
-than memtier_benchmark are refused at run time with the reason, before any server starts.
+``preload_before_replica``) and before measuring. A pub/sub definition's publisher and
+subscribers run as one ``kvload pubsub`` (definitions/pubsub.py, driver/pubsub.py). A cluster
+with replicas and a redis-/valkey-benchmark client beside other clients are refused at run
+time with the reason, before any server starts.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
 from kvperf.definitions.client import MEMTIER
 from kvperf.definitions.plan import Plan
+from kvperf.definitions.pubsub import PUBSUB
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.memtier import MemtierDriver
 from kvperf.pipeline.run.definition_work import (
@@ -71,7 +74,7 @@ def unsupported(plan: Plan, tools: Tools | None = None) -> str | None:
         return "the definition has no client to run"
     if topology.replicas and topology.cluster:
         return f"topology {topology.name}: a cluster with replicas is not run by kvperf yet"
-    others = [c for c in plan.clients if c.tool != MEMTIER]
+    others = [c for c in plan.clients if c.tool not in (MEMTIER, PUBSUB)]
     if others and len(plan.clients) > 1:
         return f"client tool {others[0].tool} beside other clients is not run by kvperf yet"
     for client in others:
@@ -86,7 +89,7 @@ def unsupported(plan: Plan, tools: Tools | None = None) -> str | None:
 
 def _benchmark_tools(plans: tuple[Plan, ...]) -> Tools:
     tools: Tools = {}
-    for name in {c.tool for p in plans for c in p.clients if c.tool != MEMTIER}:
+    for name in {c.tool for p in plans for c in p.clients if c.tool not in (MEMTIER, PUBSUB)}:
         try:
             tools[name] = BenchmarkToolRun.find(name)
         except DriverError as exc:
@@ -111,7 +114,8 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
     if found:
         env["benchmark_tools"] = {k: f"{v.version} {v.path}" for k, v in found.items()}
     return DefinitionRun(runnable, refused, driver, binary, context,
-                         options.results_dir / label, available_cpus(), found, options.profile)
+                         options.results_dir / label, available_cpus(), found, options.profile,
+                         kvload=options.kvload)
 
 
 def definition_series(plan: Plan) -> GroupKey:

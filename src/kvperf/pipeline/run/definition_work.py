@@ -21,6 +21,7 @@ from kvperf.core.errors import DriverError
 from kvperf.core.identity import stable_id
 from kvperf.core.jsontypes import JsonObject
 from kvperf.definitions import memtier as memtier_args
+from kvperf.definitions import pubsub as pubsub_args
 from kvperf.definitions.client import MEMTIER, ClientPlan
 from kvperf.definitions.exporter import evaluate
 from kvperf.definitions.kpis import KpiResult, check_all
@@ -30,12 +31,22 @@ from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.kvload import first_error
 from kvperf.driver.memtier import MemtierDriver, measurement
+from kvperf.driver.pubsub import is_pubsub_report, kvload_path, run_pubsub
+from kvperf.driver.pubsub import measurement as pubsub_measurement
 from kvperf.pipeline.run import executed
 from kvperf.pipeline.run.model import Bench, OnBench, ServerHandle
 from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
-from kvperf.results.row import DefinitionTest, Details, Row, RunContext, TrialOutcome, build_row
+from kvperf.results.row import (
+    DefinitionTest,
+    Details,
+    Row,
+    RunContext,
+    TrialOutcome,
+    build_row,
+    client_record,
+)
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import wait_until
 from kvperf.server.replication import attach, wait_in_sync
@@ -62,6 +73,7 @@ class DefinitionRun:
     benchmark_tools: dict[str, BenchmarkToolRun] = field(default_factory=dict)
     profile: ProfileSettings | None = None
     rounds: int = 1
+    kvload: Path | None = None  # kvload for pub/sub definitions (default: on PATH)
 
     @property
     def blocked(self) -> str | None:
@@ -147,8 +159,12 @@ class DefinitionWork(OnBench):
         return None
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
+        details = Details(definition=self.details())
+        measured = outcome.measurement
+        if measured is not None and "pubsub" in measured.extra:  # kvload's own view
+            details["client"] = client_record(measured)
         return build_row(definition_test(self.plan, self.round).series(), self.run.context,
-                         outcome, timestamp, Details(definition=self.details()))
+                         outcome, timestamp, details)
 
     def details(self) -> DefinitionRecord:
         record = self._record()
@@ -199,6 +215,8 @@ class DefinitionWork(OnBench):
     def _tool(self, client: ClientPlan) -> str:
         if client.tool == MEMTIER:
             return f"{self.run.driver.name} {self.run.driver.version}"
+        if client.tool == pubsub_args.PUBSUB:
+            return client.tool
         found = self.run.benchmark_tools.get(client.tool)
         return f"{client.tool} {found.version}" if found else client.tool
 
@@ -262,6 +280,11 @@ class DefinitionWork(OnBench):
 
     def _clients(self, endpoint: Endpoint) -> list[JsonObject]:
         clients = self.plan.clients
+        if clients and clients[0].tool == pubsub_args.PUBSUB:  # alone (plan.py made it so)
+            timeout = (clients[0].test_time or 0) + pubsub_args.DRAIN_S + TOOL_GRACE
+            return [run_pubsub(kvload_path(self.run.kvload), clients[0].argv, endpoint,
+                               self.log_dir / "client-0.json", self.log_dir / "tool-0.log",
+                               self.client_cpus, timeout)]
         if clients and clients[0].tool != MEMTIER:  # alone (unsupported() checked)
             tool = self.run.benchmark_tools[clients[0].tool]
             return [tool.run(clients[0].argv, endpoint, self.log_dir / "tool.log",
@@ -289,7 +312,8 @@ class DefinitionWork(OnBench):
                 if found else "")
 
     def _results(self, documents: list[JsonObject]) -> None:
-        measure = measurement if "ALL STATS" in documents[0] else benchmark_measurement
+        measure = (measurement if "ALL STATS" in documents[0] else pubsub_measurement
+                   if is_pubsub_report(documents[0]) else benchmark_measurement)
         first = measure(documents[0])
         if len(documents) > 1:  # several clients at once: their throughputs add up
             first = replace(first, rps=sum(measure(d).rps for d in documents))
@@ -364,6 +388,8 @@ def _calls(name: str, stats: dict[str, CommandStat]) -> int:
 def _client_mix(client: ClientPlan) -> dict[str, float]:
     if client.tool == MEMTIER:
         return memtier_args.command_mix(memtier_args.parse(list(client.argv)))
+    if client.tool == pubsub_args.PUBSUB:
+        return pubsub_args.mix(client.argv)
     return benchmark_mix(client.argv)
 
 
