@@ -20,6 +20,7 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_differentials, print_profile
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.pipeline.bisect import BisectRequest, BisectResult
 from kvperf.pipeline.module_bisect import run_module_bisect
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides
@@ -84,7 +85,8 @@ def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> Modu
         label=args.label, builds=build_flags(args), store=writer_flags(args),
         interference=(interference_flags(args) if hasattr(args, "retry_disturbed")
                       else InterferenceFlags()),
-        quick=getattr(args, "quick", False))
+        quick=getattr(args, "quick", False),
+        measure=getattr(args, "measure", None) or Measure.TIMING)
 
 
 def bisect_modules(args: argparse.Namespace, cli: Cli, asked: BisectRequest

@@ -45,10 +45,28 @@ def parse_report(text: str, top: int = TOP) -> list[ProfileEntry]:
 
 
 def node_profile(node: int, files: dict[str, str], symbols_text: str,
-                 dsos_text: str) -> ProfileNode:
-    """One node's part of the profile: its files and top symbols and DSOs."""
+                 dsos_text: str, names: dict[str, str] | None = None) -> ProfileNode:
+    """One node's part of the profile: its files and top symbols and DSOs; ``names``
+    renames a DSO (the server's resolved executable → the name it was started as)."""
+    dsos = parse_report(dsos_text)
+    for entry in dsos:
+        entry["name"] = (names or {}).get(entry["name"], entry["name"])
     return {"node": node, "files": files, "top_symbols": parse_report(symbols_text),
-            "top_dsos": parse_report(dsos_text)}
+            "top_dsos": dsos}
+
+
+def dso_shares(nodes: list[ProfileNode]) -> list[ProfileEntry]:
+    """The share of on-CPU samples per shared object over a trial's nodes: each DSO's mean
+    self % (a node without it counts 0), largest first — the row's ``profile.dsos``."""
+    if not nodes:
+        return []
+    totals: dict[str, float] = {}
+    for node in nodes:
+        for entry in node.get("top_dsos", []):
+            totals[entry["name"]] = totals.get(entry["name"], 0.0) + entry["self_pct"]
+    shares = [ProfileEntry(name=name, self_pct=round(total / len(nodes), 2))
+              for name, total in totals.items()]
+    return sorted(shares, key=lambda e: (-e["self_pct"], e["name"]))
 
 
 def folded_has(folded_text: str, function: str) -> bool:

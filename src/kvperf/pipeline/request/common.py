@@ -261,6 +261,14 @@ def default_runs(runs: int | None, measure: Measure, timing_default: int) -> int
     return INSTRUCTION_RUNS if measure != Measure.TIMING else timing_default
 
 
+def refuse_module_measure(measure: Measure) -> None:
+    """Module scenarios measure timing, or timing and memory (pipeline/run/module_memory.py);
+    instruction counts of a module scenario are not built yet: exit 2, saying so."""
+    if measure not in (Measure.TIMING, Measure.MEMORY):
+        raise UsageError(f"--measure {measure} does not apply to module scenarios (they "
+                         "measure timing, or with --measure memory also bytes per unit)")
+
+
 def min_effect(percent: float = DEFAULT_MIN_EFFECT * 100) -> float:
     """--min-effect PCT as a fraction (UsageError outside [0, 100))."""
     if not 0 <= percent < 100:

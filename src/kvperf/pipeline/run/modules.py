@@ -30,12 +30,13 @@ from kvperf.driver.base import Target
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
-from kvperf.pipeline.run import quick
+from kvperf.pipeline.run import module_memory, quick
 from kvperf.pipeline.run.definition_work import file_slug, pinning
 from kvperf.pipeline.run.model import Bench, OnBench
 from kvperf.pipeline.run.prepare import check_module_paths, validate_label
 from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
+from kvperf.results.memory import memory_record
 from kvperf.results.records import ScenarioRecord
 from kvperf.results.row import (
     Details,
@@ -48,6 +49,7 @@ from kvperf.results.row import (
 )
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
+from kvperf.server.memory import MemoryInfo
 from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.store.datasets import csv_header, csv_rows, materialize
 
@@ -68,6 +70,7 @@ class ModuleOptions:
     module_paths: tuple[Path, ...] = ()  # --module-path SO: loaded into every node
     dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
     quick: bool = False  # --quick (pipeline/run/quick.py), as KVPERF_QUICK=1
+    measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
 
 
 @dataclass
@@ -182,7 +185,7 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(options.quick),
            "server_binary": str(binary.path), "server_source": binary.source}
     context = RunContext(label, None, "kvload", driver.version, binary.label, env,
-                         Measure.TIMING)
+                         options.measure)
     datasets = _datasets(options)
     notes = tuple(dict.fromkeys(n for g in config.generation for n in g.notes))
     return ModuleRun(options, kvload, binary, context, options.results_dir / label, datasets,
@@ -239,13 +242,15 @@ class ScenarioWork(OnBench):
         if s.flush_before:
             with self.stage("flush"):
                 _send(endpoints, ("FLUSHALL",))
+        assert self.bench is not None
+        empty = (self.bench.probe.memory(endpoints)
+                 if self.run.options.measure == Measure.MEMORY else None)
         if s.setup_commands:
             with self.stage("setup"):
                 for line in s.setup_commands:
                     _send(endpoints, tuple(shlex.split(line)))
         self.loaded = module_list(endpoints[0]) if self.run.modules else None
         load = self._load()
-        assert self.bench is not None
         self.bench.probe.reset_stats(endpoints)
         before = self.bench.probe.cpu_seconds(pids)
         profile_dir = self.log_dir / f"profile-{file_slug(s.id)}"  # one per scenario
@@ -259,6 +264,26 @@ class ScenarioWork(OnBench):
         self.outcome.profile = profile_result(profiled, f"{self.group.group}/{s.id}",
                                               self.run.out_dir)
         self._server_side(endpoints, pids, before)
+        if empty is not None:
+            self._memory(endpoints, empty)
+
+    def _memory(self, endpoints: tuple[Endpoint, ...], empty: MemoryInfo) -> None:
+        """--measure memory: the growth since before the data went in, per the scenario's
+        unit (pipeline/run/module_memory.py)."""
+        assert self.bench is not None
+        probe = self.bench.probe
+        with self.stage("settle"):
+            module_memory.settle(lambda: probe.memory(endpoints))
+        after = probe.memory(endpoints)
+        if after is None:
+            raise DriverError("--measure memory: INFO memory could not be read")
+        calls = (self.outcome.server or {}).get("calls") or 0
+        unit = module_memory.memory_unit(self.scenario, calls, self.requests,
+                                         after["keys"] - empty["keys"],
+                                         module_memory.filter_capacity(endpoints))
+        record = memory_record(empty, None, after, unit.items)
+        record["unit"] = unit.name
+        self.outcome.memory = record
 
     def _load(self) -> ScenarioLoad:
         s = self.scenario

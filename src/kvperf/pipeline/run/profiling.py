@@ -29,7 +29,7 @@ from kvperf.driver.registry import find_tool
 from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
-from kvperf.results.profile import node_profile
+from kvperf.results.profile import dso_shares, node_profile
 from kvperf.results.records import ProfileNode, ProfileRecord
 from kvperf.server import perf_record
 
@@ -92,6 +92,7 @@ class Profiled:
     data: list[Path] = field(default_factory=list)
     note: str | None = None
     window_opened: bool = True
+    names: dict[str, str] = field(default_factory=dict)  # perf_record.started_as
 
 
 class _Window(threading.Thread):
@@ -137,6 +138,7 @@ def profiling(settings: ProfileSettings | None, pids: list[int],
         return
     note = perf_record.kernel_stacks_note(perf_record.paranoid_level(), perf_record.is_root())
     profiled.note = note
+    profiled.names = perf_record.started_as(pids[0])
     recorders: list[perf_record.PerfRecorder] = []
     window: _Window | None = None
     try:
@@ -203,7 +205,7 @@ def _render(data: Path, title: str, settings: ProfileSettings
 
 
 def _node(node: int, data: Path, title: str, out_dir: Path,
-          settings: ProfileSettings) -> ProfileNode:
+          settings: ProfileSettings, names: dict[str, str]) -> ProfileNode:
     files, wall = _render(data, f"{title} · node {node}", settings)
     symbols = perf_record.perf_report(data, "sym")
     dsos = perf_record.perf_report(data, "dso")
@@ -211,7 +213,7 @@ def _node(node: int, data: Path, title: str, out_dir: Path,
     report.write_text(symbols + "\n" + dsos)
     files["perf report"] = report
     profile = node_profile(node, {k: str(p.relative_to(out_dir)) for k, p in files.items()},
-                           symbols, dsos)
+                           symbols, dsos, names)
     if wall is not None:
         profile["wall_time"] = {"on_cpu_ms": round(wall.on_cpu_us / 1000, 3),
                                 "off_cpu_ms": round(wall.off_cpu_us / 1000, 3),
@@ -227,7 +229,7 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
     if settings is None or not profiled.data:
         return None
     try:
-        nodes = [_node(i, data, title, out_dir, settings)
+        nodes = [_node(i, data, title, out_dir, settings, profiled.names)
                  for i, data in enumerate(profiled.data)]
     except CommandError as exc:
         raise ServerError(f"profile of {title}: {exc}") from None
@@ -240,4 +242,5 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
     return {"profiler": "perf", "event": event, "mode": str(settings.mode),
             "frequency": settings.frequency, "call_graph": settings.call_graph,
             "window": {"delay": settings.delay, "duration": settings.duration},
-            "kernel_stacks": profiled.note is None, "note": note, "nodes": nodes}
+            "kernel_stacks": profiled.note is None, "note": note, "nodes": nodes,
+            "dsos": dso_shares(nodes)}
