@@ -7,8 +7,10 @@ input is exit 2 before any server starts."""
 
 from __future__ import annotations
 
+import csv
 import json
 import socket
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -73,6 +75,47 @@ def test_bloom_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
     assert _calls(rows["bf-exists"], "bf.exists") > 100
     assert rows["bf-reserve"]["checks"]["dbsize"] == 5000  # one filter per dataset row
     assert rows["bf-add"]["scenario"]["loaded_modules"] == [{"name": "bf", "version": "1"}]
+
+
+def _mean_doc_bytes(results: Path) -> float:
+    """The mean length of the generated dataset's JSON documents (the text JSON.SET sent)."""
+    (path,) = (results / "datasets").glob("json-docs-*.csv")
+    with path.open(newline="") as handle:
+        docs = [row["doc"] for row in csv.DictReader(handle)]
+    return sum(map(len, docs)) / len(docs)
+
+
+def test_module_memory_per_json_document_and_per_bloom_filter_capacity(tmp_path: Path
+                                                                      ) -> None:
+    """--measure memory: JSON.SET of 5,000 generated documents costs a few times each
+    document's text (valkey-json keeps a parsed tree) per document; a bloom filter of 1%
+    error costs 9.6 bits per capacity unit plus its overhead, whether reserved in setup
+    (bf-add; INFO memory read before the setup's BF.RESERVE) or by the scenario itself
+    (5,000 × BF.RESERVE … 1000)."""
+    server = require_binary("valkey-server")
+    done = run_kvperf("run", "--module-config", _short(JSON_CONFIG, tmp_path), "--module-path",
+                      json_so(), "--scenarios", "json-set", "--measure", "memory",
+                      "--server-bin", server, "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "B/document (5,000)" in done.stdout, done.stdout
+    (row,) = read_metrics(tmp_path / "results")
+    memory, doc = row["memory"], _mean_doc_bytes(tmp_path / "results")
+    assert memory["unit"] == "document" and memory["items"] == 5000 and row["rps"] > 0
+    assert doc < memory["bytes_per_key"] < 8 * doc, (memory, doc)
+    done = run_kvperf("run", "--module-config", _short(BLOOM_CONFIG, tmp_path),
+                      "--module-path", bloom_so(), "--scenarios", "bf-add", "bf-reserve",
+                      "--measure", "memory", "--server-bin", server, "--no-db",
+                      "--results-dir", "bloom", cwd=tmp_path, env={"KVPERF_QUICK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "B/filter capacity (100,000)" in done.stdout, done.stdout
+    rows = _rows(tmp_path / "bloom")
+    # 20,000 distinct items never fill 100,000: the filter did not scale out
+    assert rows["bf-add"]["memory"]["items"] == 100_000
+    assert rows["bf-reserve"]["memory"]["items"] == 5000 * 1000
+    for name in ("bf-add", "bf-reserve"):
+        memory = rows[name]["memory"]
+        assert memory["unit"] == "filter capacity", memory
+        assert 1 < memory["bytes_per_key"] < 4, (name, memory)
 
 
 def _free_port() -> int:
@@ -259,6 +302,15 @@ def test_a_profiled_module_compare_shows_the_modules_function(tmp_path: Path) ->
                       cwd=tmp_path, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     results = tmp_path / "results" / "prof"
+    # the per-DSO table: BF.ADD's time partly in the module's .so (B's spin loop: mostly)
+    assert "on-cpu share per shared object" in done.stdout and "libvalkey_bloom.so" in \
+        done.stdout, done.stdout
+    for side in ("A", "B"):
+        (row,) = json.loads((results / side / "metrics.json").read_text())
+        shares = {e["name"]: e["self_pct"] for e in row["profile"]["dsos"]}
+        assert shares.get("libvalkey_bloom.so", 0) > 0, (side, shares)
+        assert "valkey-server" in shares, shares  # named as started, not valkey-check-rdb
+    assert "libvalkey_bloom.so" in (results / "profile.md").read_text()
     folded = [p for p in (results / "B").rglob("*folded*") if p.is_file()]
     assert folded and any("kvperf_fixture_spin" in p.read_text(errors="replace")
                           for p in folded), folded
@@ -286,3 +338,51 @@ def test_bisect_over_module_commits_names_the_slow_one(tmp_path: Path) -> None:
     assert slow[:12] in done.stdout, done.stdout
     log = json.loads((tmp_path / "results" / "bis" / "bisect.json").read_text())
     assert log["series"].startswith("bf-add") and log["metric"] == "server.usec_per_call"
+
+
+def _track(tmp_path: Path, db: str, *args: str | Path) -> Any:
+    done = run_kvperf("track", *args, "--db", db, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def test_track_module_commits_on_a_fixed_server(tmp_path: Path) -> None:
+    """``track determine --module-repo``: the module's last 2 commits of main enqueued with
+    a module-test config; each claimed job (kind module) run as a runner does — ``run
+    --commits SHA --module-repo REPO`` on one server, 1 quick round, rows to the database —
+    and marked; a config of the wrong kind is exit 2."""
+    bloom_so()
+    repo, server = bloom_repo(), require_binary("valkey-server")
+    config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
+    db = f"sqlite:///{tmp_path / 'track.db'}"
+    wrong = run_kvperf("track", "determine", "--repo", repo, "--config", config, "--db", db,
+                       cwd=tmp_path)
+    assert wrong.returncode == 2 and "tracked with --module-repo" in wrong.stderr
+    determined = _track(tmp_path, db, "determine", "--module-repo", repo, "--branch", "main",
+                        "--max-commits", "2", "--config", config)
+    shas = subprocess.run(["git", "-C", str(repo), "rev-parse", "bisect-bad", "slow"],
+                          check=True, capture_output=True, text=True).stdout.split()
+    assert sorted(determined["enqueued"]) == sorted(shas)
+    for _ in shas:
+        job = _track(tmp_path, db, "claim", "--runner", "t")
+        assert job["kind"] == "module" and job["repo"] == str(repo.resolve())
+        (tmp_path / "claimed.json").write_text(job["config_content"])
+        done = run_kvperf("run", "--commits", job["sha"], "--module-repo", job["repo"],
+                          "--module-config", "claimed.json", "--server-bin", server,
+                          "--label", job["sha"], "--db", db, "--build-cache",
+                          Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                          cwd=tmp_path, timeout=900, env={"KVPERF_QUICK": "1"})
+        assert done.returncode == 0, done.stdout + done.stderr
+        _track(tmp_path, db, "mark", "--id", str(job["id"]), "--attempt",
+               str(job["attempt"]), "complete")
+    assert _track(tmp_path, db, "claim", "--runner", "t") is None
+    jobs = _track(tmp_path, db, "query", "--json")
+    assert sorted(j["sha"] for j in jobs) == sorted(shas)
+    assert {j["state"] for j in jobs} == {"complete"}
+    with sqlite3.connect(tmp_path / "track.db") as conn:
+        stored = conn.execute("SELECT commit_sha, count(*) FROM trials GROUP BY commit_sha"
+                              ).fetchall()
+    assert sorted(stored) == sorted((sha, 2) for sha in shas)  # bf-add, bf-exists each
+    for sha in shas:
+        rows = json.loads((tmp_path / "results" / sha / sha / "metrics.json").read_text())
+        assert all(r["commit"] == sha and r["env"]["server_binary"] == server for r in rows)

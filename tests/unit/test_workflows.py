@@ -98,6 +98,10 @@ def test_continuous_runs_the_fleet_loop_in_order() -> None:
     assert positions == sorted(positions), order
     loop = next(s for s in scripts(wf) if "track claim" in s)
     assert "complete" in loop and "failed" in loop and '"null"' in loop
+    # a module job (track determine --module-repo) runs its module's commit on one server
+    (module,) = [c for c in invocations(loop) if "--module-repo" in c]
+    assert module[0] == "run" and "--server-bin" in module and "--module-config" in module
+    assert "jq -r .kind" in loop
 
 
 def test_pr_compare_runs_on_the_label_and_posts_the_report() -> None:
