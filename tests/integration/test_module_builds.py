@@ -97,17 +97,18 @@ def test_module_memory_per_json_document_and_per_bloom_filter_capacity(tmp_path:
                       json_so(), "--scenarios", "json-set", "--measure", "memory",
                       "--server-bin", server, "--no-db", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "B/document (5,000)" in done.stdout, done.stdout
+    assert "B/document (5,000; MEMORY USAGE" in done.stdout, done.stdout
     (row,) = read_metrics(tmp_path / "results")
     memory, doc = row["memory"], _mean_doc_bytes(tmp_path / "results")
     assert memory["unit"] == "document" and memory["items"] == 5000 and row["rps"] > 0
     assert doc < memory["bytes_per_key"] < 8 * doc, (memory, doc)
+    assert doc < memory["sample_bytes_per_key"] < 8 * doc, (memory, doc)
     done = run_kvperf("run", "--module-config", _short(BLOOM_CONFIG, tmp_path),
                       "--module-path", bloom_so(), "--scenarios", "bf-add", "bf-reserve",
                       "--measure", "memory", "--server-bin", server, "--no-db",
                       "--results-dir", "bloom", cwd=tmp_path, env={"KVPERF_QUICK": "1"})
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "B/filter capacity (100,000)" in done.stdout, done.stdout
+    assert "B/filter capacity (100,000; MEMORY USAGE" in done.stdout, done.stdout
     rows = _rows(tmp_path / "bloom")
     # 20,000 distinct items never fill 100,000: the filter did not scale out
     assert rows["bf-add"]["memory"]["items"] == 100_000
@@ -116,6 +117,8 @@ def test_module_memory_per_json_document_and_per_bloom_filter_capacity(tmp_path:
         memory = rows[name]["memory"]
         assert memory["unit"] == "filter capacity", memory
         assert 1 < memory["bytes_per_key"] < 4, (name, memory)
+        # the keys' own MEMORY USAGE: 9.6 bits per unit at 1% (+ a filter's ~80 B overhead)
+        assert 1.15 < memory["sample_bytes_per_key"] < 1.8, (name, memory)
 
 
 def _free_port() -> int:

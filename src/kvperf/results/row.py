@@ -36,8 +36,9 @@ Format versions (``kvperf_format``):
       bytes_per_key = (used_memory − used_memory_empty) / items, rss_bytes_per_key, and a
       MEMORY USAGE sample (sample_bytes_per_key, sample_keys); null when the server could not
       be read (or in client mode). A module scenario's memory (``run --module-config …
-      --measure memory``) adds ``unit`` (``filter capacity``, ``document`` or ``key``): what
-      ``items`` counts, bytes_per_key being bytes per that unit (absent: key). Also
+      --measure memory``) adds ``unit`` (``filter capacity``, ``document``, ``call`` or
+      ``key``): what ``items`` counts, bytes_per_key being bytes per that unit (absent: key).
+      Also
       ``side_label`` on interleaved rows: the side as readers see it (``valkey 8.0.1``, a
       ref). Readers of versions 1–5 treat both as absent.
       Also: ``scenario`` on rows of a module scenario (``kvperf run --module-config``):

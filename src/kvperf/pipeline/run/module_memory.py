@@ -10,10 +10,14 @@ run and used_memory stopped moving. The growth is divided by the scenario's *uni
   CAPACITY`` reads it after the load (a scaling filter's added sub-filters included);
 - **document** — an ingestion from a dataset: the rows it sent (one JSON document, one
   hash… per row);
+- **call** — a write that added no key (JSON.ARRAPPEND grows documents in place): its calls;
 - **key** — anything else: the keys the scenario added (none for a read: no figure).
 
 The unit's name and count go in the row's ``memory`` (``unit``, ``items``; its
-``bytes_per_key`` is then bytes per that unit).
+``bytes_per_key`` is then bytes per that unit). INFO's growth includes what the server
+allocated beside the data and kept (a first module call's state, Valkey 8's shared query
+buffer: tens of KB), which weighs on a scenario of few large keys; MEMORY USAGE of the keys
+the scenario made (``sample_bytes_per_key``, per unit) counts the data alone.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ RESERVE = "BF.RESERVE"
 SETTLE_SECONDS = 3.0  # at most, for used_memory to stop moving after the load (rehashing)
 CAPACITY = "filter capacity"
 DOCUMENT = "document"
+CALL = "call"
 KEY = "key"
 
 
@@ -65,6 +70,8 @@ def memory_unit(scenario: Scenario, calls: int, rows_sent: int | None, keys_adde
     if (scenario.type == ScenarioType.INGESTION and scenario.dataset is not None
             and rows_sent is not None):
         return MemoryUnit(DOCUMENT, rows_sent)
+    if scenario.type == ScenarioType.WRITE and keys_added <= 0:
+        return MemoryUnit(CALL, calls)
     return MemoryUnit(KEY, max(keys_added, 0))
 
 

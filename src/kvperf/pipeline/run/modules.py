@@ -281,7 +281,9 @@ class ScenarioWork(OnBench):
         unit = module_memory.memory_unit(self.scenario, calls, self.requests,
                                          after["keys"] - empty["keys"],
                                          module_memory.filter_capacity(endpoints))
-        record = memory_record(empty, None, after, unit.items)
+        added = after["keys"] > empty["keys"]  # MEMORY USAGE of the keys it made, per unit
+        record = memory_record(empty, None, after, unit.items,
+                               probe.memory_sample(endpoints) if added else [])
         record["unit"] = unit.name
         self.outcome.memory = record
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kvperf.config.scenarios import Scenario, ScenarioType
 from kvperf.pipeline.run.module_memory import (
+    CALL,
     CAPACITY,
     DOCUMENT,
     KEY,
@@ -47,3 +48,10 @@ def test_an_ingestion_counts_documents_anything_else_keys() -> None:
                     dataset="docs.csv")
     assert memory_unit(read, 100, None, 0, _unread) == MemoryUnit(KEY, 0)
     assert memory_unit(read, 100, None, -3, _unread) == MemoryUnit(KEY, 0)
+
+
+def test_a_write_that_adds_no_key_counts_its_calls() -> None:
+    grow = Scenario("append", ScenarioType.WRITE, "JSON.ARRAPPEND doc:__field:id__ $.a 1",
+                    dataset="docs.csv")
+    assert memory_unit(grow, 700, None, 0, _unread) == MemoryUnit(CALL, 700)
+    assert memory_unit(grow, 700, None, 5, _unread) == MemoryUnit(KEY, 5)
