@@ -38,9 +38,8 @@ Format versions (``kvperf_format``):
       be read (or in client mode). A module scenario's memory (``run --module-config …
       --measure memory``) adds ``unit`` (``filter capacity``, ``document``, ``call`` or
       ``key``): what ``items`` counts, bytes_per_key being bytes per that unit (absent: key).
-      Also
-      ``side_label`` on interleaved rows: the side as readers see it (``valkey 8.0.1``, a
-      ref). Readers of versions 1–5 treat both as absent.
+      Also ``side_label`` on interleaved rows: the side as readers see it (``valkey 8.0.1``,
+      a ref). Readers of versions 1–5 treat both as absent.
       Also: ``scenario`` on rows of a module scenario (``kvperf run --module-config``):
       group, id, type, command, dataset and its rows, setup commands, flush, module; such rows
       put the scenario id in ``command`` and ``group``/``scenario`` (plus the config set's
