@@ -23,7 +23,7 @@ import pytest
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
-from tests.fixtures.modules_vendor import bloom_repo, bloom_so, json_so
+from tests.fixtures.modules_vendor import bloom_repo, bloom_so, json_build, json_repo, json_so
 from tests.helpers import read_metrics, require_binary, run_kvperf
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800),
@@ -391,3 +391,34 @@ def test_track_module_commits_on_a_fixed_server(tmp_path: Path) -> None:
     for sha in shas:
         rows = json.loads((tmp_path / "results" / sha / sha / "metrics.json").read_text())
         assert all(r["commit"] == sha and r["env"]["server_binary"] == server for r in rows)
+
+
+def test_valkey_json_built_through_module_repo_on_the_servers_tree(tmp_path: Path,
+                                                                  valkey_repo: Path) -> None:
+    """The CMake case end to end: valkey-json at ``base`` built by kvperf's module builder
+    with ``--module-build`` whose ``{server_src}`` is the fixed server's source tree
+    (``--repo R --server-ref base``: Valkey 8.1.1's valkeymodule.h), cached by commit — a
+    second run builds nothing — and its JSON.SET scenario run on that server."""
+    config = _short(JSON_CONFIG, tmp_path)
+    cache = Path.home() / ".cache" / "kvperf-tests" / "build-cache"
+    runs = []
+    for label in ("first", "second"):
+        done = run_kvperf("run", "--commits", "base", "--module-repo", json_repo(),
+                          "--module-build", json_build(), "--module-config", config,
+                          "--scenarios", "json-set", "--repo", valkey_repo, "--server-ref",
+                          "base", "--build-cache", cache, "--no-db", "--label", label,
+                          cwd=tmp_path, timeout=1500, env={"KVPERF_QUICK": "1"})
+        assert done.returncode == 0, done.stdout + done.stderr
+        (row,) = json.loads((tmp_path / "results" / label / "base" / "metrics.json"
+                             ).read_text())
+        runs.append(row)
+    first, second = runs
+    for row in runs:
+        assert row["status"] == "ok" and _calls(row, "json.set") == 5000
+        assert "8.1.1" in row["server_version"]
+        assert row["scenario"]["loaded_modules"] == [{"name": "json", "version": "999999"}]
+        module = row["env"]["module"]
+        assert module["recipe"] == "given" and "{server_src}" in module["build"]
+        assert module["artifact"].endswith("libjson.so")
+    assert second["env"]["module"]["cached"] is True
+    assert first["commit"] == second["commit"]
