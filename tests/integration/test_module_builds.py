@@ -325,6 +325,39 @@ def test_a_profiled_module_compare_shows_the_modules_function(tmp_path: Path) ->
     assert any("kvperf_fixture_spin" in p.read_text(errors="replace") for p in differential)
 
 
+def test_module_instruction_counts_flag_bf_add_not_bf_exists(tmp_path: Path) -> None:
+    """``compare base slow --module-repo … --measure instructions``: both builds' servers
+    under callgrind (the group's shared server too), 2,000 requests per scenario; BF.ADD's
+    instructions per request grow by the spin loop (20,000 iterations), BF.EXISTS's stay
+    within 2%, and the differential instruction flamegraph of bf-add holds the spin."""
+    bloom_so()
+    data = json.loads(_short(BLOOM_CONFIG, tmp_path, groups=("1",)).read_text())
+    for scenario in data["test_groups"][0]["scenarios"]:
+        del scenario["duration"], scenario["warmup"]
+        scenario["requests"] = 2000
+    config = tmp_path / "counted.json"
+    config.write_text(json.dumps(data))
+    done = run_kvperf("compare", "base", "slow", "--module-repo", bloom_repo(),
+                      "--module-config", config, "--measure", "instructions", "--runs", "1",
+                      "--no-db", "--label", "ir", "--server-bin",
+                      require_binary("valkey-server"),
+                      "--build-cache", Path.home() / ".cache" / "kvperf-tests" / "build-cache",
+                      cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "instructions: B slow vs A base" in done.stdout, done.stdout
+    results = tmp_path / "results" / "ir"
+    per = {}
+    for side in ("A", "B"):
+        for row in json.loads((results / side / "metrics.json").read_text()):
+            assert row["measure"] == "instructions" and row["instructions"]["requests"] == 2000
+            per[side, row["command"]] = row["instructions"]["total_per_request"]
+    assert per["B", "bf-add"] - per["A", "bf-add"] > 40_000, per
+    assert abs(per["B", "bf-exists"] / per["A", "bf-exists"] - 1) < 0.02, per
+    spins = sorted(p.read_text(errors="replace").count("kvperf_fixture_spin")
+                   for p in (results / "flamediff").glob("*.svg"))
+    assert len(spins) == 2 and spins[0] == 0 < spins[1], spins  # bf-add's only
+
+
 def test_bisect_over_module_commits_names_the_slow_one(tmp_path: Path) -> None:
     """base..bisect-bad holds neutral, slow and another neutral commit: bisect on BF.ADD's
     server time per call names slow."""

@@ -28,13 +28,21 @@ def _memory(row: Row) -> str:
     return f"{per:,.1f} B/{memory.get('unit', 'key')} ({memory.get('items', 0):,}{usage})"
 
 
+def _instructions(row: Row) -> str:
+    """--measure instructions: the server's instructions per request (callgrind)."""
+    per = (row.get("instructions") or {}).get("total_per_request")
+    return "-" if per is None else f"{per:,.0f}"
+
+
 def results_table(rows: list[Row], title: str) -> Table:
     """Group, scenario, config set, status, ops/s, latency, rows sent, keys afterwards, and
-    with --measure memory the bytes per unit."""
+    with --measure memory the bytes per unit, with --measure instructions per request."""
     table = Table(title=title)
     memory = any(row.get("memory") for row in rows)
+    counted = any(row.get("instructions") for row in rows)
     columns = ["group", "scenario", "type", "config set", "status", "ops/s", "p50 ms",
-               "p99 ms", "dataset rows", "keys"] + (["memory"] if memory else [])
+               "p99 ms", "dataset rows", "keys"] + (["memory"] if memory else []) + (
+               ["instructions/request"] if counted else [])
     for name in columns:
         table.add_column(name, justify="left" if name in (
             "group", "scenario", "type", "config set", "status") else "right")
@@ -51,7 +59,8 @@ def results_table(rows: list[Row], title: str) -> Table:
                  _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
                  str(details.get("dataset_rows") or "-"),
                  str(row["checks"].get("dbsize", "-"))]
-        table.add_row(*cells, *([_memory(row)] if memory else []))
+        table.add_row(*cells, *([_memory(row)] if memory else []),
+                      *([_instructions(row)] if counted else []))
     return table
 
 

@@ -32,6 +32,13 @@ from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
 from kvperf.pipeline.run import module_memory, quick
 from kvperf.pipeline.run.definition_work import file_slug, pinning
+from kvperf.pipeline.run.instructions import (
+    Counted,
+    counted_result,
+    counted_scenario,
+    counting,
+    server_wrapping,
+)
 from kvperf.pipeline.run.model import Bench, OnBench
 from kvperf.pipeline.run.prepare import check_module_paths, validate_label
 from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
@@ -47,6 +54,7 @@ from kvperf.results.row import (
     TrialOutcome,
     build_row,
 )
+from kvperf.server import callgrind
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.memory import MemoryInfo
@@ -156,8 +164,10 @@ def _modules(options: ModuleOptions) -> tuple[ModuleSpec, ...]:
 def prepare_modules(options: ModuleOptions) -> ModuleRun:
     """Server, kvload, datasets, pinning: every check before any server starts."""
     config = options.config
+    counted = options.measure == Measure.INSTRUCTIONS
     options = replace(options, selected=tuple(
-        (group, tuple(quick.shrink_scenario(s, options.quick) for s in scenarios))
+        (group, tuple(_measured(quick.shrink_scenario(s, options.quick), counted)
+                      for s in scenarios))
         for group, scenarios in options.selected))
     if config.cluster_mode:
         raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
@@ -166,7 +176,14 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     for index in range(config.passes):  # perf installed and allowed (exit 2)
         for _, scenarios in options.selected:
             for scenario in scenarios:
-                check_settings(config.profile(index, scenario), client_mode=False)
+                settings = config.profile(index, scenario)
+                check_settings(settings, client_mode=False)
+                if counted and settings is not None:
+                    raise UsageError("--measure instructions runs the server under callgrind: "
+                                     "drop the config's enabled profiling_sets")
+    missing = callgrind.missing_tools() if counted else None
+    if missing:
+        raise UsageError(f"--measure instructions: {missing}")
     kvload = find_tool("kvload", None, None)
     if kvload is None:
         raise UsageError("module scenarios need kvload (install kvperf with its kvload binary)")
@@ -190,6 +207,11 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     notes = tuple(dict.fromkeys(n for g in config.generation for n in g.notes))
     return ModuleRun(options, kvload, binary, context, options.results_dir / label, datasets,
                      modules, server, client, notes + ((note,) if note else ()))
+
+
+def _measured(s: Scenario, counted: bool) -> Scenario:
+    """Under --measure instructions a fixed request count (instructions.counted_scenario)."""
+    return counted_scenario(s) if counted else s
 
 
 def _quick_env(forced: bool) -> dict[str, bool]:
@@ -234,7 +256,9 @@ class ScenarioWork(OnBench):
                             self.config_set, self.run.modules)
         tls = bench.tls_files() if config.tls_mode else None
         client = ",".join(map(str, self.run.client_cpus or ())) or None
-        with bench.servers(self.run.binary, setup, tls, client) as server:
+        self.log_dir.mkdir(parents=True, exist_ok=True)  # callgrind's files of the server
+        wrapping = server_wrapping(self.run.options.measure, self.log_dir)
+        with bench.servers(self.run.binary, setup, tls, client, **wrapping) as server:
             self._stages(tuple(server.endpoints), server.pids)
 
     def _stages(self, endpoints: tuple[Endpoint, ...], pids: list[int]) -> None:
@@ -256,16 +280,31 @@ class ScenarioWork(OnBench):
         profile_dir = self.log_dir / f"profile-{file_slug(s.id)}"  # one per scenario
         if self.profile is not None:
             profile_dir.mkdir(parents=True, exist_ok=True)
-        with (profiling(self.profile, pids, profile_dir) as profiled,
+        measure = self.run.options.measure
+        with (counting(measure, pids, self.log_dir) as counted,
+              profiling(self.profile, pids, profile_dir) as profiled,
               self.stage("measure")):
             target = Target(endpoints, False, endpoints[0].tls_ca)
             self.outcome.measurement = run_scenario(self.run.kvload, load, target,
                                                     self.log_dir / f"{s.id}.log")
         self.outcome.profile = profile_result(profiled, f"{self.group.group}/{s.id}",
                                               self.run.out_dir)
+        self._instructions(counted)
         self._server_side(endpoints, pids, before)
         if empty is not None:
             self._memory(endpoints, empty)
+
+    def _instructions(self, counted: Counted) -> None:
+        """--measure instructions: the scenario's callgrind files moved to its own folder
+        (the group's server dumps each scenario's under one name), then counted."""
+        if not counted.files:
+            return
+        own = self.log_dir / f"callgrind-{file_slug(self.scenario.id)}"
+        own.mkdir(parents=True, exist_ok=True)
+        counted.files = [path.replace(own / path.name) for path in counted.files]
+        self.outcome.instructions = counted_result(
+            counted, self.scenario.first_word, f"{self.group.group}/{self.scenario.id}",
+            self.outcome, self.run.out_dir)
 
     def _memory(self, endpoints: tuple[Endpoint, ...], empty: MemoryInfo) -> None:
         """--measure memory: the growth since before the data went in, per the scenario's

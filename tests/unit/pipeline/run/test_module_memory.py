@@ -55,3 +55,27 @@ def test_a_write_that_adds_no_key_counts_its_calls() -> None:
                     dataset="docs.csv")
     assert memory_unit(grow, 700, None, 0, _unread) == MemoryUnit(CALL, 700)
     assert memory_unit(grow, 700, None, 5, _unread) == MemoryUnit(KEY, 5)
+
+
+def test_instruction_counting_fixes_a_timed_scenarios_request_count() -> None:
+    from kvperf.pipeline.run.instructions import INSTRUCTION_REQUESTS, counted_scenario
+    timed = Scenario("add", ScenarioType.WRITE, "BF.ADD k x", duration=2, warmup=1)
+    assert counted_scenario(timed) == Scenario("add", ScenarioType.WRITE, "BF.ADD k x",
+                                               requests=INSTRUCTION_REQUESTS)
+    given = Scenario("add", ScenarioType.WRITE, "BF.ADD k x", duration=2, requests=300)
+    assert counted_scenario(given).requests == 300 and counted_scenario(given).duration is None
+    rows = Scenario("set", ScenarioType.INGESTION, "SET k v", dataset="d.csv", warmup=1)
+    assert counted_scenario(rows) == Scenario("set", ScenarioType.INGESTION, "SET k v",
+                                              dataset="d.csv")
+
+
+def test_module_scenarios_refuse_hardware_instruction_counts() -> None:
+    import pytest
+
+    from kvperf.core.errors import UsageError
+    from kvperf.core.kinds import Measure
+    from kvperf.pipeline.request.common import refuse_module_measure
+    for measure in (Measure.TIMING, Measure.MEMORY, Measure.INSTRUCTIONS):
+        refuse_module_measure(measure)
+    with pytest.raises(UsageError, match="perf-instructions does not apply to module"):
+        refuse_module_measure(Measure.PERF_INSTRUCTIONS)
