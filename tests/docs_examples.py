@@ -476,6 +476,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "the vendored valkey-bloom as a git repository (tests/fixtures/modules_vendor.py) "
         "built at base and slow, group 1 with 1 s scenarios: BF.ADD a regression, BF.EXISTS "
         "not, env.module and the server recorded in every row"),
+    "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
+    "bloom-counted.json --measure instructions --runs 1": elsewhere(
+        "tests/integration/test_module_builds.py::"
+        "test_module_instruction_counts_flag_bf_add_not_bf_exists",
+        "group 1 of bloom.json as 2,000 requests per scenario under callgrind, both commits: "
+        "BF.ADD's instructions per request +40,000 or more, BF.EXISTS's within 2%, the spin "
+        "in bf-add's differential instruction flamegraph only"),
     "kvperf run --commits base neutral slow --module-repo ../valkey-bloom --module-config "
     "configs/modules/bloom.json --groups 1": elsewhere(
         "tests/integration/test_module_builds.py::test_run_commits_of_a_module",
