@@ -422,10 +422,9 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
             lacks="group 2"),
     "kvperf run --module-config configs/modules/json.json --module-path libjson.so "
     "--measure memory": elsewhere(
-        "tests/integration/test_module_builds.py::"
-        "test_module_memory_per_json_document_and_per_bloom_filter_capacity",
-        "the same on the vendored valkey-json (json-set): bytes per document in the table "
-        "and the row's memory (unit document, 5,000 items)"),
+        "tests/integration/test_module_builds.py::test_json_scenarios_run_on_the_real_module",
+        "the same on the vendored valkey-json: bytes per document in the table and the "
+        "row's memory (unit document, 5,000 items)"),
     "kvperf run --module-config fts.json --module search --module-path "
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
         not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
@@ -449,18 +448,16 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "JSON.SET documents counted by the server"),
     "kvperf run --module-config configs/modules/json.json --module-path libjson.so "
     "--server-bin /usr/bin/valkey-server --measure memory": elsewhere(
-        "tests/integration/test_module_builds.py::"
-        "test_module_memory_per_json_document_and_per_bloom_filter_capacity",
-        "json-set of the same config on the vendored valkey-json with --measure memory: 5,000 "
-        "documents, bytes per document (INFO and MEMORY USAGE) between 1 and 8 times the "
-        "dataset's mean document text"),
+        "tests/integration/test_module_builds.py::test_json_scenarios_run_on_the_real_module",
+        "the same config (1 s scenarios) on the vendored valkey-json with --measure memory: "
+        "5,000 documents, bytes per document (INFO and MEMORY USAGE) between 1 and 8 times "
+        "the dataset's mean document text; JSON.ARRAPPEND's bytes per call"),
     "kvperf run --module-config configs/modules/bloom.json --module-path libvalkey_bloom.so "
     "--server-bin /usr/bin/valkey-server --measure memory": elsewhere(
-        "tests/integration/test_module_builds.py::"
-        "test_module_memory_per_json_document_and_per_bloom_filter_capacity",
-        "bf-add and bf-reserve of the same config on the vendored valkey-bloom with --measure "
-        "memory (quick): 100,000 and 5,000,000 capacity units, 1-4 bytes per unit by INFO, "
-        "1.15-1.8 by MEMORY USAGE"),
+        "tests/integration/test_module_builds.py::test_bloom_scenarios_run_on_the_real_module",
+        "the same config (1 s scenarios) on the vendored valkey-bloom with --measure memory: "
+        "100,000 and 5,000,000 capacity units, 1-4 bytes per unit by INFO, 1.15-1.8 by "
+        "MEMORY USAGE"),
     "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
     "bloom-profiled.json --scenarios bf-add --runs 1": elsewhere(
         "tests/integration/test_module_builds.py::"

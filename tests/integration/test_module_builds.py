@@ -59,24 +59,40 @@ def _rows(results: Path) -> dict[str, dict[str, Any]]:
 
 
 def _scenarios(tmp_path: Path, config: Path, name: str, module: Path
-               ) -> dict[str, dict[str, Any]]:
-    """The config (1 s scenarios) run with the module loaded; every row ok."""
+               ) -> tuple[dict[str, dict[str, Any]], str]:
+    """The config (1 s scenarios) run with the module loaded and --measure memory (the
+    scenarios stay timed); every row ok. The rows by scenario, and the output."""
     done = run_kvperf("run", "--module-config", _short(config, tmp_path), "--module", name,
                       "--module-path", module, "--server-bin", require_binary("valkey-server"),
-                      "--no-db", cwd=tmp_path)
+                      "--measure", "memory", "--no-db", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _rows(tmp_path / "results")
     assert all(r["status"] == "ok" and r["rps"] > 0 for r in rows.values())
-    return rows
+    return rows, done.stdout
 
 
 def test_bloom_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
-    rows = _scenarios(tmp_path, BLOOM_CONFIG, "bloom", bloom_so())
+    """The bloom set, timed, with its memory: bytes per filter capacity unit — a filter of
+    1% error costs 9.6 bits per unit plus its overhead, whether reserved in the scenario's
+    setup (bf-add; INFO memory read before the setup's BF.RESERVE) or by the scenario
+    itself (5,000 × BF.RESERVE … 1000)."""
+    rows, out = _scenarios(tmp_path, BLOOM_CONFIG, "bloom", bloom_so())
     assert list(rows) == ["bf-add", "bf-exists", "bf-reserve"]
     assert _calls(rows["bf-add"], "bf.add") > 100
     assert _calls(rows["bf-exists"], "bf.exists") > 100
     assert rows["bf-reserve"]["checks"]["dbsize"] == 5000  # one filter per dataset row
     assert rows["bf-add"]["scenario"]["loaded_modules"] == [{"name": "bf", "version": "1"}]
+    assert "B/filter capacity (100,000; MEMORY USAGE" in out, out
+    # 20,000 distinct items never fill 100,000: the filter did not scale out
+    assert rows["bf-add"]["memory"]["items"] == 100_000
+    assert rows["bf-reserve"]["memory"]["items"] == 5000 * 1000
+    assert rows["bf-exists"]["memory"]["bytes_per_key"] is None  # a read adds nothing
+    for name in ("bf-add", "bf-reserve"):
+        memory = rows[name]["memory"]
+        assert memory["unit"] == "filter capacity", memory
+        assert 1 < memory["bytes_per_key"] < 4, (name, memory)
+        # the keys' own MEMORY USAGE: 9.6 bits per unit at 1% (+ a filter's ~80 B overhead)
+        assert 1.15 < memory["sample_bytes_per_key"] < 1.8, (name, memory)
 
 
 def _mean_doc_bytes(results: Path) -> float:
@@ -85,42 +101,6 @@ def _mean_doc_bytes(results: Path) -> float:
     with path.open(newline="") as handle:
         docs = [row["doc"] for row in csv.DictReader(handle)]
     return sum(map(len, docs)) / len(docs)
-
-
-def test_module_memory_per_json_document_and_per_bloom_filter_capacity(tmp_path: Path
-                                                                      ) -> None:
-    """--measure memory: JSON.SET of 5,000 generated documents costs a few times each
-    document's text (valkey-json keeps a parsed tree) per document; a bloom filter of 1%
-    error costs 9.6 bits per capacity unit plus its overhead, whether reserved in setup
-    (bf-add; INFO memory read before the setup's BF.RESERVE) or by the scenario itself
-    (5,000 × BF.RESERVE … 1000)."""
-    server = require_binary("valkey-server")
-    done = run_kvperf("run", "--module-config", _short(JSON_CONFIG, tmp_path), "--module-path",
-                      json_so(), "--scenarios", "json-set", "--measure", "memory",
-                      "--server-bin", server, "--no-db", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "B/document (5,000; MEMORY USAGE" in done.stdout, done.stdout
-    (row,) = read_metrics(tmp_path / "results")
-    memory, doc = row["memory"], _mean_doc_bytes(tmp_path / "results")
-    assert memory["unit"] == "document" and memory["items"] == 5000 and row["rps"] > 0
-    assert doc < memory["bytes_per_key"] < 8 * doc, (memory, doc)
-    assert doc < memory["sample_bytes_per_key"] < 8 * doc, (memory, doc)
-    done = run_kvperf("run", "--module-config", _short(BLOOM_CONFIG, tmp_path),
-                      "--module-path", bloom_so(), "--scenarios", "bf-add", "bf-reserve",
-                      "--measure", "memory", "--server-bin", server, "--no-db",
-                      "--results-dir", "bloom", cwd=tmp_path, env={"KVPERF_QUICK": "1"})
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "B/filter capacity (100,000; MEMORY USAGE" in done.stdout, done.stdout
-    rows = _rows(tmp_path / "bloom")
-    # 20,000 distinct items never fill 100,000: the filter did not scale out
-    assert rows["bf-add"]["memory"]["items"] == 100_000
-    assert rows["bf-reserve"]["memory"]["items"] == 5000 * 1000
-    for name in ("bf-add", "bf-reserve"):
-        memory = rows[name]["memory"]
-        assert memory["unit"] == "filter capacity", memory
-        assert 1 < memory["bytes_per_key"] < 4, (name, memory)
-        # the keys' own MEMORY USAGE: 9.6 bits per unit at 1% (+ a filter's ~80 B overhead)
-        assert 1.15 < memory["sample_bytes_per_key"] < 1.8, (name, memory)
 
 
 def _free_port() -> int:
@@ -166,12 +146,23 @@ def test_bloom_false_positive_rate_is_within_the_reserved_error(tmp_path: Path) 
 
 
 def test_json_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
-    rows = _scenarios(tmp_path, JSON_CONFIG, "json", json_so())
+    """The JSON set, timed, with its memory: a document of 5,000 costs a few times its
+    text (valkey-json keeps a parsed tree); JSON.ARRAPPEND's growth per call."""
+    rows, out = _scenarios(tmp_path, JSON_CONFIG, "json", json_so())
     assert list(rows) == ["json-set", "json-get-path", "json-arrappend"]
     assert _calls(rows["json-set"], "json.set") == 5000
     assert rows["json-set"]["checks"]["dbsize"] == 5000
     assert _calls(rows["json-get-path"], "json.get") > 100  # 1 s on a loaded machine
     assert _calls(rows["json-arrappend"], "json.arrappend") > 100
+    assert "B/document (5,000; MEMORY USAGE" in out, out
+    memory, doc = rows["json-set"]["memory"], _mean_doc_bytes(tmp_path / "results")
+    assert memory["unit"] == "document" and memory["items"] == 5000
+    assert doc < memory["bytes_per_key"] < 8 * doc, (memory, doc)
+    assert doc < memory["sample_bytes_per_key"] < 8 * doc, (memory, doc)
+    appended = rows["json-arrappend"]["memory"]  # one number into an array: a value's bytes
+    assert appended["unit"] == "call" and appended["items"] == _calls(
+        rows["json-arrappend"], "json.arrappend")
+    assert 4 < appended["bytes_per_key"] < 200, appended
 
 
 def test_compare_module_commits_flags_bf_add_not_bf_exists(tmp_path: Path) -> None:
@@ -406,7 +397,8 @@ def test_track_module_commits_on_a_fixed_server(tmp_path: Path) -> None:
         assert job["kind"] == "module" and job["repo"] == str(repo.resolve())
         (tmp_path / "claimed.json").write_text(job["config_content"])
         done = run_kvperf("run", "--commits", job["sha"], "--module-repo", job["repo"],
-                          "--module-config", "claimed.json", "--server-bin", server,
+                          "--module-config", "claimed.json", "--scenarios", "bf-add",
+                          "--server-bin", server,
                           "--label", job["sha"], "--db", db, "--build-cache",
                           Path.home() / ".cache" / "kvperf-tests" / "build-cache",
                           cwd=tmp_path, timeout=900, env={"KVPERF_QUICK": "1"})
@@ -420,7 +412,7 @@ def test_track_module_commits_on_a_fixed_server(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "track.db") as conn:
         stored = conn.execute("SELECT commit_sha, count(*) FROM trials GROUP BY commit_sha"
                               ).fetchall()
-    assert sorted(stored) == sorted((sha, 2) for sha in shas)  # bf-add, bf-exists each
+    assert sorted(stored) == sorted((sha, 1) for sha in shas)  # bf-add of each
     for sha in shas:
         rows = json.loads((tmp_path / "results" / sha / sha / "metrics.json").read_text())
         assert all(r["commit"] == sha and r["env"]["server_binary"] == server for r in rows)
