@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import socket
 import sqlite3
 import subprocess
@@ -19,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.verdict import Verdict
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
 from tests.fixtures.modules_vendor import bloom_repo, bloom_so, json_build, json_repo, json_so
-from tests.helpers import read_metrics, require_binary, run_kvperf
+from tests.helpers import KVPERF, read_metrics, require_binary, run_kvperf
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800),
               pytest.mark.usefixtures("no_strays")]
@@ -447,3 +449,45 @@ def test_valkey_json_built_through_module_repo_on_the_servers_tree(tmp_path: Pat
         assert module["artifact"].endswith("libjson.so")
     assert second["env"]["module"]["cached"] is True
     assert first["commit"] == second["commit"]
+
+
+def test_the_module_pr_template_compares_base_and_head_of_a_module_checkout(
+        tmp_path: Path) -> None:
+    """What .github/workflows/module-pr-benchmark.yml does: its compare step, as written,
+    in a clone of the valkey-bloom repository (``working-directory: module``, kvperf's
+    checkout beside it) with BASE_SHA/HEAD_SHA the fixture's base and slow: kvperf builds
+    both (cached), report.md lands beside the checkout with bf-add's metrics, and
+    results/module-pr holds the rows and the differential flamegraph the config's profiled
+    pass gives (the spin loop in it)."""
+    bloom_so()
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "module-pr-benchmark.yml"
+                               ).read_text())
+    job = workflow["jobs"]["compare"]
+    (step,) = [s for s in job["steps"] if "--module-repo" in s.get("run", "")]
+    checkout = tmp_path / step["working-directory"]
+    subprocess.run(["git", "clone", "-q", str(bloom_repo()), str(checkout)], check=True)
+    base, head = subprocess.run(["git", "-C", str(bloom_repo()), "rev-parse", "base", "slow"],
+                                check=True, capture_output=True, text=True).stdout.split()
+    bin_dir = tmp_path / "kvperf" / ".venv" / "bin"  # the template's ../kvperf checkout
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "kvperf").symlink_to(KVPERF)
+    data = json.loads(_short(BLOOM_CONFIG, tmp_path, groups=("1",)).read_text())
+    data["test_groups"][0]["scenarios"] = data["test_groups"][0]["scenarios"][:1]  # bf-add
+    data["profiling_sets"] = [{"enabled": False}, {"enabled": True}]
+    config = checkout / job["env"]["CONFIG"]
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(data))
+    env = {**job["env"], "BASE_SHA": base, "HEAD_SHA": head, "RUNS": "2",
+           "SERVER": require_binary("valkey-server"),
+           "KVPERF_BUILD_CACHE": str(Path.home() / ".cache" / "kvperf-tests" / "build-cache")}
+    done = subprocess.run(["bash", "-c", step["run"]], cwd=checkout, capture_output=True,
+                          text=True, timeout=900, env={**os.environ, **env})
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert "bf-add P=16 c=4 | server.usec_per_call" in report, report  # 2 runs: no verdict
+    results = tmp_path / "results" / "module-pr"
+    for side, sha in (("A", base), ("B", head)):
+        rows = json.loads((results / side / "metrics.json").read_text())
+        assert len(rows) == 4 and {r["env"]["module"]["commit"] for r in rows} == {sha}
+    (svg,) = (results / "flamediff").glob("*.svg")
+    assert "kvperf_fixture_spin" in svg.read_text(errors="replace")
