@@ -1,11 +1,13 @@
 """Real modules: valkey-bloom and valkey-json (built once from the vendored snapshots,
 tests/fixtures/modules_vendor.py) run their scenario sets (configs/modules/) on a real
-valkey-server; ``compare base slow --module-repo <valkey-bloom repo>`` builds the module at
-both commits (kvperf's module builder, cached in the tests' build cache) on one server and
-flags BF.ADD, not BF.EXISTS; a module commit that does not compile fails only its side; bad
-input is exit 2 before any server starts; --measure memory gives bytes per JSON document and
-per bloom capacity unit; a profiled compare gives libvalkey_bloom.so its on-CPU share; ``track
-determine --module-repo`` queues module commits that runners build and run on one server."""
+valkey-server, with their memory per document and per filter capacity unit (--measure
+memory); ``compare base slow --module-repo <valkey-bloom repo>`` builds the module at both
+commits (kvperf's module builder, cached in the tests' build cache) on one server and flags
+BF.ADD, not BF.EXISTS — by timing, by callgrind instructions, in the per-DSO profile table and
+as the module PR template runs it; a module commit that does not compile fails only its side;
+bad input is exit 2 before any server starts; valkey-json builds through --module-repo with
+{server_src}; ``track determine --module-repo`` queues module commits that runners build and
+run on one server."""
 
 from __future__ import annotations
 
