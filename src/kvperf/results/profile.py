@@ -45,14 +45,18 @@ def parse_report(text: str, top: int = TOP) -> list[ProfileEntry]:
 
 
 def node_profile(node: int, files: dict[str, str], symbols_text: str,
-                 dsos_text: str, names: dict[str, str] | None = None) -> ProfileNode:
-    """One node's part of the profile: its files and top symbols and DSOs; ``names``
-    renames a DSO (the server's resolved executable → the name it was started as)."""
-    dsos = parse_report(dsos_text)
-    for entry in dsos:
-        entry["name"] = (names or {}).get(entry["name"], entry["name"])
+                 dsos_text: str) -> ProfileNode:
+    """One node's part of the profile: its files and top symbols and DSOs."""
     return {"node": node, "files": files, "top_symbols": parse_report(symbols_text),
-            "top_dsos": dsos}
+            "top_dsos": parse_report(dsos_text)}
+
+
+def with_names(node: ProfileNode, names: dict[str, str]) -> ProfileNode:
+    """The node with its DSOs renamed by ``names`` (the server's resolved executable → the
+    name it was started as: perf_record.started_as)."""
+    dsos = [ProfileEntry(**{**e, "name": names.get(e["name"], e["name"])})
+            for e in node.get("top_dsos", [])]
+    return {**node, "top_dsos": dsos}
 
 
 def dso_shares(nodes: list[ProfileNode]) -> list[ProfileEntry]:

@@ -89,6 +89,9 @@ def test_dso_shares_are_the_mean_over_nodes_largest_first() -> None:
 
 def test_the_servers_resolved_executable_is_named_as_it_was_started() -> None:
     """Debian's valkey-server is a symlink to valkey-check-rdb: perf names the latter."""
+    from kvperf.results.profile import with_names
     text = "    60.00%  valkey-check-rdb\n    40.00%  libc.so.6\n"
-    node = node_profile(0, {}, SYMBOLS, text, {"valkey-check-rdb": "valkey-server"})
+    node = with_names(node_profile(0, {}, SYMBOLS, text),
+                      {"valkey-check-rdb": "valkey-server"})
     assert [e["name"] for e in node["top_dsos"]] == ["valkey-server", "libc.so.6"]
+    assert node["top_dsos"][0]["self_pct"] == 60.0 and node["top_symbols"]

@@ -29,7 +29,7 @@ from kvperf.driver.registry import find_tool
 from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
-from kvperf.results.profile import dso_shares, node_profile
+from kvperf.results.profile import dso_shares, node_profile, with_names
 from kvperf.results.records import ProfileNode, ProfileRecord
 from kvperf.server import perf_record
 
@@ -89,10 +89,10 @@ class Profiled:
     """The recordings of one measure stage, one per node."""
 
     settings: ProfileSettings | None = None
+    names: dict[str, str] = field(default_factory=dict)  # perf_record.started_as
     data: list[Path] = field(default_factory=list)
     note: str | None = None
     window_opened: bool = True
-    names: dict[str, str] = field(default_factory=dict)  # perf_record.started_as
 
 
 class _Window(threading.Thread):
@@ -205,7 +205,7 @@ def _render(data: Path, title: str, settings: ProfileSettings
 
 
 def _node(node: int, data: Path, title: str, out_dir: Path,
-          settings: ProfileSettings, names: dict[str, str]) -> ProfileNode:
+          settings: ProfileSettings) -> ProfileNode:
     files, wall = _render(data, f"{title} · node {node}", settings)
     symbols = perf_record.perf_report(data, "sym")
     dsos = perf_record.perf_report(data, "dso")
@@ -213,7 +213,7 @@ def _node(node: int, data: Path, title: str, out_dir: Path,
     report.write_text(symbols + "\n" + dsos)
     files["perf report"] = report
     profile = node_profile(node, {k: str(p.relative_to(out_dir)) for k, p in files.items()},
-                           symbols, dsos, names)
+                           symbols, dsos)
     if wall is not None:
         profile["wall_time"] = {"on_cpu_ms": round(wall.on_cpu_us / 1000, 3),
                                 "off_cpu_ms": round(wall.off_cpu_us / 1000, 3),
@@ -229,10 +229,11 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
     if settings is None or not profiled.data:
         return None
     try:
-        nodes = [_node(i, data, title, out_dir, settings, profiled.names)
+        nodes = [_node(i, data, title, out_dir, settings)
                  for i, data in enumerate(profiled.data)]
     except CommandError as exc:
         raise ServerError(f"profile of {title}: {exc}") from None
+    nodes = [with_names(node, profiled.names) for node in nodes]  # the server as started
     note = profiled.note
     if not profiled.window_opened:
         note = (f"the measure stage ended before the profiling window opened "
