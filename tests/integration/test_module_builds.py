@@ -228,6 +228,7 @@ def test_a_module_commit_that_does_not_compile_fails_only_its_side(tmp_path: Pat
     (["base", "no-such-ref"], "'no-such-ref' names no commit"),
     (["base", "slow", "--module-artifact", "target/release/*.dylib"], "matched no file"),
     (["base", "slow", "--module-build", "make {nope}"], "unknown placeholder {nope}"),
+    (["base", "slow", "--measure", "perf-instructions"], "does not apply to module scenarios"),
 ])
 def test_bad_module_input_is_exit_2_before_any_server(tmp_path: Path, extra: list[str],
                                                       message: str) -> None:

@@ -24,7 +24,7 @@ from kvperf.pipeline.request.common import (
     refuse_module_measure,
     store_request,
 )
-from kvperf.pipeline.run.modules import ModuleOptions
+from kvperf.pipeline.run.modules import ModuleOptions, check_module_measure
 from kvperf.pipeline.sides.sides import default_label
 from kvperf.sourcebuild.builder import find_server
 
@@ -85,6 +85,7 @@ def module_sides_request(flags: ModuleSidesFlags) -> ModuleSidesRequest:
     refuse_module_measure(flags.measure)
     config = load_module_config(flags.module_config)
     selected = select(config, names(flags.groups), names(flags.scenarios))
+    check_module_measure(config, selected, flags.measure)  # before any build
     server_bin, server_src = _server(flags)
     runs = checked_runs(flags.runs if flags.runs is not None else
                         (8 if flags.kind == "compare" else 1))

@@ -173,17 +173,7 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
         raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
                           "runner yet (scenarios run on one standalone node); set it false")
     modules = _modules(options)
-    for index in range(config.passes):  # perf installed and allowed (exit 2)
-        for _, scenarios in options.selected:
-            for scenario in scenarios:
-                settings = config.profile(index, scenario)
-                check_settings(settings, client_mode=False)
-                if counted and settings is not None:
-                    raise UsageError("--measure instructions runs the server under callgrind: "
-                                     "drop the config's enabled profiling_sets")
-    missing = callgrind.missing_tools() if counted else None
-    if missing:
-        raise UsageError(f"--measure instructions: {missing}")
+    check_module_measure(config, options.selected, options.measure)
     kvload = find_tool("kvload", None, None)
     if kvload is None:
         raise UsageError("module scenarios need kvload (install kvperf with its kvload binary)")
@@ -207,6 +197,23 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     notes = tuple(dict.fromkeys(n for g in config.generation for n in g.notes))
     return ModuleRun(options, kvload, binary, context, options.results_dir / label, datasets,
                      modules, server, client, notes + ((note,) if note else ()))
+
+
+def check_module_measure(config: ModuleConfig, selected: Selected, measure: Measure) -> None:
+    """perf installed and allowed for the profiled passes; under --measure instructions
+    callgrind installed and no pass profiled (UsageError, exit 2: before any build)."""
+    counted = measure == Measure.INSTRUCTIONS
+    for index in range(config.passes):
+        for _, scenarios in selected:
+            for scenario in scenarios:
+                settings = config.profile(index, scenario)
+                check_settings(settings, client_mode=False)
+                if counted and settings is not None:
+                    raise UsageError("--measure instructions runs the server under callgrind: "
+                                     "drop the config's enabled profiling_sets")
+    missing = callgrind.missing_tools() if counted else None
+    if missing:
+        raise UsageError(f"--measure instructions: {missing}")
 
 
 def _measured(s: Scenario, counted: bool) -> Scenario:
