@@ -10,6 +10,11 @@ else random from the config's seed). Each scenario is a unit of work (``Scenario
 the one runner (pipeline/runner.Runner), the scenarios of a group sharing its server; the
 row is persisted before the next scenario; a failed scenario is recorded and the run goes
 on; Ctrl-C keeps the finished rows and stops only the servers kvperf started.
+
+``--measure memory`` also reads INFO memory before the scenario's data goes in and after its
+load: bytes per its unit (pipeline/run/module_memory.py). ``--measure instructions`` runs
+each group's server under callgrind, timed scenarios as a fixed request count, and counts
+each scenario's measure stage (pipeline/run/instructions.py).
 """
 
 from __future__ import annotations
@@ -274,8 +279,8 @@ class ScenarioWork(OnBench):
             with self.stage("flush"):
                 _send(endpoints, ("FLUSHALL",))
         assert self.bench is not None
-        empty = (self.bench.probe.memory(endpoints)
-                 if self.run.options.measure == Measure.MEMORY else None)
+        memory = self.run.options.measure == Measure.MEMORY
+        empty = self.bench.probe.memory(endpoints) if memory else None
         if s.setup_commands:
             with self.stage("setup"):
                 for line in s.setup_commands:
@@ -298,7 +303,7 @@ class ScenarioWork(OnBench):
                                               self.run.out_dir)
         self._instructions(counted)
         self._server_side(endpoints, pids, before)
-        if empty is not None:
+        if memory:
             self._memory(endpoints, empty)
 
     def _instructions(self, counted: Counted) -> None:
@@ -313,7 +318,7 @@ class ScenarioWork(OnBench):
             counted, self.scenario.first_word, f"{self.group.group}/{self.scenario.id}",
             self.outcome, self.run.out_dir)
 
-    def _memory(self, endpoints: tuple[Endpoint, ...], empty: MemoryInfo) -> None:
+    def _memory(self, endpoints: tuple[Endpoint, ...], empty: MemoryInfo | None) -> None:
         """--measure memory: the growth since before the data went in, per the scenario's
         unit (pipeline/run/module_memory.py)."""
         assert self.bench is not None
@@ -321,7 +326,7 @@ class ScenarioWork(OnBench):
         with self.stage("settle"):
             module_memory.settle(lambda: probe.memory(endpoints))
         after = probe.memory(endpoints)
-        if after is None:
+        if empty is None or after is None:
             raise DriverError("--measure memory: INFO memory could not be read")
         calls = (self.outcome.server or {}).get("calls") or 0
         unit = module_memory.memory_unit(self.scenario, calls, self.requests,
