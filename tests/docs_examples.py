@@ -433,6 +433,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                             r"2000 │"),  # every dataset row once
                          rx(r"│ 1 │ read │ read │ \S+ │ ok │"), "[2/2] group 1 scenario read"),
             lacks="group 2"),
+    "kvperf run --module-config configs/modules/json.json --module-path libjson.so "
+    "--measure memory": elsewhere(
+        "tests/integration/test_module_builds.py::test_json_scenarios_run_on_the_real_module",
+        "the same on the vendored valkey-json: bytes per document in the table and the "
+        "row's memory (unit document, 5,000 items)"),
     "kvperf run --module-config fts.json --module search --module-path "
     "../valkey-search/.build-release/libsearch.so --groups 1 --scenarios ingest,a":
         not_runnable("valkey-search is not built here; tests/integration/test_modules_run.py "
@@ -454,6 +459,25 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_module_builds.py::test_json_scenarios_run_on_the_real_module",
         "the same config (1 s scenarios) on the vendored valkey-json: three ok rows, 5,000 "
         "JSON.SET documents counted by the server"),
+    "kvperf run --module-config configs/modules/json.json --module-path libjson.so "
+    "--server-bin /usr/bin/valkey-server --measure memory": elsewhere(
+        "tests/integration/test_module_builds.py::test_json_scenarios_run_on_the_real_module",
+        "the same config (1 s scenarios) on the vendored valkey-json with --measure memory: "
+        "5,000 documents, bytes per document (INFO and MEMORY USAGE) between 1 and 8 times "
+        "the dataset's mean document text; JSON.ARRAPPEND's bytes per call"),
+    "kvperf run --module-config configs/modules/bloom.json --module-path libvalkey_bloom.so "
+    "--server-bin /usr/bin/valkey-server --measure memory": elsewhere(
+        "tests/integration/test_module_builds.py::test_bloom_scenarios_run_on_the_real_module",
+        "the same config (1 s scenarios) on the vendored valkey-bloom with --measure memory: "
+        "100,000 and 5,000,000 capacity units, 1-4 bytes per unit by INFO, 1.15-1.8 by "
+        "MEMORY USAGE"),
+    "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
+    "bloom-profiled.json --scenarios bf-add --runs 1": elsewhere(
+        "tests/integration/test_module_builds.py::"
+        "test_a_profiled_module_compare_shows_the_modules_function",
+        "group 1 of bloom.json with profiling_sets enabled, bf-add, 1 round: the per-DSO "
+        "table and profile.dsos give libvalkey_bloom.so a share on both sides, the server "
+        "named valkey-server; the spin function in B's stacks and the differential graph"),
     # README.md, "Module builds (--module-repo)"
     "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
     "configs/modules/bloom.json --groups 1 --runs 5": elsewhere(
@@ -462,6 +486,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "the vendored valkey-bloom as a git repository (tests/fixtures/modules_vendor.py) "
         "built at base and slow, group 1 with 1 s scenarios: BF.ADD a regression, BF.EXISTS "
         "not, env.module and the server recorded in every row"),
+    "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
+    "bloom-counted.json --measure instructions --runs 1": elsewhere(
+        "tests/integration/test_module_builds.py::"
+        "test_module_instruction_counts_flag_bf_add_not_bf_exists",
+        "group 1 of bloom.json as 2,000 requests per scenario under callgrind, both commits: "
+        "BF.ADD's instructions per request +40,000 or more, BF.EXISTS's within 2%, the spin "
+        "in bf-add's differential instruction flamegraph only"),
     "kvperf run --commits base neutral slow --module-repo ../valkey-bloom --module-config "
     "configs/modules/bloom.json --groups 1": elsewhere(
         "tests/integration/test_module_builds.py::test_run_commits_of_a_module",
@@ -659,9 +690,17 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(TRACK, ("https://github.com/valkey-io/valkey.git", "{repo_url}"),
             says=rx(r"5 commits of \S+ unstable; 5 new jobs for config continuous.json "
                     r"\(\w{12}\) on x86_64")),
+    "kvperf track determine --module-repo ../valkey-bloom --branch main --max-commits 2 "
+    "--config configs/modules/bloom.json": elsewhere(
+        "tests/integration/test_module_builds.py::test_track_module_commits_on_a_fixed_server",
+        "the vendored valkey-bloom repository's last 2 commits of main enqueued with bloom.json "
+        "(group 1), each claimed job of kind module run with run --commits SHA --module-repo "
+        "on one server into the database and marked complete; the wrong kind of config is "
+        "exit 2"),
     "kvperf track claim --runner bench-1 --lease 7200":
         run(TRACK, save="job", says=('"claimed_by": "bench-1"', '"state": "in_progress"',
-                                     '"attempt": 1', '"config_content":')),
+                                     '"attempt": 1', '"config_content":',
+                                     '"kind": "server"')),
     "kvperf track renew --id 12 --attempt 1 --lease 7200":
         run(TRACK, ("--id 12", "--id {job[id]}"), ("--attempt 1", "--attempt {job[attempt]}"),
             says=('"claimed_by": "bench-1"', '"state": "in_progress"', '"lease_expires_at"')),

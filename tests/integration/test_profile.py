@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -50,6 +48,13 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
                                   "perf report"}
     assert all((out / f).is_file() for f in node["files"].values())
     assert node["top_symbols"] and node["top_dsos"]
+    # the per-DSO shares: the server is the first shared object of user space (the kernel's
+    # network stack may take more at pipeline 1), named as started (Debian's valkey-server
+    # is a symlink to valkey-check-rdb, the name perf resolves)
+    user = [e["name"] for e in profile["dsos"] if not e["name"].startswith("[")]
+    assert user[0] == "valkey-server", profile["dsos"]
+    assert "on-cpu share per shared object" in done.stdout
+    assert "## On-CPU share per shared object" in (out / "profile.md").read_text()
     frames = _frames(out / node["files"]["flamegraph"])
     assert {"processCommand", "setCommand"} <= frames, sorted(frames)[:50]
     folded = (out / node["files"]["folded stacks"]).read_text()
@@ -266,56 +271,6 @@ def test_a_window_opening_after_the_measure_stage_says_nothing_was_sampled(
     [row] = json.loads((tmp_path / "results" / "late" / "metrics.json").read_text())
     assert "ended before the profiling window opened" in row["profile"]["note"]
     assert "ended before the profiling window opened" in done.stdout
-
-
-def _module(valkey_repo: Path, tmp_path: Path) -> Path:
-    """Valkey 8.1.1's tests/modules/datatype.c built as a module (DATATYPE.SET/GET)."""
-    so = tmp_path / "datatype.so"
-    done = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-I", str(valkey_repo / "src"),
-                           "-o", str(so), str(valkey_repo / "tests" / "modules" / "datatype.c")],
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    return so
-
-
-@pytest.mark.usefixtures("no_strays")
-def test_module_pr_template_wrappers_give_verdicts_and_a_differential_flamegraph(
-        valkey_repo: Path, tmp_path: Path) -> None:
-    """What .github/workflows/module-pr-benchmark.yml does, with a real module: each side's
-    server is a wrapper exec'ing valkey-server with kvperf's arguments and --loadmodule; the
-    config's profiling_sets give timed trials (verdicts) and profiled ones (flamegraph)."""
-    template = (ROOT / ".github" / "workflows" / "module-pr-benchmark.yml").read_text()
-    printf = next(line.strip() for line in template.splitlines() if "printf '#!/bin/sh" in line)
-    wrapper = printf.split("'")[1].encode().decode("unicode_escape")
-    so, server = _module(valkey_repo, tmp_path), require_binary("valkey-server")
-    for side in ("base", "head"):
-        path = tmp_path / f"server-{side}"
-        path.write_text(wrapper % (server, server, so))
-        path.chmod(0o755)
-    write_config(tmp_path, [{"commands": ["DATATYPE.SET key:__rand_int__ 7 __data__"],
-                             "duration": 1, "clients": 4, "keyspacelen": 1000,
-                             "profiling_sets": [{"enabled": False}, {"enabled": True}]}],
-                 "module.json")
-    done = run_kvperf("compare", "--server-bin", "./server-base", "--server-bin",
-                      "./server-head", "--config", "module.json", "--runs", "2", "--label",
-                      "module-pr", "--output", "report.md", "--no-db", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = (tmp_path / "report.md").read_text()
-    assert "| DATATYPE.SET key:__rand_int__ 7 __data__ d=3 P=1 c=4 | rps |" in report, report
-    out = tmp_path / "results" / "module-pr"
-    rows = json.loads((out / "A" / "metrics.json").read_text())
-    assert all(r["status"] == "ok" and r["server"]["calls"] > 0 for r in rows)
-    # The differential flamegraph of B vs A has the module's own command function as a
-    # frame with a change (its title ends "; ±x%)"), sampled on both sides storing its type
-    # through the module API: the module's code was profiled, not just named in the title.
-    [svg] = (out / "flamediff").glob("*.svg")
-    assert "red: grew from before to after" in svg.read_text()
-    assert math.isfinite(_delta(svg, "datatype_set")), sorted(_frames(svg))[:40]
-    for side in ("a", "b"):
-        [stacks] = (out / "flamediff").glob(f"*.{side}.folded")
-        lines = stacks.read_text().splitlines()
-        assert any(";datatype_set;VM_ModuleTypeSetValue" in line for line in lines), \
-            (side, lines[:30])
 
 
 MODULE_PROFILED = {

@@ -98,6 +98,10 @@ def test_continuous_runs_the_fleet_loop_in_order() -> None:
     assert positions == sorted(positions), order
     loop = next(s for s in scripts(wf) if "track claim" in s)
     assert "complete" in loop and "failed" in loop and '"null"' in loop
+    # a module job (track determine --module-repo) runs its module's commit on one server
+    (module,) = [c for c in invocations(loop) if "--module-repo" in c]
+    assert module[0] == "run" and "--server-bin" in module and "--module-config" in module
+    assert "jq -r .kind" in loop
 
 
 def test_pr_compare_runs_on_the_label_and_posts_the_report() -> None:
@@ -114,11 +118,17 @@ def test_pr_compare_runs_on_the_label_and_posts_the_report() -> None:
     assert wf["permissions"]["pull-requests"] == "write"
 
 
-def test_module_template_compares_two_wrapped_servers_and_keeps_flamegraphs() -> None:
+def test_module_template_compares_two_module_commits_and_keeps_flamegraphs() -> None:
+    """kvperf builds the module at base and head itself (--module-repo) on one server: no
+    shell wrapper around valkey-server per side."""
     wf = load("module-pr-benchmark.yml")
     job = wf["jobs"]["compare"]
     assert "run-benchmark" in job["if"]
     (compare,) = [c for s in scripts(wf) for c in invocations(s) if c[0] == "compare"]
-    assert compare.count("--server-bin") == 2 and "--output" in compare
+    assert compare[1:3] == ['"$BASE_SHA"', '"$HEAD_SHA"']
+    assert compare[compare.index("--module-repo") + 1] == "."
+    assert "--module-config" in compare and "--output" in compare
+    assert compare.count("--server-bin") == 1
+    assert not any("loadmodule" in s for s in scripts(wf))
     uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert uploads and "results/module-pr" in uploads[0]["with"]["path"]

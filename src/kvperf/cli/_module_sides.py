@@ -12,6 +12,7 @@ import argparse
 from rich.markup import escape
 
 from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
 from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
@@ -20,12 +21,15 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_differentials, print_profile
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.pipeline.bisect import BisectRequest, BisectResult
 from kvperf.pipeline.module_bisect import run_module_bisect
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides
-from kvperf.pipeline.request.common import InterferenceFlags, water_line_rule
+from kvperf.pipeline.request.common import InterferenceFlags, min_effect, water_line_rule
 from kvperf.pipeline.request.module_sides import ModuleSidesFlags, module_sides_request
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
+from kvperf.report.instructions import markdown as instruction_markdown
+from kvperf.report.instructions import terminal_tables as instruction_tables
 from kvperf.report.scenarios import results_table
 from kvperf.results.row import is_ok
 from kvperf.sourcebuild.module_builder import ModuleBuild
@@ -84,7 +88,8 @@ def flags_of(args: argparse.Namespace, kind: str, refs: tuple[str, ...]) -> Modu
         label=args.label, builds=build_flags(args), store=writer_flags(args),
         interference=(interference_flags(args) if hasattr(args, "retry_disturbed")
                       else InterferenceFlags()),
-        quick=getattr(args, "quick", False))
+        quick=getattr(args, "quick", False),
+        measure=getattr(args, "measure", None) or Measure.TIMING)
 
 
 def bisect_modules(args: argparse.Namespace, cli: Cli, asked: BisectRequest
@@ -101,6 +106,40 @@ def handle_module_sides(args: argparse.Namespace, cli: Cli, kind: str,
     return _report(cli, args, ran, kind)
 
 
+def _verdicts(cli: Cli, args: argparse.Namespace, ran: ModuleSides,
+              names: tuple[str, str]) -> bool:
+    """The paired verdicts of every metric (and the --output report); whether one
+    regressed."""
+    rows = ran.result.rows
+    rule = water_line_rule(args.water_line) if args.water_line else water_line_rule()
+    results = compare_paired(rows["A"], rows["B"], args.metrics, rule)
+    if results:
+        cli.out.print(terminal_table(results, names[0], names[1]))
+    if getattr(args, "output", None):
+        args.output.write_text(markdown(results, [], names[0], names[1], note=PAIRED_NOTE))
+        cli.out.print(f"markdown report: {args.output}", highlight=False)
+    return any(r.decision.verdict is Verdict.REGRESSION for r in results)
+
+
+def _instruction_verdicts(cli: Cli, args: argparse.Namespace, ran: ModuleSides,
+                          names: tuple[str, str]) -> bool:
+    """--measure instructions: the instruction verdicts and moved functions, the --output
+    report and the differential instruction flamegraphs, as a server compare gives them."""
+    rows, out = ran.result.rows, cli.out
+    effect = min_effect(args.min_effect) if getattr(args, "min_effect", None) is not None \
+        else DEFAULT_MIN_EFFECT
+    results = compare_instructions(rows["A"], rows["B"], effect)
+    for table in instruction_tables(results, *names):
+        out.print(table)
+    if getattr(args, "output", None):
+        args.output.write_text(instruction_markdown(results, *names, effect))
+        out.print(f"markdown report: {args.output}", highlight=False)
+    print_differentials(out, rows["A"], rows["B"],
+                        (ran.batches["A"].out_dir, ran.batches["B"].out_dir),
+                        f"{names[1]} vs {names[0]}", kind="instructions")
+    return any(m.decision.verdict is Verdict.REGRESSION for s in results for m in s.metrics)
+
+
 def _report(cli: Cli, args: argparse.Namespace, ran: ModuleSides, kind: str) -> int:
     out, rows = cli.out, ran.result.rows
     for name, batch in ran.batches.items():
@@ -113,16 +152,10 @@ def _report(cli: Cli, args: argparse.Namespace, ran: ModuleSides, kind: str) -> 
                           f"({escape(batch.reason.splitlines()[0])})", soft_wrap=True)
     regressed = False
     if kind == "compare":
-        names = tuple(f"{n} {ran.builds[n].ref}" for n in ("A", "B"))
-        rule = water_line_rule(args.water_line) if args.water_line else water_line_rule()
-        results = compare_paired(rows["A"], rows["B"], args.metrics, rule)
-        if results:
-            out.print(terminal_table(results, names[0], names[1]))
-        if getattr(args, "output", None):
-            args.output.write_text(markdown(results, [], names[0], names[1],
-                                            note=PAIRED_NOTE))
-            out.print(f"markdown report: {args.output}", highlight=False)
-        regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
+        names = (f"A {ran.builds['A'].ref}", f"B {ran.builds['B'].ref}")
+        judge = (_instruction_verdicts if ran.batches["A"].run.options.measure ==
+                 Measure.INSTRUCTIONS else _verdicts)
+        regressed = judge(cli, args, ran, names)
         if any(r.get("profile") for r in rows["A"] + rows["B"]):  # the config's profiling_sets
             print_profile(out, rows["A"] + rows["B"], ran.out_dir)
             print_differentials(out, rows["A"], rows["B"],

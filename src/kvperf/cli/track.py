@@ -1,7 +1,9 @@
 """`kvperf track …`: commit tracking for runner fleets (store/track.py holds the rules).
 
-determine  list the branch's last commits (git), record them, enqueue missing jobs
-claim      take one job (prints it as JSON, or ``null`` when the queue is empty)
+determine  list the branch's last commits (git), record them, enqueue missing jobs (of the
+           server, --repo, or of a module, --module-repo with a module-test config)
+claim      take one job (prints it as JSON, or ``null`` when the queue is empty); its
+           ``kind`` is ``module`` when determine enqueued it with --module-repo
 mark       finish a claimed job: complete | failed
 renew      extend a claimed job's lease (heartbeat for long runs)
 query      list jobs and counts per state
@@ -35,6 +37,7 @@ from kvperf.pipeline.request.stored import (
     TrackMarkRequest,
     TrackQueryRequest,
     TrackRenewRequest,
+    job_kind,
     track_claim_request,
     track_determine_request,
 )
@@ -59,7 +62,12 @@ def add_parser(subparsers: Any) -> None:
 
 def _add_determine(sub: Any) -> None:
     p = sub.add_parser("determine", help="enqueue the branch's last commits not yet tracked")
-    p.add_argument("--repo", required=True, help="git repository: a local path or a URL")
+    p.add_argument("--repo", help="the server's git repository: a local path or a URL")
+    p.add_argument("--module-repo", metavar="R",
+                   help="instead of --repo: a module's git repository; its commits are "
+                        "tracked with a module-test --config (test_groups), each job run "
+                        "with `run --commits SHA --module-repo R` on the runner's fixed "
+                        "server (the claimed job's kind is module)")
     p.add_argument("--branch", default="unstable")
     p.add_argument("--max-commits", type=int, default=10)
     p.add_argument("--config", type=local_path, required=True,
@@ -141,13 +149,15 @@ def _opening(cli: Cli, store: StoreRequest) -> None:
 
 def handle_determine(args: argparse.Namespace, cli: Cli) -> int:
     asked = track_determine_request(
-        repo=args.repo, branch=args.branch, max_commits=args.max_commits, config=args.config,
+        repo=args.repo, module_repo=args.module_repo, branch=args.branch,
+        max_commits=args.max_commits, config=args.config,
         architecture=args.architecture, max_attempts=args.max_attempts,
         store=store_flags(args))
     _opening(cli, asked.store)
     items, added = track_determine(asked, cli.world)
     config = asked.config
-    cli.err.print(f"{len(items)} commits of {redact_urls(asked.repo)} {asked.branch}; "
+    what = "module " if asked.module else ""
+    cli.err.print(f"{len(items)} commits of {what}{redact_urls(asked.repo)} {asked.branch}; "
                   f"{len(added)} new jobs for config {config.name} ({config.hash[:12]}) on "
                   f"{asked.architecture}", highlight=False)
     _print_json({"commits": len(items), "enqueued": added, "config_hash": config.hash})
@@ -160,7 +170,7 @@ def handle_claim(args: argparse.Namespace, cli: Cli) -> int:
                                 store=store_flags(args))
     _opening(cli, asked.store)
     job = track_claim(asked, cli.world)
-    _print_json(job.as_json() if job else None)
+    _print_json({**job.as_json(), "kind": job_kind(job.config_content)} if job else None)
     if job and asked.hold:
         time.sleep(asked.hold)
     return 0

@@ -111,8 +111,8 @@ def run_module_bisect(request: BisectRequest, sides: ModuleSidesRequest, world: 
                       hooks: ModuleBisectHooks) -> BisectResult:
     """Every check first (exit 2), then the bisection (pipeline/bisect.Bisection)."""
     if request.measure not in (None, Measure.TIMING):
-        raise UsageError("bisect --module-repo measures timing (module scenarios have no "
-                         "instruction mode yet)")
+        raise UsageError("bisect --module-repo measures timing (compare and run --commits "
+                         "--module-repo count instructions; bisect does not yet)")
     request = settle(replace(request, measure=Measure.TIMING, repo=sides.source.repo))
     series = describe_group(pick_series(request.series, module_series(sides.options)))
     bench = ModuleBench(sides, world, hooks)

@@ -1,11 +1,13 @@
 """The artifact table of a profiled run (terminal and markdown): which file holds which
-artifact of which trial and node, then each node's top self-CPU symbols and DSOs."""
+artifact of which trial and node, then each node's top self-CPU symbols and DSOs, and the
+share of on-CPU samples per shared object (the server, a module's .so, libc, the kernel)."""
 
 from __future__ import annotations
 
 from rich.markup import escape
 from rich.table import Table
 
+from kvperf.results.profile import dso_shares
 from kvperf.results.records import ProfileEntry, ProfileNode, ProfileRecord
 from kvperf.results.row import Row
 
@@ -14,6 +16,8 @@ TOP_COLUMNS = ("test", "node", "top self-CPU symbols", "top DSOs")
 EXCLUDED_NOTE = ("profiled trials are excluded from timing statistics and verdicts "
                  "(perf sampling perturbs throughput and latency)")
 TOP_SHOWN = 3
+DSO_SHOWN = 6  # shared objects with a column of their own; the rest add up in "other"
+DSO_TITLE = "On-CPU share per shared object"
 
 
 def _test(row: Row, label: str | None = None, run: str | None = None) -> str:
@@ -96,6 +100,44 @@ def top_rows(rows: list[Row]) -> list[list[str]]:
             for row, profile in _profiled(rows) for node in profile["nodes"]]
 
 
+def _dsos(profile: ProfileRecord) -> list[ProfileEntry]:
+    """The row's per-DSO shares (rows written before ``dsos`` existed: from the nodes)."""
+    return profile.get("dsos") or dso_shares(profile["nodes"])
+
+
+def dso_columns(rows: list[Row]) -> list[str]:
+    """The DSOs with the largest summed share over the profiled rows, at most DSO_SHOWN."""
+    totals: dict[str, float] = {}
+    for _, profile in _profiled(rows):
+        for entry in _dsos(profile):
+            totals[entry["name"]] = totals.get(entry["name"], 0.0) + entry["self_pct"]
+    return sorted(totals, key=lambda n: (-totals[n], n))[:DSO_SHOWN]
+
+
+def dso_rows(rows: list[Row]) -> tuple[list[str], list[list[str]]]:
+    """(columns, lines): per profiled row its % of on-CPU samples in each of the top shared
+    objects, then ``other`` (the rest of the samples perf attributed) (pure)."""
+    names = dso_columns(rows)
+    lines = []
+    for row, profile in _profiled(rows):
+        shares = {e["name"]: e["self_pct"] for e in _dsos(profile)}
+        other = sum(v for n, v in shares.items() if n not in names)
+        lines.append([_test(row), *(f"{shares.get(n, 0.0):.1f}%" for n in names),
+                      f"{other:.1f}%"])
+    return ["test", *names, "other"], lines
+
+
+def dso_table(rows: list[Row]) -> Table:
+    columns, lines = dso_rows(rows)
+    table = Table(title=f"profile: {DSO_TITLE.lower()}")
+    for column in columns:
+        table.add_column(escape(column), overflow="fold",
+                         justify="left" if column == "test" else "right")
+    for line in lines:
+        table.add_row(*map(escape, line))
+    return table
+
+
 def notes(rows: list[Row]) -> list[str]:
     """The exclusion note, and each distinct profiler note (e.g. no kernel stacks)."""
     found = [profile.get("note") for _, profile in _profiled(rows)]
@@ -114,7 +156,7 @@ def terminal_tables(rows: list[Row]) -> list[Table]:
         top.add_column(column, overflow="fold")
     for line in top_rows(rows):
         top.add_row(*map(escape, line))
-    return [artifact_table("profile artifacts", artifacts), top]
+    return [artifact_table("profile artifacts", artifacts), top, dso_table(rows)]
 
 
 def _md_table(columns: tuple[str, ...], lines: list[list[str]]) -> list[str]:
@@ -130,5 +172,7 @@ def markdown(rows: list[Row]) -> str:
         return ""
     parts = ["## Profile artifacts", "", *_md_table(ARTIFACT_COLUMNS, artifacts), "",
              "## Top self CPU", "", *_md_table(TOP_COLUMNS, top_rows(rows)), ""]
+    columns, lines = dso_rows(rows)
+    parts += [f"## {DSO_TITLE}", "", *_md_table(tuple(columns), lines), ""]
     parts += [f"- {note}" for note in notes(rows)]
     return "\n".join(parts) + "\n"

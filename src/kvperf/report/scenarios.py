@@ -16,26 +16,51 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _memory(row: Row) -> str:
+    """``1,234.5 B/document (5,000; MEMORY USAGE 1,100.0)``: --measure memory's growth of
+    INFO used_memory per the scenario's unit, and the keys' MEMORY USAGE per unit."""
+    memory = row.get("memory") or {}
+    per = memory.get("bytes_per_key")
+    if per is None:
+        return "-"
+    sample = memory.get("sample_bytes_per_key")
+    usage = f"; MEMORY USAGE {sample:,.1f}" if sample is not None else ""
+    return f"{per:,.1f} B/{memory.get('unit', 'key')} ({memory.get('items', 0):,}{usage})"
+
+
+def _instructions(row: Row) -> str:
+    """--measure instructions: the server's instructions per request (callgrind)."""
+    per = (row.get("instructions") or {}).get("total_per_request")
+    return "-" if per is None else f"{per:,.0f}"
+
+
 def results_table(rows: list[Row], title: str) -> Table:
-    """Group, scenario, config set, status, ops/s, latency, rows sent, keys afterwards."""
+    """Group, scenario, config set, status, ops/s, latency, rows sent, keys afterwards, and
+    with --measure memory the bytes per unit, with --measure instructions per request."""
     table = Table(title=title)
-    for name in ("group", "scenario", "type", "config set", "status", "ops/s", "p50 ms",
-                 "p99 ms", "dataset rows", "keys"):
-        table.add_column(name, justify="right" if name in (
-            "ops/s", "p50 ms", "p99 ms", "dataset rows", "keys") else "left")
+    memory = any(row.get("memory") for row in rows)
+    counted = any(row.get("instructions") for row in rows)
+    columns = ["group", "scenario", "type", "config set", "status", "ops/s", "p50 ms",
+               "p99 ms", "dataset rows", "keys"] + (["memory"] if memory else []) + (
+               ["instructions/request"] if counted else [])
+    for name in columns:
+        table.add_column(name, justify="left" if name in (
+            "group", "scenario", "type", "config set", "status") else "right")
     for row in rows:
         details = row.get("scenario") or {}
         settings = {k: v for k, v in (row.get("config_set") or {}).items()
                     if k not in ("group", "scenario")}
-        table.add_row(escape(str(details.get("group", "-"))), escape(row["command"]),
-                      str(details.get("type", "-")),
-                      escape(" ".join(f"{k}={v}" for k, v in settings.items()) or "-"),
-                      ("ok" + (" (profiled)" if row.get("profile") else "") if is_ok(row)
-                       else f"[red]failed[/red] {escape(row['error'] or '')}"),
-                      f"{row['rps']:,.0f}" if row["rps"] is not None else "-",
-                      _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
-                      str(details.get("dataset_rows") or "-"),
-                      str(row["checks"].get("dbsize", "-")))
+        cells = [escape(str(details.get("group", "-"))), escape(row["command"]),
+                 str(details.get("type", "-")),
+                 escape(" ".join(f"{k}={v}" for k, v in settings.items()) or "-"),
+                 ("ok" + (" (profiled)" if row.get("profile") else "") if is_ok(row)
+                  else f"[red]failed[/red] {escape(row['error'] or '')}"),
+                 f"{row['rps']:,.0f}" if row["rps"] is not None else "-",
+                 _ms(row["p50_latency_ms"]), _ms(row["p99_latency_ms"]),
+                 str(details.get("dataset_rows") or "-"),
+                 str(row["checks"].get("dbsize", "-"))]
+        table.add_row(*cells, *([_memory(row)] if memory else []),
+                      *([_instructions(row)] if counted else []))
     return table
 
 

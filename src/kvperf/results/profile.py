@@ -51,6 +51,28 @@ def node_profile(node: int, files: dict[str, str], symbols_text: str,
             "top_dsos": parse_report(dsos_text)}
 
 
+def with_names(node: ProfileNode, names: dict[str, str]) -> ProfileNode:
+    """The node with its DSOs renamed by ``names`` (the server's resolved executable → the
+    name it was started as: perf_record.started_as)."""
+    dsos = [ProfileEntry(**{**e, "name": names.get(e["name"], e["name"])})
+            for e in node.get("top_dsos", [])]
+    return {**node, "top_dsos": dsos}
+
+
+def dso_shares(nodes: list[ProfileNode]) -> list[ProfileEntry]:
+    """The share of on-CPU samples per shared object over a trial's nodes: each DSO's mean
+    self % (a node without it counts 0), largest first — the row's ``profile.dsos``."""
+    if not nodes:
+        return []
+    totals: dict[str, float] = {}
+    for node in nodes:
+        for entry in node.get("top_dsos", []):
+            totals[entry["name"]] = totals.get(entry["name"], 0.0) + entry["self_pct"]
+    shares = [ProfileEntry(name=name, self_pct=round(total / len(nodes), 2))
+              for name, total in totals.items()]
+    return sorted(shares, key=lambda e: (-e["self_pct"], e["name"]))
+
+
 def folded_has(folded_text: str, function: str) -> bool:
     """Whether any folded stack has ``function`` as a frame."""
     return any(function in line.rsplit(" ", 1)[0].split(";")

@@ -116,6 +116,7 @@ class ProfileRecord(TypedDict, total=False):
     kernel_stacks: bool
     note: str | None
     nodes: list[ProfileNode]
+    dsos: list[ProfileEntry]  # on-CPU share per shared object, mean over the nodes
 
 
 class MixShare(TypedDict):

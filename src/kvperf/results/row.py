@@ -25,7 +25,9 @@ Format versions (``kvperf_format``):
   5 — adds ``profile``: null unless the trial ran under ``--profile`` (perf record on every
       server node in the measure stage); then profiler, event, mode, frequency, call_graph,
       kernel_stacks, note, and per node its files (relative to metrics.json), top_symbols
-      and top_dsos (self CPU %). Profiled rows are excluded from timing statistics
+      and top_dsos (self CPU %); ``dsos`` (added later, absent before: read it from the
+      nodes) is the share of on-CPU samples per shared object, the mean over the nodes.
+      Profiled rows are excluded from timing statistics
       (``is_timed``). Readers of versions 1–4 treat it as null. Also in 5: instruction
       mode's ``instructions.flamegraph`` (callgrind's call graph as an SVG; absent before).
   6 — adds ``memory`` (server/memory.py, ``MemoryRecord``): INFO memory of the empty server,
@@ -33,8 +35,11 @@ Format versions (``kvperf_format``):
       used_memory_dataset, used_memory_rss, mem_fragmentation_ratio, keys), the items seeded,
       bytes_per_key = (used_memory − used_memory_empty) / items, rss_bytes_per_key, and a
       MEMORY USAGE sample (sample_bytes_per_key, sample_keys); null when the server could not
-      be read (or in client mode). Also ``side_label`` on interleaved rows: the side as
-      readers see it (``valkey 8.0.1``, a ref). Readers of versions 1–5 treat both as absent.
+      be read (or in client mode). A module scenario's memory (``run --module-config …
+      --measure memory``) adds ``unit`` (``filter capacity``, ``document``, ``call`` or
+      ``key``): what ``items`` counts, bytes_per_key being bytes per that unit (absent: key).
+      Also ``side_label`` on interleaved rows: the side as readers see it (``valkey 8.0.1``,
+      a ref). Readers of versions 1–5 treat both as absent.
       Also: ``scenario`` on rows of a module scenario (``kvperf run --module-config``):
       group, id, type, command, dataset and its rows, setup commands, flush, module; such rows
       put the scenario id in ``command`` and ``group``/``scenario`` (plus the config set's
@@ -141,6 +146,7 @@ class MemoryRecord(MemoryReading, total=False):
     rss_bytes_per_key: float | None
     sample_bytes_per_key: float | None  # MEMORY USAGE of ~200 random keys, per item
     sample_keys: int
+    unit: str  # a module scenario's: what items counts (pipeline/run/module_memory.py)
 
 
 class Row(TypedDict, total=False):

@@ -84,6 +84,20 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
+def started_as(pid: int) -> dict[str, str]:
+    """The name perf gives a process's executable (the file it resolves to) → the name it
+    was started as, when they differ: Debian's valkey-server is a symlink to
+    valkey-check-rdb, which perf's DSO column shows. Empty when /proc cannot tell."""
+    try:
+        real = Path(os.readlink(f"/proc/{pid}/exe")).name
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
+    except OSError:
+        return {}
+    # argv[0]'s first word: the server rewrites its title ("valkey-server 127.0.0.1:6379")
+    started = Path(cmdline[0].decode(errors="replace")).name if cmdline else ""
+    return {real: started} if started and real and started != real else {}
+
+
 class PerfRecorder:
     """``perf record`` on one pid, sampling only between ``start`` and ``stop``.
 

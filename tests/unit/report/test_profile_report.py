@@ -60,3 +60,25 @@ def test_a_definition_row_is_named_without_missing_parameters() -> None:
     row = {**_row(PROFILE), "command": "string-get", "data_size": None, "pipeline": None,
            "clients": None}
     assert artifact_rows([row])[0][0] == "p string-get run 1"
+
+
+def test_the_dso_table_has_a_column_per_top_shared_object_and_the_rest_in_other() -> None:
+    from kvperf.report.profile import DSO_TITLE, dso_rows
+    dsos = [{"name": f"lib{i}.so", "self_pct": 10.0 - i} for i in range(8)]
+    module = {**PROFILE, "dsos": [{"name": "libvalkey_bloom.so", "self_pct": 30.0},
+                                  {"name": "valkey-server", "self_pct": 20.0}]}
+    plain = {**PROFILE, "dsos": dsos}
+    columns, lines = dso_rows([_row(module), _row(None), _row(plain)])
+    assert columns == ["test", "libvalkey_bloom.so", "valkey-server", "lib0.so", "lib1.so",
+                       "lib2.so", "lib3.so", "other"]
+    assert lines[0][1:] == ["30.0%", "20.0%", "0.0%", "0.0%", "0.0%", "0.0%", "0.0%"]
+    assert lines[1][1:] == ["0.0%", "0.0%", "10.0%", "9.0%", "8.0%", "7.0%", "18.0%"]
+    # a row written before profile.dsos existed: its nodes' top_dsos
+    assert dso_rows([_row(PROFILE)]) == (["test", "[kernel.kallsyms]", "other"],
+                                         [["p SET d=3 P=1 c=4 run 1", "80.0%", "0.0%"]])
+    text = markdown([_row(module)])
+    assert f"## {DSO_TITLE}" in text and "| libvalkey_bloom.so |" in text
+    console = Console(width=200, record=True)
+    for table in terminal_tables([_row(module)]):
+        console.print(table)
+    assert "libvalkey_bloom.so" in console.export_text()

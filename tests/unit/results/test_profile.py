@@ -72,3 +72,26 @@ def test_a_wall_time_report_is_read_from_its_cpu_clock_section_only() -> None:
             "    40.00%  [k] do_epoll_wait\n\n"
             "# Samples: 24  of event 'sched:sched_switch'\n#\n   100.00%  [k] __schedule\n")
     assert [e["name"] for e in parse_report(text)] == ["setCommand", "do_epoll_wait"]
+
+
+def test_dso_shares_are_the_mean_over_nodes_largest_first() -> None:
+    from kvperf.results.profile import dso_shares
+    a = node_profile(0, {}, SYMBOLS, DSOS)
+    b = node_profile(1, {}, SYMBOLS, "    60.00%  valkey-server\n    40.01%  libc.so.6\n")
+    shares = dso_shares([a, b])
+    assert [e["name"] for e in shares][:3] == ["[kernel.kallsyms]", "valkey-server",
+                                               "libc.so.6"]
+    by_name = {e["name"]: e["self_pct"] for e in shares}
+    assert by_name == {"[kernel.kallsyms]": 44.2, "valkey-server": 33.59,
+                       "libc.so.6": 21.11, "module.so": 0.55}
+    assert dso_shares([]) == []
+
+
+def test_the_servers_resolved_executable_is_named_as_it_was_started() -> None:
+    """Debian's valkey-server is a symlink to valkey-check-rdb: perf names the latter."""
+    from kvperf.results.profile import with_names
+    text = "    60.00%  valkey-check-rdb\n    40.00%  libc.so.6\n"
+    node = with_names(node_profile(0, {}, SYMBOLS, text),
+                      {"valkey-check-rdb": "valkey-server"})
+    assert [e["name"] for e in node["top_dsos"]] == ["valkey-server", "libc.so.6"]
+    assert node["top_dsos"][0]["self_pct"] == 60.0 and node["top_symbols"]

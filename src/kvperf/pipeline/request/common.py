@@ -261,6 +261,14 @@ def default_runs(runs: int | None, measure: Measure, timing_default: int) -> int
     return INSTRUCTION_RUNS if measure != Measure.TIMING else timing_default
 
 
+def refuse_module_measure(measure: Measure) -> None:
+    """Module scenarios measure timing, timing and memory (pipeline/run/module_memory.py) or
+    callgrind instructions; hardware counts (perf stat) are not built for them: exit 2."""
+    if measure == Measure.PERF_INSTRUCTIONS:
+        raise UsageError(f"--measure {measure} does not apply to module scenarios (they "
+                         "measure timing, memory or callgrind instructions)")
+
+
 def min_effect(percent: float = DEFAULT_MIN_EFFECT * 100) -> float:
     """--min-effect PCT as a fraction (UsageError outside [0, 100))."""
     if not 0 <= percent < 100:

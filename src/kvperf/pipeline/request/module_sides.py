@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kvperf.config.scenarios import load_module_config, select
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.pipeline.module_sides import ModuleSidesRequest, ModuleSource
 from kvperf.pipeline.request.common import (
     BuildFlags,
@@ -20,9 +21,10 @@ from kvperf.pipeline.request.common import (
     checked_runs,
     interference_policy,
     names,
+    refuse_module_measure,
     store_request,
 )
-from kvperf.pipeline.run.modules import ModuleOptions
+from kvperf.pipeline.run.modules import ModuleOptions, check_module_measure
 from kvperf.pipeline.sides.sides import default_label
 from kvperf.sourcebuild.builder import find_server
 
@@ -51,6 +53,7 @@ class ModuleSidesFlags:
     store: StoreFlags = field(default_factory=StoreFlags)
     interference: InterferenceFlags = field(default_factory=InterferenceFlags)
     quick: bool = False
+    measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
 
 
 def _server(flags: ModuleSidesFlags) -> tuple[str | None, Path | None]:
@@ -79,14 +82,17 @@ def module_sides_request(flags: ModuleSidesFlags) -> ModuleSidesRequest:
                          f"{len(flags.refs)}")
     if not flags.refs:
         raise UsageError("--module-repo needs module refs (--commits REF …)")
+    refuse_module_measure(flags.measure)
     config = load_module_config(flags.module_config)
     selected = select(config, names(flags.groups), names(flags.scenarios))
+    check_module_measure(config, selected, flags.measure)  # before any build
     server_bin, server_src = _server(flags)
     runs = checked_runs(flags.runs if flags.runs is not None else
                         (8 if flags.kind == "compare" else 1))
     store = store_request(flags.store, live=True)
     options = ModuleOptions(config, selected, flags.store.results_dir, None, server_bin,
-                            flags.module, flags.module_paths, quick=flags.quick)
+                            flags.module, flags.module_paths, quick=flags.quick,
+                            measure=flags.measure)
     cache = build_request(flags.builds, tree=Path(".")).cache
     server_build = (build_request(flags.builds) if flags.server_ref is not None else None)
     source = ModuleSource(flags.repo, flags.build, flags.artifact, cache, flags.builds.jobs,

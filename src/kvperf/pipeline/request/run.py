@@ -35,6 +35,7 @@ from kvperf.pipeline.request.common import (
     interference_policy,
     names,
     plan_definitions,
+    refuse_module_measure,
     refuse_server_host,
     remote_request,
     store_request,
@@ -239,11 +240,12 @@ def _modules(flags: RunFlags, path: Path) -> ModulesRequest:
                         ("--gate", bool(flags.gates)), ("--suite", flags.suite is not None)):
         if given:
             raise UsageError(f"{flag} does not apply to module scenarios")
+    refuse_module_measure(flags.measure)
     config = load_module_config(path)
     selected = select(config, names(flags.groups), names(flags.scenarios))
     options = ModuleOptions(config, selected, flags.store.results_dir, flags.label,
                             flags.server_bin, flags.module, flags.module_paths,
-                            quick=flags.quick)
+                            quick=flags.quick, measure=flags.measure)
     store = StoreRequest(None) if flags.dry_run else store_request(flags.store, live=True)
     return ModulesRequest(options, store, flags.dry_run,
                           interference_policy(flags.interference, retry_default=False))

@@ -4,6 +4,7 @@ opened or the machine probed."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import DEFAULT_METRICS, Thresholds
 from kvperf.analysis.verdict import Rule
+from kvperf.config.scenarios import is_module_config
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.pipeline.bisect import BisectRequest
 from kvperf.pipeline.read.history_report import HistoryPageRequest
@@ -166,7 +168,9 @@ def compare_results_request(*, baseline: Path, new: Path, metrics: str, output: 
 
 @dataclass(frozen=True)
 class TrackDetermineRequest:
-    """`kvperf track determine`: the branch's last commits, enqueued per config."""
+    """`kvperf track determine`: the branch's last commits, enqueued per config — of the
+    server repository (``--repo``) or of a module's (``--module-repo``: its commits built
+    and run on the runner's fixed server, the config a module-test config)."""
 
     repo: str
     branch: str
@@ -175,19 +179,39 @@ class TrackDetermineRequest:
     architecture: str
     max_attempts: int
     store: StoreRequest
+    module: bool = False
 
 
-def track_determine_request(*, repo: str, branch: str, max_commits: int, config: Path,
-                            architecture: str, max_attempts: int, store: StoreFlags
+def job_kind(config_content: str | None) -> str:
+    """``module`` for a job whose config is a module-test config (test_groups: its commits
+    are a module's, run with ``run --commits SHA --module-repo REPO``), else ``server``."""
+    try:
+        return "module" if is_module_config(json.loads(config_content or "")) else "server"
+    except ValueError:
+        return "server"
+
+
+def track_determine_request(*, repo: str | None, branch: str, max_commits: int,
+                            config: Path, architecture: str, max_attempts: int,
+                            store: StoreFlags, module_repo: str | None = None
                             ) -> TrackDetermineRequest:
+    if (repo is None) == (module_repo is None):
+        raise UsageError("give --repo R (server commits) or --module-repo R (a module's "
+                         "commits, run on a fixed server), one of them")
     try:
         content = config.read_text()
     except OSError as exc:
         raise ConfigError(f"cannot read config {str(config)!r}: {exc.strerror or exc}"
                           ) from None
-    return TrackDetermineRequest(repo, branch, max_commits,
-                                 track.config_from_text(config.name, content), architecture,
-                                 max_attempts, store_request(store))
+    tracked = track.config_from_text(config.name, content)
+    module = module_repo is not None
+    if (job_kind(content) == "module") != module:
+        raise UsageError(f"config {str(config)!r}: " + (
+            "--module-repo tracks a module-test config (test_groups); this one is a server "
+            "benchmark config" if module else
+            "a module-test config (test_groups) is tracked with --module-repo R"))
+    return TrackDetermineRequest(module_repo or repo or "", branch, max_commits, tracked,
+                                 architecture, max_attempts, store_request(store), module)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kvperf.config.model import BenchmarkSpec
+from kvperf.config.scenarios import Scenario
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.core.proc import run
@@ -119,9 +120,26 @@ def counting(measure: Measure, pids: list[int], log_dir: Path) -> Iterator[Count
         yield counted
 
 
+def counted_scenario(s: Scenario) -> Scenario:
+    """A module scenario under instruction counting: a fixed request count, no warmup — a
+    timed one sends ``requests`` (default INSTRUCTION_REQUESTS) instead of ``duration``; an
+    ingestion keeps its dataset rows."""
+    if s.duration is None:
+        return replace(s, warmup=0)
+    return replace(s, duration=None, warmup=0, requests=s.requests or INSTRUCTION_REQUESTS)
+
+
 def instruction_result(counted: Counted, trial: Trial, outcome: TrialOutcome,
                        out_dir: Path) -> InstructionsRecord | None:
     """The row's ``instructions`` object (None in timing mode)."""
+    return counted_result(counted, trial.load.command.argv[0], trial.describe(), outcome,
+                          out_dir)
+
+
+def counted_result(counted: Counted, command: str, title: str, outcome: TrialOutcome,
+                   out_dir: Path) -> InstructionsRecord | None:
+    """The ``instructions`` object of any kind of work: ``command`` names the command whose
+    implementation function is looked up, ``title`` heads the flamegraph."""
     requests = outcome.measurement.requests if outcome.measurement else None
     if counted.perf_total is not None:
         return from_perf(counted.perf_total, requests)
@@ -136,8 +154,8 @@ def instruction_result(counted: Counted, trial: Trial, outcome: TrialOutcome,
             return None
     files = [str(p.relative_to(out_dir)) for p in counted.files]
     merged = callgrind_format.merge(profiles)
-    result = summarize(merged, requests, trial.load.command.argv[0], files)
-    graph = _flamegraph(merged, counted.files[0].parent, trial.describe())
+    result = summarize(merged, requests, command, files)
+    graph = _flamegraph(merged, counted.files[0].parent, title)
     if graph is not None:
         result["flamegraph"] = str(graph.relative_to(out_dir))
     return result

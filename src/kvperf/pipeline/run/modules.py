@@ -10,6 +10,11 @@ else random from the config's seed). Each scenario is a unit of work (``Scenario
 the one runner (pipeline/runner.Runner), the scenarios of a group sharing its server; the
 row is persisted before the next scenario; a failed scenario is recorded and the run goes
 on; Ctrl-C keeps the finished rows and stops only the servers kvperf started.
+
+``--measure memory`` also reads INFO memory before the scenario's data goes in and after its
+load: bytes per its unit (pipeline/run/module_memory.py). ``--measure instructions`` runs
+each group's server under callgrind, timed scenarios as a fixed request count, and counts
+each scenario's measure stage (pipeline/run/instructions.py).
 """
 
 from __future__ import annotations
@@ -30,12 +35,20 @@ from kvperf.driver.base import Target
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
-from kvperf.pipeline.run import quick
+from kvperf.pipeline.run import module_memory, quick
 from kvperf.pipeline.run.definition_work import file_slug, pinning
+from kvperf.pipeline.run.instructions import (
+    Counted,
+    counted_result,
+    counted_scenario,
+    counting,
+    server_wrapping,
+)
 from kvperf.pipeline.run.model import Bench, OnBench
 from kvperf.pipeline.run.prepare import check_module_paths, validate_label
 from kvperf.pipeline.run.profiling import check_settings, profile_result, profiling
 from kvperf.plan.trial import ServerSetup
+from kvperf.results.memory import memory_record
 from kvperf.results.records import ScenarioRecord
 from kvperf.results.row import (
     Details,
@@ -46,8 +59,10 @@ from kvperf.results.row import (
     TrialOutcome,
     build_row,
 )
+from kvperf.server import callgrind
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
+from kvperf.server.memory import MemoryInfo
 from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.store.datasets import csv_header, csv_rows, materialize
 
@@ -68,6 +83,7 @@ class ModuleOptions:
     module_paths: tuple[Path, ...] = ()  # --module-path SO: loaded into every node
     dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
     quick: bool = False  # --quick (pipeline/run/quick.py), as KVPERF_QUICK=1
+    measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
 
 
 @dataclass
@@ -153,17 +169,16 @@ def _modules(options: ModuleOptions) -> tuple[ModuleSpec, ...]:
 def prepare_modules(options: ModuleOptions) -> ModuleRun:
     """Server, kvload, datasets, pinning: every check before any server starts."""
     config = options.config
+    counted = options.measure == Measure.INSTRUCTIONS
     options = replace(options, selected=tuple(
-        (group, tuple(quick.shrink_scenario(s, options.quick) for s in scenarios))
+        (group, tuple(_measured(quick.shrink_scenario(s, options.quick), counted)
+                      for s in scenarios))
         for group, scenarios in options.selected))
     if config.cluster_mode:
         raise ConfigError(f"{config.source}: cluster_mode true is not run by kvperf's module "
                           "runner yet (scenarios run on one standalone node); set it false")
     modules = _modules(options)
-    for index in range(config.passes):  # perf installed and allowed (exit 2)
-        for _, scenarios in options.selected:
-            for scenario in scenarios:
-                check_settings(config.profile(index, scenario), client_mode=False)
+    check_module_measure(config, options.selected, options.measure)
     kvload = find_tool("kvload", None, None)
     if kvload is None:
         raise UsageError("module scenarios need kvload (install kvperf with its kvload binary)")
@@ -182,11 +197,33 @@ def prepare_modules(options: ModuleOptions) -> ModuleRun:
     env = {**host_facts(), "tool": f"kvload {driver.version}", **_quick_env(options.quick),
            "server_binary": str(binary.path), "server_source": binary.source}
     context = RunContext(label, None, "kvload", driver.version, binary.label, env,
-                         Measure.TIMING)
+                         options.measure)
     datasets = _datasets(options)
     notes = tuple(dict.fromkeys(n for g in config.generation for n in g.notes))
     return ModuleRun(options, kvload, binary, context, options.results_dir / label, datasets,
                      modules, server, client, notes + ((note,) if note else ()))
+
+
+def check_module_measure(config: ModuleConfig, selected: Selected, measure: Measure) -> None:
+    """perf installed and allowed for the profiled passes; under --measure instructions
+    callgrind installed and no pass profiled (UsageError, exit 2: before any build)."""
+    counted = measure == Measure.INSTRUCTIONS
+    for index in range(config.passes):
+        for _, scenarios in selected:
+            for scenario in scenarios:
+                settings = config.profile(index, scenario)
+                check_settings(settings, client_mode=False)
+                if counted and settings is not None:
+                    raise UsageError("--measure instructions runs the server under callgrind: "
+                                     "drop the config's enabled profiling_sets")
+    missing = callgrind.missing_tools() if counted else None
+    if missing:
+        raise UsageError(f"--measure instructions: {missing}")
+
+
+def _measured(s: Scenario, counted: bool) -> Scenario:
+    """Under --measure instructions a fixed request count (instructions.counted_scenario)."""
+    return counted_scenario(s) if counted else s
 
 
 def _quick_env(forced: bool) -> dict[str, bool]:
@@ -231,7 +268,9 @@ class ScenarioWork(OnBench):
                             self.config_set, self.run.modules)
         tls = bench.tls_files() if config.tls_mode else None
         client = ",".join(map(str, self.run.client_cpus or ())) or None
-        with bench.servers(self.run.binary, setup, tls, client) as server:
+        self.log_dir.mkdir(parents=True, exist_ok=True)  # callgrind's files of the server
+        wrapping = server_wrapping(self.run.options.measure, self.log_dir)
+        with bench.servers(self.run.binary, setup, tls, client, **wrapping) as server:
             self._stages(tuple(server.endpoints), server.pids)
 
     def _stages(self, endpoints: tuple[Endpoint, ...], pids: list[int]) -> None:
@@ -239,26 +278,65 @@ class ScenarioWork(OnBench):
         if s.flush_before:
             with self.stage("flush"):
                 _send(endpoints, ("FLUSHALL",))
+        assert self.bench is not None
+        memory = self.run.options.measure == Measure.MEMORY
+        empty = self.bench.probe.memory(endpoints) if memory else None
         if s.setup_commands:
             with self.stage("setup"):
                 for line in s.setup_commands:
                     _send(endpoints, tuple(shlex.split(line)))
         self.loaded = module_list(endpoints[0]) if self.run.modules else None
         load = self._load()
-        assert self.bench is not None
         self.bench.probe.reset_stats(endpoints)
         before = self.bench.probe.cpu_seconds(pids)
         profile_dir = self.log_dir / f"profile-{file_slug(s.id)}"  # one per scenario
         if self.profile is not None:
             profile_dir.mkdir(parents=True, exist_ok=True)
-        with (profiling(self.profile, pids, profile_dir) as profiled,
+        measure = self.run.options.measure
+        with (counting(measure, pids, self.log_dir) as counted,
+              profiling(self.profile, pids, profile_dir) as profiled,
               self.stage("measure")):
             target = Target(endpoints, False, endpoints[0].tls_ca)
             self.outcome.measurement = run_scenario(self.run.kvload, load, target,
                                                     self.log_dir / f"{s.id}.log")
         self.outcome.profile = profile_result(profiled, f"{self.group.group}/{s.id}",
                                               self.run.out_dir)
+        self._instructions(counted)
         self._server_side(endpoints, pids, before)
+        if memory:
+            self._memory(endpoints, empty)
+
+    def _instructions(self, counted: Counted) -> None:
+        """--measure instructions: the scenario's callgrind files moved to its own folder
+        (the group's server dumps each scenario's under one name), then counted."""
+        if not counted.files:
+            return
+        own = self.log_dir / f"callgrind-{file_slug(self.scenario.id)}"
+        own.mkdir(parents=True, exist_ok=True)
+        counted.files = [path.replace(own / path.name) for path in counted.files]
+        self.outcome.instructions = counted_result(
+            counted, self.scenario.first_word, f"{self.group.group}/{self.scenario.id}",
+            self.outcome, self.run.out_dir)
+
+    def _memory(self, endpoints: tuple[Endpoint, ...], empty: MemoryInfo | None) -> None:
+        """--measure memory: the growth since before the data went in, per the scenario's
+        unit (pipeline/run/module_memory.py)."""
+        assert self.bench is not None
+        probe = self.bench.probe
+        with self.stage("settle"):
+            module_memory.settle(lambda: probe.memory(endpoints))
+        after = probe.memory(endpoints)
+        if empty is None or after is None:
+            raise DriverError("--measure memory: INFO memory could not be read")
+        calls = (self.outcome.server or {}).get("calls") or 0
+        unit = module_memory.memory_unit(self.scenario, calls, self.requests,
+                                         after["keys"] - empty["keys"],
+                                         module_memory.filter_capacity(endpoints))
+        added = after["keys"] > empty["keys"]  # MEMORY USAGE of the keys it made, per unit
+        record = memory_record(empty, None, after, unit.items,
+                               probe.memory_sample(endpoints) if added else [])
+        record["unit"] = unit.name
+        self.outcome.memory = record
 
     def _load(self) -> ScenarioLoad:
         s = self.scenario

@@ -30,7 +30,7 @@ from kvperf.driver.registry import find_tool
 from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
-from kvperf.results.profile import node_profile
+from kvperf.results.profile import dso_shares, node_profile, with_names
 from kvperf.results.records import ProfileNode, ProfileRecord
 from kvperf.server import perf_record
 
@@ -90,6 +90,7 @@ class Profiled:
     """The recordings of one measure stage, one per node."""
 
     settings: ProfileSettings | None = None
+    names: dict[str, str] = field(default_factory=dict)  # perf_record.started_as
     data: list[Path] = field(default_factory=list)
     note: str | None = None
     window_opened: bool = True
@@ -139,6 +140,7 @@ def profiling(settings: ProfileSettings | None, pids: list[int],
         return
     note = perf_record.kernel_stacks_note(perf_record.paranoid_level(), perf_record.is_root())
     profiled.note = note
+    profiled.names = perf_record.started_as(pids[0])
     recorders: list[perf_record.PerfRecorder] = []
     window: _Window | None = None
     try:
@@ -260,6 +262,7 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
             nodes.append(_client_node(len(nodes), profiled, title, out_dir, settings))
     except CommandError as exc:
         raise ServerError(f"profile of {title}: {exc}") from None
+    nodes = [with_names(node, profiled.names) for node in nodes]  # the server as started
     note = profiled.note
     if not profiled.window_opened:
         note = (f"the measure stage ended before the profiling window opened "
@@ -269,4 +272,5 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
     return {"profiler": "perf", "event": event, "mode": str(settings.mode),
             "frequency": settings.frequency, "call_graph": settings.call_graph,
             "window": {"delay": settings.delay, "duration": settings.duration},
-            "kernel_stacks": profiled.note is None, "note": note, "nodes": nodes}
+            "kernel_stacks": profiled.note is None, "note": note, "nodes": nodes,
+            "dsos": dso_shares(nodes)}

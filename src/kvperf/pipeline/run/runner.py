@@ -156,12 +156,14 @@ class Runner:
             held.stack.close()
 
     def _shared(self, key: Hashable, binary: ServerBinary, setup: ServerSetup, bench: Bench,
-                tls: TlsFiles | None) -> ServerHandle:
+                tls: TlsFiles | None, **wrapping: object) -> ServerHandle:
+        """The server kept for ``key``'s works, started by the first (with its wrapping:
+        callgrind under --measure instructions)."""
         if self._held is None:
             stack = contextlib.ExitStack()
             try:
                 handle: ServerHandle | None = stack.enter_context(
-                    self.launcher(binary, setup, bench.work.log_dir, tls))
+                    self.launcher(binary, setup, bench.work.log_dir, tls, **wrapping))
                 failure = None
             except (KvperfError, OSError) as exc:
                 handle, failure = None, f"server did not start: {exc}"
@@ -178,7 +180,7 @@ class Runner:
         with contextlib.ExitStack() as stack:
             key = work.shared_server
             if key is not None:
-                group = self._shared(key, binary, setup, bench, tls)
+                group = self._shared(key, binary, setup, bench, tls, **wrapping)
             else:
                 group = self.launcher(binary, setup, work.log_dir, tls, **wrapping)
                 with bench.stage("server_start"):
