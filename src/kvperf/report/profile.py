@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from kvperf.results.profile import dso_shares
+from kvperf.results.profile import dso_shares, subject_nodes
 from kvperf.results.records import ProfileEntry, ProfileNode, ProfileRecord
 from kvperf.results.row import Row
 
@@ -102,7 +102,7 @@ def top_rows(rows: list[Row]) -> list[list[str]]:
 
 def _dsos(profile: ProfileRecord) -> list[ProfileEntry]:
     """The row's per-DSO shares (rows written before ``dsos`` existed: from the nodes)."""
-    return profile.get("dsos") or dso_shares(profile["nodes"])
+    return profile.get("dsos") or dso_shares(subject_nodes(profile["nodes"]))
 
 
 def dso_columns(rows: list[Row]) -> list[str]:

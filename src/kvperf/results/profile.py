@@ -59,6 +59,13 @@ def with_names(node: ProfileNode, names: dict[str, str]) -> ProfileNode:
     return {**node, "top_dsos": dsos}
 
 
+def subject_nodes(nodes: list[ProfileNode]) -> list[ProfileNode]:
+    """The nodes a profile is about: a client harness's part when the trial ran one (the
+    client is the subject; the server is the same for every client), else the servers'."""
+    clients = [n for n in nodes if n.get("role") == "client"]
+    return clients or nodes
+
+
 def dso_shares(nodes: list[ProfileNode]) -> list[ProfileEntry]:
     """The share of on-CPU samples per shared object over a trial's nodes: each DSO's mean
     self % (a node without it counts 0), largest first — the row's ``profile.dsos``."""

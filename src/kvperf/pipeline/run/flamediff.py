@@ -18,6 +18,7 @@ from kvperf.core.errors import CommandError, ServerError
 from kvperf.core.proc import run
 from kvperf.pipeline.run.profiling import kvflame_path
 from kvperf.results import folded
+from kvperf.results.profile import subject_nodes
 from kvperf.results.row import Row
 
 # what the scaled counts are, per kind of stacks (folded.PER_REQUEST_SCALE: × 1000 / request)
@@ -39,9 +40,8 @@ def _stack_files(row: Row, base: Path, kind: str) -> list[Path]:
     if kind == "instructions":
         graph = (row.get("instructions") or {}).get("flamegraph")
         return [(base / graph).with_suffix(".folded")] if graph else []
-    nodes = (row.get("profile") or {}).get("nodes", [])
-    clients = [n for n in nodes if n.get("role") == "client"]  # a client is the subject
-    return [base / node["files"]["folded stacks"] for node in clients or nodes]
+    nodes = subject_nodes((row.get("profile") or {}).get("nodes", []))
+    return [base / node["files"]["folded stacks"] for node in nodes]
 
 
 def _side(rows: list[Row], base: Path, kind: str) -> Counter[str] | None:

@@ -30,7 +30,7 @@ from kvperf.driver.registry import find_tool
 from kvperf.pipeline.run.model import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
-from kvperf.results.profile import dso_shares, node_profile, with_names
+from kvperf.results.profile import dso_shares, node_profile, subject_nodes, with_names
 from kvperf.results.records import ProfileNode, ProfileRecord
 from kvperf.server import perf_record
 
@@ -262,7 +262,8 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
             nodes.append(_client_node(len(nodes), profiled, title, out_dir, settings))
     except CommandError as exc:
         raise ServerError(f"profile of {title}: {exc}") from None
-    nodes = [with_names(node, profiled.names) for node in nodes]  # the server as started
+    nodes = [node if node.get("role") == "client" else with_names(node, profiled.names)
+             for node in nodes]  # the server as started
     note = profiled.note
     if not profiled.window_opened:
         note = (f"the measure stage ended before the profiling window opened "
@@ -273,4 +274,4 @@ def profile_result(profiled: Profiled, title: str, out_dir: Path) -> ProfileReco
             "frequency": settings.frequency, "call_graph": settings.call_graph,
             "window": {"delay": settings.delay, "duration": settings.duration},
             "kernel_stacks": profiled.note is None, "note": note, "nodes": nodes,
-            "dsos": dso_shares(nodes)}
+            "dsos": dso_shares(subject_nodes(nodes))}
