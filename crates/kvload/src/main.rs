@@ -8,6 +8,7 @@ mod dataset;
 mod io;
 mod memtier;
 mod net;
+mod replicas;
 mod report;
 mod resp;
 mod runner;

@@ -93,6 +93,7 @@ from kvperf.results.records import (
     ScenarioRecord,
 )
 from kvperf.results.sweep import SweepRecord
+from kvperf.server.replication import ReplicationLag
 
 FORMAT_VERSION = 9
 
@@ -117,6 +118,7 @@ class ServerSide(TypedDict, total=False):
     calls_per_node: list[int]
     cpu_seconds: float
     cpu_us_per_request: float
+    replication_lag: ReplicationLag | None  # sampled through the measure stage
 
 
 class MemoryReading(TypedDict, total=False):

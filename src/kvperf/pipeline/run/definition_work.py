@@ -215,7 +215,8 @@ class DefinitionWork(OnBench):
         assert self.bench is not None
         endpoints, pids, probe = tuple(group.endpoints), group.pids, self.bench.probe
         replicas = self.plan.topology.replicas
-        if replicas and not self.plan.replica_after_preload:
+        cluster = self.plan.topology.cluster  # its replicas started with its primaries
+        if replicas and not cluster and not self.plan.replica_after_preload:
             self._start_replicas(stack, server_cpus, endpoints[0])
         if self.plan.preload is not None:
             with self.stage("preload"):
@@ -236,7 +237,9 @@ class DefinitionWork(OnBench):
                 _save_and_flush(endpoints, self.plan)
         if replicas:
             with self.stage("replica_sync"):
-                wait_in_sync(endpoints[0], replicas)
+                for primary in endpoints:
+                    wait_in_sync(primary, replicas)
+            self.outcome.checks["replicas_in_sync"] = replicas * len(endpoints)
         probe.reset_stats(endpoints)
         cpu_before = probe.cpu_seconds(pids)
         with (profiling(self.run.profile, pids, self.log_dir) as profiled,
@@ -461,4 +464,5 @@ def _server_setup(plan: Plan, cpus: tuple[int, ...] | None, data: Path | None) -
     topology = plan.topology
     return ServerSetup(topology.cluster, False,
                        io_threads if io_threads > 1 else None,
-                       topology.primaries, cpus, config, (), ())
+                       topology.primaries, cpus, config, (), (),
+                       topology.replicas if topology.cluster else 0)

@@ -39,6 +39,8 @@ from kvperf.results.row import (
     trial_series,
 )
 from kvperf.server.memory import MemoryInfo
+from kvperf.server.replication import LagSamples, lag_sampling
+from kvperf.server.stats import with_replica_reads
 from kvperf.store.files import write_json_atomic
 
 MIN_HIT_RATIO = 0.9
@@ -118,7 +120,7 @@ class MatrixTrial:
         with bench.servers(self.prepared.binary, trial.server, tls, client,
                            **server_wrapping(options.measure, self.log_dir)) as group:
             target = Target(tuple(group.endpoints), trial.server.cluster_mode,
-                            tls.ca if tls else None)
+                            tls.ca if tls else None, tuple(group.replica_endpoints))
             work.run(target, group.pids)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
@@ -175,22 +177,38 @@ class TrialRun:
             seeded = self.probe.memory(target.endpoints)
             self._meet("measure")
             self.outcome.checks["measure_started_at"] = round(time.time(), 3)
-            self.probe.reset_stats(target.endpoints)
+            self.probe.reset_stats((*target.endpoints, *target.replicas))
             cpu_before = self.probe.cpu_seconds(pids)
             measure = self.prepared.options.measure
             with (counting(measure, pids, self.log_dir) as counted,
                   profiling(self.trial.profile or self.prepared.options.profile, pids,
                             self.log_dir) as profiled,
+                  self._lag(target) as lag,
                   self.stage("measure")):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
             self._keep_histograms()
             self._server_side(target, pids, cpu_before)
+            self._record_lag(target, lag)
             self._record_memory(target, empty, seeded, sample=False)
             self.outcome.instructions = instruction_result(counted, self.trial, self.outcome,
                                                            self.prepared.out_dir)
             self.outcome.profile = profile_result(profiled, self.trial.describe(),
                                                   self.prepared.out_dir)
             self._check(keyspace, before)
+
+    def _lag(self, target: Target) -> contextlib.AbstractContextManager[LagSamples | None]:
+        """Replication lag sampled through the measure stage when there are replicas."""
+        if not target.replicas:
+            return contextlib.nullcontext()
+        return lag_sampling(target.endpoints)
+
+    def _record_lag(self, target: Target, lag: LagSamples | None) -> None:
+        """The row's ``server.replication_lag`` and where reads went."""
+        if lag is None:
+            return
+        self.outcome.checks["replicas_in_sync"] = len(target.replicas)
+        self.outcome.checks["read_from_replicas"] = self.trial.load.read_from_replicas
+        self.outcome.server["replication_lag"] = lag.record()
 
     def _items(self, empty: MemoryInfo, after: MemoryInfo) -> int:
         """Keys (or a collection's members) the trial put in the server."""
@@ -275,6 +293,10 @@ class TrialRun:
     def _server_side(self, target: Target, pids: list[int], cpu_before: float | None) -> None:
         measurement = self.outcome.measurement
         collected = self.probe.collect(target.endpoints)
+        command = self.trial.load.command
+        if target.replicas and self.trial.load.read_from_replicas != "no" and command.reads:
+            collected = with_replica_reads(collected, self.probe.collect(target.replicas),
+                                           set(command.calls_per_sequence))
         requests = measurement.requests if measurement else None
         commands = executed.per_command(self.trial.load.command,
                                         collected.get("commandstats", {}), requests)

@@ -1,0 +1,171 @@
+"""Replicas on real valkey-server 8.0.1: a 3-primary cluster with a replica each (and a
+standalone primary with one) formed by kvperf's ServerGroup and in sync; kvload's
+``--read-from-replicas no|yes|all`` sending GETs where it says (per-node INFO
+commandstats) and SETs to the primaries; ``kvperf run`` with ``replicas`` and
+``read_from_replicas`` recording where reads went and the replication lag; bad values
+refused with exit 2. One cluster and one standalone group serve the whole file."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.plan.trial import ServerSetup
+from kvperf.server.binary import inspect
+from kvperf.server.instance import ServerGroup
+from kvperf.server.resp import Endpoint, RespClient, parse_info
+from tests.helpers import read_metrics, require_binary, run_kvperf, run_main, write_config
+
+pytestmark = pytest.mark.integration
+
+REQUESTS = 20_000
+KEYS = 1_000
+
+
+def _group(tmp: Path, cluster: bool) -> ServerGroup:
+    setup = ServerSetup(cluster, False, None, 3, None, (), (), (), replicas=1)
+    binary = inspect(Path(require_binary("valkey-server")), "--server-bin")
+    return ServerGroup(binary, setup, tmp / ("cluster" if cluster else "standalone"))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerGroup]:
+    group = _group(tmp_path_factory.mktemp("replicas"), cluster=True)
+    with group:
+        yield group
+    assert not any(n.process.alive() for n in (*group.nodes, *group.replicas))
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerGroup]:
+    group = _group(tmp_path_factory.mktemp("replicas"), cluster=False)
+    with group:
+        yield group
+    assert not any(n.process.alive() for n in (*group.nodes, *group.replicas))
+
+
+def _info(endpoint: Endpoint, section: str) -> dict[str, str]:
+    with RespClient(endpoint) as client:
+        reply = client.call("INFO", section)
+    assert isinstance(reply, bytes)
+    return parse_info(reply)
+
+
+def _calls(endpoint: Endpoint, command: str) -> int:
+    stat = _info(endpoint, "commandstats").get(f"cmdstat_{command}", "calls=0")
+    return int(stat.split(",")[0].split("=")[1])
+
+
+def _kvload(group: ServerGroup, *args: str) -> subprocess.CompletedProcess[str]:
+    """kvload at the group's first primary, after zeroing every node's counters."""
+    for endpoint in (*group.endpoints, *group.replica_endpoints):
+        with RespClient(endpoint) as client:
+            client.call("CONFIG", "RESETSTAT")
+    first = group.endpoints[0]
+    return subprocess.run([require_binary("kvload"), "-h", first.host, "-p", str(first.port),
+                           "-c", "6", "-r", str(KEYS), "-q", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _gets(group: ServerGroup, *args: str) -> tuple[list[int], list[int]]:
+    """GETs served by each primary and each replica for one kvload run."""
+    done = _kvload(group, "-t", "get", "-n", str(REQUESTS), *args)
+    assert done.returncode == 0, done.stderr
+    return ([_calls(e, "get") for e in group.endpoints],
+            [_calls(e, "get") for e in group.replica_endpoints])
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_cluster_with_replicas_forms_and_is_in_sync(cluster: ServerGroup) -> None:
+    assert len(cluster.endpoints) == 3 and len(cluster.replica_endpoints) == 3
+    for primary in cluster.endpoints:
+        info = _info(primary, "replication")
+        assert info["role"] == "master" and info["connected_slaves"] == "1", info
+        assert "state=online" in info["slave0"], info
+    for replica in cluster.replica_endpoints:
+        info = _info(replica, "replication")
+        assert info["role"] == "slave" and info["master_link_status"] == "up", info
+    with RespClient(cluster.endpoints[0]) as client:
+        nodes = client.call("CLUSTER", "NODES")
+    assert isinstance(nodes, bytes)
+    flags = [line.split()[2] for line in nodes.decode().splitlines()]
+    assert sum("master" in f for f in flags) == 3 and sum("slave" in f for f in flags) == 3
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_cluster_reads_go_where_read_from_replicas_says(cluster: ServerGroup) -> None:
+    seeded = _kvload(cluster, "--cluster", "-t", "set", "-n", str(REQUESTS),
+                     "--read-from-replicas", "yes")
+    assert seeded.returncode == 0, seeded.stderr
+    sets = [_calls(e, "set") for e in cluster.endpoints]
+    assert sum(sets) == REQUESTS, sets  # writes go to the primaries whatever the mode
+    primaries, replicas = _gets(cluster, "--cluster", "--read-from-replicas", "yes")
+    assert sum(primaries) == 0 and sum(replicas) == REQUESTS, (primaries, replicas)
+    assert min(replicas) > 0.15 * REQUESTS, replicas  # every shard's replica served some
+    primaries, replicas = _gets(cluster, "--cluster", "--read-from-replicas", "no")
+    assert sum(primaries) == REQUESTS and sum(replicas) == 0, (primaries, replicas)
+    primaries, replicas = _gets(cluster, "--cluster", "--rfr", "all")
+    assert sum(primaries) + sum(replicas) == REQUESTS, (primaries, replicas)
+    assert min(sum(primaries), sum(replicas)) > 0.25 * REQUESTS, (primaries, replicas)
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_standalone_reads_from_its_replica(standalone: ServerGroup) -> None:
+    seeded = _kvload(standalone, "-t", "set", "-n", str(REQUESTS))
+    assert seeded.returncode == 0, seeded.stderr
+    primaries, replicas = _gets(standalone, "--read-from-replicas", "yes")
+    assert primaries == [0] and replicas == [REQUESTS], (primaries, replicas)
+    primaries, replicas = _gets(standalone, "--read-from-replicas", "all")
+    assert sum(primaries) + sum(replicas) == REQUESTS and min(*primaries, *replicas) > 0
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_kvload_refuses_a_bad_mode(standalone: ServerGroup) -> None:
+    done = _kvload(standalone, "-t", "get", "--read-from-replicas", "maybe")
+    assert done.returncode == 2 and "no, yes or all" in done.stderr, done.stderr
+
+
+def _run(tmp_path: Path, obj: dict[str, Any], *extra: str) -> subprocess.CompletedProcess[str]:
+    write_config(tmp_path, [obj])
+    return run_kvperf("run", "--config", "config.json", "--server-bin",
+                      require_binary("valkey-server"), "--tool", "kvload", "--label", "t",
+                      *extra, cwd=tmp_path)
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_run_reads_from_cluster_replicas_and_records_lag(tmp_path: Path) -> None:
+    done = _run(tmp_path, {"duration": 1, "commands": ["SET", "GET"], "cluster_mode": "yes",
+                           "replicas": 1, "read_from_replicas": "yes", "keyspacelen": KEYS,
+                           "clients": 6})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    assert [rows[c]["status"] for c in ("SET", "GET")] == ["ok", "ok"]
+    get, put = rows["GET"]["server"], rows["SET"]["server"]
+    assert len(get["calls_per_node"]) == 6 and sum(get["calls_per_node"][:3]) == 0, get
+    assert min(get["calls_per_node"][3:]) > 0, get  # the GETs on the three replicas
+    assert rows["GET"]["checks"]["executed_ratio"] >= 0.98
+    assert len(put["calls_per_node"]) == 3, put  # writes counted on the primaries alone
+    for row in rows.values():
+        assert row["checks"]["read_from_replicas"] == "yes"
+        assert row["checks"]["replicas_in_sync"] == 3
+        lag = row["server"]["replication_lag"]
+        assert lag["samples"] >= 5 and 0 <= lag["mean_bytes"] <= lag["max_bytes"], lag
+
+
+@pytest.mark.parametrize(("obj", "message"), [
+    ({"read_from_replicas": "maybe", "replicas": 1}, "is not one of no, yes, all"),
+    ({"read_from_replicas": "yes"}, "needs 'replicas' of at least 1"),
+    ({"read_from_replicas": "all", "replicas": 1, "ratio": "1:10"}, "mixes reads and writes"),
+    ({"replicas": -1}, "'replicas' must be at least 0"),
+])
+def test_run_refuses_bad_replica_settings(tmp_path: Path, obj: dict[str, Any],
+                                          message: str) -> None:
+    config = write_config(tmp_path, [{"requests": 1000, "commands": ["GET"], **obj}])
+    done = run_main("run", "--config", config, "--results-dir", tmp_path / "results",
+                    "--server-bin", require_binary("valkey-server"), "--tool", "kvload")
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "results").exists()
