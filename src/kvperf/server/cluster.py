@@ -48,7 +48,33 @@ def attach_replicas(primaries: list[Endpoint], replicas: list[list[Endpoint]],
                 _replicate(replica, primary_id, timeout)
     except (RespError, ConnectionLost) as exc:
         raise ServerError(f"attaching cluster replicas failed: {exc}") from None
-    wait_cluster_ok([*primaries, *(r for group in replicas for r in group)], timeout)
+    everyone = [*primaries, *(r for group in replicas for r in group)]
+    wait_cluster_ok(everyone, timeout)
+    _wait_replicas_known(everyone, sum(len(g) for g in replicas), timeout)
+
+
+def replicas_seen(nodes_text: str) -> int:
+    """Replicas a CLUSTER NODES reply lists with their primary and not failing (pure)."""
+    count = 0
+    for line in nodes_text.splitlines():
+        fields = line.split()
+        flags = fields[2].split(",") if len(fields) > 3 else []
+        if "slave" in flags and fields[3] != "-" and not {"fail", "fail?"} & set(flags):
+            count += 1
+    return count
+
+
+def _wait_replicas_known(endpoints: list[Endpoint], replicas: int, timeout: float) -> None:
+    """Until every node lists every replica under its primary (gossip spreads a
+    CLUSTER REPLICATE): clients read the topology from any node."""
+    deadline = time.monotonic() + timeout
+    seen: list[int] = []
+    while time.monotonic() < deadline:
+        seen = [replicas_seen(_call(e, "CLUSTER", "NODES")) for e in endpoints]
+        if all(n == replicas for n in seen):
+            return
+        time.sleep(0.1)
+    raise ServerError(f"cluster nodes list {seen} of {replicas} replicas after {timeout:.0f}s")
 
 
 def _call(endpoint: Endpoint, *args: str) -> str:

@@ -104,6 +104,9 @@ class ServerGroup:
         offset."""
         per = self.setup.replicas
         groups = [self.replica_endpoints[i * per:(i + 1) * per] for i in range(len(self.nodes))]
+        for primary in self.endpoints:  # the first sync at once, not after Valkey's 5 s
+            with RespClient(primary) as client:  # wait for more replicas (setup time only)
+                client.call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
         if self.setup.cluster_mode:
             attach_replicas(self.endpoints, groups)
         else:

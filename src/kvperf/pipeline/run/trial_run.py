@@ -294,7 +294,7 @@ class TrialRun:
         measurement = self.outcome.measurement
         collected = self.probe.collect(target.endpoints)
         command = self.trial.load.command
-        if target.replicas and self.trial.load.read_from_replicas != "no" and command.reads:
+        if target.replicas and command.reads:  # a read's calls on replicas (none with "no")
             collected = with_replica_reads(collected, self.probe.collect(target.replicas),
                                            set(command.calls_per_sequence))
         requests = measurement.requests if measurement else None
