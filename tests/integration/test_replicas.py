@@ -129,6 +129,50 @@ def test_kvload_refuses_a_bad_mode(standalone: ServerGroup) -> None:
     assert done.returncode == 2 and "no, yes or all" in done.stderr, done.stderr
 
 
+def _memtier(group: ServerGroup, *args: str) -> tuple[dict[str, list[int]], str]:
+    """kvload's memtier front end (2 clients × 1,000 requests of --ratio 1:1, so 1,000
+    SETs and 1,000 GETs): each command's calls per primary and per replica."""
+    done = _kvload_argv(group, "memtier", "-s", group.endpoints[0].host, "-p",
+                        str(group.endpoints[0].port), "-c", "2", "-t", "1", "-n", "1000",
+                        "--ratio", "1:1", "--key-maximum", str(KEYS), "--hide-histogram",
+                        *args)
+    calls = {f"{cmd} {where}": [_calls(e, cmd) for e in endpoints]
+             for cmd in ("get", "set")
+             for where, endpoints in (("primaries", group.endpoints),
+                                      ("replicas", group.replica_endpoints))}
+    return calls, done.stderr if done.returncode == 0 else f"exit {done.returncode}: {done.stderr}"
+
+
+def _kvload_argv(group: ServerGroup, *args: str) -> subprocess.CompletedProcess[str]:
+    for endpoint in (*group.endpoints, *group.replica_endpoints):
+        with RespClient(endpoint) as client:
+            client.call("CONFIG", "RESETSTAT")
+    return subprocess.run([require_binary("kvload"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_memtier_read_preference_in_a_cluster(cluster: ServerGroup) -> None:
+    calls, err = _memtier(cluster, "--cluster-mode", "--read-preference", "secondary")
+    assert not err.startswith("exit"), err
+    assert sum(calls["set primaries"]) == 1000 and sum(calls["get primaries"]) == 0, calls
+    assert sum(calls["get replicas"]) == 1000 and min(calls["get replicas"]) > 0, calls
+    calls, err = _memtier(cluster, "--cluster-mode")  # primary, the default
+    assert sum(calls["get primaries"]) == 1000 and sum(calls["get replicas"]) == 0, calls
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_memtier_read_server_standalone(standalone: ServerGroup) -> None:
+    replica = standalone.replica_endpoints[0]
+    calls, err = _memtier(standalone, "--read-preference", "secondaryPreferred",
+                          "--read-server", f"{replica.host}:{replica.port}")
+    assert not err.startswith("exit"), err
+    assert calls["set primaries"] == [1000] and calls["get primaries"] == [0], calls
+    assert calls["get replicas"] == [1000], calls
+    refused = _kvload_argv(standalone, "memtier", "--read-preference", "nearest")
+    assert refused.returncode == 2 and "latency-aware" in refused.stderr, refused.stderr
+
+
 def _run(tmp_path: Path, obj: dict[str, Any], *extra: str) -> subprocess.CompletedProcess[str]:
     write_config(tmp_path, [obj])
     return run_kvperf("run", "--config", "config.json", "--server-bin",
