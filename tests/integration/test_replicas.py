@@ -190,6 +190,9 @@ def test_documented_replica_reads_config(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {r["checks"]["read_from_replicas"]: r for r in read_metrics(tmp_path / "results")}
     assert sorted(rows) == ["all", "no", "yes"] and {r["status"] for r in rows.values()} == {"ok"}
+    assert all(r["config_set"] == {"replicas": "1", "read_from_replicas": mode}
+               for mode, r in rows.items())  # a series each, named in the table
+    assert all(f"GET rfr={mode}" in done.stdout for mode in rows), done.stdout
     nodes = {mode: row["server"]["calls_per_node"] for mode, row in rows.items()}
     assert all(len(n) == 6 for n in nodes.values()), nodes  # 3 primaries, then 3 replicas
     assert min(nodes["no"][:3]) > 0 and sum(nodes["no"][3:]) == 0, nodes

@@ -75,9 +75,12 @@ def results_table(rows: list[Row], title: str) -> Table:
 
 
 def _command(row: Row) -> str:
-    """The command, and a rate sweep's point as ``SET @60%`` (its open-loop step)."""
+    """The command, and a rate sweep's point as ``SET @60%`` (its open-loop step); reads
+    from replicas as ``GET rfr=yes``."""
     point = (row.get("sweep") or {}).get("point")
-    return f"{row['command']} @{point}" if point else row["command"]
+    command = f"{row['command']} @{point}" if point else row["command"]
+    rfr = (row.get("config_set") or {}).get("read_from_replicas")
+    return f"{command} rfr={rfr}" if rfr else command
 
 
 def plan_table(trials: list[Trial]) -> Table:
