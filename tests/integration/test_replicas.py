@@ -200,7 +200,7 @@ def test_documented_replica_reads_config(tmp_path: Path) -> None:
     assert sum(nodes["all"][:3]) > 0.25 * sum(nodes["all"]) < sum(nodes["all"][3:]), nodes
     for row in rows.values():
         assert row["checks"]["executed_ratio"] >= 0.98 and row["checks"]["hit_ratio"] == 1.0
-        assert row["checks"]["replicas_in_sync"] == 3
+        assert row["checks"]["replicas_in_sync"] == 3 and "replica_sync" in row["stage_seconds"]
         lag = row["server"]["replication_lag"]
         assert lag["samples"] >= 5 and 0 <= lag["mean_bytes"] <= lag["max_bytes"], lag
 

@@ -39,7 +39,7 @@ from kvperf.results.row import (
     trial_series,
 )
 from kvperf.server.memory import MemoryInfo
-from kvperf.server.replication import LagSamples, lag_sampling
+from kvperf.server.replication import LagSamples, lag_sampling, wait_in_sync
 from kvperf.server.stats import with_replica_reads
 from kvperf.store.files import write_json_atomic
 
@@ -174,6 +174,7 @@ class TrialRun:
                 with self.stage("warmup"):
                     self.driver.warmup(load, target, load.warmup, tool_log)
             before = self._top_up(keyspace)
+            self._sync_replicas(target)
             seeded = self.probe.memory(target.endpoints)
             self._meet("measure")
             self.outcome.checks["measure_started_at"] = round(time.time(), 3)
@@ -195,6 +196,15 @@ class TrialRun:
             self.outcome.profile = profile_result(profiled, self.trial.describe(),
                                                   self.prepared.out_dir)
             self._check(keyspace, before)
+
+    def _sync_replicas(self, target: Target) -> None:
+        """Every replica online at its primary's offset again after seeding (a read from a
+        replica must find what the seed wrote)."""
+        if not target.replicas:
+            return
+        with self.stage("replica_sync"):
+            for primary in target.endpoints:
+                wait_in_sync(primary, len(target.replicas) // len(target.endpoints))
 
     def _lag(self, target: Target) -> contextlib.AbstractContextManager[LagSamples | None]:
         """Replication lag sampled through the measure stage when there are replicas."""
