@@ -56,18 +56,19 @@ def wait_in_sync(primary: Endpoint, replicas: int, timeout: float = SYNC_TIMEOUT
 LAG_INTERVAL = 0.1  # seconds between samples of INFO replication during the measure stage
 
 
-def replica_lags(info: dict[str, str]) -> list[int]:
-    """master_repl_offset − each replica's acknowledged offset, in bytes (pure). A replica
-    can report an offset past the one read a moment earlier: clamped at 0."""
-    offset = int(info.get("master_repl_offset", "0"))
-    found = [_SLAVE.search(v) for k, v in info.items() if re.fullmatch(r"slave\d+", k)]
-    return [max(0, offset - int(m.group(2))) for m in found if m]
+def replica_lag(primary: dict[str, str], replica: dict[str, str]) -> int:
+    """The primary's master_repl_offset − the replica's own processed offset
+    (slave_repl_offset), in bytes (pure). Not the offset the primary lists for it: a replica
+    acknowledges that once a second, which would add up to a second of writes. The replica
+    is read just after the primary, so it may be ahead: clamped at 0."""
+    return max(0, int(primary.get("master_repl_offset", "0"))
+               - int(replica.get("slave_repl_offset", "0")))
 
 
 class ReplicationLag(TypedDict):
-    """The row's ``server.replication_lag``: master_repl_offset − each replica's offset
-    (INFO replication), sampled every ``interval_ms`` through the measure stage, over
-    every primary's replicas."""
+    """The row's ``server.replication_lag``: a primary's master_repl_offset − each of its
+    replicas' slave_repl_offset (INFO replication), sampled every ``interval_ms`` through
+    the measure stage, over every primary's replicas."""
 
     max_bytes: int
     mean_bytes: float
@@ -91,22 +92,27 @@ class LagSamples:
 
 
 @contextlib.contextmanager
-def lag_sampling(primaries: tuple[Endpoint, ...], interval: float = LAG_INTERVAL
+def lag_sampling(groups: list[tuple[Endpoint, list[Endpoint]]], interval: float = LAG_INTERVAL
                  ) -> Iterator[LagSamples]:
-    """While the block runs, INFO replication of each primary every ``interval`` seconds
-    (a thread of its own, one connection per primary); the lags collected when it ends."""
+    """While the block runs, every ``interval`` seconds each primary's INFO replication and
+    then its replicas' (``groups``: a primary and its replicas; a thread of its own, one
+    connection per node); the lags collected when it ends."""
     samples = LagSamples()
     stop = threading.Event()
+
+    def info(client: RespClient) -> dict[str, str]:
+        reply = client.call("INFO", "replication")
+        return parse_info(reply if isinstance(reply, bytes) else b"")
 
     def sample() -> None:
         clients: list[RespClient] = []
         try:
-            clients.extend(RespClient(p) for p in primaries)
+            pairs = [(RespClient(p), [RespClient(r) for r in rs]) for p, rs in groups]
+            clients.extend(c for p, rs in pairs for c in (p, *rs))
             while not stop.wait(interval):
-                for client in clients:
-                    reply = client.call("INFO", "replication")
-                    samples.values.extend(
-                        replica_lags(parse_info(reply if isinstance(reply, bytes) else b"")))
+                for primary, replicas in pairs:
+                    offset = info(primary)
+                    samples.values.extend(replica_lag(offset, info(r)) for r in replicas)
         except (ConnectionLost, RespError, OSError):
             pass  # a node gone mid-stage: the trial's own checks say so
         finally:

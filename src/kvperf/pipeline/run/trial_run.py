@@ -40,6 +40,7 @@ from kvperf.results.row import (
 )
 from kvperf.server.memory import MemoryInfo
 from kvperf.server.replication import LagSamples, lag_sampling, wait_in_sync
+from kvperf.server.resp import Endpoint
 from kvperf.server.stats import with_replica_reads
 from kvperf.store.files import write_json_atomic
 
@@ -47,6 +48,13 @@ MIN_HIT_RATIO = 0.9
 MIN_EXECUTED_RATIO = 0.98
 COLLECTION_SEEDS = frozenset({Seed.HASH_FIELDS, Seed.SET_MEMBERS, Seed.ZSET_MEMBERS})
 SETTLE_SECONDS = 3.0  # at most, for used_memory to stop moving after seeding (rehashing)
+
+
+def replica_groups(target: Target) -> list[tuple[Endpoint, list[Endpoint]]]:
+    """Each primary with its replicas (ServerGroup lists primary i's replicas i-th)."""
+    per = len(target.replicas) // len(target.endpoints)
+    return [(p, list(target.replicas[i * per:(i + 1) * per]))
+            for i, p in enumerate(target.endpoints)]
 
 
 def _pop_target(trial: Trial) -> int:
@@ -203,14 +211,14 @@ class TrialRun:
         if not target.replicas:
             return
         with self.stage("replica_sync"):
-            for primary in target.endpoints:
-                wait_in_sync(primary, len(target.replicas) // len(target.endpoints))
+            for primary, replicas in replica_groups(target):
+                wait_in_sync(primary, len(replicas))
 
     def _lag(self, target: Target) -> contextlib.AbstractContextManager[LagSamples | None]:
         """Replication lag sampled through the measure stage when there are replicas."""
         if not target.replicas:
             return contextlib.nullcontext()
-        return lag_sampling(target.endpoints)
+        return lag_sampling(replica_groups(target))
 
     def _record_lag(self, target: Target, lag: LagSamples | None) -> None:
         """The row's ``server.replication_lag`` and where reads went."""
