@@ -238,3 +238,64 @@ def test_run_refuses_bad_replica_settings(tmp_path: Path, obj: dict[str, Any],
                     *(flags if "--tool" in flags else ("--tool", "kvload", *flags)))
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "results").exists()
+
+
+SETUPS = """\
+version: 0.4
+spec:
+  setups:
+  - name: oss-cluster-3-primaries-with-replicas
+    type: oss-cluster
+    redis_topology:
+      primaries: 3
+      replicas: 1
+    resources:
+      requests:
+        cpus: "2"
+        memory: 1g
+"""
+DEFINITION = """\
+version: 0.4
+name: memtier_benchmark-10Kkeys-string-get-cluster-with-replicas
+dbconfig:
+  configuration-parameters:
+    save: '""'
+  check:
+    keyspacelen: 10000
+  preload_tool:
+    tool: memtier_benchmark
+    arguments: '--data-size 10 --ratio 1:0 --key-pattern P:P -c 5 -t 2 --hide-histogram
+      --key-minimum 1 --key-maximum 10000 -n allkeys'
+tested-commands:
+- get
+redis-topologies:
+- oss-cluster-3-primaries-with-replicas
+clientconfig:
+  tool: memtier_benchmark
+  arguments: '--data-size 10 --ratio 0:1 --key-pattern R:R --key-minimum 1
+    --key-maximum 10000 -c 2 -t 2 --hide-histogram --test-time 1'
+tested-groups:
+- string
+priority: 50
+"""
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_definition_runs_on_a_cluster_with_replicas(tmp_path: Path) -> None:
+    """A cluster topology with replicas (a defaults.yml's spec.setups: the corpus has none)
+    runs: the replicas join the cluster and are in sync before the preload and measuring."""
+    defs = tmp_path / "defs"
+    defs.mkdir()
+    (defs / "defaults.yml").write_text(SETUPS)
+    (defs / "get.yml").write_text(DEFINITION)
+    done = run_kvperf("run", "--definitions", "defs", "--no-db", "--server-bin",
+                      require_binary("valkey-server"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok" and row["cluster_mode"] is True, row["error"]
+    assert row["checks"]["replicas_in_sync"] == 3 and row["checks"]["keyspacelen"] == 10_000
+    assert row["server"]["replication_lag"]["samples"] >= 5, row["server"]
+    logs = sorted((tmp_path / "results" / row["label"] / "tests").glob("*/server-node*.log"))
+    assert len(logs) == 6, logs  # 3 primaries and their 3 replicas
+    assert sum("PRIMARY <-> REPLICA sync: Finished with success" in p.read_text()
+               for p in logs) == 3
