@@ -93,7 +93,10 @@ def plan_table(trials: list[Trial]) -> Table:
         ld, s = t.load, t.server
         bound = str(ld.requests) if ld.requests else f"{ld.duration}s"
         flags = " ".join(x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on)
-        server = " ".join(filter(None, [flags, f"io={s.io_threads}" if s.io_threads else ""]))
+        server = " ".join(filter(None, [flags, f"io={s.io_threads}" if s.io_threads else "",
+                                        f"replicas={s.replicas}" if s.replicas else "",
+                                        f"rfr={ld.read_from_replicas}"
+                                        if ld.read_from_replicas != "no" else ""]))
         table.add_row(str(t.index), t.id, str(t.run), ld.command.name, str(ld.data_size),
                       str(ld.pipeline), str(ld.clients), str(ld.keyspacelen), bound,
                       str(ld.warmup), server or "standalone")
