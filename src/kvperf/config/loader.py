@@ -219,6 +219,8 @@ FIELDS: dict[str, _Field] = {
     "modules": _Field("modules", _modules),
     "cluster_nodes": _Field("cluster_nodes", _one_int),
     "replicas": _Field("replicas", lambda key, value, _cpus: _int(key, value, 0)),
+    # issue 24's name for a cluster's: the same per-primary count (give one of the two)
+    "cluster_replicas": _Field("replicas", lambda key, value, _cpus: _int(key, value, 0)),
     "read_from_replicas": _Field("read_from_replicas", _read_from_replicas),
     "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
     "gates": _Field("gates", _gates),
@@ -243,6 +245,8 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     if not isinstance(obj, dict):
         raise ValueError(f"must be an object, got {_type_name(obj)}")
     values: JsonObject = {}
+    if "replicas" in obj and "cluster_replicas" in obj:
+        raise ValueError("give one of 'replicas' and 'cluster_replicas' (the same count)")
     for key, raw in obj.items():
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
