@@ -324,6 +324,10 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     'kvperf run --label new --baseline results/base --gate "SET.rps>=0.95*baseline"':
         run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed",
             files={"results/new/gates.json": '"gate": "SET.rps>=0.2*baseline"'}),
+    # README.md, "Replicas and reads from them"
+    "kvperf run --config configs/replica-reads.json": elsewhere(
+        "tests/integration/test_replicas.py::test_documented_replica_reads_config",
+        "the documented config (quick): GETs on the primaries, the replicas, both, per node"),
     # README.md, "Rate sweeps" (quick mode: 1 s points; the curve and the knee's rule are
     # tests/integration/test_rate_sweep.py's, on real servers under SCHED_FIFO)
     "kvperf run --config configs/rate-sweep-set.json":

@@ -61,6 +61,8 @@ pub struct Options {
     pub dataset: Option<String>,
     /// --io: which event loop (auto = io_uring when the kernel allows it).
     pub io: crate::io::IoChoice,
+    /// --read-from-replicas (valkey-benchmark's --rfr): where read tests go.
+    pub read_from: crate::replicas::ReadFrom,
 }
 
 impl Default for Options {
@@ -99,6 +101,7 @@ impl Default for Options {
             command: Vec::new(),
             dataset: None,
             io: crate::io::IoChoice::Auto,
+            read_from: crate::replicas::ReadFrom::No,
         }
     }
 }
@@ -187,6 +190,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-3" => o.resp3 = true,
         "--threads" => o.threads = a.positive(flag)?,
         "--cluster" => o.cluster = true,
+        "--read-from-replicas" | "--rfr" => o.read_from = crate::replicas::parse_read_from(a.value(flag)?)?,
         "--enable-tracking" => o.tracking = true,
         "-k" => o.keepalive = parse_bool01(a.value(flag)?, flag)?,
         "-r" => o.keyspace = Some(a.num(flag)?),
@@ -340,6 +344,11 @@ Options (same meaning as valkey-benchmark unless noted):
  -3                 Start sessions in RESP3 protocol mode (HELLO 3)
  --threads <num>    Number of event-loop threads (default 1)
  --cluster          Enable cluster mode ({tag} keys per node; plain keys routed by slot)
+ --read-from-replicas <no|yes|all>  (also --rfr) Where read tests go: no = primaries
+                    (default), yes = replicas only, all = primaries and replicas. A test
+                    is a read test when the server flags all its commands readonly;
+                    others go to the primaries. Replicas: CLUSTER NODES with --cluster
+                    (READONLY sent first), else the primary's online replicas (INFO)
  --enable-tracking  Send CLIENT TRACKING on before starting the benchmark
  -k <boolean>       1=keep alive 0=reconnect (default 1)
  -r <keyspacelen>   Replace __rand_int__ with a 12-digit number in 0..keyspacelen-1

@@ -9,6 +9,7 @@ mod io;
 mod memtier;
 mod net;
 mod pubsub;
+mod replicas;
 mod report;
 mod resp;
 mod runner;

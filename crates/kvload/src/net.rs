@@ -14,6 +14,7 @@ use crate::dataset::DataPlan;
 use crate::io::IoKind;
 use crate::memtier::program::{Client, Pending, Program};
 use crate::cluster::{self, Route};
+use crate::replicas::ReadRoute;
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
 use crate::spec::Template;
@@ -61,6 +62,29 @@ pub struct Plan {
     pub io: IoKind,
     /// --dataset: requests written per batch from dataset rows instead of patching `template`.
     pub dataset: Option<Arc<DataPlan>>,
+    /// --read-from-replicas: endpoints are shards' primaries and replicas (None: primaries).
+    pub read_route: Option<Arc<ReadRoute>>,
+}
+
+impl Plan {
+    /// The shard of endpoint `node` (the endpoint itself without a read route).
+    #[inline]
+    fn shard(&self, node: usize) -> usize {
+        self.read_route.as_ref().map_or(node, |r| r.shard_of[node])
+    }
+
+    /// How connections to endpoint `node` start (READONLY first on cluster replicas).
+    fn connect_for(&self, node: usize) -> &ConnectSpec {
+        match &self.read_route {
+            Some(r) if r.replica[node] => &r.readonly,
+            _ => &self.connect,
+        }
+    }
+
+    /// Slot lists the slot-ownership table is built from: per shard with a read route.
+    fn owner_slots(&self) -> &[Vec<u16>] {
+        self.read_route.as_ref().map_or(&self.slots, |r| &r.shard_slots)
+    }
 }
 
 /// A memtier run's share of one thread: the program, its clients and which client
@@ -211,7 +235,7 @@ impl<'a> Worker<'a> {
         let mut jitter = crate::workload::Rng::new(plan.conns.first().map_or(0, |c| c.1 as u64));
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
             connect_pause(plan, i, &mut jitter);
-            let mut stream = transport::connect(&plan.endpoints[node], &plan.connect)?;
+            let mut stream = transport::connect(&plan.endpoints[node], plan.connect_for(node))?;
             if uring {
                 stream.set_blocking()?;
             } else {
@@ -270,7 +294,7 @@ impl<'a> Worker<'a> {
         let mut keys = plan.keys.clone();
         let sampled = plan.route == Route::Sampled;
         if sampled {
-            keys.set_lanes(plan.endpoints.len());
+            keys.set_lanes(plan.owner_slots().len());
         }
         // memtier's rate limit is no open loop: latency from the send, as memtier's
         let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some() && plan.memtier.is_none());
@@ -291,8 +315,8 @@ impl<'a> Worker<'a> {
             stats,
             keys,
             slots: plan.slots.clone(),
-            owner: if sampled { cluster::owner_table(&plan.slots) } else { Vec::new() },
-            max_tries: (64 * plan.endpoints.len()).min(u32::MAX as usize) as u32,
+            owner: if sampled { cluster::owner_table(plan.owner_slots()) } else { Vec::new() },
+            max_tries: (64 * plan.owner_slots().len()).min(u32::MAX as usize) as u32,
             timer,
             issued: 0,
             inflight: 0,
@@ -643,7 +667,7 @@ impl<'a> Worker<'a> {
             return;
         }
         if self.plan.route == Route::Sampled {
-            patch_rand_routed(&mut c.wbuf, t, count, &mut self.keys, &self.owner, c.node, self.max_tries);
+            patch_rand_routed(&mut c.wbuf, t, count, &mut self.keys, &self.owner, self.plan.shard(c.node), self.max_tries);
         } else {
             patch_rand(&mut c.wbuf, t, count, &mut self.keys);
         }
@@ -873,6 +897,9 @@ impl<'a> Worker<'a> {
     fn on_moved(&mut self, i: usize, start: usize, end: usize) {
         let c = &self.conns[i];
         let Some((slot, host, port)) = cluster::parse_redirect(&c.rbuf[start..end]) else { return };
+        if self.plan.read_route.is_some() {
+            return; // shards are fixed for a replica read test; the error reply is counted
+        }
         let target = self.plan.endpoints.iter().position(|e| *e == Endpoint::Tcp(host.clone(), port));
         let Some(target) = target else { return };
         for (n, list) in self.slots.iter_mut().enumerate() {
@@ -919,7 +946,7 @@ impl<'a> Worker<'a> {
     /// -k 0: replace the connection after each batch.
     fn reconnect(&mut self, i: usize) -> Result<(), String> {
         let node = self.conns[i].node;
-        let mut s = transport::connect(&self.plan.endpoints[node], &self.plan.connect)?;
+        let mut s = transport::connect(&self.plan.endpoints[node], self.plan.connect_for(node))?;
         if self.ur.is_some() {
             s.set_blocking()?;
             let (old, new) = (self.conns[i].stream.raw_fd(), s.raw_fd());

@@ -7,6 +7,7 @@ use crate::cluster;
 use crate::dataset::{DataPlan, Dataset, DataTemplate};
 use crate::io::{self, IoUsed};
 use crate::net::{self, Plan};
+use crate::replicas::{self, Nodes, ReadFrom, Shard};
 use crate::report::{self, TestResult};
 use crate::resp::Value;
 use crate::schedule;
@@ -127,18 +128,59 @@ struct Shared {
     server_config: Vec<String>,
     io: IoUsed,
     dataset: Option<Dataset>,
+    /// --read-from-replicas: the primaries with their replicas (empty: not asked for).
+    shards: Vec<Shard>,
 }
 
-fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Option<Arc<DataPlan>>) -> Vec<Plan> {
+/// The shards read tests may go to (--read-from-replicas): CLUSTER NODES' replicas in
+/// cluster mode, else the primary's online replicas from INFO replication.
+fn shards(o: &Options, cs: &ConnectSpec, endpoints: &[Endpoint]) -> Result<Vec<Shard>, String> {
+    if o.read_from == ReadFrom::No {
+        return Ok(Vec::new());
+    }
+    let seed = &endpoints[0];
+    if o.cluster {
+        let reply = transport::command(seed, cs, &encode_args(&[b"CLUSTER", b"NODES"]))?;
+        return replicas::shards_from_nodes(&reply.as_text().unwrap_or_default());
+    }
+    let info = transport::command(seed, cs, &encode_args(&[b"INFO", b"replication"]))?;
+    let text = info.as_text().unwrap_or_default();
+    Ok(vec![Shard { primary: seed.clone(), replicas: replicas::standalone_replicas(&text), slots: Vec::new() }])
+}
+
+/// True when the server flags every command of the spec `readonly` (COMMAND INFO).
+fn is_read(sh: &Shared, spec: &Spec) -> Result<bool, String> {
+    for cmd in &spec.commands {
+        let Some(name) = cmd.first() else { continue };
+        let info = transport::command(&sh.endpoints[0], &sh.connect, &encode_args(&[b"COMMAND", b"INFO", name]))?;
+        if !replicas::flagged_readonly(&info) {
+            return Ok(false);
+        }
+    }
+    Ok(!spec.commands.is_empty())
+}
+
+/// The endpoints of one test: the primaries, or for a read test the replicas the
+/// --read-from-replicas mode picks.
+fn test_nodes(o: &Options, sh: &Shared, spec: &Spec) -> Result<Nodes, String> {
+    if sh.shards.is_empty() {
+        return Ok(Nodes { endpoints: sh.endpoints.clone(), slots: sh.slots.clone(), route: None });
+    }
+    let read = is_read(sh, spec)?;
+    replicas::select(&sh.shards, o.read_from, read, o.cluster, &sh.connect)
+}
+
+fn plans(o: &Options, sh: &Shared, nodes: &Nodes, template: Arc<spec::Template>, dataset: Option<Arc<DataPlan>>) -> Vec<Plan> {
     let threads = o.threads;
-    let route = cluster::plan_route(o.cluster, &template, &sh.slots);
+    let route = cluster::plan_route(o.cluster, &template, &nodes.slots);
+    let read_route = nodes.route.clone().map(Arc::new);
     let per_batch = o.pipeline * template.ncmds;
     let interval = o.rps.map(|r| schedule::batch_interval_ns(r, o.clients, per_batch));
     let mut conns: Vec<Vec<(usize, usize)>> = vec![Vec::new(); threads];
     for g in 0..o.clients {
         let node = match route {
-            cluster::Route::Fixed(n) => n,
-            _ => g % sh.endpoints.len(),
+            cluster::Route::Fixed(n) => fixed_node(nodes, n, g),
+            _ => g % nodes.endpoints.len(),
         };
         conns[g % threads].push((node, g));
     }
@@ -157,7 +199,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
             };
             let seed = sh.seed ^ (t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             Plan {
-                endpoints: sh.endpoints.clone(),
+                endpoints: nodes.endpoints.clone(),
                 conns: std::mem::take(&mut conns[t]),
                 total_clients: o.clients,
                 connect: sh.connect.clone(),
@@ -170,7 +212,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
                 poisson: o.poisson,
                 // With --dataset the generator picks rows (in order with --sequential).
                 keys: KeyGen::new(seed, dataset.as_ref().map_or(o.keyspace.unwrap_or(0), |d| d.ds.rows() as u64), o.sequential, t as u64, threads as u64),
-                slots: sh.slots.clone(),
+                slots: nodes.slots.clone(),
                 tags: sh.tags.clone(),
                 route,
                 keepalive: o.keepalive,
@@ -178,9 +220,18 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
                 memtier: None,
                 io: sh.io.kind,
                 dataset: dataset.clone(),
+                read_route: read_route.clone(),
             }
         })
         .collect()
+}
+
+/// Connection `g` of a fixed-key test whose key endpoint `n` serves: with replica reads,
+/// the connections spread over the endpoints of that shard.
+fn fixed_node(nodes: &Nodes, n: usize, g: usize) -> usize {
+    let Some(r) = &nodes.route else { return n };
+    let same: Vec<usize> = (0..r.shard_of.len()).filter(|&e| r.shard_of[e] == r.shard_of[n]).collect();
+    same[g % same.len()]
 }
 
 fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String> {
@@ -193,7 +244,8 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
         None => None,
     };
     let template = Arc::new(template);
-    let plans = plans(o, sh, template, dataset);
+    let nodes = test_nodes(o, sh, spec)?;
+    let plans = plans(o, sh, &nodes, template, dataset);
     let barrier = Barrier::new(plans.len());
     let parts: Vec<stats::ThreadStats> = std::thread::scope(|s| {
         let handles: Vec<_> = plans.iter().map(|p| s.spawn(|| net::run(p, &barrier))).collect();
@@ -249,7 +301,8 @@ fn try_run(o: &Options, io: IoUsed, dataset: Option<Dataset>) -> Result<(), Stri
     let (endpoints, slots) = topology(o, &connect)?;
     let tags = Arc::new(if o.cluster { cluster::tag_table() } else { Vec::new() });
     let server_config = server_config(o, &connect, &endpoints);
-    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config, io, dataset };
+    let shards = shards(o, &connect, &endpoints)?;
+    let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config, io, dataset, shards };
     if o.csv {
         println!("{}", report::CSV_HEADER);
     }

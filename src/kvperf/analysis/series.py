@@ -33,7 +33,9 @@ class SeriesSummary:
 
 
 def _params(row: Row) -> str:
-    return f"d={row['data_size']} P={row['pipeline']} c={row['clients']}"
+    rfr = (row.get("config_set") or {}).get("read_from_replicas")
+    return f"d={row['data_size']} P={row['pipeline']} c={row['clients']}" + (
+        f" rfr={rfr}" if rfr else "")
 
 
 def summarize(rows: list[Row],

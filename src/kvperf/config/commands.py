@@ -37,6 +37,13 @@ class Seed(Enum):
     ZSET_POP = "zset_pop"  # myzset with one member per pop
 
 
+# Commands the server flags readonly that kvperf's loads send: with read_from_replicas they
+# may go to replicas (kvload asks the server, COMMAND INFO; this is kvperf's side of it:
+# which replicas' calls count as the load's and which mixes it refuses).
+READ_COMMANDS = frozenset({
+    "get", "mget", "exists", "strlen", "getrange", "hget", "hmget", "hgetall", "hexists",
+    "hlen", "sismember", "smembers", "scard", "zscore", "zrank", "zrange", "zcard", "lrange",
+    "lindex", "llen", "xrange", "xlen", "ttl", "pttl", "type"})
 POP_SEEDS = frozenset({Seed.LIST_POP, Seed.SET_POP, Seed.ZSET_POP})
 
 # What a command's data is stored as, for --measure memory (N keys or elements of it): the
@@ -93,6 +100,16 @@ class CommandSpec:
     @property
     def pops(self) -> bool:
         return self.seed in POP_SEEDS
+
+    @property
+    def reads(self) -> bool:
+        """Every command of it is a read (``READ_COMMANDS``): it may go to replicas."""
+        return all(name in READ_COMMANDS for name in self.calls_per_sequence)
+
+    @property
+    def mixes_reads_and_writes(self) -> bool:
+        names = self.calls_per_sequence
+        return not self.reads and any(name in READ_COMMANDS for name in names)
 
 
 def _builtin(name: str, test: str, line: str, seed: Seed = Seed.NONE) -> CommandSpec:

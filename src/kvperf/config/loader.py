@@ -174,6 +174,19 @@ def _modules(key: str, value: Any, _cpus: set[int]) -> tuple[ModuleSpec, ...]:
     return tuple(_module(key, v) for v in _as_list(key, value))
 
 
+READ_FROM_REPLICAS = ("no", "yes", "all")
+
+
+def _read_from_replicas(key: str, value: Any, _cpus: set[int]) -> tuple[str, ...]:
+    out = []
+    for item in _as_list(key, value):
+        if item not in READ_FROM_REPLICAS:
+            raise ValueError(f"{key!r}: {item!r} is not one of {', '.join(READ_FROM_REPLICAS)} "
+                             "(valkey-benchmark's --rfr: primaries, replicas, both)")
+        out.append(item)
+    return tuple(dict.fromkeys(out))
+
+
 def _concurrency(key: str, value: Any, _cpus: set[int]) -> tuple[Concurrency, ...]:
     out = []
     for item in _as_list(key, value):
@@ -205,6 +218,10 @@ FIELDS: dict[str, _Field] = {
     "custom-server-configs": _Field("custom_server_configs", _custom_configs),
     "modules": _Field("modules", _modules),
     "cluster_nodes": _Field("cluster_nodes", _one_int),
+    "replicas": _Field("replicas", lambda key, value, _cpus: _int(key, value, 0)),
+    # issue 24's name for a cluster's: the same per-primary count (give one of the two)
+    "cluster_replicas": _Field("replicas", lambda key, value, _cpus: _int(key, value, 0)),
+    "read_from_replicas": _Field("read_from_replicas", _read_from_replicas),
     "profiling_sets": _Field("profiling", lambda key, value, _cpus: profiling_sets(key, value)),
     "gates": _Field("gates", _gates),
     "concurrency": _Field("concurrency", _concurrency),
@@ -228,6 +245,8 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     if not isinstance(obj, dict):
         raise ValueError(f"must be an object, got {_type_name(obj)}")
     values: JsonObject = {}
+    if "replicas" in obj and "cluster_replicas" in obj:
+        raise ValueError("give one of 'replicas' and 'cluster_replicas' (the same count)")
     for key, raw in obj.items():
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
@@ -241,7 +260,23 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
         raise ValueError("give exactly one of 'requests' or 'duration' "
                          f"({'both' if 'requests' in values else 'neither'} given)")
     _check_overlap(values)
+    _check_replica_reads(values)
     return BenchmarkSpec(index=index, **values)
+
+
+def _check_replica_reads(values: JsonObject) -> None:
+    """Reads from replicas need replicas, and commands that are reads or writes alone (a
+    sequence goes to one node: a mix of both could not be split)."""
+    modes = [m for m in values.get("read_from_replicas", ()) if m != "no"]
+    if not modes:
+        return
+    if not values.get("replicas"):
+        raise ValueError(f"'read_from_replicas' {modes[0]!r} needs 'replicas' of at least 1")
+    for command in values["commands"]:
+        if command.mixes_reads_and_writes:
+            raise ValueError(f"'read_from_replicas' {modes[0]!r}: {command.name!r} mixes reads "
+                             "and writes in one sequence, which goes to one node (run the "
+                             "reads as a command of their own)")
 
 
 def _check_overlap(values: JsonObject) -> None:

@@ -66,6 +66,8 @@ class BenchmarkSpec:
     # for 1, else pool)
     concurrency: tuple[Concurrency, ...] = ()
     rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
+    replicas: int = 0  # "replicas": per primary (cluster: each of cluster_nodes), in sync
+    read_from_replicas: tuple[str, ...] = ("no",)  # where read commands go: no, yes, all
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

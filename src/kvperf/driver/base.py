@@ -32,9 +32,10 @@ class Capabilities:
 class Target:
     """Where the load goes."""
 
-    endpoints: tuple[Endpoint, ...]
+    endpoints: tuple[Endpoint, ...]  # the primaries
     cluster: bool
     tls_ca: Path | None = None
+    replicas: tuple[Endpoint, ...] = ()  # replicas kvperf started beside them (all of them)
 
     @property
     def first(self) -> Endpoint:

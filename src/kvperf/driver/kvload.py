@@ -113,6 +113,8 @@ class Kvload:
                 "-q", "--json", str(report)]
         if load.rps:  # open loop (a rate sweep's point)
             argv += ["--rps", f"{load.rps:.3f}", "--arrivals", load.arrivals or "uniform"]
+        if load.read_from_replicas != "no":  # read tests to the replicas kvload discovers
+            argv += ["--read-from-replicas", load.read_from_replicas]
         if load.command.independent_keys and not target.cluster:
             argv.append("--independent-keys")  # in a cluster a sequence shares one slot
         if load.command.is_custom or target.cluster:

@@ -17,7 +17,7 @@ from kvperf.plan.trial import Load, ServerSetup, Trial
 def _servers(spec: BenchmarkSpec) -> list[ServerSetup]:
     return [
         ServerSetup(cluster, tls, io, spec.cluster_nodes, spec.server_cpus,
-                    spec.custom_server_configs, cset, spec.modules)
+                    spec.custom_server_configs, cset, spec.modules, spec.replicas)
         for cluster, tls, io, cset in itertools.product(
             spec.cluster_mode, spec.tls_mode, spec.io_threads, spec.config_sets)
     ]
@@ -25,15 +25,15 @@ def _servers(spec: BenchmarkSpec) -> list[ServerSetup]:
 
 def _loads(spec: BenchmarkSpec) -> list[Load]:
     loads = []
-    for size, pipe, clients, keys, bound, warm, threads, cmd in itertools.product(
+    for size, pipe, clients, keys, bound, warm, threads, rfr, cmd in itertools.product(
         spec.data_sizes, spec.pipelines, spec.clients, spec.keyspacelen, spec.bounds,
-        spec.warmup, spec.benchmark_threads, spec.commands,
+        spec.warmup, spec.benchmark_threads, spec.read_from_replicas, spec.commands,
     ):
         kind, amount = bound
         loads.append(Load(cmd, size, pipe, clients, keys,
                           amount if kind == "requests" else None,
                           amount if kind == "duration" else None,
-                          warm, threads, spec.client_cpus))
+                          warm, threads, spec.client_cpus, read_from_replicas=rfr))
     return loads
 
 

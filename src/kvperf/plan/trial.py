@@ -22,9 +22,11 @@ class ServerSetup:
     custom_configs: tuple[tuple[str, str], ...]
     config_set: tuple[tuple[str, str], ...]
     modules: tuple[ModuleSpec, ...]
+    replicas: int = 0  # per primary: each cluster primary's, or the standalone primary's
 
     @property
     def node_count(self) -> int:
+        """The primaries (replicas come on top: ``replicas`` × this)."""
         return self.cluster_nodes if self.cluster_mode else 1
 
 
@@ -45,6 +47,7 @@ class Load:
     rps: float | None = None  # open loop: target requests/s (a rate sweep's point)
     arrivals: str | None = None  # the open loop's send times: "poisson" or "uniform"
     settle: float = 0.0  # seconds of load inside the measured run before it counts (kvload)
+    read_from_replicas: str = "no"  # valkey-benchmark's --rfr: no, yes (replicas), all
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,10 @@ class Trial:
             "server_cpus": format_cpu_list(s.cpus) if s.cpus else None,
             "client_cpus": format_cpu_list(ld.cpus) if ld.cpus else None,
         } | ({"profile": self.profile.params()} if self.profile else {}) | (
-            {"rps": ld.rps, "arrivals": ld.arrivals} if ld.rps else {})
+            {"rps": ld.rps, "arrivals": ld.arrivals} if ld.rps else {}) | (
+            {"replicas": s.replicas} if s.replicas else {}) | (
+            {"read_from_replicas": ld.read_from_replicas}
+            if ld.read_from_replicas != "no" else {})
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""
@@ -87,6 +93,10 @@ class Trial:
         extras = [x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on]
         if s.io_threads:
             extras.append(f"io{s.io_threads}")
+        if s.replicas:
+            extras.append(f"{s.replicas} replica(s) each")
+        if ld.read_from_replicas != "no":
+            extras.append(f"reads from replicas: {ld.read_from_replicas}")
         if self.profile:
             extras.append(f"profiled {self.profile.mode}")
         tail = f" [{' '.join(extras)}]" if extras else ""

@@ -75,9 +75,12 @@ def results_table(rows: list[Row], title: str) -> Table:
 
 
 def _command(row: Row) -> str:
-    """The command, and a rate sweep's point as ``SET @60%`` (its open-loop step)."""
+    """The command, and a rate sweep's point as ``SET @60%`` (its open-loop step); reads
+    from replicas as ``GET rfr=yes``."""
     point = (row.get("sweep") or {}).get("point")
-    return f"{row['command']} @{point}" if point else row["command"]
+    command = f"{row['command']} @{point}" if point else row["command"]
+    rfr = (row.get("config_set") or {}).get("read_from_replicas")
+    return f"{command} rfr={rfr}" if rfr else command
 
 
 def plan_table(trials: list[Trial]) -> Table:
@@ -90,7 +93,10 @@ def plan_table(trials: list[Trial]) -> Table:
         ld, s = t.load, t.server
         bound = str(ld.requests) if ld.requests else f"{ld.duration}s"
         flags = " ".join(x for x, on in (("cluster", s.cluster_mode), ("tls", s.tls)) if on)
-        server = " ".join(filter(None, [flags, f"io={s.io_threads}" if s.io_threads else ""]))
+        server = " ".join(filter(None, [flags, f"io={s.io_threads}" if s.io_threads else "",
+                                        f"replicas={s.replicas}" if s.replicas else "",
+                                        f"rfr={ld.read_from_replicas}"
+                                        if ld.read_from_replicas != "no" else ""]))
         table.add_row(str(t.index), t.id, str(t.run), ld.command.name, str(ld.data_size),
                       str(ld.pipeline), str(ld.clients), str(ld.keyspacelen), bound,
                       str(ld.warmup), server or "standalone")

@@ -98,6 +98,7 @@ from kvperf.results.records import (
     ScenarioRecord,
 )
 from kvperf.results.sweep import SweepRecord
+from kvperf.server.replication import ReplicationLag
 
 FORMAT_VERSION = 9
 
@@ -122,6 +123,7 @@ class ServerSide(TypedDict, total=False):
     calls_per_node: list[int]
     cpu_seconds: float
     cpu_us_per_request: float
+    replication_lag: ReplicationLag | None  # sampled through the measure stage
 
 
 class MemoryReading(TypedDict, total=False):
@@ -428,8 +430,17 @@ def trial_series(trial: Trial) -> Series:
                   cluster_mode=server.cluster_mode, tls=server.tls,
                   io_threads=server.io_threads, warmup=load.warmup,
                   benchmark_threads=load.threads,
-                  config_set=dict(server.config_set) or None, run=trial.run,
-                  trial_id=trial.id)
+                  config_set=dict(server.config_set) | _replica_set(trial) or None,
+                  run=trial.run, trial_id=trial.id)
+
+
+def _replica_set(trial: Trial) -> dict[str, str]:
+    """Replicas and where reads went, in the row's series (``config_set``, as a
+    definition's topology is): a trial reading from replicas is a series of its own."""
+    if not trial.server.replicas:
+        return {}
+    return {"replicas": str(trial.server.replicas),
+            "read_from_replicas": trial.load.read_from_replicas}
 
 
 def build_row(series: Series, ctx: RunContext, outcome: TrialOutcome, timestamp: datetime,

@@ -35,6 +35,68 @@ def form_cluster(endpoints: list[Endpoint], timeout: float = 30.0) -> None:
     wait_cluster_ok(endpoints, timeout)
 
 
+def attach_replicas(primaries: list[Endpoint], replicas: list[list[Endpoint]],
+                    timeout: float = 30.0) -> None:
+    """Make ``replicas[i]`` replicas of ``primaries[i]`` in a formed cluster: each met with
+    the first primary, then CLUSTER REPLICATE of its primary's id once it knows that node
+    (gossip brings it), then every node sees all the others."""
+    try:
+        ids = [_call(p, "CLUSTER", "MYID") for p in primaries]
+        for primary_id, group in zip(ids, replicas, strict=True):
+            for replica in group:
+                _meet(replica, [primaries[0]])
+                _replicate(replica, primary_id, timeout)
+    except (RespError, ConnectionLost) as exc:
+        raise ServerError(f"attaching cluster replicas failed: {exc}") from None
+    everyone = [*primaries, *(r for group in replicas for r in group)]
+    wait_cluster_ok(everyone, timeout)
+    _wait_replicas_known(everyone, sum(len(g) for g in replicas), timeout)
+
+
+def replicas_seen(nodes_text: str) -> int:
+    """Replicas a CLUSTER NODES reply lists with their primary and not failing (pure)."""
+    count = 0
+    for line in nodes_text.splitlines():
+        fields = line.split()
+        flags = fields[2].split(",") if len(fields) > 3 else []
+        if "slave" in flags and fields[3] != "-" and not {"fail", "fail?"} & set(flags):
+            count += 1
+    return count
+
+
+def _wait_replicas_known(endpoints: list[Endpoint], replicas: int, timeout: float) -> None:
+    """Until every node lists every replica under its primary (gossip spreads a
+    CLUSTER REPLICATE): clients read the topology from any node."""
+    deadline = time.monotonic() + timeout
+    seen: list[int] = []
+    while time.monotonic() < deadline:
+        seen = [replicas_seen(_call(e, "CLUSTER", "NODES")) for e in endpoints]
+        if all(n == replicas for n in seen):
+            return
+        time.sleep(0.1)
+    raise ServerError(f"cluster nodes list {seen} of {replicas} replicas after {timeout:.0f}s")
+
+
+def _call(endpoint: Endpoint, *args: str) -> str:
+    with RespClient(endpoint) as client:
+        reply = client.call(*args)
+    return reply.decode() if isinstance(reply, bytes) else str(reply)
+
+
+def _replicate(replica: Endpoint, primary_id: str, timeout: float) -> None:
+    """CLUSTER REPLICATE until the replica knows the primary (ERR Unknown node before)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _call(replica, "CLUSTER", "REPLICATE", primary_id)
+            return
+        except RespError as exc:
+            if time.monotonic() > deadline:
+                raise ServerError(f"CLUSTER REPLICATE {primary_id} at {replica}: {exc}"
+                                  ) from None
+            time.sleep(0.1)
+
+
 def _meet(seed: Endpoint, others: list[Endpoint]) -> None:
     with RespClient(seed) as client:
         for other in others:

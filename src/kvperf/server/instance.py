@@ -14,10 +14,11 @@ from kvperf.core.errors import ServerError
 from kvperf.core.secret import Secret
 from kvperf.plan.trial import ServerSetup
 from kvperf.server.binary import ServerBinary
-from kvperf.server.cluster import form_cluster
+from kvperf.server.cluster import attach_replicas, form_cluster
 from kvperf.server.conf import LOOPBACK, NodePaths, find_crash, node_argv, write_auth_conf
 from kvperf.server.host import free_port
 from kvperf.server.process import ManagedProcess, wait_until
+from kvperf.server.replication import attach, wait_in_sync
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 from kvperf.server.tls import TlsFiles
 from kvperf.server.workdirs import make_workdir
@@ -50,16 +51,23 @@ class ServerGroup:
     bind: str = LOOPBACK  # --mode server --bind: beyond loopback only with a password
     port: int | None = None  # the first node's port (default: a free one)
     password: Secret | None = None  # requirepass, from a 0600 file in the node's workdir
-    nodes: list[Node] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)  # the primaries
+    replicas: list[Node] = field(default_factory=list)  # setup.replicas per primary, in order
     _tmp: Path | None = None
 
     @property
     def endpoints(self) -> list[Endpoint]:
+        """The primaries (where keys are counted and seeded)."""
         return [n.endpoint for n in self.nodes]
 
     @property
+    def replica_endpoints(self) -> list[Endpoint]:
+        return [n.endpoint for n in self.replicas]
+
+    @property
     def pids(self) -> list[int]:
-        return [n.process.pid for n in self.nodes]
+        """Every node's, replicas' too (they serve reads: their CPU is the server's)."""
+        return [n.process.pid for n in (*self.nodes, *self.replicas)]
 
     def __enter__(self) -> ServerGroup:
         try:
@@ -76,14 +84,36 @@ class ServerGroup:
     def _start(self) -> None:
         self._tmp = make_workdir()
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        for i in range(self.setup.node_count):
+        count = self.setup.node_count
+        for i in range(count):
             self.nodes.append(self._spawn(i))
-        for node in self.nodes:
+        for i in range(count * self.setup.replicas):
+            self.replicas.append(self._spawn(count + i))
+        for node in (*self.nodes, *self.replicas):
             self._wait_ready(node)
         if self.setup.cluster_mode:
             form_cluster(self.endpoints)
+        if self.replicas:
+            self._attach_replicas()
         self._apply_config_set()
         self._check_pinning()
+
+    def _attach_replicas(self) -> None:
+        """Replica j of primary i is ``replicas[i * per + j]``: CLUSTER REPLICATE in a
+        cluster, REPLICAOF standalone; then until every one is online at its primary's
+        offset."""
+        per = self.setup.replicas
+        groups = [self.replica_endpoints[i * per:(i + 1) * per] for i in range(len(self.nodes))]
+        for primary in self.endpoints:  # the first sync at once, not after Valkey's 5 s
+            with RespClient(primary) as client:  # wait for more replicas (setup time only)
+                client.call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
+        if self.setup.cluster_mode:
+            attach_replicas(self.endpoints, groups)
+        else:
+            for replica in groups[0]:
+                attach(replica, self.endpoints[0])
+        for primary in self.endpoints:
+            wait_in_sync(primary, per)
 
     def _spawn(self, i: int) -> Node:
         assert self._tmp is not None
@@ -113,7 +143,7 @@ class ServerGroup:
                               f"{self.ready_timeout:.0f}s: {self._log_tail(node)}")
 
     def _apply_config_set(self) -> None:
-        for node in self.nodes:
+        for node in (*self.nodes, *self.replicas):
             for name, value in self.setup.config_set:
                 try:
                     with RespClient(node.endpoint) as client:
@@ -124,7 +154,7 @@ class ServerGroup:
     def _check_pinning(self) -> None:
         if not self.setup.cpus:
             return
-        for node in self.nodes:
+        for node in (*self.nodes, *self.replicas):
             allowed = node.process.allowed_cpus()
             if allowed != self.setup.cpus:
                 raise ServerError(
@@ -154,7 +184,7 @@ class ServerGroup:
 
     def health(self) -> str | None:
         """None when every node is alive and its log shows no crash; else the reason."""
-        for node in self.nodes:
+        for node in (*self.nodes, *self.replicas):
             crash = find_crash(_read(node.log))
             if crash:
                 return f"server {node.endpoint} crashed: {crash}"
@@ -165,7 +195,7 @@ class ServerGroup:
 
     def stop(self) -> None:
         """Stop every node this group started (SHUTDOWN NOSAVE → SIGTERM → SIGKILL)."""
-        for node in self.nodes:
+        for node in (*self.replicas, *self.nodes):  # replicas first: no resync attempts
             node.process.stop(graceful=functools.partial(_shutdown, node.endpoint),
                               grace=self.stop_grace)
         if self._tmp:

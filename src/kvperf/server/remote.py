@@ -270,6 +270,10 @@ class RemoteServerGroup:
     def pids(self) -> list[int]:
         return [self.remote_pid] if self.remote_pid else []
 
+    @property
+    def replica_endpoints(self) -> list[Endpoint]:
+        return []  # replicas are refused with --server-host (pipeline/request/common.py)
+
     def __enter__(self) -> RemoteServerGroup:
         try:
             self._start()

@@ -1,12 +1,18 @@
-"""Replicas of a primary kvperf started: REPLICAOF, and waiting until they are in sync."""
+"""Replicas of a primary kvperf started: REPLICAOF, waiting until they are in sync, and
+the replication lag sampled while a measure stage runs."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 from kvperf.core.errors import ServerError
 from kvperf.server.process import wait_until
-from kvperf.server.resp import Endpoint, RespClient, RespError, parse_info
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 
 SYNC_TIMEOUT = 300.0
 _SLAVE = re.compile(r"state=(\w+),offset=(\d+)")
@@ -45,3 +51,78 @@ def wait_in_sync(primary: Endpoint, replicas: int, timeout: float = SYNC_TIMEOUT
 
     if not wait_until(synced, timeout, interval=0.1):
         raise ServerError(f"replicas of {primary} not in sync within {timeout:.0f}s: {last[0]}")
+
+
+LAG_INTERVAL = 0.1  # seconds between samples of INFO replication during the measure stage
+
+
+def replica_lag(primary: dict[str, str], replica: dict[str, str]) -> int:
+    """The primary's master_repl_offset − the replica's own processed offset
+    (slave_repl_offset), in bytes (pure). Not the offset the primary lists for it: a replica
+    acknowledges that once a second, which would add up to a second of writes. The replica
+    is read just after the primary, so it may be ahead: clamped at 0."""
+    return max(0, int(primary.get("master_repl_offset", "0"))
+               - int(replica.get("slave_repl_offset", "0")))
+
+
+class ReplicationLag(TypedDict):
+    """The row's ``server.replication_lag``: a primary's master_repl_offset − each of its
+    replicas' slave_repl_offset (INFO replication), sampled every ``interval_ms`` through
+    the measure stage, over every primary's replicas."""
+
+    max_bytes: int
+    mean_bytes: float
+    samples: int
+    interval_ms: int
+
+
+@dataclass
+class LagSamples:
+    """Replication lag samples of a measure stage, over every primary's replicas."""
+
+    values: list[int] = field(default_factory=list)
+
+    def record(self) -> ReplicationLag | None:
+        """The row's ``replication_lag``: max and mean bytes and the samples taken."""
+        if not self.values:
+            return None
+        return {"max_bytes": max(self.values),
+                "mean_bytes": round(sum(self.values) / len(self.values), 1),
+                "samples": len(self.values), "interval_ms": int(LAG_INTERVAL * 1000)}
+
+
+@contextlib.contextmanager
+def lag_sampling(groups: list[tuple[Endpoint, list[Endpoint]]], interval: float = LAG_INTERVAL
+                 ) -> Iterator[LagSamples]:
+    """While the block runs, every ``interval`` seconds each primary's INFO replication and
+    then its replicas' (``groups``: a primary and its replicas; a thread of its own, one
+    connection per node); the lags collected when it ends."""
+    samples = LagSamples()
+    stop = threading.Event()
+
+    def info(client: RespClient) -> dict[str, str]:
+        reply = client.call("INFO", "replication")
+        return parse_info(reply if isinstance(reply, bytes) else b"")
+
+    def sample() -> None:
+        clients: list[RespClient] = []
+        try:
+            pairs = [(RespClient(p), [RespClient(r) for r in rs]) for p, rs in groups]
+            clients.extend(c for p, rs in pairs for c in (p, *rs))
+            while not stop.wait(interval):
+                for primary, replicas in pairs:
+                    offset = info(primary)
+                    samples.values.extend(replica_lag(offset, info(r)) for r in replicas)
+        except (ConnectionLost, RespError, OSError):
+            pass  # a node gone mid-stage: the trial's own checks say so
+        finally:
+            for client in clients:
+                client.close()
+
+    thread = threading.Thread(target=sample, name="replication-lag", daemon=True)
+    thread.start()
+    try:
+        yield samples
+    finally:
+        stop.set()
+        thread.join(timeout=5)

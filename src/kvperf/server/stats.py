@@ -130,3 +130,33 @@ def bgsave_in_progress(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> bool
     """Whether a node is writing an RDB in the background (INFO persistence)."""
     return any(_info(e, "persistence").get("rdb_bgsave_in_progress", "0") != "0"
                for e in endpoints)
+
+
+def with_replica_reads(primaries: Collected, replicas: Collected, reads: set[str]
+                       ) -> Collected:
+    """The primaries' counters plus what the replicas served of the commands in ``reads``
+    (pure): their calls and errors, hits and misses (a replica's other calls are the
+    writes it replayed from its primary, counted there already); each replica's calls a
+    ``node_calls`` entry after the primaries'. Empty when either could not be read."""
+    if not primaries or not replicas:
+        return {}
+    merged: Collected = {**primaries}
+    merged["keyspace_hits"] = primaries.get("keyspace_hits", 0) + replicas.get("keyspace_hits", 0)
+    merged["keyspace_misses"] = (primaries.get("keyspace_misses", 0)
+                                 + replicas.get("keyspace_misses", 0))
+    stats = {name: CommandStat(**stat) for name, stat in primaries.get("commandstats", {}).items()}
+    for name, stat in replicas.get("commandstats", {}).items():
+        if name.split("|")[0] not in reads:
+            continue
+        total = stats.get(name, CommandStat())
+        calls = total.get("calls", 0) + stat.get("calls", 0)
+        usec = total.get("usec", 0) + stat.get("usec", 0)
+        stats[name] = CommandStat(
+            calls=calls, usec=usec, usec_per_call=round(usec / calls, 4) if calls else None,
+            failed_calls=total.get("failed_calls", 0) + stat.get("failed_calls", 0),
+            rejected_calls=total.get("rejected_calls", 0) + stat.get("rejected_calls", 0))
+    merged["commandstats"] = dict(sorted(stats.items()))
+    merged["node_calls"] = [*primaries.get("node_calls", []),
+                            *({n: c for n, c in node.items() if n.split("|")[0] in reads}
+                              for node in replicas.get("node_calls", []))]
+    return merged

@@ -77,3 +77,11 @@ def test_config_ratio_key_adds_mixes_to_commands() -> None:
     assert [c.name for c in spec.commands] == ["SET", "SET:GET 1:10", "SET:GET 1:1"]
     (only,) = parse_config({"duration": 1, "ratio": "1:4"}, {0, 1})
     assert [c.name for c in only.commands] == ["SET:GET 1:4"]
+
+
+def test_reads_are_read_commands_alone() -> None:
+    assert resolve_command("GET").reads and resolve_command("MGET").reads
+    assert not resolve_command("SET").reads and not resolve_command("PING").reads
+    mix = resolve_command("MIX_READ_HEAVY")
+    assert not mix.reads and mix.mixes_reads_and_writes
+    assert not resolve_command("MULTI_EXEC").mixes_reads_and_writes

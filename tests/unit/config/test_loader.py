@@ -121,3 +121,20 @@ def test_default_config_is_a_small_set_get_matrix() -> None:
     specs = load_config(default_config_path(), CPUS)
     assert {c.name for s in specs for c in s.commands} == {"SET", "GET"}
     assert specs[0].server_cpus != specs[0].client_cpus
+
+
+def test_replicas_and_reads_from_them() -> None:
+    spec = parse_config({"requests": 10, "commands": ["GET", "SET"], "replicas": 1,
+                         "read_from_replicas": ["no", "yes", "all"]}, {0})[0]
+    assert (spec.replicas, spec.read_from_replicas) == (1, ("no", "yes", "all"))
+    plain = parse_config({"requests": 10, "commands": ["GET"]}, {0})[0]
+    assert (plain.replicas, plain.read_from_replicas) == (0, ("no",))
+
+
+def test_cluster_replicas_is_replicas_by_the_issue_name() -> None:
+    spec = parse_config({"requests": 10, "commands": ["GET"], "cluster_mode": True,
+                         "cluster_replicas": 1}, {0})[0]
+    assert spec.replicas == 1
+    with pytest.raises(ConfigError, match="give one of 'replicas' and 'cluster_replicas'"):
+        parse_config({"requests": 10, "commands": ["GET"], "replicas": 1,
+                      "cluster_replicas": 1}, {0})

@@ -63,7 +63,7 @@ def test_read_names_an_old_kvload(tmp_path: Path) -> None:
 def test_the_installed_kvload_is_read_once() -> None:
     first = memtier_options.table()
     assert memtier_options.table() is first
-    assert len(first.options) == 87
+    assert len(first.options) == 93
     assert first.by_long["wait-ratio"].refused == "WAIT commands are not implemented"
     assert first.by_long["rate-limiting"].refused == ""
     assert first.by_short["n"].name == "requests"

@@ -47,3 +47,15 @@ def test_duration_bounds_and_params() -> None:
 def test_runs_must_be_positive() -> None:
     with pytest.raises(ValueError):
         expand(specs({"requests": 10, "commands": ["SET"]}), runs=0)
+
+
+def test_replica_reads_are_crossed_and_only_then_in_the_identity() -> None:
+    plain = expand(specs({"requests": 10, "commands": ["GET"]}))[0]
+    assert "replicas" not in plain.params() and "read_from_replicas" not in plain.params()
+    plan = expand(specs({"requests": 10, "commands": ["GET"], "replicas": 2,
+                         "read_from_replicas": ["no", "yes"]}))
+    assert [(t.server.replicas, t.load.read_from_replicas) for t in plan] == [
+        (2, "no"), (2, "yes")]
+    assert plan[1].params()["read_from_replicas"] == "yes" and plan[0].id != plan[1].id
+    assert plan[0].params()["replicas"] == 2 and plan[0].id != plain.id
+    assert "reads from replicas: yes" in plan[1].describe()

@@ -1,6 +1,6 @@
 """Cluster formation's pure parts: slot split, when a node's view is whole, failure text."""
 
-from kvperf.server.cluster import SLOTS, describe_views, slot_ranges, view_ok
+from kvperf.server.cluster import SLOTS, describe_views, replicas_seen, slot_ranges, view_ok
 from kvperf.server.resp import Endpoint
 
 
@@ -27,3 +27,11 @@ def test_describe_views_names_each_node() -> None:
                                     "cluster_known_nodes": "1"}, {}])
     assert text == ("127.0.0.1:7001 state fail, 8192 slots, 1 nodes known; "
                     "127.0.0.1:7002 did not answer CLUSTER INFO")
+
+
+def test_replicas_seen_counts_live_replicas_with_a_primary() -> None:
+    text = ("a 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n"
+            "c 127.0.0.1:7003@17003 slave a 0 0 1 connected\n"
+            "d 127.0.0.1:7004@17004 slave,fail a 0 0 1 disconnected\n"
+            "e 127.0.0.1:7005@17005 master - 0 0 0 connected\n")
+    assert replicas_seen(text) == 1

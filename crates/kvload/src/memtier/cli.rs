@@ -119,6 +119,10 @@ pub struct MtOptions {
     pub connect_jitter_us: (u32, u32),
     /// --reconnect-interval: a client reconnects after every N requests answered.
     pub reconnect_every: Option<u64>,
+    /// --read-preference: where reads go (memtier_read_pref).
+    pub read_preference: super::read_pref::ReadPref,
+    /// --read-server HOST:PORT (repeatable): standalone replicas reads may go to.
+    pub read_servers: Vec<(String, u16)>,
 }
 
 impl Default for MtOptions {
@@ -165,6 +169,8 @@ impl Default for MtOptions {
             rate: None,
             connect_jitter_us: (0, 0),
             reconnect_every: None,
+            read_preference: super::read_pref::ReadPref::Primary,
+            read_servers: Vec::new(),
         }
     }
 }
@@ -368,6 +374,8 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "uri" => o.uri = Some(v.to_string()),
         "select-db" => o.select_db = num(v, "select-db")?,
         "cluster-mode" => o.cluster_mode = true,
+        "read-preference" => o.read_preference = super::read_pref::parse(v)?,
+        "read-server" => o.read_servers.push(super::read_pref::parse_server(v)?),
         "command" => o.commands.push(parse_command(v)?),
         "command-key-pattern" => last_command(o)?.pattern = parse_command_pattern(v)?,
         "command-ratio" => last_command(o)?.ratio = num(v, "command-ratio")?,
@@ -664,6 +672,9 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
     }
     if o.tls.enabled && o.socket.is_some() {
         return Err("--tls cannot be used with --unix-socket".into());
+    }
+    if !o.read_servers.is_empty() && (o.cluster_mode || o.socket.is_some() || o.reconnect_every.is_some()) {
+        return Err("--read-server names a standalone replica: not with --cluster-mode, --unix-socket or --reconnect-interval".into());
     }
     if o.scan_incremental {
         if o.pipeline != 1 {

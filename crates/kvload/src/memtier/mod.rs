@@ -6,5 +6,6 @@ pub mod cli;
 pub mod keys;
 pub mod options;
 pub mod program;
+pub mod read_pref;
 pub mod report;
 pub mod run;

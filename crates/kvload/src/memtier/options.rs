@@ -179,6 +179,13 @@ pub const TABLE: &[MtOption] = &[
     opt('-', "wait-timeout", "MIN-MAX", WAIT, "WAIT timeout in milliseconds"),
     opt('-', "json-out-file", "FILE", Listed(Output), "memtier's JSON layout (\"ALL STATS\" -> \"Totals\" -> ...)"),
     opt('-', "cluster-mode", "", Listed(Connection), "Route each key to the primary owning its slot"),
+    opt('-', "read-preference", "MODE", Listed(Connection), "Where reads go: primary (default), secondary (a replica of\nthe shard, in turn), secondaryPreferred (else the primary)")
+        .refusing(&[("nearest", "latency-aware routing is not implemented")]),
+    opt('-', "read-preference-fallback", "MODE", No("not implemented: secondary with a shard lacking a replica is an error"), "What secondary does without a live replica"),
+    opt('-', "read-server", "HOST:PORT", Listed(Connection), "A standalone replica that reads go to (repeatable)"),
+    opt('-', "replica-clients", "N", NOT_IMPLEMENTED, "Connections per replica"),
+    opt('-', "replicas-per-shard", "N", NOT_IMPLEMENTED, "Replicas expected per shard"),
+    opt('-', "command-is-read", "", NOT_IMPLEMENTED, "Mark the last command a read"),
     opt('-', "help", "", Unlisted, "Print this help"),
     opt('v', "version", "", Unlisted, "Print the version"),
     opt('-', "command", "COMMAND", Listed(Commands), "Repeatable; __key__ (may have a prefix/suffix) and __data__"),

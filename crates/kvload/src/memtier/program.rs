@@ -54,6 +54,11 @@ pub struct Program {
     /// --scan-incremental-iteration: cmds[1] is the continuation `SCAN <cursor> ...`.
     pub scan: bool,
     pub scan_max_iterations: u32,
+    /// --read-preference: per command, whether it is a read (empty: all to primaries).
+    pub reads: Vec<bool>,
+    /// --read-preference: per shard (its primary's endpoint index), the endpoints its
+    /// reads go to in turn (empty: its primary).
+    pub read_nodes: Vec<Vec<usize>>,
 }
 
 /// Cluster mode: a request drawn for another primary's connection, waiting for it: its
@@ -81,6 +86,8 @@ pub struct Client {
     scan_iterations: u32,
     /// A key's bytes, to hash its slot (cluster mode; sized once).
     scratch: Vec<u8>,
+    /// --read-preference: reads sent to replicas so far (picks the next one in turn).
+    read_turn: usize,
 }
 
 fn bulk_header(out: &mut Vec<u8>, len: usize) {
@@ -175,6 +182,8 @@ impl Program {
             parallel: false,
             scan: o.scan_incremental,
             scan_max_iterations: o.scan_max_iterations,
+            reads: Vec::new(),
+            read_nodes: Vec::new(),
         };
         if p.ratio_mode {
             p.ratio_commands(o);
@@ -257,7 +266,7 @@ impl Program {
             vec![b'x'; self.data_max]
         };
         let scratch = Vec::with_capacity(self.max_request_len());
-        let mut c = Client { keys, cmd: 0, count: 0, value, mutate: 0, cursor: [b'0'; CURSOR_MAX], cursor_len: 1, scan_iterations: 0, scratch };
+        let mut c = Client { keys, cmd: 0, count: 0, value, mutate: 0, cursor: [b'0'; CURSOR_MAX], cursor_len: 1, scan_iterations: 0, scratch, read_turn: 0 };
         self.advance(&mut c);
         c
     }
@@ -313,6 +322,7 @@ impl Program {
             let ci = self.peek(c);
             let key = self.draw_first_key(ci, c);
             let target = key.map_or(node, |k| owner.get(self.slot_of(ci, k, &mut c.scratch) as usize).map_or(node, |&n| n as usize));
+            let target = self.read_target(ci, target, c);
             if target != node && queues.get(target).is_some_and(|q| q.len() >= PENDING_MAX) {
                 return None;
             }
@@ -328,6 +338,30 @@ impl Program {
                 }
             }
         }
+    }
+
+    /// --read-preference: a read's endpoint among its shard's read endpoints (in turn);
+    /// anything else stays with `target`.
+    fn read_target(&self, ci: usize, target: usize, c: &mut Client) -> usize {
+        if !self.reads.get(ci).copied().unwrap_or(false) {
+            return target;
+        }
+        match self.read_nodes.get(target) {
+            Some(list) if !list.is_empty() => {
+                c.read_turn = c.read_turn.wrapping_add(1);
+                list[c.read_turn % list.len()]
+            }
+            _ => target,
+        }
+    }
+
+    /// Command names as the server knows them, one per entry of `cmds` (COMMAND INFO).
+    pub fn command_names(o: &MtOptions) -> Vec<Vec<u8>> {
+        if o.commands.is_empty() {
+            return vec![b"SET".to_vec(), b"GET".to_vec()];
+        }
+        let n = if o.scan_incremental { 2 } else { o.commands.len() };
+        (0..n).map(|i| o.commands[if o.scan_incremental { 0 } else { i }].args[0].clone()).collect()
     }
 
     /// The number of command `ci`'s first key, drawn (None: the command has no key).
@@ -458,11 +492,15 @@ mod tests {
     use super::*;
     use crate::memtier::cli::{parse, MtParsed};
 
-    fn program(args: &[&str]) -> Program {
+    fn opts(args: &[&str]) -> MtOptions {
         match parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()) {
-            Ok(MtParsed::Run(o)) => Program::new(&o),
+            Ok(MtParsed::Run(o)) => *o,
             other => panic!("{other:?}"),
         }
+    }
+
+    fn program(args: &[&str]) -> Program {
+        Program::new(&opts(args))
     }
 
     fn requests(p: &Program, c: &mut Client, n: usize) -> Vec<String> {
@@ -575,5 +613,25 @@ mod tests {
         keys.sort_unstable();
         assert_eq!(keys, (1..=60).collect::<Vec<_>>(), "one stream: every drawn key sent once, by its primary's connection");
         assert!((0..3).all(|n| sent.iter().any(|s| s.0 == n)));
+    }
+
+    #[test]
+    fn reads_go_to_their_shards_replica_and_writes_to_its_primary() {
+        let mut p = program(&["--ratio", "1:1"]);
+        (p.reads, p.read_nodes) = (vec![false, true], vec![vec![1]]);
+        let mut c = p.client(0, 0, 1);
+        let owner = vec![0u16; crate::cluster::SLOTS];
+        let mut queues = vec![VecDeque::new(); 2];
+        let mut budget = 40;
+        let mut by_node = [Vec::new(), Vec::new()];
+        for node in (0..2).cycle().take(200) {
+            let mut out = Vec::new();
+            if let Some(ci) = p.write_for_node(&mut c, &mut queues, &owner, node, &mut budget, &mut out) {
+                by_node[node].push(ci);
+            }
+        }
+        assert_eq!((by_node[0].len(), by_node[1].len()), (20, 20));
+        assert!(by_node[0].iter().all(|&ci| ci == 0) && by_node[1].iter().all(|&ci| ci == 1), "{by_node:?}");
+        assert_eq!(Program::command_names(&opts(&["--command", "HGET h __key__"])), vec![b"HGET".to_vec()]);
     }
 }

@@ -6,10 +6,12 @@ use std::sync::{Arc, Barrier};
 
 use super::cli::{MtOptions, MtParsed, Protocol};
 use super::program::Program;
+use super::read_pref::{self, ReadPref};
 use super::report::{self, Summary};
 use crate::cli::Options;
 use crate::cluster::Route;
 use crate::io::IoUsed;
+use crate::replicas::ReadRoute;
 use crate::net::{self, MtPlan, Plan};
 use crate::report::TestResult;
 use crate::runner::{connect_spec, default_seed, encode_args, topology};
@@ -120,6 +122,9 @@ struct Setup {
     connect: ConnectSpec,
     endpoints: Vec<Endpoint>,
     slots: Vec<Vec<u16>>,
+    /// --read-preference / --read-server: endpoints are primaries then replicas, every
+    /// request routed by its slot (as in cluster mode) and reads to replicas.
+    read_route: Option<Arc<ReadRoute>>,
     program: Arc<Program>,
     /// Seed of every client (plus its index with --distinct-client-seed).
     seed: u64,
@@ -134,14 +139,24 @@ fn setup(o: &MtOptions, io: IoUsed) -> Result<Setup, String> {
         connect.prefix_replies += 1;
     }
     // memtier needs no client per primary: each client connects to every one of them
-    let (endpoints, slots) = topology(&Options { clients: usize::MAX, ..kv.clone() }, &connect)?;
+    let (mut endpoints, mut slots) = topology(&Options { clients: usize::MAX, ..kv.clone() }, &connect)?;
+    let mut program = Program::new(o);
+    let mut read_route = None;
+    if o.read_preference != ReadPref::Primary && !o.cluster_mode && o.read_servers.is_empty() {
+        eprintln!("WARNING: --read-preference without --cluster-mode or --read-server: reads go to the primary");
+    } else if o.read_preference != ReadPref::Primary {
+        let shards = read_pref::shards(&endpoints[0], &connect, o.cluster_mode, &o.read_servers)?;
+        let routed = read_pref::layout(&shards, o.read_preference, o.cluster_mode, &connect)?;
+        program.reads = read_pref::reads(&endpoints[0], &connect, &Program::command_names(o))?;
+        program.read_nodes = routed.read_nodes;
+        (endpoints, slots, read_route) = (routed.endpoints, routed.slots, Some(Arc::new(routed.route)));
+    }
     let mut kv = kv;
-    if o.cluster_mode {
+    if o.cluster_mode || read_route.is_some() {
         kv.clients *= endpoints.len(); // kvload's JSON counts connections
     }
-    let program = Arc::new(Program::new(o));
     let seed = if o.randomize { default_seed() } else { 0 };
-    Ok(Setup { kv, connect, endpoints, slots, program, seed, io })
+    Ok(Setup { kv, connect, endpoints, slots, read_route, program: Arc::new(program), seed, io })
 }
 
 /// One plan per thread: thread k has the memtier clients g ≡ k (mod threads), client
@@ -150,8 +165,9 @@ fn setup(o: &MtOptions, io: IoUsed) -> Result<Setup, String> {
 fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
     let threads = o.threads;
     let total = (o.clients * threads) as u64;
-    let route = if o.cluster_mode { Route::Sampled } else { Route::RoundRobin };
-    let nodes = if o.cluster_mode { s.endpoints.len() } else { 1 };
+    let routed = o.cluster_mode || s.read_route.is_some();
+    let route = if routed { Route::Sampled } else { Route::RoundRobin };
+    let nodes = if routed { s.endpoints.len() } else { 1 };
     let per_client = o.requests_per_client();
     let template = Arc::new(placeholder_template());
     (0..threads)
@@ -188,6 +204,7 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 dataset: None,
                 memtier: Some(MtPlan { program: s.program.clone(), clients, conn_client, client_quota: per_client, per_tick: o.rate.map(|r| rate_ticks(r).0), connect_jitter_us: o.connect_jitter_us, reconnect_every: o.reconnect_every }),
                 io: s.io.kind,
+                read_route: s.read_route.clone(),
             }
         })
         .collect()
@@ -313,6 +330,7 @@ mod tests {
             connect: ConnectSpec { tls: None, prefix: Vec::new(), prefix_replies: 0 },
             endpoints: vec![Endpoint::Tcp("127.0.0.1".into(), 1)],
             slots: vec![Vec::new()],
+            read_route: None,
             program: Arc::new(Program::new(&o)),
             seed: 0,
             io: IoUsed { kind: IoKind::Epoll, note: None },
@@ -345,6 +363,7 @@ mod tests {
             connect: ConnectSpec { tls: None, prefix: Vec::new(), prefix_replies: 0 },
             endpoints: (1..=3).map(|p| Endpoint::Tcp("127.0.0.1".into(), p)).collect(),
             slots: vec![Vec::new(); 3],
+            read_route: None,
             program: Arc::new(Program::new(&o)),
             seed: 0,
             io: IoUsed { kind: IoKind::Epoll, note: None },

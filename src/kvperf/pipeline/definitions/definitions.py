@@ -15,10 +15,12 @@ A cluster topology runs as kvperf's cluster trials do (its primaries formed into
 memtier with ``--cluster-mode``, DBSIZE and INFO summed over the nodes, init commands sent
 to every node, accepted when one node runs it). Replicas are fresh servers of the same
 configuration attached with REPLICAOF and in sync before the preload (after it with
-``preload_before_replica``) and before measuring. A pub/sub definition's publisher and
-subscribers run as one ``kvload pubsub`` (definitions/pubsub.py, driver/pubsub.py). A cluster
-with replicas and a redis-/valkey-benchmark client beside other clients are refused at run
-time with the reason, before any server starts.
+``preload_before_replica``) and before measuring; a cluster's replicas join it with CLUSTER
+REPLICATE as its servers start (server/instance.py), in sync before measuring. A pub/sub
+definition's publisher and subscribers run as one ``kvload pubsub`` (definitions/pubsub.py,
+driver/pubsub.py). ``preload_before_replica`` with a cluster and a redis-/valkey-benchmark
+client beside other clients are refused at run time with the reason, before any server
+starts.
 """
 
 from __future__ import annotations
@@ -72,8 +74,9 @@ def unsupported(plan: Plan, tools: Tools | None = None) -> str | None:
     topology = plan.topology
     if not plan.clients:
         return "the definition has no client to run"
-    if topology.replicas and topology.cluster:
-        return f"topology {topology.name}: a cluster with replicas is not run by kvperf yet"
+    if topology.replicas and topology.cluster and plan.replica_after_preload:
+        return (f"topology {topology.name}: preload_before_replica with a cluster's replicas "
+                "is not run by kvperf yet (they join the cluster before the preload)")
     others = [c for c in plan.clients if c.tool not in (MEMTIER, PUBSUB)]
     if others and len(plan.clients) > 1:
         return f"client tool {others[0].tool} beside other clients is not run by kvperf yet"

@@ -146,9 +146,10 @@ def remote_request(flags: RemoteFlags, options: RunOptions, sides: int,
         raise UsageError("--server-host measures timing only (no --measure "
                          "instructions, no --profile: they run on the server's host)")
     for trial in trials():
-        if trial.server.cluster_mode or trial.server.tls or trial.server.modules:
+        server = trial.server
+        if server.cluster_mode or server.tls or server.modules or server.replicas:
             raise UsageError(f"config object {trial.spec_index}: --server-host starts "
-                             "standalone servers without TLS or modules")
+                             "standalone servers without TLS, modules or replicas")
     if flags.ssh_config is not None and not flags.ssh_config.is_file():
         raise UsageError(f"--ssh-config {str(flags.ssh_config)!r}: no such file")
     return RemoteRequest(target, flags.ssh_config, flags.server_bin, ports)

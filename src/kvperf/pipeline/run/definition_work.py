@@ -49,7 +49,7 @@ from kvperf.results.row import (
 )
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import wait_until
-from kvperf.server.replication import attach, wait_in_sync
+from kvperf.server.replication import attach, lag_sampling, wait_in_sync
 from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.server.stats import CommandStat
 
@@ -137,6 +137,8 @@ class DefinitionWork(OnBench):
     suite: dict[str, float] | None = None  # the command mix of the suite's tests
     client_cpus: tuple[int, ...] | None = None
     bench: Bench | None = None
+    # Each primary with its replicas (the replication lag sampled in the measure stage).
+    replica_groups: list[tuple[Endpoint, list[Endpoint]]] = field(default_factory=list)
 
     @property
     def identity(self) -> str:
@@ -203,14 +205,17 @@ class DefinitionWork(OnBench):
         assert self.bench is not None
         setup = _server_setup(self.plan, cpus, None)
         count = self.plan.topology.replicas
+        started: list[Endpoint] = []
         with self.stage("replicas"):
             for i in range(count):
                 replica = self.bench.launcher(self.run.binary, setup, self.log_dir, None,
                                               log_prefix=f"replica{i}")
                 stack.enter_context(replica)
                 attach(replica.endpoints[0], primary)
+                started.append(replica.endpoints[0])
             wait_in_sync(primary, count)
         self.outcome.checks["replicas_in_sync"] = count
+        self.replica_groups = [(primary, started)]
 
     def _tool(self, client: ClientPlan) -> str:
         if client.tool == MEMTIER:
@@ -233,7 +238,12 @@ class DefinitionWork(OnBench):
         assert self.bench is not None
         endpoints, pids, probe = tuple(group.endpoints), group.pids, self.bench.probe
         replicas = self.plan.topology.replicas
-        if replicas and not self.plan.replica_after_preload:
+        cluster = self.plan.topology.cluster  # its replicas started with its primaries
+        if cluster and replicas:
+            theirs = group.replica_endpoints
+            self.replica_groups = [(p, theirs[i * replicas:(i + 1) * replicas])
+                                   for i, p in enumerate(endpoints)]
+        if replicas and not cluster and not self.plan.replica_after_preload:
             self._start_replicas(stack, server_cpus, endpoints[0])
         if self.plan.preload is not None:
             with self.stage("preload"):
@@ -254,16 +264,22 @@ class DefinitionWork(OnBench):
                 _save_and_flush(endpoints, self.plan)
         if replicas:
             with self.stage("replica_sync"):
-                wait_in_sync(endpoints[0], replicas)
+                for primary in endpoints:
+                    wait_in_sync(primary, replicas)
+            self.outcome.checks["replicas_in_sync"] = replicas * len(endpoints)
         probe.reset_stats(endpoints)
         cpu_before = probe.cpu_seconds(pids)
         with (profiling(self.run.profile, pids, self.log_dir) as profiled,
+              (lag_sampling(self.replica_groups) if self.replica_groups
+               else contextlib.nullcontext()) as lag,
               self.stage("measure")):
             documents = self._clients(endpoints[0])
         self.outcome.profile = profile_result(
             profiled, f"{self.plan.name} [{self.plan.topology.name}]", self.run.out_dir)
         self._results(documents)
         self._server_side(endpoints, pids, cpu_before)
+        if lag is not None:
+            self.outcome.server["replication_lag"] = lag.record()
         self._check_reloaded(endpoints)
 
     def _check_reloaded(self, endpoints: tuple[Endpoint, ...]) -> None:
@@ -487,4 +503,5 @@ def _server_setup(plan: Plan, cpus: tuple[int, ...] | None, data: Path | None) -
     topology = plan.topology
     return ServerSetup(topology.cluster, False,
                        io_threads if io_threads > 1 else None,
-                       topology.primaries, cpus, config, (), ())
+                       topology.primaries, cpus, config, (), (),
+                       topology.replicas if topology.cluster else 0)

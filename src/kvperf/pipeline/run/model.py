@@ -372,6 +372,9 @@ class ServerHandle(Protocol):
     @property
     def pids(self) -> list[int]: ...
 
+    @property
+    def replica_endpoints(self) -> list[Endpoint]: ...
+
     def __enter__(self) -> ServerHandle: ...
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,

@@ -102,6 +102,9 @@ def _check_trials(trials: list[Trial], driver: Driver, options: RunOptions) -> N
         reason = driver.unsupported(trial.load, trial.server.cluster_mode, trial.server.tls)
         if reason is None and client_mode(options) and trial.server.tls and not options.tls_ca:
             reason = "'tls_mode' against a server kvperf did not start needs --tls --tls-ca FILE"
+        if reason is None and client_mode(options) and trial.server.replicas:
+            reason = ("'replicas' (and 'read_from_replicas') need servers kvperf starts: it "
+                      "counts the replicas' calls on the replicas it started")
         if reason:
             raise UsageError(f"config object {trial.spec_index}: {reason}")
 

@@ -39,12 +39,22 @@ from kvperf.results.row import (
     trial_series,
 )
 from kvperf.server.memory import MemoryInfo
+from kvperf.server.replication import LagSamples, lag_sampling, wait_in_sync
+from kvperf.server.resp import Endpoint
+from kvperf.server.stats import with_replica_reads
 from kvperf.store.files import write_json_atomic
 
 MIN_HIT_RATIO = 0.9
 MIN_EXECUTED_RATIO = 0.98
 COLLECTION_SEEDS = frozenset({Seed.HASH_FIELDS, Seed.SET_MEMBERS, Seed.ZSET_MEMBERS})
 SETTLE_SECONDS = 3.0  # at most, for used_memory to stop moving after seeding (rehashing)
+
+
+def replica_groups(target: Target) -> list[tuple[Endpoint, list[Endpoint]]]:
+    """Each primary with its replicas (ServerGroup lists primary i's replicas i-th)."""
+    per = len(target.replicas) // len(target.endpoints)
+    return [(p, list(target.replicas[i * per:(i + 1) * per]))
+            for i, p in enumerate(target.endpoints)]
 
 
 def _pop_target(trial: Trial) -> int:
@@ -118,7 +128,7 @@ class MatrixTrial:
         with bench.servers(self.prepared.binary, trial.server, tls, client,
                            **server_wrapping(options.measure, self.log_dir)) as group:
             target = Target(tuple(group.endpoints), trial.server.cluster_mode,
-                            tls.ca if tls else None)
+                            tls.ca if tls else None, tuple(group.replica_endpoints))
             work.run(target, group.pids)
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
@@ -172,25 +182,51 @@ class TrialRun:
                 with self.stage("warmup"):
                     self.driver.warmup(load, target, load.warmup, tool_log)
             before = self._top_up(keyspace)
+            self._sync_replicas(target)
             seeded = self.probe.memory(target.endpoints)
             self._meet("measure")
             self.outcome.checks["measure_started_at"] = round(time.time(), 3)
-            self.probe.reset_stats(target.endpoints)
+            self.probe.reset_stats((*target.endpoints, *target.replicas))
             cpu_before = self.probe.cpu_seconds(pids)
             measure = self.prepared.options.measure
             with (counting(measure, pids, self.log_dir) as counted,
                   profiling(self.trial.profile or self.prepared.options.profile, pids,
                             self.log_dir) as profiled,
+                  self._lag(target) as lag,
                   self.stage("measure")):
                 self.outcome.measurement = self.driver.measure(load, target, tool_log)
             self._keep_histograms()
             self._server_side(target, pids, cpu_before)
+            self._record_lag(target, lag)
             self._record_memory(target, empty, seeded, sample=False)
             self.outcome.instructions = instruction_result(counted, self.trial, self.outcome,
                                                            self.prepared.out_dir)
             self.outcome.profile = profile_result(profiled, self.trial.describe(),
                                                   self.prepared.out_dir)
             self._check(keyspace, before)
+
+    def _sync_replicas(self, target: Target) -> None:
+        """Every replica online at its primary's offset again after seeding (a read from a
+        replica must find what the seed wrote)."""
+        if not target.replicas:
+            return
+        with self.stage("replica_sync"):
+            for primary, replicas in replica_groups(target):
+                wait_in_sync(primary, len(replicas))
+
+    def _lag(self, target: Target) -> contextlib.AbstractContextManager[LagSamples | None]:
+        """Replication lag sampled through the measure stage when there are replicas."""
+        if not target.replicas:
+            return contextlib.nullcontext()
+        return lag_sampling(replica_groups(target))
+
+    def _record_lag(self, target: Target, lag: LagSamples | None) -> None:
+        """The row's ``server.replication_lag`` and where reads went."""
+        if lag is None:
+            return
+        self.outcome.checks["replicas_in_sync"] = len(target.replicas)
+        self.outcome.checks["read_from_replicas"] = self.trial.load.read_from_replicas
+        self.outcome.server["replication_lag"] = lag.record()
 
     def _items(self, empty: MemoryInfo, after: MemoryInfo) -> int:
         """Keys (or a collection's members) the trial put in the server."""
@@ -275,6 +311,10 @@ class TrialRun:
     def _server_side(self, target: Target, pids: list[int], cpu_before: float | None) -> None:
         measurement = self.outcome.measurement
         collected = self.probe.collect(target.endpoints)
+        command = self.trial.load.command
+        if target.replicas and command.reads:  # a read's calls on replicas (none with "no")
+            collected = with_replica_reads(collected, self.probe.collect(target.replicas),
+                                           set(command.calls_per_sequence))
         requests = measurement.requests if measurement else None
         commands = executed.per_command(self.trial.load.command,
                                         collected.get("commandstats", {}), requests)

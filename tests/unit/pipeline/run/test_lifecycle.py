@@ -41,6 +41,7 @@ class FakeServer:
     fail_start: bool = False
     endpoints: list[Endpoint] = field(default_factory=lambda: [Endpoint("127.0.0.1", 1)])
     pids: list[int] = field(default_factory=lambda: [4242])
+    replica_endpoints: list[Endpoint] = field(default_factory=list)
 
     def __enter__(self) -> FakeServer:
         self.events.append("server start")
