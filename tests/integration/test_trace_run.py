@@ -8,6 +8,7 @@ work on real recordings."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ import socket
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -289,12 +291,7 @@ def _record_replies(kvload: Path, upstream: int, trace: Path) -> None:
     """Through `kvload record --replies`: a pipelined RESP2 SET/GET workload (100-byte
     values, 8 commands per write) and a RESP3 connection reading 50 keys that were on the
     server before the recording (700-byte values, never written in the trace)."""
-    proxy_port = _port()
-    proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
-                              "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
-                              "--replies"], stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_port(proxy_port)
+    with _replies_proxy(kvload, upstream, trace) as proxy_port:
         subprocess.run([str(kvload), "-p", str(proxy_port), "-c", "2", "-P", "4", "--rps",
                         "2000", "--duration", "1", "-r", "200", "-d", "100", "-q",
                         "SET k:__rand_int__ __data__ ; GET k:__rand_int__"],
@@ -302,6 +299,19 @@ def _record_replies(kvload: Path, upstream: int, trace: Path) -> None:
         subprocess.run([str(kvload), "-p", str(proxy_port), "-3", "-c", "1", "-n", "50",
                         "-r", "50", "--sequential", "-q", "GET pre:__rand_int__"],
                        check=True, stdout=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def _replies_proxy(kvload: Path, upstream: int, trace: Path) -> Iterator[int]:
+    """`kvload record --replies` in front of ``upstream`` for the body (its port), then
+    stopped with SIGINT (exit 0: the trace written whole); killed by pid on any failure."""
+    proxy_port = _port()
+    proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
+                              "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
+                              "--replies"], stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_port(proxy_port)
+        yield proxy_port
         proxy.send_signal(signal.SIGINT)
         assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
     finally:
@@ -314,12 +324,7 @@ def _push_and_pubsub_replies(kvload: Path, upstream: int, trace: Path) -> list[l
     """Through `record --replies`: a RESP3 client-tracking connection that gets an
     invalidation push between two GETs, a writer, and a subscriber; each connection's
     recorded (command, reply size) in order."""
-    proxy_port = _port()
-    proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
-                              "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
-                              "--replies"], stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_port(proxy_port)
+    with _replies_proxy(kvload, upstream, trace) as proxy_port:
         step = 0.2
         with socket.create_connection(("127.0.0.1", proxy_port)) as tracked, \
                 socket.create_connection(("127.0.0.1", proxy_port)) as writer, \
@@ -334,12 +339,6 @@ def _push_and_pubsub_replies(kvload: Path, upstream: int, trace: Path) -> list[l
             time.sleep(step)
             writer.sendall(b"PUBLISH ch hi\r\n")
             time.sleep(step)
-        proxy.send_signal(signal.SIGINT)
-        assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
-    finally:
-        if proxy.poll() is None:
-            proxy.kill()
-            proxy.wait()
     found = trace_format.read(trace)
     assert found.has_replies
     ids = sorted({r.conn for r in found.records})  # (_wait_port's probe took an id)

@@ -77,12 +77,7 @@ def _print(cli: Cli, s: TraceStats, name: str) -> None:
         mix.add_row(name_, str(count), f"{100 * count / max(s.commands, 1):.1f}%")
     cli.out.print(mix)
     if s.value_sizes:
-        sizes = Table(title="Value sizes (bytes)")
-        sizes.add_column("size")
-        sizes.add_column("values", justify="right")
-        for bucket, count in s.value_sizes.items():
-            sizes.add_row(bucket, str(count))
-        cli.out.print(sizes)
+        cli.out.print(_sizes_table("Value sizes (bytes)", "values", s.value_sizes))
     keys = Table(title="Most accessed keys")
     keys.add_column("key")
     keys.add_column("accesses", justify="right")
@@ -103,12 +98,18 @@ def _print_replies(cli: Cli, s: TraceStats) -> None:
     r = s.replies
     cli.out.print(f"recorded replies: {r.count}, latency at the proxy p50 {r.latency_p50_us} µs,"
                   f" p99 {r.latency_p99_us} µs", highlight=False)
-    sizes = Table(title="Reply sizes (bytes, as recorded)")
+    cli.out.print(_sizes_table("Reply sizes (bytes, as recorded)", "replies",
+                               r.size_histogram))
+
+
+def _sizes_table(title: str, counted: str, histogram: dict[str, int]) -> Table:
+    """A size histogram (bucket → count) as a table."""
+    sizes = Table(title=title)
     sizes.add_column("size")
-    sizes.add_column("replies", justify="right")
-    for bucket, count in r.size_histogram.items():
+    sizes.add_column(counted, justify="right")
+    for bucket, count in histogram.items():
         sizes.add_row(bucket, str(count))
-    cli.out.print(sizes)
+    return sizes
 
 
 def handle_anonymize(args: argparse.Namespace, cli: Cli) -> int:
