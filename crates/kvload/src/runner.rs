@@ -71,7 +71,10 @@ pub(crate) fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, 
         return Err(format!("Error from server {seed}: {e}"));
     }
     if !o.cluster {
-        return Ok((vec![seed], vec![Vec::new()]));
+        let mut eps = vec![seed];
+        eps.extend(o.reconnect().iter().flat_map(|r| r.fallback.iter()).map(|(h, p)| Endpoint::Tcp(h.clone(), *p)));
+        let slots = vec![Vec::new(); eps.len()];
+        return Ok((eps, slots));
     }
     let reply = transport::command(&seed, cs, &encode_args(&[b"CLUSTER", b"SLOTS"]))?;
     let nodes = cluster::nodes_from_slots(&reply)
@@ -138,6 +141,8 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
     for g in 0..o.clients {
         let node = match route {
             cluster::Route::Fixed(n) => n,
+            // Standalone: every connection starts at the seed (the rest are --fallback).
+            _ if !o.cluster => 0,
             _ => g % sh.endpoints.len(),
         };
         conns[g % threads].push((node, g));
@@ -178,6 +183,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
                 memtier: None,
                 io: sh.io.kind,
                 dataset: dataset.clone(),
+                reconnect_ns: o.reconnect().map(|r| r.backoff_ms * 1_000_000),
             }
         })
         .collect()
@@ -208,7 +214,9 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
 
 /// Runs everything; returns the process exit code.
 pub fn run(o: &Options) -> i32 {
-    let io = match io::resolve_and_note(o.io, o.tls.enabled) {
+    // --reconnect-on-error is implemented on the epoll loop only.
+    let choice = if o.reconnect_on_error { io::IoChoice::Epoll } else { o.io };
+    let io = match io::resolve_and_note(choice, o.tls.enabled) {
         Ok(io) => io,
         Err(e) => {
             eprintln!("kvload: {e}");
