@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.config.commands import CommandSpec
+from kvperf.config.faults import Fault
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.kinds import Concurrency, ProfileMode
 
@@ -66,6 +67,7 @@ class BenchmarkSpec:
     # for 1, else pool)
     concurrency: tuple[Concurrency, ...] = ()
     rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
+    faults: tuple[Fault, ...] = ()  # "faults": a fault schedule (config/faults.py)
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

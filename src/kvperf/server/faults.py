@@ -1,0 +1,135 @@
+"""Runs a fault schedule (config/faults.py) against nodes kvperf started: a timer thread
+started with the measure stage performs each action at its time and records the wall time
+it happened (``Executed``), which the row's failover record lines up with the load's
+timeline (results/failover.py).
+
+Only processes kvperf started are signalled, by pid. A node left paused when the schedule
+ends (the stage finished first, or an error) is continued, so stopping it works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from kvperf.config.faults import Fault
+from kvperf.core.errors import ServerError
+from kvperf.server.resp import Endpoint, RespClient, RespError
+
+
+@dataclass
+class FaultNode:
+    """A node a fault can act on: where it listens, its current pid (a restart changes
+    it), and how to start it again on the same port (None: it cannot be restarted)."""
+
+    endpoint: Endpoint
+    pid: Callable[[], int]
+    restart: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class Executed:
+    """A fault as it happened: wall-clock start (and end: a pause's SIGCONT, a restart's
+    node answering again), or the error that stopped it."""
+
+    fault: Fault
+    started_unix: float
+    ended_unix: float
+    error: str | None = None
+
+    def record(self) -> dict[str, object]:
+        return {"at_s": self.fault.at, "action": self.fault.action,
+                "target": self.fault.target, "seconds": self.fault.seconds,
+                "started_unix": round(self.started_unix, 4),
+                "ended_unix": round(self.ended_unix, 4), "error": self.error}
+
+
+@dataclass
+class FaultSchedule:
+    """``with FaultSchedule(faults, nodes):`` runs the measure stage while a thread runs
+    the faults at their times (seconds from entering); ``executed`` lists what happened.
+    ``nodes`` maps a target (``primary``, ``replica``) to its node."""
+
+    faults: tuple[Fault, ...]
+    nodes: dict[str, FaultNode]
+    executed: list[Executed] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _paused: set[int] = field(default_factory=set)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> FaultSchedule:
+        start = time.monotonic()
+        self._thread = threading.Thread(target=self._run, args=(start,), daemon=True,
+                                        name="kvperf-faults")
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        for pid in list(self._paused):
+            _signal(pid, signal.SIGCONT)
+        self._paused.clear()
+
+    def _run(self, start: float) -> None:
+        for fault in self.faults:
+            if self._stop.wait(max(0.0, start + fault.at - time.monotonic())):
+                return
+            began = time.time()
+            try:
+                self._act(fault)
+                error = None
+            except (ServerError, RespError, OSError) as exc:
+                error = str(exc)
+            self.executed.append(Executed(fault, began, time.time(), error))
+
+    def _node(self, fault: Fault) -> FaultNode:
+        node = self.nodes.get(fault.target)
+        if node is None:
+            raise ServerError(f"fault '{fault.text()}': no node is {fault.target!r} here")
+        return node
+
+    def _act(self, fault: Fault) -> None:
+        """One action, synchronously (a pause lasts its seconds, a restart until the node
+        answers PING again)."""
+        node = self._node(fault)
+        if fault.action == "kill":
+            _signal(node.pid(), signal.SIGKILL)
+        elif fault.action == "pause":
+            pid = node.pid()
+            _signal(pid, signal.SIGSTOP)
+            self._paused.add(pid)
+            self._stop.wait(fault.seconds or 0.0)
+            _signal(pid, signal.SIGCONT)
+            self._paused.discard(pid)
+        elif fault.action == "restart":
+            if node.restart is None:
+                raise ServerError(f"fault '{fault.text()}': this node cannot be restarted")
+            _signal(node.pid(), signal.SIGKILL)
+            node.restart()
+        elif fault.action == "promote":
+            _call(node.endpoint, "REPLICAOF", "NO", "ONE")
+        elif fault.action == "failover":
+            _call(node.endpoint, "CLUSTER", "FAILOVER")
+        else:
+            raise ServerError(f"fault '{fault.text()}': unknown action")
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone: a kill is done
+        os.kill(pid, sig)
+
+
+def _call(endpoint: Endpoint, *args: str) -> None:
+    with RespClient(endpoint, timeout=5.0) as client:
+        reply = client.call(*args)
+    if isinstance(reply, RespError):
+        raise ServerError(f"{' '.join(args)} at {endpoint}: {reply}")
