@@ -1,16 +1,19 @@
 """Failover under load on real valkey-server 8.0.1: a standalone primary with a replica,
 kvload writing with --reconnect-on-error (--fallback the replica), and a fault schedule
 that SIGKILLs the primary and then promotes the replica (REPLICAOF NO ONE). The failover
-record shows the unavailability window between the kill and the promotion, and the errors
-by kind the client saw; a config with a fault its topology cannot serve exits 2 before any
-server starts.
+record shows the unavailability window between the kill and the promotion, the errors by
+kind the client saw and the acknowledged writes lost (none to speak of; but every write
+after a promotion that came first is lost, and counted); a config with a fault its
+topology cannot serve exits 2 before any server starts.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +21,7 @@ from kvperf.config.faults import Fault
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.failover import failover_record
 from kvperf.server.binary import inspect
-from kvperf.server.faults import FaultNode, FaultSchedule
+from kvperf.server.faults import Executed, FaultNode, FaultSchedule, lost_writes
 from kvperf.server.instance import ServerGroup
 from kvperf.server.replication import attach, wait_in_sync
 from kvperf.server.resp import RespClient
@@ -37,9 +40,20 @@ def _group(tmp: Path, name: str) -> ServerGroup:
     return ServerGroup(binary, setup, tmp / name)
 
 
-def test_kill_then_promote_reports_the_window_and_errors_by_kind(
-        tmp_path: Path, no_strays: None) -> None:
-    with _group(tmp_path, "primary") as primary, _group(tmp_path, "replica") as replica:
+@dataclass
+class Run:
+    """One failover under load: the schedule as executed, kvload's test and the record."""
+
+    executed: list[Executed]
+    test: dict[str, Any]
+    record: dict[str, Any]
+
+
+def _failover(tmp: Path, faults: tuple[Fault, ...], seconds: float) -> Run:
+    """A primary and its replica (in sync), kvload writing unique keys to the primary with
+    --reconnect-on-error (the replica its fallback) while ``faults`` run; afterwards the
+    acknowledged writes are checked on the replica, which is the primary by then."""
+    with _group(tmp, "primary") as primary, _group(tmp, "replica") as replica:
         p, r = primary.endpoints[0], replica.endpoints[0]
         with RespClient(p) as client:  # the first sync at once, not after valkey's 5 s
             client.call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
@@ -47,22 +61,30 @@ def test_kill_then_promote_reports_the_window_and_errors_by_kind(
         wait_in_sync(p, 1, timeout=30)
         nodes = {"primary": FaultNode(p, lambda: primary.pids[0]),
                  "replica": FaultNode(r, lambda: replica.pids[0])}
-        faults = (Fault(KILL_AT, "kill", "primary"), Fault(PROMOTE_AT, "promote", "replica"))
-        out = tmp_path / "kvload.json"
+        out, acks = tmp / "kvload.json", tmp / "acks.txt"
         argv = [require_binary("kvload"), "-p", str(p.port), "--reconnect-on-error",
-                "--fallback", f"127.0.0.1:{r.port}", "--duration", str(SECONDS), "-c", "4",
-                "-q", "-r", "1000", "--json", str(out), "SET", "k:__rand_int__", "v"]
+                "--fallback", f"127.0.0.1:{r.port}", "--ack-log", str(acks),
+                "--duration", str(seconds), "-c", "4", "-q", "-r", "1000000000",
+                "--sequential", "--json", str(out), "SET", "k:__rand_int__", "v"]
         with FaultSchedule(faults, nodes) as schedule:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         with RespClient(r) as client:
             role = client.call("ROLE")
         assert isinstance(role, list) and role[0] == b"master"
-    kill, promote = schedule.executed
-    assert kill.error is None and promote.error is None, schedule.executed
+        writes = lost_writes(r, acks)
+    assert all(e.error is None for e in schedule.executed), schedule.executed
     test = json.loads(out.read_text())["tests"][0]
-    record = failover_record([e.record() for e in schedule.executed], test["timeline"])
+    record = failover_record([e.record() for e in schedule.executed], test["timeline"], writes)
+    return Run(schedule.executed, test, record)
 
+
+def test_kill_then_promote_reports_the_window_and_errors_by_kind(
+        tmp_path: Path, no_strays: None) -> None:
+    run = _failover(tmp_path, (Fault(KILL_AT, "kill", "primary"),
+                               Fault(PROMOTE_AT, "promote", "replica")), SECONDS)
+    kill, promote = run.executed
+    record, test = run.record, run.test
     window = record["faults"][0]["window"]
     assert window is not None, test["timeline"]
     # Errors start when the primary dies; writes come back once the replica is promoted
@@ -80,6 +102,24 @@ def test_kill_then_promote_reports_the_window_and_errors_by_kind(
     assert sum(kinds.values()) == sum(test["errors"].values()), (kinds, test["errors"])
     p99 = record["p99_ms"]
     assert p99["before"] is not None and p99["after"] is not None, p99
+    # each acknowledged write was logged; the replica was in sync up to the kill, so at
+    # most the last milliseconds' writes before it can be missing
+    writes = record["acknowledged_writes"]
+    assert writes["checked"] == test["requests"], (writes, test["requests"])
+    assert writes["lost"] <= writes["checked"] // 100, writes
+
+
+def test_writes_after_the_replica_left_are_counted_lost(tmp_path: Path,
+                                                        no_strays: None) -> None:
+    # Promoted first, the replica stops following: every write the old primary then
+    # acknowledges until its kill is lost — the counter must see them.
+    run = _failover(tmp_path, (Fault(1.0, "promote", "replica"),
+                               Fault(2.0, "kill", "primary")), 3.0)
+    writes = run.record["acknowledged_writes"]
+    second = [s["ok"] for s in run.test["timeline"]["seconds"]]
+    assert writes["lost"] > 0, (writes, second)
+    # about a second of writes: at least half the slowest second's, at most all acknowledged
+    assert min(second[:2]) // 2 <= writes["lost"] < writes["checked"], (writes, second)
 
 
 @pytest.mark.parametrize(("faults", "message"), [

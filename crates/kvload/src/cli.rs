@@ -219,6 +219,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "--reconnect-on-error" => o.reconnect_on_error = true,
         "--reconnect-backoff-ms" => o.reconnect_opts.backoff_ms = a.positive(flag)?,
         "--fallback" => o.reconnect_opts.fallback.extend(crate::reconnect::parse_fallback(a.value(flag)?)?),
+        "--ack-log" => o.reconnect_opts.ack_log = Some(a.value(flag)?.to_string()),
         _ => parse_tls_flag(flag, a, &mut o.tls)?,
     }
     Ok(())
@@ -383,6 +384,8 @@ Options (same meaning as valkey-benchmark unless noted):
                     connection move on to the next node of --fallback
  --reconnect-backoff-ms <ms>  First backoff (default 100; doubles to 8x)
  --fallback <host:port,...>   Nodes to try after -h/-p (a replica that may be promoted)
+ --ack-log <file>   With --reconnect-on-error and a custom command: write the key (first
+                    argument) of every acknowledged command, one a line (lost-write checks)
  -l                 Loop. Run the tests forever
  -t <tests>         Comma separated list of tests: ping_inline ping_mbulk set get incr
                     lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100

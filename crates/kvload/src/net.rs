@@ -66,6 +66,8 @@ pub struct Plan {
     /// --reconnect-on-error: first backoff (ns); `endpoints` then lists the fallbacks
     /// after the seed (see `reconnect`). None: a lost connection ends the run.
     pub reconnect_ns: Option<u64>,
+    /// --ack-log: keep the key of every acknowledged command (`timeline::Timeline::acks`).
+    pub ack_log: bool,
 }
 
 /// A memtier run's share of one thread: the program, its clients and which client
@@ -283,6 +285,9 @@ impl<'a> Worker<'a> {
         // memtier's rate limit is no open loop: latency from the send, as memtier's
         let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some() && plan.memtier.is_none());
         stats.timeline = crate::timeline::Timeline::new(plan.reconnect_ns.is_some());
+        if plan.ack_log {
+            stats.timeline.acks = Some(Vec::new());
+        }
         let mut mt_clients = Vec::new();
         if let Some(m) = &plan.memtier {
             stats.cmds = vec![CmdStats::new(plan.sigfig); m.program.stats.len()];
@@ -811,6 +816,9 @@ impl<'a> Worker<'a> {
             _ if measured => {
                 self.conns[i].rc.ok();
                 self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent));
+                if self.stats.timeline.acks.is_some() {
+                    self.log_ack(i);
+                }
             }
             _ => self.conns[i].rc.ok(),
         }

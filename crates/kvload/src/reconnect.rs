@@ -28,11 +28,13 @@ pub struct Options {
     pub backoff_ms: u64,
     /// `--fallback`: other nodes to try, after the seed, in this order.
     pub fallback: Vec<(String, u16)>,
+    /// `--ack-log FILE`: the keys of acknowledged commands, written at the end.
+    pub ack_log: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { backoff_ms: DEFAULT_BACKOFF_MS, fallback: Vec::new() }
+        Options { backoff_ms: DEFAULT_BACKOFF_MS, fallback: Vec::new(), ack_log: None }
     }
 }
 
@@ -112,7 +114,10 @@ pub fn parse_fallback(v: &str) -> Result<Vec<(String, u16)>, String> {
 pub fn refusal(o: &crate::cli::Options) -> Option<&'static str> {
     if !o.reconnect_on_error {
         let extra = o.reconnect_opts != Options::default();
-        return extra.then_some("--reconnect-backoff-ms and --fallback need --reconnect-on-error");
+        return extra.then_some("--reconnect-backoff-ms, --fallback and --ack-log need --reconnect-on-error");
+    }
+    if o.reconnect_opts.ack_log.is_some() && (o.command.is_empty() || o.dataset.is_some()) {
+        return Some("--ack-log needs a custom command (its first argument is the key logged), without --dataset");
     }
     if o.cluster {
         return Some("--reconnect-on-error is not supported with --cluster yet (standalone only)");

@@ -184,6 +184,7 @@ fn plans(o: &Options, sh: &Shared, template: Arc<spec::Template>, dataset: Optio
                 io: sh.io.kind,
                 dataset: dataset.clone(),
                 reconnect_ns: o.reconnect().map(|r| r.backoff_ms * 1_000_000),
+                ack_log: o.reconnect_opts.ack_log.is_some(),
             }
         })
         .collect()
@@ -209,6 +210,9 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
         return Err("a worker thread failed".into());
     }
     let merged = stats::merge(parts, o.precision);
+    if let (Some(path), Some(acks)) = (&o.reconnect_opts.ack_log, &merged.timeline.acks) {
+        std::fs::write(path, acks).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
     Ok(TestResult::new(o, spec.name.clone(), merged))
 }
 

@@ -18,11 +18,13 @@ pub struct Timeline {
     /// Per millisecond: (successes, errors); empty unless `fine`.
     pub ms: Vec<(u32, u32)>,
     fine: bool,
+    /// --ack-log: the key of every acknowledged command, one per line (None: not kept).
+    pub acks: Option<Vec<u8>>,
 }
 
 impl Timeline {
     pub fn new(fine: bool) -> Self {
-        Timeline { kinds: Vec::new(), ms: Vec::new(), fine }
+        Timeline { kinds: Vec::new(), ms: Vec::new(), fine, acks: None }
     }
 
     /// A successful reply `since_ns` after the measure start.
@@ -70,7 +72,33 @@ impl Timeline {
             a.1 += b.1;
         }
         self.fine |= o.fine;
+        if let Some(more) = &o.acks {
+            self.acks.get_or_insert_with(Vec::new).extend_from_slice(more);
+        }
     }
+
+    /// --ack-log: keeps the key (first argument) of the RESP command `req`, acknowledged.
+    pub fn ack(&mut self, req: &[u8]) {
+        if let (Some(acks), Some(key)) = (self.acks.as_mut(), first_arg(req)) {
+            acks.extend_from_slice(key);
+            acks.push(b'\n');
+        }
+    }
+}
+
+/// The first argument (after the command name) of one RESP-encoded command.
+pub fn first_arg(req: &[u8]) -> Option<&[u8]> {
+    let mut pos = req.iter().position(|&b| b == b'\n')? + 1; // past *N\r\n
+    for n in 0..2 {
+        let line_end = pos + req[pos..].iter().position(|&b| b == b'\n')?;
+        let len: usize = std::str::from_utf8(req.get(pos + 1..line_end.checked_sub(1)?)?).ok()?.parse().ok()?;
+        let start = line_end + 1;
+        if n == 1 {
+            return req.get(start..start + len);
+        }
+        pos = start + len + 2;
+    }
+    None
 }
 
 /// A span without a successful reply that had errors in it (ms from the measure start).
@@ -152,6 +180,22 @@ pub fn unix_ms_of(mono_ns: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_of_an_acknowledged_command_is_logged() {
+        let set = crate::runner::encode_args(&[b"SET", b"k:000042", b"v"]);
+        assert_eq!(first_arg(&set), Some(&b"k:000042"[..]));
+        assert_eq!(first_arg(&crate::runner::encode_args(&[b"PING"])), None);
+        let mut t = Timeline::new(false);
+        t.ack(&set);
+        assert_eq!(t.acks, None, "not kept without --ack-log");
+        t.acks = Some(Vec::new());
+        t.ack(&set);
+        let mut u = Timeline::new(false);
+        u.acks = Some(b"k:1\n".to_vec());
+        t.add(&u);
+        assert_eq!(t.acks.as_deref(), Some(&b"k:000042\nk:1\n"[..]));
+    }
 
     #[test]
     fn an_outage_runs_from_the_last_success_to_the_next() {

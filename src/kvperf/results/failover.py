@@ -6,7 +6,9 @@ unavailability window — from the last successful request before those errors t
 successful one after (kvload's ``outages``, ms resolution; null when the load never came
 back). For the whole stage: errors by kind, and p99 before / during / after, each the worst
 per-second p99 of the seconds wholly before the first fault, overlapping an outage, and
-after the last outage ended (per-second p99s cannot be merged into one percentile).
+after the last outage ended (per-second p99s cannot be merged into one percentile). And,
+when checked, the acknowledged writes lost: keys kvload logged as acknowledged that the
+primary after the failover lacks.
 """
 
 from __future__ import annotations
@@ -74,9 +76,10 @@ def _p99_phases(timeline: Mapping[str, Any], first_fault: float,
     return {"before": _worst(before), "during": _worst(during), "after": _worst(after)}
 
 
-def failover_record(executed: Sequence[Mapping[str, Any]],
-                    timeline: Mapping[str, Any]) -> dict[str, Any]:
-    """The record from the executed faults (``Executed.record()``) and kvload's timeline."""
+def failover_record(executed: Sequence[Mapping[str, Any]], timeline: Mapping[str, Any],
+                    writes: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The record from the executed faults (``Executed.record()``), kvload's timeline and
+    ``writes`` (acknowledged, lost: server/faults.lost_writes; None: not checked)."""
     outages = _outages(timeline)
     faults = []
     for done in executed:
@@ -88,4 +91,6 @@ def failover_record(executed: Sequence[Mapping[str, Any]],
         "faults": faults,
         "errors_by_kind": _errors_by_kind(timeline),
         "p99_ms": _p99_phases(timeline, first, outages) if first is not None else None,
+        "acknowledged_writes": (None if writes is None
+                                else {"checked": writes[0], "lost": writes[1]}),
     }

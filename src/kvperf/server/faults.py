@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 
 from kvperf.config.faults import Fault
@@ -121,6 +122,18 @@ class FaultSchedule:
             _call(node.endpoint, "CLUSTER", "FAILOVER")
         else:
             raise ServerError(f"fault '{fault.text()}': unknown action")
+
+
+def lost_writes(endpoint: Endpoint, ack_log: Path, batch: int = 2000) -> tuple[int, int]:
+    """(acknowledged, lost): of the keys kvload's ``--ack-log`` lists (each acknowledged
+    write, unique keys), how many ``endpoint`` (the primary after the failover) lacks."""
+    keys = [k for k in ack_log.read_text().splitlines() if k]
+    found = 0
+    with RespClient(endpoint, timeout=30.0) as client:
+        for at in range(0, len(keys), batch):
+            reply = client.call("EXISTS", *keys[at:at + batch])
+            found += reply if isinstance(reply, int) else 0
+    return len(keys), len(keys) - found
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:

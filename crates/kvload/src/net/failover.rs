@@ -65,6 +65,18 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// --ack-log: the key of the command connection i's latest reply acknowledged (the
+    /// reply's index in the batch, as `retry_ask` finds it).
+    pub(super) fn log_ack(&mut self, i: usize) {
+        let t = &self.plan.template;
+        let c = &self.conns[i];
+        let Some(idx) = (c.wlen / t.bytes.len().max(1) * t.ncmds).checked_sub(c.expected + 1) else { return };
+        let (from, to) = self.request_span(i, idx);
+        if let Some(req) = self.conns[i].wbuf.get(from..to) {
+            self.stats.timeline.ack(req);
+        }
+    }
+
     /// Reconnects every down connection whose backoff has passed; a node that refuses
     /// hands it to the next node of the list; when none accepts, the backoff grows.
     pub(super) fn revive_due(&mut self, now: u64) -> Result<(), String> {
