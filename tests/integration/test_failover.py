@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,9 @@ def _failover(tmp: Path, faults: tuple[Fault, ...], seconds: float) -> Run:
                 "--fallback", f"127.0.0.1:{r.port}", "--ack-log", str(acks),
                 "--duration", str(seconds), "-c", "4", "-q", "-r", "1000000000",
                 "--sequential", "--json", str(out), "SET", "k:__rand_int__", "v"]
-        with FaultSchedule(faults, nodes) as schedule:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        schedule = FaultSchedule(faults, nodes)
+        done = schedule.run(lambda: subprocess.run(argv, capture_output=True, text=True,
+                                                   timeout=60))
         assert done.returncode == 0, done.stderr
         with RespClient(r) as client:
             role = client.call("ROLE")
@@ -133,3 +135,38 @@ def test_bad_fault_specs_exit_2_before_any_server(tmp_path: Path, no_strays: Non
     assert done.returncode == 2, done.stderr
     assert message in done.stderr, done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_pause_slows_and_restart_brings_the_same_node_back(tmp_path: Path,
+                                                           no_strays: None) -> None:
+    # No replica: a 0.5 s SIGSTOP costs throughput but no error; a restart (SIGKILL, the
+    # node again on its port) costs errors until the load reconnects to the same node.
+    with _group(tmp_path, "primary") as primary:
+        p = primary.endpoints[0]
+        nodes = {"primary": FaultNode(p, lambda: primary.pids[0],
+                                      restart=lambda: primary.respawn(0))}
+        out = tmp_path / "kvload.json"
+        argv = [require_binary("kvload"), "-p", str(p.port), "--reconnect-on-error",
+                "--duration", "3", "-c", "4", "-q", "-r", "1000", "--json", str(out),
+                "SET", "k:__rand_int__", "v"]
+        faults = (Fault(1.0, "pause", "primary", 0.5), Fault(2.0, "restart", "primary"))
+        old_pid = primary.pids[0]
+        schedule = FaultSchedule(faults, nodes)
+        done = schedule.run(lambda: subprocess.run(argv, capture_output=True, text=True,
+                                                   timeout=60))
+        assert done.returncode == 0, done.stderr
+        time.sleep(0.2)  # a restarted node that dies with a thread would be gone by now
+        assert primary.pids[0] != old_pid and primary.health() is None
+    pause, restart = schedule.executed
+    assert pause.error is None and restart.error is None, schedule.executed
+    assert pause.ended_unix - pause.started_unix >= 0.5
+    test = json.loads(out.read_text())["tests"][0]
+    record = failover_record([e.record() for e in schedule.executed], test["timeline"])
+    ok = [s["ok"] for s in test["timeline"]["seconds"]]
+    assert record["faults"][0]["window"] is None, test["timeline"]  # paused: slow, no error
+    assert ok[1] < 0.8 * ok[0], ok
+    window = record["faults"][1]["window"]
+    assert window is not None and window["unavailable_to_unix"] is not None, test["timeline"]
+    assert window["unavailable_to_unix"] >= restart.started_unix, window
+    assert window["unavailable_to_unix"] <= restart.ended_unix + BACKOFF_CAP_S + SLACK_S
+    assert set(record["errors_by_kind"]) == {"connection"}, record["errors_by_kind"]

@@ -32,11 +32,15 @@ def _outages(timeline: Mapping[str, Any]) -> list[tuple[float, float, float | No
     return out
 
 
-def _window(fault_unix: float, outages: Sequence[tuple[float, float, float | None]]
+def _window(fault_unix: float, next_fault_unix: float | None,
+            outages: Sequence[tuple[float, float, float | None]]
             ) -> dict[str, float | None] | None:
-    """The first outage whose errors began at or after the fault (None: no errors)."""
+    """The first outage whose errors began at or after this fault and before the next one
+    (an outage belongs to the latest fault before it; None: this fault caused no errors)."""
     for begin, first_error, end in outages:
-        if first_error >= fault_unix - CLOCK_SLACK_S:
+        after_this = first_error >= fault_unix - CLOCK_SLACK_S
+        before_next = next_fault_unix is None or first_error < next_fault_unix - CLOCK_SLACK_S
+        if after_this and before_next:
             return {"time_to_first_error_s": round(max(0.0, first_error - fault_unix), 4),
                     "unavailable_s": None if end is None else round(end - begin, 4),
                     "unavailable_from_unix": round(begin, 4),
@@ -82,9 +86,11 @@ def failover_record(executed: Sequence[Mapping[str, Any]], timeline: Mapping[str
     ``writes`` (acknowledged, lost: server/faults.lost_writes; None: not checked)."""
     outages = _outages(timeline)
     faults = []
+    starts = sorted(d["started_unix"] for d in executed)
     for done in executed:
+        later = [t for t in starts if t > done["started_unix"]]
         entry = dict(done)
-        entry["window"] = _window(done["started_unix"], outages)
+        entry["window"] = _window(done["started_unix"], later[0] if later else None, outages)
         faults.append(entry)
     first = min((d["started_unix"] for d in executed), default=None)
     return {

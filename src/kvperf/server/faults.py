@@ -1,7 +1,6 @@
-"""Runs a fault schedule (config/faults.py) against nodes kvperf started: a timer thread
-started with the measure stage performs each action at its time and records the wall time
-it happened (``Executed``), which the row's failover record lines up with the load's
-timeline (results/failover.py).
+"""Runs a fault schedule (config/faults.py) against nodes kvperf started while a load runs:
+each action at its time, with the wall time it happened (``Executed``), which the failover
+record lines up with the load's timeline (results/failover.py).
 
 Only processes kvperf started are signalled, by pid. A node left paused when the schedule
 ends (the stage finished first, or an error) is continued, so stopping it works.
@@ -17,11 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
+from typing import Any, TypeVar
 
 from kvperf.config.faults import Fault
 from kvperf.core.errors import ServerError
 from kvperf.server.resp import Endpoint, RespClient, RespError
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -53,36 +54,51 @@ class Executed:
 
 @dataclass
 class FaultSchedule:
-    """``with FaultSchedule(faults, nodes):`` runs the measure stage while a thread runs
-    the faults at their times (seconds from entering); ``executed`` lists what happened.
-    ``nodes`` maps a target (``primary``, ``replica``) to its node."""
+    """``FaultSchedule(faults, nodes).run(load)`` runs ``load`` (the measure stage) in a
+    worker thread while this thread performs the faults at their times (seconds from the
+    start); ``executed`` lists what happened. Faults still due when the load ends are not
+    run. ``nodes`` maps a target (``primary``, ``replica``) to its node.
+
+    The faults run in the calling thread, not the load's: a node restarted here gets
+    SIGKILL from the kernel when the thread that started it ends (PR_SET_PDEATHSIG,
+    core/proc.py), so it must be the long-lived one.
+    """
 
     faults: tuple[Fault, ...]
     nodes: dict[str, FaultNode]
     executed: list[Executed] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
+    _done: threading.Event = field(default_factory=threading.Event)
     _paused: set[int] = field(default_factory=set)
-    _thread: threading.Thread | None = None
 
-    def __enter__(self) -> FaultSchedule:
+    def run(self, load: Callable[[], T]) -> T:
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["value"] = load()
+            except BaseException as exc:  # re-raised in the calling thread
+                box["error"] = exc
+            finally:
+                self._done.set()
+
+        worker = threading.Thread(target=work, daemon=True, name="kvperf-load")
         start = time.monotonic()
-        self._thread = threading.Thread(target=self._run, args=(start,), daemon=True,
-                                        name="kvperf-faults")
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join()
-        for pid in list(self._paused):
-            _signal(pid, signal.SIGCONT)
-        self._paused.clear()
+        worker.start()
+        try:
+            self._run(start)
+        finally:
+            for pid in list(self._paused):
+                _signal(pid, signal.SIGCONT)
+            self._paused.clear()
+            worker.join()
+        if "error" in box:
+            raise box["error"]
+        value: T = box["value"]
+        return value
 
     def _run(self, start: float) -> None:
         for fault in self.faults:
-            if self._stop.wait(max(0.0, start + fault.at - time.monotonic())):
+            if self._done.wait(max(0.0, start + fault.at - time.monotonic())):
                 return
             began = time.time()
             try:
@@ -108,7 +124,7 @@ class FaultSchedule:
             pid = node.pid()
             _signal(pid, signal.SIGSTOP)
             self._paused.add(pid)
-            self._stop.wait(fault.seconds or 0.0)
+            self._done.wait(fault.seconds or 0.0)
             _signal(pid, signal.SIGCONT)
             self._paused.discard(pid)
         elif fault.action == "restart":

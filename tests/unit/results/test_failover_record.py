@@ -42,3 +42,11 @@ def test_a_load_that_never_came_back_has_an_open_window() -> None:
     record = failover_record([_done(1.49, "kill", "primary")], timeline)
     assert record["faults"][0]["window"]["unavailable_s"] is None
     assert record["p99_ms"]["after"] is None
+
+
+def test_an_outage_belongs_to_the_latest_fault_before_it() -> None:
+    # a pause at 0.5 s caused no errors; the kill at 1.49 s did
+    record = failover_record([_done(0.5, "pause", "primary"), _done(1.49, "kill", "primary")],
+                             _timeline())
+    assert record["faults"][0]["window"] is None
+    assert record["faults"][1]["window"]["unavailable_s"] == 1.7
