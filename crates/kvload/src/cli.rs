@@ -57,20 +57,13 @@ pub struct Options {
     pub tls: TlsOptions,
     pub tracking: bool,
     pub command: Vec<String>,
+    /// --reconnect-on-error (with --reconnect-backoff-ms, --fallback, --ack-log): `reconnect`.
+    pub reconnect_on_error: bool,
+    pub reconnect_opts: crate::reconnect::Options,
     /// --dataset: CSV whose rows fill `__field:NAME__` placeholders of the command.
     pub dataset: Option<String>,
     /// --io: which event loop (auto = io_uring when the kernel allows it).
     pub io: crate::io::IoChoice,
-    /// --reconnect-on-error (with --reconnect-backoff-ms, --fallback): see `reconnect`.
-    pub reconnect_on_error: bool,
-    pub reconnect_opts: crate::reconnect::Options,
-}
-
-impl Options {
-    /// The reconnect options when --reconnect-on-error is on.
-    pub fn reconnect(&self) -> Option<&crate::reconnect::Options> {
-        self.reconnect_on_error.then_some(&self.reconnect_opts)
-    }
 }
 
 impl Default for Options {
@@ -107,11 +100,18 @@ impl Default for Options {
             tls: TlsOptions::default(),
             tracking: false,
             command: Vec::new(),
-            dataset: None,
-            io: crate::io::IoChoice::Auto,
             reconnect_on_error: false,
             reconnect_opts: crate::reconnect::Options::default(),
+            dataset: None,
+            io: crate::io::IoChoice::Auto,
         }
+    }
+}
+
+impl Options {
+    /// The reconnect options when --reconnect-on-error is on.
+    pub fn reconnect(&self) -> Option<&crate::reconnect::Options> {
+        self.reconnect_on_error.then_some(&self.reconnect_opts)
     }
 }
 

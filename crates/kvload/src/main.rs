@@ -8,10 +8,10 @@ mod dataset;
 mod io;
 mod memtier;
 mod net;
-mod reconnect;
 mod report;
 mod resp;
 mod runner;
+mod reconnect; // --reconnect-on-error
 mod schedule;
 mod spec;
 mod stats;

@@ -14,9 +14,9 @@ use crate::dataset::DataPlan;
 use crate::io::IoKind;
 use crate::memtier::program::{Client, Pending, Program};
 use crate::cluster::{self, Route};
-use crate::reconnect;
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
+use crate::reconnect;
 use crate::spec::Template;
 use crate::stats::{CmdStats, ThreadStats};
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
@@ -57,17 +57,17 @@ pub struct Plan {
     pub route: Route,
     pub keepalive: bool,
     pub sigfig: u8,
+    /// --reconnect-on-error: first backoff (ns); `endpoints` then lists the fallbacks
+    /// after the seed (see `reconnect`). None: a lost connection ends the run.
+    pub reconnect_ns: Option<u64>,
+    /// --ack-log: keep the key of every acknowledged command (`timeline::Timeline::acks`).
+    pub ack_log: bool,
     /// memtier mode: requests come from this program instead of `template`.
     pub memtier: Option<MtPlan>,
     /// The event loop (resolved once per run, see `io::resolve`).
     pub io: IoKind,
     /// --dataset: requests written per batch from dataset rows instead of patching `template`.
     pub dataset: Option<Arc<DataPlan>>,
-    /// --reconnect-on-error: first backoff (ns); `endpoints` then lists the fallbacks
-    /// after the seed (see `reconnect`). None: a lost connection ends the run.
-    pub reconnect_ns: Option<u64>,
-    /// --ack-log: keep the key of every acknowledged command (`timeline::Timeline::acks`).
-    pub ack_log: bool,
 }
 
 /// A memtier run's share of one thread: the program, its clients and which client

@@ -118,14 +118,18 @@ pub fn outages(ms: &[(u32, u32)]) -> Vec<Outage> {
     let mut open: Option<Outage> = None;
     for (i, &(ok, err)) in ms.iter().enumerate() {
         let t = i as u64;
+        if err > 0 && open.is_none() {
+            // successes in the same ms as the first error came before it (a lost
+            // connection's errors are counted after the replies read before the loss)
+            let from_ms = if ok > 0 { t } else { last_ok_end };
+            open = Some(Outage { from_ms, first_error_ms: t, to_ms: None });
+        }
         if ok > 0 {
-            if let Some(mut o) = open.take() {
+            if let Some(mut o) = open.take_if(|o| o.first_error_ms < t) {
                 o.to_ms = Some(t);
                 out.push(o);
             }
             last_ok_end = t + 1;
-        } else if err > 0 && open.is_none() {
-            open = Some(Outage { from_ms: last_ok_end, first_error_ms: t, to_ms: None });
         }
     }
     out.extend(open);
@@ -203,6 +207,12 @@ mod tests {
         let mut ms = vec![(1, 0); 4];
         ms.extend([(0, 0), (0, 2), (0, 0), (0, 1), (0, 0), (3, 0), (1, 0)]);
         assert_eq!(outages(&ms), vec![Outage { from_ms: 4, first_error_ms: 5, to_ms: Some(9) }]);
+    }
+
+    #[test]
+    fn successes_in_the_first_errors_millisecond_came_before_them() {
+        let ms = vec![(5, 0), (3, 4), (0, 0), (0, 0), (2, 0)];
+        assert_eq!(outages(&ms), vec![Outage { from_ms: 1, first_error_ms: 1, to_ms: Some(4) }]);
     }
 
     #[test]

@@ -226,6 +226,23 @@ def _unknown_key_message(key: str) -> str:
     return f"unknown key {key!r}{suggestion}; known keys: {', '.join(FIELDS)}"
 
 
+def _check_faults(values: JsonObject) -> None:
+    """A fault schedule the topology can serve (every cluster_mode of the object), and
+    one ``kvperf run`` executes: not yet on this branch (see README "Failover")."""
+    faults = values.get("faults", ())
+    if not faults:
+        return
+    duration = min(values["duration"]) if "duration" in values else None
+    for cluster in values.get("cluster_mode", (False,)):
+        problem = faults_refusal(faults, cluster=cluster, replicas=values.get("replicas", 0),
+                                 duration=duration)
+        if problem:
+            raise ValueError(problem)
+    raise ValueError("'faults' are not executed by `kvperf run` yet: the measure stage "
+                     "runs them once configs start replicas; run a schedule with "
+                     "kvperf.server.faults (see README \"Failover under load\")")
+
+
 def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     """Validate one config object into a BenchmarkSpec; raise ValueError naming the key."""
     if not isinstance(obj, dict):
@@ -243,26 +260,9 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     if ("requests" in values) == ("duration" in values):
         raise ValueError("give exactly one of 'requests' or 'duration' "
                          f"({'both' if 'requests' in values else 'neither'} given)")
-    _check_overlap(values)
     _check_faults(values)
+    _check_overlap(values)
     return BenchmarkSpec(index=index, **values)
-
-
-def _check_faults(values: JsonObject) -> None:
-    """A fault schedule the topology can serve (every cluster_mode of the object), and
-    one ``kvperf run`` executes: not yet on this branch (see README "Failover")."""
-    faults = values.get("faults", ())
-    if not faults:
-        return
-    duration = min(values["duration"]) if "duration" in values else None
-    for cluster in values.get("cluster_mode", (False,)):
-        problem = faults_refusal(faults, cluster=cluster, replicas=values.get("replicas", 0),
-                                 duration=duration)
-        if problem:
-            raise ValueError(problem)
-    raise ValueError("'faults' are not executed by `kvperf run` yet: the measure stage "
-                     "runs them once configs start replicas; run a schedule with "
-                     "kvperf.server.faults (see README \"Failover under load\")")
 
 
 def _check_overlap(values: JsonObject) -> None:

@@ -66,8 +66,8 @@ class BenchmarkSpec:
     # client harnesses' concurrency models (kvperf run --client; () = by clients: single
     # for 1, else pool)
     concurrency: tuple[Concurrency, ...] = ()
-    rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
     faults: tuple[Fault, ...] = ()  # "faults": a fault schedule (config/faults.py)
+    rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:
