@@ -473,8 +473,12 @@ impl<'a> Worker<'a> {
         if !self.measuring {
             until = Some(until.map_or(self.measure_start, |u| u.min(self.measure_start)));
         }
-        if let Some(r) = self.conns.iter().filter_map(|c| c.rc.retry_at).min() {
-            until = Some(until.map_or(r, |u| u.min(r)));
+        // --reconnect-on-error: wake for the next down connection's retry (a scan of the
+        // connections, so only with the flag: the hot loop stays as it was without it)
+        if self.plan.reconnect_ns.is_some() {
+            if let Some(r) = self.conns.iter().filter_map(|c| c.rc.retry_at).min() {
+                until = Some(until.map_or(r, |u| u.min(r)));
+            }
         }
         until.map(|u| std::time::Duration::from_nanos(u.saturating_sub(now)))
     }
