@@ -57,6 +57,9 @@ pub struct Options {
     pub tls: TlsOptions,
     pub tracking: bool,
     pub command: Vec<String>,
+    /// --reconnect-on-error (with --reconnect-backoff-ms, --fallback, --ack-log): `reconnect`.
+    pub reconnect_on_error: bool,
+    pub reconnect_opts: crate::reconnect::Options,
     /// --dataset: CSV whose rows fill `__field:NAME__` placeholders of the command.
     pub dataset: Option<String>,
     /// --io: which event loop (auto = io_uring when the kernel allows it).
@@ -99,10 +102,19 @@ impl Default for Options {
             tls: TlsOptions::default(),
             tracking: false,
             command: Vec::new(),
+            reconnect_on_error: false,
+            reconnect_opts: crate::reconnect::Options::default(),
             dataset: None,
             io: crate::io::IoChoice::Auto,
             read_from: crate::replicas::ReadFrom::No,
         }
+    }
+}
+
+impl Options {
+    /// The reconnect options when --reconnect-on-error is on.
+    pub fn reconnect(&self) -> Option<&crate::reconnect::Options> {
+        self.reconnect_on_error.then_some(&self.reconnect_opts)
     }
 }
 
@@ -208,6 +220,10 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "--json" => o.json = Some(a.value(flag)?.to_string()),
         "--dataset" => o.dataset = Some(a.value(flag)?.to_string()),
         "--io" => o.io = crate::io::IoChoice::parse(a.value(flag)?)?,
+        "--reconnect-on-error" => o.reconnect_on_error = true,
+        "--reconnect-backoff-ms" => o.reconnect_opts.backoff_ms = a.positive(flag)?,
+        "--fallback" => o.reconnect_opts.fallback.extend(crate::reconnect::parse_fallback(a.value(flag)?)?),
+        "--ack-log" => o.reconnect_opts.ack_log = Some(a.value(flag)?.to_string()),
         _ => parse_tls_flag(flag, a, &mut o.tls)?,
     }
     Ok(())
@@ -321,6 +337,9 @@ fn validate(o: &Options) -> Result<(), String> {
     if o.tls.enabled && o.socket.is_some() {
         return Err("--tls cannot be used with -s".into());
     }
+    if let Some(why) = crate::reconnect::refusal(o) {
+        return Err(why.into());
+    }
     Ok(())
 }
 
@@ -367,6 +386,15 @@ Options (same meaning as valkey-benchmark unless noted):
  --json <file>      Also write versioned JSON results (with HDR histograms) to <file>
  --io <uring|epoll> Event loop (default: io_uring when the kernel allows it, else epoll
                     with a note). TLS always runs on epoll. The loop used is in the JSON
+ --reconnect-on-error  A lost connection (in-flight requests counted as errors of kind
+                    connection) or an error reply LOADING/MASTERDOWN/READONLY/CLUSTERDOWN/
+                    TRYAGAIN reconnects after a doubling backoff instead of ending the run
+                    (standalone, with --duration; epoll). READONLY/MASTERDOWN or a refused
+                    connection move on to the next node of --fallback
+ --reconnect-backoff-ms <ms>  First backoff (default 100; doubles to 8x)
+ --fallback <host:port,...>   Nodes to try after -h/-p (a replica that may be promoted)
+ --ack-log <file>   With --reconnect-on-error and a custom command: write the key (first
+                    argument) of every acknowledged command, one a line (lost-write checks)
  -l                 Loop. Run the tests forever
  -t <tests>         Comma separated list of tests: ping_inline ping_mbulk set get incr
                     lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100

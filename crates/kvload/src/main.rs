@@ -13,9 +13,11 @@ mod replicas;
 mod report;
 mod resp;
 mod runner;
+mod reconnect; // --reconnect-on-error
 mod schedule;
 mod spec;
 mod stats;
+mod timeline;
 mod tls;
 mod trace;
 mod transport;

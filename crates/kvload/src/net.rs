@@ -17,11 +17,13 @@ use crate::cluster::{self, Route};
 use crate::replicas::ReadRoute;
 use crate::resp::{self, ErrClass, Kind};
 use crate::schedule;
+use crate::reconnect;
 use crate::spec::Template;
 use crate::stats::{CmdStats, ThreadStats};
 use crate::transport::{self, ConnectSpec, Endpoint, Stream};
 use crate::workload::{patch_rand, patch_rand_routed, patch_tags, KeyGen, Rng};
 
+mod failover;
 mod uring_loop;
 
 const TIMER: Token = Token(usize::MAX - 1);
@@ -56,6 +58,11 @@ pub struct Plan {
     pub route: Route,
     pub keepalive: bool,
     pub sigfig: u8,
+    /// --reconnect-on-error: first backoff (ns); `endpoints` then lists the fallbacks
+    /// after the seed (see `reconnect`). None: a lost connection ends the run.
+    pub reconnect_ns: Option<u64>,
+    /// --ack-log: keep the key of every acknowledged command (`timeline::Timeline::acks`).
+    pub ack_log: bool,
     /// memtier mode: requests come from this program instead of `template`.
     pub memtier: Option<MtPlan>,
     /// The event loop (resolved once per run, see `io::resolve`).
@@ -152,6 +159,8 @@ struct Conn {
     /// Registered for WRITABLE too (only while a write is blocked).
     want_write: bool,
     mt: Option<MtConn>,
+    /// --reconnect-on-error: down / backoff state.
+    rc: reconnect::ConnState,
 }
 
 struct Worker<'a> {
@@ -272,6 +281,7 @@ impl<'a> Worker<'a> {
                 next_due: 0,
                 want_write: false,
                 mt,
+                rc: reconnect::ConnState::default(),
             });
         }
         let ur = if uring {
@@ -298,6 +308,10 @@ impl<'a> Worker<'a> {
         }
         // memtier's rate limit is no open loop: latency from the send, as memtier's
         let mut stats = ThreadStats::new(plan.sigfig, plan.interval_ns.is_some() && plan.memtier.is_none());
+        stats.timeline = crate::timeline::Timeline::new(plan.reconnect_ns.is_some());
+        if plan.ack_log {
+            stats.timeline.acks = Some(Vec::new());
+        }
         let mut mt_clients = Vec::new();
         if let Some(m) = &plan.memtier {
             stats.cmds = vec![CmdStats::new(plan.sigfig); m.program.stats.len()];
@@ -355,6 +369,7 @@ impl<'a> Worker<'a> {
             if self.finished(now) {
                 return Ok(self.finish(now));
             }
+            self.revive_due(now)?;
             if self.plan.interval_ns.is_some() {
                 let due = self.dispatch_open(now)?;
                 if let (Some(t), true) = (self.timer.as_mut(), due != u64::MAX) {
@@ -375,6 +390,9 @@ impl<'a> Worker<'a> {
                     continue;
                 }
                 let i = ev.token().0;
+                if self.conns[i].rc.is_down() {
+                    continue;
+                }
                 if ev.is_writable() {
                     self.flush_conn(i)?;
                 }
@@ -479,6 +497,13 @@ impl<'a> Worker<'a> {
         if !self.measuring {
             until = Some(until.map_or(self.measure_start, |u| u.min(self.measure_start)));
         }
+        // --reconnect-on-error: wake for the next down connection's retry (a scan of the
+        // connections, so only with the flag: the hot loop stays as it was without it)
+        if self.plan.reconnect_ns.is_some() {
+            if let Some(r) = self.conns.iter().filter_map(|c| c.rc.retry_at).min() {
+                until = Some(until.map_or(r, |u| u.min(r)));
+            }
+        }
         until.map(|u| std::time::Duration::from_nanos(u.saturating_sub(now)))
     }
 
@@ -524,7 +549,7 @@ impl<'a> Worker<'a> {
         let mut earliest = u64::MAX;
         for i in 0..self.conns.len() {
             let (busy, due) = (self.conns[i].busy, self.conns[i].next_due);
-            if busy || self.send_in_flight(i) {
+            if busy || self.conns[i].rc.is_down() || self.send_in_flight(i) {
                 continue;
             }
             if self.measure_end.is_some_and(|e| due >= e) {
@@ -692,19 +717,19 @@ impl<'a> Worker<'a> {
         let mut blocked = false;
         while c.written < c.wlen {
             match c.stream.write(&c.wbuf[c.written..c.wlen]) {
-                Ok(0) => return Err(self.lost(i, "write returned 0".into())),
+                Ok(0) => return self.fail(i, "write returned 0".into()),
                 Ok(n) => c.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     blocked = true;
                     break;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.lost(i, e.to_string())),
+                Err(e) => return self.fail(i, e.to_string()),
             }
         }
         match c.stream.flush() {
             Ok(pending) => blocked |= pending,
-            Err(e) => return Err(self.lost(i, e.to_string())),
+            Err(e) => return self.fail(i, e.to_string()),
         }
         if blocked != c.want_write {
             c.want_write = blocked;
@@ -737,11 +762,11 @@ impl<'a> Worker<'a> {
             }
             let space = c.rbuf.len() - c.rend;
             let n = match c.stream.read(&mut c.rbuf[c.rend..]) {
-                Ok(0) => return Err(self.lost(i, "server closed the connection".into())),
+                Ok(0) => return self.fail(i, "server closed the connection".into()),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.lost(i, e.to_string())),
+                Err(e) => return self.fail(i, e.to_string()),
             };
             c.rend += n;
             let tls = c.stream.is_tls();
@@ -749,6 +774,9 @@ impl<'a> Worker<'a> {
             self.parse_replies(i, now)?;
             if self.plan.memtier.is_some() {
                 self.refill_memtier(i, now)?;
+            }
+            if self.conns[i].rc.is_down() {
+                return Ok(());
             }
             if n < space && !tls {
                 return Ok(());
@@ -759,6 +787,9 @@ impl<'a> Worker<'a> {
     fn parse_replies(&mut self, i: usize, now: u64) -> Result<(), String> {
         loop {
             let c = &mut self.conns[i];
+            if c.rc.is_down() {
+                return Ok(());
+            }
             let at = c.rpos;
             match resp::skip(&c.rbuf[at..c.rend]) {
                 Ok(Some((len, kind))) => {
@@ -801,6 +832,7 @@ impl<'a> Worker<'a> {
                     self.stats.record_error(now, class);
                     self.stats.note_error(class, &self.conns[i].rbuf[at + start..at + end]);
                 }
+                self.note_error_kind(i, now, measured, at + start, at + end);
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
                 }
@@ -809,11 +841,20 @@ impl<'a> Worker<'a> {
                     self.stats.record(t, t.saturating_sub(intended), t.saturating_sub(sent));
                 }
             }
-            _ if measured => self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent)),
-            _ => {}
+            _ if measured => {
+                self.conns[i].rc.ok();
+                self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent));
+                if self.stats.timeline.acks.is_some() {
+                    self.log_ack(i);
+                }
+            }
+            _ => self.conns[i].rc.ok(),
         }
         if done {
             self.conns[i].busy = false;
+            if let Some(how) = self.conns[i].rc.pending {
+                return self.take_down(i, now, how);
+            }
             if !self.plan.keepalive {
                 self.reconnect(i)?;
             }

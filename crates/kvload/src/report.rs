@@ -225,6 +225,8 @@ struct TestJson<'a> {
     latency_ms: Latencies<'a>,
     histograms: Histograms,
     intervals: Vec<IntervalJson>,
+    /// Per second: successes, errors by kind, p99; outages with --reconnect-on-error.
+    timeline: crate::timeline::TimelineJson,
     cpu: Cpu,
 }
 
@@ -336,6 +338,10 @@ fn test_json<'a>(o: &Options, r: &'a TestResult) -> TestJson<'a> {
             .iter()
             .map(|i| IntervalJson { t_s: i.t_s, requests: i.requests, rps: i.rps, p50_ms: i.p50_ms, p99_ms: i.p99_ms, errors: i.errors })
             .collect(),
+        timeline: {
+            let ok_p99: Vec<(u64, f64)> = m.intervals.iter().map(|i| (i.requests, i.p99_ms)).collect();
+            crate::timeline::to_json(&m.timeline, &ok_p99, crate::timeline::unix_ms_of(m.start_ns))
+        },
         cpu: Cpu { user_s: m.user_s, sys_s: m.sys_s, cores_used: r.cores_used, saturated: r.saturated },
     }
 }

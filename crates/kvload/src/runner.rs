@@ -72,7 +72,10 @@ pub(crate) fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, 
         return Err(format!("Error from server {seed}: {e}"));
     }
     if !o.cluster {
-        return Ok((vec![seed], vec![Vec::new()]));
+        let mut eps = vec![seed];
+        eps.extend(o.reconnect().iter().flat_map(|r| r.fallback.iter()).map(|(h, p)| Endpoint::Tcp(h.clone(), *p)));
+        let slots = vec![Vec::new(); eps.len()];
+        return Ok((eps, slots));
     }
     let reply = transport::command(&seed, cs, &encode_args(&[b"CLUSTER", b"SLOTS"]))?;
     let nodes = cluster::nodes_from_slots(&reply)
@@ -180,6 +183,9 @@ fn plans(o: &Options, sh: &Shared, nodes: &Nodes, template: Arc<spec::Template>,
     for g in 0..o.clients {
         let node = match route {
             cluster::Route::Fixed(n) => fixed_node(nodes, n, g),
+            // Reconnecting standalone: every connection starts at the seed (the rest of
+            // the endpoints are its --fallback nodes).
+            _ if !o.cluster && o.reconnect().is_some() => 0,
             _ => g % nodes.endpoints.len(),
         };
         conns[g % threads].push((node, g));
@@ -221,6 +227,8 @@ fn plans(o: &Options, sh: &Shared, nodes: &Nodes, template: Arc<spec::Template>,
                 io: sh.io.kind,
                 dataset: dataset.clone(),
                 read_route: read_route.clone(),
+                reconnect_ns: o.reconnect().map(|r| r.backoff_ms * 1_000_000),
+                ack_log: o.reconnect_opts.ack_log.is_some(),
             }
         })
         .collect()
@@ -255,12 +263,17 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
         return Err("a worker thread failed".into());
     }
     let merged = stats::merge(parts, o.precision);
+    if let (Some(path), Some(acks)) = (&o.reconnect_opts.ack_log, &merged.timeline.acks) {
+        std::fs::write(path, acks).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
     Ok(TestResult::new(o, spec.name.clone(), merged))
 }
 
 /// Runs everything; returns the process exit code.
 pub fn run(o: &Options) -> i32 {
-    let io = match io::resolve_and_note(o.io, o.tls.enabled) {
+    // --reconnect-on-error is implemented on the epoll loop only.
+    let choice = if o.reconnect_on_error { io::IoChoice::Epoll } else { o.io };
+    let io = match io::resolve_and_note(choice, o.tls.enabled) {
         Ok(io) => io,
         Err(e) => {
             eprintln!("kvload: {e}");

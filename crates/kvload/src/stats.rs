@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 
 use crate::resp::ErrClass;
+use crate::timeline::Timeline;
 
 /// Highest trackable latency: one hour in µs (larger values saturate).
 const MAX_US: u64 = 3_600_000_000;
@@ -118,6 +119,8 @@ pub struct ThreadStats {
     pub undrained: u64,
     /// The first error reply other than a redirect (its text, at most FIRST_ERROR_MAX bytes).
     pub first_error: Option<String>,
+    /// Errors by kind per second (and per ms with --reconnect-on-error): `timeline`.
+    pub timeline: Timeline,
     sigfig: u8,
     /// Full-precision corrected latencies of the current interval; folded into
     /// `corrected` and the interval's histogram when the interval changes, so each
@@ -146,6 +149,7 @@ impl ThreadStats {
             clients: 0,
             undrained: 0,
             first_error: None,
+            timeline: Timeline::default(),
             sigfig,
             cur: new_hist(sigfig),
             cur_idx: 0,
@@ -197,6 +201,7 @@ impl ThreadStats {
         }
         self.requests += 1;
         self.intervals[idx].requests += 1;
+        self.timeline.ok(now.saturating_sub(self.measure_start));
     }
 
     /// memtier mode: one reply to a command of row `row` (latency in ns, reply bytes, hit/miss).
@@ -269,6 +274,9 @@ pub struct Merged {
     /// The first error reply (not a redirect) of the first thread that had one.
     pub first_error: Option<String>,
     pub intervals: Vec<IntervalOut>,
+    /// The threads' timelines added up; `start_ns`: the earliest measure start (monotonic).
+    pub timeline: Timeline,
+    pub start_ns: u64,
     pub user_s: f64,
     pub sys_s: f64,
 }
@@ -310,6 +318,8 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         undrained: parts.iter().map(|p| p.undrained).sum(),
         first_error: parts.iter().find_map(|p| p.first_error.clone()),
         intervals: Vec::new(),
+        timeline: Timeline::default(),
+        start_ns: start,
         user_s: 0.0,
         sys_s: 0.0,
     };
@@ -324,6 +334,7 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         m.unsent += p.unsent;
         m.user_s += p.cpu.0;
         m.sys_s += p.cpu.1;
+        m.timeline.add(&p.timeline);
         for (i, c) in p.cmds.iter().enumerate() {
             match m.cmds.get_mut(i) {
                 Some(mc) => mc.add(c),

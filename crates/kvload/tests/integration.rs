@@ -261,7 +261,19 @@ fn tls_with_io_uring_asked_runs_on_epoll_and_says_so() {
 }
 
 fn bad_flags_exit_2() {
-    for args in [&["--pipelines", "3"][..], &["-c", "0"], &["-P", "abc"], &["-n"], &["-t", "nosuch"]] {
+    let refused: [&[&str]; 10] = [
+        &["--pipelines", "3"],
+        &["-c", "0"],
+        &["-P", "abc"],
+        &["-n"],
+        &["-t", "nosuch"],
+        &["--reconnect-on-error"],
+        &["--reconnect-on-error", "--duration", "1", "--cluster"],
+        &["--fallback", "127.0.0.1:7001", "--duration", "1"],
+        &["--reconnect-on-error", "--duration", "1", "--fallback", "nohostport"],
+        &["--reconnect-on-error", "--duration", "1", "--read-from-replicas", "yes"],
+    ];
+    for args in refused {
         let o = kvload(args);
         assert_eq!(o.status.code(), Some(2), "args {args:?}");
         let err = String::from_utf8_lossy(&o.stderr);

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvperf.config.commands import CommandSpec
+from kvperf.config.faults import Fault
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.kinds import Concurrency, ProfileMode
 
@@ -65,6 +66,7 @@ class BenchmarkSpec:
     # client harnesses' concurrency models (kvperf run --client; () = by clients: single
     # for 1, else pool)
     concurrency: tuple[Concurrency, ...] = ()
+    faults: tuple[Fault, ...] = ()  # "faults": a fault schedule (config/faults.py)
     rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
     replicas: int = 0  # "replicas": per primary (cluster: each of cluster_nodes), in sync
     read_from_replicas: tuple[str, ...] = ("no",)  # where read commands go: no, yes, all

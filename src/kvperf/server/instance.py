@@ -115,13 +115,21 @@ class ServerGroup:
         for primary in self.endpoints:
             wait_in_sync(primary, per)
 
-    def _spawn(self, i: int) -> Node:
+    def respawn(self, i: int) -> None:
+        """Start node i again on its port and workdir after it died (a fault's restart);
+        returns when it answers PING."""
+        old = self.nodes[i]
+        old.process.stop(grace=0.0)  # reaps the killed process
+        self.nodes[i] = self._spawn(i, old.endpoint.port)
+        self._wait_ready(self.nodes[i])
+
+    def _spawn(self, i: int, port: int | None = None) -> Node:
         assert self._tmp is not None
         workdir = self._tmp / f"node{i}"
-        workdir.mkdir()
+        workdir.mkdir(exist_ok=port is not None)
         log = self.log_dir / f"{self.log_prefix}-node{i}.log"
-        port = (self.port if self.port and i == 0
-                else free_port(cluster=self.setup.cluster_mode))
+        port = port or (self.port if self.port and i == 0
+                        else free_port(cluster=self.setup.cluster_mode))
         auth = write_auth_conf(workdir, self.password) if self.password else None
         argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls,
                          self.bind, auth)

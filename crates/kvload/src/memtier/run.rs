@@ -202,6 +202,8 @@ fn plans(o: &MtOptions, s: &Setup) -> Vec<Plan> {
                 keepalive: true,
                 sigfig: 3,
                 dataset: None,
+                reconnect_ns: None,
+                ack_log: false,
                 memtier: Some(MtPlan { program: s.program.clone(), clients, conn_client, client_quota: per_client, per_tick: o.rate.map(|r| rate_ticks(r).0), connect_jitter_us: o.connect_jitter_us, reconnect_every: o.reconnect_every }),
                 io: s.io.kind,
                 read_route: s.read_route.clone(),

@@ -1,0 +1,172 @@
+"""Failover under load on real valkey-server 8.0.1: a standalone primary with a replica,
+kvload writing with --reconnect-on-error (--fallback the replica), and a fault schedule
+that SIGKILLs the primary and then promotes the replica (REPLICAOF NO ONE). The failover
+record shows the unavailability window between the kill and the promotion, the errors by
+kind the client saw and the acknowledged writes lost (none to speak of; but every write
+after a promotion that came first is lost, and counted); a config with a fault its
+topology cannot serve exits 2 before any server starts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvperf.config.faults import Fault
+from kvperf.plan.trial import ServerSetup
+from kvperf.results.failover import failover_record
+from kvperf.server.binary import inspect
+from kvperf.server.faults import Executed, FaultNode, FaultSchedule, lost_writes
+from kvperf.server.instance import ServerGroup
+from kvperf.server.replication import attach, wait_in_sync
+from kvperf.server.resp import RespClient
+from tests.helpers import require_binary, run_kvperf, write_config
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+KILL_AT, PROMOTE_AT, SECONDS = 1.5, 2.5, 4.5
+BACKOFF_CAP_S = 0.8  # kvload: 100 ms doubling to 8x
+SLACK_S = 0.3  # a busy machine's scheduling between a signal and the client seeing it
+
+
+def _group(tmp: Path, name: str) -> ServerGroup:
+    setup = ServerSetup(False, False, None, 1, None, (), (), ())
+    binary = inspect(Path(require_binary("valkey-server")), "test")
+    return ServerGroup(binary, setup, tmp / name)
+
+
+@dataclass
+class Run:
+    """One failover under load: the schedule as executed, kvload's test and the record."""
+
+    executed: list[Executed]
+    test: dict[str, Any]
+    record: dict[str, Any]
+
+
+def _failover(tmp: Path, faults: tuple[Fault, ...], seconds: float) -> Run:
+    """A primary and its replica (in sync), kvload writing unique keys to the primary with
+    --reconnect-on-error (the replica its fallback) while ``faults`` run; afterwards the
+    acknowledged writes are checked on the replica, which is the primary by then."""
+    with _group(tmp, "primary") as primary, _group(tmp, "replica") as replica:
+        p, r = primary.endpoints[0], replica.endpoints[0]
+        with RespClient(p) as client:  # the first sync at once, not after valkey's 5 s
+            client.call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
+        attach(r, p)
+        wait_in_sync(p, 1, timeout=30)
+        nodes = {"primary": FaultNode(p, lambda: primary.pids[0]),
+                 "replica": FaultNode(r, lambda: replica.pids[0])}
+        out, acks = tmp / "kvload.json", tmp / "acks.txt"
+        argv = [require_binary("kvload"), "-p", str(p.port), "--reconnect-on-error",
+                "--fallback", f"127.0.0.1:{r.port}", "--ack-log", str(acks),
+                "--duration", str(seconds), "-c", "4", "-q", "-r", "1000000000",
+                "--sequential", "--json", str(out), "SET", "k:__rand_int__", "v"]
+        schedule = FaultSchedule(faults, nodes)
+        done = schedule.run(lambda: subprocess.run(argv, capture_output=True, text=True,
+                                                   timeout=60))
+        assert done.returncode == 0, done.stderr
+        with RespClient(r) as client:
+            role = client.call("ROLE")
+        assert isinstance(role, list) and role[0] == b"master"
+        writes = lost_writes(r, acks)
+    assert all(e.error is None for e in schedule.executed), schedule.executed
+    test = json.loads(out.read_text())["tests"][0]
+    record = failover_record([e.record() for e in schedule.executed], test["timeline"], writes)
+    return Run(schedule.executed, test, record)
+
+
+def test_kill_then_promote_reports_the_window_and_errors_by_kind(
+        tmp_path: Path, no_strays: None) -> None:
+    run = _failover(tmp_path, (Fault(KILL_AT, "kill", "primary"),
+                               Fault(PROMOTE_AT, "promote", "replica")), SECONDS)
+    kill, promote = run.executed
+    record, test = run.record, run.test
+    window = record["faults"][0]["window"]
+    assert window is not None, test["timeline"]
+    # Errors start when the primary dies; writes come back once the replica is promoted
+    # (not before: it answered READONLY), within one capped backoff after.
+    assert window["time_to_first_error_s"] < SLACK_S, window
+    assert abs(window["unavailable_from_unix"] - kill.started_unix) < SLACK_S, window
+    assert window["unavailable_to_unix"] >= promote.started_unix, window
+    assert window["unavailable_to_unix"] <= promote.ended_unix + BACKOFF_CAP_S + SLACK_S
+    gap = promote.started_unix - kill.started_unix
+    assert gap - SLACK_S <= window["unavailable_s"] <= gap + BACKOFF_CAP_S + SLACK_S
+    assert record["faults"][1]["window"] is None  # the promotion caused no outage of its own
+    kinds = record["errors_by_kind"]
+    assert kinds.get("READONLY", 0) > 0 and set(kinds) <= {"connection", "READONLY"}, kinds
+    # every error the client counted is in the timeline, by kind; none dropped silently
+    assert sum(kinds.values()) == sum(test["errors"].values()), (kinds, test["errors"])
+    p99 = record["p99_ms"]
+    assert p99["before"] is not None and p99["after"] is not None, p99
+    # each acknowledged write was logged; the replica was in sync up to the kill, so at
+    # most the last milliseconds' writes before it can be missing
+    writes = record["acknowledged_writes"]
+    assert writes["checked"] == test["requests"], (writes, test["requests"])
+    assert writes["lost"] <= writes["checked"] // 100, writes
+
+
+def test_writes_after_the_replica_left_are_counted_lost(tmp_path: Path,
+                                                        no_strays: None) -> None:
+    # Promoted first, the replica stops following: every write the old primary then
+    # acknowledges until its kill is lost — the counter must see them.
+    run = _failover(tmp_path, (Fault(1.0, "promote", "replica"),
+                               Fault(2.0, "kill", "primary")), 3.0)
+    writes = run.record["acknowledged_writes"]
+    second = [s["ok"] for s in run.test["timeline"]["seconds"]]
+    assert writes["lost"] > 0, (writes, second)
+    # about a second of writes: at least half the slowest second's, at most all acknowledged
+    assert min(second[:2]) // 2 <= writes["lost"] < writes["checked"], (writes, second)
+
+
+@pytest.mark.parametrize(("faults", "message"), [
+    ([{"at": 1, "promote": "replica"}], "needs a replica"),
+    ([{"at": 1, "pause": "primary"}], "a pause needs 'seconds'"),
+])  # the other refusals: tests/unit/config/test_faults.py
+def test_bad_fault_specs_exit_2_before_any_server(tmp_path: Path, no_strays: None,
+                                                  faults: list[object], message: str) -> None:
+    config = write_config(tmp_path, [{"commands": ["SET"], "duration": 2, "faults": faults}])
+    done = run_kvperf("run", "--config", config, "--no-db", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr, done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_pause_slows_and_restart_brings_the_same_node_back(tmp_path: Path,
+                                                           no_strays: None) -> None:
+    # No replica: a 0.5 s SIGSTOP costs throughput but no error; a restart (SIGKILL, the
+    # node again on its port) costs errors until the load reconnects to the same node.
+    with _group(tmp_path, "primary") as primary:
+        p = primary.endpoints[0]
+        nodes = {"primary": FaultNode(p, lambda: primary.pids[0],
+                                      restart=lambda: primary.respawn(0))}
+        out = tmp_path / "kvload.json"
+        argv = [require_binary("kvload"), "-p", str(p.port), "--reconnect-on-error",
+                "--duration", "3", "-c", "4", "-q", "-r", "1000", "--json", str(out),
+                "SET", "k:__rand_int__", "v"]
+        faults = (Fault(1.0, "pause", "primary", 0.5), Fault(2.0, "restart", "primary"))
+        old_pid = primary.pids[0]
+        schedule = FaultSchedule(faults, nodes)
+        done = schedule.run(lambda: subprocess.run(argv, capture_output=True, text=True,
+                                                   timeout=60))
+        assert done.returncode == 0, done.stderr
+        time.sleep(0.2)  # a restarted node that dies with a thread would be gone by now
+        assert primary.pids[0] != old_pid and primary.health() is None
+    pause, restart = schedule.executed
+    assert pause.error is None and restart.error is None, schedule.executed
+    assert pause.ended_unix - pause.started_unix >= 0.5
+    test = json.loads(out.read_text())["tests"][0]
+    record = failover_record([e.record() for e in schedule.executed], test["timeline"])
+    ok = [s["ok"] for s in test["timeline"]["seconds"]]
+    assert record["faults"][0]["window"] is None, test["timeline"]  # paused: slow, no error
+    assert ok[1] < 0.8 * ok[0], ok
+    window = record["faults"][1]["window"]
+    assert window is not None and window["unavailable_to_unix"] is not None, test["timeline"]
+    assert window["unavailable_to_unix"] >= restart.started_unix, window
+    assert window["unavailable_to_unix"] <= restart.ended_unix + BACKOFF_CAP_S + SLACK_S
+    assert set(record["errors_by_kind"]) == {"connection"}, record["errors_by_kind"]
