@@ -57,6 +57,16 @@ def is_pubsub_report(document: JsonObject) -> bool:
     return bool(document.get("format") == "kvload" and tests and "pubsub" in tests[0])
 
 
+def with_publisher_totals(document: JsonObject) -> JsonObject:
+    """The report as the corpus' exporter paths and KPIs read it: a pub/sub definition's
+    paths are its memtier PUBLISH client's (``$."ALL STATS".Totals…``), of which kvload
+    pubsub measures the publish rate — memtier's Ops/sec, PUBLISH calls per second. Its
+    latency paths stay empty: kvload times publish to delivery, not PUBLISH's round trip.
+    kvload's own paths (``$.tests[0].pubsub…``) are kept."""
+    published = document["tests"][0]["pubsub"].get("published_rps")
+    return {**document, "ALL STATS": {"Totals": {"Ops/sec": published}}}
+
+
 def measurement(document: JsonObject) -> Measurement:
     """Delivered messages per second and publish-to-deliver latency, with the pub/sub
     counts in ``extra``; DriverError when messages were lost or duplicated."""

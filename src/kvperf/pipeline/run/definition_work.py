@@ -31,7 +31,12 @@ from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
 from kvperf.driver.kvload import first_error
 from kvperf.driver.memtier import MemtierDriver, measurement
-from kvperf.driver.pubsub import is_pubsub_report, kvload_path, run_pubsub
+from kvperf.driver.pubsub import (
+    is_pubsub_report,
+    kvload_path,
+    run_pubsub,
+    with_publisher_totals,
+)
 from kvperf.driver.pubsub import measurement as pubsub_measurement
 from kvperf.pipeline.run import executed
 from kvperf.pipeline.run.model import Bench, OnBench, ServerHandle
@@ -339,8 +344,10 @@ class DefinitionWork(OnBench):
             self.suite = suite_mix(documents[0])
             if self.suite is not None:
                 self.tests = documents[0]["Tests"]
-        self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, documents[0])}
-        self.kpis = check_all(self.plan.kpis, documents[0])
+        exported = (with_publisher_totals(documents[0]) if measure is pubsub_measurement
+                    else documents[0])
+        self.metrics = {m.name: m.value for m in evaluate(self.plan.metrics, exported)}
+        self.kpis = check_all(self.plan.kpis, exported)
 
     def _server_side(self, endpoints: tuple[Endpoint, ...], pids: list[int],
                      before: float | None) -> None:
