@@ -417,7 +417,7 @@ def client_record(m: Measurement | None) -> ClientRecord:
     if m is None:
         return {}
     keep = ("mode", "target_rps", "errors", "late", "unsent", "latency_ms",
-            "client_cpu_us_per_request", "pubsub")
+            "client_cpu_us_per_request", "pubsub", "staircase")
     return cast(ClientRecord, {k: m.extra[k] for k in keep if k in m.extra})
 
 
