@@ -121,7 +121,7 @@ def test_kvload_staircase_opens_2_4_6_connections_and_reports_each_step(
         require_binary("kvload"), "-p", str(server.port), "-t", "set", "-c", "6",
         "--threads", "2", *RAMP, "--duration", "3", "--json", str(out)])
     _assert_ramp(sampler)
-    assert "Staircase (per step):" in text
+    assert "Staircase (per step):" in text and "6 parallel clients at full ramp" in text
     report = json.loads(out.read_text())
     _check_schema(report, "kvload-report")
     assert report["config"]["staircase"] == {"start": 2, "step": 2, "step_s": 1}

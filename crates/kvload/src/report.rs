@@ -84,7 +84,9 @@ fn text(o: &Options, r: &TestResult, server_config: &[String]) -> String {
     let s = &r.corrected;
     let _ = writeln!(t, "====== {} ======", r.name);
     let _ = writeln!(t, "  {} requests completed in {:.2} seconds", r.m.requests, r.m.duration_s);
-    let _ = writeln!(t, "  {} parallel clients", o.clients);
+    // A staircase reaches -c only at its last step (memtier's PR #491 label).
+    let ramp = if o.ramp().is_some() { " at full ramp" } else { "" };
+    let _ = writeln!(t, "  {} parallel clients{ramp}", o.clients);
     let _ = writeln!(t, "  {} bytes payload", o.data_size);
     let _ = writeln!(t, "  keep alive: {}", u8::from(o.keepalive));
     for line in server_config {
