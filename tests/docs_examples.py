@@ -328,6 +328,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf run --config configs/replica-reads.json": elsewhere(
         "tests/integration/test_replicas.py::test_documented_replica_reads_config",
         "the documented config (quick): GETs on the primaries, the replicas, both, per node"),
+    # README.md, "Staircase" (quick mode: 1 s trials, so the first 2 s step only; the whole
+    # ramp on the server's side is tests/integration/test_staircase.py's)
+    "kvperf run --config configs/staircase-set.json":
+        run(USING, says=("staircase · SET run 1 (up to 30 connections)",
+                         rx(r"│ 0 │ 10 │ 0–1 │ [\d,]+ │"))),
     # README.md, "Rate sweeps" (quick mode: 1 s points; the curve and the knee's rule are
     # tests/integration/test_rate_sweep.py's, on real servers under SCHED_FIFO)
     "kvperf run --config configs/rate-sweep-set.json":

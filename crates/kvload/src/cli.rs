@@ -66,6 +66,8 @@ pub struct Options {
     pub io: crate::io::IoChoice,
     /// --read-from-replicas (valkey-benchmark's --rfr): where read tests go.
     pub read_from: crate::replicas::ReadFrom,
+    /// --clients-start / --clients-step / --step-duration as given (`staircase`).
+    pub ramp_flags: (Option<usize>, Option<usize>, Option<u64>),
 }
 
 impl Default for Options {
@@ -107,6 +109,7 @@ impl Default for Options {
             dataset: None,
             io: crate::io::IoChoice::Auto,
             read_from: crate::replicas::ReadFrom::No,
+            ramp_flags: (None, None, None),
         }
     }
 }
@@ -115,6 +118,11 @@ impl Options {
     /// The reconnect options when --reconnect-on-error is on.
     pub fn reconnect(&self) -> Option<&crate::reconnect::Options> {
         self.reconnect_on_error.then_some(&self.reconnect_opts)
+    }
+
+    /// The staircase ramp (all three flags given; `validate` refused a partial set).
+    pub fn ramp(&self) -> Option<crate::staircase::Ramp> {
+        crate::staircase::from_flags(self.ramp_flags.0, self.ramp_flags.1, self.ramp_flags.2).ok().flatten()
     }
 }
 
@@ -224,6 +232,9 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "--reconnect-backoff-ms" => o.reconnect_opts.backoff_ms = a.positive(flag)?,
         "--fallback" => o.reconnect_opts.fallback.extend(crate::reconnect::parse_fallback(a.value(flag)?)?),
         "--ack-log" => o.reconnect_opts.ack_log = Some(a.value(flag)?.to_string()),
+        "--clients-start" => o.ramp_flags.0 = Some(a.positive(flag)?),
+        "--clients-step" => o.ramp_flags.1 = Some(a.positive(flag)?),
+        "--step-duration" => o.ramp_flags.2 = Some(a.positive(flag)?),
         _ => parse_tls_flag(flag, a, &mut o.tls)?,
     }
     Ok(())
@@ -340,6 +351,20 @@ fn validate(o: &Options) -> Result<(), String> {
     if let Some(why) = crate::reconnect::refusal(o) {
         return Err(why.into());
     }
+    validate_ramp(o)
+}
+
+/// The staircase flags: memtier's refusals (-c as the full count, --duration as its
+/// --test-time), and what a ramp cannot be combined with in kvload's mode.
+fn validate_ramp(o: &Options) -> Result<(), String> {
+    let (s, st, d) = o.ramp_flags;
+    let Some(r) = crate::staircase::from_flags(s, st, d)? else { return Ok(()) };
+    if let Some(why) = crate::staircase::refusal(&r, o.clients, o.duration.is_some(), false) {
+        return Err(why.replace("--clients (", "-c (").replace("--test-time", "--duration"));
+    }
+    if o.rps.is_some() || o.reconnect_on_error || o.repeat {
+        return Err("--clients-start cannot be used with --rps, --reconnect-on-error or -l".into());
+    }
     Ok(())
 }
 
@@ -395,6 +420,10 @@ Options (same meaning as valkey-benchmark unless noted):
  --fallback <host:port,...>   Nodes to try after -h/-p (a replica that may be promoted)
  --ack-log <file>   With --reconnect-on-error and a custom command: write the key (first
                     argument) of every acknowledged command, one a line (lost-write checks)
+ --clients-start <n> --clients-step <n> --step-duration <sec>
+                    Staircase (memtier's ramp): start with n connections, add n more every
+                    <sec> seconds up to -c; the last step runs to the end of --duration
+                    (required). Each step is measured on its own (JSON: staircase)
  -l                 Loop. Run the tests forever
  -t <tests>         Comma separated list of tests: ping_inline ping_mbulk set get incr
                     lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100

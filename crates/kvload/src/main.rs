@@ -16,6 +16,7 @@ mod runner;
 mod reconnect; // --reconnect-on-error
 mod schedule;
 mod spec;
+mod staircase; // --clients-start/--clients-step/--step-duration
 mod stats;
 mod timeline;
 mod tls;

@@ -22,6 +22,8 @@ pub struct TestResult {
     pub service: Summary,
     pub cores_used: f64,
     pub saturated: bool,
+    /// --clients-start ...: the results of each step (`staircase`).
+    pub steps: Option<Vec<crate::staircase::StepResult>>,
 }
 
 impl TestResult {
@@ -36,6 +38,7 @@ impl TestResult {
             saturated: cores_used >= 0.9 * o.threads as f64,
             cores_used,
             m,
+            steps: None,
         }
     }
 }
@@ -81,7 +84,9 @@ fn text(o: &Options, r: &TestResult, server_config: &[String]) -> String {
     let s = &r.corrected;
     let _ = writeln!(t, "====== {} ======", r.name);
     let _ = writeln!(t, "  {} requests completed in {:.2} seconds", r.m.requests, r.m.duration_s);
-    let _ = writeln!(t, "  {} parallel clients", o.clients);
+    // A staircase reaches -c only at its last step (memtier's PR #491 label).
+    let ramp = if o.ramp().is_some() { " at full ramp" } else { "" };
+    let _ = writeln!(t, "  {} parallel clients{ramp}", o.clients);
     let _ = writeln!(t, "  {} bytes payload", o.data_size);
     let _ = writeln!(t, "  keep alive: {}", u8::from(o.keepalive));
     for line in server_config {
@@ -208,7 +213,9 @@ struct Config<'a> {
     /// Why the loop is epoll although io_uring is the default (TLS, the kernel).
     io_note: Option<&'a str>,
     /// --dataset: the CSV whose rows filled `__field:NAME__` (null without it).
-    dataset: Option<&'a str>,
+    dataset: Option<&'a str>,    /// --clients-start/--clients-step/--step-duration (absent without a ramp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    staircase: Option<crate::staircase::Ramp>,
 }
 
 #[derive(Serialize)]
@@ -228,6 +235,9 @@ struct TestJson<'a> {
     /// Per second: successes, errors by kind, p99; outages with --reconnect-on-error.
     timeline: crate::timeline::TimelineJson,
     cpu: Cpu,
+    /// --clients-start ...: one entry per step (absent without a ramp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    staircase: Option<&'a [crate::staircase::StepResult]>,
 }
 
 #[derive(Serialize)]
@@ -310,6 +320,7 @@ fn config<'a>(o: &'a Options, io: &'a IoUsed) -> Config<'a> {
         io: io.kind.name(),
         io_note: io.note.as_deref(),
         dataset: o.dataset.as_deref(),
+        staircase: o.ramp(),
     }
 }
 
@@ -343,6 +354,7 @@ fn test_json<'a>(o: &Options, r: &'a TestResult) -> TestJson<'a> {
             crate::timeline::to_json(&m.timeline, &ok_p99, crate::timeline::unix_ms_of(m.start_ns))
         },
         cpu: Cpu { user_s: m.user_s, sys_s: m.sys_s, cores_used: r.cores_used, saturated: r.saturated },
+        staircase: r.steps.as_deref(),
     }
 }
 

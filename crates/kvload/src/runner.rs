@@ -243,6 +243,14 @@ fn fixed_node(nodes: &Nodes, n: usize, g: usize) -> usize {
 }
 
 fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String> {
+    if let Some(ramp) = o.ramp() {
+        return crate::staircase::run(o, &ramp, spec.name.clone(), |step| measure(step, sh, spec));
+    }
+    Ok(TestResult::new(o, spec.name.clone(), measure(o, sh, spec)?))
+}
+
+/// One measured run of a test with these options (a staircase step runs one each).
+fn measure(o: &Options, sh: &Shared, spec: &Spec) -> Result<stats::Merged, String> {
     let mut template = spec::encode(spec, o.keyspace.is_some(), o.cluster)?;
     if o.independent_keys {
         template = spec::independent_keys(template)?;
@@ -266,7 +274,7 @@ fn run_test(o: &Options, sh: &Shared, spec: &Spec) -> Result<TestResult, String>
     if let (Some(path), Some(acks)) = (&o.reconnect_opts.ack_log, &merged.timeline.acks) {
         std::fs::write(path, acks).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
-    Ok(TestResult::new(o, spec.name.clone(), merged))
+    Ok(merged)
 }
 
 /// Runs everything; returns the process exit code.

@@ -59,6 +59,7 @@ from kvperf.pipeline.sides.interleaved import run_commits
 from kvperf.report.clients import clients_table
 from kvperf.report.gates import gates_table
 from kvperf.report.memory import memory_table
+from kvperf.report.staircase import staircase_tables
 from kvperf.report.sweeps import sweep_tables
 from kvperf.report.table import plan_table, results_table, series_table
 from kvperf.store.files import read_histograms
@@ -196,6 +197,8 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     out.print(results_table(summary.rows, f"{prepared.context.label} · "
                                           f"{prepared.driver.name} {prepared.driver.version}"))
     print_disturbed(out, cli.err, summary.rows)  # a footnote per disturbed trial
+    for table in staircase_tables(summary.rows):  # a config's "staircase": its steps
+        out.print(table)
     print_instructions(out, summary.rows)
     server = (prepared.binary.display_name if prepared.binary
               else prepared.context.server_version or prepared.context.label)

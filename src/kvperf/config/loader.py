@@ -19,6 +19,7 @@ from kvperf.config.faults import refusal as faults_refusal
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.config.profiling import profiling_sets
 from kvperf.config.rate_sweep import from_config as rate_sweep_from_config
+from kvperf.config.staircase import staircase_from_config, staircase_refusal
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 from kvperf.core.jsontypes import JsonObject
@@ -230,6 +231,8 @@ FIELDS: dict[str, _Field] = {
     "rate_sweep": _Field("rate_sweep",
                          lambda key, value, _cpus: rate_sweep_from_config(key, value)),
     "faults": _Field("faults", lambda key, value, _cpus: faults_from_config(key, value)),
+    "staircase": _Field("staircase",
+                        lambda key, value, _cpus: staircase_from_config(key, value)),
 }
 
 
@@ -282,7 +285,22 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     _check_faults(values)
     _check_overlap(values)
     _check_replica_reads(values)
+    _check_staircase(values)
     return BenchmarkSpec(index=index, **values)
+
+
+def _check_staircase(values: JsonObject) -> None:
+    """A ramp every clients value of the object can climb, over a duration, and not in a
+    rate sweep (whose points are open loops at fixed connections)."""
+    ramp = values.get("staircase")
+    if ramp is None:
+        return
+    if "rate_sweep" in values:
+        raise ValueError("'staircase' cannot be combined with 'rate_sweep' (a sweep's points "
+                         "run at fixed connections)")
+    problem = staircase_refusal(ramp, values.get("clients", (50,)), "duration" in values)
+    if problem:
+        raise ValueError(problem)
 
 
 def _check_replica_reads(values: JsonObject) -> None:

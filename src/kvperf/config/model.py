@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from kvperf.config.commands import CommandSpec
 from kvperf.config.faults import Fault
 from kvperf.config.rate_sweep import RateSweep
+from kvperf.config.staircase import Staircase
 from kvperf.core.kinds import Concurrency, ProfileMode
 
 
@@ -70,6 +71,7 @@ class BenchmarkSpec:
     rate_sweep: RateSweep | None = None  # "rate_sweep": each series swept (config/rate_sweep)
     replicas: int = 0  # "replicas": per primary (cluster: each of cluster_nodes), in sync
     read_from_replicas: tuple[str, ...] = ("no",)  # where read commands go: no, yes, all
+    staircase: Staircase | None = None  # "staircase": each trial ramps its connections
 
     @property
     def bounds(self) -> tuple[tuple[str, int], ...]:

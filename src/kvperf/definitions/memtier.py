@@ -160,6 +160,25 @@ def _scan_refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
     return None
 
 
+_RAMP = ("clients-start", "clients-step", "step-duration")
+
+
+def _staircase_refusal(options: tuple[Option, ...]) -> str | None:
+    """memtier's (and kvload's) rules for the staircase ramp: all three flags, a test
+    time rather than requests, and fewer clients at the start than -c (default 50)."""
+    names = {o.name for o in options}
+    if not names & set(_RAMP):
+        return None
+    if not set(_RAMP) <= names:
+        return "--clients-start, --clients-step, and --step-duration must all be specified together"
+    if "requests" in names or "test-time" not in names:
+        return "a staircase (--clients-start) needs --test-time, not --requests"
+    start, clients = value(options, "clients-start") or "0", value(options, "clients") or "50"
+    if start.isdigit() and clients.isdigit() and int(start) >= int(clients):
+        return f"--clients-start ({start}) must be less than --clients ({clients})"
+    return None
+
+
 def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
     """Why kvload memtier (driven by kvperf) cannot run these options, or None."""
     by_long = table().by_long
@@ -173,7 +192,8 @@ def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
         if refused:
             return (f"option --{option.name}={option.value} is not supported by kvload "
                     f"memtier ({refused})")
-    return _order_refusal(options) or _scan_refusal(options, cluster)
+    return (_order_refusal(options) or _scan_refusal(options, cluster)
+            or _staircase_refusal(options))
 
 
 def value(options: tuple[Option, ...], name: str) -> str | None:

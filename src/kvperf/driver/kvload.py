@@ -81,6 +81,8 @@ def measurement_from(test: JsonObject) -> Measurement:
                                            / requests * 1e6, 4),
         "client_saturated": bool(cpu.get("saturated")),
     }
+    if "staircase" in test:  # a staircase: each step's connections, rps, latencies
+        extra["staircase"] = test["staircase"]
     return Measurement(rps=float(test["achieved_rps"]), avg_latency_ms=lat["mean"],
                        min_latency_ms=lat["min"], p50_latency_ms=lat["p50"],
                        p95_latency_ms=lat["p95"], p99_latency_ms=lat["p99"],
@@ -115,6 +117,8 @@ class Kvload:
             argv += ["--rps", f"{load.rps:.3f}", "--arrivals", load.arrivals or "uniform"]
         if load.read_from_replicas != "no":  # read tests to the replicas kvload discovers
             argv += ["--read-from-replicas", load.read_from_replicas]
+        if load.staircase:  # connections ramped up to -c, each step measured on its own
+            argv += load.staircase.argv()
         if load.command.independent_keys and not target.cluster:
             argv.append("--independent-keys")  # in a cluster a sequence shares one slot
         if load.command.is_custom or target.cluster:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from kvperf.config.commands import CommandSpec
 from kvperf.config.model import ModuleSpec, ProfileSettings
+from kvperf.config.staircase import Staircase
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.identity import stable_id
 
@@ -48,6 +49,7 @@ class Load:
     arrivals: str | None = None  # the open loop's send times: "poisson" or "uniform"
     settle: float = 0.0  # seconds of load inside the measured run before it counts (kvload)
     read_from_replicas: str = "no"  # valkey-benchmark's --rfr: no, yes (replicas), all
+    staircase: Staircase | None = None  # connections ramped up to ``clients`` (kvload)
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ class Trial:
             {"rps": ld.rps, "arrivals": ld.arrivals} if ld.rps else {}) | (
             {"replicas": s.replicas} if s.replicas else {}) | (
             {"read_from_replicas": ld.read_from_replicas}
-            if ld.read_from_replicas != "no" else {})
+            if ld.read_from_replicas != "no" else {}) | (
+            {"staircase": ld.staircase.params()} if ld.staircase else {})
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""
@@ -97,6 +100,9 @@ class Trial:
             extras.append(f"{s.replicas} replica(s) each")
         if ld.read_from_replicas != "no":
             extras.append(f"reads from replicas: {ld.read_from_replicas}")
+        if ld.staircase:
+            extras.append(f"staircase {ld.staircase.start}+{ld.staircase.step} every "
+                          f"{ld.staircase.step_seconds}s")
         if self.profile:
             extras.append(f"profiled {self.profile.mode}")
         tail = f" [{' '.join(extras)}]" if extras else ""

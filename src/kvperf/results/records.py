@@ -32,6 +32,9 @@ class ClientRecord(TypedDict, total=False):
     latency_ms: dict[str, JsonValue]
     client_cpu_us_per_request: float | None
     pubsub: dict[str, JsonValue]  # kvload pubsub: published/delivered/s, fan-out, lost …
+    # a staircase trial: per step {step, connections, from_s, to_s, requests, ops_sec,
+    # p50_ms, p99_ms, p99_9_ms, errors} (kvload's JSON "staircase")
+    staircase: list[dict[str, JsonValue]]
 
 
 class Checks(TypedDict, total=False):

@@ -417,7 +417,7 @@ def client_record(m: Measurement | None) -> ClientRecord:
     if m is None:
         return {}
     keep = ("mode", "target_rps", "errors", "late", "unsent", "latency_ms",
-            "client_cpu_us_per_request", "pubsub")
+            "client_cpu_us_per_request", "pubsub", "staircase")
     return cast(ClientRecord, {k: m.extra[k] for k in keep if k in m.extra})
 
 
@@ -430,7 +430,8 @@ def trial_series(trial: Trial) -> Series:
                   cluster_mode=server.cluster_mode, tls=server.tls,
                   io_threads=server.io_threads, warmup=load.warmup,
                   benchmark_threads=load.threads,
-                  config_set=dict(server.config_set) | _replica_set(trial) or None,
+                  config_set=(dict(server.config_set) | _replica_set(trial)
+                              | _staircase_set(trial)) or None,
                   run=trial.run, trial_id=trial.id)
 
 
@@ -441,6 +442,15 @@ def _replica_set(trial: Trial) -> dict[str, str]:
         return {}
     return {"replicas": str(trial.server.replicas),
             "read_from_replicas": trial.load.read_from_replicas}
+
+
+def _staircase_set(trial: Trial) -> dict[str, str]:
+    """A staircase trial's ramp in the row's series (``config_set``): its totals span the
+    ramp, so it is a series of its own beside the same clients held throughout."""
+    ramp = trial.load.staircase
+    if ramp is None:
+        return {}
+    return {"staircase": f"{ramp.start}+{ramp.step} every {ramp.step_seconds}s"}
 
 
 def build_row(series: Series, ctx: RunContext, outcome: TrialOutcome, timestamp: datetime,

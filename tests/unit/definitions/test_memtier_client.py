@@ -54,6 +54,10 @@ def test_argv_errors(args: str, says: str) -> None:
     ("--command 'SCAN 0' --command 'GET __key__' --scan-incremental-iteration", False,
      "exactly one --command"),
     ("--command 'SCAN 0' --scan-incremental-iteration", True, "no cluster"),
+    ("--clients-start 2 --test-time 5", False, "must all be specified together"),
+    ("--clients-start 2 --clients-step 2 --step-duration 1 -n 9", False, "needs --test-time"),
+    ("-c 2 --clients-start 2 --clients-step 1 --step-duration 1 --test-time 5", False,
+     "--clients-start (2) must be less than --clients (2)"),
 ])
 def test_refusals_name_the_option(args: str, cluster: bool, says: str) -> None:
     why = refusal(parse(args), cluster)
@@ -68,6 +72,8 @@ def test_accepted() -> None:
     assert refusal(parse("--command 'GET __key__' --command-key-pattern S"), True) is None
     assert refusal(parse("--command 'SCAN 0 COUNT 10' --scan-incremental-iteration"),
                    False) is None
+    assert refusal(parse("--clients-start 10 --clients-step 10 --step-duration 5 "
+                         "--test-time 60"), False) is None
     assert refusal(parse("--command 'ZSCAN z 0 COUNT 10' --scan-incremental-iteration"),
                    False) is None
 

@@ -123,6 +123,8 @@ pub struct MtOptions {
     pub read_preference: super::read_pref::ReadPref,
     /// --read-server HOST:PORT (repeatable): standalone replicas reads may go to.
     pub read_servers: Vec<(String, u16)>,
+    /// --clients-start / --clients-step / --step-duration as given (`crate::staircase`).
+    pub ramp_flags: (Option<usize>, Option<usize>, Option<u64>),
 }
 
 impl Default for MtOptions {
@@ -171,11 +173,17 @@ impl Default for MtOptions {
             reconnect_every: None,
             read_preference: super::read_pref::ReadPref::Primary,
             read_servers: Vec::new(),
+            ramp_flags: (None, None, None),
         }
     }
 }
 
 impl MtOptions {
+    /// The staircase ramp (all three flags given; `validate` refused a partial set).
+    pub fn ramp(&self) -> Option<crate::staircase::Ramp> {
+        crate::staircase::from_flags(self.ramp_flags.0, self.ramp_flags.1, self.ramp_flags.2).ok().flatten()
+    }
+
     /// SET:GET ratio in effect (memtier's default 1:10).
     pub fn ratio_or_default(&self) -> (u32, u32) {
         self.ratio.unwrap_or((1, 10))
@@ -356,6 +364,9 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "clients" => o.clients = positive(v, "clients")?,
         "threads" => o.threads = positive(v, "threads")?,
         "test-time" => o.test_time = Some(positive(v, "test-time")?),
+        "clients-start" => o.ramp_flags.0 = Some(positive(v, "clients-start")?),
+        "clients-step" => o.ramp_flags.1 = Some(positive(v, "clients-step")?),
+        "step-duration" => o.ramp_flags.2 = Some(positive(v, "step-duration")?),
         "ratio" => o.ratio = Some(parse_ratio(v)?),
         "pipeline" => o.pipeline = positive(v, "pipeline")?,
         "data-size" => o.data_size = Some(positive(v, "data-size")?),
@@ -636,7 +647,18 @@ fn validate(o: &MtOptions) -> Result<(), String> {
         return Err(format!("thread-conn-start-min-jitter-micros ({lo}) cannot be greater than thread-conn-start-max-jitter-micros ({hi})"));
     }
     validate_gaussian(o)?;
+    validate_ramp(o)?;
     validate_modes(o)
+}
+
+/// memtier's staircase checks (its messages; memtier exits 1, kvload 2 as for all bad input).
+fn validate_ramp(o: &MtOptions) -> Result<(), String> {
+    let (s, st, d) = o.ramp_flags;
+    let Some(r) = crate::staircase::from_flags(s, st, d)? else { return Ok(()) };
+    match crate::staircase::refusal(&r, o.clients, o.test_time.is_some(), o.requests != Requests::Unset) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }
 
 fn uses(o: &MtOptions, p: Pattern) -> bool {
@@ -739,6 +761,24 @@ mod tests {
         assert!(o.hide_histogram);
         assert_eq!((o.pipeline, o.key_max), (50, 9));
         assert!(p(&["--key"]).is_err_and(|e| e.contains("ambiguous") || e.contains("requires")));
+    }
+
+    #[test]
+    fn staircase_flags_parse_and_memtiers_refusals() {
+        let o = opts(&["-c", "6", "--clients-start", "2", "--clients-step", "2", "--step-duration", "1", "--test-time", "3"]);
+        assert_eq!(o.ramp(), Some(crate::staircase::Ramp { start: 2, step: 2, step_s: 1 }));
+        assert_eq!(opts(&["--test-time", "3"]).ramp(), None);
+        let bad = [
+            (&["--clients-start", "2", "--test-time", "3"][..], "must all be specified together"),
+            (&["-c", "2", "--clients-start", "2", "--clients-step", "1", "--step-duration", "1", "--test-time", "3"], "--clients-start (2) must be less than --clients (2)"),
+            (&["--clients-start", "2", "--clients-step", "1", "--step-duration", "1"], "--test-time is required"),
+            (&["--clients-start", "2", "--clients-step", "1", "--step-duration", "1", "-n", "5"], "--requests cannot be used"),
+            (&["--clients-step", "0"], "clients-step must be greater than zero"),
+        ];
+        for (args, why) in bad {
+            let e = p(args).expect_err("refused");
+            assert!(e.contains(why), "{args:?}: {e}");
+        }
     }
 
     #[test]

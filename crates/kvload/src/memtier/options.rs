@@ -105,7 +105,6 @@ const IMPORT_ONLY: Support = No("only with --data-import, which is not implement
 const WAIT: Support = No("WAIT commands are not implemented");
 const MONITOR: Support = No("MONITOR replay is not implemented");
 const STATSD: Support = No("StatsD export is not implemented");
-const RAMP: Support = No("client staircase ramp-up is not implemented");
 const NOT_IMPLEMENTED: Support = No("not implemented");
 const ADDRESS_FAMILY: Support = No("address family selection is not implemented");
 
@@ -203,9 +202,9 @@ pub const TABLE: &[MtOption] = &[
     opt('-', "graphite-port", "PORT", No("Graphite export is not implemented"), "Graphite port for run annotations"),
     opt('-', "scan-incremental-iteration", "", Listed(Commands), "Follow SCAN cursors (one SCAN command, --pipeline 1)"),
     opt('-', "scan-incremental-max-iterations", "N", Listed(Commands), "Restart a cursor at 0 after N SCANs (default: 0, when it ends)"),
-    opt('-', "clients-start", "N", RAMP, "Clients per thread at the first step"),
-    opt('-', "clients-step", "N", RAMP, "Clients added at each step"),
-    opt('-', "step-duration", "SECS", RAMP, "Seconds per step"),
+    opt('-', "clients-start", "N", Listed(Test), "Staircase: clients per thread at the first step (< -c; needs --test-time)"),
+    opt('-', "clients-step", "N", Listed(Test), "Staircase: clients per thread added at each step, up to -c"),
+    opt('-', "step-duration", "SECS", Listed(Test), "Staircase: seconds per step (the last runs to the end)"),
     // kvload's own additions.
     opt('-', "kvload-json", "FILE", Listed(Output), "kvload's versioned JSON report (HDR histograms) of the same runs"),
     opt('-', "io", "uring|epoll", Listed(Output), "kvload's event loop (default: io_uring when the kernel allows\nit, else epoll with a note; TLS always runs on epoll)"),

@@ -48,6 +48,8 @@ pub struct Summary {
     pub finish_ms: u64,
     /// (second, requests, p50 ms, p99 ms) of the Totals time series.
     pub seconds: Vec<(usize, u64, f64, f64)>,
+    /// A staircase run: (clients per thread, results) of each step (empty otherwise).
+    pub staircase: Vec<(usize, crate::staircase::StepResult)>,
 }
 
 fn mean_ms(h: &Histogram<u64>) -> f64 {
@@ -85,7 +87,7 @@ impl Summary {
             rows.push(row(name, kind, c, secs));
         }
         let seconds = m.intervals.iter().enumerate().map(|(i, iv)| (i, iv.requests, iv.p50_ms, iv.p99_ms)).collect();
-        Summary { rows, totals: row("Totals", "", &all, secs), start_ms, finish_ms, seconds }
+        Summary { rows, totals: row("Totals", "", &all, secs), start_ms, finish_ms, seconds, staircase: Vec::new() }
     }
 
     /// memtier's aggregate_average: rates and mean latencies averaged, histograms merged.
@@ -115,7 +117,7 @@ impl Summary {
         let totals = avg(&|s: &Summary| &s.totals, &first.totals);
         let start_ms = runs.iter().map(|s| s.start_ms).sum::<u64>() / runs.len() as u64;
         let finish_ms = runs.iter().map(|s| s.finish_ms).sum::<u64>() / runs.len() as u64;
-        Some(Summary { rows, totals, start_ms, finish_ms, seconds: Vec::new() })
+        Some(Summary { rows, totals, start_ms, finish_ms, seconds: Vec::new(), staircase: Vec::new() })
     }
 }
 
@@ -390,6 +392,10 @@ pub fn section_json(o: &MtOptions, s: &Summary) -> J {
         items.push((r.name.clone(), row_json(o, r, &[])));
     }
     items.push(("Totals".into(), row_json(o, &s.totals, &s.seconds)));
+    if let Some(r) = o.ramp() {
+        items.push(("Active Clients".into(), active_clients(o, &r, &s.seconds)));
+        items.push(("Staircase".into(), staircase_json(&s.staircase)));
+    }
     if !o.hide_histogram {
         for r in &s.rows {
             let points = distribution_points(&r.hist)
@@ -402,13 +408,49 @@ pub fn section_json(o: &MtOptions, s: &Summary) -> J {
     J::Obj(items)
 }
 
+/// memtier's "Active Clients": per second of the time series, the clients per thread
+/// the ramp had then (start + whole steps done × step, at most -c) and all threads' total.
+fn active_clients(o: &MtOptions, r: &crate::staircase::Ramp, seconds: &[(usize, u64, f64, f64)]) -> J {
+    let per_second = seconds
+        .iter()
+        .map(|&(ts, ..)| {
+            let active = (r.start + (ts as u64 / r.step_s) as usize * r.step).min(o.clients);
+            (ts.to_string(), obj(vec![("Clients per thread", int(active as u64)), ("Total clients", int((active * o.threads) as u64))]))
+        })
+        .collect();
+    J::Obj(per_second)
+}
+
+/// kvload's "Staircase" (memtier has no per-step block): one entry per step, in order.
+fn staircase_json(steps: &[(usize, crate::staircase::StepResult)]) -> J {
+    J::Arr(
+        steps
+            .iter()
+            .map(|(per_thread, s)| {
+                obj(vec![
+                    ("Step", int(s.step as u64)),
+                    ("Clients per thread", int(*per_thread as u64)),
+                    ("Connections", int(s.connections as u64)),
+                    ("From second", int(s.from_s)),
+                    ("To second", int(s.to_s)),
+                    ("Count", int(s.requests)),
+                    ("Ops/sec", f2(s.ops_sec)),
+                    ("p50.00", f3(s.p50_ms)),
+                    ("p99.00", f3(s.p99_ms)),
+                    ("p99.90", f3(s.p99_9_ms)),
+                ])
+            })
+            .collect(),
+    )
+}
+
 /// The configuration block (memtier's key names; values as kvload ran them).
 pub fn config_json(o: &MtOptions) -> J {
     let (ra, rb) = o.ratio_or_default();
     let (ps, pg) = o.key_pattern_or_default();
     let opt = |v: &Option<String>| v.as_deref().map_or(J::Num(None), jstr);
     let (dr_lo, dr_hi) = o.data_size_range.unwrap_or((0, 0));
-    obj(vec![
+    let mut cfg = obj(vec![
         ("server", jstr(&o.host)),
         ("port", int(o.port as u64)),
         ("uri", jstr(o.uri.as_deref().unwrap_or(""))),
@@ -439,9 +481,18 @@ pub fn config_json(o: &MtOptions) -> J {
         ("key_zipf_exp", num(format!("{:.6}", o.key_zipf_exp))),
         ("select-db", int(o.select_db as u64)),
         ("print-all-runs", jstr(if o.print_all_runs { "true" } else { "false" })),
-        ("load generator", jstr(&format!("kvload {} (memtier front end)", env!("CARGO_PKG_VERSION")))),
-    ])
+    ]);
+    if let (J::Obj(items), Some(r)) = (&mut cfg, o.ramp()) {
+        items.push(("clients_start".into(), int(r.start as u64)));
+        items.push(("clients_step".into(), int(r.step as u64)));
+        items.push(("step_duration".into(), int(r.step_s)));
+    }
+    if let J::Obj(items) = &mut cfg {
+        items.push(("load generator".into(), jstr(&format!("kvload {} (memtier front end)", env!("CARGO_PKG_VERSION")))));
+    }
+    cfg
 }
+
 
 /// The whole --json-out-file.
 pub fn json(o: &MtOptions, sections: &[(String, Summary)]) -> String {
@@ -486,7 +537,7 @@ mod tests {
         let r = Row { name: "Sets".into(), kind: "SET".into(), count: 1, ops_sec: ops, hits_sec: 0.0, misses_sec: 0.0, kb_rx: 1.0, kb_tx: 1.0, latency: lat_us as f64 / 1000.0, hist: h };
         let mut t = r.clone();
         t.name = "Totals".into();
-        Summary { rows: vec![r], totals: t, start_ms: 1000, finish_ms: 2000, seconds: vec![(0, 1, 0.1, 0.2)] }
+        Summary { rows: vec![r], totals: t, start_ms: 1000, finish_ms: 2000, seconds: vec![(0, 1, 0.1, 0.2)], staircase: Vec::new() }
     }
 
     #[test]

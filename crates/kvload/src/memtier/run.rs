@@ -16,6 +16,7 @@ use crate::net::{self, MtPlan, Plan};
 use crate::report::TestResult;
 use crate::runner::{connect_spec, default_seed, encode_args, topology};
 use crate::spec::Template;
+use crate::staircase::{combine, schedule, Ramp, StepResult};
 use crate::stats::{self, Merged};
 use crate::transport::{ConnectSpec, Endpoint};
 
@@ -225,12 +226,10 @@ fn epoch_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// One run on the engine: merged stats and its wall-clock start/finish.
-fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64), String> {
-    eprintln!("[RUN #{run_id}] Preparing benchmark client...");
+/// The engine over one plan per thread: merged stats.
+fn engine(o: &MtOptions, s: &Setup) -> Result<Merged, String> {
     let plans = plans(o, s);
     let barrier = Barrier::new(plans.len());
-    let start = epoch_ms();
     let parts: Vec<stats::ThreadStats> = std::thread::scope(|sc| {
         let handles: Vec<_> = plans.iter().map(|p| sc.spawn(|| net::run(p, &barrier))).collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -238,12 +237,51 @@ fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64),
     if parts.len() != plans.len() {
         return Err("a worker thread failed".into());
     }
-    let m = stats::merge(parts, 3);
+    Ok(stats::merge(parts, 3))
+}
+
+/// (clients per thread, results) of each step of a staircase run.
+type Steps = Vec<(usize, StepResult)>;
+
+/// A staircase run (`crate::staircase`): each step on the engine with that step's clients
+/// per thread for its seconds; the totals over the ramp and the steps' results.
+fn staircase(o: &MtOptions, s: &Setup, r: &Ramp, run_id: u32) -> Result<(Merged, Steps), String> {
+    let steps = schedule(r, o.clients, o.test_time.unwrap_or(0));
+    eprintln!("[RUN #{run_id}] Client staircase pattern (per thread x {} threads):", o.threads);
+    for (k, st) in steps.iter().enumerate() {
+        let max = if st.clients >= o.clients { "  (max)" } else { "" };
+        eprintln!("  Step {k}: {:3}s - {:3}s : {:3} clients{max}", st.from_s, st.to_s, st.clients);
+    }
+    // Connections per client: one per primary (and replica) when requests are routed.
+    let per_client = if o.cluster_mode || s.read_route.is_some() { s.endpoints.len() } else { 1 };
+    let (mut parts, mut results) = (Vec::new(), Vec::new());
+    for (k, st) in steps.iter().enumerate() {
+        let step = MtOptions { clients: st.clients, test_time: Some(st.seconds()), ..o.clone() };
+        let m = engine(&step, s)?;
+        results.push((st.clients, StepResult::of(k, st.clients * o.threads * per_client, st, &m)));
+        parts.push(m);
+    }
+    let steps_only: Vec<StepResult> = results.iter().map(|(_, r)| r.clone()).collect();
+    eprint!("{}", crate::staircase::table(&steps_only));
+    Ok((combine(parts).ok_or("internal error: a staircase without steps")?, results))
+}
+
+/// One run on the engine: merged stats, its wall-clock start/finish and, with a
+/// staircase, (clients per thread, results) of each step.
+fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64, Steps), String> {
+    eprintln!("[RUN #{run_id}] Preparing benchmark client...");
+    let start = epoch_ms();
+    let (m, steps) = match o.ramp() {
+        Some(r) => staircase(o, s, &r, run_id)?,
+        None => (engine(o, s)?, Vec::new()),
+    };
     // memtier's Runtime and rates: the mean client end minus the start (see Merged).
     let secs = m.rate_duration_s();
     let finish = start + (secs * 1000.0) as u64;
     let ops_sec = m.requests as f64 / secs.max(1e-9);
-    eprintln!("[RUN #{run_id} 100%, {:3.0} secs] {} threads {} conns: {} ops, {:.0} ops/sec", secs, o.threads, o.clients * o.threads, m.requests, ops_sec);
+    // memtier (PR #491) labels connection counts of a staircase "at full ramp".
+    let ramp = if steps.is_empty() { "" } else { " at full ramp" };
+    eprintln!("[RUN #{run_id} 100%, {:3.0} secs] {} threads {} conns{ramp}: {} ops, {:.0} ops/sec", secs, o.threads, o.clients * o.threads, m.requests, ops_sec);
     if m.undrained > 0 {
         eprintln!("WARNING: {} requests in flight at the end of --test-time got no reply within {} s of it; not counted", m.undrained, net::DRAIN_LIMIT_NS / 1_000_000_000);
     }
@@ -254,7 +292,7 @@ fn run_once(o: &MtOptions, s: &Setup, run_id: u32) -> Result<(Merged, u64, u64),
             eprintln!("WARNING: first error reply: {first}");
         }
     }
-    Ok((m, start, finish))
+    Ok((m, start, finish, steps))
 }
 
 fn write_file(path: &str, text: &str) -> Result<(), String> {
@@ -270,8 +308,10 @@ pub fn run(o: &MtOptions, io: IoUsed) -> Result<(), String> {
     let mut summaries = Vec::new();
     let mut merged = Vec::new();
     for run_id in 1..=o.run_count {
-        let (m, start, finish) = run_once(o, &s, run_id)?;
-        summaries.push(Summary::of_run(&s.program, &m, start, finish));
+        let (m, start, finish, steps) = run_once(o, &s, run_id)?;
+        let mut summary = Summary::of_run(&s.program, &m, start, finish);
+        summary.staircase = steps;
+        summaries.push(summary);
         merged.push(m);
     }
     let sections = report::sections(o, &summaries);
