@@ -33,7 +33,8 @@ def _loads(spec: BenchmarkSpec) -> list[Load]:
         loads.append(Load(cmd, size, pipe, clients, keys,
                           amount if kind == "requests" else None,
                           amount if kind == "duration" else None,
-                          warm, threads, spec.client_cpus, read_from_replicas=rfr))
+                          warm, threads, spec.client_cpus, read_from_replicas=rfr,
+                          faults=spec.faults))
     return loads
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvperf.config.commands import CommandSpec
+from kvperf.config.faults import Fault
 from kvperf.config.model import ModuleSpec, ProfileSettings
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.identity import stable_id
@@ -48,6 +49,7 @@ class Load:
     arrivals: str | None = None  # the open loop's send times: "poisson" or "uniform"
     settle: float = 0.0  # seconds of load inside the measured run before it counts (kvload)
     read_from_replicas: str = "no"  # valkey-benchmark's --rfr: no, yes (replicas), all
+    faults: tuple[Fault, ...] = ()  # run during the measure stage (config "faults")
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ class Trial:
             {"rps": ld.rps, "arrivals": ld.arrivals} if ld.rps else {}) | (
             {"replicas": s.replicas} if s.replicas else {}) | (
             {"read_from_replicas": ld.read_from_replicas}
-            if ld.read_from_replicas != "no" else {})
+            if ld.read_from_replicas != "no" else {}) | (
+            {"faults": [f.text() for f in ld.faults]} if ld.faults else {})
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""
@@ -97,6 +100,8 @@ class Trial:
             extras.append(f"{s.replicas} replica(s) each")
         if ld.read_from_replicas != "no":
             extras.append(f"reads from replicas: {ld.read_from_replicas}")
+        if ld.faults:
+            extras.append("faults: " + ", ".join(f.text() for f in ld.faults))
         if self.profile:
             extras.append(f"profiled {self.profile.mode}")
         tail = f" [{' '.join(extras)}]" if extras else ""

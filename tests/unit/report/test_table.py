@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kvperf.report.failover import failover_table
 from kvperf.report.table import results_table
 
 
@@ -29,3 +30,23 @@ def test_a_saturated_client_is_flagged_per_row_and_in_the_caption() -> None:
 
 def test_no_warning_when_the_client_kept_up() -> None:
     assert "saturated" not in _render([_row(False)])
+
+
+def test_the_failover_table_lists_each_fault_with_the_trials_totals() -> None:
+    window = {"time_to_first_error_s": 0.01, "unavailable_s": 1.2,
+              "unavailable_from_unix": 10.0, "unavailable_to_unix": 11.2}
+    record = {"faults": [
+        {"at_s": 1.0, "action": "kill", "target": "primary", "window": window},
+        {"at_s": 2.0, "action": "promote", "target": "replica", "window": None}],
+        "errors_by_kind": {"READONLY": 40, "connection": 4},
+        "p99_ms": {"before": 0.2, "during": 3.0, "after": None},
+        "acknowledged_writes": {"checked": 5000, "lost": 2}}
+    rows: list[Any] = [{"command": "SET", "run": 1, "failover": record}, {"command": "GET"}]
+    table = failover_table(rows)
+    assert table is not None and failover_table(rows[1:]) is None
+    console = Console(width=200, record=True)
+    console.print(table)
+    text = console.export_text()
+    assert "kill primary" in text and "promote replica" in text and "1.200" in text
+    assert "READONLY 40, connection 4" in text and "0.200/3.000/-" in text
+    assert "2 of 5,000" in text
