@@ -135,6 +135,43 @@ def test_documented_failover_config(tmp_path: Path, no_strays: None) -> None:
     assert (trial / "acks.txt").read_text().startswith("acked:")
 
 
+def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
+        tmp_path: Path, no_strays: None) -> None:
+    """3 primaries with a replica each; the primary of slot 0 killed under SETs: kvload
+    re-reads the slot map and follows its shard to the promoted replica, the window of
+    that shard ends after the promotion (the fault ends when a live node's slot map names
+    the replica), and the other shards' writes go on without an error."""
+    config = write_config(tmp_path, [{
+        "commands": ["SET"], "cluster_mode": "yes", "replicas": 1, "clients": 6,
+        "duration": 5, "warmup": 0,
+        "config_sets": [{"cluster-node-timeout": "500", "cluster-require-full-coverage": "no"}],
+        "faults": [{"at": 1.5, "kill": "primary-of-slot 0"}]}])
+    done = run_kvperf("run", "--config", config, "--server-bin",
+                      require_binary("valkey-server"), "--label", "t", "--no-db",
+                      cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["status"] == "ok", row["error"]
+    (kill,) = row["failover"]["faults"]
+    window = kill["window"]
+    assert kill["error"] is None and window is not None, kill
+    promoted = kill["ended_unix"]  # the replica serves slot 0 (a live node's CLUSTER SLOTS)
+    assert promoted - kill["started_unix"] > 0.5, kill  # detection (node timeout) + election
+    assert window["time_to_first_error_s"] < SLACK_S, window
+    assert promoted <= window["unavailable_to_unix"] <= promoted + BACKOFF_CAP_S + SLACK_S
+    trial = next((tmp_path / "results").glob("t/trials/*"))
+    logs = {p.name: p.read_text() for p in trial.glob("server-node*.log")}
+    assert "Failover election won" in logs["server-node3.log"], sorted(logs)  # node 0's replica
+    test = json.loads((trial / "kvload.json").read_text())["tests"][0]
+    # one shard's outage; the other shards answered every second, without an error
+    assert len(test["timeline"]["outages"]) == 1, test["timeline"]
+    assert set(row["failover"]["errors_by_kind"]) <= {"connection"}, row["failover"]
+    assert all(s["ok"] > 0 for s in test["timeline"]["seconds"]), test["timeline"]
+    writes = row["failover"]["acknowledged_writes"]
+    assert writes["checked"] == test["requests"] > 0, (writes, test["requests"])
+    assert writes["lost"] <= writes["checked"] // 100, writes
+
+
 @pytest.mark.parametrize(("faults", "message"), [
     ([{"at": 1, "promote": "replica"}], "needs a replica"),
     ([{"at": 1, "pause": "primary"}], "a pause needs 'seconds'"),

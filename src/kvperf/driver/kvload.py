@@ -173,7 +173,8 @@ def failover_argv(argv: list[str], load: Load, target: Target, ack_log: Path) ->
         extra += ["--fallback", ",".join(f"{e.host}:{e.port}" for e in target.replicas)]
     if not checks_writes(load):
         return [*argv[:1], *extra, *argv[1:]]
-    cut = argv.index("-t")
+    # the command goes last: "-t set", or in a cluster its argv with plain keys
+    cut = argv.index("-t") if "-t" in argv else len(argv) - len(load.command.argv)
     head = argv[:cut]
     head[head.index("-r") + 1] = str(UNIQUE_KEYS)
     return [*head[:1], *extra, *head[1:], "--sequential", "--ack-log", str(ack_log),

@@ -10,6 +10,7 @@ healthy server (executed ratio, hit ratio, error replies, server health) and say
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,8 +21,15 @@ from kvperf.config.faults import Fault
 from kvperf.core.errors import DriverError, ServerError
 from kvperf.driver.kvload import ACK_LOG
 from kvperf.results.failover import failover_record
-from kvperf.server.faults import FaultNode, FaultSchedule, lost_writes
-from kvperf.server.instance import ServerGroup
+from kvperf.server.cluster import slot_ranges
+from kvperf.server.faults import (
+    FaultNode,
+    FaultSchedule,
+    lost_writes,
+    lost_writes_cluster,
+    wait_taken_over,
+)
+from kvperf.server.instance import Node, ServerGroup
 from kvperf.server.resp import ConnectionLost, Endpoint, RespError
 
 T = TypeVar("T")
@@ -35,7 +43,41 @@ def fault_run(faults: tuple[Fault, ...], group: object, log_dir: Path) -> FaultR
     fault signals its nodes by pid)."""
     if not isinstance(group, ServerGroup):
         raise DriverError("'faults' need servers kvperf starts on this host")
-    return FaultRun(FaultSchedule(faults, fault_nodes(group)), group, log_dir)
+    nodes = (cluster_nodes(group, faults) if group.setup.cluster_mode
+             else fault_nodes(group))
+    return FaultRun(FaultSchedule(faults, nodes), group, log_dir)
+
+
+def cluster_nodes(group: ServerGroup, faults: tuple[Fault, ...]) -> dict[str, FaultNode]:
+    """The nodes a cluster schedule names: ``primary-of-slot N`` (the primary kvperf gave
+    slot N), ``primary`` (of the first slot the schedule names, else slot 0) and
+    ``replica`` (that primary's first replica). A kill of a primary with a replica, and a
+    replica's CLUSTER FAILOVER, end when a live node's slot map names the new primary."""
+    slots = [f.slot for f in faults if f.slot is not None] or [0]
+    ranges = slot_ranges(len(group.nodes))
+    per = group.setup.replicas
+    everyone = [*group.endpoints, *group.replica_endpoints]
+    nodes: dict[str, FaultNode] = {}
+    for fault in faults:
+        slot = fault.slot if fault.slot is not None else slots[0]
+        i = next(k for k, (lo, hi) in enumerate(ranges) if lo <= slot <= hi)
+        primary = group.endpoints[i]
+
+        settle = functools.partial(wait_taken_over, everyone, slot, primary)
+        if fault.target == "replica":
+            nodes["replica"] = FaultNode(group.replica_endpoints[i * per],
+                                         functools.partial(_pid, group.replicas, i * per),
+                                         settle=settle)
+        else:
+            nodes[fault.target] = FaultNode(primary, functools.partial(_pid, group.nodes, i),
+                                            restart=functools.partial(group.respawn, i),
+                                            settle=settle if per else None)
+    return nodes
+
+
+def _pid(nodes: list[Node], k: int) -> int:
+    """Node k's current pid (a restart replaces the node)."""
+    return nodes[k].process.pid
 
 
 def fault_nodes(group: ServerGroup) -> dict[str, FaultNode]:
@@ -77,6 +119,14 @@ class FaultRun:
                 return self.schedule.nodes[done.fault.target].endpoint
         return self.schedule.nodes["primary"].endpoint
 
+    def _lost(self, acks: Path) -> tuple[int, int]:
+        """(acknowledged, lost) on the primaries after the schedule: in a cluster each
+        key on the node serving its slot now."""
+        if self.group.setup.cluster_mode:
+            live = [*self.group.endpoints, *self.group.replica_endpoints]
+            return lost_writes_cluster(live, acks)
+        return lost_writes(self.primary_after(), acks)
+
     def record(self) -> dict[str, Any]:
         """The row's ``failover`` record (results/failover.py) with the lost-write count
         when kvload logged acknowledged writes (``lost_writes_error`` if it could not be
@@ -87,7 +137,7 @@ class FaultRun:
         writes, problem = None, None
         if acks.is_file():
             try:
-                writes = lost_writes(self.primary_after(), acks)
+                writes = self._lost(acks)
             except (ConnectionLost, RespError, ServerError, OSError) as exc:
                 problem = f"acknowledged writes not checked: {exc}"
         record = failover_record([e.record() for e in self.schedule.executed], timeline,

@@ -118,8 +118,6 @@ def _fault_refusal(trial: Trial, driver: Driver, options: RunOptions) -> str | N
         return "'faults' need servers kvperf starts: it signals them by pid"
     if driver.name != "kvload":
         return f"'faults' need --tool kvload ({driver.name} does not reconnect after an error)"
-    if trial.server.cluster_mode:
-        return "'faults' in cluster mode are not executed yet (standalone only)"
     return None
 
 
