@@ -172,6 +172,42 @@ def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
     assert writes["lost"] <= writes["checked"] // 100, writes
 
 
+def test_cluster_failover_and_the_lost_write_pair(tmp_path: Path, no_strays: None) -> None:
+    """In a cluster: a CLUSTER FAILOVER on slot 0's replica (a short window, MOVED replies,
+    nothing lost: the primary waits for its replica); and the primary of slot 0 restarted
+    under SETs, once with `appendonly yes` / `appendfsync always` (every acknowledged write
+    is back: 0 lost) and once without persistence (it comes back empty: the writes it had
+    acknowledged are lost, and counted)."""
+    restart = {"commands": ["SET"], "cluster_mode": "yes", "clients": 6, "duration": 5,
+               "warmup": 0, "faults": [{"at": 1, "restart": "primary-of-slot 0"}]}
+    config = write_config(tmp_path, [
+        {"commands": ["SET"], "cluster_mode": "yes", "replicas": 1, "clients": 6,
+         "duration": 3, "warmup": 0, "config_sets": [{"cluster-require-full-coverage": "no"}],
+         "faults": [{"at": 1, "failover": "replica"}]},
+        {**restart, "config_sets": [{"appendonly": "yes", "appendfsync": "always"}]},
+        restart])
+    done = run_kvperf("run", "--config", config, "--server-bin",
+                      require_binary("valkey-server"), "--label", "t", "--no-db",
+                      cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    failover, durable, volatile = read_metrics(tmp_path / "results")
+    assert {r["status"] for r in (failover, durable, volatile)} == {"ok"}, done.stdout
+    (moved,) = failover["failover"]["faults"]
+    assert moved["action"] == "failover" and moved["error"] is None, moved
+    window = moved["window"]
+    assert window is not None and window["unavailable_to_unix"] is not None, moved
+    assert window["unavailable_to_unix"] <= moved["ended_unix"] + BACKOFF_CAP_S + SLACK_S
+    assert failover["failover"]["acknowledged_writes"]["lost"] == 0, failover["failover"]
+    for row in (durable, volatile):  # the restarted node answered again before the end
+        (back,) = row["failover"]["faults"]
+        assert back["window"] is not None and back["window"]["unavailable_s"] is not None, row
+    kept = durable["failover"]["acknowledged_writes"]
+    gone = volatile["failover"]["acknowledged_writes"]
+    assert kept["checked"] > 0 and kept["lost"] == 0, kept
+    # about a third of the writes before the restart went to slot 0's node (of 3)
+    assert gone["checked"] // 20 < gone["lost"] < gone["checked"], gone
+
+
 @pytest.mark.parametrize(("faults", "message"), [
     ([{"at": 1, "promote": "replica"}], "needs a replica"),
     ([{"at": 1, "pause": "primary"}], "a pause needs 'seconds'"),

@@ -840,6 +840,10 @@ impl<'a> Worker<'a> {
                 self.note_error_kind(i, now, measured, at + start, at + end);
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
+                    if self.plan.reconnect_ns.is_some() && self.clustered() {
+                        // its node gave the slots away (a failover): back on their owner
+                        self.conns[i].rc.pending = Some(reconnect::After::Retry);
+                    }
                 }
                 if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? && measured {
                     let t = clock::now();

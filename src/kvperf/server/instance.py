@@ -118,13 +118,15 @@ class ServerGroup:
 
     def respawn(self, i: int) -> None:
         """Start node i again on its port and workdir after it died (a fault's restart);
-        returns when it answers PING."""
+        returns when it answers PING. The trial's CONFIG SETs are its startup flags this
+        time: a persistence setting (appendonly) applies to what it loads."""
         old = self.nodes[i]
         old.process.stop(grace=0.0)  # reaps the killed process
-        self.nodes[i] = self._spawn(i, old.endpoint.port)
+        self.nodes[i] = self._spawn(i, old.endpoint.port, self.setup.config_set)
         self._wait_ready(self.nodes[i])
 
-    def _spawn(self, i: int, port: int | None = None) -> Node:
+    def _spawn(self, i: int, port: int | None = None,
+               flags: tuple[tuple[str, str], ...] = ()) -> Node:
         assert self._tmp is not None
         workdir = self._tmp / f"node{i}"
         workdir.mkdir(exist_ok=port is not None)
@@ -134,6 +136,7 @@ class ServerGroup:
         auth = write_auth_conf(workdir, self.password) if self.password else None
         argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls,
                          self.bind, auth)
+        argv += [arg for name, value in flags for arg in (f"--{name}", value)]
         if self.wrap:
             argv = self.wrap(i, argv)  # e.g. valgrind in instruction mode
         process = ManagedProcess(argv, cpus=self.setup.cpus, stdout=log, cwd=workdir)
