@@ -137,16 +137,13 @@ def test_documented_failover_config(tmp_path: Path, no_strays: None) -> None:
 
 def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
         tmp_path: Path, no_strays: None) -> None:
-    """3 primaries with a replica each; the primary of slot 0 killed under SETs: kvload
-    re-reads the slot map and follows its shard to the promoted replica, the window of
-    that shard ends after the promotion (the fault ends when a live node's slot map names
-    the replica), and the other shards' writes go on without an error."""
-    config = write_config(tmp_path, [{
-        "commands": ["SET"], "cluster_mode": "yes", "replicas": 1, "clients": 6,
-        "duration": 5, "warmup": 0,
-        "config_sets": [{"cluster-node-timeout": "500", "cluster-require-full-coverage": "no"}],
-        "faults": [{"at": 1.5, "kill": "primary-of-slot 0"}]}])
-    done = run_kvperf("run", "--config", config, "--server-bin",
+    """docs/PERFORMANCE.md's configs/failover-cluster.json: 3 primaries with a replica
+    each; the primary of slot 0 killed under SETs: kvload re-reads the slot map and
+    follows its shard to the promoted replica, the window of that shard ends after the
+    promotion (the fault ends when a live node's slot map names the replica), and the
+    other shards' writes go on without an error."""
+    config = ROOT / "configs" / "failover-cluster.json"
+    done = run_kvperf("run", "--config", config, "--quick", "--server-bin",
                       require_binary("valkey-server"), "--label", "t", "--no-db",
                       cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -170,6 +167,9 @@ def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
     writes = row["failover"]["acknowledged_writes"]
     assert writes["checked"] == test["requests"] > 0, (writes, test["requests"])
     assert writes["lost"] <= writes["checked"] // 100, writes
+    seconds = row["failover"]["seconds"]  # the timeline table's lines
+    assert [s["ok"] for s in seconds] == [s["ok"] for s in test["timeline"]["seconds"]]
+    assert "failover timeline" in done.stdout and "kill primary-of-slot 0" in done.stdout
 
 
 def test_cluster_failover_and_the_lost_write_pair(tmp_path: Path, no_strays: None) -> None:

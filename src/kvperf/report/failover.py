@@ -1,7 +1,8 @@
-"""The terminal table of trials with faults (a row's ``failover`` record,
+"""The terminal tables of trials with faults (a row's ``failover`` record,
 results/failover.py): per fault its time, the time to the first error and the unavailability
 window it caused; per trial the errors by kind, p99 before / during / after the outages and
-the acknowledged writes checked and lost."""
+the acknowledged writes checked and lost; and per second the successes and errors around
+the faults (``timeline_table``)."""
 
 from __future__ import annotations
 
@@ -64,4 +65,29 @@ def failover_table(rows: list[Row]) -> Table | None:
             table.add_row(name if whole else "", _fault(entry), f"{entry['at_s']:g}", first,
                           gone, _kinds(record) if whole else "",
                           _p99(record) if whole else "", _writes(record) if whole else "")
+    return table
+
+
+def _faults_in(record: Mapping[str, Any], t_s: int) -> str:
+    """The faults that started in second ``t_s`` of the load."""
+    start = record.get("start_unix") or 0
+    return ", ".join(f"{f['action']} {f['target']}" for f in record.get("faults") or []
+                     if t_s <= f["started_unix"] - start < t_s + 1)
+
+
+def timeline_table(rows: list[Row]) -> Table | None:
+    """Per second of each trial with faults: successful replies, errors and the faults
+    that started in it (None: no such trial)."""
+    found = [r for r in rows if (r.get("failover") or {}).get("seconds")]
+    if not found:
+        return None
+    table = Table(title="failover timeline (per second of the load)")
+    for name in ("trial", "second", "ok", "errors", "fault"):
+        table.add_column(name, justify="left" if name in ("trial", "fault") else "right")
+    for row in found:
+        record = row["failover"]
+        name = f"{row['command']} run {row.get('run', '?')}"
+        for i, second in enumerate(record["seconds"]):
+            table.add_row(name if i == 0 else "", f"{second['t_s']}", f"{second['ok']:,}",
+                          f"{second['errors']:,}", _faults_in(record, second["t_s"]))
     return table
