@@ -118,6 +118,9 @@ def _fault_refusal(trial: Trial, driver: Driver, options: RunOptions) -> str | N
         return "'faults' need servers kvperf starts: it signals them by pid"
     if driver.name != "kvload":
         return f"'faults' need --tool kvload ({driver.name} does not reconnect after an error)"
+    if trial.load.read_from_replicas != "no":
+        return ("'faults' with 'read_from_replicas' are not run yet: kvload's replica reads "
+                "and its reconnects would share one list of nodes")
     return None
 
 
