@@ -167,6 +167,8 @@ def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
     writes = row["failover"]["acknowledged_writes"]
     assert writes["checked"] == test["requests"] > 0, (writes, test["requests"])
     assert writes["lost"] <= writes["checked"] // 100, writes
+    acked = (trial / "acks.txt").read_text().split()  # the shard's keys went on, not over
+    assert len(set(acked)) == len(acked) == writes["checked"], (len(set(acked)), len(acked))
     seconds = row["failover"]["seconds"]  # the timeline table's lines
     assert [s["ok"] for s in seconds] == [s["ok"] for s in test["timeline"]["seconds"]]
     assert "failover timeline" in done.stdout and "kill primary-of-slot 0" in done.stdout

@@ -166,6 +166,10 @@ impl Worker<'_> {
         let home_slot = self.plan.slots[self.conns[i].home].first().copied();
         if let Some(slot) = home_slot {
             if let Some(k) = self.slots.iter().position(|l| l.contains(&slot)) {
+                let was = self.conns[i].node;
+                if k != was {
+                    self.keys.carry_lane(was, k); // its keys go on, not over again
+                }
                 self.conns[i].node = k;
             }
         }
