@@ -325,6 +325,15 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed",
             files={"results/new/gates.json": '"gate": "SET.rps>=0.2*baseline"'}),
     # README.md, "Replicas and reads from them"
+    "kvperf run --config configs/failover-cluster.json": elsewhere(
+        "tests/integration/test_failover.py::"
+        "test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over",
+        "the documented config (quick keeps its duration): the killed shard's window ends "
+        "after its replica's promotion, the other shards write on"),
+    "kvperf run --config configs/failover-standalone.json": elsewhere(
+        "tests/integration/test_failover.py::test_documented_failover_config",
+        "the documented config (its duration kept in quick mode): the window between the kill "
+        "and the promotion, errors by kind, acknowledged writes checked"),
     "kvperf run --config configs/replica-reads.json": elsewhere(
         "tests/integration/test_replicas.py::test_documented_replica_reads_config",
         "the documented config (quick): GETs on the primaries, the replicas, both, per node"),

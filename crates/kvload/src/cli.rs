@@ -414,7 +414,7 @@ Options (same meaning as valkey-benchmark unless noted):
  --reconnect-on-error  A lost connection (in-flight requests counted as errors of kind
                     connection) or an error reply LOADING/MASTERDOWN/READONLY/CLUSTERDOWN/
                     TRYAGAIN reconnects after a doubling backoff instead of ending the run
-                    (standalone, with --duration; epoll). READONLY/MASTERDOWN or a refused
+                    (with --duration; epoll; --cluster: to the new slot owner). READONLY/MASTERDOWN or a refused
                     connection move on to the next node of --fallback
  --reconnect-backoff-ms <ms>  First backoff (default 100; doubles to 8x)
  --fallback <host:port,...>   Nodes to try after -h/-p (a replica that may be promoted)

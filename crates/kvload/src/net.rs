@@ -144,6 +144,9 @@ struct MtConn {
 struct Conn {
     stream: Stream,
     node: usize,
+    /// The node it started on: its lane in the timeline (a cluster shard's connections
+    /// keep theirs when a failover moves them to the shard's new primary).
+    home: usize,
     wbuf: Vec<u8>,
     wlen: usize,
     written: usize,
@@ -267,6 +270,7 @@ impl<'a> Worker<'a> {
             conns.push(Conn {
                 stream,
                 node,
+                home: node,
                 wbuf,
                 wlen: 0,
                 written: 0,
@@ -785,6 +789,7 @@ impl<'a> Worker<'a> {
     }
 
     fn parse_replies(&mut self, i: usize, now: u64) -> Result<(), String> {
+        self.stats.timeline.lane = self.conns[i].home;
         loop {
             let c = &mut self.conns[i];
             if c.rc.is_down() {
@@ -835,6 +840,10 @@ impl<'a> Worker<'a> {
                 self.note_error_kind(i, now, measured, at + start, at + end);
                 if class == ErrClass::Moved {
                     self.on_moved(i, at + start, at + end);
+                    if self.plan.reconnect_ns.is_some() && self.clustered() {
+                        // its node gave the slots away (a failover): back on their owner
+                        self.conns[i].rc.pending = Some(reconnect::After::Retry);
+                    }
                 }
                 if class == ErrClass::Ask && self.retry_ask(i, at + start, at + end)? && measured {
                     let t = clock::now();

@@ -8,6 +8,9 @@
 //! of `--fallback HOST:PORT,...`. A connection whose node refuses it, or answers
 //! READONLY / MASTERDOWN (a replica), moves on to the next node in that list; so a
 //! replica promoted with `REPLICAOF NO ONE` takes the writes once it accepts them.
+//! In a cluster (`--cluster`) a connection stays with its shard: when it comes back it
+//! reads CLUSTER SLOTS again (from any node that answers) and goes to the node serving
+//! its shard's slots now, a replica that took over included.
 
 use std::str::FromStr;
 
@@ -119,8 +122,8 @@ pub fn refusal(o: &crate::cli::Options) -> Option<&'static str> {
     if o.reconnect_opts.ack_log.is_some() && (o.command.is_empty() || o.dataset.is_some()) {
         return Some("--ack-log needs a custom command (its first argument is the key logged), without --dataset");
     }
-    if o.cluster {
-        return Some("--reconnect-on-error is not supported with --cluster yet (standalone only)");
+    if o.cluster && !o.reconnect_opts.fallback.is_empty() {
+        return Some("--fallback is for a standalone run: in a cluster the slot map names the new primary");
     }
     if o.duration.is_none() {
         return Some("--reconnect-on-error needs --duration (a run of -n requests could wait forever for a node)");

@@ -90,8 +90,20 @@ pub(crate) fn topology(o: &Options, cs: &ConnectSpec) -> Result<(Vec<Endpoint>, 
         }
         println!();
     }
-    let eps = nodes.iter().map(|n| Endpoint::Tcp(n.host.clone(), n.port)).collect();
-    Ok((eps, nodes.into_iter().map(|n| n.slots).collect()))
+    let mut eps: Vec<Endpoint> = nodes.iter().map(|n| Endpoint::Tcp(n.host.clone(), n.port)).collect();
+    let mut slots: Vec<Vec<u16>> = nodes.into_iter().map(|n| n.slots).collect();
+    if o.reconnect().is_some() {
+        // the replicas too (CLUSTER NODES: CLUSTER SLOTS may not list them yet), serving
+        // no slot: one may take over its primary's
+        let text = transport::command(&seed, cs, &encode_args(&[b"CLUSTER", b"NODES"]))?.as_text().unwrap_or_default();
+        for r in replicas::shards_from_nodes(&text)?.into_iter().flat_map(|s| s.replicas) {
+            if !eps.contains(&r) {
+                eps.push(r);
+                slots.push(Vec::new());
+            }
+        }
+    }
+    Ok((eps, slots))
 }
 
 /// `host configuration "save": ...` lines as valkey-benchmark prints them (best effort).
@@ -186,6 +198,8 @@ fn plans(o: &Options, sh: &Shared, nodes: &Nodes, template: Arc<spec::Template>,
             // Reconnecting standalone: every connection starts at the seed (the rest of
             // the endpoints are its --fallback nodes).
             _ if !o.cluster && o.reconnect().is_some() => 0,
+            // Reconnecting in a cluster: the replicas listed after the primaries wait.
+            _ if o.cluster && o.reconnect().is_some() => g % serving(&nodes.slots),
             _ => g % nodes.endpoints.len(),
         };
         conns[g % threads].push((node, g));
@@ -232,6 +246,11 @@ fn plans(o: &Options, sh: &Shared, nodes: &Nodes, template: Arc<spec::Template>,
             }
         })
         .collect()
+}
+
+/// The endpoints that serve slots (the primaries, listed first).
+fn serving(slots: &[Vec<u16>]) -> usize {
+    slots.iter().filter(|s| !s.is_empty()).count().max(1)
 }
 
 /// Connection `g` of a fixed-key test whose key endpoint `n` serves: with replica reads,

@@ -15,8 +15,12 @@ const NS_PER_MS: u64 = 1_000_000;
 pub struct Timeline {
     /// Per second: errors by kind.
     pub kinds: Vec<[u64; KINDS.len()]>,
-    /// Per millisecond: (successes, errors); empty unless `fine`.
-    pub ms: Vec<(u32, u32)>,
+    /// Per lane, per millisecond: (successes, errors); empty unless `fine`. A lane is a
+    /// cluster shard (its connections' first node; standalone: one lane), so an outage of
+    /// one shard shows while the others go on.
+    pub ms: Vec<Vec<(u32, u32)>>,
+    /// The lane the next `ok` / `error` counts for (set per connection by the loop).
+    pub lane: usize,
     fine: bool,
     /// --ack-log: the key of every acknowledged command, one per line (None: not kept).
     pub acks: Option<Vec<u8>>,
@@ -24,7 +28,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub fn new(fine: bool) -> Self {
-        Timeline { kinds: Vec::new(), ms: Vec::new(), fine, acks: None }
+        Timeline { kinds: Vec::new(), ms: Vec::new(), lane: 0, fine, acks: None }
     }
 
     /// A successful reply `since_ns` after the measure start.
@@ -50,10 +54,14 @@ impl Timeline {
 
     fn ms_slot(&mut self, since_ns: u64) -> &mut (u32, u32) {
         let i = (since_ns / NS_PER_MS) as usize;
-        if self.ms.len() <= i {
-            self.ms.resize(i + 1, (0, 0));
+        if self.ms.len() <= self.lane {
+            self.ms.resize(self.lane + 1, Vec::new());
         }
-        &mut self.ms[i]
+        let ms = &mut self.ms[self.lane];
+        if ms.len() <= i {
+            ms.resize(i + 1, (0, 0));
+        }
+        &mut ms[i]
     }
 
     /// Adds another thread's timeline (same measure start, within a millisecond).
@@ -65,11 +73,16 @@ impl Timeline {
             a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
         }
         if self.ms.len() < o.ms.len() {
-            self.ms.resize(o.ms.len(), (0, 0));
+            self.ms.resize(o.ms.len(), Vec::new());
         }
-        for (a, b) in self.ms.iter_mut().zip(&o.ms) {
-            a.0 += b.0;
-            a.1 += b.1;
+        for (lane, other) in self.ms.iter_mut().zip(&o.ms) {
+            if lane.len() < other.len() {
+                lane.resize(other.len(), (0, 0));
+            }
+            for (a, b) in lane.iter_mut().zip(other) {
+                a.0 += b.0;
+                a.1 += b.1;
+            }
         }
         self.fine |= o.fine;
         if let Some(more) = &o.acks {
@@ -136,6 +149,13 @@ pub fn outages(ms: &[(u32, u32)]) -> Vec<Outage> {
     out
 }
 
+/// The outages of every lane (a cluster's shards), by their first error.
+pub fn lane_outages(lanes: &[Vec<(u32, u32)>]) -> Vec<Outage> {
+    let mut all: Vec<Outage> = lanes.iter().flat_map(|ms| outages(ms)).collect();
+    all.sort_by_key(|o| (o.first_error_ms, o.from_ms));
+    all
+}
+
 /// One second of the report's `timeline`.
 #[derive(Debug, Serialize)]
 pub struct SecondJson {
@@ -170,7 +190,7 @@ pub fn to_json(t: &Timeline, ok_p99: &[(u64, f64)], start_unix_ms: u64) -> Timel
             SecondJson { t_s: s as u64, ok, errors, p99_ms }
         })
         .collect();
-    let outages = t.fine.then(|| outages(&t.ms));
+    let outages = t.fine.then(|| lane_outages(&t.ms));
     TimelineJson { start_unix_ms, seconds, outages }
 }
 
@@ -237,5 +257,21 @@ mod tests {
         assert!(j.seconds[0].errors.is_empty());
         assert_eq!(j.outages, Some(vec![Outage { from_ms: 1, first_error_ms: 1500, to_ms: Some(2100) }]));
         assert_eq!(to_json(&Timeline::new(false), &[(1, 0.1)], 0).outages, None);
+    }
+
+    #[test]
+    fn a_shards_outage_shows_while_another_shard_goes_on() {
+        let mut t = Timeline::new(true);
+        for ms in 0..10u64 {
+            t.lane = 0;
+            t.ok(ms * 1_000_000); // shard 0 answers throughout
+            t.lane = 1;
+            match ms {
+                0..=2 | 8.. => t.ok(ms * 1_000_000),
+                _ => t.error(ms * 1_000_000, crate::reconnect::CONNECTION, 1),
+            }
+        }
+        let j = to_json(&t, &[(17, 0.1)], 0);
+        assert_eq!(j.outages, Some(vec![Outage { from_ms: 3, first_error_ms: 3, to_ms: Some(8) }]));
     }
 }

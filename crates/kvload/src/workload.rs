@@ -46,6 +46,14 @@ impl KeyGen {
         KeyGen { rng: Rng::new(seed), n, sequential, counter: start, step: step.max(1), lanes: Vec::new() }
     }
 
+    /// A failover moved lane `from`'s slots to lane `to`: `to` goes on from where `from`
+    /// got (--sequential keys stay unique; a no-op without lanes).
+    pub fn carry_lane(&mut self, from: usize, to: usize) {
+        if let (Some(&at), true) = (self.lanes.get(from), to < self.lanes.len()) {
+            self.lanes[to] = self.lanes[to].max(at);
+        }
+    }
+
     /// Gives the generator `n` sequential cursors (lanes) for `next_lane`.
     pub fn set_lanes(&mut self, n: usize) {
         self.lanes = vec![self.counter; n];
@@ -236,6 +244,18 @@ mod tests {
         let text = String::from_utf8(buf).unwrap();
         let ks = text.split("\r\n").filter(|w| w.starts_with("a:")).map(str::to_string).collect();
         (ks, gave_up)
+    }
+
+    #[test]
+    fn a_carried_lane_goes_on_where_the_other_got() {
+        let mut keys = KeyGen::new(3, 1000, true, 0, 1);
+        keys.set_lanes(4);
+        let first: Vec<u64> = (0..5).map(|_| keys.next_lane(0)).collect();
+        keys.carry_lane(0, 3);
+        assert_eq!(keys.next_lane(3), 5, "after {first:?}, not over again");
+        keys.carry_lane(1, 3); // a lane behind never moves it back
+        assert_eq!(keys.next_lane(3), 6);
+        keys.carry_lane(0, 9); // no such lane: nothing
     }
 
     #[test]

@@ -268,7 +268,7 @@ fn bad_flags_exit_2() {
         &["-n"],
         &["-t", "nosuch"],
         &["--reconnect-on-error"],
-        &["--reconnect-on-error", "--duration", "1", "--cluster"],
+        &["--reconnect-on-error", "--duration", "1", "--cluster", "--fallback", "127.0.0.1:7002"],
         &["--fallback", "127.0.0.1:7001", "--duration", "1"],
         &["--reconnect-on-error", "--duration", "1", "--fallback", "nohostport"],
         &["--reconnect-on-error", "--duration", "1", "--read-from-replicas", "yes"],

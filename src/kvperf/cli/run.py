@@ -57,6 +57,7 @@ from kvperf.pipeline.run.gates import GATES_FILE
 from kvperf.pipeline.run.single import MatrixRun, run_matrix, run_modules
 from kvperf.pipeline.sides.interleaved import run_commits
 from kvperf.report.clients import clients_table
+from kvperf.report.failover import failover_table, timeline_table
 from kvperf.report.gates import gates_table
 from kvperf.report.memory import memory_table
 from kvperf.report.staircase import staircase_tables
@@ -185,8 +186,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def _render(cli: Cli, done: MatrixRun) -> int:
-    """The results, instruction, memory, profile, series, sweep and gate tables; 1 if a
-    trial or a gate failed."""
+    """The results, instruction, memory, profile, series, sweep, failover and gate tables;
+    1 if a trial or a gate failed."""
     prepared, summary, out = done.prepared, done.summary, cli.out
     if summary is None:
         kept = done.interrupted
@@ -218,6 +219,9 @@ def _render(cli: Cli, done: MatrixRun) -> int:
     for table in sweep_tables(swept) if timed else []:
         out.print(table)
     print_rate_sweeps(out, summary.rows, prepared.out_dir, prepared.context.label)
+    for faulted in (failover_table(summary.rows), timeline_table(summary.rows)):
+        if faulted is not None:
+            out.print(faulted)
     out.print(f"results: {summary.metrics_path}")
     if summary.failed:
         cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")

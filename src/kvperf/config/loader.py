@@ -247,8 +247,7 @@ def _unknown_key_message(key: str) -> str:
 
 
 def _check_faults(values: JsonObject) -> None:
-    """A fault schedule the topology can serve (every cluster_mode of the object), and
-    one ``kvperf run`` executes: not yet on this branch (see README "Failover")."""
+    """A fault schedule the topology can serve, for every cluster_mode of the object."""
     faults = values.get("faults", ())
     if not faults:
         return
@@ -258,9 +257,6 @@ def _check_faults(values: JsonObject) -> None:
                                  duration=duration)
         if problem:
             raise ValueError(problem)
-    raise ValueError("'faults' are not executed by `kvperf run` yet: the measure stage "
-                     "runs them once configs start replicas; run a schedule with "
-                     "kvperf.server.faults (see README \"Failover under load\")")
 
 
 def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
@@ -298,6 +294,9 @@ def _check_staircase(values: JsonObject) -> None:
     if "rate_sweep" in values:
         raise ValueError("'staircase' cannot be combined with 'rate_sweep' (a sweep's points "
                          "run at fixed connections)")
+    if values.get("faults"):
+        raise ValueError("'staircase' cannot be combined with 'faults' (kvload's reconnecting "
+                         "load runs at fixed connections)")
     problem = staircase_refusal(ramp, values.get("clients", (50,)), "duration" in values)
     if problem:
         raise ValueError(problem)

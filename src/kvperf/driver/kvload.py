@@ -58,16 +58,17 @@ def read_report(path: Path) -> JsonObject:
     return report
 
 
-def measurement_from(test: JsonObject) -> Measurement:
-    """The corrected-latency figures of one kvload test; fail on error replies or no requests."""
+def measurement_from(test: JsonObject, faults: bool = False) -> Measurement:
+    """The corrected-latency figures of one kvload test; fail on error replies or no requests
+    (``faults``: a fault schedule ran, so errors and redirects are what it measures)."""
     errors = test.get("errors", {})
     bad = {k: v for k, v in errors.items() if k in ("err", "other", "timeout") and v}
-    if bad:
+    if bad and not faults:
         raise DriverError(f"kvload counted error replies: {bad}")
     if not test.get("requests") or not test.get("achieved_rps"):
         raise DriverError("kvload completed no requests")
     redirects = errors.get("moved", 0) + errors.get("ask", 0)
-    if redirects > 0.01 * test["requests"]:
+    if redirects > 0.01 * test["requests"] and not faults:
         raise DriverError(f"kvload was redirected {redirects} times for {test['requests']} "
                           "requests (MOVED/ASK): requests did not go to the node owning the key")
     lat = test["latency_ms"]["corrected"]
@@ -140,9 +141,11 @@ class Kvload:
                  else ["--duration", str(load.duration)])
         if load.settle:  # kvload's own warmup: the same connections and schedule go on
             bound += ["--warmup", f"{load.settle:g}"]
-        self._run(self.argv(load, target, bound, report), load, log, self._timeout(load),
-                  target)
-        return measurement_from(read_report(report)["tests"][0])
+        argv = self.argv(load, target, bound, report)
+        if load.faults:
+            argv = failover_argv(argv, load, target, log.with_name(ACK_LOG))
+        self._run(argv, load, log, self._timeout(load), target)
+        return measurement_from(read_report(report)["tests"][0], faults=bool(load.faults))
 
     def _run(self, argv: list[str], load: Load, log: Path, timeout: float,
              target: Target) -> None:
@@ -151,6 +154,35 @@ class Kvload:
             lines = (output.stderr or output.stdout).strip().splitlines()
             detail = lines[-1] if lines else "(no output)"
             raise DriverError(f"kvload exited with code {output.returncode}: {detail}")
+
+
+ACK_LOG = "acks.txt"  # beside kvload.json: the acknowledged writes of a trial with faults
+ACK_PREFIX = "acked:"  # the measure stage's keys when its writes are checked for loss
+UNIQUE_KEYS = 1_000_000_000
+
+
+def checks_writes(load: Load) -> bool:
+    """Whether a trial with faults checks its acknowledged writes for loss: the built-in SET
+    only, which then writes unique keys of its own (``acked:``, sequential over -r
+    1000000000, so no seed or warmup key is among them) and logs each acknowledged one."""
+    return bool(load.faults) and load.command.name == "SET" and not load.command.is_custom
+
+
+def failover_argv(argv: list[str], load: Load, target: Target, ack_log: Path) -> list[str]:
+    """kvload's measure argv for a trial with faults: reconnecting after errors, falling
+    back to the replicas (a promoted one takes the writes), and with ``checks_writes`` the
+    SET as a custom command of unique keys with ``--ack-log``."""
+    extra = ["--reconnect-on-error"]
+    if target.replicas and not target.cluster:
+        extra += ["--fallback", ",".join(f"{e.host}:{e.port}" for e in target.replicas)]
+    if not checks_writes(load):
+        return [*argv[:1], *extra, *argv[1:]]
+    # the command goes last: "-t set", or in a cluster its argv with plain keys
+    cut = argv.index("-t") if "-t" in argv else len(argv) - len(load.command.argv)
+    head = argv[:cut]
+    head[head.index("-r") + 1] = str(UNIQUE_KEYS)
+    return [*head[:1], *extra, *head[1:], "--sequential", "--ack-log", str(ack_log),
+            "SET", f"{ACK_PREFIX}__rand_int__", "__data__"]
 
 
 AUTH_ENV = "KVLOAD_AUTH"  # kvload's password when -a is not given (crates/kvload/src/cli.rs)

@@ -34,7 +34,7 @@ def _loads(spec: BenchmarkSpec) -> list[Load]:
                           amount if kind == "requests" else None,
                           amount if kind == "duration" else None,
                           warm, threads, spec.client_cpus, read_from_replicas=rfr,
-                          staircase=spec.staircase))
+                          staircase=spec.staircase, faults=spec.faults))
     return loads
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvperf.config.commands import CommandSpec
+from kvperf.config.faults import Fault
 from kvperf.config.model import ModuleSpec, ProfileSettings
 from kvperf.config.staircase import Staircase
 from kvperf.core.cpus import format_cpu_list
@@ -50,6 +51,7 @@ class Load:
     settle: float = 0.0  # seconds of load inside the measured run before it counts (kvload)
     read_from_replicas: str = "no"  # valkey-benchmark's --rfr: no, yes (replicas), all
     staircase: Staircase | None = None  # connections ramped up to ``clients`` (kvload)
+    faults: tuple[Fault, ...] = ()  # run during the measure stage (config "faults")
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ class Trial:
             {"replicas": s.replicas} if s.replicas else {}) | (
             {"read_from_replicas": ld.read_from_replicas}
             if ld.read_from_replicas != "no" else {}) | (
-            {"staircase": ld.staircase.params()} if ld.staircase else {})
+            {"staircase": ld.staircase.params()} if ld.staircase else {}) | (
+            {"faults": [f.text() for f in ld.faults]} if ld.faults else {})
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""
@@ -103,6 +106,8 @@ class Trial:
         if ld.staircase:
             extras.append(f"staircase {ld.staircase.start}+{ld.staircase.step} every "
                           f"{ld.staircase.step_seconds}s")
+        if ld.faults:
+            extras.append("faults: " + ", ".join(f.text() for f in ld.faults))
         if self.profile:
             extras.append(f"profiled {self.profile.mode}")
         tail = f" [{' '.join(extras)}]" if extras else ""

@@ -8,7 +8,8 @@ back). For the whole stage: errors by kind, and p99 before / during / after, eac
 per-second p99 of the seconds wholly before the first fault, overlapping an outage, and
 after the last outage ended (per-second p99s cannot be merged into one percentile). And,
 when checked, the acknowledged writes lost: keys kvload logged as acknowledged that the
-primary after the failover lacks.
+primary after the failover lacks. And the timeline: per second successes and errors, from
+``start_unix`` (the load's start).
 """
 
 from __future__ import annotations
@@ -80,6 +81,13 @@ def _p99_phases(timeline: Mapping[str, Any], first_fault: float,
     return {"before": _worst(before), "during": _worst(during), "after": _worst(after)}
 
 
+def _seconds(timeline: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per second of the stage: successful replies and errors (all kinds), for the
+    timeline around the faults."""
+    return [{"t_s": s["t_s"], "ok": s["ok"], "errors": sum(s["errors"].values())}
+            for s in timeline.get("seconds", [])]
+
+
 def failover_record(executed: Sequence[Mapping[str, Any]], timeline: Mapping[str, Any],
                     writes: tuple[int, int] | None = None) -> dict[str, Any]:
     """The record from the executed faults (``Executed.record()``), kvload's timeline and
@@ -99,4 +107,6 @@ def failover_record(executed: Sequence[Mapping[str, Any]], timeline: Mapping[str
         "p99_ms": _p99_phases(timeline, first, outages) if first is not None else None,
         "acknowledged_writes": (None if writes is None
                                 else {"checked": writes[0], "lost": writes[1]}),
+        "start_unix": timeline["start_unix_ms"] / 1000,
+        "seconds": _seconds(timeline),
     }

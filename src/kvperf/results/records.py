@@ -56,6 +56,7 @@ class Checks(TypedDict, total=False):
     dbsize: int  # DBSIZE after a module scenario
     error_replies: int  # the load's calls the server answered with an error (any: recorded)
     rdb_checks_keyspacelen: int  # DBSIZE after a definition's reload (rdb_checks load)
+    relaxed_for_faults: list[str]  # checks a trial with faults skips (errors are expected)
 
 
 class InstructionsRecord(TypedDict, total=False):

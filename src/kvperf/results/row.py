@@ -222,6 +222,8 @@ class Row(TypedDict, total=False):
     ab_schedule: str
     # a rate sweep's rows (results/sweep.py); absent from every other row
     sweep: SweepRecord
+    # a trial with faults (results/failover.py); absent from every other row
+    failover: dict[str, Any]
 
 
 
@@ -364,6 +366,7 @@ class TrialOutcome:
     memory: MemoryRecord | None = None
     interference: InterferenceRecord | None = None  # the measure stage's (format 8)
     memory_only: bool = False  # --measure memory: seeded and read, nothing measured
+    failover: dict[str, Any] | None = None  # a trial with faults (results/failover.py)
 
     @property
     def ok(self) -> bool:
@@ -436,12 +439,15 @@ def trial_series(trial: Trial) -> Series:
 
 
 def _replica_set(trial: Trial) -> dict[str, str]:
-    """Replicas and where reads went, in the row's series (``config_set``, as a
-    definition's topology is): a trial reading from replicas is a series of its own."""
+    """Replicas, where reads went and the fault schedule, in the row's series
+    (``config_set``, as a definition's topology is): a trial reading from replicas, or
+    with faults, is a series of its own."""
+    faults = ({"faults": "; ".join(f.text() for f in trial.load.faults)}
+              if trial.load.faults else {})
     if not trial.server.replicas:
-        return {}
+        return faults
     return {"replicas": str(trial.server.replicas),
-            "read_from_replicas": trial.load.read_from_replicas}
+            "read_from_replicas": trial.load.read_from_replicas, **faults}
 
 
 def _staircase_set(trial: Trial) -> dict[str, str]:
@@ -487,6 +493,8 @@ def build_row(series: Series, ctx: RunContext, outcome: TrialOutcome, timestamp:
         "interference": outcome.interference, "harness": details.get("harness"),
         "env": {**ctx.env, "pinning": outcome.pinning},
     }
+    if outcome.failover is not None:
+        row["failover"] = outcome.failover
     return cast(Row, row)
 
 

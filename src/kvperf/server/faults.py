@@ -13,16 +13,18 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kvperf.config.faults import Fault
 from kvperf.core.errors import ServerError
-from kvperf.server.resp import Endpoint, RespClient, RespError
+from kvperf.core.keyslot import key_slot
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
 
 T = TypeVar("T")
+TAKEOVER_TIMEOUT = 30.0  # a cluster replica's promotion (node timeout + election)
 
 
 @dataclass
@@ -33,6 +35,9 @@ class FaultNode:
     endpoint: Endpoint
     pid: Callable[[], int]
     restart: Callable[[], None] | None = None
+    # After a kill or a failover: returns once the node's part is taken over (a cluster
+    # primary's slots served by its replica); the fault's end time is then.
+    settle: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class FaultSchedule:
         node = self._node(fault)
         if fault.action == "kill":
             _signal(node.pid(), signal.SIGKILL)
+            if node.settle is not None:
+                node.settle()
         elif fault.action == "pause":
             pid = node.pid()
             _signal(pid, signal.SIGSTOP)
@@ -136,6 +143,8 @@ class FaultSchedule:
             _call(node.endpoint, "REPLICAOF", "NO", "ONE")
         elif fault.action == "failover":
             _call(node.endpoint, "CLUSTER", "FAILOVER")
+            if node.settle is not None:
+                node.settle()
         else:
             raise ServerError(f"fault '{fault.text()}': unknown action")
 
@@ -149,6 +158,68 @@ def lost_writes(endpoint: Endpoint, ack_log: Path, batch: int = 2000) -> tuple[i
         for at in range(0, len(keys), batch):
             reply = client.call("EXISTS", *keys[at:at + batch])
             found += reply if isinstance(reply, int) else 0
+    return len(keys), len(keys) - found
+
+
+def slot_table(endpoints: Sequence[Endpoint]) -> list[tuple[int, int, Endpoint]]:
+    """(first slot, last slot, primary) of the CLUSTER SLOTS of the first of
+    ``endpoints`` that answers (empty: none answers)."""
+    for endpoint in endpoints:
+        try:
+            with RespClient(endpoint, timeout=1.0) as client:
+                reply = client.call("CLUSTER", "SLOTS")
+        except (ConnectionLost, RespError, OSError):
+            continue
+        if not isinstance(reply, list):
+            continue
+        return [_range(e, endpoint) for e in reply if isinstance(e, list)]
+    return []
+
+
+def _range(entry: list[Any], asked: Endpoint) -> tuple[int, int, Endpoint]:
+    """One CLUSTER SLOTS entry: [first, last, [host, port, id], replicas...]."""
+    host, port = entry[2][0], entry[2][1]
+    return (int(entry[0]), int(entry[1]),
+            Endpoint(host.decode(), int(port), asked.tls_ca, asked.password))
+
+
+def _owner(table: list[tuple[int, int, Endpoint]], slot: int) -> Endpoint | None:
+    return next((e for lo, hi, e in table if lo <= slot <= hi), None)
+
+
+def wait_taken_over(endpoints: Sequence[Endpoint], slot: int, old: Endpoint,
+                    timeout: float = TAKEOVER_TIMEOUT) -> None:
+    """Until a node other than ``old`` serves ``slot`` in a live node's view (a replica
+    promoted after its primary's kill or a CLUSTER FAILOVER); ServerError after
+    ``timeout``."""
+    others = [e for e in endpoints if e.port != old.port]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        owner = _owner(slot_table(others), slot)
+        if owner is not None and owner.port != old.port:
+            return
+        time.sleep(0.02)
+    raise ServerError(f"slot {slot} still served by {old} after {timeout:.0f}s")
+
+
+def lost_writes_cluster(endpoints: Sequence[Endpoint], ack_log: Path,
+                        batch: int = 1000) -> tuple[int, int]:
+    """``lost_writes`` in a cluster: each key looked up (EXISTS, pipelined) on the node
+    serving its slot now (CLUSTER SLOTS of the first live node of ``endpoints``)."""
+    keys = [k for k in ack_log.read_text().splitlines() if k]
+    table = slot_table(endpoints)
+    owners: dict[Endpoint, list[str]] = {}
+    for key in keys:
+        owner = _owner(table, key_slot(key.encode()))
+        if owner is None:
+            raise ServerError(f"no node serves the slot of {key!r}")
+        owners.setdefault(owner, []).append(key)
+    found = 0
+    for endpoint, mine in owners.items():
+        with RespClient(endpoint, timeout=30.0) as client:
+            for at in range(0, len(mine), batch):
+                replies = client.pipeline([("EXISTS", k) for k in mine[at:at + batch]])
+                found += sum(r for r in replies if isinstance(r, int))
     return len(keys), len(keys) - found
 
 

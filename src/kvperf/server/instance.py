@@ -53,6 +53,7 @@ class ServerGroup:
     password: Secret | None = None  # requirepass, from a 0600 file in the node's workdir
     nodes: list[Node] = field(default_factory=list)  # the primaries
     replicas: list[Node] = field(default_factory=list)  # setup.replicas per primary, in order
+    faulted: set[int] = field(default_factory=set)  # pids a fault schedule killed on purpose
     _tmp: Path | None = None
 
     @property
@@ -117,13 +118,15 @@ class ServerGroup:
 
     def respawn(self, i: int) -> None:
         """Start node i again on its port and workdir after it died (a fault's restart);
-        returns when it answers PING."""
+        returns when it answers PING. The trial's CONFIG SETs are its startup flags this
+        time: a persistence setting (appendonly) applies to what it loads."""
         old = self.nodes[i]
         old.process.stop(grace=0.0)  # reaps the killed process
-        self.nodes[i] = self._spawn(i, old.endpoint.port)
+        self.nodes[i] = self._spawn(i, old.endpoint.port, self.setup.config_set)
         self._wait_ready(self.nodes[i])
 
-    def _spawn(self, i: int, port: int | None = None) -> Node:
+    def _spawn(self, i: int, port: int | None = None,
+               flags: tuple[tuple[str, str], ...] = ()) -> Node:
         assert self._tmp is not None
         workdir = self._tmp / f"node{i}"
         workdir.mkdir(exist_ok=port is not None)
@@ -133,6 +136,7 @@ class ServerGroup:
         auth = write_auth_conf(workdir, self.password) if self.password else None
         argv = node_argv(self.binary.path, self.setup, port, NodePaths(workdir, log), self.tls,
                          self.bind, auth)
+        argv += [arg for name, value in flags for arg in (f"--{name}", value)]
         if self.wrap:
             argv = self.wrap(i, argv)  # e.g. valgrind in instruction mode
         process = ManagedProcess(argv, cpus=self.setup.cpus, stdout=log, cwd=workdir)
@@ -193,6 +197,8 @@ class ServerGroup:
     def health(self) -> str | None:
         """None when every node is alive and its log shows no crash; else the reason."""
         for node in (*self.nodes, *self.replicas):
+            if node.process.pid in self.faulted:
+                continue  # killed by the trial's fault schedule: what it measured
             crash = find_crash(_read(node.log))
             if crash:
                 return f"server {node.endpoint} crashed: {crash}"

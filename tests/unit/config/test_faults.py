@@ -55,11 +55,11 @@ def test_topology_refusals() -> None:
     assert refusal(slot, cluster=True, replicas=0, duration=5) is None
 
 
-def test_the_loader_refuses_every_cluster_mode_and_running_faults_for_now() -> None:
+def test_the_loader_checks_every_cluster_mode_and_carries_the_schedule() -> None:
     both = {"commands": ["SET"], "duration": 5, "cluster_mode": [False, True],
             "faults": [{"at": 1, "kill": "primary-of-slot 0"}]}
     with pytest.raises(ConfigError, match=r"object 0: .*needs cluster_mode"):
         parse_config(both, set())
     fine = {"commands": ["SET"], "duration": 5, "faults": [{"at": 1, "kill": "primary"}]}
-    with pytest.raises(ConfigError, match="not executed by `kvperf run` yet"):
-        parse_config(fine, set())
+    spec = parse_config(fine, set())[0]
+    assert spec.faults == (Fault(1.0, "kill", "primary"),)

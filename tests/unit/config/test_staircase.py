@@ -52,6 +52,8 @@ def test_bad_ramps_name_the_setting(value: object, message: str) -> None:
     ({"clients": [30, 10]}, r"'start' \(10\) must be less than 'clients' \(10\)"),
     ({"duration": None, "requests": [1000]}, "'staircase' needs 'duration'"),
     ({"rate_sweep": True}, "cannot be combined with 'rate_sweep'"),
+    ({"faults": [{"at": 1, "kill": "primary"}], "replicas": 1},
+     "cannot be combined with 'faults'"),
 ])
 def test_a_config_refuses_what_memtier_refuses(extra: dict[str, object], message: str) -> None:
     obj = {k: v for k, v in _config(**extra)[0].items() if v is not None}

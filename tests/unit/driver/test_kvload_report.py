@@ -66,3 +66,10 @@ def test_the_first_error_reply_is_read_from_kvloads_log(tmp_path: Path) -> None:
         "ERR Error trying to load the RDB dump, check server logs.")
     assert first_error([tmp_path / "tool.log"]) == "WRONGTYPE Operation against a key"
     assert first_error([tmp_path / "absent.log"]) is None
+
+
+def test_a_trial_with_faults_measures_its_errors_and_redirects() -> None:
+    m = measurement_from(make_report(err=30, moved=200), faults=True)
+    assert m.extra["errors"]["err"] == 30 and m.requests == 1000
+    with pytest.raises(DriverError, match="no requests"):
+        measurement_from(make_report(requests=0), faults=True)

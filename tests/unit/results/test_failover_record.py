@@ -50,3 +50,10 @@ def test_an_outage_belongs_to_the_latest_fault_before_it() -> None:
                              _timeline())
     assert record["faults"][0]["window"] is None
     assert record["faults"][1]["window"]["unavailable_s"] == 1.7
+
+
+def test_the_record_keeps_the_timeline_per_second() -> None:
+    record = failover_record([_done(1.49, "kill", "primary")], _timeline())
+    assert record["start_unix"] == START
+    assert [(s["t_s"], s["ok"], s["errors"]) for s in record["seconds"]] == [
+        (0, 900, 0), (1, 400, 4), (2, 0, 30), (3, 500, 2), (4, 900, 0)]

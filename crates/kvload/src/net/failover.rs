@@ -1,12 +1,15 @@
 //! net/failover: the event loop's side of `--reconnect-on-error` (see `reconnect`):
 //! taking a connection down (its in-flight requests counted as errors), and bringing
-//! it back after its backoff, on the same node or the next of the list.
+//! it back after its backoff, on the same node or the next of the list — in a cluster,
+//! on the node that serves its shard's slots now (the slot map read again first).
 
 use super::{register, Worker};
 use crate::clock;
+use crate::cluster;
 use crate::reconnect::{self, After};
 use crate::resp::ErrClass;
-use crate::transport;
+use crate::runner::encode_args;
+use crate::transport::{self, Endpoint};
 
 impl Worker<'_> {
     /// A connection failed (reset, EOF, write error): the run's end without
@@ -41,7 +44,9 @@ impl Worker<'_> {
         let base = self.plan.reconnect_ns.unwrap_or(reconnect::DEFAULT_BACKOFF_MS * 1_000_000);
         let nodes = self.plan.endpoints.len();
         let since = now.saturating_sub(self.measure_start);
+        let clustered = self.clustered();
         let c = &mut self.conns[i];
+        self.stats.timeline.lane = c.home;
         let lost = c.expected as u64;
         if lost > 0 && c.measured {
             self.inflight -= lost;
@@ -58,8 +63,8 @@ impl Worker<'_> {
         c.rend = 0;
         c.want_write = false;
         let _ = self.poll.registry().deregister(c.stream.source());
-        if how == After::NextNode {
-            c.node = (c.node + 1) % nodes;
+        if how == After::NextNode && !clustered {
+            c.node = (c.node + 1) % nodes; // a cluster's new primary comes from its slot map
         }
         c.rc.down(now, base);
         Ok(())
@@ -81,8 +86,17 @@ impl Worker<'_> {
     /// hands it to the next node of the list; when none accepts, the backoff grows.
     pub(super) fn revive_due(&mut self, now: u64) -> Result<(), String> {
         let Some(base) = self.plan.reconnect_ns else { return Ok(()) };
+        let mut map_read = false;
         for i in 0..self.conns.len() {
             if self.conns[i].rc.retry_at.is_none_or(|t| t > now) {
+                continue;
+            }
+            if self.clustered() {
+                if !map_read {
+                    self.read_slot_map();
+                    map_read = true;
+                }
+                self.revive_in_cluster(i, now, base)?;
                 continue;
             }
             let nodes = self.plan.endpoints.len();
@@ -111,6 +125,67 @@ impl Worker<'_> {
                 None => {
                     self.conns[i].rc.down(now, base);
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Worker<'_> {
+    /// Cluster mode: some endpoint serves slots (standalone ones serve none).
+    pub(super) fn clustered(&self) -> bool {
+        self.plan.slots.iter().any(|s| !s.is_empty())
+    }
+
+    /// Reads CLUSTER SLOTS from the first endpoint that answers (primaries, then the
+    /// replicas kvload listed at the start) into this thread's slot map; the map stays
+    /// as it was when none answers.
+    fn read_slot_map(&mut self) {
+        let ask = encode_args(&[b"CLUSTER", b"SLOTS"]);
+        for ep in &self.plan.endpoints {
+            let Ok(reply) = transport::command(ep, &self.plan.connect, &ask) else { continue };
+            let Ok(nodes) = cluster::nodes_from_slots(&reply) else { continue };
+            let mut slots = vec![Vec::new(); self.plan.endpoints.len()];
+            for n in nodes {
+                let ep = Endpoint::Tcp(n.host, n.port);
+                if let Some(k) = self.plan.endpoints.iter().position(|e| *e == ep) {
+                    slots[k] = n.slots;
+                }
+            }
+            if !self.owner.is_empty() {
+                self.owner = cluster::owner_table(&slots);
+            }
+            self.slots = slots;
+            return;
+        }
+    }
+
+    /// Brings connection i back on the node that now serves its shard (the owner of its
+    /// first node's first slot); a node that refuses keeps it down for another backoff.
+    fn revive_in_cluster(&mut self, i: usize, now: u64, base: u64) -> Result<(), String> {
+        let home_slot = self.plan.slots[self.conns[i].home].first().copied();
+        if let Some(slot) = home_slot {
+            if let Some(k) = self.slots.iter().position(|l| l.contains(&slot)) {
+                let was = self.conns[i].node;
+                if k != was {
+                    self.keys.carry_lane(was, k); // its keys go on, not over again
+                }
+                self.conns[i].node = k;
+            }
+        }
+        let node = self.conns[i].node;
+        match transport::connect(&self.plan.endpoints[node], &self.plan.connect) {
+            Ok(mut s) => {
+                super::register(&self.poll, &mut s, i)?;
+                let c = &mut self.conns[i];
+                c.stream = s;
+                c.rc.retry_at = None;
+                if self.plan.interval_ns.is_none() {
+                    self.next_closed(i, clock::now())?;
+                }
+            }
+            Err(_) => {
+                self.conns[i].rc.down(now, base);
             }
         }
         Ok(())

@@ -105,8 +105,23 @@ def _check_trials(trials: list[Trial], driver: Driver, options: RunOptions) -> N
         if reason is None and client_mode(options) and trial.server.replicas:
             reason = ("'replicas' (and 'read_from_replicas') need servers kvperf starts: it "
                       "counts the replicas' calls on the replicas it started")
+        if reason is None and trial.load.faults:
+            reason = _fault_refusal(trial, driver, options)
         if reason:
             raise UsageError(f"config object {trial.spec_index}: {reason}")
+
+
+def _fault_refusal(trial: Trial, driver: Driver, options: RunOptions) -> str | None:
+    """What a trial with ``faults`` lacks to run them: servers kvperf started (it signals
+    them by pid), and kvload (it reconnects and logs acknowledged writes)."""
+    if client_mode(options):
+        return "'faults' need servers kvperf starts: it signals them by pid"
+    if driver.name != "kvload":
+        return f"'faults' need --tool kvload ({driver.name} does not reconnect after an error)"
+    if trial.load.read_from_replicas != "no":
+        return ("'faults' with 'read_from_replicas' are not run yet: kvload's replica reads "
+                "and its reconnects would share one list of nodes")
+    return None
 
 
 def _running_server_version(endpoint: Endpoint) -> str | None:

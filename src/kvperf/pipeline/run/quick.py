@@ -1,6 +1,7 @@
 """Quick mode (``KVPERF_QUICK=1``, or ``kvperf run --quick``): a smoke run of any command
 in a fraction of its time — every trial measures 1 s (or at most 20,000 requests), without
-warmup, and at most two rounds; a definition's ``--test-time`` is overridden to 1 s (its
+warmup, and at most two rounds (a config object with ``faults`` keeps its duration, which
+its faults are timed into); a definition's ``--test-time`` is overridden to 1 s (its
 request-bound clients and its preload run as defined). For smoke tests of configs and of
 the documented examples; its numbers are not for publishing (every row records ``quick`` in
 ``env``)."""
@@ -25,11 +26,12 @@ def enabled(forced: bool = False) -> bool:
 
 
 def shrink(specs: list[BenchmarkSpec], forced: bool = False) -> list[BenchmarkSpec]:
-    """Specs with short measure stages and no warmup (unchanged when quick mode is off)."""
+    """Specs with short measure stages and no warmup (unchanged when quick mode is off). A
+    spec with ``faults`` keeps its duration: its faults are timed into it."""
     if not enabled(forced):
         return specs
     return [replace(s, warmup=(0,),
-                    duration=(SECONDS,) if s.duration else None,
+                    duration=(SECONDS,) if s.duration and not s.faults else s.duration,
                     requests=tuple(min(n, REQUESTS) for n in s.requests) if s.requests
                     else None)
             for s in specs]

@@ -17,11 +17,12 @@ from kvperf.config.commands import POP_SEEDS, Seed, stored_as
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
-from kvperf.driver.base import Driver, Target
+from kvperf.driver.base import Driver, Measurement, Target
 from kvperf.driver.kvload import first_error
 from kvperf.driver.seed import KeyStore, ensure_pop_supply, seed_commands, seed_keyspace
 from kvperf.pipeline.run import executed
 from kvperf.pipeline.run.executed import Executed
+from kvperf.pipeline.run.faults import RELAXED, FaultRun, fault_run
 from kvperf.pipeline.run.instructions import counting, instruction_result, server_wrapping
 from kvperf.pipeline.run.model import Bench, Prepared, Probe
 from kvperf.pipeline.run.prepare import client_endpoint, client_mode
@@ -129,7 +130,13 @@ class MatrixTrial:
                            **server_wrapping(options.measure, self.log_dir)) as group:
             target = Target(tuple(group.endpoints), trial.server.cluster_mode,
                             tls.ca if tls else None, tuple(group.replica_endpoints))
-            work.run(target, group.pids)
+            if trial.load.faults:
+                work.faults = fault_run(trial.load.faults, group, self.log_dir)
+            try:
+                work.run(target, group.pids)
+            finally:
+                if work.faults is not None:
+                    work.faults.spare_killed()
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         return build_row(trial_series(self.trial), self.prepared.context, outcome, timestamp,
@@ -143,6 +150,7 @@ class TrialRun:
     prepared: Prepared
     trial: Trial
     bench: Bench
+    faults: FaultRun | None = None  # the trial's fault schedule (config "faults")
     # Per command of the load: calls, usec_per_call and the calls the tool's count implies.
     _commands: dict[str, Executed] = field(default_factory=dict, init=False)
     # The load's commands as the server answered them (error replies among its calls).
@@ -194,8 +202,11 @@ class TrialRun:
                             self.log_dir) as profiled,
                   self._lag(target) as lag,
                   self.stage("measure")):
-                self.outcome.measurement = self.driver.measure(load, target, tool_log)
+                self.outcome.measurement = self._measure(target, tool_log)
             self._keep_histograms()
+            if self.faults is not None:
+                self._after_faults(self.faults)
+                return
             self._server_side(target, pids, cpu_before)
             self._record_lag(target, lag)
             self._record_memory(target, empty, seeded, sample=False)
@@ -204,6 +215,19 @@ class TrialRun:
             self.outcome.profile = profile_result(profiled, self.trial.describe(),
                                                   self.prepared.out_dir)
             self._check(keyspace, before)
+
+    def _measure(self, target: Target, tool_log: Path) -> Measurement:
+        """The load, under the trial's fault schedule when it has one."""
+        def load() -> Measurement:
+            return self.driver.measure(self.trial.load, target, tool_log)
+
+        return self.faults.measure(load) if self.faults is not None else load()
+
+    def _after_faults(self, faults: FaultRun) -> None:
+        """The failover record; the checks that assume a healthy server are not made (a
+        fault schedule killed, paused or demoted nodes on purpose)."""
+        self.outcome.failover = faults.record()
+        self.outcome.checks["relaxed_for_faults"] = list(RELAXED)
 
     def _sync_replicas(self, target: Target) -> None:
         """Every replica online at its primary's offset again after seeding (a read from a
@@ -216,7 +240,7 @@ class TrialRun:
 
     def _lag(self, target: Target) -> contextlib.AbstractContextManager[LagSamples | None]:
         """Replication lag sampled through the measure stage when there are replicas."""
-        if not target.replicas:
+        if not target.replicas or self.faults is not None:  # a killed primary has no lag
             return contextlib.nullcontext()
         return lag_sampling(replica_groups(target))
 

@@ -29,3 +29,11 @@ def test_on_caps_a_definitions_test_time(monkeypatch: pytest.MonkeyPatch) -> Non
     assert quick.test_time(None) is None and quick.test_time(30) == 30
     monkeypatch.setenv(quick.ENV, "1")
     assert quick.test_time(None) == 1 and quick.test_time(30) == 1
+
+
+def test_a_spec_with_faults_keeps_its_duration(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(quick.ENV, "1")
+    (faulted,) = quick.shrink(parse_config(
+        [{"duration": 5, "warmup": 2, "commands": ["SET"], "replicas": 1,
+          "faults": [{"at": 2, "kill": "primary"}, {"at": 3, "promote": "replica"}]}], {0, 1}))
+    assert faulted.duration == (5,) and faulted.warmup == (0,)
