@@ -154,6 +154,10 @@ def elsewhere(test: str, how: str) -> Elsewhere:
 
 
 # Text changes shared by several examples.
+OTHER_CLIENTS = (" --client ioredis:async --client iovalkey:async --client node-redis:async"
+                 " --client valkey-glide-node:async --client go-redis:pool --client rueidis:async"
+                 " --client jedis:pool --client lettuce:async --client hiredis:pool"
+                 " --client redis-rb:pool --client redis-rb-hiredis:pool")
 CORPUS = ("corpus/redis_benchmarks_specification", "{corpus}/redis_benchmarks_specification")
 SRC_VALKEY = ("~/src/valkey", "{repo}")
 REFS = (("unstable", "base"), ("my-branch", "set-slow"))
@@ -276,10 +280,20 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     'kvperf run --config configs/clients.json --client redis-py '
     '--gate "pool.rps>=0.8*single.rps"':
         run(USING, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
+    # docs/PERFORMANCE.md's table of every client: three of them here (the rest is
+    # test_clients.py's every-harness run), then its markdown
     "kvperf run --config configs/clients-table.json --client redis-py:pool "
-    "--client redis-py-asyncio:async --client valkey-glide:async --client kvload":
-        run(USING, says=("Client libraries (ratios to kvload on the same workload)",
-                         rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
+    "--client redis-py-asyncio:async --client valkey-glide:async --client ioredis:async "
+    "--client iovalkey:async --client node-redis:async --client valkey-glide-node:async "
+    "--client go-redis:pool --client rueidis:async --client jedis:pool --client lettuce:async "
+    "--client hiredis:pool --client redis-rb:pool --client redis-rb-hiredis:pool "
+    "--client kvload":
+        run(USING, (OTHER_CLIENTS, ""),
+            says=("Client libraries (ratios to kvload on the same workload)",
+                  rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
+    "kvperf report results/valkey-8.0.1 --markdown clients.md":
+        run(USING, files={"clients.md": ("### Client libraries",
+                                         "| GET d=100 P=100 c=50 | valkey-glide 2.6.0 async |")}),
     "kvperf run --client go-redis --client ioredis --client jedis --profile": elsewhere(
         "tests/integration/test_clients.py::"
         "test_profile_names_each_runtime_s_frames_of_the_library",
