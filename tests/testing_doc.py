@@ -1,12 +1,15 @@
-"""Regenerates the table of docs/TESTING.md from a pytest JUnit XML report.
+"""Regenerates the table of docs/TESTING.md from pytest's JUnit XML reports.
 
-    .venv/bin/python tests/testing_doc.py .test-results/junit.xml
+    .venv/bin/python tests/testing_doc.py .test-results/junit-*.xml
 
-`./scripts/test` writes that report (``--junitxml``) on every full run. The table has one row
-per test file: what it proves (the first paragraph of its module docstring), how many tests it
-has, how long they took (setup + call + teardown, from the report) and the shared fixtures it
-uses (session- and module-scoped, from tests/conftest.py and the file itself). The rows are
-written between the two marker lines of docs/TESTING.md; the rest of the page is prose.
+`./scripts/test` writes one report per lane (``--junitxml``) on every full run:
+``junit-parallel.xml`` (the tests run two at a time) and ``junit-alone.xml`` (those marked
+``alone``, run after it with the machine to themselves). The table has one row per test
+file: what it proves (the first paragraph of its module docstring), how many tests it has,
+how long they took (setup + call + teardown, summed over the reports), the lane(s) they ran
+in (a report ``junit-LANE.xml`` names its lane) and the shared fixtures it uses (session-
+and module-scoped, from tests/conftest.py and the file itself). The rows are written between
+the two marker lines of docs/TESTING.md; the rest of the page is prose.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ END = "<!-- end of the generated table -->"
 class FileTiming:
     tests: int
     seconds: float
+    lanes: tuple[str, ...] = ()
 
 
 def timings(junit: Path) -> dict[str, FileTiming]:
@@ -44,6 +48,23 @@ def timings(junit: Path) -> dict[str, FileTiming]:
         count[name] += 1
         seconds[name] += float(case.get("time", "0"))
     return {name: FileTiming(count[name], seconds[name]) for name in count}
+
+
+def lane(junit: Path) -> str:
+    """The lane a report is of: ``junit-alone.xml`` → alone (a bare junit.xml: all)."""
+    return junit.stem.partition("-")[2] or "all"
+
+
+def merged(reports: list[Path]) -> dict[str, FileTiming]:
+    """Per test file, the tests and seconds of every report summed, and the lanes they ran in
+    (in the order the reports were given)."""
+    out: dict[str, FileTiming] = {}
+    for report in reports:
+        for name, t in timings(report).items():
+            before = out.get(name, FileTiming(0, 0.0))
+            out[name] = FileTiming(before.tests + t.tests, before.seconds + t.seconds,
+                                   (*before.lanes, lane(report)))
+    return out
 
 
 def _scoped_fixtures(tree: ast.Module) -> set[str]:
@@ -77,11 +98,11 @@ def describe(path: Path, shared: set[str]) -> tuple[str, list[str]]:
     return about, fixtures
 
 
-def table(junit: Path) -> str:
+def table(reports: list[Path]) -> str:
     shared = _scoped_fixtures(ast.parse((ROOT / "tests" / "conftest.py").read_text()))
-    measured = timings(junit)
-    lines = ["| file | what it proves | tests | seconds | shared fixtures |",
-             "| --- | --- | ---: | ---: | --- |"]
+    measured = merged(reports)
+    lines = ["| file | what it proves | tests | seconds | lane | shared fixtures |",
+             "| --- | --- | ---: | ---: | --- | --- |"]
     files = sorted((ROOT / "tests" / "integration").glob("test_*.py"))
     files.sort(key=lambda p: -measured.get(str(p.relative_to(ROOT)),
                                             FileTiming(0, 0)).seconds)
@@ -90,13 +111,15 @@ def table(junit: Path) -> str:
         about, fixtures = describe(path, shared)
         timing = measured.get(name, FileTiming(0, 0.0))
         lines.append(f"| `{path.name}` | {about} | {timing.tests} | {timing.seconds:.0f} | "
-                     f"{', '.join(fixtures) or '—'} |")
+                     f"{', '.join(timing.lanes) or '—'} | {', '.join(fixtures) or '—'} |")
     unit = [t for name, t in measured.items() if name.startswith("tests/unit/")]
+    unit_lanes = sorted({lane for t in unit for lane in t.lanes})
     lines.append(f"| `tests/unit/` ({len(unit)} files) | pure functions, parsers, plans, "
                  f"fakes named as such | {sum(t.tests for t in unit)} | "
-                 f"{sum(t.seconds for t in unit):.0f} | — |")
+                 f"{sum(t.seconds for t in unit):.0f} | {', '.join(unit_lanes) or '—'} | — |")
     total = sum(t.seconds for t in measured.values())
-    lines.append(f"| **all** | | {sum(t.tests for t in measured.values())} | {total:.0f} | |")
+    lines.append(f"| **all** (test seconds; lanes overlap in wall time) | | "
+                 f"{sum(t.tests for t in measured.values())} | {total:.0f} | | |")
     return "\n".join(lines)
 
 
@@ -108,11 +131,11 @@ def rewrite(doc: Path, generated: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not Path(argv[0]).is_file():
-        print("usage: tests/testing_doc.py JUNIT_XML (./scripts/test writes "
-              ".test-results/junit.xml)", file=sys.stderr)
+    if not argv or not all(Path(a).is_file() for a in argv):
+        print("usage: tests/testing_doc.py JUNIT_XML… (./scripts/test writes "
+              ".test-results/junit-parallel.xml and junit-alone.xml)", file=sys.stderr)
         return 2
-    DOC.write_text(rewrite(DOC, table(Path(argv[0]))))
+    DOC.write_text(rewrite(DOC, table([Path(a) for a in argv])))
     print(f"rewrote the table of {DOC.relative_to(ROOT)}")
     return 0
 

@@ -47,6 +47,7 @@ def _flagged(a: list[dict[str, object]], b: list[dict[str, object]],
             if r.decision.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)}
 
 
+@pytest.mark.alone
 def test_rebuilding_a_built_commit_takes_under_a_tenth(valkey_repo: Path,
                                                        build_cache: Path) -> None:
     builder = Builder(build_cache, str(valkey_repo))
@@ -109,6 +110,7 @@ DUET_CONFIG = [{**{k: v for k, v in CONFIG[0].items() if k != "requests"}, "dura
 
 
 @pytest.mark.usefixtures("no_strays")
+@pytest.mark.alone
 def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_cache: Path,
                                                      tmp_path: Path) -> None:
     """README's regression gate (`kvperf compare unstable my-branch --repo ~/src/valkey --runs
@@ -152,14 +154,17 @@ def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_ca
 
 
 @pytest.mark.usefixtures("no_strays")
+@pytest.mark.alone
 def test_duet_a_a_flags_nothing(valkey_repo: Path, build_cache: Path, tmp_path: Path) -> None:
+    """One build against itself in duet rounds: 4, as in the alternating A/A below (the
+    rule's false-alarm rate does not depend on the run count; 8 rounds took 52 s)."""
     config = write_config(tmp_path, DUET_CONFIG)
     code, out, err = _kvperf(build_cache, "compare", "base", "base", "--repo", valkey_repo,
-                             "--runs", "8", "--config", config, "--schedule", "duet",
+                             "--runs", "4", "--config", config, "--schedule", "duet",
                              "--results-dir", tmp_path, "--label", "aa", "--seed", "6")
     assert code == 0, err
     a, b = _rows(tmp_path / "aa" / "A"), _rows(tmp_path / "aa" / "B")
-    assert len(a) == len(b) == 16
+    assert len(a) == len(b) == 8
     assert not _flagged(a, b), out
     # both sides really ran at once: their measure stages started together
     starts = {(r["trial_id"], r["run"]): r["checks"]["measure_started_at"] for r in a}
@@ -168,6 +173,7 @@ def test_duet_a_a_flags_nothing(valkey_repo: Path, build_cache: Path, tmp_path: 
 
 
 @pytest.mark.usefixtures("no_strays")
+@pytest.mark.alone
 def test_same_commit_on_both_sides_flags_nothing(valkey_repo: Path, build_cache: Path,
                                                  tmp_path: Path) -> None:
     """Alternating rounds of one build against itself. 4 rounds of 300k requests (~1 s): the

@@ -19,6 +19,7 @@ SMALL = [{"requests": 30000, "commands": ["SET", "GET"], "pipelines": 16, "keysp
 
 
 @pytest.mark.usefixtures("no_strays")
+@pytest.mark.alone
 def test_a_a_compare_flags_nothing(tmp_path: Path) -> None:
     server = require_binary("valkey-server")
     config = write_config(tmp_path, SMALL)

@@ -282,7 +282,8 @@ def _run_example(text: str, example: Example, scratch: Path, env: dict[str, str]
 
 
 @pytest.mark.usefixtures("no_strays")
-@pytest.mark.parametrize("group", sorted(GROUPS))
+@pytest.mark.parametrize("group", [pytest.param(g, marks=pytest.mark.alone) if GROUPS[g].alone
+                                   else g for g in sorted(GROUPS)])
 def test_documented_examples_run(group: str, tmp_path: Path,
                                  request: pytest.FixtureRequest) -> None:
     spec = GROUPS[group]

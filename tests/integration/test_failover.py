@@ -29,7 +29,7 @@ from kvperf.server.replication import attach, wait_in_sync
 from kvperf.server.resp import RespClient
 from tests.helpers import ROOT, read_metrics, require_binary, run_kvperf, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.alone]
 
 BACKOFF_CAP_S = 0.8  # kvload: 100 ms doubling to 8x
 SLACK_S = 0.3  # a busy machine's scheduling between a signal and the client seeing it

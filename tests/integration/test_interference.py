@@ -24,7 +24,7 @@ import pytest
 from kvperf.results.interference import DISTURBED_SHARE
 from tests.helpers import read_metrics, run_kvperf, write_config
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 PINNED = {"commands": ["SET"], "pipelines": [1], "clients": [50], "data_sizes": [64],
           "keyspacelen": [10000], "duration": [1], "warmup": 0,

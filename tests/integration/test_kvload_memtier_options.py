@@ -210,6 +210,7 @@ def _window_of(program: list[str], endpoint: Endpoint, tmp: Path) -> tuple[list[
     return bench.in_flight_at_send[PIPELINE:], p50
 
 
+@pytest.mark.alone  # a latency bound
 def test_pipeline_keeps_a_sliding_window_of_requests_in_flight(memtier_oracle: Path,
                                                                tmp_path: Path) -> None:
     with server(tmp_path) as endpoint:
@@ -342,6 +343,7 @@ def _calls(endpoint: Endpoint) -> int:
                for line in text.splitlines() if line.startswith((b"cmdstat_set", b"cmdstat_get")))
 
 
+@pytest.mark.alone  # counts calls made at a rate in a timed run
 @pytest.mark.parametrize("io", ["epoll", "uring"])
 def test_rate_limiting_paces_each_connection_as_memtier_does(memtier_oracle: Path,
                                                              tmp_path: Path, io: str) -> None:

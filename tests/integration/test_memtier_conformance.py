@@ -77,7 +77,7 @@ from kvperf.server.resp import Endpoint, RespClient, parse_info
 from tests.fixtures.corpus import suites_dir
 from tests.helpers import require_binary
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.alone]
 
 # definition → topology; what each one brings to the selection is in the comment
 DEFINITIONS = {

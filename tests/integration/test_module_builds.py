@@ -169,6 +169,7 @@ def test_json_scenarios_run_on_the_real_module(tmp_path: Path) -> None:
     assert 4 < appended["bytes_per_key"] < 200, appended
 
 
+@pytest.mark.alone
 def test_compare_module_commits_flags_bf_add_not_bf_exists(tmp_path: Path) -> None:
     bloom_so()  # base built (the fixture), so this test builds only `slow`, warm
     config = _short(BLOOM_CONFIG, tmp_path, groups=("1",))
@@ -354,6 +355,7 @@ def test_module_instruction_counts_flag_bf_add_not_bf_exists(tmp_path: Path) -> 
     assert len(spins) == 2 and spins[0] == 0 < spins[1], spins  # bf-add's only
 
 
+@pytest.mark.alone
 def test_bisect_over_module_commits_names_the_slow_one(tmp_path: Path) -> None:
     """base..bisect-bad holds neutral, slow and another neutral commit: bisect on BF.ADD's
     server time per call names slow."""

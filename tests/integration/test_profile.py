@@ -48,11 +48,13 @@ def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) 
                                   "perf report"}
     assert all((out / f).is_file() for f in node["files"].values())
     assert node["top_symbols"] and node["top_dsos"]
-    # the per-DSO shares: the server is the first shared object of user space (the kernel's
-    # network stack may take more at pipeline 1), named as started (Debian's valkey-server
-    # is a symlink to valkey-check-rdb, the name perf resolves)
+    # the per-DSO shares: the server is one of the first two shared objects of user space
+    # (the kernel's network stack takes most at pipeline 1, and on a busy machine libc's
+    # share can pass the server's), named as started (Debian's valkey-server is a symlink to
+    # valkey-check-rdb, the name perf resolves)
     user = [e["name"] for e in profile["dsos"] if not e["name"].startswith("[")]
-    assert user[0] == "valkey-server", profile["dsos"]
+    assert "valkey-server" in user[:2], profile["dsos"]
+    assert not any("check-rdb" in name for name in user), profile["dsos"]
     assert "on-cpu share per shared object" in done.stdout
     assert "## On-CPU share per shared object" in (out / "profile.md").read_text()
     frames = _frames(out / node["files"]["flamegraph"])

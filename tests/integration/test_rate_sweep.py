@@ -37,7 +37,7 @@ from scipy import stats
 
 from tests.helpers import KVPERF, require_binary, write_config
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 VALKEY = "/usr/bin/valkey-server"
 SLEEP_S = 0.002

@@ -22,7 +22,8 @@ import pytest
 from tests.fixtures.valkey_steps import SLOW_STEP, SPIN_STEP, step_sha, steps_repo
 from tests.helpers import run_kvperf, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400),
+              pytest.mark.alone]
 
 CONFIG = {"duration": 1, "warmup": 0, "keyspacelen": 10000, "data_sizes": 64,
           "pipelines": 16, "clients": 4, "commands": ["SET"], "server_cpu_range": "0",

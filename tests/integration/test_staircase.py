@@ -25,7 +25,7 @@ from kvperf.server.instance import ServerGroup
 from kvperf.server.resp import Endpoint, RespClient
 from tests.helpers import require_binary, run_kvperf, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180), pytest.mark.alone]
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "crates" / "kvload" / "schema"
 RAMP = ["--clients-start", "2", "--clients-step", "2", "--step-duration", "1"]

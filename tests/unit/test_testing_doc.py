@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.testing_doc import BEGIN, DOC, END, ROOT, describe, rewrite, timings
+from tests.testing_doc import BEGIN, DOC, END, ROOT, describe, merged, rewrite, timings
 
 
 def test_every_integration_file_has_a_row() -> None:
@@ -30,6 +30,18 @@ def test_timings_sum_per_file_and_fold_classes(tmp_path: Path) -> None:
     assert found["tests/integration/test_a.py"].tests == 2
     assert found["tests/integration/test_a.py"].seconds == 3.5
     assert found["tests/unit/cli/test_b.py"].seconds == 0.25
+
+
+def test_lanes_sum_and_are_named_by_their_reports(tmp_path: Path) -> None:
+    for lane, seconds in (("parallel", "4.0"), ("alone", "6.0")):
+        (tmp_path / f"junit-{lane}.xml").write_text(
+            '<testsuites><testsuite name="pytest">'
+            f'<testcase classname="tests.integration.test_a" name="test_{lane}" '
+            f'time="{seconds}"/></testsuite></testsuites>')
+    found = merged([tmp_path / "junit-parallel.xml", tmp_path / "junit-alone.xml"])
+    assert found["tests/integration/test_a.py"].tests == 2
+    assert found["tests/integration/test_a.py"].seconds == 10.0
+    assert found["tests/integration/test_a.py"].lanes == ("parallel", "alone")
 
 
 def test_describe_takes_the_docstring_and_shared_fixtures(tmp_path: Path) -> None:
