@@ -386,6 +386,16 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
             says=("Rate sweep knees: B valkey", "A knee rps", "B/A (95% CI)"),
             files={"results/knees/rate_sweep_knees.md": "| SET d=64 P=1 c=50 |",
                    "results/knees/B/rate_sweep.md": "| 70% |"}),
+    # docs/PERFORMANCE.md, "Rate sweep compared" (two quick rounds of two points; the
+    # verdict table names each point's series by its rate)
+    "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
+    "--config configs/rate-sweep-set-get.json --runs 3":
+        run(SWEEPS, ("--runs 3", "--runs 2 --rate-sweep --rate-steps 50,100 --label vr"),
+            says=("Rate sweep knees: B redis-7.0.15 vs A valkey-8.0.1", "A knee rps",
+                  rx(r"│ SET d=64 P=1 c=50 @ 50% +│"), rx(r"│ GET d=64 P=1 c=50 @ 100% +│")),
+            files={"results/vr/rate_sweep_knees.md": ("| SET d=64 P=1 c=50 |",
+                                                      "| GET d=64 P=1 c=50 |"),
+                   "results/vr/B/rate_sweep.md": "## Rate sweep: B redis-7.0.15"}),
     # docs/PERFORMANCE.md, "Rate sweep" (measured under chrt -f 10; here one quick round)
     "kvperf run --config configs/rate-sweep-set.json --runs 3 --label sweep-set":
         run(SWEEPS, ("--runs 3", "--runs 1"),

@@ -261,9 +261,11 @@ def describe_group(key: GroupKey) -> str:
         if fields.get(name) is not None:
             parts.append(f"{short}={fields[name]}")
     parts += [flag for flag in ("cluster_mode", "tls") if fields.get(flag)]
-    client = _config_set(fields.get("config_set"))
-    if "client" in client:  # a client library's series (run --client): its label
-        parts.append(f"{client['client']}:{client.get('concurrency')}")
+    config_set = _config_set(fields.get("config_set"))
+    if "client" in config_set:  # a client library's series (run --client): its label
+        parts.append(f"{config_set['client']}:{config_set.get('concurrency')}")
+    if "rate" in config_set:  # a rate sweep's point (results/row.py): each is a series
+        parts.append(f"@ {config_set['rate']}")
     return " ".join(parts)
 
 

@@ -126,3 +126,13 @@ def test_two_sides_knees_are_judged_by_the_verdict_rule_paired_by_round() -> Non
     assert apart.ratio.method == "t" and apart.decision.verdict is Verdict.IMPROVEMENT
     # a series swept on one side only is not compared
     assert compare_knees([_curve(base, "s1")], [_curve(base, "s2")]) == []
+
+
+def test_a_sweep_point_s_series_names_its_rate() -> None:
+    """compare's verdict table lists a sweep's points one series each: the label says which
+    (before: every point read "SET d=64 P=1 c=50", the same name on six rows)."""
+    from kvperf.analysis.comparison import describe_group
+
+    key = (("command", "SET"), ("data_size", 64), ("pipeline", 1), ("clients", 50),
+           ("config_set", (("rate", "70%"),)))
+    assert describe_group(key) == "SET d=64 P=1 c=50 @ 70%"
