@@ -95,7 +95,10 @@ def test_compare_retries_a_disturbed_duet_round_on_both_sides(tmp_path: Path,
         (record,) = _records(rows)
         assert rows[0]["ab_schedule"] == "duet"
         assert record["attempt"] == 2 and record["retried"], record  # the round ran twice
-        assert record["disturbed"], record  # the hog is still there
+        # the hog is still there and named; whether its share passes the 10% line again
+        # is chance: in a duet two servers share cpu0 with it (12% and 9.8% seen)
+        assert hog in [t["pid"] for t in record["top"]], record
+        assert next(c for c in record["cores"] if c["cpu"] == 0)["foreign_s"] > 0, record
     log = (tmp_path / "r" / "cmp" / "logs.txt").read_text()
     assert "running the duet round once more on every side" in log
 

@@ -21,7 +21,7 @@ def add_disturbed_args(p: argparse.ArgumentParser, retry_default: bool) -> None:
                    help=f"run a trial once more when other processes took more than "
                         f"{DISTURBED_SHARE * 100:.0f}%% of a watched CPU (or the hypervisor "
                         f"stole it) during its measure stage; a duet round reruns on every "
-                        f"side (default {default})")
+                        f"side (default {default}; KVPERF_RETRY_DISTURBED=1 or 0 sets it)")
     p.add_argument("--exclude-disturbed", action="store_true",
                    help="leave a disturbed trial that remains out of every timing statistic "
                         "and verdict (default: kept, and marked)")

@@ -7,10 +7,17 @@ import pytest
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode
-from kvperf.pipeline.request.common import InterferenceFlags, interference_policy
+from kvperf.pipeline.request.common import RETRY_ENV, InterferenceFlags, interference_policy
 from kvperf.pipeline.request.run import RunFlags, RunRequest, run_request
 from kvperf.pipeline.request.sides import CompareFlags, compare_request
 from kvperf.pipeline.run.model import InterferencePolicy
+
+
+@pytest.fixture(autouse=True)
+def _no_retry_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The defaults as a user's environment gives them (scripts/test's parallel lane sets
+    KVPERF_RETRY_DISTURBED=0)."""
+    monkeypatch.delenv(RETRY_ENV, raising=False)
 
 
 def test_compare_retries_by_default_and_run_does_not() -> None:
@@ -30,3 +37,20 @@ def test_nothing_timed_nothing_judged() -> None:
     with pytest.raises(UsageError, match="--mode server measures nothing"):
         interference_policy(InterferenceFlags(retry=False), retry_default=False,
                             mode=Mode.SERVER)
+
+
+def test_the_environment_sets_the_default_and_a_flag_still_wins(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    bins = ("/usr/bin/valkey-server",) * 2
+    monkeypatch.setenv(RETRY_ENV, "0")
+    assert compare_request(CompareFlags(server_bins=bins)).sides.interference == (
+        InterferencePolicy(retry=False))
+    flagged = compare_request(CompareFlags(server_bins=bins,
+                                           interference=InterferenceFlags(retry=True)))
+    assert flagged.sides.interference == InterferencePolicy(retry=True)
+    monkeypatch.setenv(RETRY_ENV, "yes")
+    ran = run_request(RunFlags())
+    assert isinstance(ran, RunRequest) and ran.interference == InterferencePolicy(retry=True)
+    monkeypatch.setenv(RETRY_ENV, "sometimes")
+    with pytest.raises(UsageError, match="KVPERF_RETRY_DISTURBED='sometimes'"):
+        compare_request(CompareFlags(server_bins=bins))

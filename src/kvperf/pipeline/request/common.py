@@ -297,13 +297,31 @@ class InterferenceFlags:
         return self.retry is not None or self.exclude
 
 
+# Sets the command's default for --retry-disturbed (1/0): a machine known to be shared, such
+# as the tests' parallel lane, where a rerun would be disturbed again.
+RETRY_ENV = "KVPERF_RETRY_DISTURBED"
+_ON, _OFF = ("1", "yes", "true", "on"), ("0", "no", "false", "off")
+
+
+def retry_default_of(command_default: bool) -> bool:
+    """The command's default for --retry-disturbed, unless $KVPERF_RETRY_DISTURBED says
+    otherwise (UsageError for a value that is not 1/0, yes/no, true/false, on/off)."""
+    value = os.environ.get(RETRY_ENV, "").strip().lower()
+    if not value:
+        return command_default
+    if value not in _ON + _OFF:
+        raise UsageError(f"{RETRY_ENV}={value!r}: give 1 (retry disturbed trials) or 0")
+    return value in _ON
+
+
 def interference_policy(flags: InterferenceFlags, *, retry_default: bool,
                         measure: Measure = Measure.TIMING,
                         mode: Mode = Mode.BOTH) -> InterferencePolicy:
     """What disturbed trials get (pipeline/run/model.InterferencePolicy): retried once
-    (``retry_default`` unless a flag says otherwise), excluded or kept. UsageError for the
-    flags where nothing is timed: --mode server, --measure instructions/memory (those
-    numbers do not depend on other processes, so no trial of theirs is judged)."""
+    (``retry_default``, or $KVPERF_RETRY_DISTURBED, unless a flag says otherwise), excluded
+    or kept. UsageError for the flags where nothing is timed: --mode server, --measure
+    instructions/memory (those numbers do not depend on other processes, so no trial of
+    theirs is judged)."""
     if mode == Mode.SERVER and flags.given:
         raise UsageError("--retry-disturbed/--exclude-disturbed judge measured trials: "
                          "--mode server measures nothing")
@@ -313,5 +331,5 @@ def interference_policy(flags: InterferenceFlags, *, retry_default: bool,
                              f"{measure} counts what the server does, which other processes "
                              "do not change")
         return InterferencePolicy(threshold=None)
-    return InterferencePolicy(retry_default if flags.retry is None else flags.retry,
-                              flags.exclude)
+    return InterferencePolicy(retry_default_of(retry_default) if flags.retry is None
+                              else flags.retry, flags.exclude)
