@@ -13,13 +13,6 @@ from kvperf.pipeline.request.sides import CompareFlags, compare_request
 from kvperf.pipeline.run.model import InterferencePolicy
 
 
-@pytest.fixture(autouse=True)
-def _no_retry_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The defaults as a user's environment gives them (scripts/test's parallel lane sets
-    KVPERF_RETRY_DISTURBED=0)."""
-    monkeypatch.delenv(RETRY_ENV, raising=False)
-
-
 def test_compare_retries_by_default_and_run_does_not() -> None:
     compared = compare_request(CompareFlags(server_bins=("/usr/bin/valkey-server",) * 2))
     assert compared.sides.interference == InterferencePolicy(retry=True)
