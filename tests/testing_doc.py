@@ -3,7 +3,7 @@
     .venv/bin/python tests/testing_doc.py .test-results/junit-*.xml
 
 `./scripts/test` writes one report per lane (``--junitxml``) on every full run:
-``junit-parallel.xml`` (the tests run two at a time) and ``junit-alone.xml`` (those marked
+``junit-parallel.xml`` (the tests run on three xdist workers) and ``junit-alone.xml`` (those marked
 ``alone``, run after it with the machine to themselves). The table has one row per test
 file: what it proves (the first paragraph of its module docstring), how many tests it has,
 how long they took (setup + call + teardown, summed over the reports), the lane(s) they ran
