@@ -93,8 +93,8 @@ def serve_until_interrupted(prepared: Prepared, listening: Callable[[list[Endpoi
     announced = threading.Event()
 
     def announce(endpoints: list[Endpoint]) -> None:
+        announced.set()  # first: a Ctrl-C right after the announcement is printed is normal
         listening(endpoints)
-        announced.set()
 
     def wait() -> None:
         with contextlib.suppress(KeyboardInterrupt, Interrupted):
