@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -65,6 +66,33 @@ def test_ctrl_c_right_after_the_announcement_is_the_normal_way_out(tmp_path: Pat
             _, err = server.communicate(timeout=30)
         assert server.returncode == 0, err
         assert "interrupted" not in err
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_under_chrt_only_the_server_keeps_the_real_time_policy(tmp_path: Path) -> None:
+    """`chrt -f 10 kvperf …` (README, "Rate sweeps"): kvperf itself returns to SCHED_OTHER,
+    the server it starts runs SCHED_FIFO at priority 10. A real-time kvperf reaping its
+    children could spin in the kernel for minutes (core/proc.leave_realtime)."""
+    write_config(tmp_path, [{"requests": 1000, "commands": ["SET"]}])
+    kvperf = subprocess.Popen(
+        [require_binary("chrt"), "-f", "10", str(KVPERF), "run", "--mode", "server",
+         "--config", "config.json"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        endpoint = wait_for_address(kvperf)  # chrt execs kvperf: one pid
+        children = Path(f"/proc/{kvperf.pid}/task/{kvperf.pid}/children").read_text().split()
+        servers = [int(c) for c in children
+                   if "valkey-server" in Path(f"/proc/{c}/cmdline").read_text()]
+        with RespClient(endpoint) as client:
+            assert client.call("PING") == b"PONG"
+        assert len(servers) == 1, children
+        assert os.sched_getscheduler(kvperf.pid) == os.SCHED_OTHER
+        assert os.sched_getscheduler(servers[0]) == os.SCHED_FIFO
+        assert os.sched_getparam(servers[0]).sched_priority == 10
+    finally:
+        kvperf.send_signal(signal.SIGINT)
+        _, err = kvperf.communicate(timeout=30)
+    assert kvperf.returncode == 0, err
 
 
 @pytest.mark.usefixtures("no_strays")

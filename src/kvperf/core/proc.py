@@ -6,6 +6,9 @@ stops what it started: a short command's whole process group (make's children to
 killed on timeout or interrupt, by the pid kvperf started, never by name. Long-lived
 children also get SIGKILL from the kernel if kvperf itself dies (PR_SET_PDEATHSIG).
 Failures to start, timeouts and (with ``check``) non-zero exits are one ``CommandError``.
+
+Under ``chrt -f``/``-r`` kvperf itself returns to SCHED_OTHER (``leave_realtime``) and its
+long-lived children (servers, load tools, client harnesses) get the real-time policy back.
 """
 
 from __future__ import annotations
@@ -132,10 +135,35 @@ def run_logged(argv: Sequence[str], log_path: Path, cwd: Path | None = None,
             raise
 
 
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGKILL this child when kvperf dies."""
+_REALTIME_POLICIES = (os.SCHED_FIFO, os.SCHED_RR)
+_children_policy: tuple[int, int] | None = None  # (policy, priority) set by leave_realtime
+
+
+def leave_realtime() -> None:
+    """kvperf started under a real-time policy (``chrt -f 10 kvperf …``): kvperf's own
+    process returns to SCHED_OTHER and remembers the policy for the long-lived children it
+    starts (``_child_setup``), the processes being measured. Call it before any thread.
+
+    Why: reaping a child (wait4) invalidates its /proc entries, and that can wait on a
+    SCHED_OTHER task. With real-time kvperf processes busy on every core that task never
+    ran: kvperf spun in the kernel (d_walk under release_task) at ~95% system CPU for
+    minutes, deaf to SIGKILL until ``chrt -o`` — the hang of long sweeps under chrt."""
+    global _children_policy
+    policy = os.sched_getscheduler(0)
+    if policy in _REALTIME_POLICIES:
+        _children_policy = (policy, os.sched_getparam(0).sched_priority)
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+def _child_setup() -> None:
+    """Runs in a long-lived child between fork and exec: SIGKILL this child when kvperf
+    dies; the real-time policy kvperf was started with (``leave_realtime``), if any."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if _children_policy is not None:
+        policy, priority = _children_policy
+        with contextlib.suppress(OSError):  # allowed for kvperf a moment ago: not expected
+            os.sched_setscheduler(0, policy, os.sched_param(priority))
 
 
 def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
@@ -149,7 +177,7 @@ def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
         list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=log or subprocess.PIPE,
         stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=env,
-        start_new_session=True, preexec_fn=_die_with_parent,
+        start_new_session=True, preexec_fn=_child_setup,
     )
 
 
@@ -182,7 +210,7 @@ def run_measured(argv: Sequence[str], *, stdout: Path, stderr: Path, cwd: Path,
         try:
             child = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                      stdout=out, stderr=err, start_new_session=True,
-                                     preexec_fn=_die_with_parent)
+                                     preexec_fn=_child_setup)
         except OSError as exc:
             raise _start_error(argv, exc, None) from None
     try:
