@@ -1,7 +1,7 @@
 """Every `kvperf …` command of the documentation and how the test runs it, or why it cannot
 run here. tests/integration/test_documented_examples.py checks that the keys of EXAMPLES are
 exactly the commands tests/doc_commands.py extracts from README.md and docs/*.md, then runs
-every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 1 s or ≤ 20,000
+every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 0.5 s or ≤ 20,000
 requests per trial, no warmup, ≤ 2 rounds).
 
 Adding an example to the docs means adding one entry here: its exact text (comment stripped,
@@ -261,7 +261,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, says=("A/A noise · valkey-8.0.1 · kvload · 2 rounds", "runs for 3%",
                          "runs for 10%", rx(r"│ SET d=64 P=16 c=50 │ rps │ [\d.]+% │ [\d.]+% │"),
                          rounds(r"A: valkey 8.0.1 B: valkey 8.0.1 #2", "alternate"))),
-    # README.md, "Suites" and "Gates" (quick mode's 1 s trials: bounds this machine meets)
+    # README.md, "Suites" and "Gates" (quick mode's 0.5 s trials: bounds this machine meets)
     # README.md "Client libraries", docs/CLIENTS.md (scripts/test installs the harnesses)
     "kvperf clients":
         run(CLIENTS, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ single, pool +│ "
@@ -360,7 +360,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf run --config configs/replica-reads.json": elsewhere(
         "tests/integration/test_replicas.py::test_documented_replica_reads_config",
         "the documented config (quick): GETs on the primaries, the replicas, both, per node"),
-    # README.md, "Staircase" (quick mode: 1 s trials, so the first 2 s step only; the whole
+    # README.md, "Staircase" (quick mode: 0.5 s trials, so the first 2 s step only; the whole
     # ramp on the server's side is tests/integration/test_staircase.py's)
     "kvperf run --config configs/staircase-set.json":
         run(SWEEPS, says=("staircase · SET run 1 (up to 30 connections)",

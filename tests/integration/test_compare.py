@@ -110,12 +110,12 @@ def test_compare_sides_are_stored_as_what_ran(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("no_strays")
 def test_noise_as_a_duet(tmp_path: Path) -> None:
-    """`noise --schedule duet` on the built-in config (quick mode: 1 s trials)."""
+    """`noise --schedule duet` on the built-in config (quick mode: 0.5 s trials)."""
     done = run_kvperf("noise", "--runs", "2", "--schedule", "duet", "--results-dir", tmp_path,
                       "--label", "n", "--server-bin", require_binary("valkey-server"),
                       env={"KVPERF_QUICK": "1"})
     assert done.returncode == 0, done.stdout + done.stderr
     a = json.loads((tmp_path / "n" / "A" / "metrics.json").read_text())
     assert len(a) == 8 and {r["ab_schedule"] for r in a} == {"duet"}
-    assert all(r["env"]["quick"] is True and r["duration"] == 1 for r in a)
+    assert all(r["env"]["quick"] is True and r["duration"] == 0.5 for r in a)
     assert "runs for 3%" in done.stdout

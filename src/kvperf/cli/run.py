@@ -79,7 +79,7 @@ def add_parser(subparsers: Any) -> None:
     source.add_argument("--suite", metavar="NAME[,NAME…]",
                         help="built-in suites instead of a config (kvperf suites lists them)")
     p.add_argument("--quick", action="store_true",
-                   help="quick mode for this run (as KVPERF_QUICK=1): 1 s trials, no warmup, "
+                   help="quick mode for this run (as KVPERF_QUICK=1): 0.5 s trials, no warmup, "
                         "at most 2 rounds")
     p.add_argument("--gate", action="append", default=[], metavar="SERIES.METRIC OP VALUE",
                    help="a KPI gate checked after every trial ran, e.g. \"SET.rps>=100000\", "

@@ -46,7 +46,7 @@ class BenchmarkSpec:
     index: int
     commands: tuple[CommandSpec, ...]
     requests: tuple[int, ...] | None = None
-    duration: tuple[int, ...] | None = None
+    duration: tuple[float, ...] | None = None  # seconds (quick mode's are 0.5)
     keyspacelen: tuple[int, ...] = (100_000,)
     data_sizes: tuple[int, ...] = (3,)
     pipelines: tuple[int, ...] = (1,)
@@ -74,7 +74,7 @@ class BenchmarkSpec:
     staircase: Staircase | None = None  # "staircase": each trial ramps its connections
 
     @property
-    def bounds(self) -> tuple[tuple[str, int], ...]:
+    def bounds(self) -> tuple[tuple[str, float], ...]:
         """The run-length choices: ("requests", n) or ("duration", seconds) each."""
         if self.requests is not None:
             return tuple(("requests", n) for n in self.requests)

@@ -31,7 +31,7 @@ def _loads(spec: BenchmarkSpec) -> list[Load]:
     ):
         kind, amount = bound
         loads.append(Load(cmd, size, pipe, clients, keys,
-                          amount if kind == "requests" else None,
+                          int(amount) if kind == "requests" else None,
                           amount if kind == "duration" else None,
                           warm, threads, spec.client_cpus, read_from_replicas=rfr,
                           staircase=spec.staircase, faults=spec.faults))

@@ -42,7 +42,7 @@ class Load:
     clients: int
     keyspacelen: int
     requests: int | None
-    duration: int | None
+    duration: float | None
     warmup: int
     threads: int | None
     cpus: tuple[int, ...] | None

@@ -292,7 +292,7 @@ def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
                            "client_cpu_range) or rerun; --retry-disturbed reruns them, "
                            "--exclude-disturbed leaves them out"))
     if any((r.get("env") or {}).get("quick") for r in rows):
-        out.append(Warning("quick_mode", "KVPERF_QUICK=1: 1 s trials, no warmup, ≤ 2 rounds",
+        out.append(Warning("quick_mode", "KVPERF_QUICK=1: 0.5 s trials, no warmup, ≤ 2 rounds",
                            "a smoke test, not a measurement: rerun without KVPERF_QUICK"))
     for s in series:
         if s.runs > 1 and s.rps_cv >= HIGH_CV:

@@ -168,7 +168,7 @@ class Row(TypedDict, total=False):
     pipeline: int | None
     clients: int | None
     requests: int | None
-    duration: int | None
+    duration: float | None
     keyspacelen: int | None
     cluster_mode: bool
     tls: bool
@@ -384,7 +384,7 @@ class Series(TypedDict):
     pipeline: int | None
     clients: int | None
     requests: int | None
-    duration: int | None
+    duration: float | None
     keyspacelen: int | None
     cluster_mode: bool
     tls: bool
@@ -533,7 +533,7 @@ class ScenarioTest:
     clients: int
     pipeline: int
     requests: int | None
-    duration: int | None
+    duration: float | None
     warmup: int
     keyspacelen: int | None
     tls: bool

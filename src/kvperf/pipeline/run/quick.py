@@ -1,8 +1,9 @@
 """Quick mode (``KVPERF_QUICK=1``, or ``kvperf run --quick``): a smoke run of any command
-in a fraction of its time — every trial measures 1 s (or at most 20,000 requests), without
+in a fraction of its time — every trial measures 0.5 s (or at most 20,000 requests), without
 warmup, and at most two rounds (a config object with ``faults`` keeps its duration, which
-its faults are timed into); a definition's ``--test-time`` is overridden to 1 s (its
-request-bound clients and its preload run as defined). For smoke tests of configs and of
+its faults are timed into); a definition's ``--test-time`` is overridden to 1 s (memtier's
+is whole seconds; its request-bound clients and its preload run as defined), and a module
+scenario or a rate sweep's point measures 1 s. For smoke tests of configs and of
 the documented examples; its numbers are not for publishing (every row records ``quick`` in
 ``env``)."""
 
@@ -15,7 +16,8 @@ from kvperf.config.model import BenchmarkSpec
 from kvperf.config.scenarios import Scenario
 
 ENV = "KVPERF_QUICK"
-SECONDS = 1
+TRIAL_SECONDS = 0.5  # a config trial's measure stage
+SECONDS = 1  # a definition's test time, a module scenario's and a rate sweep point's
 REQUESTS = 20_000
 MAX_RUNS = 2
 
@@ -31,7 +33,7 @@ def shrink(specs: list[BenchmarkSpec], forced: bool = False) -> list[BenchmarkSp
     if not enabled(forced):
         return specs
     return [replace(s, warmup=(0,),
-                    duration=(SECONDS,) if s.duration and not s.faults else s.duration,
+                    duration=(TRIAL_SECONDS,) if s.duration and not s.faults else s.duration,
                     requests=tuple(min(n, REQUESTS) for n in s.requests) if s.requests
                     else None)
             for s in specs]

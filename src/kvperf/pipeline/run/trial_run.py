@@ -65,7 +65,7 @@ def _pop_target(trial: Trial) -> int:
     if load.requests is not None:
         return load.requests + margin
     per_second = min(200_000 * load.pipeline, 2_000_000)
-    return per_second * (load.duration or 1) + margin
+    return int(per_second * (load.duration or 1)) + margin
 
 
 @dataclass

@@ -19,7 +19,7 @@ def test_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_on_shrinks_every_trial(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(quick.ENV, "1")
     timed, counted = quick.shrink(SPECS)
-    assert timed.duration == (1,) and timed.warmup == (0,) and timed.requests is None
+    assert timed.duration == (0.5,) and timed.warmup == (0,) and timed.requests is None
     assert counted.requests == (5000, 20000) and counted.duration is None
     assert quick.runs(10) == 2 and quick.runs(1) == 1
 
