@@ -254,11 +254,15 @@ class Background:
         for text, line, example, since, proc in self.running:
             proc.send_signal(signal.SIGINT)
             try:
-                _, err = proc.communicate(timeout=60)
+                proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
-                _, err = proc.communicate()
-            stopped.append((text, line, example, since, proc.returncode, err))
+                proc.wait()
+            # read(), not communicate(timeout=…): that reads the pipe itself and would lose
+            # what start's readline() had buffered (the line after the address, when both
+            # came at once)
+            assert proc.stderr is not None
+            stopped.append((text, line, example, since, proc.returncode, proc.stderr.read()))
         return stopped
 
 
