@@ -176,7 +176,7 @@ def prepare(options: RunOptions) -> Prepared:
     specs = memory_specs(specs, options)
     specs = check_measure(options.measure, specs, driver, own_config=options.config is not None,
                           client_mode=client_mode(options))
-    specs = quick.shrink(specs, options.quick)
+    specs = quick.shrink(specs, options.quick, swept=options.rate_sweep is not None)
     if client_mode(options) and options.tls_ca:  # --tls: every trial talks TLS
         specs = [replace(s, tls_mode=(True,)) for s in specs]
     trials = expand(specs, quick.runs(options.runs, options.quick))

@@ -37,3 +37,12 @@ def test_a_spec_with_faults_keeps_its_duration(monkeypatch: pytest.MonkeyPatch) 
         [{"duration": 5, "warmup": 2, "commands": ["SET"], "replicas": 1,
           "faults": [{"at": 2, "kill": "primary"}, {"at": 3, "promote": "replica"}]}], {0, 1}))
     assert faulted.duration == (5,) and faulted.warmup == (0,)
+
+
+def test_a_swept_spec_measures_its_closed_loop_as_long_as_its_points(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(quick.ENV, "1")
+    (flagged,) = quick.shrink(SPECS[:1], swept=True)  # kvperf run --rate-sweep
+    (configured,) = quick.shrink(parse_config(
+        [{"duration": 3, "commands": ["SET"], "rate_sweep": {"percents": [50, 100]}}], {0, 1}))
+    assert flagged.duration == configured.duration == (quick.SECONDS,)
