@@ -3,7 +3,7 @@ in a fraction of its time — every trial measures 0.5 s (or at most 20,000 requ
 warmup, and at most two rounds (a config object with ``faults`` keeps its duration, which
 its faults are timed into); a definition's ``--test-time`` is overridden to 1 s (memtier's
 is whole seconds; its request-bound clients and its preload run as defined), and a module
-scenario or a rate sweep's point measures 1 s. For smoke tests of configs and of
+scenario, a rate sweep's points and its closed loop measure 1 s. For smoke tests of configs and of
 the documented examples; its numbers are not for publishing (every row records ``quick`` in
 ``env``)."""
 
