@@ -132,11 +132,14 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_rep
 
 
 @pytest.mark.usefixtures("no_strays")
+@pytest.mark.alone
 def test_a_a_every_metric_within_0_2_percent(tmp_path: Path, valkey_repo: Path,
                                              build_cache: Path) -> None:
     """docs/PERFORMANCE.md's A/A (`kvperf compare --repo $FX base base --measure
     instructions --config instr.json`; this CONFIG is its instr.json): every metric within
-    0.2% and none flagged."""
+    0.2% and none flagged. In the alone lane: instructions per call move with time too
+    (serverCron's work, incremental rehashing between calls), and beside two other workers
+    GET's command_per_call read +0.226% once."""
     done, report = _compare(tmp_path, valkey_repo, build_cache, "base", "base")
     assert done.returncode == 0, done.stdout + done.stderr
     a, b = _rows(tmp_path / "results" / "cmp" / "A"), _rows(tmp_path / "results" / "cmp" / "B")
