@@ -13,7 +13,6 @@ mtimes, so only a change to the Rust sources pays for the release build again (f
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.valkey_repo import _locked as locked
 from tests.fixtures.valkey_repo import cache_dir
 from tests.helpers import ROOT, read_metrics
 
@@ -80,8 +80,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dist = tmp_path_factory.mktemp("dist")
     source = cache_dir() / "install-source"
     source.mkdir(exist_ok=True)
-    with (cache_dir() / "install-source.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked(cache_dir() / "install-source.lock"):
         _sync_source(source)
         _run([sys.executable, *PIP, "wheel", "-q", "--no-deps", "-w", dist, source], dist,
              _build_env())
