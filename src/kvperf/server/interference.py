@@ -7,7 +7,10 @@ adds them up and ``summarize`` turns the tally into per-core figures:
 - own: CPU of kvperf's processes — its own process and its descendants (servers, load
   tools) plus the server pids it was given — read per thread (``/proc/PID/task/TID/stat``
   utime + stime) and placed on the core the thread last ran on (field 39, ``processor``);
-- foreign: busy − own on the core: whatever else ran there, short-lived processes included.
+- foreign: busy − own on the core: whatever else ran there, short-lived processes included;
+  at least what the foreign processes seen there took (busy, read by ticks, leaves out irq
+  and softirq time that the per-thread figures of kvperf's servers include, so busy − own
+  can read low, even 0, beside a busy loop that took a third of the core).
 
 An own process that exits between two samples (the load tool at the end of the stage) takes
 its last ticks with it; they reappear in its parent's cutime/cstime, so the own total is
@@ -158,6 +161,7 @@ class Tally:
     vanished: dict[int, tuple[int, int]] = field(default_factory=dict)  # tid → (cpu, ticks)
     seen: dict[int, int] = field(default_factory=dict)  # own tid → its ticks observed
     foreign: dict[int, Foreign] = field(default_factory=dict)
+    foreign_core: dict[int, int] = field(default_factory=dict)  # foreign ticks per cpu
     switches: dict[str, int] = field(default_factory=dict)  # role → involuntary switches
 
     def __post_init__(self) -> None:
@@ -197,6 +201,7 @@ class Tally:
                 self.foreign[pid] = Foreign(pid, proc.comm)
                 new.append(pid)
             self.foreign[pid].ticks += delta
+            self.foreign_core[proc.cpu] = self.foreign_core.get(proc.cpu, 0) + delta
         return new
 
 
@@ -264,7 +269,8 @@ def _tail(tally: Tally) -> dict[int, float]:
 
 
 def summarize(tally: Tally, hz: float, commands: Mapping[int, str], top: int = 3) -> Sampled:
-    """Per watched CPU its busy, own, foreign and steal seconds; the ``top`` foreign
+    """Per watched CPU its busy, own, foreign (busy − own, or the ticks foreign processes
+    were seen to take there when more) and steal seconds; the ``top`` foreign
     processes by CPU on watched cores (``commands``: their command lines where read, else
     their comm); involuntary context switches per role (as sampled: a thread's switches
     after the last sample before it ended are not seen)."""
@@ -276,7 +282,8 @@ def summarize(tally: Tally, hz: float, commands: Mapping[int, str], top: int = 3
             continue
         busy = max(b.busy - a.busy, 0)
         own = tally.own_core.get(cpu, 0) + tail.get(cpu, 0.0)
-        cores.append(CoreUse(cpu, busy / hz, min(own, busy) / hz, max(busy - own, 0) / hz,
+        foreign = max(busy - own, tally.foreign_core.get(cpu, 0))
+        cores.append(CoreUse(cpu, busy / hz, min(own, busy) / hz, foreign / hz,
                              max(b.steal - a.steal, 0) / hz))
     ranked = sorted(tally.foreign.values(), key=lambda f: (-f.ticks, f.pid))[:top]
     culprits = tuple(Culprit(f.pid, commands.get(f.pid) or f.comm, f.ticks / hz)

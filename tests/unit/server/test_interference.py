@@ -112,6 +112,19 @@ def test_foreign_cpu_is_busy_minus_own_per_core_and_names_the_process() -> None:
     assert sampled.switches == {"client": 5, "server": 5}
 
 
+def test_foreign_is_at_least_what_foreign_processes_were_seen_to_take() -> None:
+    """Busy (user + nice + system ticks) leaves out softirq time that the server's own
+    figures include: busy − own reads 10 ticks beside a hog seen taking 40 there."""
+    srv = [ProcStat(SERVER, "valkey-server", KVPERF, t, 0, 0) for t in (0, 60)]
+    hog = [ProcStat(HOG, "python3", 1, t, 0, 0) for t in (0, 40)]
+    kv = ProcStat(KVPERF, "kvperf", 1, 0, 0, 1)
+    tally = Tally(SCOPE, _snap(0.0, (0, 0), [kv, srv[0], hog[0]], [kv, srv[0]]))
+    tally.add(_snap(1.0, (70, 0), [kv, srv[1], hog[1]], [kv, srv[1]]))
+    cpu0, cpu1 = summarize(tally, 100.0, {}).cores
+    assert (cpu0.busy, cpu0.own, cpu0.foreign) == (0.7, 0.6, 0.4)
+    assert cpu1.foreign == 0.0
+
+
 def test_steal_is_read_per_core() -> None:
     first = _snap(0.0, (0, 0), [], [], steal=(0, 10))
     last = _snap(2.0, (50, 50), [], [], steal=(0, 70))
