@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from kvperf.core.redact import redact_command
 from kvperf.server.interference import (
     ProcStat,
     Sampled,
@@ -78,9 +79,10 @@ def read_snapshot(scope: Scope, proc: Path = PROC) -> Snapshot:
 
 
 def read_command(pid: int, proc: Path = PROC) -> str | None:
-    """A process's command line (arguments joined by spaces), None when it has none."""
+    """A process's command line (arguments joined by spaces, credentials hidden: it is shown and
+    stored when the process disturbed a trial), None when it has none."""
     text = _read(proc / str(pid) / "cmdline")
-    return " ".join(text.split("\0")).strip() or None if text else None
+    return redact_command(text.split("\0")).strip() or None if text else None
 
 
 class Sampler:

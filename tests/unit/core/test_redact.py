@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvperf.core.redact import redact_urls
+from kvperf.core.redact import redact_command, redact_urls
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -27,3 +27,11 @@ def test_every_url_in_a_message_is_redacted() -> None:
     shown = redact_urls(message)
     assert "secret" not in shown and "tok@" not in shown
     assert shown.startswith("fatal: unable to access 'https://u:***@example.invalid/r.git/'")
+
+
+def test_a_command_line_hides_password_options_and_url_credentials() -> None:
+    argv = ["kvperf", "run", "--db", "postgresql://kvperf:s3cret@127.0.0.1/x", "-a", "pw1",
+            "--requirepass", "pw2", "--password=pw3", "--name", "-a"]
+    shown = redact_command(argv)
+    assert shown == ("kvperf run --db postgresql://kvperf:***@127.0.0.1/x -a *** "
+                     "--requirepass *** --password=*** --name -a")

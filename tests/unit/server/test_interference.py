@@ -3,6 +3,8 @@ cores (the load tool's last ticks after the final sample included), the top proc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kvperf.server.interference import (
     CoreTicks,
     ProcStat,
@@ -16,6 +18,7 @@ from kvperf.server.interference import (
     parse_proc_stat,
     summarize,
 )
+from kvperf.server.interference_probe import read_command
 
 PROC_STAT = """cpu  1390094 6954 416987 419728 115374 0 126886 4321 0 0
 cpu0 727733 3563 198730 232759 6609 0 66494 2150 0 0
@@ -133,3 +136,11 @@ def test_steal_is_read_per_core() -> None:
     cores = summarize(tally, 100.0, {}).cores
     assert [c.steal for c in cores] == [0.0, 0.6]
     assert [c.foreign for c in cores] == [0.5, 0.5]  # nothing of kvperf's ran
+
+
+def test_a_foreign_command_line_is_read_with_its_credentials_hidden(tmp_path: Path) -> None:
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "cmdline").write_bytes(
+        b"kvperf\0run\0--db\0postgresql://kvperf:s3cret-pw@127.0.0.1:5/x\0-a\0pw\0")
+    shown = "kvperf run --db postgresql://kvperf:***@127.0.0.1:5/x -a ***"
+    assert read_command(42, tmp_path) == shown
