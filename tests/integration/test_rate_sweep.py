@@ -5,8 +5,9 @@ Valkey's batched replies and the knee where that model puts it; compare judges t
 knees by the one verdict rule.
 
 - SET P=1: a closed-loop trial, then ten open-loop points; the knee lies below the
-  closed-loop saturation rps and the p99 curve rises with the rate (rank correlation, and
-  overload at 100% far above the lowest point).
+  closed-loop saturation rps and the p99 curve rises with the rate (rank correlation over
+  the points where kvload was not client-saturated, and overload at 100% far above the
+  lowest point).
 - Injected service time: every request is ``DEBUG SLEEP 0.002`` on the server's one thread
   (one queue, service time S), so saturation ≈ 1/S, the knee moves down to a few hundred
   requests/s, and the mean waiting time at a moderate utilization ρ is what queueing theory
@@ -92,15 +93,23 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
         assert p["client"]["mode"] == "open" and p["histogram_file"]
         assert (tmp_path / "results" / "sweep" / p["histogram_file"]).is_file()
     assert len({p["trial_id"] for p in points} | {sat["trial_id"]}) == 11
-    # the open loop keeps its rate below saturation
+    # The open loop keeps its rate below saturation, unless kvload says it could not: a
+    # point where kvload used ≥ 90% of its core is marked client-saturated (⚠ client in the
+    # table), its latency partly the client's own lateness (README "Rate sweeps"). kvload's
+    # open loop costs more CPU per request than its closed loop, so on this machine it
+    # saturated at some points from 60% on.
+    served = [p for p in points if not p["client_saturated"]]
     for p in points:
-        if p["sweep"]["percent"] <= 80:
+        if p["sweep"]["percent"] <= 80 and not p["client_saturated"]:
             assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05)
 
-    # p99 rises with the rate: rank correlation, and overload at the top
+    # p99 rises with the rate: rank correlation over the points kvload kept up with (a
+    # saturated client's tail is its own), and overload at the top
+    assert len(served) >= 5, [p["sweep"]["point"] for p in served]
+    rho = stats.spearmanr([p["rps"] for p in served],
+                          [corrected(p, "p99") for p in served]).statistic
+    assert rho >= 0.6, [(p["sweep"]["point"], corrected(p, "p99")) for p in served]
     p99 = [corrected(p, "p99") for p in points]
-    rho = stats.spearmanr([p["rps"] for p in points], p99).statistic
-    assert rho >= 0.6, p99
     assert p99[-1] >= 3 * min(p99[:2]), p99
 
     # the knee (table and markdown) lies below the closed-loop saturation rps
