@@ -99,8 +99,8 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
     # open loop costs more CPU per request than its closed loop, so on this machine it
     # saturated at some points from 60% on.
     served = [p for p in points if not p["client_saturated"]]
-    for p in points:
-        if p["sweep"]["percent"] <= 80 and not p["client_saturated"]:
+    for p in served:
+        if p["sweep"]["percent"] <= 80:
             assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05)
 
     # p99 rises with the rate: rank correlation over the points kvload kept up with (a
