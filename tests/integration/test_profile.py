@@ -28,7 +28,10 @@ def _frames(svg: Path) -> set[str]:
     return {t.text.split(" (")[0] for t in root.iter(f"{SVG}title") if t.text}
 
 
+# Alone: its frames are samples of a 1 s trial, and a brand-new machine's parallel lane (a
+# build beside it) once left the server too little CPU for one SET stack to be sampled.
 @pytest.mark.usefixtures("no_strays")
+@pytest.mark.alone
 def test_run_profile_writes_flamegraph_folded_stacks_and_report(tmp_path: Path) -> None:
     require_binary("valkey-server")
     require_binary("kvflame")

@@ -67,6 +67,11 @@ def corrected(row: dict[str, Any], key: str) -> float:
     return float(row["client"]["latency_ms"]["corrected"][key])
 
 
+def server_busy(row: dict[str, Any]) -> float:
+    """The fraction of its core the server used at a point: its CPU per request × rps."""
+    return float(row["server"]["cpu_us_per_request"]) * float(row["rps"]) / 1e6
+
+
 @pytest.mark.usefixtures("no_strays")
 def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> None:
     write_config(tmp_path, [{"commands": ["SET"], "data_sizes": 64, "pipelines": 1,
@@ -98,14 +103,27 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
     # table), its latency partly the client's own lateness (README "Rate sweeps"). kvload's
     # open loop costs more CPU per request than its closed loop, so on this machine it
     # saturated at some points from 60% on.
+    # The server can saturate below 80% too: its open-loop cost per request is higher than
+    # closed-loop's (fewer requests per event-loop iteration), and a 1 s closed-loop trial
+    # (--quick) sometimes reads high (141k against 107-127k rps), putting "80%" at ~90% of
+    # what it sustains. A point whose server core was ≥ 90% busy (CPU per request × rps) is
+    # queueing, not the open loop falling short; the lower points must never be.
     served = [p for p in points if not p["client_saturated"]]
-    for p in served:
-        if p["sweep"]["percent"] <= 80:
-            assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05)
+    kept = [p for p in served if p["sweep"]["percent"] <= 80 and server_busy(p) < 0.9]
+    assert {"10%", "30%", "50%"} <= {p["sweep"]["point"] for p in kept}, [
+        (p["sweep"]["point"], p["client_saturated"], server_busy(p)) for p in points]
+    for p in kept:
+        assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05), (
+            p["sweep"]["point"], server_busy(p))
 
     # p99 rises with the rate: rank correlation over the points kvload kept up with (a
-    # saturated client's tail is its own), and overload at the top
-    assert len(served) >= 5, [p["sweep"]["point"] for p in served]
+    # saturated client's tail is its own), and overload at the top. On this VM kvload's
+    # open loop pays ~25 µs of kernel time per request at 10% (a timer armed per send, the
+    # server's idle core woken per request) and saturates its core somewhere from 60 to 90%;
+    # at 95-100% the server queues, kvload's connections wait and it keeps up again. So the
+    # served points are the low three and the top: 4 or 5 of them.
+    assert len(served) >= 4 and served[-1]["sweep"]["percent"] >= 90, [
+        (p["sweep"]["point"], p["client_saturated"]) for p in points]
     rho = stats.spearmanr([p["rps"] for p in served],
                           [corrected(p, "p99") for p in served]).statistic
     assert rho >= 0.6, [(p["sweep"]["point"], corrected(p, "p99")) for p in served]
