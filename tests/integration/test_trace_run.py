@@ -17,6 +17,7 @@ import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 from collections import Counter
@@ -318,6 +319,36 @@ def _replies_proxy(kvload: Path, upstream: int, trace: Path) -> Iterator[int]:
         if proxy.poll() is None:
             proxy.kill()
             proxy.wait()
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_replies_of_a_client_that_hung_up_are_still_recorded(tmp_path: Path) -> None:
+    """A client that goes away with commands in flight (an open loop's end, a killed client):
+    the server still runs them and replies, and `record --replies` matches those replies
+    although it can no longer forward them (it used to stop reading that connection at the
+    failed write: CI once saw 2,053 replies for 2,054 commands after a --rps run)."""
+    kvload = find_program("kvload")
+    assert kvload is not None
+    server, port = _start(require_binary("valkey-server"))
+    trace = tmp_path / "gone.kvt"
+    busy = "local i = 0 while i < 100000000 do i = i + 1 end return i"  # keeps the server busy
+    try:
+        with _replies_proxy(kvload, port, trace) as proxy_port:
+            client = socket.create_connection(("127.0.0.1", proxy_port))
+            client.sendall(b"EVAL \"%s\" 0\r\nSET gone 1\r\n" % busy.encode())
+            time.sleep(0.1)  # forwarded; the server is in the script (~0.7 s here)
+            # closed with a reset: the proxy's next write to it fails at once
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+            assert _call(port, "GET", "gone") == b"$1\r\n1\r\n"  # after the script
+            time.sleep(0.2)  # the replies reached the proxy
+        info = json.loads(subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
+                                         capture_output=True, text=True).stdout)
+        assert info["command_counts"] == {"EVAL": 1, "SET": 1}, info
+        assert (info["recorded_replies"] or {}).get("count") == 2, info["recorded_replies"]
+    finally:
+        server.kill()
+        server.wait()
 
 
 def _push_and_pubsub_replies(kvload: Path, upstream: int, trace: Path) -> list[list[object]]:

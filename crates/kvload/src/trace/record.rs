@@ -190,20 +190,26 @@ fn spawn_conn(c: Conn, client: TcpStream, up: TcpStream) {
 }
 
 /// Upstream → client with `--replies`: forward each read, then find the replies it completed
-/// and hand their sizes to the matcher (stamped with the read's time).
+/// and hand their sizes to the matcher (stamped with the read's time). A client that hung up
+/// with commands in flight (an open loop's end, a killed client) leaves them executed: their
+/// replies are still read and matched, until the server closes its side.
 fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut scanner = Scanner::default();
     let mut values = Vec::new();
     let mut sizes = Vec::new();
     let mut scanning = true;
+    let mut forwarding = true;
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         let seen = Instant::now();
-        if to.write_all(&buf[..n]).is_err() {
+        if forwarding && to.write_all(&buf[..n]).is_err() {
+            forwarding = false;
+        }
+        if !forwarding && !scanning {
             break;
         }
         if !scanning {
