@@ -5,9 +5,9 @@ Valkey's batched replies and the knee where that model puts it; compare judges t
 knees by the one verdict rule.
 
 - SET P=1: a closed-loop trial, then ten open-loop points; the knee lies below the
-  closed-loop saturation rps and the p99 curve rises with the rate (rank correlation over
-  the points where kvload was not client-saturated, and overload at 100% far above the
-  lowest point).
+  closed-loop saturation rps, the open loop keeps its rate where neither side saturated,
+  and the p99 curve rises with the rate (the top points' median p99 at least twice the
+  lowest ones', and overload at 100% far above the lowest point).
 - Injected service time: every request is ``DEBUG SLEEP 0.002`` on the server's one thread
   (one queue, service time S), so saturation ≈ 1/S, the knee moves down to a few hundred
   requests/s, and the mean waiting time at a moderate utilization ρ is what queueing theory
@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from tests.helpers import KVPERF, require_binary, write_config
 
@@ -116,17 +115,17 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
         assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05), (
             p["sweep"]["point"], server_busy(p))
 
-    # p99 rises with the rate: rank correlation over the points kvload kept up with (a
-    # saturated client's tail is its own), and overload at the top. On this VM kvload's
-    # open loop pays ~25 µs of kernel time per request at 10% (a timer armed per send, the
-    # server's idle core woken per request) and saturates its core somewhere from 60 to 90%;
-    # at 95-100% the server queues, kvload's connections wait and it keeps up again. So the
-    # served points are the low three and the top: 4 or 5 of them.
-    assert len(served) >= 4 and served[-1]["sweep"]["percent"] >= 90, [
-        (p["sweep"]["point"], p["client_saturated"]) for p in points]
-    rho = stats.spearmanr([p["rps"] for p in served],
-                          [corrected(p, "p99") for p in served]).statistic
-    assert rho >= 0.6, [(p["sweep"]["point"], corrected(p, "p99")) for p in served]
+    # p99 rises with the rate: the median p99 of the top four points (85-100%) is at least
+    # twice that of the lowest three (10-50%) — medians, so one stalled second does not
+    # decide — and overload at the top. Over every point, client-saturated ones too: the
+    # corrected latency is what users see and what the knee rule reads, and the table marks
+    # those points (⚠ client). On this VM kvload's open loop costs ~25 µs of kernel time per
+    # request at 10% (a timer armed per send, the server's idle core woken per request) and
+    # saturates its core from 60-70% on, at 95-100% too in 3 of 5 runs here (a rank
+    # correlation over the points it kept up with then had 3 or 4 low points to rank).
+    low = float(np.median([corrected(p, "p99") for p in points[:3]]))
+    high = float(np.median([corrected(p, "p99") for p in points[-4:]]))
+    assert high >= 2 * low, [(p["sweep"]["point"], corrected(p, "p99")) for p in points]
     p99 = [corrected(p, "p99") for p in points]
     assert p99[-1] >= 3 * min(p99[:2]), p99
 
