@@ -141,7 +141,12 @@ fn recorded_workload_replays_with_the_same_commands_keys_and_rate_shape() {
     let recorded: Vec<u64> = ti["per_second"].as_array().expect("per_second").iter().map(|v| v.as_u64().unwrap_or(0)).collect();
     let replayed: Vec<u64> = t1["intervals"].as_array().expect("intervals").iter().map(|v| v["requests"].as_u64().unwrap_or(0)).collect();
     assert!(recorded.len() >= 4, "{recorded:?}");
-    for (i, want) in recorded.iter().enumerate().take(recorded.len() - 1) {
+    // The replay's last interval holds a last second under 0.5 s wide too (kvload folds it
+    // into the one before: stats::interval_out), so only the seconds before both lasts are
+    // compared; a span of 4.0-4.5 s once failed here ([.., 2711, 3294] vs [.., 2711, 3002, 292]).
+    assert!(replayed.len() + 1 >= recorded.len(), "{replayed:?} vs {recorded:?}");
+    let whole = recorded.len().min(replayed.len()) - 1;
+    for (i, want) in recorded.iter().enumerate().take(whole) {
         let got = replayed.get(i).copied().unwrap_or(0);
         assert!(within(got, *want, 0.05), "second {i}: replayed {got}, recorded {want} ({replayed:?} vs {recorded:?})");
     }
