@@ -71,6 +71,7 @@ def _wait_rows(results: Path, count: int, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.usefixtures("no_strays")  # no server outlives kvperf's kill -9
 def test_kill_9_mid_run_loses_no_finished_trial(tmp_path: Path, pg_url: str) -> None:
     proc = _start_run(tmp_path, pg_url.replace("postgresql+psycopg", "postgresql"), runs=20)
     _wait_rows(tmp_path / "results", 3, proc)

@@ -155,15 +155,28 @@ def leave_realtime() -> None:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
-def _child_setup() -> None:
+def _child_setup(parent: int) -> None:
     """Runs in a long-lived child between fork and exec: SIGKILL this child when kvperf
-    dies; the real-time policy kvperf was started with (``leave_realtime``), if any."""
+    dies; the real-time policy kvperf was started with (``leave_realtime``), if any.
+
+    ``parent`` is kvperf's pid, read before the fork (``_setup_for_child``): a kvperf killed
+    between the fork and the prctl never signals the child, so it exits here instead of
+    starting orphaned (a server outlived `kill -9` of kvperf this way in
+    test_store_postgres.py)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
     if _children_policy is not None:
         policy, priority = _children_policy
         with contextlib.suppress(OSError):  # allowed for kvperf a moment ago: not expected
             os.sched_setscheduler(0, policy, os.sched_param(priority))
+
+
+def _setup_for_child() -> Callable[[], None]:
+    """``_child_setup`` bound to this process's pid, for ``preexec_fn``."""
+    parent = os.getpid()
+    return lambda: _child_setup(parent)
 
 
 def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
@@ -177,7 +190,7 @@ def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
         list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=log or subprocess.PIPE,
         stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=env,
-        start_new_session=True, preexec_fn=_child_setup,
+        start_new_session=True, preexec_fn=_setup_for_child(),
     )
 
 
@@ -210,7 +223,7 @@ def run_measured(argv: Sequence[str], *, stdout: Path, stderr: Path, cwd: Path,
         try:
             child = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                      stdout=out, stderr=err, start_new_session=True,
-                                     preexec_fn=_child_setup)
+                                     preexec_fn=_setup_for_child())
         except OSError as exc:
             raise _start_error(argv, exc, None) from None
     try:
