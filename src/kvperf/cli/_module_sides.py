@@ -22,11 +22,14 @@ from kvperf.cli._profile import print_differentials, print_profile
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.bisect import BisectRequest, BisectResult
+from kvperf.pipeline.bisect import BisectResult
+from kvperf.pipeline.commands._checks import min_effect, water_line_rule
+from kvperf.pipeline.commands.module_sides import module_sides_request
 from kvperf.pipeline.module_bisect import run_module_bisect
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides
-from kvperf.pipeline.request.common import InterferenceFlags, min_effect, water_line_rule
-from kvperf.pipeline.request.module_sides import ModuleSidesFlags, module_sides_request
+from kvperf.pipeline.request.bisect import BisectRequest
+from kvperf.pipeline.request.common import InterferenceFlags
+from kvperf.pipeline.request.module_sides import ModuleSidesFlags
 from kvperf.report.comparison import PAIRED_NOTE, markdown, terminal_table
 from kvperf.report.instructions import markdown as instruction_markdown
 from kvperf.report.instructions import terminal_tables as instruction_tables

@@ -12,7 +12,7 @@ from rich.console import Console
 from kvperf.analysis.rate_curve import compare_knees, curves
 from kvperf.analysis.verdict import Rule
 from kvperf.config.rate_sweep import ARRIVALS, DEFAULT_POINT_SECONDS
-from kvperf.pipeline.request.rate_sweep import RateSweepFlags
+from kvperf.pipeline.request.common import RateSweepFlags
 from kvperf.pipeline.run.model import Prepared
 from kvperf.pipeline.run.rate_sweep import PointWork, SaturationWork, SweepBatch, sweeping
 from kvperf.plan.sweep import duration_text, trial_seconds

@@ -26,8 +26,9 @@ from kvperf.cli._modules import add_module_args
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.bisect import BUDGET_FACTOR, BisectRequest, run_bisect
-from kvperf.pipeline.request.bisect import BisectFlags, bisect_request
+from kvperf.pipeline.bisect import BUDGET_FACTOR, run_bisect
+from kvperf.pipeline.commands.bisect import bisect_request
+from kvperf.pipeline.request.bisect import BisectFlags, BisectRequest
 
 
 def add_parser(subparsers: Any) -> None:

@@ -38,10 +38,11 @@ from kvperf.cli._rate_sweep import add_rate_sweep_args, print_knees, rate_sweep_
 from kvperf.cli._store import writer_flags
 from kvperf.cli._trace import add_trace_args, handle_trace_compare
 from kvperf.core.kinds import Measure
+from kvperf.definitions.plan import refusals_of
+from kvperf.pipeline.commands.compare import compare_request
 from kvperf.pipeline.definitions.definition_runs import compare_definitions
 from kvperf.pipeline.definitions.definitions import DefinitionRun
-from kvperf.pipeline.request.common import refusals_of
-from kvperf.pipeline.request.sides import CompareFlags, CompareRequest, compare_request
+from kvperf.pipeline.request.sides import CompareFlags, CompareRequest
 from kvperf.pipeline.run.model import Prepared
 from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.pipeline.sides.interleaved import compare

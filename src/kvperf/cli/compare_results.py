@@ -9,8 +9,9 @@ from kvperf.analysis.verdict import Verdict
 from kvperf.cli._common import Cli
 from kvperf.cli._measure import add_water_line
 from kvperf.cli._paths import local_path
+from kvperf.pipeline.commands.compare_results import compare_results_request
 from kvperf.pipeline.read.stored import compare_files
-from kvperf.pipeline.request.stored import CompareResultsRequest, compare_results_request
+from kvperf.pipeline.request.stored import CompareResultsRequest
 from kvperf.report.comparison import terminal_table
 
 

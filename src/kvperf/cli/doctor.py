@@ -13,8 +13,8 @@ from typing import Any
 
 from kvperf import __version__
 from kvperf.cli._common import Cli
+from kvperf.pipeline.commands.doctor import doctor_request
 from kvperf.pipeline.read.doctor import examine
-from kvperf.pipeline.request.stored import doctor_request
 from kvperf.report.doctor import doctor_json, doctor_table
 from kvperf.server.machine_probe import MachineProbe
 

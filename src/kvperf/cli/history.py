@@ -10,8 +10,9 @@ from typing import Any
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._store import add_store_options, store_flags
+from kvperf.pipeline.commands.history import history_request
 from kvperf.pipeline.read.stored import history
-from kvperf.pipeline.request.stored import HistoryRequest, history_request
+from kvperf.pipeline.request.stored import HistoryRequest
 from kvperf.report.history import change_table, history_table
 from kvperf.store.history import Cell
 

@@ -13,7 +13,8 @@ from kvperf.cli._interleaved import add_common
 from kvperf.cli._network import remote_flags
 from kvperf.cli._paths import command_path
 from kvperf.cli._store import writer_flags
-from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest, noise_request
+from kvperf.pipeline.commands.noise import noise_request
+from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest
 from kvperf.pipeline.sides.interleaved import noise
 from kvperf.report.noise import noise_table
 

@@ -24,12 +24,9 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.bisect import BUDGET_FACTOR, bisect_change_points
+from kvperf.pipeline.commands.regressions import regressions_request
 from kvperf.pipeline.read.regressions import change_points
-from kvperf.pipeline.request.stored import (
-    ChangePointFlags,
-    RegressionsRequest,
-    regressions_request,
-)
+from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
 from kvperf.report.regressions import finding_json, findings_table
 from kvperf.store.series import History
 

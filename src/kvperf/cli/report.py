@@ -12,9 +12,10 @@ from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
-from kvperf.pipeline.read.history_report import HistoryPageRequest, history_page
-from kvperf.pipeline.read.report import ReportRequest, write_report
-from kvperf.pipeline.request.stored import report_request
+from kvperf.pipeline.commands.report import report_request
+from kvperf.pipeline.read.history_report import history_page
+from kvperf.pipeline.read.report import write_report
+from kvperf.pipeline.request.stored import HistoryPageRequest, ReportRequest
 
 
 def add_parser(subparsers: Any) -> None:

@@ -44,6 +44,7 @@ from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.cli._trace import add_trace_args, handle_trace
 from kvperf.core.errors import Interrupted
 from kvperf.core.kinds import Measure, Mode
+from kvperf.pipeline.commands.run import run_request
 from kvperf.pipeline.definitions.definition_runs import run_definitions
 from kvperf.pipeline.request.run import (
     AnyRunRequest,
@@ -51,7 +52,6 @@ from kvperf.pipeline.request.run import (
     DefinitionsRequest,
     ModulesRequest,
     RunFlags,
-    run_request,
 )
 from kvperf.pipeline.run.gates import GATES_FILE
 from kvperf.pipeline.run.single import MatrixRun, run_matrix, run_modules

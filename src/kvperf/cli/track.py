@@ -23,6 +23,8 @@ from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.core.redact import redact_urls
+from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.track import job_kind, track_claim_request, track_determine_request
 from kvperf.pipeline.read.stored import (
     track_claim,
     track_cleanup,
@@ -31,15 +33,12 @@ from kvperf.pipeline.read.stored import (
     track_query,
     track_renew,
 )
-from kvperf.pipeline.request.common import StoreRequest, store_request
+from kvperf.pipeline.request.common import StoreRequest
 from kvperf.pipeline.request.stored import (
     TrackCleanupRequest,
     TrackMarkRequest,
     TrackQueryRequest,
     TrackRenewRequest,
-    job_kind,
-    track_claim_request,
-    track_determine_request,
 )
 from kvperf.report.track import jobs_table
 from kvperf.store import track

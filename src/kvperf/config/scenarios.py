@@ -415,3 +415,6 @@ def select(config: ModuleConfig, groups: tuple[str, ...], scenarios: tuple[str, 
         if kept:
             out.append((group, kept))
     return tuple(out)
+
+
+Selected = tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]

@@ -275,3 +275,12 @@ def plan_all(definitions: tuple[Definition, ...], topologies: dict[str, Topology
     return tuple(plan_one(definition, name, topologies, override, file_exists, machine)
                  for definition in definitions for name in definition.topologies
                  if not only_topologies or name in only_topologies)
+
+
+def plans_of(planned: tuple[Plan | Refusal, ...]) -> tuple[Plan, ...]:
+    return tuple(p for p in planned if isinstance(p, Plan))
+
+
+def refusals_of(planned: tuple[Plan | Refusal, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(test, topology, why) of each plan the definitions stage refused."""
+    return tuple((r.name, r.topology, r.reason) for r in planned if isinstance(r, Refusal))

@@ -7,7 +7,7 @@ definitions/ (definitions' runs, alone or on sides) · bisect (runs sides or def
 read/ (stored results read and rendered; imports none of run/, sides/, definitions/) ·
 world (the seams both sides touch the world through: builds, servers, the database)."""
 
-from kvperf.pipeline.run.model import Observer, Prepared, RunOptions, RunSummary
+from kvperf.pipeline.run.model import Observer, Prepared, RunSummary
 from kvperf.pipeline.run.prepare import prepare
 from kvperf.pipeline.run.runner import Runner, serve
 

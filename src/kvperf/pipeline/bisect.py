@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -48,7 +48,7 @@ from kvperf.analysis.bisect_log import (
     to_json,
 )
 from kvperf.analysis.comparison import GroupKey, describe_group
-from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, MovedFunction, compare_instructions
+from kvperf.analysis.instructions import MovedFunction, compare_instructions
 from kvperf.analysis.regressions import Finding
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import BuildError, UsageError
@@ -56,13 +56,14 @@ from kvperf.core.kinds import Measure
 from kvperf.definitions.plan import Plan
 from kvperf.pipeline.definitions.definition_runs import DefinitionHooks, run_on_sides
 from kvperf.pipeline.definitions.definitions import definition_series
-from kvperf.pipeline.request.common import BuildRequest, StoreRequest
+from kvperf.pipeline.request.bisect import BisectRequest
+from kvperf.pipeline.request.options import RunOptions
+from kvperf.pipeline.request.sides import SidesRequest
 from kvperf.pipeline.run.builds import build_one
-from kvperf.pipeline.run.model import RunOptions
 from kvperf.pipeline.run.prepare import prepare, validate_label
 from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.pipeline.sides.interleaved import SidesHooks, run_interleaved
-from kvperf.pipeline.sides.sides import Side, SidesRequest, side_from_build
+from kvperf.pipeline.sides.sides import Side, side_from_build
 from kvperf.pipeline.world import World
 from kvperf.plan.trial import Trial
 from kvperf.results.row import Row
@@ -72,33 +73,6 @@ from kvperf.sourcebuild.git_log import CommitInfo
 from kvperf.store.files import read_rows, write_json_atomic
 
 BUDGET_FACTOR = 3  # --max-runs default: 3 × --runs
-
-
-@dataclass(frozen=True)
-class BisectRequest:
-    """What `kvperf bisect` was asked (None: the default, see ``settle``)."""
-
-    good: str
-    bad: str
-    repo: str
-    series: str | None = None
-    metric: str | None = None
-    measure: Measure | None = None
-    runs: int | None = None
-    max_runs: int | None = None
-    config: Path | None = None
-    tool: str | None = None
-    results_dir: Path = Path("results")
-    label: str | None = None
-    seed: int | None = None
-    resume: bool = False
-    min_effect: float = DEFAULT_MIN_EFFECT
-    definitions: tuple[Plan, ...] = ()  # planned tests (--definitions) instead of a config
-    definition_paths: tuple[str, ...] = ()  # where they came from (the log's question)
-    refused: tuple[tuple[str, str, str], ...] = ()  # (test, topology, why) not planned
-    build: BuildRequest | None = None  # how LiveBench builds commits (``repo``'s)
-    store: StoreRequest = field(default_factory=lambda: StoreRequest(None))  # rows go here
-    output: Path | None = None  # --output: the markdown report
 
 
 class Bench(Protocol):
@@ -166,29 +140,6 @@ class LiveBench:
 def default_measure() -> Measure:
     """Instructions where valgrind's callgrind is installed, else timing."""
     return Measure.TIMING if callgrind.missing_tools() else Measure.INSTRUCTIONS
-
-
-def settle(request: BisectRequest) -> BisectRequest:
-    """The request with its defaults filled in and its numbers checked (UsageError)."""
-    if request.definitions:
-        for flag, given in (("--config", request.config), ("--tool", request.tool),
-                            ("--measure instructions",
-                             request.measure == Measure.INSTRUCTIONS)):
-            if given:
-                raise UsageError(f"{flag} does not apply with --definitions (definitions "
-                                 "run their own clients, timed)")
-    measure = request.measure or (Measure.TIMING if request.definitions
-                                  else default_measure())
-    if measure not in (Measure.TIMING, Measure.INSTRUCTIONS):
-        raise UsageError(f"--measure {measure}: bisect measures timing or instructions")
-    runs = request.runs if request.runs is not None else DEFAULT_RUNS[measure]
-    budget = request.max_runs if request.max_runs is not None else BUDGET_FACTOR * runs
-    if runs < 1:
-        raise UsageError(f"--runs must be at least 1, got {runs}")
-    if budget < runs:
-        raise UsageError(f"--max-runs ({budget}) must be at least --runs ({runs})")
-    return replace(request, measure=measure, runs=runs, max_runs=budget,
-                   metric=check_metric(request.metric, measure))
 
 
 def trial_series(trial: Trial) -> GroupKey:
@@ -502,3 +453,26 @@ def bisect_change_points(base: BisectRequest, findings: Iterable[Finding], world
         hooks.bisecting(what)
         hooks.bisected(what, bisect(request, bench, hooks))
     bench.check_stores()
+
+
+def settle(request: BisectRequest) -> BisectRequest:
+    """The request with its defaults filled in and its numbers checked (UsageError)."""
+    if request.definitions:
+        for flag, given in (("--config", request.config), ("--tool", request.tool),
+                            ("--measure instructions",
+                             request.measure == Measure.INSTRUCTIONS)):
+            if given:
+                raise UsageError(f"{flag} does not apply with --definitions (definitions "
+                                 "run their own clients, timed)")
+    measure = request.measure or (Measure.TIMING if request.definitions
+                                  else default_measure())
+    if measure not in (Measure.TIMING, Measure.INSTRUCTIONS):
+        raise UsageError(f"--measure {measure}: bisect measures timing or instructions")
+    runs = request.runs if request.runs is not None else DEFAULT_RUNS[measure]
+    budget = request.max_runs if request.max_runs is not None else BUDGET_FACTOR * runs
+    if runs < 1:
+        raise UsageError(f"--runs must be at least 1, got {runs}")
+    if budget < runs:
+        raise UsageError(f"--max-runs ({budget}) must be at least --runs ({runs})")
+    return replace(request, measure=measure, runs=runs, max_runs=budget,
+                   metric=check_metric(request.metric, measure))

@@ -24,7 +24,6 @@ from kvperf.definitions.plan import Plan
 from kvperf.pipeline.bisect import (
     BisectHooks,
     Bisection,
-    BisectRequest,
     BisectResult,
     bisect_dir,
     new_log,
@@ -33,14 +32,17 @@ from kvperf.pipeline.bisect import (
 )
 from kvperf.pipeline.module_sides import (
     ModuleSidesHooks,
-    ModuleSidesRequest,
     SideBatch,
     build_modules,
     interleave_batches,
 )
-from kvperf.pipeline.run.modules import ModuleOptions, prepare_modules
+from kvperf.pipeline.request.bisect import BisectRequest
+from kvperf.pipeline.request.module_sides import ModuleSidesRequest
+from kvperf.pipeline.request.options import ModuleOptions
+from kvperf.pipeline.request.sides import SidesRequest
+from kvperf.pipeline.run.modules import prepare_modules
 from kvperf.pipeline.sides.ab import SidesResult
-from kvperf.pipeline.sides.sides import Side, SidesRequest
+from kvperf.pipeline.sides.sides import Side
 from kvperf.pipeline.world import World
 from kvperf.results.row import Row
 from kvperf.sourcebuild import git as mirrors

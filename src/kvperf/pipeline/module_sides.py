@@ -15,54 +15,21 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from kvperf.core.errors import BuildError
 from kvperf.core.kinds import Schedule
-from kvperf.pipeline.request.common import BuildRequest, StoreRequest
+from kvperf.pipeline.request.module_sides import ModuleSidesRequest, ModuleSource
 from kvperf.pipeline.run.builds import BuildObserver, build_refs
-from kvperf.pipeline.run.model import InterferencePolicy, Observer
-from kvperf.pipeline.run.modules import ModuleOptions, ModuleRun, ScenarioWork, prepare_modules
+from kvperf.pipeline.run.model import Observer
+from kvperf.pipeline.run.modules import ModuleRun, ScenarioWork, prepare_modules
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.run.storage import live_store
 from kvperf.pipeline.sides.ab import SidesResult, interleave
 from kvperf.pipeline.world import World
-from kvperf.sourcebuild.module_builder import ModuleBuild, ModuleBuilder
-
-
-@dataclass(frozen=True)
-class ModuleSource:
-    """``--module-repo R [--module-build CMD] [--module-artifact GLOB]``."""
-
-    repo: str
-    build: str | None
-    artifact: str | None
-    cache: Path
-    jobs: int | None = None
-    server_src: Path | None = None  # {server_src}: the server's source tree, when known
-
-    def builder(self) -> ModuleBuilder:
-        return ModuleBuilder(self.cache, self.repo, self.build, self.artifact,
-                             self.server_src, self.jobs)
-
-
-@dataclass(frozen=True)
-class ModuleSidesRequest:
-    """Module refs built and run as sides over one module-scenario plan."""
-
-    refs: tuple[str, ...]
-    source: ModuleSource
-    options: ModuleOptions  # the plan, the server binary; module_paths loaded on every side
-    runs: int
-    out_dir: Path
-    seed: int | None = None
-    store: StoreRequest = field(default_factory=lambda: StoreRequest(None))
-    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
-    server_build: BuildRequest | None = None  # --repo: the fixed server built at server_ref
-    server_ref: str | None = None
-    server_commit: str | None = None  # set once the server is built
+from kvperf.sourcebuild.module_builder import ModuleBuild
 
 
 class ModuleSidesHooks(BuildObserver, Protocol):

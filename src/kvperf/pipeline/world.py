@@ -9,13 +9,14 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Protocol
 
 from kvperf.core.proc import LineSink
 from kvperf.pipeline.request.common import BuildRequest, RemoteRequest
-from kvperf.pipeline.run.model import Launcher
 from kvperf.server.instance import ServerGroup
 from kvperf.server.remote import SshHost
+from kvperf.server.resp import Endpoint
 from kvperf.sourcebuild.builder import Build, Builder, build_source_tree
 from kvperf.sourcebuild.git_log import CommitInfo
 from kvperf.store.db import Database, DatabaseUrl, open_store
@@ -81,3 +82,33 @@ class World:
             yield engine
         finally:
             engine.dispose()
+
+
+class ServerHandle(Protocol):
+    """A trial's running server nodes (``server.instance.ServerGroup``): ``with`` starts
+    them ready, leaving stops every pid kvperf started."""
+
+    @property
+    def endpoints(self) -> list[Endpoint]: ...
+
+    @property
+    def pids(self) -> list[int]: ...
+
+    @property
+    def replica_endpoints(self) -> list[Endpoint]: ...
+
+    def __enter__(self) -> ServerHandle: ...
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def pinning(self) -> str | None: ...
+
+    def effective_config(self) -> dict[str, str]: ...
+
+    def health(self) -> str | None: ...
+
+
+# Starts a trial's servers: called as launcher(binary, setup, log_dir, tls, **wrapping) with
+# pipeline/instructions.server_wrapping's keywords; ServerGroup (the class) is the real one.
+Launcher = Callable[..., ServerHandle]

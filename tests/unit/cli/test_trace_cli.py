@@ -10,7 +10,7 @@ from pathlib import Path
 from kvperf.cli._trace import trace_policy
 from kvperf.cli.main import build_parser
 from kvperf.driver.trace_format import Record, Trace, write
-from kvperf.pipeline.run.model import InterferencePolicy
+from kvperf.pipeline.request.options import InterferencePolicy
 from tests.helpers import run_main
 
 PARSER = build_parser()

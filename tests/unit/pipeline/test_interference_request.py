@@ -7,10 +7,13 @@ import pytest
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode
-from kvperf.pipeline.request.common import RETRY_ENV, InterferenceFlags, interference_policy
-from kvperf.pipeline.request.run import RunFlags, RunRequest, run_request
-from kvperf.pipeline.request.sides import CompareFlags, compare_request
-from kvperf.pipeline.run.model import InterferencePolicy
+from kvperf.pipeline.commands._checks import RETRY_ENV, interference_policy
+from kvperf.pipeline.commands.compare import compare_request
+from kvperf.pipeline.commands.run import run_request
+from kvperf.pipeline.request.common import InterferenceFlags
+from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.request.run import RunFlags, RunRequest
+from kvperf.pipeline.request.sides import CompareFlags
 
 
 def test_compare_retries_by_default_and_run_does_not() -> None:

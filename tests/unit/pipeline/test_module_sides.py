@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.commands.module_sides import module_sides_request
 from kvperf.pipeline.module_sides import SideBatch, side_names
 from kvperf.pipeline.request.common import StoreFlags
-from kvperf.pipeline.request.module_sides import ModuleSidesFlags, module_sides_request
+from kvperf.pipeline.request.module_sides import ModuleSidesFlags
 from kvperf.pipeline.run.modules import ModuleOptions, prepare_modules
 
 CONFIG = {"seed": 1, "test_groups": [{"group": 1, "scenarios": [

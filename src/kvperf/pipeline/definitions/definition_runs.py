@@ -11,23 +11,24 @@ from typing import Protocol
 
 from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import UsageError
-from kvperf.definitions.plan import Plan
+from kvperf.definitions.plan import Plan, plans_of, refusals_of
 from kvperf.pipeline.definitions.definition_sides import (
     DefinitionSides,
     prepare_definition_sides,
     run_definition_sides,
 )
 from kvperf.pipeline.definitions.definitions import DefinitionRun, prepare_definitions
-from kvperf.pipeline.request.common import StoreRequest, plans_of, refusals_of
+from kvperf.pipeline.request.common import StoreRequest
+from kvperf.pipeline.request.options import InterferencePolicy
 from kvperf.pipeline.request.run import DefinitionsRequest
-from kvperf.pipeline.request.sides import CompareRequest
+from kvperf.pipeline.request.sides import CompareRequest, default_label
 from kvperf.pipeline.run.builds import BuildObserver
 from kvperf.pipeline.run.logs import log_to
-from kvperf.pipeline.run.model import InterferencePolicy, Observer, RunSummary
+from kvperf.pipeline.run.model import Observer, RunSummary
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
 from kvperf.pipeline.sides.interleaved import compare_sides
-from kvperf.pipeline.sides.sides import Side, default_label
+from kvperf.pipeline.sides.sides import Side
 from kvperf.pipeline.world import World
 from kvperf.results.row import Row
 

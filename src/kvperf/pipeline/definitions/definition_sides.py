@@ -21,10 +21,12 @@ from kvperf.pipeline.definitions.definitions import (
     DefinitionRun,
     prepare_definitions,
 )
-from kvperf.pipeline.run.model import InterferencePolicy, Launcher, Observer
+from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.run.model import Observer
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.sides.ab import interleave
 from kvperf.pipeline.sides.sides import Side
+from kvperf.pipeline.world import Launcher
 from kvperf.results.row import Row
 from kvperf.server.instance import ServerGroup
 from kvperf.store.writer import TrialWriter

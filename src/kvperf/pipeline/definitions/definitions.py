@@ -25,11 +25,7 @@ starts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from kvperf.analysis.comparison import GroupKey
-from kvperf.config.model import ProfileSettings
 from kvperf.core.errors import DriverError
 from kvperf.core.kinds import Measure
 from kvperf.definitions.client import MEMTIER
@@ -37,6 +33,7 @@ from kvperf.definitions.plan import Plan
 from kvperf.definitions.pubsub import PUBSUB
 from kvperf.driver.benchmark_run import BenchmarkToolRun
 from kvperf.driver.memtier import MemtierDriver
+from kvperf.pipeline.request.options import DefinitionOptions
 from kvperf.pipeline.run.definition_work import (
     DefinitionRun,
     DefinitionWork,
@@ -52,17 +49,6 @@ from kvperf.server.host import available_cpus, host_facts
 
 __all__ = ["DefinitionOptions", "DefinitionRun", "DefinitionWork", "definition_series",
            "file_slug", "pinning", "prepare_definitions", "unsupported"]
-
-
-@dataclass(frozen=True)
-class DefinitionOptions:
-    """Validated options of ``kvperf run --definitions`` (built by the CLI)."""
-
-    results_dir: Path = Path("results")
-    label: str | None = None
-    server_bin: str | None = None
-    kvload: Path | None = None  # kvload for memtier's front end (default: on PATH)
-    profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
 
 
 Tools = dict[str, BenchmarkToolRun | str]  # redis-/valkey-benchmark found, or why not

@@ -4,14 +4,11 @@ detection and verdict rule, default thresholds)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import Finding, Thresholds, series_findings
 from kvperf.analysis.stored import to_series
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.request.common import StoreRequest
+from kvperf.pipeline.request.stored import HistoryPageRequest
 from kvperf.pipeline.world import World
 from kvperf.report.history_page import (
     ChangeMark,
@@ -20,27 +17,9 @@ from kvperf.report.history_page import (
     render_history,
 )
 from kvperf.report.regressions import describe_params
-from kvperf.results.row import SeriesParams
 from kvperf.store.db import Database
 from kvperf.store.files import write_json_atomic
 from kvperf.store.series import History, histories
-
-
-@dataclass(frozen=True)
-class HistoryPageRequest:
-    """`kvperf report --history`: which histories, from which database, into which files."""
-
-    metrics: tuple[str, ...]
-    where: SeriesParams
-    store: StoreRequest
-    html: Path
-    json: Path | None = None
-    include_disturbed: bool = False  # --include-disturbed: histories from every ok trial
-
-    @property
-    def source(self) -> str:
-        """The database, credentials redacted."""
-        return self.store.name
 
 
 def _marks(history: History, found: list[Finding]) -> tuple[ChangeMark, ...]:

@@ -11,12 +11,12 @@ server against the first.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.analysis.clients import ClientLine
 from kvperf.analysis.comparison import compare_sides
 from kvperf.core.errors import StoreError, UsageError
+from kvperf.pipeline.request.stored import ReportRequest
 from kvperf.report.clients import clients_markdown
 from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown, sides_markdown
 from kvperf.report.html import render
@@ -32,14 +32,6 @@ from kvperf.report.model import (
 from kvperf.store.files import read_histograms, read_rows, write_text_atomic
 
 METRICS = "metrics.json"
-
-
-@dataclass(frozen=True)
-class ReportRequest:
-    paths: list[Path]
-    html: Path
-    json: Path | None = None
-    markdown: Path | None = None  # A/B only: the comparison as compare's markdown
 
 
 def metrics_files(paths: list[Path]) -> list[Path]:

@@ -1,14 +1,16 @@
-"""Requests: what each kvperf command was asked, typed and checked before any work.
+"""Requests: what each kvperf command was asked, as plain frozen types — the bottom of
+``pipeline/`` (every workflow imports them; they import no workflow).
 
-The CLI maps argv to a command's flags as given (``…Flags``) and calls the command's one
-checking function here, which returns a frozen request or raises UsageError/ConfigError
-(exit 2): every semantic check — ranges, incompatible flags, what ``--server-host`` can
-run, ``--min-effect``, the plan a side would run — happens before a build, a server or a
-database connection starts. The workflows take the request and nothing else from the
-command line (asv's one class per command; hyperfine's cli.rs declares, options.rs
-validates).
+The CLI maps argv to a command's flags as given (``…Flags``); the command's module in
+pipeline/commands/ checks them into a ``…Request`` (UsageError/ConfigError, exit 2, before
+any build, server or database connection); the workflows take the request and nothing else
+from the command line (asv's one class per command; hyperfine's cli.rs declares,
+options.rs validates).
 
-``common`` holds the pieces several commands share (builds, the store, --server-host, the
-definitions selection); ``run``, ``sides`` (compare, noise), ``bisect`` and ``stored``
-(the database's commands, compare-results, doctor, suites) one request per command.
+``options`` holds the validated options a request carries (one run, disturbed trials,
+definitions, module scenarios); ``common`` the pieces several commands share (builds, the
+store, --server-host, the definitions selection, the rate sweep's flags); ``run``,
+``sides`` (compare, noise, the sides of an interleaved run), ``bisect``, ``module_sides``
+and ``stored`` (the database's commands, report, compare-results, doctor, suites) one
+request per command.
 """

@@ -5,28 +5,12 @@ disturbed trials get (--retry-disturbed, --exclude-disturbed)."""
 
 from __future__ import annotations
 
-import os
-import shlex
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
-from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
-from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Measure, Mode
-from kvperf.definitions.loader import load
-from kvperf.definitions.plan import Plan, Refusal, plan_all
-from kvperf.definitions.resources import Machine
-from kvperf.definitions.selection import Selection, check, select
-from kvperf.pipeline.run import quick
-from kvperf.pipeline.run.model import InterferencePolicy, RunOptions
-from kvperf.plan.trial import Trial
-from kvperf.server.host import available_cpus, memory_total
-from kvperf.server.remote import DEFAULT_PORTS, SshTarget, parse_ports, parse_target
-from kvperf.sourcebuild.builder import DEFAULT_MAKE_ARGS, default_cache
-from kvperf.store.db import DatabaseUrl, redact, resolve_url
-from kvperf.store.deadline import resolve_seconds
+from kvperf.server.remote import DEFAULT_PORTS, SshTarget
+from kvperf.sourcebuild.builder import DEFAULT_MAKE_ARGS
+from kvperf.store.db import DatabaseUrl, redact
 
 INSTRUCTION_RUNS = 2  # default rounds of an interleaved run counting instructions
 MEMORY_KEYS = 100_000  # default --keys of --measure memory
@@ -53,25 +37,6 @@ class BuildRequest:
     cache: Path
 
 
-def build_request(flags: BuildFlags, tree: Path | None = None) -> BuildRequest:
-    """The build flags checked (UsageError); ``tree``: a --valkey-path built in place."""
-    repo = str(tree) if tree is not None else flags.repo
-    if repo is None:
-        if not Path(".git").exists():
-            raise UsageError("building refs needs --repo (a git repository path or URL); the "
-                             "current directory is not a git repository")
-        repo = "."
-    try:
-        make_args = tuple(shlex.split(flags.make_args))
-    except ValueError as exc:
-        raise UsageError(f"--make-args {flags.make_args!r}: {exc}") from None
-    if flags.jobs is not None and flags.jobs < 1:
-        raise UsageError(f"--build-jobs must be at least 1, got {flags.jobs}")
-    env_cache = os.environ.get("KVPERF_BUILD_CACHE")
-    cache = flags.cache or (Path(env_cache) if env_cache else default_cache())
-    return BuildRequest(repo, make_args, flags.jobs, cache)
-
-
 @dataclass(frozen=True)
 class StoreFlags:
     """The store flags as given (commands without --no-db or --db-timeout leave them)."""
@@ -96,15 +61,6 @@ class StoreRequest:
         return redact(self.url) if self.url is not None else "no database"
 
 
-def store_request(flags: StoreFlags, *, live: bool = False) -> StoreRequest:
-    """--db, else $KVPERF_DB, else <results-dir>/kvperf.db (UsageError for what is no
-    database URL); ``live``: a run's writer, bounded by --db-timeout / $KVPERF_DB_TIMEOUT."""
-    if flags.no_db:
-        return StoreRequest(None)
-    url = resolve_url(flags.db, flags.results_dir)
-    return StoreRequest(url, resolve_seconds(flags.timeout) if live else None)
-
-
 @dataclass(frozen=True)
 class RemoteFlags:
     """``--server-host`` and its options as given."""
@@ -123,43 +79,6 @@ class RemoteRequest:
     ssh_config: Path | None = None
     server_bin: str | None = None  # a path there instead of a copy of the local binary
     ports: tuple[int, int] = DEFAULT_PORTS
-
-
-def remote_request(flags: RemoteFlags, options: RunOptions, sides: int,
-                   trials: Callable[[], Sequence[Trial]]) -> RemoteRequest | None:
-    """--server-host checked against what a remote server supports (UsageError); None for
-    a local run. ``options``: a side's run; ``trials``: its plan (read only when asked)."""
-    if flags.host is None:
-        if flags.ssh_config or flags.server_bin or flags.ports:
-            raise UsageError("--ssh-config/--remote-server-bin/--remote-ports need "
-                             "--server-host")
-        return None
-    target = parse_target(flags.host)
-    ports = parse_ports(flags.ports) if flags.ports is not None else DEFAULT_PORTS
-    if options.mode != Mode.BOTH:
-        raise UsageError("--server-host starts the servers itself (not with --mode "
-                         "server/client, --use-running-server or --definitions)")
-    if sides > 1 and flags.server_bin:
-        raise UsageError("--remote-server-bin names one binary: the sides of an interleaved "
-                         "run are copied instead")
-    if options.measure != Measure.TIMING or options.profile:
-        raise UsageError("--server-host measures timing only (no --measure "
-                         "instructions, no --profile: they run on the server's host)")
-    for trial in trials():
-        server = trial.server
-        if server.cluster_mode or server.tls or server.modules or server.replicas:
-            raise UsageError(f"config object {trial.spec_index}: --server-host starts "
-                             "standalone servers without TLS, modules or replicas")
-    if flags.ssh_config is not None and not flags.ssh_config.is_file():
-        raise UsageError(f"--ssh-config {str(flags.ssh_config)!r}: no such file")
-    return RemoteRequest(target, flags.ssh_config, flags.server_bin, ports)
-
-
-def refuse_server_host(flags: RemoteFlags) -> None:
-    """Definitions and module scenarios run here only."""
-    if flags.host is not None:
-        raise UsageError("--server-host does not run --definitions or module scenarios "
-                         "yet (they start replicas, clusters and modules here)")
 
 
 @dataclass(frozen=True)
@@ -193,97 +112,6 @@ SELECTION_ONLY = ("the definition selection flags (--tests-regexp, --topologies,
                   "--override-test-time, --ignore-resources …) apply only with --definitions")
 
 
-def names(values: tuple[str, ...] | None) -> tuple[str, ...]:
-    """Names given as several words and/or comma-separated."""
-    return tuple(n.strip() for v in values or () for n in v.split(",") if n.strip())
-
-
-def plan_definitions(flags: DefinitionFlags) -> tuple[Plan | Refusal, ...]:
-    """Load, select and plan the definitions the flags name (UsageError/ConfigError)."""
-    if flags.override_test_time is not None and flags.override_test_time < 1:
-        raise UsageError(f"--override-test-time must be at least 1, got "
-                         f"{flags.override_test_time}")
-    selection = Selection(flags.tests_regexp, flags.priority_lower, flags.priority_upper,
-                          names(flags.tested_groups), names(flags.tested_commands),
-                          names(flags.topologies))
-    loaded = load(flags.paths or ())
-    check(selection, loaded.definitions, set(loaded.topologies))
-    chosen = select(loaded.definitions, selection)
-    if not chosen:
-        raise UsageError(f"the selection matches none of the {len(loaded.definitions)} "
-                         "loaded definition(s)")
-    return plan_all(chosen, loaded.topologies, quick.test_time(flags.override_test_time),
-                    selection.topologies, file_exists=Path.is_file,
-                    machine=None if flags.ignore_resources else this_machine())
-
-
-def this_machine() -> Machine:
-    """This machine's memory (MemTotal) and the CPUs kvperf may use."""
-    try:
-        return Machine(memory_total(), len(available_cpus()))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read this machine's memory to check the definitions' "
-                         f"resources ({exc}); --ignore-resources skips the check") from None
-
-
-def plans_of(planned: tuple[Plan | Refusal, ...]) -> tuple[Plan, ...]:
-    return tuple(p for p in planned if isinstance(p, Plan))
-
-
-def runnable(planned: tuple[Plan | Refusal, ...]) -> tuple[Plan | Refusal, ...]:
-    """``planned`` when some test can run; else UsageError naming why each cannot."""
-    if plans_of(planned):
-        return planned
-    reasons = [f"{name} [{topology}]: {why}" for name, topology, why in refusals_of(planned)]
-    more = f"\n  … and {len(reasons) - 10} more" if len(reasons) > 10 else ""
-    raise UsageError("none of the selected definitions can run here:\n  "
-                     + "\n  ".join(reasons[:10]) + more)
-
-
-def refusals_of(planned: tuple[Plan | Refusal, ...]) -> tuple[tuple[str, str, str], ...]:
-    """(test, topology, why) of each plan the definitions stage refused."""
-    return tuple((r.name, r.topology, r.reason) for r in planned if isinstance(r, Refusal))
-
-
-def checked_runs(runs: int) -> int:
-    """Rounds as asked (UsageError below 1), capped in quick mode (pipeline/run/quick.py)."""
-    if runs < 1:
-        raise UsageError(f"--runs must be at least 1, got {runs}")
-    return quick.runs(runs)
-
-
-def default_runs(runs: int | None, measure: Measure, timing_default: int) -> int:
-    """--runs as given, else one for memory (it repeats to the byte), two for instruction
-    counts (they repeat to ~0.1%), else the command's default."""
-    if runs is not None:
-        return runs
-    if measure == Measure.MEMORY:
-        return MEMORY_RUNS
-    return INSTRUCTION_RUNS if measure != Measure.TIMING else timing_default
-
-
-def refuse_module_measure(measure: Measure) -> None:
-    """Module scenarios measure timing, timing and memory (pipeline/run/module_memory.py) or
-    callgrind instructions; hardware counts (perf stat) are not built for them: exit 2."""
-    if measure == Measure.PERF_INSTRUCTIONS:
-        raise UsageError(f"--measure {measure} does not apply to module scenarios (they "
-                         "measure timing, memory or callgrind instructions)")
-
-
-def min_effect(percent: float = DEFAULT_MIN_EFFECT * 100) -> float:
-    """--min-effect PCT as a fraction (UsageError outside [0, 100))."""
-    if not 0 <= percent < 100:
-        raise UsageError(f"--min-effect must be a percentage in [0, 100), got {percent}")
-    return percent / 100
-
-
-def water_line_rule(percent: float = DEFAULT_WATER_LINE * 100) -> Rule:
-    """The verdict rule with --water-line PCT (UsageError outside (0, 100))."""
-    if not 0 < percent < 100:
-        raise UsageError(f"--water-line must be a percentage in (0, 100), got {percent:g}")
-    return Rule(water_line=percent / 100)
-
-
 @dataclass(frozen=True)
 class InterferenceFlags:
     """--retry-disturbed / --no-retry-disturbed (None: the command's default) and
@@ -297,39 +125,21 @@ class InterferenceFlags:
         return self.retry is not None or self.exclude
 
 
-# Sets the command's default for --retry-disturbed (1/0): a machine known to be shared, such
-# as the tests' parallel lane, where a rerun would be disturbed again.
-RETRY_ENV = "KVPERF_RETRY_DISTURBED"
-_ON, _OFF = ("1", "yes", "true", "on"), ("0", "no", "false", "off")
+@dataclass(frozen=True)
+class RateSweepFlags:
+    """The sweep's flags as given."""
 
+    given: bool = False  # --rate-sweep
+    rates: str | None = None  # --rates 10000,50000
+    steps: str | None = None  # --rate-steps 10,50,90 (percent of saturation)
+    point_seconds: int | None = None
+    slo: str | None = None
+    factor: float | None = None
+    arrivals: str | None = None
 
-def retry_default_of(command_default: bool) -> bool:
-    """The command's default for --retry-disturbed, unless $KVPERF_RETRY_DISTURBED says
-    otherwise (UsageError for a value that is not 1/0, yes/no, true/false, on/off)."""
-    value = os.environ.get(RETRY_ENV, "").strip().lower()
-    if not value:
-        return command_default
-    if value not in _ON + _OFF:
-        raise UsageError(f"{RETRY_ENV}={value!r}: give 1 (retry disturbed trials) or 0")
-    return value in _ON
-
-
-def interference_policy(flags: InterferenceFlags, *, retry_default: bool,
-                        measure: Measure = Measure.TIMING,
-                        mode: Mode = Mode.BOTH) -> InterferencePolicy:
-    """What disturbed trials get (pipeline/run/model.InterferencePolicy): retried once
-    (``retry_default``, or $KVPERF_RETRY_DISTURBED, unless a flag says otherwise), excluded
-    or kept. UsageError for the flags where nothing is timed: --mode server, --measure
-    instructions/memory (those numbers do not depend on other processes, so no trial of
-    theirs is judged)."""
-    if mode == Mode.SERVER and flags.given:
-        raise UsageError("--retry-disturbed/--exclude-disturbed judge measured trials: "
-                         "--mode server measures nothing")
-    if measure != Measure.TIMING:
-        if flags.retry or flags.exclude:
-            raise UsageError(f"--retry-disturbed/--exclude-disturbed judge timings; --measure "
-                             f"{measure} counts what the server does, which other processes "
-                             "do not change")
-        return InterferencePolicy(threshold=None)
-    return InterferencePolicy(retry_default_of(retry_default) if flags.retry is None
-                              else flags.retry, flags.exclude)
+    def details(self) -> list[str]:
+        """The sub-flags given (each needs --rate-sweep)."""
+        named = (("--rates", self.rates), ("--rate-steps", self.steps),
+                 ("--point-seconds", self.point_seconds), ("--slo", self.slo),
+                 ("--knee-factor", self.factor), ("--arrivals", self.arrivals))
+        return [flag for flag, value in named if value is not None]

@@ -5,28 +5,19 @@ default), and ``{server_src}`` known when the server comes from a source tree.""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvperf.config.scenarios import load_module_config, select
-from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.module_sides import ModuleSidesRequest, ModuleSource
 from kvperf.pipeline.request.common import (
     BuildFlags,
+    BuildRequest,
     InterferenceFlags,
     StoreFlags,
-    build_request,
-    checked_runs,
-    interference_policy,
-    names,
-    refuse_module_measure,
-    store_request,
+    StoreRequest,
 )
-from kvperf.pipeline.run.modules import ModuleOptions, check_module_measure
-from kvperf.pipeline.sides.sides import default_label
-from kvperf.sourcebuild.builder import find_server
+from kvperf.pipeline.request.options import InterferencePolicy, ModuleOptions
+from kvperf.sourcebuild.module_builder import ModuleBuilder
 
 
 @dataclass(frozen=True)
@@ -56,48 +47,34 @@ class ModuleSidesFlags:
     measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
 
 
-def _server(flags: ModuleSidesFlags) -> tuple[str | None, Path | None]:
-    """The fixed server binary and the source tree behind it, if known."""
-    given = [f for f, v in (("--server-bin", flags.server_bin), ("--valkey-path",
-             flags.valkey_path), ("--server-ref", flags.server_ref)) if v is not None]
-    if len(given) > 1:
-        raise UsageError(f"give one server for every module build: {' or '.join(given)}")
-    if flags.valkey_path is None:
-        env = os.environ.get("KVPERF_SERVER_SRC")
-        return flags.server_bin, Path(env) if env else None
-    server = find_server(flags.valkey_path)
-    if server is None:
-        raise UsageError(f"--valkey-path {flags.valkey_path}: no built valkey-server in "
-                         "src/ (build it first: make -C DIR)")
-    return str(server), flags.valkey_path.resolve()
+@dataclass(frozen=True)
+class ModuleSource:
+    """``--module-repo R [--module-build CMD] [--module-artifact GLOB]``."""
+
+    repo: str
+    build: str | None
+    artifact: str | None
+    cache: Path
+    jobs: int | None = None
+    server_src: Path | None = None  # {server_src}: the server's source tree, when known
+
+    def builder(self) -> ModuleBuilder:
+        return ModuleBuilder(self.cache, self.repo, self.build, self.artifact,
+                             self.server_src, self.jobs)
 
 
-def module_sides_request(flags: ModuleSidesFlags) -> ModuleSidesRequest:
-    """The checked request (UsageError or ConfigError, exit 2)."""
-    if flags.module_config is None:
-        raise UsageError("--module-repo needs --module-config FILE (the scenarios each "
-                         "module build runs)")
-    if flags.kind == "compare" and len(flags.refs) != 2:
-        raise UsageError(f"compare --module-repo needs two module refs (A then B), got "
-                         f"{len(flags.refs)}")
-    if not flags.refs:
-        raise UsageError("--module-repo needs module refs (--commits REF …)")
-    refuse_module_measure(flags.measure)
-    config = load_module_config(flags.module_config)
-    selected = select(config, names(flags.groups), names(flags.scenarios))
-    check_module_measure(config, selected, flags.measure)  # before any build
-    server_bin, server_src = _server(flags)
-    runs = checked_runs(flags.runs if flags.runs is not None else
-                        (8 if flags.kind == "compare" else 1))
-    store = store_request(flags.store, live=True)
-    options = ModuleOptions(config, selected, flags.store.results_dir, None, server_bin,
-                            flags.module, flags.module_paths, quick=flags.quick,
-                            measure=flags.measure)
-    cache = build_request(flags.builds, tree=Path(".")).cache
-    server_build = (build_request(flags.builds) if flags.server_ref is not None else None)
-    source = ModuleSource(flags.repo, flags.build, flags.artifact, cache, flags.builds.jobs,
-                          server_src)
-    out_dir = flags.store.results_dir / (flags.label or default_label(f"module-{flags.kind}"))
-    return ModuleSidesRequest(flags.refs, source, options, runs, out_dir, flags.seed, store,
-                              interference_policy(flags.interference, retry_default=True),
-                              server_build, flags.server_ref)
+@dataclass(frozen=True)
+class ModuleSidesRequest:
+    """Module refs built and run as sides over one module-scenario plan."""
+
+    refs: tuple[str, ...]
+    source: ModuleSource
+    options: ModuleOptions  # the plan, the server binary; module_paths loaded on every side
+    runs: int
+    out_dir: Path
+    seed: int | None = None
+    store: StoreRequest = field(default_factory=lambda: StoreRequest(None))
+    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
+    server_build: BuildRequest | None = None  # --repo: the fixed server built at server_ref
+    server_ref: str | None = None
+    server_commit: str | None = None  # set once the server is built

@@ -13,7 +13,7 @@ from kvperf.clients.workload import default_model, unsupported
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Concurrency, Measure, Mode, ProfileMode
-from kvperf.pipeline.run.model import RunOptions
+from kvperf.pipeline.request.options import RunOptions
 from kvperf.plan.trial import Trial
 
 KVLOAD = "kvload"  # --client kvload: the config's own trial with kvload, the reference line

@@ -39,8 +39,9 @@ from kvperf.driver.pubsub import (
 )
 from kvperf.driver.pubsub import measurement as pubsub_measurement
 from kvperf.pipeline.run import executed
-from kvperf.pipeline.run.model import Bench, OnBench, ServerHandle
+from kvperf.pipeline.run.model import Bench, OnBench
 from kvperf.pipeline.run.profiling import profile_result, profiling
+from kvperf.pipeline.world import ServerHandle
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.records import DefinitionRecord, KpiRecord, MixShare
 from kvperf.results.row import (

@@ -16,14 +16,14 @@ from types import TracebackType
 from typing import Protocol
 
 from kvperf.clients.manifest import Subject
-from kvperf.config.model import BenchmarkSpec, ProfileSettings
-from kvperf.config.rate_sweep import RateSweep
+from kvperf.config.model import BenchmarkSpec
 from kvperf.core.cpus import parse_cpu_list
-from kvperf.core.kinds import Concurrency, Measure, Mode, Schedule
-from kvperf.core.secret import Secret
+from kvperf.core.kinds import Concurrency
 from kvperf.driver.base import Driver, Target
 from kvperf.driver.seed import Keyspace, KeyStore
+from kvperf.pipeline.request.options import RunOptions
 from kvperf.pipeline.run.gates import GatePlan
+from kvperf.pipeline.world import Launcher, ServerHandle
 from kvperf.plan.trial import ServerSetup, Trial
 from kvperf.results.interference import DISTURBED_SHARE, interference_record
 from kvperf.results.row import Row, RunContext, TrialOutcome, is_disturbed, is_ok
@@ -38,64 +38,6 @@ from kvperf.server.process import read_cpu_times
 from kvperf.server.resp import Endpoint
 from kvperf.server.stats import Collected
 from kvperf.server.tls import TlsFiles
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Validated options of ``kvperf run`` (built by the CLI)."""
-
-    config: Path | None = None
-    results_dir: Path = Path("results")
-    label: str | None = None
-    commit: str | None = None
-    runs: int = 1
-    mode: Mode = Mode.BOTH  # CLIENT also for --use-running-server
-    target_ip: str = "127.0.0.1"
-    port: int | None = None
-    server_bin: str | None = None
-    valkey_path: Path | None = None
-    tool: str | None = None
-    tool_path: Path | None = None
-    blocked: str | None = None  # why no trial of this side can run (e.g. its build failed)
-    provenance: tuple[tuple[str, str], ...] = ()  # extra env facts (build log, ref, …)
-    measure: Measure = Measure.TIMING
-    schedule: Schedule = Schedule.ALTERNATE
-    # History revision by the binary's identity when no commit names it (compare sides,
-    # whose labels "A"/"B" would pool different servers across comparisons).
-    revision_from_binary: bool = False
-    profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
-    suites: tuple[str, ...] = ()  # --suite: built-in configs (config/suites.py), not --config
-    quick: bool = False  # --quick: quick mode for this run (pipeline/run/quick.py)
-    gates: tuple[str, ...] = ()  # --gate texts (analysis/gates.py)
-    gate_baseline: Path | None = None  # --baseline PATH of relative gates
-    keys: int = 100_000  # --measure memory: keys (or elements) seeded per trial
-    module_paths: tuple[Path, ...] = ()  # --module-path: loaded into every node (+ config's)
-    bind: str = "127.0.0.1"  # --mode server --bind
-    # requirepass of --mode server / AUTH of --mode client ($KVPERF_SERVER_PASSWORD); shows
-    # as *** in reprs
-    password: Secret | None = None
-    tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
-    clients: tuple[str, ...] = ()  # --client NAME…: client harnesses run the matrix
-    clients_dirs: tuple[Path, ...] = ()  # --clients-dir: the user's own harnesses
-    concurrency: Concurrency | None = None  # --concurrency: the harnesses' model
-    # compare --client: this side is one client; its rows pair with the other sides' by
-    # the trial alone (the client is the side, not part of the series)
-    client_side: bool = False
-    rate_sweep: RateSweep | None = None  # --rate-sweep: every series swept (rate_sweep.py)
-
-
-@dataclass(frozen=True)
-class InterferencePolicy:
-    """What a run does about trials other processes disturbed (results/interference.py):
-    ``retry`` runs a disturbed work once more (a duet round: on every side), ``exclude``
-    leaves a disturbed row that remains out of timing statistics, else it is kept and
-    marked; ``threshold``: the share of a watched core (or of the hypervisor's steal) that
-    makes a trial disturbed; None judges none (instruction counts and memory do not depend
-    on other processes: their rows record the sampling, never a verdict)."""
-
-    retry: bool = False
-    exclude: bool = False
-    threshold: float | None = DISTURBED_SHARE
 
 
 @dataclass
@@ -360,36 +302,6 @@ class OnBench:
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         assert self.bench is not None
         return self.bench.stage(name)
-
-
-class ServerHandle(Protocol):
-    """A trial's running server nodes (``server.instance.ServerGroup``): ``with`` starts
-    them ready, leaving stops every pid kvperf started."""
-
-    @property
-    def endpoints(self) -> list[Endpoint]: ...
-
-    @property
-    def pids(self) -> list[int]: ...
-
-    @property
-    def replica_endpoints(self) -> list[Endpoint]: ...
-
-    def __enter__(self) -> ServerHandle: ...
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None: ...
-
-    def pinning(self) -> str | None: ...
-
-    def effective_config(self) -> dict[str, str]: ...
-
-    def health(self) -> str | None: ...
-
-
-# Starts a trial's servers: called as launcher(binary, setup, log_dir, tls, **wrapping) with
-# pipeline/instructions.server_wrapping's keywords; ServerGroup (the class) is the real one.
-Launcher = Callable[..., ServerHandle]
 
 
 class Probe(Protocol):

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kvperf.config.model import ModuleSpec, ProfileSettings
-from kvperf.config.scenarios import ModuleConfig, Scenario, ScenarioType, TestGroup
+from kvperf.config.scenarios import ModuleConfig, Scenario, ScenarioType, Selected, TestGroup
 from kvperf.core.errors import ConfigError, DriverError, UsageError
 from kvperf.core.identity import stable_id
 from kvperf.core.kinds import Measure
@@ -35,6 +35,7 @@ from kvperf.driver.base import Target
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.scenario_load import ScenarioLoad, run_scenario
+from kvperf.pipeline.request.options import ModuleOptions
 from kvperf.pipeline.run import module_memory, quick
 from kvperf.pipeline.run.definition_work import file_slug, pinning
 from kvperf.pipeline.run.instructions import (
@@ -67,23 +68,6 @@ from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.store.datasets import csv_header, csv_rows, materialize
 
 log = logging.getLogger("kvperf")
-Selected = tuple[tuple[TestGroup, tuple[Scenario, ...]], ...]
-
-
-@dataclass(frozen=True)
-class ModuleOptions:
-    """Validated options of ``kvperf run --module-config`` (built by the CLI)."""
-
-    config: ModuleConfig
-    selected: Selected
-    results_dir: Path = Path("results")
-    label: str | None = None
-    server_bin: str | None = None
-    module: str | None = None  # --module NAME: recorded with every row
-    module_paths: tuple[Path, ...] = ()  # --module-path SO: loaded into every node
-    dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
-    quick: bool = False  # --quick (pipeline/run/quick.py), as KVPERF_QUICK=1
-    measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
 
 
 @dataclass

@@ -15,12 +15,13 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.driver.base import Driver
 from kvperf.driver.registry import resolve_driver
+from kvperf.pipeline.request.options import RunOptions
 from kvperf.pipeline.run import quick
 from kvperf.pipeline.run.client_plan import plan_clients, planned_sets
 from kvperf.pipeline.run.duet import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.run.gates import plan_gates
 from kvperf.pipeline.run.instructions import check_measure
-from kvperf.pipeline.run.model import Prepared, RunOptions
+from kvperf.pipeline.run.model import Prepared
 from kvperf.pipeline.run.profiling import check_profile, check_trial_profiles
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial

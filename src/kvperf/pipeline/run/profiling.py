@@ -27,7 +27,7 @@ from kvperf.core.errors import CommandError, ServerError, UsageError
 from kvperf.core.kinds import Measure, Mode, ProfileMode
 from kvperf.core.proc import run
 from kvperf.driver.registry import find_tool
-from kvperf.pipeline.run.model import RunOptions
+from kvperf.pipeline.request.options import RunOptions
 from kvperf.plan.trial import Trial
 from kvperf.results import walltime
 from kvperf.results.profile import dso_shares, node_profile, subject_nodes, with_names

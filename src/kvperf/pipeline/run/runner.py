@@ -14,25 +14,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kvperf.core.errors import DriverError, Interrupted, KvperfError, ServerError
+from kvperf.pipeline.request.options import InterferencePolicy
 from kvperf.pipeline.run.client_work import ClientMatrix
 from kvperf.pipeline.run.model import (
     Batch,
     Bench,
     HandleCpuProbe,
-    InterferencePolicy,
-    Launcher,
     LiveProbe,
     LiveWatcher,
     Observer,
     Prepared,
     Probe,
     RunSummary,
-    ServerHandle,
     SilentObserver,
     Watcher,
     Work,
 )
 from kvperf.pipeline.run.trial_run import Matrix
+from kvperf.pipeline.world import Launcher, ServerHandle
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.row import Row, TrialOutcome, is_disturbed
 from kvperf.server.binary import ServerBinary

@@ -18,14 +18,14 @@ from kvperf.pipeline.request.run import ModulesRequest, RunRequest
 from kvperf.pipeline.run.builds import BuildObserver, build_tree
 from kvperf.pipeline.run.gates import finish_gates
 from kvperf.pipeline.run.logs import log_to
-from kvperf.pipeline.run.model import Launcher, Observer, Prepared, RunSummary
+from kvperf.pipeline.run.model import Observer, Prepared, RunSummary
 from kvperf.pipeline.run.modules import ModuleRun, prepare_modules
 from kvperf.pipeline.run.prepare import prepare
 from kvperf.pipeline.run.rate_sweep import SweepBatch, ordinary, sweeping
 from kvperf.pipeline.run.rate_sweep import check as check_sweep
 from kvperf.pipeline.run.runner import Runner, matrix, serve
 from kvperf.pipeline.run.storage import Persisted, execute_persisting, live_store
-from kvperf.pipeline.world import World
+from kvperf.pipeline.world import Launcher, World
 from kvperf.server.resp import Endpoint
 from kvperf.store.writer import TrialWriter
 

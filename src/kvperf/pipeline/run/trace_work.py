@@ -23,15 +23,10 @@ from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
 from kvperf.driver.trace_replay import Replay, TraceFile, check_trace, run_replay
 from kvperf.pipeline.request.common import StoreRequest
+from kvperf.pipeline.request.options import InterferencePolicy
 from kvperf.pipeline.run.definition_work import pinning
 from kvperf.pipeline.run.logs import log_to
-from kvperf.pipeline.run.model import (
-    Bench,
-    InterferencePolicy,
-    Observer,
-    OnBench,
-    RunSummary,
-)
+from kvperf.pipeline.run.model import Bench, Observer, OnBench, RunSummary
 from kvperf.pipeline.run.prepare import validate_label
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.run.storage import Persisted, execute_persisting

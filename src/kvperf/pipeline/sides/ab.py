@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
+from kvperf.pipeline.request.options import InterferencePolicy
 from kvperf.pipeline.run.duet import check_duet, run_duet_round
-from kvperf.pipeline.run.model import InterferencePolicy, Launcher, Observer, Prepared, Work
+from kvperf.pipeline.run.model import Observer, Prepared, Work
 from kvperf.pipeline.run.rate_sweep import SweepBatch, sweeping
 from kvperf.pipeline.run.runner import Runner, retried
+from kvperf.pipeline.world import Launcher
 from kvperf.results.row import Row, is_ok
 from kvperf.store.writer import TrialWriter
 

@@ -11,7 +11,7 @@ from typing import Protocol
 from kvperf.core.errors import BuildError
 from kvperf.pipeline.request.common import RemoteRequest, StoreRequest
 from kvperf.pipeline.request.run import CommitsRequest
-from kvperf.pipeline.request.sides import CompareRequest, NoiseRequest
+from kvperf.pipeline.request.sides import CompareRequest, NoiseRequest, SidesRequest
 from kvperf.pipeline.run.builds import BuildObserver, build_refs
 from kvperf.pipeline.run.logs import log_to
 from kvperf.pipeline.run.model import Observer
@@ -20,7 +20,6 @@ from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.pipeline.sides.sides import (
     PreparedSides,
     Side,
-    SidesRequest,
     prepare_sides,
     ref_side_name,
     run_sides,

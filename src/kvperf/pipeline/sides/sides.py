@@ -10,23 +10,17 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
-from kvperf.config.model import ProfileSettings
-from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Concurrency, Measure, Schedule
+from kvperf.core.kinds import Measure, Schedule
+from kvperf.pipeline.request.options import RunOptions
+from kvperf.pipeline.request.sides import SidesRequest
 from kvperf.pipeline.run.duet import check_duet
-from kvperf.pipeline.run.model import (
-    InterferencePolicy,
-    Launcher,
-    Observer,
-    Prepared,
-    RunOptions,
-)
+from kvperf.pipeline.run.model import Observer, Prepared
 from kvperf.pipeline.run.prepare import load_specs, prepare
 from kvperf.pipeline.sides.ab import SidesResult, interleave_sides
+from kvperf.pipeline.world import Launcher
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build
 from kvperf.store.writer import TrialWriter
@@ -63,33 +57,6 @@ def side_from_build(name: str, build: Build) -> Side:
                 build.ref)
 
 
-@dataclass(frozen=True)
-class SidesRequest:
-    """An interleaved run of several sides over one plan. ``kind`` names the default
-    results directory (``<kind>-<timestamp>``); ``seed`` None draws one (recorded)."""
-
-    kind: str
-    runs: int
-    config: Path | None = None
-    tool: str | None = None
-    results_dir: Path = Path("results")
-    label: str | None = None
-    seed: int | None = None
-    measure: Measure = Measure.TIMING
-    schedule: Schedule = Schedule.ALTERNATE
-    profile: ProfileSettings | None = None
-    keys: int = 100_000  # --measure memory
-    interference: InterferencePolicy = field(default_factory=InterferencePolicy)
-    clients: tuple[str, ...] = ()  # compare --client: one side per client
-    clients_dirs: tuple[Path, ...] = ()
-    concurrency: Concurrency | None = None
-    rate_sweep: RateSweep | None = None  # compare --rate-sweep: every side sweeps
-
-    @property
-    def out_dir(self) -> Path:
-        return self.results_dir / (self.label or default_label(self.kind))
-
-
 PLANNING = "planning"  # the plan's side (plan_sides): checks every client, runs nothing
 
 
@@ -106,11 +73,6 @@ def ref_side_name(ref: str, sha: str | None, taken: set[str]) -> str:
         name += "_"
     taken.add(name)
     return name
-
-
-def default_label(kind: str) -> str:
-    """A fresh directory per comparison, so reruns never mix their rows."""
-    return f"{kind}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
 def check_schedule(config: Path | None, measure: Measure, schedule: Schedule,

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvperf.core.kinds import Schedule
-from kvperf.pipeline.run.model import InterferencePolicy, watch_scope
+from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.run.model import watch_scope
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.sides.ab import interleave
 from kvperf.results.row import is_disturbed, is_timed
