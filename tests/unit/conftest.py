@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvperf.pipeline.commands._checks import RETRY_ENV
+from kvperf.pipeline.commands.checks import RETRY_ENV
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,7 @@ from kvperf.cli._store import writer_flags
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.bisect import BisectResult
-from kvperf.pipeline.commands._checks import min_effect, water_line_rule
+from kvperf.pipeline.commands.checks import min_effect, water_line_rule
 from kvperf.pipeline.commands.module_sides import module_sides_request
 from kvperf.pipeline.module_bisect import run_module_bisect
 from kvperf.pipeline.module_sides import ModuleSides, run_module_sides

@@ -14,7 +14,7 @@ from kvperf.cli._paths import local_path
 from kvperf.cli._store import writer_flags
 from kvperf.core.errors import Interrupted, UsageError
 from kvperf.driver.trace_replay import Replay
-from kvperf.pipeline.commands._checks import interference_policy, store_request
+from kvperf.pipeline.commands.checks import interference_policy, store_request
 from kvperf.pipeline.request.common import StoreRequest
 from kvperf.pipeline.request.options import InterferencePolicy
 from kvperf.pipeline.run.trace_work import TraceOptions, check_speed, compare_trace, run_trace

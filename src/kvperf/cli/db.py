@@ -9,7 +9,7 @@ from typing import Any
 from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
-from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.commands.db import db_push_request
 from kvperf.pipeline.read.stored import db_migrate, db_push
 from kvperf.store.migrations import CURRENT_VERSION

@@ -23,7 +23,7 @@ from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.core.redact import redact_urls
-from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.commands.track import job_kind, track_claim_request, track_determine_request
 from kvperf.pipeline.read.stored import (
     track_claim,

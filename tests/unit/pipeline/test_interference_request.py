@@ -7,7 +7,7 @@ import pytest
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode
-from kvperf.pipeline.commands._checks import RETRY_ENV, interference_policy
+from kvperf.pipeline.commands.checks import RETRY_ENV, interference_policy
 from kvperf.pipeline.commands.compare import compare_request
 from kvperf.pipeline.commands.run import run_request
 from kvperf.pipeline.request.common import InterferenceFlags

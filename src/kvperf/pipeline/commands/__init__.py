@@ -4,7 +4,7 @@ server or database — and the request is run through the workflows, judged and 
 outcome (rows, verdicts, files, exit status) comes back for the CLI to render. Library
 users and tests call these modules directly and get what the CLI gets.
 
-``_checks`` holds the checks several commands share (builds, the store, ``--server-host``,
+``checks`` holds the checks several commands share (builds, the store, ``--server-host``,
 the definitions selection, --runs, --min-effect, --water-line, disturbed trials, the rate
 sweep's flags).
 """

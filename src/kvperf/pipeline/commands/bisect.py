@@ -7,7 +7,7 @@ from __future__ import annotations
 from kvperf.core.errors import UsageError
 from kvperf.definitions.plan import Plan, Refusal, plans_of, refusals_of
 from kvperf.pipeline.bisect import settle
-from kvperf.pipeline.commands._checks import (
+from kvperf.pipeline.commands.checks import (
     build_request,
     min_effect,
     plan_definitions,

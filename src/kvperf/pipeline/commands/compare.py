@@ -10,7 +10,7 @@ from dataclasses import replace
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.definitions.plan import Plan, Refusal
-from kvperf.pipeline.commands._checks import (
+from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
     default_runs,

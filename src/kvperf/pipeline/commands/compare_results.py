@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvperf.pipeline.commands._checks import water_line_rule
+from kvperf.pipeline.commands.checks import water_line_rule
 from kvperf.pipeline.request.stored import CompareResultsRequest
 
 

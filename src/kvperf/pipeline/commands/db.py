@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import DbPushRequest
 

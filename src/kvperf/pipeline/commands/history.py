@@ -5,7 +5,7 @@ opened or the machine probed."""
 from __future__ import annotations
 
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import HistoryRequest
 from kvperf.store.history import COMMON_METRICS, check_metric, parse_where

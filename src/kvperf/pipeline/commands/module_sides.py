@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kvperf.config.scenarios import load_module_config, select
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.commands._checks import (
+from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
     interference_policy,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.commands._checks import (
+from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
     default_runs,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import DEFAULT_METRICS, Thresholds
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.commands._checks import change_point_base, store_request
+from kvperf.pipeline.commands.checks import change_point_base, store_request
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
 from kvperf.store.history import check_metric, parse_where

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import HistoryPageRequest, ReportRequest
 from kvperf.store.history import check_metric, parse_where

@@ -15,7 +15,7 @@ from kvperf.config.suites import parse_names, suite_measure
 from kvperf.core import secret
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Mode, Schedule
-from kvperf.pipeline.commands._checks import (
+from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
     interference_policy,

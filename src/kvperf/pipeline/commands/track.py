@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kvperf.config.scenarios import is_module_config
 from kvperf.core.errors import ConfigError, UsageError
-from kvperf.pipeline.commands._checks import store_request
+from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import TrackClaimRequest, TrackDetermineRequest
 from kvperf.store import track

@@ -74,7 +74,7 @@ def test_module_scenarios_refuse_hardware_instruction_counts() -> None:
 
     from kvperf.core.errors import UsageError
     from kvperf.core.kinds import Measure
-    from kvperf.pipeline.commands._checks import refuse_module_measure
+    from kvperf.pipeline.commands.checks import refuse_module_measure
     for measure in (Measure.TIMING, Measure.MEMORY, Measure.INSTRUCTIONS):
         refuse_module_measure(measure)
     with pytest.raises(UsageError, match="perf-instructions does not apply to module"):
