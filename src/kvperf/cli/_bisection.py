@@ -9,9 +9,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from kvperf.analysis.bisect_log import BisectLog, Step
-from kvperf.pipeline.bisect import BisectResult
-from kvperf.report.bisect import answer, markdown, moved_table, step_line, steps_table
+from kvperf.pipeline.commands.progress import BisectLog, BisectResult, Step
+from kvperf.report.bisect import answer, moved_table, step_line, steps_table
 
 
 def print_started(out: Console, log: BisectLog, resumed: int) -> None:
@@ -25,15 +24,14 @@ def print_step(out: Console, log: BisectLog, step: Step) -> None:
     out.print(escape(step_line(log, step)), highlight=False, soft_wrap=True)
 
 
-def print_result(out: Console, result: BisectResult, output: Path | None = None) -> None:
-    """The steps, the answer, the moved functions; the markdown report to ``output``."""
+def print_result(out: Console, result: BisectResult, report: Path | None = None) -> None:
+    """The steps, the answer, the moved functions; where the markdown report is."""
     log = result.log
     out.print(steps_table(log))
     for line in answer(log):
         out.print(escape(line), highlight=False, soft_wrap=True)
     if result.moved:
         out.print(moved_table(log, result.moved))
-    if output is not None:
-        output.write_text(markdown(log, result.moved))
-        out.print(f"markdown report: {output}")
+    if report is not None:
+        out.print(f"markdown report: {report}")
     out.print(f"log: {result.directory / 'bisect.json'}", highlight=False)

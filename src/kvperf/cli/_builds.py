@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from kvperf.cli._paths import local_path
+from kvperf.pipeline.commands.vocabulary import DEFAULT_MAKE_ARGS
 from kvperf.pipeline.request.common import BuildFlags
-from kvperf.sourcebuild.builder import DEFAULT_MAKE_ARGS
 
 
 def add_build_args(p: argparse.ArgumentParser) -> None:

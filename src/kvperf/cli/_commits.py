@@ -4,34 +4,26 @@ trial failed."""
 
 from __future__ import annotations
 
-from kvperf.analysis.comparison import compare_paired
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._profile import print_profile
-from kvperf.pipeline.request.run import CommitsRequest
-from kvperf.pipeline.sides.interleaved import Interleaved
+from kvperf.pipeline.commands.commits import CommitsRan
 from kvperf.report.comparison import terminal_table
 from kvperf.report.table import results_table
 
 
-def print_commits(cli: Cli, request: CommitsRequest, done: Interleaved | None) -> int:
-    if done is None:
+def print_commits(cli: Cli, found: CommitsRan) -> int:
+    if found.built_only:
         cli.err.print("builds done; --dry-run: nothing run")
         return 0
-    result, plan = done
-    out, prepared = cli.out, plan.sides
-    for name, rows in result.rows.items():
-        out.print(results_table(rows, f"{name} · {prepared[name].context.commit}"))
-    if request.baseline:
-        base, *others = list(result.rows)
-        for name in others:
-            results = compare_paired(result.rows[base], result.rows[name], "all")
-            out.print(terminal_table(results, f"baseline {base}", name))
-    print_profile(out, [r for rows in result.rows.values() for r in rows], plan.out_dir)
-    out.print(f"results: {', '.join(str(p.out_dir) for p in prepared.values())} "
-              f"(order seed {result.seed})")
-    print_disturbed(out, cli.err, [r for rows in result.rows.values() for r in rows])
-    if result.failed:
-        cli.err.print(f"[red]{result.failed} trial(s) failed[/red]")
-        return 1
-    return 0
+    out = cli.out
+    for title, rows in found.sides:
+        out.print(results_table(rows, title))
+    for base, name, verdicts in found.baseline:
+        out.print(terminal_table(verdicts, base, name))
+    print_profile(out, found.profile)
+    out.print(f"results: {found.directories} (order seed {found.seed})")
+    print_disturbed(out, cli.err, found.rows)
+    if found.failed:
+        cli.err.print(f"[red]{found.failed} trial(s) failed[/red]")
+    return found.exit_code

@@ -11,20 +11,25 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from kvperf.analysis.bisect_log import BisectLog, Step
 from kvperf.cli._bisection import print_result, print_started, print_step
 from kvperf.core.proc import LineSink
-from kvperf.pipeline.bisect import BisectResult
-from kvperf.pipeline.definitions.definition_runs import Refused
-from kvperf.pipeline.definitions.definition_sides import DefinitionSides
-from kvperf.pipeline.run.model import Prepared
-from kvperf.pipeline.sides.sides import PreparedSides
+from kvperf.pipeline.commands.outputs import Ran
+from kvperf.pipeline.commands.progress import (
+    BisectLog,
+    BisectResult,
+    Build,
+    DefinitionSides,
+    Endpoint,
+    ModuleBuild,
+    Prepared,
+    PreparedSides,
+    Refused,
+    Step,
+)
 from kvperf.pipeline.world import World
 from kvperf.report.definitions import DefinitionProgress
 from kvperf.report.progress import ProgressReporter
 from kvperf.report.scenarios import ScenarioProgress
-from kvperf.server.resp import Endpoint
-from kvperf.sourcebuild.builder import Build
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,10 @@ class ConsoleHooks:
     def checking(self, tree: Path) -> Iterator[LineSink]:
         with self.err.status(f"checking {tree}") as status:
             yield lambda line: status.update(f"building: {line[:100]}")
+
+    def module_built(self, build: ModuleBuild) -> None:
+        """As a server build's line, named a module's."""
+        self.built(build.as_build(f"module {build.ref}"), build.cached)
 
     def tree_built(self, tree: Path, build: Build) -> None:
         if not build.cached:
@@ -140,3 +149,10 @@ class ConsoleHooks:
         else:
             self.out.print(f"{escape(what)}: the two commits do not differ in this run",
                            highlight=False)
+
+
+def print_interrupted(cli: Cli, ran: Ran, what: str) -> int:
+    """An interrupted run: how many finished units were kept, where; exit 130."""
+    cli.err.print(f"[yellow]interrupted[/yellow]: {ran.kept} finished {what} kept in "
+                  f"{ran.path}")
+    return ran.exit_code

@@ -7,19 +7,13 @@ from __future__ import annotations
 
 import argparse
 
-from kvperf.cli._common import Cli
+from kvperf.cli._common import Cli, print_interrupted
 from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile
-from kvperf.core.errors import Interrupted
-from kvperf.definitions.dryrun import render_result, render_summary, summarize
-from kvperf.pipeline.definitions.definition_runs import DefinitionsRan
-from kvperf.pipeline.definitions.definitions import DefinitionRun
+from kvperf.pipeline.commands.definitions import DefinitionsOutcome
 from kvperf.pipeline.request.common import DefinitionFlags
-from kvperf.pipeline.request.run import DefinitionsRequest
-from kvperf.pipeline.run.gates import GATES_FILE, write_kpi_gates
 from kvperf.report.definitions import kpi_table, results_table
-from kvperf.results.row import Row
 
 
 def add_definition_args(p: argparse.ArgumentParser) -> None:
@@ -59,42 +53,27 @@ def definition_flags(args: argparse.Namespace) -> DefinitionFlags:
         args.override_test_time, args.ignore_resources)
 
 
-def print_plans(cli: Cli, request: DefinitionsRequest) -> int:
-    """--dry-run: each plan or refusal, and the summary; exit 0."""
-    for result in request.planned:
-        cli.out.print(render_result(result), highlight=False)
-    cli.out.print(render_summary(summarize(request.planned)), highlight=False)
-    return 0
-
-
-def _tools(rows: list[Row], run: DefinitionRun) -> str:
-    """The load tools the tests ran (a redis-benchmark definition's is not memtier's front
-    end), else the memtier front end the run found."""
-    used = dict.fromkeys(tool for row in rows
-                         for tool in (row.get("definition") or {}).get("tools", []))
-    return ", ".join(used) or f"{run.driver.name} {run.driver.version}"
-
-
-def print_definitions(cli: Cli, ran: DefinitionsRan) -> int:
-    """The results and KPI tables of a definitions run (gates.json beside them)."""
-    persisted, run, out = ran.persisted, ran.run, cli.out
-    summary = persisted.summary
-    if summary is None:
-        cli.err.print(f"[yellow]interrupted[/yellow]: {persisted.kept} finished test(s) kept "
-                      f"in {persisted.path}")
-        return Interrupted.exit_code
-    out.print(results_table(summary.rows, f"{run.context.label} · {_tools(summary.rows, run)}"),
-              highlight=False)
-    kpis = kpi_table(summary.rows)
+def print_definitions(cli: Cli, found: DefinitionsOutcome) -> int:
+    """The dry run's plans, or the results and KPI tables of a definitions run."""
+    for planned in found.planned:
+        cli.out.print(planned, highlight=False)
+    ran = found.ran
+    if ran is None:
+        return 0
+    if ran.summary is None:
+        return print_interrupted(cli, ran, "test(s)")
+    out, rows = cli.out, ran.summary.rows
+    out.print(results_table(rows, ran.title), highlight=False)
+    kpis = kpi_table(rows)
     if kpis is not None:
         out.print(kpis, highlight=False)
-    if write_kpi_gates(summary.rows, run.out_dir):
-        out.print(f"gates: {run.out_dir / GATES_FILE}", highlight=False)
-    print_profile(out, summary.rows, run.out_dir)
-    out.print(f"results: {summary.metrics_path}", highlight=False)
-    print_disturbed(cli.out, cli.err, summary.rows)
-    if summary.failed:
-        cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} test(s) failed[/red]")
-    if summary.kpis_failed:
-        cli.err.print(f"[red]{summary.kpis_failed} KPI(s) failed[/red]")
-    return summary.exit_code
+    if found.gates_path is not None:
+        out.print(f"gates: {found.gates_path}", highlight=False)
+    print_profile(out, ran.profile)
+    out.print(f"results: {ran.summary.metrics_path}", highlight=False)
+    print_disturbed(cli.out, cli.err, rows)
+    if ran.summary.failed:
+        cli.err.print(f"[red]{ran.summary.failed} of {len(rows)} test(s) failed[/red]")
+    if ran.summary.kpis_failed:
+        cli.err.print(f"[red]{ran.summary.kpis_failed} KPI(s) failed[/red]")
+    return ran.exit_code

@@ -9,10 +9,10 @@ import argparse
 from rich.console import Console
 from rich.markup import escape
 
+from kvperf.pipeline.commands.outputs import Row
+from kvperf.pipeline.commands.vocabulary import DISTURBED_SHARE
 from kvperf.pipeline.request.common import InterferenceFlags
-from kvperf.report.table import disturbed_notes
-from kvperf.results.interference import DISTURBED_SHARE
-from kvperf.results.row import Row, is_disturbed, is_excluded
+from kvperf.report.table import disturbed_notes, disturbed_summary
 
 
 def add_disturbed_args(p: argparse.ArgumentParser, retry_default: bool) -> None:
@@ -29,19 +29,6 @@ def add_disturbed_args(p: argparse.ArgumentParser, retry_default: bool) -> None:
 
 def interference_flags(args: argparse.Namespace) -> InterferenceFlags:
     return InterferenceFlags(args.retry_disturbed, args.exclude_disturbed)
-
-
-def disturbed_summary(rows: list[Row]) -> str | None:
-    """'N of M trial(s) disturbed …' (None when none was)."""
-    found = [r for r in rows if is_disturbed(r)]
-    if not found:
-        return None
-    excluded = sum(1 for r in found if is_excluded(r))
-    fate = (f"{excluded} excluded from the statistics" if excluded == len(found)
-            else "kept and marked (--exclude-disturbed leaves them out)" if not excluded
-            else f"{excluded} excluded")
-    return (f"{len(found)} of {len(rows)} trial(s) disturbed by other processes: {fate}; "
-            "--retry-disturbed reruns them")
 
 
 def print_disturbed(out: Console, err: Console, rows: list[Row]) -> None:

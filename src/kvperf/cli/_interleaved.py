@@ -10,8 +10,8 @@ from kvperf.cli._network import add_server_host_args
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_db_options, add_results_dir
 from kvperf.core.kinds import Schedule
+from kvperf.pipeline.commands.vocabulary import DUET_DEFAULT_SECONDS
 from kvperf.pipeline.request.common import INSTRUCTION_RUNS
-from kvperf.pipeline.run.duet import DUET_DEFAULT_SECONDS
 
 
 def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:

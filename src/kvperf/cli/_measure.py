@@ -5,21 +5,19 @@ output of both."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.console import Console
 
-from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
-from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Verdict
 from kvperf.cli._choices import enum_choice
-from kvperf.cli._profile import print_differentials
 from kvperf.core.kinds import Measure
+from kvperf.pipeline.commands.outputs import Row
+from kvperf.pipeline.commands.vocabulary import (
+    DEFAULT_MIN_EFFECT,
+    DEFAULT_WATER_LINE,
+    INSTRUCTION_REQUESTS,
+)
 from kvperf.pipeline.request.common import MEMORY_KEYS
-from kvperf.pipeline.request.sides import CompareRequest
-from kvperf.pipeline.run.instructions import INSTRUCTION_REQUESTS
-from kvperf.pipeline.sides.ab import SidesResult
-from kvperf.report.instructions import markdown, run_table, terminal_tables
-from kvperf.results.row import Row
+from kvperf.report.instructions import run_table
 
 
 def add_measure_argument(p: argparse.ArgumentParser) -> None:
@@ -56,24 +54,3 @@ def print_instructions(out: Console, rows: list[Row]) -> None:
     table = run_table(rows)
     if table is not None:
         out.print(table)
-
-
-def instruction_verdicts(request: CompareRequest, result: SidesResult, dirs: list[Path],
-                         names: tuple[str, str], out: Console) -> int:
-    """`compare --measure instructions`: print (and with --output write) the verdicts.
-
-    Exit 1 when a trial failed, or with --fail-on-regression when a metric regressed.
-    """
-    results = compare_instructions(result.a_rows, result.b_rows, request.min_effect)
-    for table in terminal_tables(results, *names):
-        out.print(table)
-    if request.output:
-        request.output.write_text(markdown(results, *names, request.min_effect))
-        out.print(f"markdown report: {request.output}")
-    print_differentials(out, result.a_rows, result.b_rows, (dirs[0], dirs[1]),
-                        f"{names[1]} vs {names[0]}", kind="instructions")
-    out.print(f"results: {' and '.join(map(str, dirs))} (order seed {result.seed})")
-    failed = result.failed
-    regressed = any(m.decision.verdict is Verdict.REGRESSION
-                    for s in results for m in s.metrics)
-    return 1 if failed or (regressed and request.fail_on_regression) else 0

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from kvperf.cli._common import Cli
+from kvperf.cli._common import Cli, print_interrupted
 from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._profile import print_profile
-from kvperf.core.errors import Interrupted
-from kvperf.pipeline.request.run import ModulesRequest
-from kvperf.pipeline.run.single import ModulesRan
+from kvperf.pipeline.commands.modules import ModulesOutcome
 from kvperf.report.scenarios import plan_table, results_table
 
 
@@ -33,23 +31,20 @@ def add_module_args(p: argparse.ArgumentParser) -> None:
                        help="only these scenario ids of the selected groups")
 
 
-def print_module_plan(cli: Cli, request: ModulesRequest) -> int:
-    cli.out.print(plan_table(request.options.config, request.options.selected),
-                  highlight=False)
-    return 0
-
-
-def print_modules(cli: Cli, ran: ModulesRan) -> int:
-    summary, run = ran.persisted.summary, ran.run
-    if summary is None:
-        cli.err.print(f"[yellow]interrupted[/yellow]: {ran.persisted.kept} finished "
-                      f"scenario(s) kept in {ran.persisted.path}")
-        return Interrupted.exit_code
-    cli.out.print(results_table(summary.rows, f"{run.context.label} · kvload "
-                                              f"{run.context.tool_version}"), highlight=False)
-    print_profile(cli.out, summary.rows, run.out_dir)
-    cli.out.print(f"results: {summary.metrics_path}", highlight=False)
-    print_disturbed(cli.out, cli.err, summary.rows)
-    if summary.failed:
-        cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} scenario(s) failed[/red]")
-    return summary.exit_code
+def print_modules(cli: Cli, found: ModulesOutcome) -> int:
+    """The plan (--dry-run), or the results table and the profile artifacts."""
+    ran = found.ran
+    if ran is None:
+        options = found.request.options
+        cli.out.print(plan_table(options.config, options.selected), highlight=False)
+        return 0
+    if ran.summary is None:
+        return print_interrupted(cli, ran, "scenario(s)")
+    rows = ran.summary.rows
+    cli.out.print(results_table(rows, ran.title), highlight=False)
+    print_profile(cli.out, ran.profile)
+    cli.out.print(f"results: {ran.summary.metrics_path}", highlight=False)
+    print_disturbed(cli.out, cli.err, rows)
+    if ran.summary.failed:
+        cli.err.print(f"[red]{ran.summary.failed} of {len(rows)} scenario(s) failed[/red]")
+    return ran.exit_code

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 
 from kvperf.cli._paths import local_path
+from kvperf.pipeline.commands.vocabulary import DEFAULT_PORTS, PORT_TRIES
 from kvperf.pipeline.request.common import RemoteFlags
-from kvperf.server.remote import DEFAULT_PORTS, PORT_TRIES
 
 
 def add_network_args(p: argparse.ArgumentParser) -> None:

@@ -5,23 +5,13 @@ metrics.json."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.console import Console
 
-from kvperf.analysis.rate_curve import compare_knees, curves
-from kvperf.analysis.verdict import Rule
-from kvperf.config.rate_sweep import ARRIVALS, DEFAULT_POINT_SECONDS
+from kvperf.pipeline.commands.outputs import Knees, Swept
+from kvperf.pipeline.commands.vocabulary import ARRIVALS, DEFAULT_POINT_SECONDS
 from kvperf.pipeline.request.common import RateSweepFlags
-from kvperf.pipeline.run.model import Prepared
-from kvperf.pipeline.run.rate_sweep import PointWork, SaturationWork, SweepBatch, sweeping
-from kvperf.plan.sweep import duration_text, trial_seconds
-from kvperf.report.rate_sweep import curve_table, knee_markdown, knee_table, markdown
-from kvperf.results.row import Row
-from kvperf.store.files import read_histograms, write_text_atomic
-
-MARKDOWN_FILE = "rate_sweep.md"
-KNEES_FILE = "rate_sweep_knees.md"  # compare --rate-sweep, beside the sides' directories
+from kvperf.report.rate_sweep import curve_table, knee_table
 
 
 def add_rate_sweep_args(p: argparse.ArgumentParser) -> None:
@@ -57,47 +47,28 @@ def rate_sweep_flags(args: argparse.Namespace) -> RateSweepFlags:
                           factor=args.knee_factor, arrivals=args.arrivals)
 
 
-def print_sweep_plan(out: Console, prepared: Prepared) -> None:
+def print_sweep_plan(out: Console, plan: str | None) -> None:
     """--dry-run of a sweep: its works and how long it takes (nothing without one)."""
-    if not sweeping(prepared):
-        return
-    works = SweepBatch(prepared).works()
-    points = [w for w in works if isinstance(w, PointWork)]
-    closed = [w for w in works if isinstance(w, SaturationWork)]
-    seconds = sum(trial_seconds(w.trial) for w in works if not isinstance(w, PointWork))
-    seconds += sum(trial_seconds(w.point_trial()) for w in points)
-    steps = ", ".join(dict.fromkeys(w.step.label for w in points))
-    out.print(f"rate sweep: {len(closed)} closed-loop trial(s), then {len(points)} open-loop "
-              f"point(s) ({steps}); {len(works)} trials ≈ {duration_text(seconds)}",
-              highlight=False)
+    if plan is not None:
+        out.print(plan, highlight=False)
 
 
-def print_knees(out: Console, a_rows: list[Row], b_rows: list[Row], dirs: tuple[Path, Path],
-                names: tuple[str, str], rule: Rule) -> None:
+def print_knees(out: Console, found: Knees | None) -> None:
     """compare --rate-sweep: each side's curves, then their knees judged (nothing when
-    neither side swept); ``rate_sweep.md`` in each side's directory, the knees beside."""
-    base = curves(a_rows, lambda r: read_histograms(dirs[0], r))
-    new = curves(b_rows, lambda r: read_histograms(dirs[1], r))
-    if not base and not new:
+    neither side swept)."""
+    if found is None:
         return
-    for side, found, directory in ((names[0], base, dirs[0]), (names[1], new, dirs[1])):
-        for curve in found:
+    for side, curves in found.sides:
+        for curve in curves:
             out.print(curve_table(curve), f"({side})")
-        write_text_atomic(directory / MARKDOWN_FILE, markdown(found, side))
-    knees = compare_knees(base, new, rule)
-    out.print(knee_table(knees, *names))
-    path = dirs[0].parent / KNEES_FILE
-    write_text_atomic(path, knee_markdown(knees, *names))
-    out.print(f"rate sweep knees: {path}")
+    out.print(knee_table(found.knees, found.sides[0][0], found.sides[1][0]))
+    out.print(f"rate sweep knees: {found.path}")
 
 
-def print_rate_sweeps(out: Console, rows: list[Row], out_dir: Path, title: str) -> None:
+def print_rate_sweeps(out: Console, found: Swept | None) -> None:
     """A table per swept series (nothing when no row is a sweep's) and its markdown file."""
-    found = curves(rows, lambda r: read_histograms(out_dir, r))
-    if not found:
+    if found is None:
         return
-    for curve in found:
+    for curve in found.curves:
         out.print(curve_table(curve))
-    path = out_dir / MARKDOWN_FILE
-    write_text_atomic(path, markdown(found, title))
-    out.print(f"rate sweep: {path}")
+    out.print(f"rate sweep: {found.path}")

@@ -7,8 +7,8 @@ import argparse
 
 from kvperf.cli._paths import local_path
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.commands.checks import parse_seconds
 from kvperf.pipeline.request.common import StoreFlags
-from kvperf.store.deadline import parse_seconds
 
 DB_HELP = ("database URL (postgresql://user:pw@host/db or sqlite:///path); default: "
            "$KVPERF_DB, else <results-dir>/kvperf.db")

@@ -5,12 +5,11 @@ pipeline/bisect.py on the live bench → the steps and the answer → the exit c
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from rich.markup import escape
 
-from kvperf.analysis.bisect import COUNTED_METRICS, DEFAULT_RUNS, TIMING_METRICS
-from kvperf.analysis.verdict import Verdict
 from kvperf.cli._bisection import print_result
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
@@ -19,15 +18,21 @@ from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._measure import add_min_effect
 from kvperf.cli._module_sides import (
     add_module_source_args,
-    bisect_modules,
+    module_flags,
     refuse_module_flags,
 )
 from kvperf.cli._modules import add_module_args
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.bisect import BUDGET_FACTOR, run_bisect
-from kvperf.pipeline.commands.bisect import bisect_request
+from kvperf.pipeline.commands.bisect import bisect, bisect_request
+from kvperf.pipeline.commands.module_sides import module_sides_request
+from kvperf.pipeline.commands.vocabulary import (
+    BUDGET_FACTOR,
+    COUNTED_METRICS,
+    DEFAULT_RUNS,
+    TIMING_METRICS,
+)
 from kvperf.pipeline.request.bisect import BisectFlags, BisectRequest
 
 
@@ -92,25 +97,19 @@ def request(args: argparse.Namespace) -> BisectRequest:
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     refuse_module_flags(args)
+    modules = None
     if args.module_repo is not None:  # module commits on one server (cli/_module_sides.py)
         args.repo = args.repo or args.module_repo
         args.measure = args.measure or Measure.TIMING  # module scenarios are timed
+        modules = module_sides_request(replace(
+            module_flags(args, "bisect", (args.good, args.bad),
+                         (args.server_bin,) if args.server_bin else ()),
+            seed=args.seed, measure=args.measure))
     asked = request(args)
-    hooks = ConsoleHooks(cli)
-    hooks.refused(asked.refused)
-    if args.module_repo is not None:
-        result = bisect_modules(args, cli, asked)
-    else:
-        result = run_bisect(asked, cli.world, hooks)
-    if not result.differ:
-        log = result.log
-        e = log.steps[0].effect(log.series) if log.steps else None
-        why = f"{e.verdict}: {e.reason}" if e else "no result"
-        what = "do not differ" if e and e.verdict is Verdict.NO_CHANGE else \
-            f"could not be told apart within {log.max_runs} runs per side"
-        cli.err.print(f"[red]GOOD and BAD {what} on {escape(log.series)} {log.metric} "
-                      f"({escape(why)})[/red]: nothing to bisect; log: "
-                      f"{result.directory / 'bisect.json'}", soft_wrap=True)
-        return 1
-    print_result(cli.out, result, asked.output)
-    return 0
+    found = bisect(asked, modules, cli.world, ConsoleHooks(cli))
+    if found.undecided is not None:
+        cli.err.print(f"[red]{escape(found.undecided)}[/red]: nothing to bisect; log: "
+                      f"{found.result.directory / 'bisect.json'}", soft_wrap=True)
+        return found.exit_code
+    print_result(cli.out, found.result, found.report)
+    return found.exit_code

@@ -9,13 +9,11 @@ import json
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from kvperf.cli._clients import add_clients_dir
 from kvperf.cli._common import Cli
-from kvperf.clients.install import MissingRuntime, install, missing_runtime
-from kvperf.clients.manifest import Manifest, discover, search_dirs, select
-from kvperf.core.errors import UsageError
+from kvperf.pipeline.commands.clients import install_clients, install_request, known_clients
+from kvperf.report.harnesses import harness_json, harnesses_table
 
 
 def add_parser(subparsers: Any) -> None:
@@ -42,60 +40,30 @@ def add_parser(subparsers: Any) -> None:
     i.set_defaults(handler=handle_install)
 
 
-def _known(args: argparse.Namespace) -> dict[str, Manifest]:
-    return discover(search_dirs(args.clients_dir))
-
-
 def handle_list(args: argparse.Namespace, cli: Cli) -> int:
-    known = _known(args)
+    known = known_clients(args.clients_dir)
     if args.json:
-        cli.out.print_json(json.dumps([
-            {"name": m.name, "language": m.language, "library": m.library,
-             "version": m.version, "models": [c.value for c in m.models],
-             "installed": m.installed, "summary": m.summary,
-             "folder": str(m.folder), "install_dir": str(m.install_dir)}
-            for m in known.values()]))
+        cli.out.print_json(json.dumps([harness_json(m) for m in known.clients]))
         return 0
-    table = Table(title="Client harnesses (kvperf clients install NAME; "
-                        "kvperf run --client NAME)")
-    for column in ("name", "language", "library", "version", "models", "installed",
-                   "summary"):
-        table.add_column(column, overflow="fold")
-    for m in sorted(known.values(), key=lambda m: (m.language, m.name)):
-        table.add_row(m.name, m.language, m.library, m.version,
-                      ", ".join(c.value for c in m.models) or "?",
-                      "yes" if m.installed else "no", escape(m.summary))
-    cli.out.print(table)
+    cli.out.print(harnesses_table(known.clients))
     return 0
+
+
+class _Told:
+    """An install's progress and skipped clients, on stderr."""
+
+    def __init__(self, cli: Cli) -> None:
+        self.cli = cli
+
+    def skipped(self, name: str, why: str) -> None:
+        self.cli.err.print(f"skipped {escape(name)}: {escape(why)}", highlight=False)
+
+    def said(self, line: str) -> None:
+        self.cli.err.print(escape(line), highlight=False)
 
 
 def handle_install(args: argparse.Namespace, cli: Cli) -> int:
-    known = _known(args)
-    if args.all == bool(args.names):
-        raise UsageError("kvperf clients install: name the clients, or --all (not both); "
-                         f"known clients: {', '.join(sorted(known)) or 'none'}")
-    if args.available and not args.all:
-        raise UsageError("kvperf clients install: --available goes with --all")
-    chosen = list(known.values()) if args.all else select(known, args.names)
-    if args.available:
-        chosen = _available(chosen, cli)
-    for manifest in chosen:
-        try:
-            install(manifest, lambda line: cli.err.print(escape(line), highlight=False))
-        except MissingRuntime as exc:  # exit 1: this machine lacks what the client needs
-            raise MissingRuntime(f"{exc} (kvperf clients install --all --available skips "
-                                 "such clients)") from None
+    asked = install_request(names=args.names, every=args.all, available=args.available,
+                            dirs=args.clients_dir)
+    install_clients(asked, _Told(cli))
     return 0
-
-
-def _available(chosen: list[Manifest], cli: Cli) -> list[Manifest]:
-    """The clients whose ``requires`` succeed; each skipped one named with why."""
-    kept = []
-    for manifest in chosen:
-        problem = None if manifest.installed else missing_runtime(manifest)
-        if problem:
-            cli.err.print(f"skipped {escape(manifest.name)}: {escape(problem)}",
-                          highlight=False)
-        else:
-            kept.append(manifest)
-    return kept

@@ -1,28 +1,27 @@
 """`kvperf compare`: interleaved A/B of two refs (built), or of N ≥ 2 server binaries
 (the first is the baseline; one table of ratios against it): flags → the checked request
-(pipeline/request/sides.py) → pipeline/sides/interleaved.py → the verdicts → the exit code."""
+→ pipeline/commands/compare.py (the sides run, judged, written) → rendered → the exit code."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from kvperf.analysis.comparison import MetricComparison, compare_paired, compare_sides
-from kvperf.analysis.verdict import Verdict
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._clients import add_client_args
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_common
-from kvperf.cli._measure import add_compare_arguments, add_water_line, instruction_verdicts
+from kvperf.cli._measure import add_compare_arguments, add_water_line
 from kvperf.cli._module_sides import (
     add_module_source_args,
     handle_module_sides,
+    module_flags,
     refuse_module_flags,
 )
 from kvperf.cli._modules import add_module_args
@@ -36,26 +35,13 @@ from kvperf.cli._profile import (
 )
 from kvperf.cli._rate_sweep import add_rate_sweep_args, print_knees, rate_sweep_flags
 from kvperf.cli._store import writer_flags
-from kvperf.cli._trace import add_trace_args, handle_trace_compare
-from kvperf.core.kinds import Measure
-from kvperf.definitions.plan import refusals_of
-from kvperf.pipeline.commands.compare import compare_request
-from kvperf.pipeline.definitions.definition_runs import compare_definitions
-from kvperf.pipeline.definitions.definitions import DefinitionRun
+from kvperf.cli._trace import add_trace_args, given, handle_trace_compare
+from kvperf.pipeline.commands.compare import Compared, compare, compare_request
+from kvperf.pipeline.request.replay import TraceFlags
 from kvperf.pipeline.request.sides import CompareFlags, CompareRequest
-from kvperf.pipeline.run.model import Prepared
-from kvperf.pipeline.sides.ab import SidesResult
-from kvperf.pipeline.sides.interleaved import compare
-from kvperf.pipeline.sides.sides import PreparedSides
-from kvperf.report.comparison import (
-    PAIRED_NOTE,
-    markdown,
-    sides_markdown,
-    sides_table,
-    terminal_table,
-)
+from kvperf.report.comparison import sides_table, terminal_table
+from kvperf.report.instructions import terminal_tables as instruction_tables
 from kvperf.report.memory import memory_table
-from kvperf.results.row import is_ok
 
 
 def add_parser(subparsers: Any) -> None:
@@ -107,119 +93,93 @@ def request(args: argparse.Namespace) -> CompareRequest:
         rate_sweep=rate_sweep_flags(args)))
 
 
-def _name(side: str, prepared: Prepared | DefinitionRun) -> str:
-    ctx = prepared.context
-    what = ctx.commit[:12] if ctx.commit else ctx.server_version
-    return f"{side} {what}"
-
-
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     refuse_module_flags(args)
     if args.module_repo is not None:  # module refs on one server (cli/_module_sides.py)
-        return handle_module_sides(args, cli, "compare", tuple(args.refs))
+        return handle_module_sides(cli, replace(
+            module_flags(args, "compare", tuple(args.refs), tuple(args.server_bin)),
+            seed=args.seed, interference=interference_flags(args), measure=args.measure,
+            metrics=args.metrics, water_line=args.water_line, min_effect=args.min_effect,
+            output=args.output, fail_on_regression=args.fail_on_regression))
     if args.trace is not None:
-        return handle_trace_compare(args, cli)
+        return handle_trace_compare(cli, TraceFlags(
+            args.trace, args.speed, args.seed_from_trace, tuple(args.server_bin), args.runs,
+            None, writer_flags(args), interference_flags(args),
+            given({"config": args.config, "module-config": args.module_config,
+                   "definitions": args.definitions, "profile": args.profile}),
+            tuple(args.refs)))
     asked = request(args)
-    hooks = ConsoleHooks(cli)
     for path, why in asked.skipped:
         cli.err.print(f"[yellow]skipped: {path}: {why}[/yellow]", soft_wrap=True)
-    if asked.definitions is not None:
-        hooks.refused(refusals_of(asked.definitions))
-        return _definitions(cli, asked, hooks)
-    result, plan = compare(asked, cli.world, hooks)
-    prepared, out = plan.sides, cli.out
-    if asked.count > 2 or asked.sides.measure == Measure.MEMORY:
-        return _many(cli, asked, result, plan)
-    names = ((f"A {plan.labels['A']}", f"B {plan.labels['B']}") if asked.clients
-             else (_name("A", prepared["A"]), _name("B", prepared["B"])))
-    if asked.sides.measure != Measure.TIMING:
-        return instruction_verdicts(asked, result, [p.out_dir for p in prepared.values()],
-                                    names, out)
-    results = compare_paired(result.a_rows, result.b_rows, asked.metrics, asked.rule)
-    _verdicts(out, results, names)
-    print_knees(out, result.a_rows, result.b_rows,
-                (prepared["A"].out_dir, prepared["B"].out_dir), names, asked.rule)
-    print_profile(out, result.a_rows + result.b_rows, plan.out_dir)
-    if asked.sides.profile or any(r.get("profile") for r in result.a_rows):  # config's sets
-        print_differentials(out, result.a_rows, result.b_rows,
-                            (prepared["A"].out_dir, prepared["B"].out_dir),
-                            f"{names[1]} vs {names[0]}")
-    return _finish(cli, asked, result, plan, results,
-                   lambda: markdown(results, [], *names, note=PAIRED_NOTE))
+    found = compare(asked, cli.world, ConsoleHooks(cli))
+    render(cli, found)
+    found.check_store()
+    return found.exit_code
 
 
-def _verdicts(out: Console, results: list[MetricComparison], names: tuple[str, str]) -> None:
+def render(cli: Cli, found: Compared) -> None:
+    """What a compare found, in its mode's order (pipeline/commands/compare.py)."""
+    out = cli.out
+    if found.mode == "instructions":
+        for table in instruction_tables(found.instructions, *found.names):
+            out.print(table)
+        _report_line(out, found)
+        for made in found.differentials:
+            print_differentials(out, made)
+        out.print(f"results: {found.directories} (order seed {found.seed})")
+        return
+    if found.mode == "many":
+        memory = memory_table(found.memory) if found.memory is not None else None
+        if memory is not None:
+            out.print(memory)
+        out.print(sides_table(found.verdicts, found.labels))
+    else:
+        _verdicts(out, found)
+    if found.mode == "definitions":
+        _definitions(cli, found)
+        return
+    print_knees(out, found.knees)
+    print_profile(out, found.profile)
+    for made in found.differentials:
+        print_differentials(out, made)
+    _finish(cli, found)
+
+
+def _report_line(out: Console, found: Compared) -> None:
+    if found.report is not None:
+        out.print(f"markdown report: {found.report}")
+
+
+def _verdicts(out: Console, found: Compared) -> None:
     """The verdict table, or why there is none (every row profiled, none timed: an empty
     table would read as a comparison that found nothing)."""
-    if results:
-        out.print(terminal_table(results, *names))
+    base, new = found.names[0], found.names[1]
+    if found.verdicts:
+        out.print(terminal_table(found.verdicts, base, new))
     else:
-        out.print(f"{names[1]} vs {names[0]}: no timing verdicts, no series has timed rows "
-                  "on both sides (profiled trials are not timed)", highlight=False)
+        out.print(f"{new} vs {base}: no timing verdicts, no series has timed rows on both "
+                  "sides (profiled trials are not timed)", highlight=False)
 
 
-def _definitions(cli: Cli, asked: CompareRequest, hooks: ConsoleHooks) -> int:
-    """`compare A B --definitions …`: the definitions' tests interleaved, judged per test."""
-    rows, prepared = compare_definitions(asked, cli.world, hooks)
-    names = (_name("A", prepared.runs["A"]), _name("B", prepared.runs["B"]))
-    out = cli.out
-    results = compare_paired(rows["A"], rows["B"], asked.metrics, asked.rule)
-    _verdicts(out, results, names)
-    print_profile(out, rows["A"] + rows["B"], prepared.runs["A"].out_dir.parent)
-    if asked.output:
-        asked.output.write_text(markdown(results, [], *names, note=PAIRED_NOTE))
-        out.print(f"markdown report: {asked.output}")
-    dirs = " and ".join(str(run.out_dir) for run in prepared.runs.values())
-    out.print(f"results: {dirs} (order seed {prepared.seed})")
-    print_disturbed(out, cli.err, [r for side_rows in rows.values() for r in side_rows])
-    failed = sum(1 for side_rows in rows.values() for r in side_rows if not is_ok(r))
-    if failed:
-        cli.err.print(f"[red]{failed} test(s) failed[/red] (see the results' logs.txt)")
-    regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
-    return 1 if failed or (regressed and asked.fail_on_regression) else 0
+def _definitions(cli: Cli, found: Compared) -> None:
+    """`compare A B --definitions …`: the tests' profiles, where the results are."""
+    print_profile(cli.out, found.profile)
+    _report_line(cli.out, found)
+    cli.out.print(f"results: {found.directories} (order seed {found.seed})")
+    print_disturbed(cli.out, cli.err, found.rows)
+    if found.failed:
+        cli.err.print(f"[red]{found.failed} test(s) failed[/red] (see the results' logs.txt)")
 
 
-def _finish(cli: Cli, asked: CompareRequest, result: SidesResult, plan: PreparedSides,
-            results: list[MetricComparison], report: Callable[[], str]) -> int:
-    """Blocked sides, saturation, the markdown file, where the results are; the exit code."""
-    prepared, out = plan.sides, cli.out
-    for name, side in prepared.items():
-        blocked = side.options.blocked
-        if blocked:
-            cli.err.print(f"[red]side {name} did not run: every trial failed[/red] "
-                          f"({escape(blocked.splitlines()[0])})", soft_wrap=True)
-    rows = [r for rows in result.rows.values() for r in rows]
-    if any(r.get("client_saturated") for r in rows):
+def _finish(cli: Cli, found: Compared) -> None:
+    """Blocked sides, saturation, disturbed trials, the markdown file, where the results
+    are."""
+    for name, why in found.blocked:
+        cli.err.print(f"[red]side {name} did not run: every trial failed[/red] "
+                      f"({escape(why)})", soft_wrap=True)
+    if found.saturated:
         cli.err.print("[yellow]! the load tool saturated its CPU in some trials: this "
                       "comparison may be client-bound and hide server-side changes[/yellow]")
-    print_disturbed(out, cli.err, rows)
-    if asked.output:
-        asked.output.write_text(report())
-        out.print(f"markdown report: {asked.output}")
-    dirs = " and ".join(str(p.out_dir) for p in prepared.values())
-    out.print(f"results: {dirs} (order seed {result.seed})")
-    regressed = any(r.decision.verdict is Verdict.REGRESSION for r in results)
-    result.check_store()
-    return 1 if result.failed or (regressed and asked.fail_on_regression) else 0
-
-
-def _many(cli: Cli, asked: CompareRequest, result: SidesResult, plan: PreparedSides) -> int:
-    """N servers (or --measure memory): one table of ratios against the baseline, the
-    memory table when rows carry memory; exit code as for two sides."""
-    out = cli.out
-    labels = {name: f"{name}: {plan.labels.get(name, name)}" for name in result.rows}
-    metrics = "memory" if asked.sides.measure == Measure.MEMORY else asked.metrics
-    results = compare_sides(result.rows, metrics, asked.rule)
-    table = memory_table({labels[n]: rows for n, rows in result.rows.items()})
-    if table is not None and asked.sides.measure == Measure.MEMORY:
-        out.print(table)
-    out.print(sides_table(results, labels))
-    rows = [r for rows in result.rows.values() for r in rows]
-    print_profile(out, rows, plan.out_dir)
-    base = next(iter(result.rows))
-    if asked.sides.profile:
-        for name in list(result.rows)[1:]:
-            print_differentials(out, result.rows[base], result.rows[name],
-                                (plan.sides[base].out_dir, plan.sides[name].out_dir),
-                                f"{labels[name]} vs {labels[base]}")
-    return _finish(cli, asked, result, plan, results, lambda: sides_markdown(results, labels))
+    print_disturbed(cli.out, cli.err, found.rows)
+    _report_line(cli.out, found)
+    cli.out.print(f"results: {found.directories} (order seed {found.seed})")

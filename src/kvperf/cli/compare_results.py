@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvperf.analysis.verdict import Verdict
 from kvperf.cli._common import Cli
 from kvperf.cli._measure import add_water_line
 from kvperf.cli._paths import local_path
-from kvperf.pipeline.commands.compare_results import compare_results_request
-from kvperf.pipeline.read.stored import compare_files
+from kvperf.pipeline.commands.compare_results import compare_results, compare_results_request
 from kvperf.pipeline.request.stored import CompareResultsRequest
 from kvperf.report.comparison import terminal_table
 
@@ -42,17 +40,11 @@ def request(args: argparse.Namespace) -> CompareResultsRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
-    asked = request(args)
-    compared = compare_files(asked)
-    names, out = (str(asked.baseline), str(asked.new)), cli.out
-    out.print(terminal_table(compared.results, *names))
-    if asked.output:
-        asked.output.write_text(compared.markdown)
-        out.print(f"markdown report: {asked.output}")
-    if asked.graphs:
-        from kvperf.report.graphs import write_graphs
-
-        written = write_graphs(compared.results, asked.graphs, names)
-        out.print(f"{len(written)} graphs in {asked.graphs}")
-    regressions = sum(1 for r in compared.results if r.decision.verdict is Verdict.REGRESSION)
-    return 1 if regressions and asked.fail_on_regression else 0
+    compared = compare_results(request(args))
+    out = cli.out
+    out.print(terminal_table(compared.results, *compared.names))
+    if compared.report:
+        out.print(f"markdown report: {compared.report}")
+    if compared.graphs:
+        out.print(f"{len(compared.written)} graphs in {compared.graphs}")
+    return compared.exit_code

@@ -10,10 +10,7 @@ from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.pipeline.commands.checks import store_request
-from kvperf.pipeline.commands.db import db_push_request
-from kvperf.pipeline.read.stored import db_migrate, db_push
-from kvperf.store.migrations import CURRENT_VERSION
-from kvperf.store.push import PushResult
+from kvperf.pipeline.commands.db import PushResult, db_migrate, db_push, db_push_request
 
 
 def add_parser(subparsers: Any) -> None:
@@ -41,14 +38,15 @@ def handle_push(args: argparse.Namespace, cli: Cli) -> int:
         cli.err.print(f"{path}: {result.added} row(s) added, {result.present} already "
                       f"present", highlight=False)
 
-    db_push(asked, cli.world, pushed)
-    cli.err.print(f"database: {asked.store.name}", highlight=False)
+    done = db_push(asked, cli.world, pushed)
+    cli.err.print(f"database: {done.database}", highlight=False)
     return 0
 
 
 def handle_migrate(args: argparse.Namespace, cli: Cli) -> int:
-    store = store_request(store_flags(args))
-    applied = db_migrate(store)
-    done = f"applied version(s) {', '.join(map(str, applied))}" if applied else "up to date"
-    cli.err.print(f"{store.name}: schema version {CURRENT_VERSION} ({done})", highlight=False)
+    found = db_migrate(store_request(store_flags(args)))
+    done = (f"applied version(s) {', '.join(map(str, found.applied))}" if found.applied
+            else "up to date")
+    cli.err.print(f"{found.database}: schema version {found.version} ({done})",
+                  highlight=False)
     return 0

@@ -13,10 +13,8 @@ from typing import Any
 
 from kvperf import __version__
 from kvperf.cli._common import Cli
-from kvperf.pipeline.commands.doctor import doctor_request
-from kvperf.pipeline.read.doctor import examine
+from kvperf.pipeline.commands.doctor import doctor, doctor_request
 from kvperf.report.doctor import doctor_json, doctor_table
-from kvperf.server.machine_probe import MachineProbe
 
 
 def add_parser(subparsers: Any) -> None:
@@ -36,9 +34,9 @@ def add_parser(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     asked = doctor_request(json=args.json, sample=args.sample)
-    sections = examine(MachineProbe(sample_seconds=asked.sample))
+    found = doctor(asked)
     if asked.json:
-        sys.stdout.write(json.dumps(doctor_json(sections, __version__), indent=2) + "\n")
+        sys.stdout.write(json.dumps(doctor_json(found.sections, __version__), indent=2) + "\n")
         return 0
-    cli.out.print(doctor_table(sections))
+    cli.out.print(doctor_table(found.sections))
     return 0

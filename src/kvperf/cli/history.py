@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import math
 from typing import Any
 
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._store import add_store_options, store_flags
-from kvperf.pipeline.commands.history import history_request
-from kvperf.pipeline.read.stored import history
+from kvperf.pipeline.commands.history import history, history_request
 from kvperf.pipeline.request.stored import HistoryRequest
-from kvperf.report.history import change_table, history_table
-from kvperf.store.history import Cell
+from kvperf.report.history import cells_json, change_table, history_table
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,32 +41,24 @@ def request(args: argparse.Namespace) -> HistoryRequest:
                            include_disturbed=args.include_disturbed)
 
 
-def _json(cells: list[Cell]) -> str:
-    def clean(x: float) -> float | None:
-        return None if math.isnan(x) else x
-    return json.dumps([{"series_key": c.series_key, "revision": c.revision, "metric": c.metric,
-                        "n": c.n, "mean": c.mean, "sd": clean(c.sd), "cv": clean(c.cv)}
-                       for c in cells], indent=1)
-
-
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     asked = request(args)
-    view = history(asked, cli.world)
-    if view.left_out:
-        cli.err.print(f"{view.left_out} disturbed trial(s) left out (other processes took "
+    found = history(asked, cli.world)
+    if found.left_out:
+        cli.err.print(f"{found.left_out} disturbed trial(s) left out (other processes took "
                       "their CPUs; --include-disturbed counts them)", highlight=False)
     if asked.json:
-        cli.out.print_json(_json(view.found))
+        cli.out.print_json(cells_json(found.found))
         return 0
-    if not view.found:
-        cli.err.print(f"no results in {asked.store.name} match", highlight=False)
+    if not found.found:
+        cli.err.print(f"no results in {found.database} match", highlight=False)
         return 0
-    cells, names = view.cells, list(asked.metrics)
-    for key in view.series:
-        if view.pair is not None:
-            a, b = view.pair
-            cli.out.print(change_table(key, view.fields[key], a, b, cells, names,
-                                       view.verdicts.get(key)))
+    cells, names = found.cells, list(found.metrics)
+    for key in found.series:
+        if found.pair is not None:
+            a, b = found.pair
+            cli.out.print(change_table(key, found.fields[key], a, b, cells, names,
+                                       found.verdicts.get(key)))
         else:
-            cli.out.print(history_table(key, view.fields[key], view.revisions, cells, names))
+            cli.out.print(history_table(key, found.fields[key], found.revisions, cells, names))
     return 0

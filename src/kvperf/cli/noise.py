@@ -5,17 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvperf.analysis.comparison import compare_paired
-from kvperf.analysis.noise import noise_rows
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._interleaved import add_common
 from kvperf.cli._network import remote_flags
 from kvperf.cli._paths import command_path
 from kvperf.cli._store import writer_flags
-from kvperf.pipeline.commands.noise import noise_request
+from kvperf.pipeline.commands.noise import noise, noise_request
 from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest
-from kvperf.pipeline.sides.interleaved import noise
 from kvperf.report.noise import noise_table
 
 
@@ -43,12 +40,7 @@ def request(args: argparse.Namespace) -> NoiseRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
-    asked = request(args)
-    result, plan = noise(asked, cli.world, ConsoleHooks(cli))
-    a = plan.sides["A"]
-    rows = noise_rows(compare_paired(result.a_rows, result.b_rows, "all"))
-    title = (f"A/A noise · {a.context.server_version} · {a.driver.name} · "
-             f"{asked.sides.runs} rounds")
-    cli.out.print(noise_table(rows, title))
-    result.check_store()
+    found = noise(request(args), cli.world, ConsoleHooks(cli))
+    cli.out.print(noise_table(found.rows, found.title))
+    found.check_store()
     return 0

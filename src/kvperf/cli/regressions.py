@@ -4,7 +4,7 @@ Per series (command and parameters) and metric: one value per commit (the mean o
 trials), commits in commit-time order, change points with magnitude, direction and the
 commit range that contains them. ``--store`` also writes them to the ``change_points``
 table (replaced as a whole) for the Grafana regressions panel; ``--bisect`` bisects each
-listed one (pipeline/bisect.py `bisect_change_points`).
+listed one (pipeline/commands/regressions.py `regressions`).
 """
 
 from __future__ import annotations
@@ -14,21 +14,23 @@ import json
 import sys
 from typing import Any
 
-from kvperf.analysis.bisect import DEFAULT_RUNS
-from kvperf.analysis.changepoint import MIN_SEGMENT
-from kvperf.analysis.regressions import DEFAULT_MAX_PVALUE, DEFAULT_METRICS
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.core.kinds import Measure
-from kvperf.pipeline.bisect import BUDGET_FACTOR, bisect_change_points
-from kvperf.pipeline.commands.regressions import regressions_request
-from kvperf.pipeline.read.regressions import change_points
+from kvperf.pipeline.commands.regressions import (
+    BUDGET_FACTOR,
+    DEFAULT_MAX_PVALUE,
+    DEFAULT_METRICS,
+    DEFAULT_RUNS,
+    Regressions,
+    regressions,
+    regressions_request,
+)
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
-from kvperf.report.regressions import finding_json, findings_table
-from kvperf.store.series import History
+from kvperf.report.regressions import finding_json, findings_table, unchecked_note
 
 
 def add_parser(subparsers: Any) -> None:
@@ -88,36 +90,25 @@ def request(args: argparse.Namespace) -> RegressionsRequest:
                                 build_flags(args)))
 
 
-def unchecked_note(every: list[History], checked: list[History], where: str) -> str | None:
-    """Why histories were not checked: none stored, or too few revisions."""
-    if not every:
-        return (f"no history in {where} for these metrics and filters: record results with "
-                "`kvperf run` (with --commit, one revision per commit) first")
-    short = len(every) - len(checked)
-    if not short:
-        return None
-    most = max(len(h.means) for h in every if len(h.means) < 2 * MIN_SEGMENT)
-    return (f"{short} histories not checked: fewer than {2 * MIN_SEGMENT} revisions (the "
-            f"longest has {most}); a change point needs {MIN_SEGMENT} revisions on each side")
-
-
-def handle(args: argparse.Namespace, cli: Cli) -> int:
-    asked = request(args)
-    found = change_points(asked, cli.world)
+def _listed(cli: Cli, asked: RegressionsRequest, found: Regressions) -> None:
+    """The change points (before any bisection), as a table or JSON."""
     if found.stored is not None:
-        cli.err.print(f"stored {found.stored} change point(s) in {asked.store.name}",
+        cli.err.print(f"stored {found.stored} change point(s) in {found.database}",
                       highlight=False)
     shown, out = found.shown, cli.out
     if asked.json:
         sys.stdout.write(json.dumps([finding_json(f) for f in shown], indent=2) + "\n")
-    else:
-        out.print(findings_table(shown) if shown else "no change points")
-        out.print(f"{len(found.checked)} series×metric histories checked "
-                  f"({', '.join(asked.metrics)}); {len(shown)} change point(s) listed")
-        why_not = unchecked_note(found.every, found.checked, asked.store.name)
-        if why_not:
-            out.print(why_not, highlight=False)
-        if asked.bisect is not None:
-            bisect_change_points(asked.bisect, shown, cli.world, ConsoleHooks(cli))
-    regressed = any(f.direction == "regression" for f in shown)
-    return 1 if regressed and asked.fail_on_regression else 0
+        return
+    out.print(findings_table(shown) if shown else "no change points")
+    out.print(f"{len(found.checked)} series×metric histories checked "
+              f"({', '.join(found.metrics)}); {len(shown)} change point(s) listed")
+    why_not = unchecked_note(found.every, found.checked, found.database)
+    if why_not:
+        out.print(why_not, highlight=False)
+
+
+def handle(args: argparse.Namespace, cli: Cli) -> int:
+    asked = request(args)
+    found = regressions(asked, cli.world, ConsoleHooks(cli),
+                        lambda listed: _listed(cli, asked, listed))
+    return found.exit_code

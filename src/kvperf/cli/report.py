@@ -7,14 +7,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
-from kvperf.pipeline.commands.report import report_request
-from kvperf.pipeline.read.history_report import history_page
-from kvperf.pipeline.read.report import write_report
+from kvperf.pipeline.commands.report import (
+    DEFAULT_METRICS,
+    HistoryReported,
+    report,
+    report_request,
+)
 from kvperf.pipeline.request.stored import HistoryPageRequest, ReportRequest
 
 
@@ -60,16 +62,12 @@ def request(args: argparse.Namespace) -> ReportRequest | HistoryPageRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
-    asked = request(args)
-    if isinstance(asked, HistoryPageRequest):
-        panels = history_page(asked, cli.world)
-        changes = sum(len(p.changes) for p in panels)
-        written = ", ".join(str(p) for p in (asked.html, asked.json) if p)
-        cli.err.print(f"history report of {len(panels)} series×metric, {changes} change "
+    made = report(request(args), cli.world)
+    written = ", ".join(map(str, made.written))
+    if isinstance(made, HistoryReported):
+        cli.err.print(f"history report of {made.panels} series×metric, {made.changes} change "
                       f"point(s): {written}", highlight=False, soft_wrap=True)
         return 0
-    report = write_report(asked)
-    sides = " vs ".join(s.name for s in report.sources)
-    written = ", ".join(str(p) for p in (asked.html, asked.json, asked.markdown) if p)
-    cli.err.print(f"report of {sides}: {written}", highlight=False, soft_wrap=True)
+    cli.err.print(f"report of {' vs '.join(made.sides)}: {written}", highlight=False,
+                  soft_wrap=True)
     return 0

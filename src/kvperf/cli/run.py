@@ -1,36 +1,31 @@
 """`kvperf run`: benchmark a server with a config matrix and write metrics.json (or run
---commits, --definitions, module scenarios): flags → the checked request
-(pipeline/request/run.py) → its workflow → the tables → the exit code."""
+--commits, --definitions, module scenarios): flags → the checked request → its use case
+(pipeline/commands/run.py) → the tables → the exit code."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
-from kvperf.analysis.clients import client_lines
-from kvperf.analysis.gates import all_passed
-from kvperf.analysis.series import summarize
-from kvperf.analysis.sweeps import sweeps
+from rich.console import Console
+
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._clients import add_client_args
 from kvperf.cli._commits import print_commits
-from kvperf.cli._common import Cli, ConsoleHooks
-from kvperf.cli._definitions import (
-    add_definition_args,
-    definition_flags,
-    print_definitions,
-    print_plans,
-)
+from kvperf.cli._common import Cli, ConsoleHooks, print_interrupted
+from kvperf.cli._definitions import add_definition_args, definition_flags, print_definitions
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
 from kvperf.cli._module_sides import (
     add_module_source_args,
     handle_module_sides,
+    module_flags,
     refuse_module_flags,
 )
-from kvperf.cli._modules import add_module_args, print_module_plan, print_modules
+from kvperf.cli._modules import add_module_args, print_modules
 from kvperf.cli._network import add_network_args, remote_flags
 from kvperf.cli._paths import command_path, local_path
 from kvperf.cli._profile import add_profile_arguments, print_profile, profile_settings
@@ -41,21 +36,14 @@ from kvperf.cli._rate_sweep import (
     rate_sweep_flags,
 )
 from kvperf.cli._store import add_db_options, add_results_dir, writer_flags
-from kvperf.cli._trace import add_trace_args, handle_trace
-from kvperf.core.errors import Interrupted
-from kvperf.core.kinds import Measure, Mode
-from kvperf.pipeline.commands.run import run_request
-from kvperf.pipeline.definitions.definition_runs import run_definitions
-from kvperf.pipeline.request.run import (
-    AnyRunRequest,
-    CommitsRequest,
-    DefinitionsRequest,
-    ModulesRequest,
-    RunFlags,
-)
-from kvperf.pipeline.run.gates import GATES_FILE
-from kvperf.pipeline.run.single import MatrixRun, run_matrix, run_modules
-from kvperf.pipeline.sides.interleaved import run_commits
+from kvperf.cli._trace import add_trace_args, given, handle_trace
+from kvperf.core.kinds import Mode
+from kvperf.pipeline.commands.commits import CommitsRan
+from kvperf.pipeline.commands.definitions import DefinitionsOutcome
+from kvperf.pipeline.commands.modules import ModulesOutcome
+from kvperf.pipeline.commands.run import MatrixRan, run, run_request
+from kvperf.pipeline.request.replay import TraceFlags
+from kvperf.pipeline.request.run import AnyRunRequest, RunFlags, RunRequest
 from kvperf.report.clients import clients_table
 from kvperf.report.failover import failover_table, timeline_table
 from kvperf.report.gates import gates_table
@@ -63,7 +51,6 @@ from kvperf.report.memory import memory_table
 from kvperf.report.staircase import staircase_tables
 from kvperf.report.sweeps import sweep_tables
 from kvperf.report.table import plan_table, results_table, series_table
-from kvperf.store.files import read_histograms
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -158,80 +145,82 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     refuse_module_flags(args)
     if args.module_repo is not None:  # module commits on one server (cli/_module_sides.py)
-        return handle_module_sides(args, cli, "commits", tuple(args.commits or ()))
+        return handle_module_sides(cli, replace(
+            module_flags(args, "commits", tuple(args.commits or ()),
+                         (args.server_bin,) if args.server_bin else ()),
+            interference=interference_flags(args), quick=args.quick, measure=args.measure))
     if args.trace is not None:
-        return handle_trace(args, cli)
+        return handle_trace(cli, _trace_flags(args))
     asked = request(args)
-    if isinstance(asked, DefinitionsRequest):
-        if asked.dry_run:
-            return print_plans(cli, asked)
-        return print_definitions(cli, run_definitions(asked, cli.world, ConsoleHooks(cli)))
-    if isinstance(asked, ModulesRequest):
-        if asked.dry_run:
-            return print_module_plan(cli, asked)
-        return print_modules(cli, run_modules(asked, cli.world, ConsoleHooks(cli)))
-    if isinstance(asked, CommitsRequest):
-        return print_commits(cli, asked, run_commits(asked, cli.world, ConsoleHooks(cli)))
-    done = run_matrix(asked, cli.world, ConsoleHooks(cli, show_password=asked.show_password))
-    if asked.dry_run:
-        cli.out.print(plan_table(done.prepared.trials))
-        print_sweep_plan(cli.out, done.prepared)
+    show = isinstance(asked, RunRequest) and asked.show_password
+    found = run(asked, cli.world, ConsoleHooks(cli, show_password=show))
+    if isinstance(found, DefinitionsOutcome):
+        return print_definitions(cli, found)
+    if isinstance(found, ModulesOutcome):
+        return print_modules(cli, found)
+    if isinstance(found, CommitsRan):
+        return print_commits(cli, found)
+    if found.plan is not None:  # --dry-run
+        cli.out.print(plan_table(found.plan))
+        print_sweep_plan(cli.out, found.sweep_plan)
         return 0
-    if done.prepared.options.mode == Mode.SERVER:
+    if found.served:
         return 0  # Ctrl-C after "press Ctrl-C to stop" is the normal way out
-    code = _render(cli, done)
-    if code != Interrupted.exit_code:
-        done.check_store()
+    code = _render(cli, found)
+    found.check_store()
     return code
 
 
-def _render(cli: Cli, done: MatrixRun) -> int:
+def _trace_flags(args: argparse.Namespace) -> TraceFlags:
+    others = given({"config": args.config, "commits": args.commits,
+                    "module-config": args.module_config, "definitions": args.definitions,
+                    "suite": args.suite, "gate": args.gate,
+                    "use-running-server": args.use_running_server, "profile": args.profile,
+                    "quick": args.quick, "dry-run": args.dry_run})
+    return TraceFlags(args.trace, args.speed, args.seed_from_trace,
+                      (args.server_bin,) if args.server_bin else (), args.runs, args.label,
+                      writer_flags(args), interference_flags(args), others)
+
+
+def _render(cli: Cli, found: MatrixRan) -> int:
     """The results, instruction, memory, profile, series, sweep, failover and gate tables;
     1 if a trial or a gate failed."""
-    prepared, summary, out = done.prepared, done.summary, cli.out
-    if summary is None:
-        kept = done.interrupted
-        assert kept is not None
-        cli.err.print(f"[yellow]interrupted[/yellow]: {kept.kept} finished trial(s) kept in "
-                      f"{kept.path}")
-        return Interrupted.exit_code
-    out.print(results_table(summary.rows, f"{prepared.context.label} · "
-                                          f"{prepared.driver.name} {prepared.driver.version}"))
-    print_disturbed(out, cli.err, summary.rows)  # a footnote per disturbed trial
-    for table in staircase_tables(summary.rows):  # a config's "staircase": its steps
+    ran, out = found.ran, cli.out
+    assert ran is not None
+    if ran.summary is None:
+        return print_interrupted(cli, ran, "trial(s)")
+    rows = ran.summary.rows
+    out.print(results_table(rows, ran.title))
+    print_disturbed(out, cli.err, rows)  # a footnote per disturbed trial
+    for table in staircase_tables(rows):  # a config's "staircase": its steps
         out.print(table)
-    print_instructions(out, summary.rows)
-    server = (prepared.binary.display_name if prepared.binary
-              else prepared.context.server_version or prepared.context.label)
-    memory = memory_table({server: summary.rows})
-    if memory is not None and prepared.options.measure == Measure.MEMORY:
-        out.print(memory)
-    print_profile(out, summary.rows, prepared.out_dir)
-    if prepared.options.runs > 1:
-        base = prepared.out_dir
-        out.print(series_table(summarize(summary.rows, lambda r: read_histograms(base, r))))
-    lines = client_lines(summary.rows, lambda r: read_histograms(prepared.out_dir, r))
-    if lines:
-        out.print(clients_table(lines))
-    timed = prepared.options.measure == Measure.TIMING  # speed-ups of timings only
-    ordinary = [r for r in summary.rows if (r.get("sweep") or {}).get("role") != "point"]
-    swept = [s for s in sweeps(ordinary) if not (lines and s.key == "config_set")]
-    for table in sweep_tables(swept) if timed else []:
-        out.print(table)
-    print_rate_sweeps(out, summary.rows, prepared.out_dir, prepared.context.label)
-    for faulted in (failover_table(summary.rows), timeline_table(summary.rows)):
+    print_instructions(out, rows)
+    _tables(out, found)
+    for faulted in (failover_table(rows), timeline_table(rows)):
         if faulted is not None:
             out.print(faulted)
-    out.print(f"results: {summary.metrics_path}")
-    if summary.failed:
-        cli.err.print(f"[red]{summary.failed} of {len(summary.rows)} trial(s) failed[/red]")
-    code = summary.exit_code
-    if done.gates is None:
-        return code
-    out.print(gates_table(done.gates))
-    out.print(f"gates: {prepared.out_dir / GATES_FILE}")
-    if all_passed(done.gates):
-        return code
-    failed = sum(1 for r in done.gates if not r.passed)
-    cli.err.print(f"[red]{failed} gate(s) failed[/red]")
-    return 1
+    out.print(f"results: {ran.summary.metrics_path}")
+    if ran.summary.failed:
+        cli.err.print(f"[red]{ran.summary.failed} of {len(rows)} trial(s) failed[/red]")
+    if found.gates is not None:
+        out.print(gates_table(found.gates))
+        out.print(f"gates: {found.gates_path}")
+        if found.gates_failed:
+            cli.err.print(f"[red]{found.gates_failed} gate(s) failed[/red]")
+    return found.exit_code
+
+
+def _tables(out: Console, found: MatrixRan) -> None:
+    """Memory per key, the profile artifacts, series over runs, the clients' lines, the
+    swept keys and the rate sweeps' curves (each when the run has them)."""
+    memory = memory_table(found.memory) if found.memory is not None else None
+    if memory is not None:
+        out.print(memory)
+    print_profile(out, found.ran.profile if found.ran is not None else None)
+    if found.series is not None:
+        out.print(series_table(found.series))
+    if found.clients:
+        out.print(clients_table(found.clients))
+    for table in sweep_tables(found.sweeps):
+        out.print(table)
+    print_rate_sweeps(out, found.swept)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.table import Table
-
 from kvperf.cli._common import Cli
-from kvperf.config.suites import SUITES, suite_path
+from kvperf.pipeline.commands.suites import suites
 from kvperf.pipeline.request.stored import SuitesRequest
+from kvperf.report.suites import suites_table
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,12 +21,5 @@ def add_parser(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     asked = SuitesRequest(args.paths)
-    table = Table(title="Built-in suites (kvperf run --suite NAME[,NAME…] [--quick])")
-    table.add_column("suite")
-    table.add_column("what it runs")
-    if asked.paths:
-        table.add_column("config")
-    for name, line in SUITES.items():
-        table.add_row(name, line, *([str(suite_path(name))] if asked.paths else []))
-    cli.out.print(table)
+    cli.out.print(suites_table(suites(asked), asked.paths))
     return 0

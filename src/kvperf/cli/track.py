@@ -23,12 +23,14 @@ from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.core.redact import redact_urls
+from kvperf.pipeline.commands import track
 from kvperf.pipeline.commands.checks import store_request
-from kvperf.pipeline.commands.track import job_kind, track_claim_request, track_determine_request
-from kvperf.pipeline.read.stored import (
+from kvperf.pipeline.commands.track import (
     track_claim,
+    track_claim_request,
     track_cleanup,
     track_determine,
+    track_determine_request,
     track_mark,
     track_query,
     track_renew,
@@ -41,7 +43,6 @@ from kvperf.pipeline.request.stored import (
     TrackRenewRequest,
 )
 from kvperf.report.track import jobs_table
-from kvperf.store import track
 
 
 def add_parser(subparsers: Any) -> None:
@@ -153,13 +154,14 @@ def handle_determine(args: argparse.Namespace, cli: Cli) -> int:
         architecture=args.architecture, max_attempts=args.max_attempts,
         store=store_flags(args))
     _opening(cli, asked.store)
-    items, added = track_determine(asked, cli.world)
+    done = track_determine(asked, cli.world)
     config = asked.config
     what = "module " if asked.module else ""
-    cli.err.print(f"{len(items)} commits of {what}{redact_urls(asked.repo)} {asked.branch}; "
-                  f"{len(added)} new jobs for config {config.name} ({config.hash[:12]}) on "
-                  f"{asked.architecture}", highlight=False)
-    _print_json({"commits": len(items), "enqueued": added, "config_hash": config.hash})
+    cli.err.print(f"{done.commits} commits of {what}{redact_urls(asked.repo)} {asked.branch}; "
+                  f"{len(done.enqueued)} new jobs for config {config.name} "
+                  f"({config.hash[:12]}) on {asked.architecture}", highlight=False)
+    _print_json({"commits": done.commits, "enqueued": done.enqueued,
+                 "config_hash": config.hash})
     return 0
 
 
@@ -168,8 +170,9 @@ def handle_claim(args: argparse.Namespace, cli: Cli) -> int:
                                 architecture=args.architecture, hold=args.hold,
                                 store=store_flags(args))
     _opening(cli, asked.store)
-    job = track_claim(asked, cli.world)
-    _print_json({**job.as_json(), "kind": job_kind(job.config_content)} if job else None)
+    claimed = track_claim(asked, cli.world)
+    job = claimed.job
+    _print_json({**job.as_json(), "kind": claimed.kind} if job else None)
     if job and asked.hold:
         time.sleep(asked.hold)
     return 0
@@ -198,12 +201,12 @@ def handle_query(args: argparse.Namespace, cli: Cli) -> int:
     asked = TrackQueryRequest(tuple(args.state), args.sha, args.limit, args.json,
                               store_request(store_flags(args)))
     _opening(cli, asked.store)
-    jobs, counts = track_query(asked, cli.world)
+    found = track_query(asked, cli.world)
     if asked.json:
-        _print_json([j.as_json(with_content=False) for j in jobs])
+        _print_json([j.as_json(with_content=False) for j in found.jobs])
         return 0
-    cli.out.print(jobs_table(jobs))
-    cli.out.print("  ".join(f"{s}: {n}" for s, n in counts.items()))
+    cli.out.print(jobs_table(found.jobs))
+    cli.out.print("  ".join(f"{s}: {n}" for s, n in found.counts.items()))
     return 0
 
 

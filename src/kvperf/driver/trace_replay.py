@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvperf.core.errors import ConfigError, DriverError
+from kvperf.core.errors import ConfigError, DriverError, UsageError
 from kvperf.core.jsontypes import JsonObject
 from kvperf.driver.base import Measurement, Target
 from kvperf.driver.kvload import measurement_from, read_report
@@ -97,3 +97,16 @@ def run_replay(kvload: Path, trace: TraceFile, replay: Replay, target: Target,
         raise DriverError(f"kvload replay exited with code {output.returncode}: "
                           f"{lines[-1] if lines else '(no output)'}")
     return measurement_from(read_report(report)["tests"][0])
+
+
+def check_speed(text: str) -> str:
+    """--speed: a factor > 0 or ``max`` (UsageError, exit 2)."""
+    if text == "max":
+        return text
+    try:
+        factor = float(text)
+    except ValueError:
+        factor = 0.0
+    if not factor > 0 or factor == float("inf"):
+        raise UsageError(f"--speed must be a factor > 0 or max, got {text!r}")
+    return text

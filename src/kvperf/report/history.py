@@ -1,8 +1,10 @@
 """History as terminal tables: per series, one row per revision (mean, n, CV per metric); and
-the two-revision view (rapidbyte-style): per metric A, B and the % change."""
+the two-revision view (rapidbyte-style): per metric A, B and the % change; and the cells as
+JSON (--json)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 
@@ -88,3 +90,12 @@ def change_table(key: str, fields: SeriesParams, a: str, b: str, cells: CellInde
                       "-" if math.isnan(change) else f"{change:+.1f}%",
                       (verdicts or {}).get(name, "-"))
     return table
+
+
+def cells_json(cells: Sequence[Cell]) -> str:
+    """`kvperf history --json`: the cells as a JSON list (NaN sd and CV as null)."""
+    def clean(x: float) -> float | None:
+        return None if math.isnan(x) else x
+    return json.dumps([{"series_key": c.series_key, "revision": c.revision, "metric": c.metric,
+                        "n": c.n, "mean": c.mean, "sd": clean(c.sd), "cv": clean(c.cv)}
+                       for c in cells], indent=1)

@@ -1,4 +1,5 @@
-"""Change points as a terminal table and as JSON (``kvperf regressions``)."""
+"""Change points as a terminal table and as JSON (``kvperf regressions``), and why some
+histories were not checked."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import math
 
 from rich.table import Table
 
+from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import Finding
 from kvperf.core.jsontypes import JsonObject
 from kvperf.results.row import KEY_FIELDS, SeriesParams
+from kvperf.store.series import History
 
 SHORT = {"data_size": "size", "pipeline": "P", "clients": "c", "io_threads": "io",
          "cluster_mode": "cluster", "benchmark_threads": "threads"}
@@ -51,3 +54,16 @@ def finding_json(f: Finding) -> JsonObject:
             "pvalue": f.pvalue, "before_mean": f.before_mean, "after_mean": f.after_mean,
             "last_before": {"sha": f.last_before.sha, "at": f.last_before.at.isoformat()},
             "first_after": {"sha": f.first_after.sha, "at": f.first_after.at.isoformat()}}
+
+
+def unchecked_note(every: list[History], checked: list[History], where: str) -> str | None:
+    """Why histories were not checked: none stored, or too few revisions."""
+    if not every:
+        return (f"no history in {where} for these metrics and filters: record results with "
+                "`kvperf run` (with --commit, one revision per commit) first")
+    short = len(every) - len(checked)
+    if not short:
+        return None
+    most = max(len(h.means) for h in every if len(h.means) < 2 * MIN_SEGMENT)
+    return (f"{short} histories not checked: fewer than {2 * MIN_SEGMENT} revisions (the "
+            f"longest has {most}); a change point needs {MIN_SEGMENT} revisions on each side")

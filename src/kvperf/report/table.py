@@ -10,7 +10,7 @@ from rich.table import Table
 from kvperf.analysis.series import SeriesSummary
 from kvperf.plan.trial import Trial
 from kvperf.results.interference import footnote
-from kvperf.results.row import Row, is_disturbed, is_ok
+from kvperf.results.row import Row, is_disturbed, is_excluded, is_ok
 
 FOOTNOTES = 5  # disturbed trials named under the table; the rest are counted
 
@@ -114,3 +114,16 @@ def series_table(summaries: list[SeriesSummary]) -> Table:
         table.add_row(s.command, s.params, str(s.runs), f"{s.rps_median:,.0f}", cv_text,
                       f"{s.p50_ms:.3f}", f"{s.p99_ms:.3f}", s.latency_source)
     return table
+
+
+def disturbed_summary(rows: list[Row]) -> str | None:
+    """'N of M trial(s) disturbed …' (None when none was)."""
+    found = [r for r in rows if is_disturbed(r)]
+    if not found:
+        return None
+    excluded = sum(1 for r in found if is_excluded(r))
+    fate = (f"{excluded} excluded from the statistics" if excluded == len(found)
+            else "kept and marked (--exclude-disturbed leaves them out)" if not excluded
+            else f"{excluded} excluded")
+    return (f"{len(found)} of {len(rows)} trial(s) disturbed by other processes: {fate}; "
+            "--retry-disturbed reruns them")

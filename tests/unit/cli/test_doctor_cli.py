@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvperf.cli import doctor
 from kvperf.cli.main import main
+from kvperf.pipeline.commands import doctor
 
 
 def test_bad_sample_is_exit_2_without_probing(monkeypatch: pytest.MonkeyPatch,

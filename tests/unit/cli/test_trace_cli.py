@@ -5,19 +5,27 @@ trials do (compare retries by default, run does not); `trace stats --emit-worklo
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
-from kvperf.cli._trace import trace_policy
+from kvperf.cli._disturbed import interference_flags
 from kvperf.cli.main import build_parser
 from kvperf.driver.trace_format import Record, Trace, write
+from kvperf.pipeline.commands.replay import trace_compare_request, trace_request
 from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.request.replay import TraceFlags
 from tests.helpers import run_main
 
 PARSER = build_parser()
 
 
 def _policy(*argv: str, retry_default: bool) -> InterferencePolicy:
-    return trace_policy(PARSER.parse_args(list(argv)), retry_default)
+    """The policy the command's replay request gets (compare's default retries)."""
+    args = PARSER.parse_args(list(argv))
+    flags = TraceFlags(Path("t.kvt"), interference=interference_flags(args))
+    if retry_default:
+        return trace_compare_request(replace(flags, server_bins=("a", "b"))).interference
+    return trace_request(flags).interference
 
 
 def test_compare_trace_retries_disturbed_replays_unless_told_not_to() -> None:

@@ -4,9 +4,14 @@ are built and where the batches' rows go, checked before any fetch or build."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import UsageError
 from kvperf.definitions.plan import Plan, Refusal, plans_of, refusals_of
-from kvperf.pipeline.bisect import settle
+from kvperf.pipeline.bisect import BisectResult, run_bisect, settle
 from kvperf.pipeline.commands.checks import (
     build_request,
     min_effect,
@@ -14,8 +19,14 @@ from kvperf.pipeline.commands.checks import (
     runnable,
     store_request,
 )
+from kvperf.pipeline.commands.outputs import write_report
+from kvperf.pipeline.definitions.definition_runs import Refused
+from kvperf.pipeline.module_bisect import ModuleBisectHooks, run_module_bisect
 from kvperf.pipeline.request.bisect import BisectFlags, BisectRequest
 from kvperf.pipeline.request.common import SELECTION_ONLY
+from kvperf.pipeline.request.module_sides import ModuleSidesRequest
+from kvperf.pipeline.world import World
+from kvperf.report.bisect import markdown
 
 
 def bisect_request(flags: BisectFlags) -> BisectRequest:
@@ -34,3 +45,44 @@ def bisect_request(flags: BisectFlags) -> BisectRequest:
         flags.runs, flags.max_runs, flags.config, flags.tool, flags.store.results_dir,
         flags.label, flags.seed, flags.resume, effect, plans_of(planned), paths,
         refusals_of(planned), build, store_request(flags.store, live=True), flags.output))
+
+
+class BisectCommandHooks(ModuleBisectHooks, Protocol):
+    """What a bisection reports while it works (builds, steps, refused tests)."""
+
+    def refused(self, refused: Refused) -> None: ...
+
+
+@dataclass(frozen=True)
+class Bisected:
+    """A bisection's result; ``undecided``: why GOOD and BAD could not be bisected (they
+    do not differ, or could not be told apart), else None; ``report``: --output, written."""
+
+    result: BisectResult
+    undecided: str | None = None
+    report: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.undecided is not None else 0
+
+
+def bisect(request: BisectRequest, modules: ModuleSidesRequest | None, world: World,
+           hooks: BisectCommandHooks) -> Bisected:
+    """`kvperf bisect`: the server's commits, or with ``modules`` a module's on one server."""
+    hooks.refused(request.refused)
+    result = (run_module_bisect(request, modules, world, hooks) if modules is not None
+              else run_bisect(request, world, hooks))
+    if not result.differ:
+        return Bisected(result, _undecided(result))
+    return Bisected(result, report=write_report(
+        request.output, lambda: markdown(result.log, result.moved)))
+
+
+def _undecided(result: BisectResult) -> str:
+    log = result.log
+    e = log.steps[0].effect(log.series) if log.steps else None
+    why = f"{e.verdict}: {e.reason}" if e else "no result"
+    what = ("do not differ" if e and e.verdict is Verdict.NO_CHANGE
+            else f"could not be told apart within {log.max_runs} runs per side")
+    return f"GOOD and BAD {what} on {log.series} {log.metric} ({why})"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
+from kvperf.config.model import ProfileSettings
 from kvperf.config.rate_sweep import (
     RateSweep,
     Slo,
@@ -25,7 +26,7 @@ from kvperf.config.rate_sweep import (
     parse_slo,
 )
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Measure, Mode
+from kvperf.core.kinds import Measure, Mode, ProfileMode
 from kvperf.definitions.loader import load
 from kvperf.definitions.plan import Plan, Refusal, plan_all, plans_of, refusals_of
 from kvperf.definitions.resources import Machine
@@ -52,6 +53,7 @@ from kvperf.server.host import available_cpus, memory_total
 from kvperf.server.remote import DEFAULT_PORTS, parse_ports, parse_target
 from kvperf.sourcebuild.builder import default_cache
 from kvperf.store.db import resolve_url
+from kvperf.store.deadline import parse_seconds as parse_seconds  # --db-timeout's type
 from kvperf.store.deadline import resolve_seconds
 
 
@@ -299,5 +301,14 @@ def change_point_base(*, config: Path | None, runs: int | None, max_runs: int | 
     settle(BisectRequest("", "", checked.repo, measure=Measure.TIMING, runs=runs,
                          max_runs=max_runs))
     return base
+
+
+def profile_settings(given: bool, frequency: int, call_graph: str, mode: str,
+                     delay: float, duration: float | None) -> ProfileSettings | None:
+    """--profile and its flags as ProfileSettings (None without --profile; the values are
+    checked by pipeline/run/profiling.py with the plan)."""
+    if not given:
+        return None
+    return ProfileSettings(frequency, call_graph, ProfileMode(mode), delay, duration)
 
 

@@ -5,6 +5,10 @@ store — so a bad flag never costs a build."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.noise import NoiseRow, noise_rows
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.commands.checks import (
@@ -15,7 +19,11 @@ from kvperf.pipeline.commands.checks import (
     store_request,
 )
 from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest, SidesRequest
+from kvperf.pipeline.sides.ab import SidesResult
+from kvperf.pipeline.sides.interleaved import SidesHooks
+from kvperf.pipeline.sides.interleaved import noise as run_noise
 from kvperf.pipeline.sides.sides import check_schedule, plan_sides
+from kvperf.pipeline.world import World
 
 
 def noise_request(flags: NoiseFlags) -> NoiseRequest:
@@ -31,3 +39,26 @@ def noise_request(flags: NoiseFlags) -> NoiseRequest:
     remote = remote_request(flags.remote, plan.options, 2, lambda: plan.trials)
     return NoiseRequest(sides, store_request(flags.store, live=True), flags.server_bin,
                         flags.commit, build, remote)
+
+
+@dataclass
+class NoiseMeasured:
+    """An A/A run's noise per metric (``rows``: report/noise.py's table) under its title."""
+
+    rows: list[NoiseRow]
+    title: str
+    result: SidesResult
+
+    def check_store(self) -> None:
+        """StoreError (exit 1) if some finished trials did not reach the database."""
+        self.result.check_store()
+
+
+def noise(request: NoiseRequest, world: World, hooks: SidesHooks) -> NoiseMeasured:
+    """One server run against itself, interleaved; its CV and the runs a verdict needs."""
+    result, plan = run_noise(request, world, hooks)
+    a = plan.sides["A"]
+    title = (f"A/A noise · {a.context.server_version} · {a.driver.name} · "
+             f"{request.sides.runs} rounds")
+    return NoiseMeasured(noise_rows(compare_paired(result.a_rows, result.b_rows, "all")),
+                         title, result)

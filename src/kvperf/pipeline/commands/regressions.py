@@ -1,18 +1,35 @@
-"""The commands over stored results — history, regressions, report, compare-results, track,
-db — and doctor and suites: one request each, checked before a file is read, a database
-opened or the machine probed."""
+"""`kvperf regressions`: change points of the stored history (E-Divisive means + t-test,
+pipeline/read/regressions.py), per series and metric; ``--store`` also replaces the
+``change_points`` table, ``--bisect`` bisects each listed one on the live bench
+(pipeline/bisect.py). ``regressions_request`` checks the flags — and, with --bisect, what
+the bisections need — before the database is opened."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from kvperf.analysis.bisect import DEFAULT_RUNS
 from kvperf.analysis.changepoint import MIN_SEGMENT
-from kvperf.analysis.regressions import DEFAULT_METRICS, Thresholds
+from kvperf.analysis.regressions import (
+    DEFAULT_MAX_PVALUE,
+    DEFAULT_METRICS,
+    Finding,
+    Thresholds,
+)
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.bisect import BUDGET_FACTOR, ChangePointHooks, bisect_change_points
 from kvperf.pipeline.commands.checks import change_point_base, store_request
+from kvperf.pipeline.read.regressions import change_points
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
+from kvperf.pipeline.world import World
 from kvperf.store.history import check_metric, parse_where
+from kvperf.store.series import History
+
+__all__ = ["BUDGET_FACTOR", "DEFAULT_MAX_PVALUE", "DEFAULT_METRICS", "DEFAULT_RUNS",
+           "Regressions", "parse_since", "regressions", "regressions_request", "thresholds"]
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -56,3 +73,34 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
     return RegressionsRequest(names, parse_where(where), limits, store_request(store), when,
                               regressions_only, json, write, fail_on_regression, base,
                               include_disturbed)
+
+
+@dataclass(frozen=True)
+class Regressions:
+    """What `kvperf regressions` lists: every history read (``every``), those long enough
+    to hold a change point (``checked``), the change points listed (--since,
+    --regressions-only), how many were stored (--store), in which database; 1 with
+    --fail-on-regression when a regression is listed."""
+
+    database: str
+    metrics: tuple[str, ...]
+    every: list[History]
+    checked: list[History]
+    shown: list[Finding]
+    stored: int | None
+    exit_code: int
+
+
+def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHooks,
+                listed: Callable[[Regressions], None]) -> Regressions:
+    """The change points found (and stored), ``listed`` told; then, with --bisect, each
+    listed one bisected on the live bench (its steps told to ``hooks``)."""
+    found = change_points(request, world)
+    regressed = any(f.direction == "regression" for f in found.shown)
+    outcome = Regressions(request.store.name, request.metrics, found.every, found.checked,
+                          found.shown, found.stored,
+                          1 if regressed and request.fail_on_regression else 0)
+    listed(outcome)
+    if request.bisect is not None:
+        bisect_change_points(request.bisect, found.shown, world, hooks)
+    return outcome

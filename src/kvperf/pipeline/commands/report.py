@@ -1,17 +1,25 @@
-"""The commands over stored results — history, regressions, report, compare-results, track,
-db — and doctor and suites: one request each, checked before a file is read, a database
-opened or the machine probed."""
+"""`kvperf report PATH…`: one self-contained HTML page (and its numbers as JSON, an A/B's
+markdown) from a run, an A/B or a comparison's directory (pipeline/read/report.py); or
+`--history`, the stored history's page with its change points marked
+(pipeline/read/history_report.py). ``report_request`` checks the flags before anything is
+read; ``report`` writes the files and returns what it wrote."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.commands.checks import store_request
+from kvperf.pipeline.read.history_report import history_page
+from kvperf.pipeline.read.report import write_report
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import HistoryPageRequest, ReportRequest
+from kvperf.pipeline.world import World
 from kvperf.store.history import check_metric, parse_where
+
+__all__ = ["DEFAULT_METRICS", "HistoryReported", "Reported", "report", "report_request"]
 
 
 def report_request(*, paths: tuple[Path, ...], history: bool, metrics: tuple[str, ...],
@@ -32,3 +40,32 @@ def report_request(*, paths: tuple[Path, ...], history: bool, metrics: tuple[str
     if metrics or where or include_disturbed:
         raise UsageError("--metric, --where and --include-disturbed apply only with --history")
     return ReportRequest(list(paths), output or Path.cwd() / "report.html", json, markdown)
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A run's or an A/B's report: the sides it shows (baseline first), the files written."""
+
+    sides: list[str]
+    written: list[Path]
+
+
+@dataclass(frozen=True)
+class HistoryReported:
+    """The history's page: its series×metric panels, their change points, the files
+    written."""
+
+    panels: int
+    changes: int
+    written: list[Path]
+
+
+def report(request: ReportRequest | HistoryPageRequest, world: World
+           ) -> Reported | HistoryReported:
+    if isinstance(request, HistoryPageRequest):
+        panels = history_page(request, world)
+        return HistoryReported(len(panels), sum(len(p.changes) for p in panels),
+                               [p for p in (request.html, request.json) if p])
+    made = write_report(request)
+    return Reported([s.name for s in made.sources],
+                    [p for p in (request.html, request.json, request.markdown) if p])

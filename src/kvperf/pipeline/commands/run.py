@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Protocol
 
-from kvperf.analysis.gates import parse_gates
+from kvperf.analysis.clients import ClientLine, client_lines
+from kvperf.analysis.gates import GateResult, all_passed, parse_gates
+from kvperf.analysis.series import SeriesSummary, summarize
+from kvperf.analysis.sweeps import Sweep, sweeps
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.config.scenarios import detect_module_config, load_module_config, select
 from kvperf.config.suites import parse_names, suite_measure
 from kvperf.core import secret
 from kvperf.core.errors import UsageError
-from kvperf.core.kinds import Mode, Schedule
+from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
@@ -27,6 +33,11 @@ from kvperf.pipeline.commands.checks import (
     remote_request,
     store_request,
 )
+from kvperf.pipeline.commands.commits import CommitsRan, run_commits
+from kvperf.pipeline.commands.definitions import DefinitionsOutcome, run_definitions
+from kvperf.pipeline.commands.modules import ModulesOutcome, run_modules
+from kvperf.pipeline.commands.outputs import Ran, Swept, ran, rate_sweeps, sweep_plan
+from kvperf.pipeline.definitions.definition_runs import DefinitionHooks
 from kvperf.pipeline.request.common import SELECTION_ONLY, StoreRequest
 from kvperf.pipeline.request.options import (
     DefinitionOptions,
@@ -43,9 +54,18 @@ from kvperf.pipeline.request.run import (
 )
 from kvperf.pipeline.request.sides import SidesRequest
 from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.gates import GATES_FILE
+from kvperf.pipeline.run.model import Prepared
 from kvperf.pipeline.run.prepare import load_specs
+from kvperf.pipeline.run.single import MatrixRun, RunHooks, ScenarioHooks, run_matrix
+from kvperf.pipeline.run.storage import Persisted
+from kvperf.pipeline.sides.interleaved import SidesHooks
 from kvperf.pipeline.sides.sides import check_schedule, plan_sides
+from kvperf.pipeline.world import World
 from kvperf.plan.matrix import expand
+from kvperf.plan.trial import Trial
+from kvperf.results.row import Row
+from kvperf.store.files import read_histograms
 
 
 def run_request(flags: RunFlags) -> AnyRunRequest:
@@ -264,3 +284,98 @@ def _commits(flags: RunFlags, options: RunOptions, store: StoreRequest) -> Commi
     remote = remote_request(flags.remote, plan.options, len(refs), lambda: plan.trials)
     return CommitsRequest(sides, refs, bool(flags.baseline), build, store, remote,
                           flags.dry_run)
+
+
+class RunCommandHooks(RunHooks, SidesHooks, DefinitionHooks, ScenarioHooks, Protocol):
+    """What `kvperf run` reports while it works, whatever it runs."""
+
+
+@dataclass
+class MatrixRan:
+    """`kvperf run` of a config matrix: planned only (``plan``), served (``served``) or
+    run (``ran``, with what was judged and written beside metrics.json)."""
+
+    prepared: Prepared
+    plan: list[Trial] | None = None  # --dry-run: the trials
+    sweep_plan: str | None = None  # --dry-run of a rate sweep
+    served: bool = False  # --mode server: until Ctrl-C
+    ran: Ran | None = None
+    memory: dict[str, list[Row]] | None = None  # --measure memory: the rows by server
+    series: list[SeriesSummary] | None = None  # --runs > 1: per series over runs
+    clients: list[ClientLine] = field(default_factory=list)
+    sweeps: list[Sweep] = field(default_factory=list)
+    swept: Swept | None = None
+    gates: list[GateResult] | None = None
+    gates_path: Path | None = None
+    store: MatrixRun | None = None
+
+    @property
+    def gates_failed(self) -> int:
+        return sum(1 for r in self.gates or () if not r.passed)
+
+    @property
+    def exit_code(self) -> int:
+        if self.ran is None:
+            return 0
+        code = self.ran.exit_code
+        if self.ran.summary is None or self.gates is None or all_passed(self.gates):
+            return code
+        return 1
+
+    def check_store(self) -> None:
+        """StoreError (exit 1) if some finished trials did not reach the database."""
+        if self.store is not None and self.ran is not None and self.ran.summary is not None:
+            self.store.check_store()
+
+
+def run(request: AnyRunRequest, world: World, hooks: RunCommandHooks
+        ) -> MatrixRan | CommitsRan | DefinitionsOutcome | ModulesOutcome:
+    """`kvperf run`, whatever the request asks to run."""
+    if isinstance(request, DefinitionsRequest):
+        return run_definitions(request, world, hooks)
+    if isinstance(request, ModulesRequest):
+        return run_modules(request, world, hooks)
+    if isinstance(request, CommitsRequest):
+        return run_commits(request, world, hooks)
+    return run_configs(request, world, hooks)
+
+
+def run_configs(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRan:
+    """The config matrix on one server (module doc of pipeline/run/single.py)."""
+    done = run_matrix(request, world, hooks)
+    prepared = done.prepared
+    if request.dry_run:
+        return MatrixRan(prepared, plan=prepared.trials, sweep_plan=sweep_plan(prepared))
+    if prepared.options.mode == Mode.SERVER:
+        return MatrixRan(prepared, served=True)
+    title = (f"{prepared.context.label} · {prepared.driver.name} "
+             f"{prepared.driver.version}")
+    if done.summary is None:
+        kept = done.interrupted
+        assert kept is not None
+        return MatrixRan(prepared, ran=Ran(None, kept.kept, kept.path, title))
+    found = MatrixRan(prepared, ran=ran(Persisted(done.summary, 0, prepared.out_dir), title,
+                                        prepared.out_dir), store=done)
+    _judged(found, done.summary.rows, prepared)
+    found.gates = done.gates
+    found.gates_path = prepared.out_dir / GATES_FILE if done.gates is not None else None
+    return found
+
+
+def _judged(found: MatrixRan, rows: list[Row], prepared: Prepared) -> None:
+    """What the tables show beyond the rows: memory per server, series over runs, the
+    clients' lines, the swept keys and the rate sweeps' curves."""
+    histograms = partial(read_histograms, prepared.out_dir)
+    options = prepared.options
+    if options.measure == Measure.MEMORY:
+        server = (prepared.binary.display_name if prepared.binary
+                  else prepared.context.server_version or prepared.context.label)
+        found.memory = {server: rows}
+    if options.runs > 1:
+        found.series = summarize(rows, histograms)
+    found.clients = client_lines(rows, histograms)
+    if options.measure == Measure.TIMING:  # speed-ups of timings only
+        ordinary = [r for r in rows if (r.get("sweep") or {}).get("role") != "point"]
+        found.sweeps = [s for s in sweeps(ordinary)
+                        if not (found.clients and s.key == "config_set")]
+    found.swept = rate_sweeps(rows, prepared.out_dir, prepared.context.label)

@@ -1,18 +1,45 @@
-"""The commands over stored results — history, regressions, report, compare-results, track,
-db — and doctor and suites: one request each, checked before a file is read, a database
-opened or the machine probed."""
+"""`kvperf track …`: commit tracking for runner fleets, a queue of (commit, config content,
+architecture) jobs in the database (store/track.py holds the rules). ``determine`` records
+the branch's last commits (git) and enqueues the missing jobs; ``claim`` takes one with a
+lease, ``renew`` extends it, ``mark`` finishes it; ``query`` lists jobs and counts;
+``cleanup`` requeues expired claims and deletes old completed rows. Each action opens the
+database once (pipeline/read/stored.py); the determine and claim flags are checked before."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.config.scenarios import is_module_config
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.pipeline.commands.checks import store_request
+from kvperf.pipeline.read import stored
 from kvperf.pipeline.request.common import StoreFlags
-from kvperf.pipeline.request.stored import TrackClaimRequest, TrackDetermineRequest
+from kvperf.pipeline.request.stored import (
+    TrackClaimRequest,
+    TrackCleanupRequest,
+    TrackDetermineRequest,
+    TrackMarkRequest,
+    TrackQueryRequest,
+    TrackRenewRequest,
+)
+from kvperf.pipeline.world import World
 from kvperf.store import track
+from kvperf.store.track import (
+    COMPLETE,
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    FAILED,
+    STATES,
+    Cleanup,
+    Job,
+)
+
+__all__ = ["COMPLETE", "DEFAULT_LEASE_SECONDS", "DEFAULT_MAX_ATTEMPTS", "FAILED", "STATES",
+           "Claimed", "Cleanup", "Determined", "Job", "Queried", "job_kind", "track_claim",
+           "track_claim_request", "track_cleanup", "track_determine",
+           "track_determine_request", "track_mark", "track_query", "track_renew"]
 
 
 def job_kind(config_content: str | None) -> str:
@@ -52,3 +79,56 @@ def track_claim_request(*, runner: str, lease: float, architecture: str | None, 
     if hold < 0:
         raise UsageError(f"--hold must be >= 0, got {hold}")
     return TrackClaimRequest(runner, lease, architecture, hold, store_request(store))
+
+
+@dataclass(frozen=True)
+class Determined:
+    """The branch's last commits recorded (how many), the ids of the jobs newly enqueued."""
+
+    commits: int
+    enqueued: list[str]
+
+
+def track_determine(request: TrackDetermineRequest, world: World) -> Determined:
+    items, added = stored.track_determine(request, world)
+    return Determined(len(items), added)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The job claimed (None: none left) and its kind, ``server`` or ``module``."""
+
+    job: Job | None
+    kind: str | None
+
+
+def track_claim(request: TrackClaimRequest, world: World) -> Claimed:
+    job = stored.track_claim(request, world)
+    return Claimed(job, job_kind(job.config_content) if job else None)
+
+
+def track_mark(request: TrackMarkRequest, world: World) -> Job:
+    """The claimed job finished as complete or failed (refused if claimed again since)."""
+    return stored.track_mark(request, world)
+
+
+def track_renew(request: TrackRenewRequest, world: World) -> Job:
+    """The job with its lease extended."""
+    return stored.track_renew(request, world)
+
+
+@dataclass(frozen=True)
+class Queried:
+    """The jobs asked for, and the count of jobs per state."""
+
+    jobs: list[Job]
+    counts: dict[str, int]
+
+
+def track_query(request: TrackQueryRequest, world: World) -> Queried:
+    return Queried(*stored.track_query(request, world))
+
+
+def track_cleanup(request: TrackCleanupRequest, world: World) -> Cleanup:
+    """Expired claims requeued (or failed at the retry cap), old completed rows deleted."""
+    return stored.track_cleanup(request, world)

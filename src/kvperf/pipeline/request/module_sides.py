@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
+from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.request.common import (
     BuildFlags,
@@ -45,6 +47,13 @@ class ModuleSidesFlags:
     interference: InterferenceFlags = field(default_factory=InterferenceFlags)
     quick: bool = False
     measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
+    # compare: how the sides are judged (--metrics, --water-line, --min-effect, --output,
+    # --fail-on-regression)
+    metrics: str = "all"
+    water_line: float = DEFAULT_WATER_LINE * 100  # percent
+    min_effect: float = DEFAULT_MIN_EFFECT * 100  # percent
+    output: Path | None = None
+    fail_on_regression: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,3 +87,8 @@ class ModuleSidesRequest:
     server_build: BuildRequest | None = None  # --repo: the fixed server built at server_ref
     server_ref: str | None = None
     server_commit: str | None = None  # set once the server is built
+    rule: Rule = field(default_factory=Rule)  # compare: the verdict rule (--water-line)
+    min_effect: float = DEFAULT_MIN_EFFECT  # compare --measure instructions, a fraction
+    metrics: str = "all"
+    output: Path | None = None  # compare --output: the markdown report
+    fail_on_regression: bool = False

@@ -5,14 +5,15 @@ that build them live in pipeline/commands/."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvperf.config.model import ProfileSettings
+from kvperf.config.model import ProfileSettings as ProfileSettings  # the type of its flags
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.config.scenarios import ModuleConfig, Selected
 from kvperf.core.kinds import Concurrency, Measure, Mode, Schedule
 from kvperf.core.secret import Secret
+from kvperf.driver.trace_replay import Replay
 from kvperf.results.interference import DISTURBED_SHARE
 
 
@@ -99,3 +100,15 @@ class ModuleOptions:
     dataset_dir: Path | None = None  # generated datasets (default <results-dir>/datasets)
     quick: bool = False  # --quick (pipeline/run/quick.py), as KVPERF_QUICK=1
     measure: Measure = Measure.TIMING  # MEMORY: also bytes per unit (run/module_memory.py)
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """Validated options of ``kvperf run --trace`` (built by the CLI)."""
+
+    trace: Path
+    replay: Replay = field(default_factory=Replay)
+    results_dir: Path = Path("results")
+    label: str | None = None
+    server_bin: str | None = None
+    runs: int = 1

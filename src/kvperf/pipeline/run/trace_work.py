@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -21,9 +21,9 @@ from kvperf.core.kinds import Measure
 from kvperf.driver.base import Target
 from kvperf.driver.kvload import Kvload
 from kvperf.driver.registry import find_tool
-from kvperf.driver.trace_replay import Replay, TraceFile, check_trace, run_replay
+from kvperf.driver.trace_replay import TraceFile, check_speed, check_trace, run_replay
 from kvperf.pipeline.request.common import StoreRequest
-from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.request.options import InterferencePolicy, TraceOptions
 from kvperf.pipeline.run.definition_work import pinning
 from kvperf.pipeline.run.logs import log_to
 from kvperf.pipeline.run.model import Bench, Observer, OnBench, RunSummary
@@ -45,31 +45,6 @@ from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 
 log = logging.getLogger("kvperf")
-
-
-@dataclass(frozen=True)
-class TraceOptions:
-    """Validated options of ``kvperf run --trace`` (built by the CLI)."""
-
-    trace: Path
-    replay: Replay = field(default_factory=Replay)
-    results_dir: Path = Path("results")
-    label: str | None = None
-    server_bin: str | None = None
-    runs: int = 1
-
-
-def check_speed(text: str) -> str:
-    """--speed: a factor > 0 or ``max`` (UsageError, exit 2)."""
-    if text == "max":
-        return text
-    try:
-        factor = float(text)
-    except ValueError:
-        factor = 0.0
-    if not factor > 0 or factor == float("inf"):
-        raise UsageError(f"--speed must be a factor > 0 or max, got {text!r}")
-    return text
 
 
 @dataclass

@@ -1,0 +1,61 @@
+"""`kvperf run --definitions PATH… [selection]`: each plan or refusal with --dry-run, else
+every runnable test run (pipeline/definitions/definition_runs.py), its KPIs as
+``gates.json`` beside the results and the profile artifacts. Exit codes: 0 when every test
+ran and every KPI passed, 1 when a test failed or a KPI did not hold, 2 when nothing could
+run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import RenderableType
+
+from kvperf.definitions.dryrun import render_result, render_summary, summarize
+from kvperf.pipeline.commands.outputs import Ran, ran
+from kvperf.pipeline.definitions.definition_runs import DefinitionHooks
+from kvperf.pipeline.definitions.definition_runs import run_definitions as run_tests
+from kvperf.pipeline.request.run import DefinitionsRequest
+from kvperf.pipeline.run.definition_work import DefinitionRun
+from kvperf.pipeline.run.gates import GATES_FILE, write_kpi_gates
+from kvperf.pipeline.world import World
+from kvperf.results.row import Row
+
+
+@dataclass
+class DefinitionsOutcome:
+    """The dry run's plans (``planned``), or the tests' rows (``ran``) and the KPIs'
+    ``gates.json`` when any test had KPIs."""
+
+    planned: list[RenderableType] = field(default_factory=list)
+    ran: Ran | None = None
+    gates_path: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return self.ran.exit_code if self.ran is not None else 0
+
+
+def run_definitions(request: DefinitionsRequest, world: World, hooks: DefinitionHooks
+                    ) -> DefinitionsOutcome:
+    """The definitions' tests planned (--dry-run) or run (module doc)."""
+    if request.dry_run:
+        return DefinitionsOutcome([*map(render_result, request.planned),
+                                   render_summary(summarize(request.planned))])
+    done = run_tests(request, world, hooks)
+    run = done.run
+    summary = done.persisted.summary
+    title = (f"{run.context.label} · {_tools(summary.rows, run)}"
+             if summary is not None else "")
+    found = DefinitionsOutcome(ran=ran(done.persisted, title, run.out_dir))
+    if summary is not None and write_kpi_gates(summary.rows, run.out_dir):
+        found.gates_path = run.out_dir / GATES_FILE
+    return found
+
+
+def _tools(rows: list[Row], run: DefinitionRun) -> str:
+    """The load tools the tests ran (a redis-benchmark definition's is not memtier's front
+    end), else the memtier front end the run found."""
+    used = dict.fromkeys(tool for row in rows
+                         for tool in (row.get("definition") or {}).get("tools", []))
+    return ", ".join(used) or f"{run.driver.name} {run.driver.version}"
