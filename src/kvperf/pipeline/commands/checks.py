@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
-from kvperf.config.model import ProfileSettings
+from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.config.rate_sweep import (
     RateSweep,
     Slo,
@@ -48,6 +48,7 @@ from kvperf.pipeline.request.common import (
 )
 from kvperf.pipeline.request.options import InterferencePolicy, RunOptions
 from kvperf.pipeline.run import quick
+from kvperf.pipeline.run.prepare import config_specs
 from kvperf.plan.trial import Trial
 from kvperf.server.host import available_cpus, memory_total
 from kvperf.server.remote import DEFAULT_PORTS, parse_ports, parse_target
@@ -312,3 +313,9 @@ def profile_settings(given: bool, frequency: int, call_graph: str, mode: str,
     return ProfileSettings(frequency, call_graph, ProfileMode(mode), delay, duration)
 
 
+
+
+def loaded(config: Path | None) -> tuple[BenchmarkSpec, ...]:
+    """The config of an interleaved run, parsed once here and handed to every side (its
+    checks, its schedule, each side's plan) in the request."""
+    return tuple(config_specs(RunOptions(config=config)))

@@ -26,6 +26,7 @@ from kvperf.pipeline.commands.checks import (
     checked_runs,
     default_runs,
     interference_policy,
+    loaded,
     min_effect,
     plan_definitions,
     rate_sweep_request,
@@ -143,19 +144,20 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
                  ("--client", bool(flags.clients)),
                  ("--schedule duet (each side's points run alone)",
                   flags.schedule == Schedule.DUET)))
+    specs = None if planned is not None else loaded(flags.config)
     schedule = flags.schedule or (
         default_schedule(flags.config, flags.measure, flags.tool, flags.profile is not None,
-                         count) if present and not clients and sweep is None
+                         count, specs) if present and not clients and sweep is None
         else Schedule.ALTERNATE)
     if planned is None:
-        check_schedule(flags.config, flags.measure, schedule, count)
+        check_schedule(flags.config, flags.measure, schedule, count, specs)
     runs = checked_runs(default_runs(flags.runs, flags.measure, COMPARE_RUNS))
     policy = interference_policy(flags.interference, retry_default=True,
                                  measure=flags.measure)
     sides = SidesRequest("compare", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, flags.measure, schedule, flags.profile,
                          flags.keys, policy, clients, flags.clients_dirs, flags.concurrency,
-                         sweep)
+                         sweep, specs)
     build = build_request(flags.build) if flags.refs else None
     remote = None
     if planned is None:

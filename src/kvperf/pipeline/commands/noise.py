@@ -15,6 +15,7 @@ from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
     default_runs,
+    loaded,
     remote_request,
     store_request,
 )
@@ -30,10 +31,12 @@ def noise_request(flags: NoiseFlags) -> NoiseRequest:
     """Every check of `kvperf noise` (UsageError, exit 2) before any build or server."""
     if flags.commit and flags.server_bin:
         raise UsageError("give --commit or --server-bin, not both")
-    check_schedule(flags.config, Measure.TIMING, flags.schedule, 2)
+    specs = loaded(flags.config)
+    check_schedule(flags.config, Measure.TIMING, flags.schedule, 2, specs)
     runs = checked_runs(default_runs(flags.runs, Measure.TIMING, NOISE_RUNS))
     sides = SidesRequest("noise", runs, flags.config, flags.tool, flags.store.results_dir,
-                         flags.label, flags.seed, Measure.TIMING, flags.schedule)
+                         flags.label, flags.seed, Measure.TIMING, flags.schedule,
+                         specs=specs)
     build = build_request(flags.build) if flags.commit else None
     plan = plan_sides(sides)
     remote = remote_request(flags.remote, plan.options, 2, lambda: plan.trials)

@@ -25,6 +25,7 @@ from kvperf.pipeline.commands.checks import (
     build_request,
     checked_runs,
     interference_policy,
+    loaded,
     names,
     plan_definitions,
     rate_sweep_request,
@@ -273,12 +274,13 @@ def _commits(flags: RunFlags, options: RunOptions, store: StoreRequest) -> Commi
     if options.server_bin or options.valkey_path:
         raise UsageError("--commits builds its servers: drop --server-bin/--valkey-path")
     refs = ((flags.baseline,) if flags.baseline else ()) + flags.commits
-    check_schedule(flags.config, flags.measure, flags.schedule, len(refs))
+    specs = loaded(flags.config)
+    check_schedule(flags.config, flags.measure, flags.schedule, len(refs), specs)
     sides = SidesRequest("commits", quick.runs(flags.runs), flags.config, flags.tool,
                          flags.store.results_dir, flags.label, None, flags.measure,
                          flags.schedule, flags.profile, flags.keys,
                          interference_policy(flags.interference, retry_default=False,
-                                             measure=flags.measure))
+                                             measure=flags.measure), specs=specs)
     build = build_request(flags.build)
     plan = plan_sides(sides)
     remote = remote_request(flags.remote, plan.options, len(refs), lambda: plan.trials)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvperf.config.model import BenchmarkSpec
 from kvperf.config.model import ProfileSettings as ProfileSettings  # the type of its flags
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.config.scenarios import ModuleConfig, Selected
@@ -59,6 +60,9 @@ class RunOptions:
     # the trial alone (the client is the side, not part of the series)
     client_side: bool = False
     rate_sweep: RateSweep | None = None  # --rate-sweep: every series swept (rate_sweep.py)
+    # the config as the command loaded it, once (pipeline/run/prepare.config_specs); None:
+    # prepare loads it
+    specs: tuple[BenchmarkSpec, ...] | None = None
 
 
 @dataclass(frozen=True)

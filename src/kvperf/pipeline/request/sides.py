@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
-from kvperf.config.model import ProfileSettings
+from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.kinds import Concurrency, Measure, Schedule
 from kvperf.definitions.plan import Plan, Refusal
@@ -138,6 +138,7 @@ class SidesRequest:
     clients_dirs: tuple[Path, ...] = ()
     concurrency: Concurrency | None = None
     rate_sweep: RateSweep | None = None  # compare --rate-sweep: every side sweeps
+    specs: tuple[BenchmarkSpec, ...] | None = None  # the config, loaded once by the command
 
     @property
     def out_dir(self) -> Path:

@@ -59,15 +59,20 @@ def check_module_paths(paths: tuple[Path, ...]) -> tuple[ModuleSpec, ...]:
 
 
 def load_specs(options: RunOptions) -> list[BenchmarkSpec]:
-    """The user's config, or the built-in default (unpinned on a machine with one CPU;
-    measure stages of DUET_DEFAULT_SECONDS under --schedule duet, which needs sides that
-    stop together); every --module-path added to each spec's modules."""
-    specs = _config_specs(options)
+    """The run's specs: its config as the command loaded it (``options.specs``) or loaded
+    now (``config_specs``); the built-in default measures DUET_DEFAULT_SECONDS per stage
+    under --schedule duet (its sides must stop together); every --module-path added to
+    each spec's modules."""
+    specs = list(options.specs) if options.specs is not None else config_specs(options)
+    if options.schedule == Schedule.DUET and not (options.config or options.suites):
+        specs = [replace(s, requests=None, duration=(DUET_DEFAULT_SECONDS,)) for s in specs]
     extra = check_module_paths(options.module_paths)
     return [replace(s, modules=s.modules + extra) for s in specs] if extra else specs
 
 
-def _config_specs(options: RunOptions) -> list[BenchmarkSpec]:
+def config_specs(options: RunOptions) -> list[BenchmarkSpec]:
+    """The user's config file (``--config``), the built-in suites, or the built-in default
+    (unpinned on a machine without CPUs 0 and 1): the one place a run's config is parsed."""
     cpus = available_cpus()
     if options.config:
         return load_config(options.config, cpus)
@@ -76,8 +81,6 @@ def _config_specs(options: RunOptions) -> list[BenchmarkSpec]:
     specs = load_config(default_config_path(), cpus | {0, 1})
     if len(cpus) < 2 or not {0, 1} <= cpus:
         specs = [replace(s, server_cpus=None, client_cpus=None) for s in specs]
-    if options.schedule == Schedule.DUET:
-        specs = [replace(s, requests=None, duration=(DUET_DEFAULT_SECONDS,)) for s in specs]
     return specs
 
 

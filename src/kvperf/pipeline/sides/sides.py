@@ -12,6 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.request.options import RunOptions
@@ -76,11 +77,12 @@ def ref_side_name(ref: str, sha: str | None, taken: set[str]) -> str:
 
 
 def check_schedule(config: Path | None, measure: Measure, schedule: Schedule,
-                   sides: int) -> None:
-    """Refuse a plan that cannot run under the schedule before anything is built (exit 2)."""
+                   sides: int, specs: tuple[BenchmarkSpec, ...] | None = None) -> None:
+    """Refuse a plan that cannot run under the schedule before anything is built (exit 2);
+    ``specs``: the config as the command loaded it (None: loaded here)."""
     if schedule != Schedule.DUET:
         return
-    options = RunOptions(config=config, measure=measure, schedule=Schedule.DUET)
+    options = RunOptions(config=config, measure=measure, schedule=Schedule.DUET, specs=specs)
     check_duet(expand(load_specs(options), 1), options.measure, sides)
 
 
@@ -101,7 +103,7 @@ def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
                       revision_from_binary=True, profile=request.profile, keys=request.keys,
                       clients=clients, clients_dirs=request.clients_dirs,
                       concurrency=request.concurrency, client_side=bool(clients),
-                      rate_sweep=request.rate_sweep)
+                      rate_sweep=request.rate_sweep, specs=request.specs)
 
 
 @dataclass(frozen=True)
@@ -154,13 +156,14 @@ def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None
 
 
 def default_schedule(config: Path | None, measure: Measure, tool: str | None,
-                     profiled: bool, sides: int) -> Schedule:
+                     profiled: bool, sides: int,
+                     specs: tuple[BenchmarkSpec, ...] | None = None) -> Schedule:
     """Duet where the plan allows it — timing, duration-bound trials, kvload (the tool that
     stops on time), no profiler — else alternate (docs: why duet by default)."""
     if measure != Measure.TIMING or profiled or tool not in (None, "kvload") or sides < 2:
         return Schedule.ALTERNATE
     try:
-        check_schedule(config, measure, Schedule.DUET, sides)
+        check_schedule(config, measure, Schedule.DUET, sides, specs)
     except UsageError:
         return Schedule.ALTERNATE
     return Schedule.DUET
