@@ -60,6 +60,26 @@ def add_parser(subparsers: Any) -> None:
         "run", help="benchmark a server over a config matrix",
         description="Start servers, seed, warm up and measure every trial of the config "
                     "matrix; write <results-dir>/<label>/metrics.json after each trial.")
+    _add_source_args(p)
+    _add_server_args(p)
+    _add_commits_args(p)
+    _add_tool_args(p)
+    add_build_args(p)
+    add_measure_argument(p)
+    add_profile_arguments(p)
+    add_db_options(p)
+    add_definition_args(p)
+    add_module_args(p)
+    add_module_source_args(p)
+    add_trace_args(p)
+    add_disturbed_args(p, retry_default=False)
+    add_client_args(p)
+    add_rate_sweep_args(p)
+    p.set_defaults(handler=handle)
+
+
+def _add_source_args(p: argparse.ArgumentParser) -> None:
+    """What runs: the config or suites, quick mode, gates, where the results go, rounds."""
     source = p.add_mutually_exclusive_group()
     source.add_argument("--config", type=local_path,
                         help="JSON config (default: a built-in SET/GET matrix)")
@@ -75,6 +95,10 @@ def add_parser(subparsers: Any) -> None:
     add_results_dir(p)
     p.add_argument("--label", help="results subdirectory (default: commit, else server version)")
     p.add_argument("--runs", type=int, default=1, help="rounds of the whole matrix (default 1)")
+
+
+def _add_server_args(p: argparse.ArgumentParser) -> None:
+    """Which server, where: --mode, the address, the network flags, the binary."""
     p.add_argument("--mode", type=enum_choice(Mode), choices=tuple(Mode), default=Mode.BOTH,
                    help="both: start servers and drive load (default); server: start the "
                         "server and wait for Ctrl-C; client: drive load at --target-ip/--port")
@@ -91,6 +115,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--valkey-path", type=local_path,
                    help="a Valkey source tree: use its src/valkey-server and tools (built "
                         "with make first if it has no server binary)")
+
+
+def _add_commits_args(p: argparse.ArgumentParser) -> None:
+    """--commits and --baseline, and their schedule."""
     p.add_argument("--commits", nargs="+", metavar="REF",
                    help="build these refs of --repo and run them interleaved, one results "
                         "directory per commit")
@@ -99,6 +127,10 @@ def add_parser(subparsers: Any) -> None:
                         "with it; without: an earlier run (its results directory or "
                         "metrics.json) that relative gates (F*baseline) are measured against")
     add_schedule_argument(p)
+
+
+def _add_tool_args(p: argparse.ArgumentParser) -> None:
+    """The load tool, the commit recorded, logging, --dry-run."""
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),
                    help="load tool (default: kvload if installed, else valkey-benchmark)")
     p.add_argument("--valkey-benchmark-path", type=local_path, dest="tool_path",
@@ -107,18 +139,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--log-level", choices=LOG_LEVELS, default="WARNING", type=str.upper,
                    help="console log level (logs.txt always records INFO and up)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
-    add_build_args(p)
-    add_measure_argument(p)
-    add_profile_arguments(p)
-    add_db_options(p)
-    add_definition_args(p)
-    add_module_args(p)
-    add_module_source_args(p)
-    add_trace_args(p)
-    add_disturbed_args(p, retry_default=False)
-    add_client_args(p)
-    add_rate_sweep_args(p)
-    p.set_defaults(handler=handle)
 
 
 def request(args: argparse.Namespace) -> AnyRunRequest:

@@ -14,6 +14,7 @@ from typing import Protocol
 from kvperf.clients.install import MissingRuntime, install, missing_runtime
 from kvperf.clients.manifest import Manifest, discover, search_dirs, select
 from kvperf.core.errors import UsageError
+from kvperf.pipeline.request.stored import InstallRequest
 
 
 @dataclass(frozen=True)
@@ -27,15 +28,6 @@ def known_clients(dirs: Sequence[Path]) -> Known:
     """`kvperf clients`: the harnesses of the shipped folders, ``$KVPERF_CLIENTS_DIR``'s and
     ``dirs`` (--clients-dir)."""
     return Known(list(discover(search_dirs(dirs)).values()))
-
-
-@dataclass(frozen=True)
-class InstallRequest:
-    """`kvperf clients install`: the clients chosen, in order; ``available``: skip those
-    whose runtime is missing here."""
-
-    chosen: list[Manifest]
-    available: bool = False
 
 
 def install_request(*, names: Sequence[str], every: bool, available: bool,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kvperf.analysis.regressions import Thresholds
 from kvperf.analysis.verdict import Rule
+from kvperf.clients.manifest import Manifest
 from kvperf.pipeline.request.bisect import BisectRequest
 from kvperf.pipeline.request.common import (
     BuildFlags,
@@ -178,3 +179,12 @@ class HistoryPageRequest:
     def source(self) -> str:
         """The database, credentials redacted."""
         return self.store.name
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    """`kvperf clients install`: the clients chosen, in order; ``available``: skip those
+    whose runtime is missing here."""
+
+    chosen: list[Manifest]
+    available: bool = False
