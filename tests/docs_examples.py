@@ -1,8 +1,8 @@
 """Every `kvperf …` command of the documentation and how the test runs it, or why it cannot
 run here. tests/integration/test_documented_examples.py checks that the keys of EXAMPLES are
-exactly the commands tests/doc_commands.py extracts from README.md and docs/*.md, then runs
-every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 0.5 s or ≤ 20,000
-requests per trial, no warmup, ≤ 2 rounds).
+exactly the commands tests/doc_commands.py extracts from README.md and docs/**/*.md (the guide
+in docs/guide/ included), then runs every runnable example with KVPERF_QUICK=1
+(src/kvperf/pipeline/run/quick.py: 0.5 s or ≤ 20,000 requests per trial, no warmup, ≤ 2 rounds).
 
 Adding an example to the docs means adding one entry here: its exact text (comment stripped,
 continuation lines joined) → ``run(GROUP, …)``, ``not_runnable("why")``, or
