@@ -108,8 +108,14 @@ def commands_in_markdown(markdown: str, name: str) -> list[DocCommand]:
             for text in commands_in_line(line)]
 
 
+def doc_files(root: Path) -> list[Path]:
+    """The documentation's markdown files besides README.md: docs/**/*.md, sorted."""
+    return sorted((root / "docs").rglob("*.md"))
+
+
 def documented_commands(root: Path) -> list[DocCommand]:
-    """Every kvperf command of README.md and docs/*.md, in document order."""
-    files = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    """Every kvperf command of README.md and docs/**/*.md (the guide in docs/guide/ too), in
+    document order."""
+    files = [root / "README.md", *doc_files(root)]
     return [command for path in files
             for command in commands_in_markdown(path.read_text(), str(path.relative_to(root)))]

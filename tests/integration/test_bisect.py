@@ -35,7 +35,7 @@ def _sha(repo: Path, ref: str) -> str:
 
 
 def _bisect(tmp_path: Path, repo: Path, cache: Path, *args: str) -> Any:
-    """As README shows it, from a scratch dir with relative paths."""
+    """As docs/guide/bisect.md shows it, from a scratch dir with relative paths."""
     write_config(tmp_path, [CONFIG])
     return run_kvperf("bisect", *args, "--repo", repo, "--config", "config.json",
                       timeout=1800, cwd=tmp_path, env={"KVPERF_BUILD_CACHE": str(cache)})

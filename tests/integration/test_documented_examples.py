@@ -1,4 +1,4 @@
-"""Every `kvperf …` command of README.md and docs/*.md runs as documented (KVPERF_QUICK=1
+"""Every `kvperf …` command of README.md and docs/**/*.md runs as documented (KVPERF_QUICK=1
 shrinks the trials), or tests/docs_examples.py says why it cannot run here."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_every_documented_command_has_one_entry_and_every_entry_is_documented() 
                          "tests/docs_examples.py (add one line: run(...) or "
                          "not_runnable(...)):\n" + "\n".join(missing))
     assert not stale, ("entries of tests/docs_examples.py that no fenced block of README.md "
-                       "or docs/*.md shows (changed or removed?):\n" + "\n".join(stale))
+                       "or docs/**/*.md shows (changed or removed?):\n" + "\n".join(stale))
 
 
 def test_every_entry_is_well_formed() -> None:

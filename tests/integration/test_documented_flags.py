@@ -21,8 +21,8 @@ SUITE_SERIES = {(c, d) for c in ("SET", "HSET", "LPUSH") for d in (100, 1000, 10
 
 @pytest.mark.usefixtures("no_strays")
 def test_memory_suite_measures_bytes_per_key_and_times_nothing(tmp_path: Path) -> None:
-    """README "Suites": `--suite memory` runs under --measure memory — every series of the
-    suite seeded with --keys keys and its memory read, no measure stage."""
+    """docs/guide/run.md "Suites": `--suite memory` runs under --measure memory — every series
+    of the suite seeded with --keys keys and its memory read, no measure stage."""
     done = run_kvperf("run", "--suite", "memory", "--keys", "2000", "--no-db",
                       "--results-dir", "results", "--label", "mem", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -51,7 +51,7 @@ def _main_thread_seconds(folded: str) -> float:
 @pytest.mark.alone  # the 1 s window's main-thread wall time, bounded (1.1025 s seen in the
 # parallel lane of a cold run, as test_profile.py's window test saw 1.1006 s)
 def test_profile_mode_and_duration_flags(tmp_path: Path) -> None:
-    """README "Profiles": `--profile-mode wall-time` records off-CPU time too, and
+    """docs/guide/measure.md "Profiles": `--profile-mode wall-time` records off-CPU time too, and
     `--profile-duration 1` samples 1 s of a 2 s measure stage (not the whole stage)."""
     require_binary("perf")
     require_binary("kvflame")
@@ -78,7 +78,7 @@ def _pids_in(text: str) -> list[str]:
 
 @pytest.mark.usefixtures("no_strays")
 def test_compare_and_noise_write_one_logs_txt_beside_their_sides(tmp_path: Path) -> None:
-    """README "Results": compare and noise write one logs.txt beside their sides' directories
+    """docs/guide/results.md: compare and noise write one logs.txt beside their sides' directories
     with every side's trials, in the order they ran."""
     server = require_binary("valkey-server")
     write_config(tmp_path, [{"requests": 2000, "keyspacelen": 1000, "commands": ["SET"],

@@ -95,9 +95,9 @@ def test_writes_after_the_replica_left_are_counted_lost(tmp_path: Path,
 
 
 def test_documented_failover_config(tmp_path: Path, no_strays: None) -> None:
-    """README "Failover under load": `kvperf run` executes configs/failover-standalone.json
-    (SET; the primary killed at 2 s, its replica promoted at 3 s) — in quick mode, which keeps
-    a trial with faults at its duration."""
+    """docs/guide/replicas.md "Failover under load": `kvperf run` executes
+    configs/failover-standalone.json (SET; the primary killed at 2 s, its replica promoted at
+    3 s) — in quick mode, which keeps a trial with faults at its duration."""
     done = run_kvperf("run", "--config", ROOT / "configs" / "failover-standalone.json",
                       "--quick", "--server-bin", require_binary("valkey-server"), "--label",
                       "t", "--no-db", cwd=tmp_path, timeout=120)

@@ -1,5 +1,5 @@
 """KPI gates, built-in suites and sweeps end to end: real runs on the default server (the
-valkey-server kvperf finds), 0.5 s trials, commands as the README shows them."""
+valkey-server kvperf finds), 0.5 s trials, commands as docs/guide/run.md shows them."""
 
 from __future__ import annotations
 

@@ -70,9 +70,9 @@ def test_ctrl_c_right_after_the_announcement_is_the_normal_way_out(tmp_path: Pat
 
 @pytest.mark.usefixtures("no_strays")
 def test_under_chrt_only_the_server_keeps_the_real_time_policy(tmp_path: Path) -> None:
-    """`chrt -f 10 kvperf …` (README, "Rate sweeps"): kvperf itself returns to SCHED_OTHER,
-    the server it starts runs SCHED_FIFO at priority 10. A real-time kvperf reaping its
-    children could spin in the kernel for minutes (core/proc.leave_realtime)."""
+    """`chrt -f 10 kvperf …` (docs/guide/sweeps.md, "Rate sweeps"): kvperf itself returns to
+    SCHED_OTHER, the server it starts runs SCHED_FIFO at priority 10. A real-time kvperf
+    reaping its children could spin in the kernel for minutes (core/proc.leave_realtime)."""
     write_config(tmp_path, [{"requests": 1000, "commands": ["SET"]}])
     kvperf = subprocess.Popen(
         [require_binary("chrt"), "-f", "10", str(KVPERF), "run", "--mode", "server",

@@ -1,8 +1,9 @@
 """`kvperf run --module-config FILE --module-path SO` on real valkey-server with real modules
-built from Valkey 8.1.1's tests/modules, as the README shows it (scratch dir, relative paths):
-two groups of scenarios over a generated dataset; --groups / --scenarios select; flush_before
-and setup_commands are seen in DBSIZE; __field:…__ values are the dataset's (read back from
-the server before it stops); config_sets reach the module's own config."""
+built from Valkey 8.1.1's tests/modules, as docs/guide/modules.md shows it (scratch dir,
+relative paths): two groups of scenarios over a generated dataset; --groups / --scenarios
+select; flush_before and setup_commands are seen in DBSIZE; __field:…__ values are the
+dataset's (read back from the server before it stops); config_sets reach the module's own
+config."""
 
 from __future__ import annotations
 

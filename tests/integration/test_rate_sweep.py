@@ -99,9 +99,9 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
     assert len({p["trial_id"] for p in points} | {sat["trial_id"]}) == 11
     # The open loop keeps its rate below saturation, unless kvload says it could not: a
     # point where kvload used ≥ 90% of its core is marked client-saturated (⚠ client in the
-    # table), its latency partly the client's own lateness (README "Rate sweeps"). kvload's
-    # open loop costs more CPU per request than its closed loop, so on this machine it
-    # saturated at some points from 60% on.
+    # table), its latency partly the client's own lateness (docs/guide/sweeps.md "Rate
+    # sweeps"). kvload's open loop costs more CPU per request than its closed loop, so on this
+    # machine it saturated at some points from 60% on.
     # The server can saturate below 80% too: its open-loop cost per request is higher than
     # closed-loop's (fewer requests per event-loop iteration), and a 1 s closed-loop trial
     # (--quick) sometimes reads high (141k against 107-127k rps), putting "80%" at ~90% of

@@ -1,10 +1,10 @@
-"""`kvperf regressions --bisect` end to end (README "Change points"): a stored history of the
-fixture's ``steps`` branch (tests/fixtures/valkey_steps.py) measured at every commit but
-``steps-3`` (the slow one) and ``steps-4``, so its SET change point spans two unmeasured
-commits; the bisection builds them for real, times them against the last commit before the
-change (timing: what --bisect measures) and names ``steps-3``. A GET change point between two
-adjacent measured commits is reported as that commit, with nothing to bisect. Bad bisect
-input exits 2 before any build; a second run resumes the finished bisection.
+"""`kvperf regressions --bisect` end to end (docs/guide/continuous.md "Change points"): a
+stored history of the fixture's ``steps`` branch (tests/fixtures/valkey_steps.py) measured at
+every commit but ``steps-3`` (the slow one) and ``steps-4``, so its SET change point spans two
+unmeasured commits; the bisection builds them for real, times them against the last commit
+before the change (timing: what --bisect measures) and names ``steps-3``. A GET change point
+between two adjacent measured commits is reported as that commit, with nothing to bisect. Bad
+bisect input exits 2 before any build; a second run resumes the finished bisection.
 
 The history itself is synthetic (seed-format rows pushed with ``kvperf db push``, commit
 times from ``kvperf track determine`` of the real branch): its numbers only have to put the

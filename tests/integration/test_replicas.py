@@ -182,8 +182,9 @@ def _run(tmp_path: Path, obj: dict[str, Any], *extra: str) -> subprocess.Complet
 
 @pytest.mark.usefixtures("no_strays")
 def test_documented_replica_reads_config(tmp_path: Path) -> None:
-    """README "Replicas": configs/replica-reads.json's GETs on a 3-primary cluster with a
-    replica each, read from the primaries (no), the replicas (yes) and both (all)."""
+    """docs/guide/replicas.md "Replicas": configs/replica-reads.json's GETs on a 3-primary
+    cluster with a replica each, read from the primaries (no), the replicas (yes) and both
+    (all)."""
     done = run_kvperf("run", "--config", ROOT / "configs" / "replica-reads.json", "--quick",
                       "--server-bin", require_binary("valkey-server"), "--label", "t",
                       cwd=tmp_path)

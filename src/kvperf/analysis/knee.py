@@ -1,7 +1,7 @@
 """The knee of a latency-vs-throughput curve (pure): the highest rate a server sustains
 before its tail latency turns.
 
-The rule, exactly (README "Rate sweeps"):
+The rule, exactly (docs/guide/sweeps.md, "Rate sweeps"):
 
 1. The points are taken lowest target rps first. Latency is the corrected one (from each
    request's intended send time, so queueing in front of the server counts).

@@ -31,7 +31,7 @@ from kvperf.report.scenarios import results_table
 def add_module_source_args(p: argparse.ArgumentParser, valkey_path: bool = False) -> None:
     g = p.add_argument_group(
         "module builds", "refs are commits of a module repository, built and run on one "
-                         "fixed server (README \"Module builds\")")
+                         "fixed server (docs/guide/modules.md \"Module builds\")")
     g.add_argument("--module-repo", metavar="R",
                    help="the module's git repository (path or URL): the refs are its commits")
     g.add_argument("--module-build", metavar="CMD",

@@ -18,7 +18,8 @@ from kvperf.report.scenarios import plan_table, results_table
 
 def add_module_args(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group(
-        "module scenarios", "the seed's test_groups format (README \"Module scenarios\")")
+        "module scenarios", "the seed's test_groups format "
+                              "(docs/guide/modules.md \"Module scenarios\")")
     group.add_argument("--module-config", type=local_path, metavar="FILE",
                        help="a test_groups config (--config FILE with test_groups works too)")
     group.add_argument("--module", metavar="NAME", help="the module's name, recorded in rows")

@@ -307,7 +307,7 @@ def _rate_sweeps(found: Sequence[SideCurve], multi: bool) -> str:
            "point's merged HDR histograms. Corrected latency counts from each request's "
            "intended send time (queueing in front of the server included), service "
            "latency from its actual send. The knee: the last point before the first "
-           "confirmed break of the bound (README \"Rate sweeps\").</p>"]
+           "confirmed break of the bound (docs/guide/sweeps.md, \"Rate sweeps\").</p>"]
     for item in found:
         curve = item.curve
         out.append(f"<h3>{escape(curve.series)}"

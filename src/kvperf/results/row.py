@@ -155,7 +155,7 @@ class Row(TypedDict, total=False):
     """A metrics.json row (format FORMAT_VERSION; module docstring for the versions). Rows of
     the seed system's files carry the seed's subset and no status (they count as ok). The
     nested objects are typed (results/records.py); only ``env`` stays open: its facts grow
-    with the hosts and builds kvperf records (README "Results")."""
+    with the hosts and builds kvperf records (docs/guide/results.md)."""
 
     kvperf_format: int
     timestamp: str

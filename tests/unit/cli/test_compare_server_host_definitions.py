@@ -1,6 +1,6 @@
 """`compare --server-host … --definitions …` is refused (exit 2) before any build, server or
-ssh connection: definitions start replicas, clusters and modules on this host (README
-"Server and client on two hosts")."""
+ssh connection: definitions start replicas, clusters and modules on this host
+(docs/guide/run.md "A fresh server per trial on another host")."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def _path_of(words: list[str]) -> tuple[str, ...]:
 
 
 def documented_flags() -> dict[tuple[str, ...], set[str]]:
-    """Per subcommand path, the flags its documented examples (README.md, docs/*.md) give,
+    """Per subcommand path, the flags its documented examples (README.md, docs/**/*.md) give,
     optional `[--flag x]` brackets included."""
     flags: dict[tuple[str, ...], set[str]] = {}
     for command in documented_commands(ROOT):

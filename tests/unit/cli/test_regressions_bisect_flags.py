@@ -1,5 +1,5 @@
 """`kvperf regressions --bisect`'s flags are checked before the history is read: exit 2 with
-one message, no database opened, nothing built (README "Change points")."""
+one message, no database opened, nothing built (docs/guide/continuous.md "Change points")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`kvperf track cleanup --no-requeue-expired` through the CLI on a real SQLite store: an
-expired claim is left alone (README "Commit tracking"), deleting completed rows still works,
-and a plain cleanup then requeues it."""
+expired claim is left alone (docs/guide/continuous.md "Commit tracking"), deleting completed
+rows still works, and a plain cleanup then requeues it."""
 
 from __future__ import annotations
 

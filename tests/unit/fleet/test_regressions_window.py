@@ -1,6 +1,6 @@
-"""`kvperf regressions --window N` (README "Change points"): E-Divisive on sliding windows
-finds a short-lived regime — a regression fixed for three commits, then back — that the
-whole-series split misses; a window shorter than two segments is a usage error."""
+"""`kvperf regressions --window N` (docs/guide/continuous.md "Change points"): E-Divisive on
+sliding windows finds a short-lived regime — a regression fixed for three commits, then back —
+that the whole-series split misses; a window shorter than two segments is a usage error."""
 
 from __future__ import annotations
 
