@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
-import statistics
 import sys
 from pathlib import Path
 
@@ -26,30 +24,18 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from kvload_vs_valkey_benchmark import (  # noqa: E402
     REQUESTS,
     free_port,
-    run_client,
+    measure,
     start_server,
 )
 
 LOOPS = ("uring", "epoll")
 
 
-def measure(clients: dict[str, list[str]], port: int, pipeline: int,
-            rounds: int) -> dict[str, float]:
-    """Median µs of client CPU per request of each client over randomly ordered rounds."""
-    cpu_us: dict[str, list[float]] = {name: [] for name in clients}
-    for _ in range(rounds):
-        order = list(clients)
-        random.shuffle(order)
-        for name in order:
-            cpu, _ = run_client(clients[name], port, pipeline)
-            cpu_us[name].append(cpu * 1e6 / REQUESTS[pipeline])
-    return {name: statistics.median(values) for name, values in cpu_us.items()}
-
-
-def report(pipeline: int, rounds: int, found: dict[str, float]) -> None:
+def report(pipeline: int, rounds: int, found: dict[str, tuple[float, float]]) -> None:
+    """One pipeline's medians (µs CPU per request) and the ratio of the builds per loop."""
     print(f"P={pipeline} (SET -c 50 -d 64 -r 100000, n={REQUESTS[pipeline]}, rounds={rounds})")
     for loop in LOOPS:
-        base, new = found[f"base-{loop}"], found[f"new-{loop}"]
+        base, new = found[f"base-{loop}"][0], found[f"new-{loop}"][0]
         print(f"  {loop:<5}: base {base:7.3f} µs/req, new {new:7.3f} µs/req, "
               f"new/base {new / base:.3f}")
     sys.stdout.flush()

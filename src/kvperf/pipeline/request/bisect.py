@@ -1,6 +1,7 @@
-"""`kvperf bisect GOOD BAD` and the bisections of `kvperf regressions --bisect`: the
-question (series, metric, measure, runs, budget, --min-effect, definitions), how commits
-are built and where the batches' rows go, checked before any fetch or build."""
+"""The types of `kvperf bisect GOOD BAD` (and of `kvperf regressions --bisect`'s
+bisections): the flags as given and the question a bisection answers — series, metric,
+measure, runs and budget, --min-effect, definitions, how commits are built, where the
+batches' rows go (pipeline/commands/bisect.py checks them; pipeline/bisect.py settles)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""``--module-repo R`` on ``compare`` and ``run --commits``: the flags checked into one
-request (pipeline/module_sides.py) before any build — a module-scenario config is needed,
-refs counted, the server binary fixed (``--server-bin``, ``--valkey-path`` or the embedded
-default), and ``{server_src}`` known when the server comes from a source tree."""
+"""The types of ``--module-repo R`` on ``compare``, ``run --commits`` and ``bisect``:
+the flags as given, where modules come from (``ModuleSource``: repository, recipe,
+artifact, the server's tree), and the sides' request (refs, the scenarios' plan on one
+server, how compare judges them); pipeline/commands/module_sides.py checks them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`kvperf run`: one request per way it runs — the config matrix on one server (or
-``--mode server/client``), ``--commits`` built and interleaved, ``--definitions``, module
-scenarios — chosen and checked whole before any build, server or connection."""
+"""The types of `kvperf run`: its flags as given (``RunFlags``) and the four requests
+it can become — the config matrix on one server (``RunRequest``), commits built and
+interleaved (``CommitsRequest``), benchmark definitions (``DefinitionsRequest``), module
+scenarios (``ModulesRequest``); pipeline/commands/run.py checks the flags into one."""
 
 from __future__ import annotations
 

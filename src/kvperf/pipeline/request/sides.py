@@ -1,7 +1,7 @@
-"""`kvperf compare` and `kvperf noise`: interleaved sides, checked whole before any build —
-the sides (refs or binaries), the flags that exclude each other, --min-effect and
---water-line, the runs, the schedule, the plan every side will run, --server-host, the
-store — so a bad flag never costs a build."""
+"""The types of the interleaved commands: an interleaved run of sides over one plan
+(``SidesRequest``, its config parsed once), `kvperf compare`'s flags and request (refs,
+binaries or clients as sides, the verdict rule, --output), `kvperf noise`'s; the checks
+are pipeline/commands/compare.py's and noise.py's."""
 
 from __future__ import annotations
 
