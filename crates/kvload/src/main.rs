@@ -1,30 +1,13 @@
 //! kvload: a load generator for Redis-protocol servers (Valkey/Redis).
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
-mod cli;
-mod clock;
-mod cluster;
-mod dataset;
-mod io;
-mod memtier;
-mod net;
-mod pubsub;
-mod replicas;
+mod base;
+mod engine;
+mod frontend;
 mod report;
-mod resp;
-mod runner;
-mod reconnect; // --reconnect-on-error
-mod schedule;
-mod spec;
-mod staircase; // --clients-start/--clients-step/--step-duration
-mod stats;
-mod timeline;
-mod tls;
-mod trace;
-mod transport;
-mod uri;
-mod uring;
 mod workload;
+
+use frontend::{memtier, native::{options as cli, run as runner}, pubsub, trace};
 
 fn main() {
     // SAFETY: ignoring SIGPIPE so broken connections surface as write errors.

@@ -1,0 +1,7 @@
+//! The engine: per-thread event loops, statistics, timelines.
+pub mod failover;
+pub mod reconnect;
+pub mod stats;
+pub mod timeline;
+pub mod uring_loop;
+pub mod worker;

@@ -1,0 +1,3 @@
+//! kvload's own command line (valkey-benchmark's superset).
+pub mod options;
+pub mod run;
