@@ -38,7 +38,7 @@ fn main() {
             0
         }
         Ok(cli::Parsed::Run(mut o)) => {
-            cli::password_from_env(&mut o, std::env::var(cli::AUTH_ENV).ok());
+            cli::password_from_env(&mut o, std::env::var(base::session::AUTH_ENV).ok());
             runner::run(&o)
         }
         Err(e) => {

@@ -1,5 +1,6 @@
 //! resp: zero-allocation RESP2/RESP3 reply skipper (hot path) and a small
-//! allocating value parser for setup paths (HELLO, CLUSTER SLOTS).
+//! allocating value parser for setup paths (HELLO, CLUSTER SLOTS), and the encoder of
+//! commands (arrays of bulk strings).
 
 /// What a complete top-level reply was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +122,24 @@ pub fn skip(buf: &[u8]) -> Result<Option<(usize, Kind)>, ProtocolError> {
         first = false;
     }
     Ok(Some((pos, kind)))
+}
+
+/// One command in RESP: an array of bulk strings.
+pub fn encode_args(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_into(args, &mut out);
+    out
+}
+
+/// Appends one command in RESP (an array of bulk strings) to `out`.
+pub fn encode_into<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for a in args {
+        let a = a.as_ref();
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
 }
 
 /// Owned reply value for setup paths.

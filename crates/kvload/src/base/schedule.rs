@@ -55,7 +55,7 @@ mod tests {
         assert_eq!(exp_gap_ns(1000, 0), 1, "U = 0 gives the shortest gap");
         let longest = exp_gap_ns(1000, u64::MAX); // -ln(2^-53) ≈ 36.7 means
         assert!((36_000..=40_000).contains(&longest), "longest gap {longest}");
-        let mut rng = crate::workload::keys::Rng::new(7);
+        let mut rng = crate::base::rng::Rng::new(7);
         let n = 200_000u64;
         let gaps: Vec<u64> = (0..n).map(|_| exp_gap_ns(10_000, rng.next())).collect();
         let mean = gaps.iter().sum::<u64>() as f64 / n as f64;

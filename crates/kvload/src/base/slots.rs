@@ -1,8 +1,9 @@
-//! cluster: crc16 key slots, per-slot hash tags, and the slot map from CLUSTER SLOTS.
+//! slots: Redis Cluster's side of the protocol — crc16 key slots (`{hashtag}` rules), the
+//! primaries and their slots from a CLUSTER SLOTS reply, MOVED/ASK redirections.
 
 use crate::base::resp::Value;
-use crate::workload::spec::{Template, RAND};
 
+/// Slots of a cluster.
 pub const SLOTS: usize = 16384;
 
 const fn crc16_table() -> [u16; 256] {
@@ -48,32 +49,6 @@ pub fn hashed_range(key: &[u8]) -> std::ops::Range<usize> {
     }
 }
 
-/// For every slot a 3-byte tag whose slot it is. Built by brute force over
-/// printable ASCII (without braces); takes a few milliseconds.
-pub fn tag_table() -> Vec<[u8; 3]> {
-    let alphabet: Vec<u8> = (b'!'..=b'~').filter(|&c| c != b'{' && c != b'}').collect();
-    let mut table = vec![[0u8; 3]; SLOTS];
-    let mut filled = vec![false; SLOTS];
-    let mut left = SLOTS;
-    'outer: for &a in &alphabet {
-        for &b in &alphabet {
-            for &c in &alphabet {
-                let tag = [a, b, c];
-                let s = (crc16(&tag) as usize) % SLOTS;
-                if !filled[s] {
-                    filled[s] = true;
-                    table[s] = tag;
-                    left -= 1;
-                    if left == 0 {
-                        break 'outer;
-                    }
-                }
-            }
-        }
-    }
-    table
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub host: String,
@@ -115,56 +90,6 @@ pub fn nodes_from_slots(reply: &Value) -> Result<Vec<Node>, String> {
     Ok(nodes)
 }
 
-/// `owner_table` entry of a slot no primary serves.
-pub const NO_NODE: u16 = u16::MAX;
-
-/// Slot → index of the primary serving it (NO_NODE if none).
-pub fn owner_table(slots: &[Vec<u16>]) -> Vec<u16> {
-    let mut owner = vec![NO_NODE; SLOTS];
-    for (n, list) in slots.iter().enumerate() {
-        for &s in list {
-            owner[s as usize] = n as u16;
-        }
-    }
-    owner
-}
-
-/// How connections and keys are routed to the primaries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    /// Connections round-robin over the primaries (node = connection index mod
-    /// primaries), keys sent as given; `{tag}` is patched per batch with a tag
-    /// of the connection's node. Standalone mode, built-in tests, `{tag}` keys,
-    /// keyless commands.
-    RoundRobin,
-    /// Fixed routing key (no `__rand_int__` in it): every connection goes to this node.
-    Fixed(usize),
-    /// Connections round-robin; the `__rand_int__` fields of the routing key are
-    /// drawn until the key's slot belongs to the connection's node.
-    Sampled,
-}
-
-/// Chooses the routing of a template in cluster mode (`slots`: per primary).
-pub fn plan_route(cluster: bool, t: &Template, slots: &[Vec<u16>]) -> Route {
-    let Some((off, len)) = t.key.filter(|_| cluster) else { return Route::RoundRobin };
-    let key = &t.bytes[off as usize..(off + len) as usize];
-    // The slot varies only if a `__rand_int__` field lies in the hashed part
-    // (patched digits never add or remove braces).
-    let h = hashed_range(key);
-    let varies = t.rand[t.key_rand.clone()].iter().any(|&(o, _)| {
-        let at = (o - off) as usize;
-        at < h.end && at + RAND.len() > h.start
-    });
-    if varies {
-        return Route::Sampled;
-    }
-    let slot = key_slot(key);
-    match slots.iter().position(|l| l.contains(&slot)) {
-        Some(n) => Route::Fixed(n),
-        None => Route::RoundRobin,
-    }
-}
-
 /// Parses `MOVED <slot> <host>:<port>` / `ASK ...` into (slot, host, port).
 pub fn parse_redirect(msg: &[u8]) -> Option<(u16, String, u16)> {
     let s = std::str::from_utf8(msg).ok()?;
@@ -189,15 +114,6 @@ mod tests {
     }
 
     #[test]
-    fn tags_cover_all_slots() {
-        let t = tag_table();
-        for (slot, tag) in t.iter().enumerate() {
-            let key = [b'k', b'{', tag[0], tag[1], tag[2], b'}', b'x'];
-            assert_eq!(key_slot(&key) as usize, slot);
-        }
-    }
-
-    #[test]
     fn slots_reply() {
         let node = |p: i64| Value::Array(vec![Value::Bulk(b"127.0.0.1".to_vec()), Value::Int(p), Value::Bulk(b"id".to_vec())]);
         let v = Value::Array(vec![
@@ -210,26 +126,5 @@ mod tests {
         assert_eq!(n[0].slots.len(), 12);
         assert_eq!(n[1].port, 7001);
         assert_eq!(parse_redirect(b"MOVED 3999 127.0.0.1:6381"), Some((3999, "127.0.0.1".into(), 6381)));
-        let owner = owner_table(&n.iter().map(|x| x.slots.clone()).collect::<Vec<_>>());
-        assert_eq!((owner[0], owner[9], owner[15], owner[16383]), (0, 0, 1, 1));
-    }
-
-    #[test]
-    fn routes() {
-        use crate::workload::spec::{custom, encode};
-        let slots = vec![(0..5461).collect::<Vec<u16>>(), (5461..10923).collect(), (10923..16384).collect()];
-        let route = |line: &str, r: bool, cluster: bool| plan_route(cluster, &encode(&custom(&[line.to_string()], 1).unwrap(), r, cluster).unwrap(), &slots);
-        // "foo" hashes to slot 12182 (third range); "x{foo}" by its hashtag.
-        assert_eq!(route("LPOP foo", true, true), Route::Fixed(2));
-        assert_eq!(route("GET x{foo}", true, true), Route::Fixed(2));
-        assert_eq!(route("GET key:__rand_int__", true, true), Route::Sampled);
-        let lit = slots.iter().position(|l| l.contains(&key_slot(b"key:__rand_int__"))).unwrap();
-        assert_eq!(route("GET key:__rand_int__", false, true), Route::Fixed(lit));
-        assert_eq!(route("GET key:{tag}:__rand_int__", true, true), Route::RoundRobin);
-        assert_eq!(route("GET {foo}:__rand_int__", true, true), Route::Fixed(2));
-        assert_eq!(route("GET {u__rand_int__}:x", true, true), Route::Sampled);
-        assert_eq!(route("GET {}:__rand_int__", true, true), Route::Sampled);
-        assert_eq!(route("PING", true, true), Route::RoundRobin);
-        assert_eq!(route("LPOP foo", true, false), Route::RoundRobin);
     }
 }

@@ -7,7 +7,18 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-use crate::frontend::native::options::TlsOptions;
+
+/// The TLS options (`--tls`, `--sni`, `--cacert`, `--cacertdir`, `--insecure`, `--cert`, `--key`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TlsOptions {
+    pub enabled: bool,
+    pub sni: Option<String>,
+    pub cacert: Option<String>,
+    pub cacertdir: Option<String>,
+    pub insecure: bool,
+    pub cert: Option<String>,
+    pub key: Option<String>,
+}
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())

@@ -8,7 +8,7 @@ use crate::base::clock;
 use crate::base::slots;
 use crate::engine::reconnect::{self, After};
 use crate::base::resp::ErrClass;
-use crate::frontend::native::run::encode_args;
+use crate::base::resp::encode_args;
 use crate::base::transport::{self, Endpoint};
 
 impl Worker<'_> {
@@ -153,7 +153,7 @@ impl Worker<'_> {
                 }
             }
             if !self.owner.is_empty() {
-                self.owner = slots::owner_table(&slots);
+                self.owner = crate::engine::route::owner_table(&slots);
             }
             self.slots = slots;
             return;

@@ -207,9 +207,9 @@ mod tests {
 
     #[test]
     fn the_key_of_an_acknowledged_command_is_logged() {
-        let set = crate::frontend::native::run::encode_args(&[b"SET", b"k:000042", b"v"]);
+        let set = crate::base::resp::encode_args(&[b"SET", b"k:000042", b"v"]);
         assert_eq!(first_arg(&set), Some(&b"k:000042"[..]));
-        assert_eq!(first_arg(&crate::frontend::native::run::encode_args(&[b"PING"])), None);
+        assert_eq!(first_arg(&crate::base::resp::encode_args(&[b"PING"])), None);
         let mut t = Timeline::new(false);
         t.ack(&set);
         assert_eq!(t.acks, None, "not kept without --ack-log");

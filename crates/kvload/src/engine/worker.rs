@@ -13,15 +13,16 @@ use crate::base::clock::{self, Timer};
 use crate::workload::dataset::DataPlan;
 use crate::base::event_loop::IoKind;
 use crate::frontend::memtier::program::{Client, Pending, Program};
-use crate::base::slots::{self, Route};
-use crate::workload::replicas::ReadRoute;
+use crate::base::slots;
+use crate::engine::route::{self, ReadRoute, Route};
 use crate::base::resp::{self, ErrClass, Kind};
 use crate::base::schedule;
 use crate::engine::reconnect;
 use crate::workload::spec::Template;
 use crate::engine::stats::{CmdStats, ThreadStats};
 use crate::base::transport::{self, ConnectSpec, Endpoint, Stream};
-use crate::workload::keys::{patch_rand, patch_rand_routed, patch_tags, KeyGen, Rng};
+use crate::base::rng::Rng;
+use crate::workload::keys::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
 
 use super::uring_loop;
 
@@ -221,7 +222,7 @@ pub(super) fn append(c: &mut Conn, data: &[u8]) {
 
 /// memtier: a thread pauses between creating two clients (--thread-conn-start-*-jitter-
 /// micros), here before the first connection of every client but the thread's first.
-fn connect_pause(plan: &Plan, i: usize, rng: &mut crate::workload::keys::Rng) {
+fn connect_pause(plan: &Plan, i: usize, rng: &mut crate::base::rng::Rng) {
     let Some(m) = &plan.memtier else { return };
     let (lo, hi) = m.connect_jitter_us;
     let first_of_client = i > 0 && m.conn_client.get(i) != m.conn_client.get(i - 1);
@@ -243,7 +244,7 @@ impl<'a> Worker<'a> {
         let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
         let mut conns = Vec::with_capacity(plan.conns.len());
         let uring = plan.io == IoKind::Uring;
-        let mut jitter = crate::workload::keys::Rng::new(plan.conns.first().map_or(0, |c| c.1 as u64));
+        let mut jitter = crate::base::rng::Rng::new(plan.conns.first().map_or(0, |c| c.1 as u64));
         for (i, &(node, _)) in plan.conns.iter().enumerate() {
             connect_pause(plan, i, &mut jitter);
             let mut stream = transport::connect(&plan.endpoints[node], plan.connect_for(node))?;
@@ -332,7 +333,7 @@ impl<'a> Worker<'a> {
             stats,
             keys,
             slots: plan.slots.clone(),
-            owner: if sampled { slots::owner_table(plan.owner_slots()) } else { Vec::new() },
+            owner: if sampled { route::owner_table(plan.owner_slots()) } else { Vec::new() },
             max_tries: (64 * plan.owner_slots().len()).min(u32::MAX as usize) as u32,
             timer,
             issued: 0,

@@ -1,32 +1,9 @@
-//! workload: per-thread RNG, key numbers, and in-place patching of request buffers.
+//! keys: `__rand_int__` values (random or sequential, per lane in cluster mode) and the
+//! in-place patching of request buffers (digits, routed keys, `{tag}`).
 
+use crate::base::rng::Rng;
 use crate::base::slots::key_slot;
 use crate::workload::spec::{Template, MAX_OCC};
-
-/// wyrand: tiny, fast, good enough for key selection.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        let mut r = Rng(seed ^ 0x9E37_79B9_7F4A_7C15);
-        r.next();
-        r
-    }
-
-    #[inline]
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
-        let t = (self.0 as u128).wrapping_mul((self.0 ^ 0xe703_7ed1_a0b4_28db) as u128);
-        ((t >> 64) as u64) ^ (t as u64)
-    }
-
-    /// Uniform-ish value in 0..n (n > 0) by multiply-high.
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-}
 
 /// Produces `__rand_int__` values: random in 0..n, or sequential (start, start+step, ...) mod n.
 #[derive(Debug, Clone)]

@@ -6,8 +6,9 @@
 //! its primary's slots, after READONLY on each of its connections); standalone, the
 //! replicas are the online ones INFO replication lists on the primary.
 
-use crate::base::resp::Value;
+use crate::base::resp::{encode_args, Value};
 use crate::base::transport::{ConnectSpec, Endpoint};
+use crate::engine::route::ReadRoute;
 
 /// Where read tests go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,20 +34,6 @@ pub struct Shard {
     pub primary: Endpoint,
     pub replicas: Vec<Endpoint>,
     pub slots: Vec<u16>,
-}
-
-/// The nodes of one test and how they map onto shards; READONLY is sent first on
-/// connections to replicas in cluster mode (`readonly`, a copy of the connect spec).
-#[derive(Clone)]
-pub struct ReadRoute {
-    /// Endpoint index → index of its shard.
-    pub shard_of: Vec<usize>,
-    /// Per shard: its slots (the slot-ownership table is built over shards).
-    pub shard_slots: Vec<Vec<u16>>,
-    /// Endpoint index → it is a replica.
-    pub replica: Vec<bool>,
-    /// The connect spec of replica connections (READONLY after the usual prefix).
-    pub readonly: ConnectSpec,
 }
 
 /// A test's endpoints, their slots (a replica has its primary's) and, when replicas are
@@ -151,7 +138,7 @@ pub fn select(shards: &[Shard], from: ReadFrom, read: bool, cluster: bool, conne
     }
     let mut readonly = connect.clone();
     if cluster {
-        readonly.prefix.extend(crate::frontend::native::run::encode_args(&[b"READONLY"]));
+        readonly.prefix.extend(encode_args(&[b"READONLY"]));
         readonly.prefix_replies += 1;
     }
     nodes.route = Some(ReadRoute { shard_of, shard_slots: shards.iter().map(|s| s.slots.clone()).collect(), replica, readonly });

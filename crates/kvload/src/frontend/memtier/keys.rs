@@ -3,7 +3,7 @@
 //! the shared `KeySpace` is immutable. No allocation after construction.
 
 use super::options::Pattern;
-use crate::workload::keys::Rng;
+use crate::base::rng::Rng;
 
 /// Zipf sampler constants (rejection-inversion, Hörmann & Derflinger, ACM TOMACS 6(3) 1996).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,7 +5,7 @@
 
 pub use super::table::HELP;
 use super::table::{find_long, find_short, MtOption};
-use crate::frontend::native::options::TlsOptions;
+use crate::base::tls::TlsOptions;
 use crate::base::uri::{self, Dialect};
 
 /// How a `--command` / `--key-pattern` letter draws key numbers.

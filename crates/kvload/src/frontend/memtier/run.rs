@@ -9,12 +9,14 @@ use super::program::Program;
 use super::read_pref::{self, ReadPref};
 use super::report::{self, Summary};
 use crate::frontend::native::options::Options;
-use crate::base::slots::Route;
+use crate::engine::route::{ReadRoute, Route};
 use crate::base::event_loop::IoUsed;
-use crate::workload::replicas::ReadRoute;
 use crate::engine::worker::{self, MtPlan, Plan};
 use crate::report::TestResult;
-use crate::frontend::native::run::{connect_spec, default_seed, encode_args, topology};
+use crate::base::resp::encode_args;
+use crate::base::rng::default_seed;
+use crate::base::session::connect_spec;
+use crate::frontend::native::run::topology;
 use crate::workload::spec::Template;
 use crate::workload::staircase::{combine, schedule, Ramp, StepResult};
 use crate::engine::stats::{self, Merged};
@@ -134,7 +136,7 @@ struct Setup {
 
 fn setup(o: &MtOptions, io: IoUsed) -> Result<Setup, String> {
     let kv = kv_options(o);
-    let mut connect = connect_spec(&kv)?;
+    let mut connect = connect_spec(&kv.session())?;
     if o.protocol == Protocol::Resp2 {
         connect.prefix.extend(encode_args(&[b"HELLO", b"2"]));
         connect.prefix_replies += 1;

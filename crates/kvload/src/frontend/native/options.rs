@@ -2,6 +2,8 @@
 
 use std::str::FromStr;
 
+use crate::base::tls::TlsOptions;
+
 /// All test names accepted by `-t`, in the order they run.
 pub const TEST_NAMES: &[&str] = &[
     "ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop", "sadd",
@@ -10,17 +12,6 @@ pub const TEST_NAMES: &[&str] = &[
 ];
 /// Group aliases accepted by `-t` on top of TEST_NAMES.
 const TEST_ALIASES: &[&str] = &["ping", "lrange"];
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TlsOptions {
-    pub enabled: bool,
-    pub sni: Option<String>,
-    pub cacert: Option<String>,
-    pub cacertdir: Option<String>,
-    pub insecure: bool,
-    pub cert: Option<String>,
-    pub key: Option<String>,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -115,6 +106,20 @@ impl Default for Options {
 }
 
 impl Options {
+    /// How its connections start (TLS, AUTH, CLIENT TRACKING, SELECT, HELLO).
+    pub fn session(&self) -> crate::base::session::Session<'_> {
+        crate::base::session::Session {
+            tls: &self.tls,
+            host: &self.host,
+            user: self.user.as_deref(),
+            password: self.password.as_deref(),
+            tracking: self.tracking,
+            dbnum: self.dbnum,
+            cluster: self.cluster,
+            resp3: self.resp3,
+        }
+    }
+
     /// The reconnect options when --reconnect-on-error is on.
     pub fn reconnect(&self) -> Option<&crate::engine::reconnect::Options> {
         self.reconnect_on_error.then_some(&self.reconnect_opts)
@@ -160,10 +165,6 @@ impl<'a> Args<'a> {
         Ok(v)
     }
 }
-
-/// The environment variable kvload reads the AUTH password from when `-a` is not given:
-/// a password in argv is visible to every user through `ps`.
-pub const AUTH_ENV: &str = "KVLOAD_AUTH";
 
 /// Without `-a` (or a URI password), a non-empty `value` of `KVLOAD_AUTH` is the password.
 pub fn password_from_env(o: &mut Options, value: Option<String>) {

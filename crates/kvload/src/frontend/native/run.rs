@@ -13,49 +13,11 @@ use crate::base::resp::Value;
 use crate::base::schedule;
 use crate::workload::spec::{self, Spec};
 use crate::engine::stats;
-use crate::base::tls;
+use crate::base::resp::encode_args;
+use crate::base::rng::default_seed;
+use crate::base::session::connect_spec;
 use crate::base::transport::{self, ConnectSpec, Endpoint};
 use crate::workload::keys::KeyGen;
-
-pub(crate) fn encode_args(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
-pub(crate) fn connect_spec(o: &Options) -> Result<ConnectSpec, String> {
-    let tls = if o.tls.enabled {
-        Some((tls::client_config(&o.tls)?, tls::server_name(&o.tls, &o.host)?))
-    } else {
-        None
-    };
-    let mut prefix = Vec::new();
-    let mut n = 0;
-    if let Some(pass) = &o.password {
-        prefix.extend(match &o.user {
-            Some(u) => encode_args(&[b"AUTH", u.as_bytes(), pass.as_bytes()]),
-            None => encode_args(&[b"AUTH", pass.as_bytes()]),
-        });
-        n += 1;
-    }
-    if o.tracking {
-        prefix.extend(encode_args(&[b"CLIENT", b"TRACKING", b"on"]));
-        n += 1;
-    }
-    if o.dbnum != 0 && !o.cluster {
-        prefix.extend(encode_args(&[b"SELECT", o.dbnum.to_string().as_bytes()]));
-        n += 1;
-    }
-    if o.resp3 {
-        prefix.extend(encode_args(&[b"HELLO", b"3"]));
-        n += 1;
-    }
-    Ok(ConnectSpec { tls, prefix, prefix_replies: n })
-}
 
 fn seed_endpoint(o: &Options) -> Endpoint {
     match &o.socket {
@@ -126,14 +88,6 @@ fn server_config(o: &Options, cs: &ConnectSpec, endpoints: &[Endpoint]) -> Vec<S
     out
 }
 
-pub(crate) fn default_seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ ((std::process::id() as u64) << 32)
-}
-
 struct Shared {
     connect: ConnectSpec,
     endpoints: Vec<Endpoint>,
@@ -187,14 +141,14 @@ fn test_nodes(o: &Options, sh: &Shared, spec: &Spec) -> Result<Nodes, String> {
 
 fn plans(o: &Options, sh: &Shared, nodes: &Nodes, template: Arc<spec::Template>, dataset: Option<Arc<DataPlan>>) -> Vec<Plan> {
     let threads = o.threads;
-    let route = slots::plan_route(o.cluster, &template, &nodes.slots);
+    let route = crate::workload::cluster::plan_route(o.cluster, &template, &nodes.slots);
     let read_route = nodes.route.clone().map(Arc::new);
     let per_batch = o.pipeline * template.ncmds;
     let interval = o.rps.map(|r| schedule::batch_interval_ns(r, o.clients, per_batch));
     let mut conns: Vec<Vec<(usize, usize)>> = vec![Vec::new(); threads];
     for g in 0..o.clients {
         let node = match route {
-            slots::Route::Fixed(n) => fixed_node(nodes, n, g),
+            crate::engine::route::Route::Fixed(n) => fixed_node(nodes, n, g),
             // Reconnecting standalone: every connection starts at the seed (the rest of
             // the endpoints are its --fallback nodes).
             _ if !o.cluster && o.reconnect().is_some() => 0,
@@ -337,9 +291,9 @@ fn try_run(o: &Options, io: IoUsed, dataset: Option<Dataset>) -> Result<(), Stri
     } else {
         vec![spec::custom(&o.command, o.data_size)?]
     };
-    let connect = connect_spec(o)?;
+    let connect = connect_spec(&o.session())?;
     let (endpoints, slots) = topology(o, &connect)?;
-    let tags = Arc::new(if o.cluster { slots::tag_table() } else { Vec::new() });
+    let tags = Arc::new(if o.cluster { crate::workload::cluster::tag_table() } else { Vec::new() });
     let server_config = server_config(o, &connect, &endpoints);
     let shards = shards(o, &connect, &endpoints)?;
     let sh = Shared { connect, endpoints, slots, tags, seed: o.seed.unwrap_or_else(default_seed), server_config, io, dataset, shards };

@@ -192,7 +192,7 @@ fn check(o: &PubsubOptions) -> Result<(), String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let o = match crate::frontend::trace::options(parse_args(argv), "pubsub", HELP) {
+    let o = match crate::base::exit::options(parse_args(argv), "pubsub", HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -9,10 +9,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::payload::{self, Stamp};
-use super::run::{connect, encode_cmd, REPLY_TIMEOUT_S};
+use super::run::{connect, REPLY_TIMEOUT_S};
 use super::{Bound, PubsubOptions};
 use crate::base::clock;
-use crate::base::resp::{self, Kind};
+use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};
 
 /// A late open-loop send: more than 1 ms after its intended time.
@@ -39,7 +39,7 @@ fn publish_cmd(o: &PubsubOptions, p: usize, seq: u64, intended: u64, body: &mut 
     let c = payload::channel_for(p, seq, o.channels);
     payload::encode(&Stamp { publisher: p as u32, seq, intended_ns: intended, sent_ns: clock::now() }, o.data_size, body);
     let name = o.channel(c);
-    encode_cmd(&[o.mode.publish().as_bytes(), name.as_bytes(), body], out);
+    encode_into(&[o.mode.publish().as_bytes(), name.as_bytes(), body], out);
     c
 }
 

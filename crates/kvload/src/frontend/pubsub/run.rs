@@ -43,16 +43,6 @@ impl Shared {
     }
 }
 
-/// One command in RESP (an array of bulk strings).
-pub(super) fn encode_cmd(args: &[&[u8]], out: &mut Vec<u8>) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 /// A blocking TCP connection with TCP_NODELAY and a reply timeout.
 pub(super) fn connect(o: &PubsubOptions) -> Result<TcpStream, String> {
     let s = TcpStream::connect((o.host.as_str(), o.port)).map_err(|e| format!("Could not connect to server at {}:{}: {e}", o.host, o.port))?;

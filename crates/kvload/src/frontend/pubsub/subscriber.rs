@@ -10,10 +10,10 @@ use std::time::Duration;
 use mio::{Events, Interest, Poll, Token};
 
 use super::payload::{self, Tally};
-use super::run::{connect, encode_cmd, Shared};
+use super::run::{connect, Shared};
 use super::{Mode, PubsubOptions};
 use crate::base::clock;
-use crate::base::resp::{self, Kind};
+use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::ThreadStats;
 
 /// One element of a RESP array: a bulk string's bytes or an integer's digits, and the
@@ -71,7 +71,7 @@ fn subscribe(o: &PubsubOptions, channels: &[usize]) -> Result<TcpStream, String>
     let mut args: Vec<&[u8]> = vec![o.mode.name().as_bytes()];
     args.extend(names.iter().map(|n| n.as_bytes()));
     let mut out = Vec::new();
-    encode_cmd(&args, &mut out);
+    encode_into(&args, &mut out);
     s.write_all(&out).map_err(|e| format!("subscribing: {e}"))?;
     let mut buf = vec![0u8; 64 * 1024];
     let (mut len, mut confirmed) = (0, 0);

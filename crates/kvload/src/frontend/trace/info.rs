@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::base::exit;
 use super::format::{Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
 use super::Trace;
 
@@ -114,14 +115,14 @@ pub fn main(argv: &[String]) -> i32 {
             println!("Usage: kvload trace-info TRACE   (a JSON summary of a trace or MONITOR capture)");
             return 0;
         }
-        return super::bad_input("trace-info", "usage: kvload trace-info TRACE");
+        return exit::bad_input("trace-info", "usage: kvload trace-info TRACE");
     };
     match super::load(path) {
         Ok(t) => {
             println!("{}", serde_json::to_string_pretty(&info(&t)).unwrap_or_default());
             0
         }
-        Err(e) => super::bad_input("trace-info", &e),
+        Err(e) => exit::bad_input("trace-info", &e),
     }
 }
 

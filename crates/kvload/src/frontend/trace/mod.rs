@@ -37,22 +37,3 @@ pub fn parse_any(buf: &[u8]) -> Result<Trace, TraceError> {
     let (header, records) = format::parse(buf)?;
     Ok(Trace { header, records, bytes: buf.len() })
 }
-
-/// Prints `kvload <what>: <e>` and returns the exit code for bad input.
-pub fn bad_input(what: &str, e: &str) -> i32 {
-    eprintln!("kvload {what}: {e}");
-    2
-}
-
-/// A subcommand's parsed options, or the exit code: 0 after printing `help` (`--help`),
-/// 2 after printing the error.
-pub fn options<T>(parsed: Result<Option<T>, String>, what: &str, help: &str) -> Result<T, i32> {
-    match parsed {
-        Ok(Some(o)) => Ok(o),
-        Ok(None) => {
-            print!("{help}");
-            Err(0)
-        }
-        Err(e) => Err(bad_input(what, &e)),
-    }
-}

@@ -16,6 +16,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::base::exit;
 use super::format::{self, Header};
 use super::replies::{self, Matcher, Scanner};
 
@@ -77,7 +78,7 @@ pub fn parse_args(argv: &[String]) -> Result<Option<RecordOptions>, String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let o = match super::options(parse_args(argv), "record", HELP) {
+    let o = match exit::options(parse_args(argv), "record", HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -16,9 +16,10 @@ use crate::frontend::native::options::Options;
 use crate::base::clock;
 use crate::base::event_loop::{IoKind, IoUsed};
 use crate::report::{self, TestResult};
-use crate::base::resp::{self, Kind};
+use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};
 
+use crate::base::exit;
 use super::format::Record;
 use super::Trace;
 
@@ -126,25 +127,25 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
 }
 
 pub fn main(argv: &[String]) -> i32 {
-    let mut o = match super::options(parse_args(argv), "replay", HELP) {
+    let mut o = match exit::options(parse_args(argv), "replay", HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };
     if o.password.is_none() {
-        o.password = std::env::var(crate::frontend::native::options::AUTH_ENV).ok().filter(|v| !v.is_empty());
+        o.password = std::env::var(crate::base::session::AUTH_ENV).ok().filter(|v| !v.is_empty());
     }
     if o.user.is_some() && o.password.is_none() {
-        return super::bad_input("replay", "--user needs a password (-a or $KVLOAD_AUTH)");
+        return exit::bad_input("replay", "--user needs a password (-a or $KVLOAD_AUTH)");
     }
     let trace = match super::load(&o.trace) {
         Ok(t) => t,
-        Err(e) => return super::bad_input("replay", &e),
+        Err(e) => return exit::bad_input("replay", &e),
     };
     if trace.records.is_empty() {
-        return super::bad_input("replay", &format!("trace {} has no commands", o.trace));
+        return exit::bad_input("replay", &format!("trace {} has no commands", o.trace));
     }
     if let Some(e) = unreplayable(&trace.records) {
-        return super::bad_input("replay", &format!("trace {}: {e}", o.trace));
+        return exit::bad_input("replay", &format!("trace {}: {e}", o.trace));
     }
     match run(&o, &trace) {
         Ok(()) => 0,
@@ -178,15 +179,6 @@ pub struct Batch {
     pub n: usize,
 }
 
-fn encode_cmd(args: &[Vec<u8>], out: &mut Vec<u8>) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 fn is(a: &[u8], name: &str) -> bool {
     a.eq_ignore_ascii_case(name.as_bytes())
 }
@@ -211,7 +203,7 @@ pub fn batches(records: &[Record], join_same_time: bool) -> BTreeMap<u32, Vec<Ba
             list.push(Batch { due_us: due, bytes: Vec::new(), n: 0 });
         }
         let b = list.last_mut().expect("pushed");
-        encode_cmd(&r.args, &mut b.bytes);
+        encode_into(&r.args, &mut b.bytes);
         b.n += 1;
         if is(name, "MULTI") {
             in_multi.insert(r.conn);
@@ -295,7 +287,7 @@ fn auth(s: &mut TcpStream, user: Option<&str>, password: &str) -> Result<(), Str
     args.extend(user.map(|u| u.as_bytes().to_vec()));
     args.push(password.as_bytes().to_vec());
     let mut out = Vec::new();
-    encode_cmd(&args, &mut out);
+    encode_into(&args, &mut out);
     s.write_all(&out).map_err(|e| format!("AUTH: {e}"))?;
     let mut reply = Vec::new();
     let mut byte = [0u8; 1];
@@ -363,7 +355,7 @@ fn seed_keys(o: &ReplayOptions, keys: &[(Vec<u8>, usize)]) -> Result<(), String>
     for chunk in keys.chunks(1000) {
         let mut out = Vec::new();
         for (k, size) in chunk {
-            encode_cmd(&[b"SET".to_vec(), k.clone(), vec![b'x'; *size]], &mut out);
+            encode_into(&[b"SET".to_vec(), k.clone(), vec![b'x'; *size]], &mut out);
         }
         s.write_all(&out).map_err(|e| format!("seeding: {e}"))?;
         let mut left = chunk.len();
