@@ -3,18 +3,20 @@
 //! it back after its backoff, on the same node or the next of the list — in a cluster,
 //! on the node that serves its shard's slots now (the slot map read again first).
 
-use super::worker::{register, Worker};
 use crate::base::clock;
+use crate::base::resp::{encode_args, ErrClass};
 use crate::base::slots;
-use crate::engine::reconnect::{self, After};
-use crate::base::resp::ErrClass;
-use crate::base::resp::encode_args;
 use crate::base::transport::{self, Endpoint};
+use crate::engine::reconnect::{self, After};
+use crate::engine::route::owner_table;
+use crate::engine::source::{Batches, Window};
+use crate::engine::conn::register;
+use crate::engine::worker::Worker;
 
-impl Worker<'_> {
+impl<B: Batches, W: Window> Worker<'_, B, W> {
     /// A connection failed (reset, EOF, write error): the run's end without
     /// --reconnect-on-error, else the connection goes down until its backoff passes.
-    pub(crate) fn fail(&mut self, i: usize, why: String) -> Result<(), String> {
+    pub(super) fn fail(&mut self, i: usize, why: String) -> Result<(), String> {
         if self.plan.reconnect_ns.is_none() {
             return Err(self.lost(i, why));
         }
@@ -26,7 +28,7 @@ impl Worker<'_> {
 
     /// The kind of the error reply at `start..end` of connection i's read buffer goes
     /// into the timeline; a failover kind asks for a reconnect once the batch is in.
-    pub(crate) fn note_error_kind(&mut self, i: usize, now: u64, measured: bool, start: usize, end: usize) {
+    pub(super) fn note_error_kind(&mut self, i: usize, now: u64, measured: bool, start: usize, end: usize) {
         let kind = reconnect::kind_of(&self.conns[i].rbuf[start..end]);
         if measured {
             self.stats.timeline.error(now.saturating_sub(self.measure_start), kind, 1);
@@ -40,7 +42,7 @@ impl Worker<'_> {
     /// Closes connection i's part in the loop: requests still unanswered are errors of
     /// kind `connection` (never dropped silently); retried after the backoff, on the
     /// next node of the list with `After::NextNode`.
-    pub(crate) fn take_down(&mut self, i: usize, now: u64, how: After) -> Result<(), String> {
+    pub(super) fn take_down(&mut self, i: usize, now: u64, how: After) -> Result<(), String> {
         let base = self.plan.reconnect_ns.unwrap_or(reconnect::DEFAULT_BACKOFF_MS * 1_000_000);
         let nodes = self.plan.endpoints.len();
         let since = now.saturating_sub(self.measure_start);
@@ -72,10 +74,8 @@ impl Worker<'_> {
 
     /// --ack-log: the key of the command connection i's latest reply acknowledged (the
     /// reply's index in the batch, as `retry_ask` finds it).
-    pub(crate) fn log_ack(&mut self, i: usize) {
-        let t = &self.plan.template;
-        let c = &self.conns[i];
-        let Some(idx) = (c.wlen / t.bytes.len().max(1) * t.ncmds).checked_sub(c.expected + 1) else { return };
+    pub(super) fn log_ack(&mut self, i: usize) {
+        let Some(idx) = self.answered_index(i) else { return };
         let (from, to) = self.request_span(i, idx);
         if let Some(req) = self.conns[i].wbuf.get(from..to) {
             self.stats.timeline.ack(req);
@@ -84,7 +84,7 @@ impl Worker<'_> {
 
     /// Reconnects every down connection whose backoff has passed; a node that refuses
     /// hands it to the next node of the list; when none accepts, the backoff grows.
-    pub(crate) fn revive_due(&mut self, now: u64) -> Result<(), String> {
+    pub(super) fn revive_due(&mut self, now: u64) -> Result<(), String> {
         let Some(base) = self.plan.reconnect_ns else { return Ok(()) };
         let mut map_read = false;
         for i in 0..self.conns.len() {
@@ -131,9 +131,9 @@ impl Worker<'_> {
     }
 }
 
-impl Worker<'_> {
+impl<B: Batches, W: Window> Worker<'_, B, W> {
     /// Cluster mode: some endpoint serves slots (standalone ones serve none).
-    pub(crate) fn clustered(&self) -> bool {
+    pub(super) fn clustered(&self) -> bool {
         self.plan.slots.iter().any(|s| !s.is_empty())
     }
 
@@ -153,7 +153,7 @@ impl Worker<'_> {
                 }
             }
             if !self.owner.is_empty() {
-                self.owner = crate::engine::route::owner_table(&slots);
+                self.owner = owner_table(&slots);
             }
             self.slots = slots;
             return;
@@ -167,8 +167,8 @@ impl Worker<'_> {
         if let Some(slot) = home_slot {
             if let Some(k) = self.slots.iter().position(|l| l.contains(&slot)) {
                 let was = self.conns[i].node;
-                if k != was {
-                    self.keys.carry_lane(was, k); // its keys go on, not over again
+                if let (true, Some(b), Some(keys)) = (k != was, self.plan.batches(), self.keys.as_mut()) {
+                    b.carry_lane(keys, was, k); // its keys go on, not over again
                 }
                 self.conns[i].node = k;
             }
@@ -176,7 +176,7 @@ impl Worker<'_> {
         let node = self.conns[i].node;
         match transport::connect(&self.plan.endpoints[node], &self.plan.connect) {
             Ok(mut s) => {
-                super::worker::register(&self.poll, &mut s, i)?;
+                register(&self.poll, &mut s, i)?;
                 let c = &mut self.conns[i];
                 c.stream = s;
                 c.rc.retry_at = None;

@@ -12,8 +12,6 @@
 //! reads CLUSTER SLOTS again (from any node that answers) and goes to the node serving
 //! its shard's slots now, a replica that took over included.
 
-use std::str::FromStr;
-
 /// Error kinds of the timeline (`timeline.rs`), in report order.
 pub const KINDS: [&str; 7] = ["connection", "LOADING", "MASTERDOWN", "READONLY", "CLUSTERDOWN", "TRYAGAIN", "other"];
 /// Index in `KINDS` of a lost connection's in-flight requests.
@@ -24,22 +22,6 @@ const OTHER: usize = KINDS.len() - 1;
 pub const DEFAULT_BACKOFF_MS: u64 = 100;
 /// The backoff doubles after each failed attempt up to this many times the first one.
 const CAP_FACTOR: u64 = 8;
-
-/// The options of `--reconnect-on-error`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    pub backoff_ms: u64,
-    /// `--fallback`: other nodes to try, after the seed, in this order.
-    pub fallback: Vec<(String, u16)>,
-    /// `--ack-log FILE`: the keys of acknowledged commands, written at the end.
-    pub ack_log: Option<String>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { backoff_ms: DEFAULT_BACKOFF_MS, fallback: Vec::new(), ack_log: None }
-    }
-}
 
 /// The kind (index in `KINDS`) of an error reply's text (without the leading '-').
 pub fn kind_of(msg: &[u8]) -> usize {
@@ -100,47 +82,6 @@ impl ConnState {
     }
 }
 
-/// `--fallback host:port[,host:port...]`.
-pub fn parse_fallback(v: &str) -> Result<Vec<(String, u16)>, String> {
-    v.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            let s = s.trim();
-            let (h, p) = s.rsplit_once(':').ok_or_else(|| format!("invalid --fallback '{s}': expected HOST:PORT"))?;
-            let port = u16::from_str(p).map_err(|_| format!("invalid --fallback '{s}': bad port"))?;
-            Ok((h.to_string(), port))
-        })
-        .collect()
-}
-
-/// Why these options cannot run together (bad input), or None.
-pub fn refusal(o: &crate::frontend::native::options::Options) -> Option<&'static str> {
-    if !o.reconnect_on_error {
-        let extra = o.reconnect_opts != Options::default();
-        return extra.then_some("--reconnect-backoff-ms, --fallback and --ack-log need --reconnect-on-error");
-    }
-    if o.reconnect_opts.ack_log.is_some() && (o.command.is_empty() || o.dataset.is_some()) {
-        return Some("--ack-log needs a custom command (its first argument is the key logged), without --dataset");
-    }
-    if o.cluster && !o.reconnect_opts.fallback.is_empty() {
-        return Some("--fallback is for a standalone run: in a cluster the slot map names the new primary");
-    }
-    if o.duration.is_none() {
-        return Some("--reconnect-on-error needs --duration (a run of -n requests could wait forever for a node)");
-    }
-    if o.io == crate::base::event_loop::IoChoice::Uring {
-        return Some("--reconnect-on-error runs on the epoll loop: drop --io uring");
-    }
-    if !o.keepalive {
-        return Some("--reconnect-on-error cannot be used with -k 0");
-    }
-    if o.read_from != crate::workload::replicas::ReadFrom::No {
-        // its --fallback nodes and the replicas' read routing would share one endpoint list
-        return Some("--reconnect-on-error cannot be used with --read-from-replicas yet");
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,12 +116,5 @@ mod tests {
         assert!(s.is_down());
         s.ok();
         assert_eq!(s.down(0, base), 100);
-    }
-
-    #[test]
-    fn fallback_lists_parse_and_bad_ones_are_named() {
-        assert_eq!(parse_fallback("127.0.0.1:7001, ::1:7002").unwrap(), vec![("127.0.0.1".into(), 7001), ("::1".into(), 7002)]);
-        assert!(parse_fallback("localhost").unwrap_err().contains("'localhost'"));
-        assert!(parse_fallback("h:99999").unwrap_err().contains("bad port"));
     }
 }

@@ -9,94 +9,19 @@
 use std::time::Duration;
 
 use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
-use io_uring::{cqueue, opcode, squeue, IoUring};
+use io_uring::{cqueue, opcode};
 
-use super::worker::{self, Worker};
 use crate::base::clock;
+use crate::base::uring::{self, Op};
+use crate::engine::source::{Batches, Window};
 use crate::engine::stats::ThreadStats;
-use crate::base::uring::{self, BufRing, Op};
+use crate::engine::conn;
+use crate::engine::ring::{err, UringState};
+use crate::engine::worker::{self, Worker};
 
-/// Per-connection io_uring state.
-#[derive(Default, Clone, Copy)]
-struct UConn {
-    /// Bumped on reconnect (-k 0); completions of older sockets are ignored.
-    gen: u16,
-    /// A send SQE is in flight (its bytes must not change).
-    sending: bool,
-    /// In `pending` (bytes to send, not submitted yet).
-    queued: bool,
-    /// The next batch / window refill waits for the in-flight send to complete.
-    deferred: bool,
-    /// A multishot receive is armed.
-    armed: bool,
-}
-
-pub(crate) struct UringState {
-    ring: IoUring,
-    bufs: BufRing,
-    per: Vec<UConn>,
-    pending: Vec<usize>,
-    rearm: Vec<usize>,
-    /// Registered write buffer per connection: (address, length); empty when
-    /// registering failed (plain sends then).
-    fixed: Vec<(usize, usize)>,
-    /// SQEs whose last completion has not been seen (sends + armed receives).
-    outstanding: usize,
-    cqes: Vec<(u64, i32, u32)>,
-    /// Finishing: completions are only accounted, not acted on.
-    draining: bool,
-}
-
-fn err(what: &str, e: std::io::Error) -> String {
-    format!("io_uring {what}: {e}")
-}
-
-impl UringState {
-    /// A ring for `fds` (one per connection, in order) and their write buffers.
-    pub(crate) fn new(fds: &[i32], wbufs: &[(usize, usize)]) -> Result<UringState, String> {
-        let n = fds.len();
-        let entries = (2 * n + 8).next_power_of_two().clamp(64, 4096) as u32;
-        let ring = uring::new_ring(entries).map_err(|e| err("setup", e))?;
-        let nbufs = (4 * n).next_power_of_two().clamp(64, 4096) as u16;
-        let bufs = BufRing::new(&ring, nbufs, uring::RECV_BUF).map_err(|e| err("provided buffers", e))?;
-        ring.submitter().register_files(fds).map_err(|e| err("register files", e))?;
-        let iov: Vec<libc::iovec> =
-            wbufs.iter().map(|&(p, l)| libc::iovec { iov_base: p as *mut libc::c_void, iov_len: l.max(1) }).collect();
-        // SAFETY: each iovec is a connection's write buffer, which lives (and is not
-        // reallocated while registered, see `send_sqe`) until the ring is dropped.
-        let fixed = match unsafe { ring.submitter().register_buffers(&iov) } {
-            Ok(()) if n <= u16::MAX as usize => wbufs.to_vec(),
-            _ => Vec::new(),
-        };
-        Ok(UringState {
-            ring,
-            bufs,
-            per: vec![UConn::default(); n],
-            pending: Vec::with_capacity(n),
-            rearm: (0..n).collect(),
-            fixed,
-            outstanding: 0,
-            cqes: Vec::with_capacity(entries as usize * 4),
-            draining: false,
-        })
-    }
-
-    fn push(&mut self, e: &squeue::Entry) -> Result<(), String> {
-        // SAFETY: every buffer an SQE points to outlives its completion (write buffers
-        // and the buffer ring live as long as the ring; see Worker::drain_uring).
-        while unsafe { self.ring.submission().push(e) }.is_err() {
-            self.ring.submit().map_err(|e| err("submit", e))?;
-        }
-        Ok(())
-    }
-}
-
-impl Worker<'_> {
-    pub(crate) fn run_uring(mut self) -> Result<ThreadStats, String> {
-        let t0 = clock::now();
-        self.measure_start = t0 + self.plan.warmup_ns;
-        self.measure_end = self.plan.duration_ns.map(|d| self.measure_start + d);
-        self.start(t0)?;
+impl<B: Batches, W: Window> Worker<'_, B, W> {
+    pub(super) fn run_uring(mut self) -> Result<ThreadStats, String> {
+        self.begin()?;
         loop {
             let now = clock::now();
             self.maybe_start_measuring(now);
@@ -140,17 +65,17 @@ impl Worker<'_> {
     }
 
     /// True while connection i's bytes are being sent (do not rewrite them).
-    pub(crate) fn send_in_flight(&self, i: usize) -> bool {
+    pub(super) fn send_in_flight(&self, i: usize) -> bool {
         self.ur.as_ref().is_some_and(|u| u.per[i].sending)
     }
 
     /// The next batch or refill of connection i waits for its send to complete.
-    pub(crate) fn defer_until_sent(&mut self, i: usize) {
+    pub(super) fn defer_until_sent(&mut self, i: usize) {
         self.ur().per[i].deferred = true;
     }
 
     /// Queues connection i's unsent bytes for the next submission.
-    pub(crate) fn queue_send(&mut self, i: usize) {
+    pub(super) fn queue_send(&mut self, i: usize) {
         let u = self.ur();
         let p = &mut u.per[i];
         if !p.queued && !p.sending {
@@ -270,18 +195,14 @@ impl Worker<'_> {
         let Some(b) = bid else { return Err(self.lost(i, "receive without a buffer".into())) };
         let Worker { ur, conns, .. } = &mut *self;
         let Some(u) = ur.as_mut() else { return Ok(()) };
-        worker::append(&mut conns[i], u.bufs.data(b, res as usize));
+        conn::append(&mut conns[i], u.bufs.data(b, res as usize));
         u.bufs.recycle(b);
-        self.parse_replies(i, now)?;
-        if self.plan.memtier.is_some() {
-            self.refill_memtier(i, now)?;
-        }
-        Ok(())
+        self.on_bytes(i, now)
     }
 
     /// -k 0: the connection's socket was replaced by `fd`: point its registered
     /// file at it; completions of the old socket are ignored from now on.
-    pub(crate) fn uring_replace(&mut self, i: usize, old_fd: i32, fd: i32) -> Result<(), String> {
+    pub(super) fn uring_replace(&mut self, i: usize, old_fd: i32, fd: i32) -> Result<(), String> {
         // SAFETY: shutting down a socket we still own wakes its receive.
         unsafe { libc::shutdown(old_fd, libc::SHUT_RDWR) };
         let u = self.ur();

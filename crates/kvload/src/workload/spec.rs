@@ -1,6 +1,13 @@
 //! spec: tests → commands → RESP templates pre-encoded once, with patch offsets.
 
-use crate::frontend::native::options::Options;
+/// All test names accepted by `-t`, in the order they run.
+pub const TEST_NAMES: &[&str] = &[
+    "ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop", "sadd",
+    "hset", "spop", "zadd", "zpopmin", "lrange_100", "lrange_300", "lrange_500", "lrange_600",
+    "mset", "mget", "xadd",
+];
+/// Group aliases accepted by `-t` on top of TEST_NAMES.
+pub const TEST_ALIASES: &[&str] = &["ping", "lrange"];
 
 pub const RAND: &[u8] = b"__rand_int__";
 pub const TAG: &[u8] = b"{tag}";
@@ -89,89 +96,100 @@ pub fn payload(n: usize) -> Vec<u8> {
         .collect()
 }
 
-fn selected(tests: &Option<Vec<String>>, names: &[&str]) -> bool {
-    match tests {
-        None => true,
-        Some(t) => t.iter().any(|x| names.contains(&x.as_str())),
+/// What the built-in suite is run with: `-t` (None: every test), `--cluster` (keys get a
+/// `{tag}`), `-d` and whether `-r` was given (ZADD's score is then `__rand_int__`).
+pub struct Suite<'a> {
+    pub tests: Option<&'a [String]>,
+    pub cluster: bool,
+    pub data_size: usize,
+    pub randomize: bool,
+}
+
+/// One built-in test's arguments, formatted with the suite's tag and payload.
+struct Maker<'a> {
+    s: &'a Suite<'a>,
+    /// `:{tag}` in cluster mode, else empty.
+    t: &'static str,
+    d: Vec<u8>,
+    out: Vec<Spec>,
+}
+
+impl Maker<'_> {
+    /// Whether `-t` selects any of `names`.
+    fn has(&self, names: &[&str]) -> bool {
+        match self.s.tests {
+            None => true,
+            Some(t) => t.iter().any(|x| names.contains(&x.as_str())),
+        }
+    }
+
+    fn add(&mut self, names: &[&str], name: &str, cmd: Vec<Vec<u8>>) {
+        if self.has(names) {
+            self.out.push(one(name, cmd));
+        }
+    }
+
+    fn strings(&mut self) {
+        let (t, d) = (self.t, self.d.clone());
+        self.add(&["ping_inline", "ping"], "PING_INLINE", vec![b"PING".to_vec()]);
+        self.add(&["ping_mbulk", "ping"], "PING_MBULK", vec![b"PING".to_vec()]);
+        self.add(&["set"], "SET", with_data(&format!("SET key{t}:__rand_int__"), &d));
+        self.add(&["get"], "GET", words(&format!("GET key{t}:__rand_int__")));
+        self.add(&["incr"], "INCR", words(&format!("INCR counter{t}:__rand_int__")));
+    }
+
+    fn lists_sets_hashes(&mut self) {
+        let (t, d) = (self.t, self.d.clone());
+        for (n, c) in [("lpush", "LPUSH"), ("rpush", "RPUSH")] {
+            self.add(&[n], c, with_data(&format!("{c} mylist{t}"), &d));
+        }
+        for (n, c) in [("lpop", "LPOP"), ("rpop", "RPOP")] {
+            self.add(&[n], c, words(&format!("{c} mylist{t}")));
+        }
+        self.add(&["sadd"], "SADD", words(&format!("SADD myset{t} element:__rand_int__")));
+        self.add(&["hset"], "HSET", with_data(&format!("HSET myhash{t} element:__rand_int__"), &d));
+        self.add(&["spop"], "SPOP", words(&format!("SPOP myset{t}")));
+        let score = if self.s.randomize { "__rand_int__" } else { "0" };
+        self.add(&["zadd"], "ZADD", words(&format!("ZADD myzset{t} {score} element:__rand_int__")));
+        self.add(&["zpopmin"], "ZPOPMIN", words(&format!("ZPOPMIN myzset{t}")));
+    }
+
+    fn lranges(&mut self) {
+        let (t, d) = (self.t, self.d.clone());
+        let lr = ["lrange", "lrange_100", "lrange_300", "lrange_500", "lrange_600"];
+        self.add(&lr, "LPUSH (needed to benchmark LRANGE)", with_data(&format!("LPUSH mylist{t}"), &d));
+        for n in [100, 300, 500, 600] {
+            let tn = format!("lrange_{n}");
+            let name = format!("LRANGE_{n} (first {n} elements)");
+            self.add(&["lrange", tn.as_str()], &name, words(&format!("LRANGE mylist{t} 0 {}", n - 1)));
+        }
+    }
+
+    fn multi_keys_and_streams(&mut self) {
+        let (t, d) = (self.t, self.d.clone());
+        let key = format!("key{t}:__rand_int__");
+        let mut mset = vec![b"MSET".to_vec()];
+        for _ in 0..10 {
+            mset.push(key.as_bytes().to_vec());
+            mset.push(d.clone());
+        }
+        self.add(&["mset"], "MSET (10 keys)", mset);
+        let mut mget = vec![b"MGET".to_vec()];
+        mget.extend((0..10).map(|_| key.as_bytes().to_vec()));
+        self.add(&["mget"], "MGET (10 keys)", mget);
+        self.add(&["xadd"], "XADD", with_data(&format!("XADD mystream{t} * myfield"), &d));
     }
 }
 
 /// The built-in suite in valkey-benchmark's order, filtered by `-t`.
-pub fn builtin(o: &Options) -> Vec<Spec> {
-    let t = if o.cluster { ":{tag}" } else { "" };
-    let d = payload(o.data_size);
-    let sel = |n: &[&str]| selected(&o.tests, n);
-    let mut v = Vec::new();
-    let lr = ["lrange", "lrange_100", "lrange_300", "lrange_500", "lrange_600"];
-    if sel(&["ping_inline", "ping"]) {
-        v.push(one("PING_INLINE", vec![b"PING".to_vec()]));
-    }
-    if sel(&["ping_mbulk", "ping"]) {
-        v.push(one("PING_MBULK", vec![b"PING".to_vec()]));
-    }
-    if sel(&["set"]) {
-        v.push(one("SET", with_data(&format!("SET key{t}:__rand_int__"), &d)));
-    }
-    if sel(&["get"]) {
-        v.push(one("GET", words(&format!("GET key{t}:__rand_int__"))));
-    }
-    if sel(&["incr"]) {
-        v.push(one("INCR", words(&format!("INCR counter{t}:__rand_int__"))));
-    }
-    for (n, c) in [("lpush", "LPUSH"), ("rpush", "RPUSH")] {
-        if sel(&[n]) {
-            v.push(one(c, with_data(&format!("{c} mylist{t}"), &d)));
-        }
-    }
-    for (n, c) in [("lpop", "LPOP"), ("rpop", "RPOP")] {
-        if sel(&[n]) {
-            v.push(one(c, words(&format!("{c} mylist{t}"))));
-        }
-    }
-    if sel(&["sadd"]) {
-        v.push(one("SADD", words(&format!("SADD myset{t} element:__rand_int__"))));
-    }
-    if sel(&["hset"]) {
-        v.push(one("HSET", with_data(&format!("HSET myhash{t} element:__rand_int__"), &d)));
-    }
-    if sel(&["spop"]) {
-        v.push(one("SPOP", words(&format!("SPOP myset{t}"))));
-    }
-    if sel(&["zadd"]) {
-        let score = if o.keyspace.is_some() { "__rand_int__" } else { "0" };
-        v.push(one("ZADD", words(&format!("ZADD myzset{t} {score} element:__rand_int__"))));
-    }
-    if sel(&["zpopmin"]) {
-        v.push(one("ZPOPMIN", words(&format!("ZPOPMIN myzset{t}"))));
-    }
-    if sel(&lr) {
-        v.push(one("LPUSH (needed to benchmark LRANGE)", with_data(&format!("LPUSH mylist{t}"), &d)));
-    }
-    for n in [100, 300, 500, 600] {
-        let tn = format!("lrange_{n}");
-        if sel(&["lrange", tn.as_str()]) {
-            let name = format!("LRANGE_{n} (first {n} elements)");
-            v.push(one(&name, words(&format!("LRANGE mylist{t} 0 {}", n - 1))));
-        }
-    }
-    let key = format!("key{t}:__rand_int__");
-    if sel(&["mset"]) {
-        let mut c = vec![b"MSET".to_vec()];
-        for _ in 0..10 {
-            c.push(key.as_bytes().to_vec());
-            c.push(d.clone());
-        }
-        v.push(one("MSET (10 keys)", c));
-    }
-    if sel(&["mget"]) {
-        let mut c = vec![b"MGET".to_vec()];
-        c.extend((0..10).map(|_| key.as_bytes().to_vec()));
-        v.push(one("MGET (10 keys)", c));
-    }
-    if sel(&["xadd"]) {
-        v.push(one("XADD", with_data(&format!("XADD mystream{t} * myfield"), &d)));
-    }
-    v
+pub fn builtin(s: &Suite) -> Vec<Spec> {
+    let t = if s.cluster { ":{tag}" } else { "" };
+    let mut m = Maker { s, t, d: payload(s.data_size), out: Vec::new() };
+    m.strings();
+    m.lists_sets_hashes();
+    m.lranges();
+    m.multi_keys_and_streams();
+    m.out
 }
 
 /// Splits one string into words; double quotes group, backslash escapes inside quotes.
@@ -322,13 +340,18 @@ pub fn independent_keys(mut t: Template) -> Result<Template, String> {
 mod tests {
     use super::*;
 
-    fn names(o: &Options) -> Vec<String> {
-        builtin(o).into_iter().map(|s| s.name).collect()
+    fn suite(tests: Option<&[String]>, cluster: bool) -> Suite<'_> {
+        Suite { tests, cluster, data_size: 3, randomize: false }
+    }
+
+    fn names(s: &Suite) -> Vec<String> {
+        builtin(s).into_iter().map(|s| s.name).collect()
     }
 
     #[test]
     fn builtin_shapes() {
-        let mut o = Options { tests: Some(vec!["set".into(), "lrange_100".into(), "mset".into()]), ..Default::default() };
+        let tests = vec!["set".to_string(), "lrange_100".into(), "mset".into()];
+        let mut o = suite(Some(&tests), false);
         assert_eq!(names(&o), ["SET", "LPUSH (needed to benchmark LRANGE)", "LRANGE_100 (first 100 elements)", "MSET (10 keys)"]);
         let specs = builtin(&o);
         assert_eq!(specs[0].commands[0][1], b"key:__rand_int__");
@@ -338,6 +361,14 @@ mod tests {
         let specs = builtin(&o);
         assert_eq!(specs[0].commands[0][1], b"key:{tag}:__rand_int__");
         assert_eq!(specs[1].commands[0][1], b"mylist:{tag}");
+    }
+
+    #[test]
+    fn the_whole_suite_runs_in_valkey_benchmarks_order() {
+        let all = names(&suite(None, false));
+        assert_eq!(all[..14], ["PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "LPUSH", "RPUSH", "LPOP", "RPOP", "SADD", "HSET", "SPOP", "ZADD", "ZPOPMIN"]);
+        assert_eq!(all[14..], ["LPUSH (needed to benchmark LRANGE)", "LRANGE_100 (first 100 elements)", "LRANGE_300 (first 300 elements)",
+            "LRANGE_500 (first 500 elements)", "LRANGE_600 (first 600 elements)", "MSET (10 keys)", "MGET (10 keys)", "XADD"]);
     }
 
     #[test]
@@ -391,8 +422,7 @@ mod tests {
         assert_eq!(key("EVAL \"return 1\" 0"), None);
         let t = encode(&custom(&["LPOP mylist".to_string()], 3).unwrap(), false, false).unwrap();
         assert!(t.key.is_some());
-        let mut o = Options { cluster: true, ..Default::default() };
-        o.tests = Some(vec!["set".into(), "mset".into(), "ping".into()]);
-        assert!(builtin(&o).iter().all(|s| encode(s, true, true).unwrap().key.is_none()));
+        let tests = vec!["set".to_string(), "mset".into(), "ping".into()];
+        assert!(builtin(&suite(Some(&tests), true)).iter().all(|s| encode(s, true, true).unwrap().key.is_none()));
     }
 }

@@ -10,11 +10,9 @@
 //! connections falls between steps instead of inside one (memtier keeps the earlier
 //! connections open and connects the new ones at the step's start).
 
-use crate::frontend::native::options::Options;
-use crate::report::TestResult;
 use crate::engine::stats::{self, Merged};
 
-/// The three flags together (all positive; `cli`/`memtier::cli` check that).
+/// The three flags together (all positive; the front ends' options check that).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Ramp {
     pub start: usize,
@@ -158,42 +156,6 @@ pub fn combine(steps: Vec<Merged>) -> Option<Merged> {
         total.timeline.kinds.extend(m.timeline.kinds);
     }
     Some(total)
-}
-
-/// kvload's own mode: runs the steps of one test (`measure` runs the engine with a
-/// step's options: its connections, its seconds, at most as many threads as
-/// connections; --warmup before the first step only) and returns the test's result
-/// with the totals over the ramp and one `StepResult` per step.
-pub fn run(
-    o: &Options,
-    r: &Ramp,
-    name: String,
-    mut measure: impl FnMut(&Options) -> Result<Merged, String>,
-) -> Result<TestResult, String> {
-    let total = o.duration.unwrap_or(0.0);
-    let steps = schedule(r, o.clients, total.ceil() as u64);
-    let mut results = Vec::new();
-    let mut parts = Vec::new();
-    for (k, s) in steps.iter().enumerate() {
-        let seconds = (s.to_s as f64).min(total) - s.from_s as f64;
-        let step = Options {
-            clients: s.clients,
-            threads: o.threads.min(s.clients),
-            duration: Some(seconds),
-            warmup: if k == 0 { o.warmup } else { 0.0 },
-            ..o.clone()
-        };
-        let m = measure(&step)?;
-        results.push(StepResult::of(k, s.clients, s, &m));
-        parts.push(m);
-    }
-    if !o.quiet && !o.csv {
-        print!("{}", table(&results));
-    }
-    let totals = combine(parts).ok_or("internal error: a staircase without steps")?;
-    let mut t = TestResult::new(o, name, totals);
-    t.steps = Some(results);
-    Ok(t)
 }
 
 /// The per-step table printed after a run (stderr in memtier mode, stdout in kvload's).

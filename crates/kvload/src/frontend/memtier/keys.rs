@@ -2,8 +2,45 @@
 //! object generator draws them. Each client (connection) owns a `ClientKeys`;
 //! the shared `KeySpace` is immutable. No allocation after construction.
 
-use super::options::Pattern;
 use crate::base::rng::Rng;
+
+/// How a `--command` / `--key-pattern` letter draws key numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// R: uniform in [min, max].
+    Random,
+    /// G: gaussian around the median (default: middle of the range).
+    Gaussian,
+    /// S: sequential per client and command, min..max then wrap.
+    Sequential,
+    /// P: sequential over this client's slice of the range.
+    Parallel,
+    /// Z: zipf with `--key-zipf-exp` over [max(min, 1), max].
+    Zipf,
+}
+
+impl Pattern {
+    pub fn from_letter(c: char) -> Option<Pattern> {
+        Some(match c {
+            'R' => Pattern::Random,
+            'G' => Pattern::Gaussian,
+            'S' => Pattern::Sequential,
+            'P' => Pattern::Parallel,
+            'Z' => Pattern::Zipf,
+            _ => return None,
+        })
+    }
+
+    pub fn letter(self) -> char {
+        match self {
+            Pattern::Random => 'R',
+            Pattern::Gaussian => 'G',
+            Pattern::Sequential => 'S',
+            Pattern::Parallel => 'P',
+            Pattern::Zipf => 'Z',
+        }
+    }
+}
 
 /// Zipf sampler constants (rejection-inversion, Hörmann & Derflinger, ACM TOMACS 6(3) 1996).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,50 +1,16 @@
-//! memtier cli: memtier_benchmark's argv (getopt_long rules) → typed `MtOptions`.
-//! Every option memtier knows is in `options::TABLE`; the ones kvload does not implement
+//! memtier options: memtier_benchmark's argv (getopt_long rules) → typed `MtOptions`.
+//! Every option memtier knows is in `table::TABLE`; the ones kvload does not implement
 //! (and the values it refuses) are refused by their full name, never ignored; `apply`
 //! handles every other one (the tests check both ways).
 
-pub use super::table::HELP;
-use super::table::{find_long, find_short, MtOption};
+use crate::base::event_loop::IoChoice;
 use crate::base::tls::TlsOptions;
 use crate::base::uri::{self, Dialect};
+use crate::workload::staircase::{self, Ramp};
 
-/// How a `--command` / `--key-pattern` letter draws key numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pattern {
-    /// R: uniform in [min, max].
-    Random,
-    /// G: gaussian around the median (default: middle of the range).
-    Gaussian,
-    /// S: sequential per client and command, min..max then wrap.
-    Sequential,
-    /// P: sequential over this client's slice of the range.
-    Parallel,
-    /// Z: zipf with `--key-zipf-exp` over [max(min, 1), max].
-    Zipf,
-}
-
-impl Pattern {
-    pub fn from_letter(c: char) -> Option<Pattern> {
-        Some(match c {
-            'R' => Pattern::Random,
-            'G' => Pattern::Gaussian,
-            'S' => Pattern::Sequential,
-            'P' => Pattern::Parallel,
-            'Z' => Pattern::Zipf,
-            _ => return None,
-        })
-    }
-
-    pub fn letter(self) -> char {
-        match self {
-            Pattern::Random => 'R',
-            Pattern::Gaussian => 'G',
-            Pattern::Sequential => 'S',
-            Pattern::Parallel => 'P',
-            Pattern::Zipf => 'Z',
-        }
-    }
-}
+use super::keys::Pattern;
+use super::read_pref::{self, ReadPref};
+use super::table::{find_long, find_short, MtOption};
 
 /// One `--command` with its `--command-key-pattern` and `--command-ratio`.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +50,7 @@ pub struct MtOptions {
     pub json_out_file: Option<String>,
     pub kvload_json: Option<String>,
     /// kvload's --io (event loop).
-    pub io: crate::base::event_loop::IoChoice,
+    pub io: IoChoice,
     pub run_count: u32,
     pub hide_histogram: bool,
     pub print_percentiles: Vec<f64>,
@@ -120,7 +86,7 @@ pub struct MtOptions {
     /// --reconnect-interval: a client reconnects after every N requests answered.
     pub reconnect_every: Option<u64>,
     /// --read-preference: where reads go (memtier_read_pref).
-    pub read_preference: super::read_pref::ReadPref,
+    pub read_preference: ReadPref,
     /// --read-server HOST:PORT (repeatable): standalone replicas reads may go to.
     pub read_servers: Vec<(String, u16)>,
     /// --clients-start / --clients-step / --step-duration as given (`crate::workload::staircase`).
@@ -140,7 +106,7 @@ impl Default for MtOptions {
             out_file: None,
             json_out_file: None,
             kvload_json: None,
-            io: crate::base::event_loop::IoChoice::Auto,
+            io: IoChoice::Auto,
             run_count: 1,
             hide_histogram: false,
             print_percentiles: vec![50.0, 99.0, 99.9],
@@ -171,7 +137,7 @@ impl Default for MtOptions {
             rate: None,
             connect_jitter_us: (0, 0),
             reconnect_every: None,
-            read_preference: super::read_pref::ReadPref::Primary,
+            read_preference: ReadPref::Primary,
             read_servers: Vec::new(),
             ramp_flags: (None, None, None),
         }
@@ -180,8 +146,20 @@ impl Default for MtOptions {
 
 impl MtOptions {
     /// The staircase ramp (all three flags given; `validate` refused a partial set).
-    pub fn ramp(&self) -> Option<crate::workload::staircase::Ramp> {
-        crate::workload::staircase::from_flags(self.ramp_flags.0, self.ramp_flags.1, self.ramp_flags.2).ok().flatten()
+    pub fn ramp(&self) -> Option<Ramp> {
+        staircase::from_flags(self.ramp_flags.0, self.ramp_flags.1, self.ramp_flags.2).ok().flatten()
+    }
+
+    /// A one-line description of the workload (the kvload JSON's test name).
+    pub fn describe(&self) -> String {
+        if self.commands.is_empty() {
+            let (a, b) = self.ratio_or_default();
+            let (s, g) = self.key_pattern_or_default();
+            format!("memtier SET:GET {a}:{b} key-pattern {}:{}", s.letter(), g.letter())
+        } else {
+            let cmds: Vec<String> = self.commands.iter().map(|c| format!("{} (x{}, {})", c.line, c.ratio, c.pattern.letter())).collect();
+            format!("memtier {}", cmds.join("; "))
+        }
     }
 
     /// SET:GET ratio in effect (memtier's default 1:10).
@@ -226,7 +204,7 @@ pub enum MtParsed {
     Run(Box<MtOptions>),
     Help,
     Version,
-    /// `--options-json` alone: print `options::TABLE` as JSON.
+    /// `--options-json` alone: print `table::TABLE` as JSON.
     OptionsJson,
 }
 
@@ -353,7 +331,7 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "out-file" => o.out_file = Some(v.to_string()),
         "json-out-file" => o.json_out_file = Some(v.to_string()),
         "kvload-json" => o.kvload_json = Some(v.to_string()),
-        "io" => o.io = crate::base::event_loop::IoChoice::parse(v)?,
+        "io" => o.io = IoChoice::parse(v)?,
         "run-count" => o.run_count = positive(v, "run-count")?,
         "hide-histogram" => o.hide_histogram = true,
         "print-percentiles" => o.print_percentiles = parse_quantiles(v)?,
@@ -385,8 +363,8 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "uri" => o.uri = Some(v.to_string()),
         "select-db" => o.select_db = num(v, "select-db")?,
         "cluster-mode" => o.cluster_mode = true,
-        "read-preference" => o.read_preference = super::read_pref::parse(v)?,
-        "read-server" => o.read_servers.push(super::read_pref::parse_server(v)?),
+        "read-preference" => o.read_preference = read_pref::parse(v)?,
+        "read-server" => o.read_servers.push(read_pref::parse_server(v)?),
         "command" => o.commands.push(parse_command(v)?),
         "command-key-pattern" => last_command(o)?.pattern = parse_command_pattern(v)?,
         "command-ratio" => last_command(o)?.ratio = num(v, "command-ratio")?,
@@ -539,62 +517,72 @@ pub fn split_args(line: &str) -> Option<Vec<Vec<u8>>> {
             return Some(out);
         }
         let mut cur = Vec::new();
-        let (mut dq, mut sq) = (false, false);
-        loop {
-            let c = b.get(i).copied();
-            if dq {
-                match c? {
-                    b'\\' if b.get(i + 1) == Some(&b'x') && b.get(i + 2).and_then(|&x| hex(x)).is_some() && b.get(i + 3).and_then(|&x| hex(x)).is_some() => {
-                        cur.push(hex(b[i + 2])? * 16 + hex(b[i + 3])?);
-                        i += 3;
-                    }
-                    b'\\' if i + 1 < b.len() => {
-                        i += 1;
-                        cur.push(match b[i] {
-                            b'n' => b'\n',
-                            b'r' => b'\r',
-                            b't' => b'\t',
-                            b'b' => 8,
-                            b'a' => 7,
-                            x => x,
-                        });
-                    }
-                    b'"' => {
-                        if b.get(i + 1).is_some_and(|x| !x.is_ascii_whitespace()) {
-                            return None;
-                        }
-                        i += 1;
-                        break;
-                    }
-                    x => cur.push(x),
-                }
-            } else if sq {
-                match c? {
-                    b'\\' if b.get(i + 1) == Some(&b'\'') => {
-                        i += 1;
-                        cur.push(b'\'');
-                    }
-                    b'\'' => {
-                        if b.get(i + 1).is_some_and(|x| !x.is_ascii_whitespace()) {
-                            return None;
-                        }
-                        i += 1;
-                        break;
-                    }
-                    x => cur.push(x),
-                }
-            } else {
-                match c {
-                    None | Some(b' ' | b'\n' | b'\r' | b'\t') => break,
-                    Some(b'"') => dq = true,
-                    Some(b'\'') => sq = true,
-                    Some(x) => cur.push(x),
-                }
-            }
-            i += 1;
-        }
+        i = word(b, i, &mut cur)?;
         out.push(cur);
     }
+}
+
+/// Appends the word starting at `b[i]` to `cur`; returns where it ends (None: a bad quote).
+fn word(b: &[u8], mut i: usize, cur: &mut Vec<u8>) -> Option<usize> {
+    loop {
+        match b.get(i).copied() {
+            None | Some(b' ' | b'\n' | b'\r' | b'\t') => return Some(i),
+            Some(b'"') => return double_quoted(b, i + 1, cur),
+            Some(b'\'') => return single_quoted(b, i + 1, cur),
+            Some(x) => cur.push(x),
+        }
+        i += 1;
+    }
+}
+
+/// The rest of a "..." word from `b[i]`: past its closing quote, which must end the word.
+fn double_quoted(b: &[u8], mut i: usize, cur: &mut Vec<u8>) -> Option<usize> {
+    let hex_at = |k: usize| b.get(k).and_then(|&x| hex(x));
+    loop {
+        match *b.get(i)? {
+            b'\\' if b.get(i + 1) == Some(&b'x') && hex_at(i + 2).is_some() && hex_at(i + 3).is_some() => {
+                cur.push(hex_at(i + 2)? * 16 + hex_at(i + 3)?);
+                i += 3;
+            }
+            b'\\' if i + 1 < b.len() => {
+                i += 1;
+                cur.push(match b[i] {
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'b' => 8,
+                    b'a' => 7,
+                    x => x,
+                });
+            }
+            b'"' => return closing_quote(b, i),
+            x => cur.push(x),
+        }
+        i += 1;
+    }
+}
+
+/// The rest of a '...' word from `b[i]` (\' is a quote): past its closing quote.
+fn single_quoted(b: &[u8], mut i: usize, cur: &mut Vec<u8>) -> Option<usize> {
+    loop {
+        match *b.get(i)? {
+            b'\\' if b.get(i + 1) == Some(&b'\'') => {
+                i += 1;
+                cur.push(b'\'');
+            }
+            b'\'' => return closing_quote(b, i),
+            x => cur.push(x),
+        }
+        i += 1;
+    }
+}
+
+/// Past the closing quote at `b[i]`; None when a character other than a blank follows it.
+fn closing_quote(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i + 1).is_some_and(|x| !x.is_ascii_whitespace()) {
+        return None;
+    }
+    Some(i + 1)
 }
 
 /// `--uri`: `redis[s]://[user[:password]@]host[:port][/db]` (`crate::base::uri`, memtier's rules);
@@ -654,8 +642,8 @@ fn validate(o: &MtOptions) -> Result<(), String> {
 /// memtier's staircase checks (its messages; memtier exits 1, kvload 2 as for all bad input).
 fn validate_ramp(o: &MtOptions) -> Result<(), String> {
     let (s, st, d) = o.ramp_flags;
-    let Some(r) = crate::workload::staircase::from_flags(s, st, d)? else { return Ok(()) };
-    match crate::workload::staircase::refusal(&r, o.clients, o.test_time.is_some(), o.requests != Requests::Unset) {
+    let Some(r) = staircase::from_flags(s, st, d)? else { return Ok(()) };
+    match staircase::refusal(&r, o.clients, o.test_time.is_some(), o.requests != Requests::Unset) {
         Some(why) => Err(why),
         None => Ok(()),
     }
@@ -705,7 +693,7 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
         if o.cluster_mode {
             return Err("--scan-incremental-iteration is not supported in cluster mode".into());
         }
-        let cursor_at = |c: &MtCommand| super::program::scan_cursor_index(&c.args[0]);
+        let cursor_at = |c: &MtCommand| scan_cursor_index(&c.args[0]);
         match o.commands.as_slice() {
             [] => return Err("--scan-incremental-iteration requires --command with a SCAN command".into()),
             [c] if cursor_at(c).is_some_and(|at| c.args.len() > at) => {}
@@ -720,6 +708,18 @@ fn validate_modes(o: &MtOptions) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Where a cursor-walking command takes its cursor: SCAN's first argument, the second of
+/// HSCAN, SSCAN and ZSCAN (after the key); None for any other command.
+pub fn scan_cursor_index(name: &[u8]) -> Option<usize> {
+    if name.eq_ignore_ascii_case(b"SCAN") {
+        Some(1)
+    } else if [&b"HSCAN"[..], b"SSCAN", b"ZSCAN"].iter().any(|n| name.eq_ignore_ascii_case(n)) {
+        Some(2)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -766,7 +766,7 @@ mod tests {
     #[test]
     fn staircase_flags_parse_and_memtiers_refusals() {
         let o = opts(&["-c", "6", "--clients-start", "2", "--clients-step", "2", "--step-duration", "1", "--test-time", "3"]);
-        assert_eq!(o.ramp(), Some(crate::workload::staircase::Ramp { start: 2, step: 2, step_s: 1 }));
+        assert_eq!(o.ramp(), Some(Ramp { start: 2, step: 2, step_s: 1 }));
         assert_eq!(opts(&["--test-time", "3"]).ramp(), None);
         let bad = [
             (&["--clients-start", "2", "--test-time", "3"][..], "must all be specified together"),
@@ -857,7 +857,7 @@ mod tests {
             let r = p(&[&arg]);
             match e.refused() {
                 Some(why) => assert_eq!(r, Err(not_supported(e.long, why)), "{arg}"),
-                None => assert!(!matches!(&r, Err(m) if m.contains("has no handler")), "{arg} is in options::TABLE but apply has no arm for it: {r:?}"),
+                None => assert!(!matches!(&r, Err(m) if m.contains("has no handler")), "{arg} is in table::TABLE but apply has no arm for it: {r:?}"),
             }
             for (value, why) in e.refused_values {
                 assert_eq!(p(&[&format!("--{}={value}", e.long)]), Err(not_supported(&format!("{}={value}", e.long), why)));
@@ -895,8 +895,8 @@ mod tests {
             super::super::table::TABLE.iter().filter(|e| e.refused().is_none()).map(|e| e.long.to_string()).collect();
         let not_in_table: Vec<&String> = handled.difference(&supported).collect();
         let not_handled: Vec<&String> = supported.difference(&handled).collect();
-        assert!(not_in_table.is_empty(), "apply handles options options::TABLE does not have (or refuses): {not_in_table:?}");
-        assert!(not_handled.is_empty(), "options::TABLE options apply does not handle: {not_handled:?}");
+        assert!(not_in_table.is_empty(), "apply handles options table::TABLE does not have (or refuses): {not_in_table:?}");
+        assert!(not_handled.is_empty(), "table::TABLE options apply does not handle: {not_handled:?}");
     }
 
     #[test]

@@ -8,9 +8,11 @@
 
 use std::collections::VecDeque;
 
-use super::options::{MtOptions, Pattern};
-use super::keys::{parallel_range, ClientKeys, KeySpace};
 use crate::base::slots::key_slot;
+use crate::engine::source::Window;
+
+use super::keys::{parallel_range, ClientKeys, KeySpace, Pattern};
+use super::options::{scan_cursor_index, MtOptions};
 
 /// One piece of a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -465,15 +467,37 @@ impl Program {
     }
 }
 
-/// Where a cursor-walking command takes its cursor: SCAN's first argument, the second of
-/// HSCAN, SSCAN and ZSCAN (after the key); None for any other command.
-pub fn scan_cursor_index(name: &[u8]) -> Option<usize> {
-    if name.eq_ignore_ascii_case(b"SCAN") {
-        Some(1)
-    } else if [&b"HSCAN"[..], b"SSCAN", b"ZSCAN"].iter().any(|n| name.eq_ignore_ascii_case(n)) {
-        Some(2)
-    } else {
-        None
+/// The engine's window mode sends the program's requests (`Worker`'s refills).
+impl Window for Program {
+    type Client = Client;
+    type Pending = Pending;
+
+    fn request_len(&self) -> usize {
+        self.max_request_len()
+    }
+
+    fn rows(&self) -> usize {
+        self.stats.len()
+    }
+
+    #[inline]
+    fn row(&self, ci: usize) -> usize {
+        self.cmds[ci].stat
+    }
+
+    #[inline]
+    fn write_next(&self, c: &mut Client, out: &mut Vec<u8>) -> usize {
+        Program::write_next(self, c, out)
+    }
+
+    #[inline]
+    fn write_for_node(&self, c: &mut Client, queues: &mut [VecDeque<Pending>], owner: &[u16], node: usize, budget: &mut u64, out: &mut Vec<u8>) -> Option<usize> {
+        Program::write_for_node(self, c, queues, owner, node, budget, out)
+    }
+
+    #[inline]
+    fn on_reply(&self, c: &mut Client, ci: usize, reply: &[u8]) -> Option<bool> {
+        Program::on_reply(self, c, ci, reply)
     }
 }
 

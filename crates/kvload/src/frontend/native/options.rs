@@ -1,17 +1,17 @@
-//! cli: argv → Options. Hand-written so that `-h` means host, as in valkey-benchmark.
+//! options: kvload's argv → typed, checked `Options` (valkey-benchmark's flags and
+//! kvload's own). Hand-written so that `-h` means host, as in valkey-benchmark.
 
 use std::str::FromStr;
 
+use crate::base::event_loop::IoChoice;
+use crate::base::session::Session;
 use crate::base::tls::TlsOptions;
-
-/// All test names accepted by `-t`, in the order they run.
-pub const TEST_NAMES: &[&str] = &[
-    "ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop", "sadd",
-    "hset", "spop", "zadd", "zpopmin", "lrange_100", "lrange_300", "lrange_500", "lrange_600",
-    "mset", "mget", "xadd",
-];
-/// Group aliases accepted by `-t` on top of TEST_NAMES.
-const TEST_ALIASES: &[&str] = &["ping", "lrange"];
+use crate::base::uri;
+use crate::engine::reconnect::DEFAULT_BACKOFF_MS;
+use crate::report::RunInfo;
+use crate::workload::replicas::{self, ReadFrom};
+use crate::workload::spec::{TEST_ALIASES, TEST_NAMES};
+use crate::workload::staircase::{self, Ramp};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -50,13 +50,13 @@ pub struct Options {
     pub command: Vec<String>,
     /// --reconnect-on-error (with --reconnect-backoff-ms, --fallback, --ack-log): `reconnect`.
     pub reconnect_on_error: bool,
-    pub reconnect_opts: crate::engine::reconnect::Options,
+    pub reconnect_opts: ReconnectOptions,
     /// --dataset: CSV whose rows fill `__field:NAME__` placeholders of the command.
     pub dataset: Option<String>,
     /// --io: which event loop (auto = io_uring when the kernel allows it).
-    pub io: crate::base::event_loop::IoChoice,
+    pub io: IoChoice,
     /// --read-from-replicas (valkey-benchmark's --rfr): where read tests go.
-    pub read_from: crate::workload::replicas::ReadFrom,
+    pub read_from: ReadFrom,
     /// --clients-start / --clients-step / --step-duration as given (`staircase`).
     pub ramp_flags: (Option<usize>, Option<usize>, Option<u64>),
 }
@@ -96,10 +96,10 @@ impl Default for Options {
             tracking: false,
             command: Vec::new(),
             reconnect_on_error: false,
-            reconnect_opts: crate::engine::reconnect::Options::default(),
+            reconnect_opts: ReconnectOptions::default(),
             dataset: None,
-            io: crate::base::event_loop::IoChoice::Auto,
-            read_from: crate::workload::replicas::ReadFrom::No,
+            io: IoChoice::Auto,
+            read_from: ReadFrom::No,
             ramp_flags: (None, None, None),
         }
     }
@@ -107,8 +107,8 @@ impl Default for Options {
 
 impl Options {
     /// How its connections start (TLS, AUTH, CLIENT TRACKING, SELECT, HELLO).
-    pub fn session(&self) -> crate::base::session::Session<'_> {
-        crate::base::session::Session {
+    pub fn session(&self) -> Session<'_> {
+        Session {
             tls: &self.tls,
             host: &self.host,
             user: self.user.as_deref(),
@@ -120,16 +120,70 @@ impl Options {
         }
     }
 
+    /// The run as kvload's report describes it.
+    pub fn run_info(&self) -> RunInfo {
+        let tests = match (self.command.is_empty(), &self.tests) {
+            (false, _) => vec![self.command.join(" ")],
+            (true, Some(t)) => t.clone(),
+            (true, None) => TEST_NAMES.iter().map(|s| s.to_string()).collect(),
+        };
+        RunInfo {
+            host: self.host.clone(),
+            port: self.port,
+            socket: self.socket.clone(),
+            clients: self.clients,
+            threads: self.threads,
+            pipeline: self.pipeline,
+            requests: self.requests,
+            duration: self.duration,
+            warmup: self.warmup,
+            data_size: self.data_size,
+            keyspace: self.keyspace,
+            sequential: self.sequential,
+            seed: self.seed,
+            rps: self.rps,
+            poisson: self.poisson,
+            tls: self.tls.enabled,
+            cluster: self.cluster,
+            resp3: self.resp3,
+            dbnum: self.dbnum,
+            tests,
+            dataset: self.dataset.clone(),
+            ramp: self.ramp(),
+            keepalive: self.keepalive,
+            precision: self.precision,
+            csv: self.csv,
+            quiet: self.quiet,
+        }
+    }
+
     /// The reconnect options when --reconnect-on-error is on.
-    pub fn reconnect(&self) -> Option<&crate::engine::reconnect::Options> {
+    pub fn reconnect(&self) -> Option<&ReconnectOptions> {
         self.reconnect_on_error.then_some(&self.reconnect_opts)
     }
 
     /// The staircase ramp (all three flags given; `validate` refused a partial set).
-    pub fn ramp(&self) -> Option<crate::workload::staircase::Ramp> {
-        crate::workload::staircase::from_flags(self.ramp_flags.0, self.ramp_flags.1, self.ramp_flags.2).ok().flatten()
+    pub fn ramp(&self) -> Option<Ramp> {
+        staircase::from_flags(self.ramp_flags.0, self.ramp_flags.1, self.ramp_flags.2).ok().flatten()
     }
 }
+
+/// The options of `--reconnect-on-error` (`--reconnect-backoff-ms`, `--fallback`, `--ack-log`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconnectOptions {
+    pub backoff_ms: u64,
+    /// `--fallback`: other nodes to try, after the seed, in this order.
+    pub fallback: Vec<(String, u16)>,
+    /// `--ack-log FILE`: the keys of acknowledged commands, written at the end.
+    pub ack_log: Option<String>,
+}
+
+impl Default for ReconnectOptions {
+    fn default() -> Self {
+        ReconnectOptions { backoff_ms: DEFAULT_BACKOFF_MS, fallback: Vec::new(), ack_log: None }
+    }
+}
+
 
 #[derive(Debug, PartialEq)]
 pub enum Parsed {
@@ -211,7 +265,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-3" => o.resp3 = true,
         "--threads" => o.threads = a.positive(flag)?,
         "--cluster" => o.cluster = true,
-        "--read-from-replicas" | "--rfr" => o.read_from = crate::workload::replicas::parse_read_from(a.value(flag)?)?,
+        "--read-from-replicas" | "--rfr" => o.read_from = replicas::parse_read_from(a.value(flag)?)?,
         "--enable-tracking" => o.tracking = true,
         "-k" => o.keepalive = parse_bool01(a.value(flag)?, flag)?,
         "-r" => o.keyspace = Some(a.num(flag)?),
@@ -228,10 +282,10 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "--seed" => o.seed = Some(a.num(flag)?),
         "--json" => o.json = Some(a.value(flag)?.to_string()),
         "--dataset" => o.dataset = Some(a.value(flag)?.to_string()),
-        "--io" => o.io = crate::base::event_loop::IoChoice::parse(a.value(flag)?)?,
+        "--io" => o.io = IoChoice::parse(a.value(flag)?)?,
         "--reconnect-on-error" => o.reconnect_on_error = true,
         "--reconnect-backoff-ms" => o.reconnect_opts.backoff_ms = a.positive(flag)?,
-        "--fallback" => o.reconnect_opts.fallback.extend(crate::engine::reconnect::parse_fallback(a.value(flag)?)?),
+        "--fallback" => o.reconnect_opts.fallback.extend(parse_fallback(a.value(flag)?)?),
         "--ack-log" => o.reconnect_opts.ack_log = Some(a.value(flag)?.to_string()),
         "--clients-start" => o.ramp_flags.0 = Some(a.positive(flag)?),
         "--clients-step" => o.ramp_flags.1 = Some(a.positive(flag)?),
@@ -295,8 +349,8 @@ fn parse_tests(v: &str) -> Result<Vec<String>, String> {
 
 /// `-u`: `scheme://[user[:password]@]host[:port][/dbnum]` (`crate::base::uri`, kvload's rules);
 /// valkeys/rediss enable TLS.
-fn apply_uri(uri: &str, o: &mut Options) -> Result<(), String> {
-    let u = crate::base::uri::parse(uri, crate::base::uri::Dialect::Kvload)?;
+fn apply_uri(text: &str, o: &mut Options) -> Result<(), String> {
+    let u = uri::parse(text, uri::Dialect::Kvload)?;
     o.tls.enabled |= u.tls;
     if let Some(auth) = u.userinfo {
         match auth.split_once(':') {
@@ -349,18 +403,61 @@ fn validate(o: &Options) -> Result<(), String> {
     if o.tls.enabled && o.socket.is_some() {
         return Err("--tls cannot be used with -s".into());
     }
-    if let Some(why) = crate::engine::reconnect::refusal(o) {
+    if let Some(why) = reconnect_refusal(o) {
         return Err(why.into());
     }
     validate_ramp(o)
 }
 
+/// Why these options cannot run together (bad input), or None.
+fn reconnect_refusal(o: &Options) -> Option<&'static str> {
+    if !o.reconnect_on_error {
+        let extra = o.reconnect_opts != ReconnectOptions::default();
+        return extra.then_some("--reconnect-backoff-ms, --fallback and --ack-log need --reconnect-on-error");
+    }
+    if o.reconnect_opts.ack_log.is_some() && (o.command.is_empty() || o.dataset.is_some()) {
+        return Some("--ack-log needs a custom command (its first argument is the key logged), without --dataset");
+    }
+    if o.cluster && !o.reconnect_opts.fallback.is_empty() {
+        return Some("--fallback is for a standalone run: in a cluster the slot map names the new primary");
+    }
+    if o.duration.is_none() {
+        return Some("--reconnect-on-error needs --duration (a run of -n requests could wait forever for a node)");
+    }
+    if o.io == IoChoice::Uring {
+        return Some("--reconnect-on-error runs on the epoll loop: drop --io uring");
+    }
+    if !o.keepalive {
+        return Some("--reconnect-on-error cannot be used with -k 0");
+    }
+    if o.read_from != ReadFrom::No {
+        // its --fallback nodes and the replicas' read routing would share one endpoint list
+        return Some("--reconnect-on-error cannot be used with --read-from-replicas yet");
+    }
+    None
+}
+
+
+/// `--fallback host:port[,host:port...]`.
+fn parse_fallback(v: &str) -> Result<Vec<(String, u16)>, String> {
+    v.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            let s = s.trim();
+            let (h, p) = s.rsplit_once(':').ok_or_else(|| format!("invalid --fallback '{s}': expected HOST:PORT"))?;
+            let port = u16::from_str(p).map_err(|_| format!("invalid --fallback '{s}': bad port"))?;
+            Ok((h.to_string(), port))
+        })
+        .collect()
+}
+
+
 /// The staircase flags: memtier's refusals (-c as the full count, --duration as its
 /// --test-time), and what a ramp cannot be combined with in kvload's mode.
 fn validate_ramp(o: &Options) -> Result<(), String> {
     let (s, st, d) = o.ramp_flags;
-    let Some(r) = crate::workload::staircase::from_flags(s, st, d)? else { return Ok(()) };
-    if let Some(why) = crate::workload::staircase::refusal(&r, o.clients, o.duration.is_some(), false) {
+    let Some(r) = staircase::from_flags(s, st, d)? else { return Ok(()) };
+    if let Some(why) = staircase::refusal(&r, o.clients, o.duration.is_some(), false) {
         return Err(why.replace("--clients (", "-c (").replace("--test-time", "--duration"));
     }
     if o.rps.is_some() || o.reconnect_on_error || o.repeat {
@@ -368,90 +465,6 @@ fn validate_ramp(o: &Options) -> Result<(), String> {
     }
     Ok(())
 }
-
-pub const HELP: &str = "\
-Usage: kvload [OPTIONS] [COMMAND ARGS...]
-       kvload memtier [memtier_benchmark OPTIONS]   (memtier front end: kvload memtier --help)
-
-Options (same meaning as valkey-benchmark unless noted):
- -h <hostname>      Server hostname (default 127.0.0.1)
- -p <port>          Server port (default 6379)
- -s <socket>        Server socket (overrides host and port)
- -a <password>      Password for AUTH (default: $KVLOAD_AUTH, which `ps` does not show)
- --user <username>  Send ACL style 'AUTH username pass'. Needs -a.
- -u <uri>           valkey://user:password@host:port/dbnum (valkeys:// or rediss:// for TLS)
- -c <clients>       Number of parallel connections (default 50)
- -n <requests>      Total number of requests (default 100000)
- --duration <sec>   Run each test for this many seconds instead of -n requests
- --warmup <sec>     Run the workload this long first; excluded from results
- -d <size>          Data size of SET/GET value in bytes (default 3)
- --dbnum <db>       SELECT the specified db number (default 0)
- -3                 Start sessions in RESP3 protocol mode (HELLO 3)
- --threads <num>    Number of event-loop threads (default 1)
- --cluster          Enable cluster mode ({tag} keys per node; plain keys routed by slot)
- --read-from-replicas <no|yes|all>  (also --rfr) Where read tests go: no = primaries
-                    (default), yes = replicas only, all = primaries and replicas. A test
-                    is a read test when the server flags all its commands readonly;
-                    others go to the primaries. Replicas: CLUSTER NODES with --cluster
-                    (READONLY sent first), else the primary's online replicas (INFO)
- --enable-tracking  Send CLIENT TRACKING on before starting the benchmark
- -k <boolean>       1=keep alive 0=reconnect (default 1)
- -r <keyspacelen>   Replace __rand_int__ with a 12-digit number in 0..keyspacelen-1
- --sequential       __rand_int__ goes 0..keyspacelen-1 in order instead of at random
- --independent-keys In a sequence, every __rand_int__ of every command draws its own value
- -P <numreq>        Pipeline <numreq> requests (default 1)
- --rps <rate>       Open loop: total target requests/second (coordinated-omission corrected)
- --arrivals <kind>  Open loop's send times: uniform (an even grid per connection, default)
-                    or poisson (exponential gaps: Poisson arrivals, as queueing theory has them)
- -q                 Quiet. Just show query/sec values
- --precision <n>    HDR histogram significant figures (default 3)
- --csv              Output in CSV format
- --dataset <csv>    Rows of this CSV (header line: column names) fill the command's
-                    __field:NAME__ placeholders, one row per request: in file order with
-                    --sequential, else drawn at random (--seed); -r still sets __rand_int__
- --json <file>      Also write versioned JSON results (with HDR histograms) to <file>
- --io <uring|epoll> Event loop (default: io_uring when the kernel allows it, else epoll
-                    with a note). TLS always runs on epoll. The loop used is in the JSON
- --reconnect-on-error  A lost connection (in-flight requests counted as errors of kind
-                    connection) or an error reply LOADING/MASTERDOWN/READONLY/CLUSTERDOWN/
-                    TRYAGAIN reconnects after a doubling backoff instead of ending the run
-                    (with --duration; epoll; --cluster: to the new slot owner). READONLY/MASTERDOWN or a refused
-                    connection move on to the next node of --fallback
- --reconnect-backoff-ms <ms>  First backoff (default 100; doubles to 8x)
- --fallback <host:port,...>   Nodes to try after -h/-p (a replica that may be promoted)
- --ack-log <file>   With --reconnect-on-error and a custom command: write the key (first
-                    argument) of every acknowledged command, one a line (lost-write checks)
- --clients-start <n> --clients-step <n> --step-duration <sec>
-                    Staircase (memtier's ramp): start with n connections, add n more every
-                    <sec> seconds up to -c; the last step runs to the end of --duration
-                    (required). Each step is measured on its own (JSON: staircase)
- -l                 Loop. Run the tests forever
- -t <tests>         Comma separated list of tests: ping_inline ping_mbulk set get incr
-                    lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100
-                    lrange_300 lrange_500 lrange_600 mset mget xadd (or ping, lrange)
- --seed <num>       Seed of the key generator: same seed => same key sequence
- --tls              Establish a secure TLS connection
- --sni <host>       Server name indication for TLS
- --cacert <file>    CA Certificate file to verify with
- --cacertdir <dir>  Directory with trusted CA certificates (*.pem, *.crt)
- --insecure         Skip server certificate verification
- --cert <file>      Client certificate to authenticate with
- --key <file>       Private key file to authenticate with
- --help             Output this help and exit
- --version          Output version and exit
-
-Custom commands: arguments after the options form the command. Placeholders:
- __rand_int__  12-digit random number (with -r), different for each occurrence in a
-               command; in a sequence, the k-th occurrence of every command shares a value
- __data__      a value of -d bytes
- {tag}         cluster hash tag chosen so the key maps to the connection's node
-A standalone ';' argument separates commands of a sequence sent together, e.g.
-   kvload -r 1000 SET a:__rand_int__ __data__ ';' GET a:__rand_int__
-A single argument containing spaces is split into words (double quotes group):
-   kvload -r 1000 \"SET a:__rand_int__ x ; GET a:__rand_int__\"
-Each command of a sequence counts as one request. With --independent-keys each command
-of a sequence draws its own keys (a read-heavy mix reads 10 keys, not one key 10 times).
-";
 
 #[cfg(test)]
 mod tests {
@@ -544,5 +557,12 @@ mod tests {
         assert_eq!(o.host, "::1");
         assert_eq!(o.port, 6380);
         assert!(p(&["-u", "http://x"]).is_err());
+    }
+
+    #[test]
+    fn fallback_lists_parse_and_bad_ones_are_named() {
+        assert_eq!(parse_fallback("127.0.0.1:7001, ::1:7002").unwrap(), vec![("127.0.0.1".into(), 7001), ("::1".into(), 7002)]);
+        assert!(parse_fallback("localhost").unwrap_err().contains("'localhost'"));
+        assert!(parse_fallback("h:99999").unwrap_err().contains("bad port"));
     }
 }

@@ -13,7 +13,7 @@ use super::subscriber::{self, Sub};
 use super::{Bound, PubsubOptions};
 use crate::base::clock;
 use crate::base::event_loop::{IoKind, IoUsed};
-use crate::report::{self, TestResult};
+use crate::report::{self, RunInfo, TestResult};
 use crate::engine::stats::{self, ThreadStats};
 
 /// Seconds a blocking socket waits for a reply before the run fails.
@@ -180,8 +180,8 @@ pub fn run(o: &PubsubOptions) -> Result<(), String> {
 }
 
 /// The options of kvload's report header that describe this run.
-fn report_options(o: &PubsubOptions) -> crate::frontend::native::options::Options {
-    crate::frontend::native::options::Options {
+fn report_options(o: &PubsubOptions) -> RunInfo {
+    RunInfo {
         host: o.host.clone(),
         port: o.port,
         clients: o.subscribers + o.publishers,
@@ -198,10 +198,8 @@ fn report_options(o: &PubsubOptions) -> crate::frontend::native::options::Option
         data_size: o.data_size,
         rps: o.rps,
         quiet: o.quiet,
-        json: o.json.clone(),
-        command: vec![format!("{} {}", o.mode.publish(), o.mode.name().to_uppercase())],
-        keyspace: None,
-        ..crate::frontend::native::options::Options::default()
+        tests: vec![format!("{} {}", o.mode.publish(), o.mode.name().to_uppercase())],
+        ..RunInfo::default()
     }
 }
 

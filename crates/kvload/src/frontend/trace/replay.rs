@@ -12,10 +12,9 @@ use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::frontend::native::options::Options;
 use crate::base::clock;
 use crate::base::event_loop::{IoKind, IoUsed};
-use crate::report::{self, TestResult};
+use crate::report::{self, RunInfo, TestResult};
 use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};
 
@@ -520,7 +519,7 @@ fn run(o: &ReplayOptions, trace: &Trace) -> Result<(), String> {
         Speed::Factor(f) if span_us > 0 => Some(total as f64 / (span_us as f64 / 1e6) * f),
         _ => None,
     };
-    let ko = Options {
+    let ko = RunInfo {
         host: o.host.clone(),
         port: o.port,
         clients: nconn,
@@ -528,10 +527,8 @@ fn run(o: &ReplayOptions, trace: &Trace) -> Result<(), String> {
         requests: total as u64,
         rps: target,
         quiet: o.quiet,
-        json: o.json.clone(),
-        command: vec!["REPLAY".into(), o.trace.clone()],
-        keyspace: None,
-        ..Options::default()
+        tests: vec![format!("REPLAY {}", o.trace)],
+        ..RunInfo::default()
     };
     let merged = stats::merge(parts, ko.precision);
     let r = TestResult::new(&ko, name, merged);
