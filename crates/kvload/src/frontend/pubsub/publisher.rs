@@ -9,8 +9,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::payload::{self, Stamp};
-use super::run::{connect, REPLY_TIMEOUT_S};
-use super::{Bound, PubsubOptions};
+use super::conn::{connect, REPLY_TIMEOUT_S};
+use super::options::{Bound, PubsubOptions};
 use crate::base::clock;
 use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};

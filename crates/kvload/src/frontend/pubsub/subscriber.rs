@@ -10,8 +10,8 @@ use std::time::Duration;
 use mio::{Events, Interest, Poll, Token};
 
 use super::payload::{self, Tally};
-use super::run::{connect, Shared};
-use super::{Mode, PubsubOptions};
+use super::conn::{connect, Shared};
+use super::options::{Mode, PubsubOptions};
 use crate::base::clock;
 use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::ThreadStats;

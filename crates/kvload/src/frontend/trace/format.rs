@@ -8,6 +8,10 @@
 
 use std::fmt;
 
+/// Whole records encoded one after another, and how many: what the recording proxy hands
+/// its trace writer at a time.
+pub type Batch = (u64, Vec<u8>);
+
 pub const MAGIC: &[u8; 8] = b"KVTRACE\n";
 pub const VERSION: u16 = 1;
 pub const HEADER_LEN: usize = 24;

@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use crate::base::exit;
 use super::format::{Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
-use super::Trace;
+use super::file::{self, Trace};
+use super::replies::unreplayable;
 
 #[derive(Serialize)]
 pub struct Info {
@@ -104,7 +105,7 @@ pub fn info(t: &Trace) -> Info {
         span_s: (last - first) as f64 / 1e6,
         command_counts: counts,
         per_second,
-        unreplayable: super::replay::unreplayable(&t.records),
+        unreplayable: unreplayable(&t.records),
         recorded_replies: replies(&t.records),
     }
 }
@@ -117,7 +118,7 @@ pub fn main(argv: &[String]) -> i32 {
         }
         return exit::bad_input("trace-info", "usage: kvload trace-info TRACE");
     };
-    match super::load(path) {
+    match file::load(path) {
         Ok(t) => {
             println!("{}", serde_json::to_string_pretty(&info(&t)).unwrap_or_default());
             0

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::base::exit;
-use super::format::{self, Header};
+use super::format::{self, Batch, Header};
 use super::replies::{self, Matcher, Scanner};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -91,9 +91,6 @@ pub fn main(argv: &[String]) -> i32 {
     }
 }
 
-/// One read's commands: (how many, encoded records).
-pub type Batch = (u64, Vec<u8>);
-
 fn unix_us() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
 }
@@ -108,6 +105,27 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     }
     let listener = TcpListener::bind(&o.listen).map_err(|e| format!("cannot listen on {}: {e}", o.listen))?;
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let w = start_writer(o)?;
+    eprintln!("kvload record: listening on {}, forwarding to {}", o.listen, o.upstream);
+    let conns = accept_loop(o, &listener, &w);
+    w.done.store(true, Ordering::SeqCst);
+    drop(w.tx);
+    let summary = w.thread.join().map_err(|_| "the trace writer failed".to_string())?;
+    eprintln!("kvload record: {} commands from {conns} connections, {} bytes in {}{}", summary.commands, summary.bytes, o.out, summary.note);
+    Ok(())
+}
+
+/// The trace's writer: the channel records go to, its stop flag, its thread, and the
+/// recording's start (records' times are from it).
+struct Writer {
+    tx: Sender<Batch>,
+    done: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Summary>,
+    start: Instant,
+}
+
+/// Creates the trace with its header and starts the thread that appends records.
+fn start_writer(o: &RecordOptions) -> Result<Writer, String> {
     let mut file = std::fs::File::create(&o.out).map_err(|e| format!("cannot create {}: {e}", o.out))?;
     let mut head = Vec::new();
     let start = Instant::now();
@@ -116,18 +134,24 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     file.write_all(&head).map_err(|e| format!("cannot write {}: {e}", o.out))?;
     let (tx, rx) = mpsc::channel::<Batch>();
     let done = Arc::new(AtomicBool::new(false));
-    let writer = {
+    let thread = {
         let done = done.clone();
         let max = o.max_bytes.unwrap_or(u64::MAX);
         std::thread::spawn(move || write_loop(file, rx, head.len() as u64, max, &done))
     };
-    eprintln!("kvload record: listening on {}, forwarding to {}", o.listen, o.upstream);
-    let deadline = o.duration.map(|d| start + Duration::from_secs_f64(d));
+    Ok(Writer { tx, done, thread, start })
+}
+
+/// Proxies every client that connects until a signal, --duration or the writer ends the
+/// recording; returns how many were proxied. Commands still waiting for their reply
+/// (--replies) are then logged without it.
+fn accept_loop(o: &RecordOptions, listener: &TcpListener, w: &Writer) -> u32 {
+    let deadline = o.duration.map(|d| w.start + Duration::from_secs_f64(d));
     let next_id = AtomicU32::new(0);
     let mut conns = 0u32;
     // --replies: the live connections' matchers (those still waiting at the end are flushed).
     let mut matchers: Vec<Arc<Matcher>> = Vec::new();
-    while !STOP.load(Ordering::SeqCst) && !done.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
+    while !STOP.load(Ordering::SeqCst) && !w.done.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one pollfd we own.
         unsafe { libc::poll(&mut pfd, 1, 20) };
@@ -137,12 +161,7 @@ fn run(o: &RecordOptions) -> Result<(), String> {
                 match TcpStream::connect(&o.upstream) {
                     Ok(up) => {
                         conns += 1;
-                        let matcher = o.replies.then(|| Arc::new(Matcher::new(tx.clone())));
-                        if let Some(m) = &matcher {
-                            matchers.retain(|m| Arc::strong_count(m) > 1);
-                            matchers.push(m.clone());
-                        }
-                        spawn_conn(Conn { id, tx: tx.clone(), start, matcher }, client, up);
+                        proxy(o, w, id, (client, up), &mut matchers);
                     }
                     Err(e) => eprintln!("kvload record: cannot connect to upstream {}: {e}", o.upstream),
                 }
@@ -151,15 +170,21 @@ fn run(o: &RecordOptions) -> Result<(), String> {
             Err(e) => eprintln!("kvload record: accept: {e}"),
         }
     }
-    // Commands still waiting for their reply are logged without it.
     for m in &matchers {
         m.stop();
     }
-    done.store(true, Ordering::SeqCst);
-    drop(tx);
-    let summary = writer.join().map_err(|_| "the trace writer failed".to_string())?;
-    eprintln!("kvload record: {} commands from {conns} connections, {} bytes in {}{}", summary.commands, summary.bytes, o.out, summary.note);
-    Ok(())
+    conns
+}
+
+/// Starts proxying connection `id` (client, upstream); with --replies its matcher joins
+/// the live ones.
+fn proxy(o: &RecordOptions, w: &Writer, id: u32, (client, up): (TcpStream, TcpStream), matchers: &mut Vec<Arc<Matcher>>) {
+    let matcher = o.replies.then(|| Arc::new(Matcher::new(w.tx.clone())));
+    if let Some(m) = &matcher {
+        matchers.retain(|m| Arc::strong_count(m) > 1);
+        matchers.push(m.clone());
+    }
+    spawn_conn(Conn { id, tx: w.tx.clone(), start: w.start, matcher }, client, up);
 }
 
 /// What a connection's two threads share: its id, the writer, the clock, and with
@@ -252,50 +277,70 @@ fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
             continue;
         }
         pending.extend_from_slice(&buf[..n]);
-        let mut out = Vec::new();
-        let mut count = 0u64;
-        let mut pos = 0;
-        // With --replies: each record on its own, until a command ends reply matching.
-        let mut recs: Vec<Vec<u8>> = Vec::new();
-        let mut breaks = false;
-        loop {
-            match parse_command(&pending[pos..]) {
-                Ok(Some((used, args))) => {
-                    if !args.is_empty() {
-                        if matcher.is_some() && !breaks {
-                            let mut rec = Vec::new();
-                            format::encode_record(id, t_us, &args, None, &mut rec);
-                            recs.push(rec);
-                            breaks = replies::breaks_matching(&args);
-                        } else {
-                            format::encode_record(id, t_us, &args, None, &mut out);
-                            count += 1;
-                        }
-                    }
-                    pos += used;
-                }
-                Ok(None) => break,
-                Err(()) => {
-                    eprintln!("kvload record: connection {id}: unparsable client bytes; forwarding only from here on");
-                    logging = false;
-                    break;
-                }
-            }
+        let r = read_records(&mut pending, id, t_us, matcher.is_some());
+        if r.unparsable {
+            eprintln!("kvload record: connection {id}: unparsable client bytes; forwarding only from here on");
+            logging = false;
         }
-        pending.drain(..pos);
         if let Some(m) = &matcher {
-            if !recs.is_empty() {
-                m.commands(recs, read_at, breaks);
+            if !r.recs.is_empty() {
+                m.commands(r.recs, read_at, r.breaks);
             }
             if !logging {
                 m.stop();
             }
         }
-        if !out.is_empty() && tx.send((count, out)).is_err() {
+        if !r.out.is_empty() && tx.send((r.count, r.out)).is_err() {
             logging = false;
         }
     }
     let _ = up.shutdown(Shutdown::Write);
+}
+
+/// The records of the complete commands of one client read.
+#[derive(Default)]
+struct ReadRecords {
+    /// Records for the writer, and how many.
+    out: Vec<u8>,
+    count: u64,
+    /// With --replies: each record on its own (for the matcher), until a command ends
+    /// reply matching (`breaks`); the records after it go to `out`.
+    recs: Vec<Vec<u8>>,
+    breaks: bool,
+    /// Bytes that are no command: nothing more of this connection is logged.
+    unparsable: bool,
+}
+
+/// Encodes the complete commands at the start of `pending` (read at `t_us`) as records of
+/// connection `id`, and drops them from it (an incomplete one stays).
+fn read_records(pending: &mut Vec<u8>, id: u32, t_us: u64, matching: bool) -> ReadRecords {
+    let mut r = ReadRecords::default();
+    let mut pos = 0;
+    loop {
+        match parse_command(&pending[pos..]) {
+            Ok(Some((used, args))) => {
+                if !args.is_empty() {
+                    if matching && !r.breaks {
+                        let mut rec = Vec::new();
+                        format::encode_record(id, t_us, &args, None, &mut rec);
+                        r.recs.push(rec);
+                        r.breaks = replies::breaks_matching(&args);
+                    } else {
+                        format::encode_record(id, t_us, &args, None, &mut r.out);
+                        r.count += 1;
+                    }
+                }
+                pos += used;
+            }
+            Ok(None) => break,
+            Err(()) => {
+                r.unparsable = true;
+                break;
+            }
+        }
+    }
+    pending.drain(..pos);
+    r
 }
 
 fn num(b: &[u8]) -> Result<usize, ()> {

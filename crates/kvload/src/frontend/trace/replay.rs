@@ -19,8 +19,9 @@ use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};
 
 use crate::base::exit;
+use super::file::{self, Trace};
 use super::format::Record;
-use super::Trace;
+use super::replies::unreplayable;
 
 pub const HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [-a PASSWORD] [--user USER] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
   Replays TRACE (kvload's trace format or a MONITOR capture; docs/TRACES.md) against the server:
@@ -53,60 +54,39 @@ pub struct ReplayOptions {
     pub user: Option<String>,
 }
 
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            trace: String::new(),
+            host: "127.0.0.1".into(),
+            port: 6379,
+            speed: Speed::Factor(1.0),
+            seed: false,
+            seed_size: 32,
+            json: None,
+            quiet: false,
+            password: None,
+            user: None,
+        }
+    }
+}
+
+/// The options that take a value.
+const VALUE_FLAGS: &[&str] = &["-h", "--host", "-p", "--port", "--speed", "--seed-size", "--json", "-a", "--user"];
+
+/// argv → options; Ok(None) for --help.
 pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
-    let mut o = ReplayOptions {
-        trace: String::new(),
-        host: "127.0.0.1".into(),
-        port: 6379,
-        speed: Speed::Factor(1.0),
-        seed: false,
-        seed_size: 32,
-        json: None,
-        quiet: false,
-        password: None,
-        user: None,
-    };
+    let mut o = ReplayOptions::default();
     let mut i = 0;
     while i < argv.len() {
         let flag = argv[i].as_str();
-        let value = || argv.get(i + 1).cloned().ok_or_else(|| format!("option {flag} requires an argument"));
         match flag {
             "--help" => return Ok(None),
             "--seed-from-trace" => o.seed = true,
             "-q" => o.quiet = true,
-            "-h" | "--host" => {
-                o.host = value()?;
-                i += 1;
-            }
-            "-p" | "--port" => {
-                let v = value()?;
-                o.port = v.parse().map_err(|_| format!("invalid value for {flag}: '{v}'"))?;
-                i += 1;
-            }
-            "--speed" => {
-                let v = value()?;
-                o.speed = if v == "max" {
-                    Speed::Max
-                } else {
-                    Speed::Factor(v.parse::<f64>().ok().filter(|f| f.is_finite() && *f > 0.0).ok_or_else(|| format!("invalid value for --speed: '{v}' (a factor > 0, or max)"))?)
-                };
-                i += 1;
-            }
-            "--seed-size" => {
-                let v = value()?;
-                o.seed_size = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid value for --seed-size: '{v}'"))?;
-                i += 1;
-            }
-            "--json" => {
-                o.json = Some(value()?);
-                i += 1;
-            }
-            "-a" => {
-                o.password = Some(value()?);
-                i += 1;
-            }
-            "--user" => {
-                o.user = Some(value()?);
+            f if VALUE_FLAGS.contains(&f) => {
+                let v = argv.get(i + 1).ok_or_else(|| format!("option {flag} requires an argument"))?;
+                set(&mut o, flag, v)?;
                 i += 1;
             }
             f if f.starts_with('-') => return Err(format!("unknown option {f} (see kvload replay --help)")),
@@ -125,6 +105,25 @@ pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
     Ok(Some(o))
 }
 
+/// Applies one `flag value` pair of `VALUE_FLAGS`.
+fn set(o: &mut ReplayOptions, flag: &str, v: &str) -> Result<(), String> {
+    match flag {
+        "-h" | "--host" => o.host = v.to_string(),
+        "-p" | "--port" => o.port = v.parse().map_err(|_| format!("invalid value for {flag}: '{v}'"))?,
+        "--speed" if v == "max" => o.speed = Speed::Max,
+        "--speed" => {
+            let f = v.parse::<f64>().ok().filter(|f| f.is_finite() && *f > 0.0);
+            o.speed = Speed::Factor(f.ok_or_else(|| format!("invalid value for --speed: '{v}' (a factor > 0, or max)"))?);
+        }
+        "--seed-size" => o.seed_size = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid value for --seed-size: '{v}'"))?,
+        "--json" => o.json = Some(v.to_string()),
+        "-a" => o.password = Some(v.to_string()),
+        "--user" => o.user = Some(v.to_string()),
+        _ => return Err(format!("unknown option {flag} (see kvload replay --help)")),
+    }
+    Ok(())
+}
+
 pub fn main(argv: &[String]) -> i32 {
     let mut o = match exit::options(parse_args(argv), "replay", HELP) {
         Ok(o) => o,
@@ -136,7 +135,7 @@ pub fn main(argv: &[String]) -> i32 {
     if o.user.is_some() && o.password.is_none() {
         return exit::bad_input("replay", "--user needs a password (-a or $KVLOAD_AUTH)");
     }
-    let trace = match super::load(&o.trace) {
+    let trace = match file::load(&o.trace) {
         Ok(t) => t,
         Err(e) => return exit::bad_input("replay", &e),
     };
@@ -153,21 +152,6 @@ pub fn main(argv: &[String]) -> i32 {
             1
         }
     }
-}
-
-/// Commands after which a connection's replies no longer answer its commands one to one.
-pub(super) const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
-
-/// Why a trace cannot be replayed with replies matched to commands (None: it can).
-pub fn unreplayable(records: &[Record]) -> Option<String> {
-    records.iter().enumerate().find_map(|(i, r)| {
-        let name = String::from_utf8_lossy(&r.args[0]).to_ascii_uppercase();
-        let reply_off = name == "CLIENT" && r.args.get(1).is_some_and(|a| is(a, "REPLY"));
-        (UNMATCHED.contains(&name.as_str()) || reply_off).then(|| {
-            format!("command {} ({name} on connection {}) makes the server's replies stop answering commands one to one; \
-                     replay does not take pub/sub, MONITOR, replication or CLIENT REPLY connections (docs/TRACES.md): drop them from the trace", i + 1, r.conn)
-        })
-    })
 }
 
 /// Commands of one connection sent together: one recorded read, or MULTI…EXEC.
@@ -387,57 +371,17 @@ fn note(st: &mut ThreadStats, now: u64, intended: u64, sent: u64, kind: Kind, by
 /// A late send: more than 1 ms after its intended time.
 const LATE_NS: u64 = 1_000_000;
 
+/// Open loop: a sender thread writes each batch at its intended time (`t0` + its
+/// recorded time / `speed`) and passes (intended, sent, commands) on; this thread matches
+/// the replies to them in order.
 fn open_conn(mut s: TcpStream, batches: Vec<Batch>, t0: u64, speed: f64) -> Result<ThreadStats, String> {
     let (tx, rx) = mpsc::channel::<(u64, u64, usize)>();
-    let mut ws = s.try_clone().map_err(|e| e.to_string())?;
+    let ws = s.try_clone().map_err(|e| e.to_string())?;
     let total: usize = batches.iter().map(|b| b.n).sum();
-    let sender = std::thread::spawn(move || -> Result<(f64, f64, u64), String> {
-        let c0 = stats::thread_cpu();
-        let mut late = 0;
-        for b in &batches {
-            let intended = t0 + (b.due_us as f64 * 1000.0 / speed) as u64;
-            let now = clock::now();
-            if now < intended {
-                std::thread::sleep(Duration::from_nanos(intended - now));
-            }
-            let sent = clock::now();
-            if sent > intended + LATE_NS {
-                late += 1;
-            }
-            if tx.send((intended, sent, b.n)).is_err() {
-                break;
-            }
-            ws.write_all(&b.bytes).map_err(|e| format!("sending: {e}"))?;
-        }
-        let c1 = stats::thread_cpu();
-        Ok((c1.0 - c0.0, c1.1 - c0.1, late))
-    });
+    let sender = std::thread::spawn(move || send_on_time(ws, &batches, t0, speed, &tx));
     let mut st = ThreadStats::new(3, true);
     st.start_measuring(t0);
-    let mut r = Replies::new();
-    let mut cur = (0u64, 0u64, 0usize);
-    let mut got = 0usize;
-    let mut fail = None;
-    if total > 0 {
-        let res = r.read(&mut s, |now, kind, bytes| {
-            while cur.2 == 0 {
-                match rx.recv() {
-                    Ok(m) => cur = m,
-                    Err(_) => {
-                        fail = Some("a reply to no request".to_string());
-                        return false;
-                    }
-                }
-            }
-            note(&mut st, now, cur.0, cur.1, kind, bytes);
-            cur.2 -= 1;
-            got += 1;
-            got < total
-        });
-        if let Err(e) = res {
-            fail = Some(e);
-        }
-    }
+    let fail = if total > 0 { read_open_replies(&mut s, &rx, &mut st, total).err() } else { None };
     st.finish(clock::now());
     if fail.is_some() {
         let _ = s.shutdown(std::net::Shutdown::Both);
@@ -450,6 +394,53 @@ fn open_conn(mut s: TcpStream, batches: Vec<Batch>, t0: u64, speed: f64) -> Resu
     st.cpu.1 += sy;
     st.late = late;
     Ok(st)
+}
+
+/// The sender of `open_conn`: returns its CPU time (user, sys) and its late sends.
+fn send_on_time(mut ws: TcpStream, batches: &[Batch], t0: u64, speed: f64, tx: &mpsc::Sender<(u64, u64, usize)>) -> Result<(f64, f64, u64), String> {
+    let c0 = stats::thread_cpu();
+    let mut late = 0;
+    for b in batches {
+        let intended = t0 + (b.due_us as f64 * 1000.0 / speed) as u64;
+        let now = clock::now();
+        if now < intended {
+            std::thread::sleep(Duration::from_nanos(intended - now));
+        }
+        let sent = clock::now();
+        if sent > intended + LATE_NS {
+            late += 1;
+        }
+        if tx.send((intended, sent, b.n)).is_err() {
+            break;
+        }
+        ws.write_all(&b.bytes).map_err(|e| format!("sending: {e}"))?;
+    }
+    let c1 = stats::thread_cpu();
+    Ok((c1.0 - c0.0, c1.1 - c0.1, late))
+}
+
+/// Reads `total` replies, each recorded against the (intended, sent) of its batch.
+fn read_open_replies(s: &mut TcpStream, rx: &mpsc::Receiver<(u64, u64, usize)>, st: &mut ThreadStats, total: usize) -> Result<(), String> {
+    let mut r = Replies::new();
+    let mut cur = (0u64, 0u64, 0usize);
+    let mut got = 0usize;
+    let mut fail = None;
+    r.read(s, |now, kind, bytes| {
+        while cur.2 == 0 {
+            match rx.recv() {
+                Ok(m) => cur = m,
+                Err(_) => {
+                    fail = Some("a reply to no request".to_string());
+                    return false;
+                }
+            }
+        }
+        note(st, now, cur.0, cur.1, kind, bytes);
+        cur.2 -= 1;
+        got += 1;
+        got < total
+    })?;
+    fail.map_or(Ok(()), Err)
 }
 
 fn closed_conn(mut s: TcpStream, batches: Vec<Batch>, t0: u64) -> Result<ThreadStats, String> {
@@ -487,6 +478,28 @@ fn run(o: &ReplayOptions, trace: &Trace) -> Result<(), String> {
         streams.push((connect(o)?, b));
     }
     let nconn = streams.len();
+    let parts = replay_conns(o, streams)?;
+    let target = match o.speed {
+        Speed::Factor(f) if span_us > 0 => Some(total as f64 / (span_us as f64 / 1e6) * f),
+        _ => None,
+    };
+    let ko = RunInfo {
+        host: o.host.clone(),
+        port: o.port,
+        clients: nconn,
+        threads: nconn,
+        requests: total as u64,
+        rps: target,
+        quiet: o.quiet,
+        tests: vec![format!("REPLAY {}", o.trace)],
+        ..RunInfo::default()
+    };
+    report_replay(o, &ko, parts)
+}
+
+/// Replays each connection's batches on its own thread (all starting at one time); their
+/// statistics, or the first failure.
+fn replay_conns(o: &ReplayOptions, streams: Vec<(TcpStream, Vec<Batch>)>) -> Result<Vec<ThreadStats>, String> {
     let t0 = clock::now() + 20_000_000;
     let handles: Vec<_> = streams
         .into_iter()
@@ -511,31 +524,18 @@ fn run(o: &ReplayOptions, trace: &Trace) -> Result<(), String> {
             }
         }
     }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
+    first_err.map_or(Ok(parts), Err)
+}
+
+/// The replay's result: kvload's text and, with --json, its JSON report (one test).
+fn report_replay(o: &ReplayOptions, ko: &RunInfo, parts: Vec<ThreadStats>) -> Result<(), String> {
     let name = format!("REPLAY {}", std::path::Path::new(&o.trace).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
-    let target = match o.speed {
-        Speed::Factor(f) if span_us > 0 => Some(total as f64 / (span_us as f64 / 1e6) * f),
-        _ => None,
-    };
-    let ko = RunInfo {
-        host: o.host.clone(),
-        port: o.port,
-        clients: nconn,
-        threads: nconn,
-        requests: total as u64,
-        rps: target,
-        quiet: o.quiet,
-        tests: vec![format!("REPLAY {}", o.trace)],
-        ..RunInfo::default()
-    };
     let merged = stats::merge(parts, ko.precision);
-    let r = TestResult::new(&ko, name, merged);
-    report::print(&ko, &r, &[]);
+    let r = TestResult::new(ko, name, merged);
+    report::print(ko, &r, &[]);
     if let Some(path) = &o.json {
         let io = IoUsed { kind: IoKind::Epoll, note: Some("replay: blocking threads, two per recorded connection".into()) };
-        std::fs::write(path, report::json(&ko, &io, &[r])).map_err(|e| format!("cannot write {path}: {e}"))?;
+        std::fs::write(path, report::json(ko, &io, &[r])).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     Ok(())
 }

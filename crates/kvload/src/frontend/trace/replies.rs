@@ -19,8 +19,7 @@ use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::format;
-use super::record::Batch;
+use super::format::{self, Batch, Record};
 
 /// Finds the ends of top-level RESP values in a byte stream fed in arbitrary pieces.
 #[derive(Default)]
@@ -129,11 +128,26 @@ impl Scanner {
     }
 }
 
+/// Commands after which a connection's replies no longer answer its commands one to one.
+const UNMATCHED: &[&str] = &["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "SYNC", "PSYNC"];
+
+/// Why a trace cannot be replayed with replies matched to commands (None: it can).
+pub fn unreplayable(records: &[Record]) -> Option<String> {
+    records.iter().enumerate().find_map(|(i, r)| {
+        let name = String::from_utf8_lossy(&r.args[0]).to_ascii_uppercase();
+        let reply_off = name == "CLIENT" && r.args.get(1).is_some_and(|a| a.eq_ignore_ascii_case(b"REPLY"));
+        (UNMATCHED.contains(&name.as_str()) || reply_off).then(|| {
+            format!("command {} ({name} on connection {}) makes the server's replies stop answering commands one to one; \
+                     replay does not take pub/sub, MONITOR, replication or CLIENT REPLY connections (docs/TRACES.md): drop them from the trace", i + 1, r.conn)
+        })
+    })
+}
+
 /// Whether a command ends the one-to-one order of a connection's replies (as replay refuses).
 pub fn breaks_matching(args: &[&[u8]]) -> bool {
     let is = |a: &[u8], w: &str| a.eq_ignore_ascii_case(w.as_bytes());
     let Some(name) = args.first() else { return false };
-    super::replay::UNMATCHED.iter().any(|w| is(name, w)) || (is(name, "CLIENT") && args.get(1).is_some_and(|a| is(a, "REPLY")))
+    UNMATCHED.iter().any(|w| is(name, w)) || (is(name, "CLIENT") && args.get(1).is_some_and(|a| is(a, "REPLY")))
 }
 
 struct State {
