@@ -1,5 +1,6 @@
-//! io: which event loop a run uses (`--io`): io_uring (`net/uring_loop.rs`) or epoll
-//! (mio, `net.rs`), decided once per run from the option, the kernel and TLS.
+//! event_loop: which event loop a run uses (`--io`): io_uring (`engine/uring_loop.rs`) or
+//! epoll (mio, `engine/epoll_loop.rs`), decided once per run from the option, the kernel
+//! and TLS.
 
 /// The `--io` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,4 +1,4 @@
-//! uring: io_uring plumbing for the event loop in `net/uring_loop.rs`: ring setup and
+//! uring: io_uring plumbing for the event loop in `engine/uring_loop.rs`: ring setup and
 //! the kernel probe, a provided-buffer ring for multishot receives, registered files
 //! and write buffers, and the user_data encoding. Knows nothing about requests.
 

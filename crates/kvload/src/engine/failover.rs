@@ -7,10 +7,10 @@ use crate::base::clock;
 use crate::base::resp::{encode_args, ErrClass};
 use crate::base::slots;
 use crate::base::transport::{self, Endpoint};
+use crate::engine::conn::register;
 use crate::engine::reconnect::{self, After};
 use crate::engine::route::owner_table;
 use crate::engine::source::{Batches, Window};
-use crate::engine::conn::register;
 use crate::engine::worker::Worker;
 
 impl<B: Batches, W: Window> Worker<'_, B, W> {

@@ -13,10 +13,10 @@ use io_uring::{cqueue, opcode};
 
 use crate::base::clock;
 use crate::base::uring::{self, Op};
-use crate::engine::source::{Batches, Window};
-use crate::engine::stats::ThreadStats;
 use crate::engine::conn;
 use crate::engine::ring::{err, UringState};
+use crate::engine::source::{Batches, Window};
+use crate::engine::stats::ThreadStats;
 use crate::engine::worker::{self, Worker};
 
 impl<B: Batches, W: Window> Worker<'_, B, W> {

@@ -7,11 +7,10 @@
 //! shards come from CLUSTER NODES and a replica connection sends READONLY first;
 //! standalone, `--read-server HOST:PORT` (repeatable) names the replicas.
 
-use crate::workload::replicas::{self, Shard};
-use crate::base::resp::Value;
-use crate::base::resp::encode_args;
-use crate::engine::route::ReadRoute;
+use crate::base::resp::{encode_args, Value};
 use crate::base::transport::{self, ConnectSpec, Endpoint};
+use crate::engine::route::ReadRoute;
+use crate::workload::replicas::{self, Shard};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadPref {

@@ -10,9 +10,10 @@ use serde::Serialize;
 use serde_json::ser::PrettyFormatter;
 use serde_json::value::RawValue;
 
+use crate::engine::stats::{new_hist, CmdStats, Merged};
+
 use super::options::MtOptions;
 use super::program::Program;
-use crate::engine::stats::{new_hist, CmdStats, Merged};
 
 /// One row of the table (a command type, or Totals) of one run or an average.
 #[derive(Clone)]

@@ -2,8 +2,8 @@
 //! a staircase of steps); writes memtier's text and JSON, and kvload's JSON.
 
 use crate::base::event_loop::IoUsed;
-use crate::engine::stats::Merged;
 use crate::engine::plan::DRAIN_LIMIT_NS;
+use crate::engine::stats::Merged;
 use crate::engine::threads;
 use crate::report::{self as kvload_report, TestResult};
 use crate::workload::staircase::{self, combine, schedule, Ramp, StepResult};

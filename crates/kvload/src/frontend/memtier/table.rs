@@ -1,6 +1,6 @@
 //! memtier options: the one table of every option memtier_benchmark knows (and kvload's
 //! additions) — long name, short letter, value, help text, and whether kvload supports it
-//! or why it refuses it. `cli` parses by it, `--help` is printed from it, and
+//! or why it refuses it. `options` parses by it, `--help` is printed from it, and
 //! `kvload memtier --options-json` prints it for kvperf (src/kvperf/definitions/).
 
 use std::fmt;

@@ -8,12 +8,13 @@ use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::payload::{self, Stamp};
-use super::conn::{connect, REPLY_TIMEOUT_S};
-use super::options::{Bound, PubsubOptions};
 use crate::base::clock;
 use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};
+
+use super::conn::{connect, REPLY_TIMEOUT_S};
+use super::options::{Bound, PubsubOptions};
+use super::payload::{self, Stamp};
 
 /// A late open-loop send: more than 1 ms after its intended time.
 const LATE_NS: u64 = 1_000_000;

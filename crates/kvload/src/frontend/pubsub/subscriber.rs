@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::payload::{self, Tally};
-use super::conn::{connect, Shared};
-use super::options::{Mode, PubsubOptions};
 use crate::base::clock;
 use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::ThreadStats;
+
+use super::conn::{connect, Shared};
+use super::options::{Mode, PubsubOptions};
+use super::payload::{self, Tally};
 
 /// One element of a RESP array: a bulk string's bytes or an integer's digits, and the
 /// bytes it took.

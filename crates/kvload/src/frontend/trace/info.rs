@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::base::exit;
-use super::format::{Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
+
 use super::file::{self, Trace};
+use super::format::{Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
 use super::replies::unreplayable;
 
 #[derive(Serialize)]

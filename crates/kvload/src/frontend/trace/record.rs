@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::base::exit;
+
 use super::format::{self, Batch, Header};
 use super::replies::{self, Matcher, Scanner};
 

@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use crate::base::clock;
 use crate::base::event_loop::{IoKind, IoUsed};
-use crate::report::{self, RunInfo, TestResult};
+use crate::base::exit;
 use crate::base::resp::{self, encode_into, Kind};
 use crate::engine::stats::{self, ThreadStats};
+use crate::report::{self, RunInfo, TestResult};
 
-use crate::base::exit;
 use super::file::{self, Trace};
 use super::format::Record;
 use super::replies::unreplayable;
