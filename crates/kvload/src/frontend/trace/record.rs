@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::base::exit;
 
 use super::format::{self, Batch, Header};
+use super::options::{parse_record, RecordOptions, RECORD_HELP};
 use super::replies::{self, Matcher, Scanner};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -27,59 +28,8 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-pub const HELP: &str = "Usage: kvload record --listen HOST:PORT --upstream HOST:PORT --out TRACE [--duration S] [--max-bytes N] [--replies]
-  A recording proxy: clients connect to --listen as to the server; bytes are forwarded untouched
-  both ways and every command the clients send is appended to TRACE (docs/TRACES.md).
-  --replies also records each command's reply size and latency (command read → reply complete).
-  Ends after --duration seconds, when TRACE would pass --max-bytes, on SIGINT/SIGTERM, or when
-  the disk is full; TRACE always ends at a whole record.
-";
-
-#[derive(Debug, PartialEq)]
-pub struct RecordOptions {
-    pub listen: String,
-    pub upstream: String,
-    pub out: String,
-    pub duration: Option<f64>,
-    pub max_bytes: Option<u64>,
-    pub replies: bool,
-}
-
-pub fn parse_args(argv: &[String]) -> Result<Option<RecordOptions>, String> {
-    let (mut listen, mut upstream, mut out, mut duration, mut max_bytes) = (None, None, None, None, None);
-    let mut replies = false;
-    let mut i = 0;
-    while i < argv.len() {
-        let flag = argv[i].as_str();
-        if flag == "--help" {
-            return Ok(None);
-        }
-        if flag == "--replies" {
-            replies = true;
-            i += 1;
-            continue;
-        }
-        let v = argv.get(i + 1).ok_or_else(|| format!("option {flag} requires an argument"))?;
-        match flag {
-            "--listen" => listen = Some(v.clone()),
-            "--upstream" => upstream = Some(v.clone()),
-            "--out" => out = Some(v.clone()),
-            "--duration" => {
-                duration = Some(v.parse::<f64>().ok().filter(|d| *d > 0.0).ok_or_else(|| format!("invalid value for --duration: '{v}'"))?)
-            }
-            "--max-bytes" => {
-                max_bytes = Some(v.parse::<u64>().ok().filter(|n| *n > format::HEADER_LEN as u64).ok_or_else(|| format!("invalid value for --max-bytes: '{v}' (more than {} bytes)", format::HEADER_LEN))?)
-            }
-            _ => return Err(format!("unknown option {flag} (see kvload record --help)")),
-        }
-        i += 2;
-    }
-    let need = |v: Option<String>, f: &str| v.ok_or_else(|| format!("{f} is required (see kvload record --help)"));
-    Ok(Some(RecordOptions { listen: need(listen, "--listen")?, upstream: need(upstream, "--upstream")?, out: need(out, "--out")?, duration, max_bytes, replies }))
-}
-
 pub fn main(argv: &[String]) -> i32 {
-    let o = match exit::options(parse_args(argv), "record", HELP) {
+    let o = match exit::options(parse_record(argv), "record", RECORD_HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -512,21 +462,5 @@ mod tests {
         assert_eq!(a, vec![&b"PING"[..], b"x"]);
         assert_eq!(parse_command(&b[n + m..]), Ok(None));
         assert_eq!(parse_command(b"*1\r\n+x\r\n"), Err(()));
-    }
-
-    #[test]
-    fn args_are_checked() {
-        let a = |extra: &[&str]| {
-            let mut v: Vec<String> = ["--listen", "a:1", "--upstream", "b:2", "--out", "t"].iter().map(|s| s.to_string()).collect();
-            v.extend(extra.iter().map(|s| s.to_string()));
-            parse_args(&v)
-        };
-        assert!(parse_args(&["--listen".into(), "a:1".into()]).is_err(), "--upstream and --out are required");
-        assert!(a(&["--max-bytes", "3"]).is_err(), "not even a header fits");
-        assert_eq!(a(&["--max-bytes", "100"]).unwrap().unwrap().max_bytes, Some(100));
-        assert!(a(&["--duration", "0"]).is_err());
-        assert_eq!(a(&["--duration", "1.5"]).unwrap().unwrap().duration, Some(1.5));
-        assert!(!a(&[]).unwrap().unwrap().replies);
-        assert!(a(&["--replies", "--duration", "2"]).unwrap().unwrap().replies, "--replies takes no value");
     }
 }

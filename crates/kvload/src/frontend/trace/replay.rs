@@ -21,111 +21,11 @@ use crate::report::{self, RunInfo, TestResult};
 
 use super::file::{self, Trace};
 use super::format::Record;
+use super::options::{parse_replay, ReplayOptions, Speed, REPLAY_HELP};
 use super::replies::unreplayable;
 
-pub const HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [-a PASSWORD] [--user USER] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
-  Replays TRACE (kvload's trace format or a MONITOR capture; docs/TRACES.md) against the server:
-  each recorded connection is a connection, each batch (one recorded read, or MULTI…EXEC) is
-  sent at its recorded time divided by --speed (default 1; open loop, latency from the intended
-  send time); --speed max is a closed loop per connection. --seed-from-trace first SETs the keys
-  the trace reads before it writes them (the value size of the trace's later write of that key,
-  else --seed-size, default 32). --json writes kvload's JSON report (one test).
-  -a (or $KVLOAD_AUTH) and --user: every connection sends AUTH before the replay starts.
-";
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Speed {
-    Factor(f64),
-    Max,
-}
-
-#[derive(Debug, PartialEq)]
-pub struct ReplayOptions {
-    pub trace: String,
-    pub host: String,
-    pub port: u16,
-    pub speed: Speed,
-    pub seed: bool,
-    pub seed_size: usize,
-    pub json: Option<String>,
-    pub quiet: bool,
-    /// AUTH of every connection before the replay (-a or $KVLOAD_AUTH, --user).
-    pub password: Option<String>,
-    pub user: Option<String>,
-}
-
-impl Default for ReplayOptions {
-    fn default() -> Self {
-        ReplayOptions {
-            trace: String::new(),
-            host: "127.0.0.1".into(),
-            port: 6379,
-            speed: Speed::Factor(1.0),
-            seed: false,
-            seed_size: 32,
-            json: None,
-            quiet: false,
-            password: None,
-            user: None,
-        }
-    }
-}
-
-/// The options that take a value.
-const VALUE_FLAGS: &[&str] = &["-h", "--host", "-p", "--port", "--speed", "--seed-size", "--json", "-a", "--user"];
-
-/// argv → options; Ok(None) for --help.
-pub fn parse_args(argv: &[String]) -> Result<Option<ReplayOptions>, String> {
-    let mut o = ReplayOptions::default();
-    let mut i = 0;
-    while i < argv.len() {
-        let flag = argv[i].as_str();
-        match flag {
-            "--help" => return Ok(None),
-            "--seed-from-trace" => o.seed = true,
-            "-q" => o.quiet = true,
-            f if VALUE_FLAGS.contains(&f) => {
-                let v = argv.get(i + 1).ok_or_else(|| format!("option {flag} requires an argument"))?;
-                set(&mut o, flag, v)?;
-                i += 1;
-            }
-            f if f.starts_with('-') => return Err(format!("unknown option {f} (see kvload replay --help)")),
-            f => {
-                if !o.trace.is_empty() {
-                    return Err(format!("unexpected argument '{f}' (one TRACE)"));
-                }
-                o.trace = f.to_string();
-            }
-        }
-        i += 1;
-    }
-    if o.trace.is_empty() {
-        return Err("a TRACE file is required (see kvload replay --help)".into());
-    }
-    Ok(Some(o))
-}
-
-/// Applies one `flag value` pair of `VALUE_FLAGS`.
-fn set(o: &mut ReplayOptions, flag: &str, v: &str) -> Result<(), String> {
-    match flag {
-        "-h" | "--host" => o.host = v.to_string(),
-        "-p" | "--port" => o.port = v.parse().map_err(|_| format!("invalid value for {flag}: '{v}'"))?,
-        "--speed" if v == "max" => o.speed = Speed::Max,
-        "--speed" => {
-            let f = v.parse::<f64>().ok().filter(|f| f.is_finite() && *f > 0.0);
-            o.speed = Speed::Factor(f.ok_or_else(|| format!("invalid value for --speed: '{v}' (a factor > 0, or max)"))?);
-        }
-        "--seed-size" => o.seed_size = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid value for --seed-size: '{v}'"))?,
-        "--json" => o.json = Some(v.to_string()),
-        "-a" => o.password = Some(v.to_string()),
-        "--user" => o.user = Some(v.to_string()),
-        _ => return Err(format!("unknown option {flag} (see kvload replay --help)")),
-    }
-    Ok(())
-}
-
 pub fn main(argv: &[String]) -> i32 {
-    let mut o = match exit::options(parse_args(argv), "replay", HELP) {
+    let mut o = match exit::options(parse_replay(argv), "replay", REPLAY_HELP) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -605,16 +505,5 @@ mod tests {
         let e = unreplayable(&[rec(0, 0, &["GET", "a"]), rec(4, 1, &["subscribe", "ch"])]).unwrap();
         assert!(e.contains("command 2 (SUBSCRIBE on connection 4)"), "{e}");
         assert!(unreplayable(&[rec(0, 0, &["CLIENT", "reply", "OFF"])]).is_some());
-    }
-
-    #[test]
-    fn speed_parses() {
-        let a = |v: &[&str]| parse_args(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(a(&["t", "--speed", "max"]).unwrap().unwrap().speed, Speed::Max);
-        assert_eq!(a(&["t", "--speed", "2"]).unwrap().unwrap().speed, Speed::Factor(2.0));
-        assert!(a(&["t", "--speed", "0"]).is_err());
-        assert!(a(&["--speed", "2"]).is_err());
-        let o = a(&["t", "-a", "pw", "--user", "bob"]).unwrap().unwrap();
-        assert_eq!((o.password.as_deref(), o.user.as_deref()), (Some("pw"), Some("bob")));
     }
 }
