@@ -1,30 +1,18 @@
 //! kvload: a load generator for Redis-protocol servers (Valkey/Redis).
+//!
+//! Layers, each importing only those below it (docs/ARCHITECTURE.md; checked by
+//! tests/layers.rs): `base` (protocol, connections, clocks) → `engine` (event loops,
+//! statistics) → `workload` (tests, keys, datasets, cluster slots) → `report` → the front
+//! ends in `frontend` (kvload's own, memtier's, trace record/replay, pub/sub) → main.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
-mod cli;
-mod clock;
-mod cluster;
-mod dataset;
-mod io;
-mod memtier;
-mod net;
-mod pubsub;
-mod replicas;
+mod base;
+mod engine;
+mod frontend;
 mod report;
-mod resp;
-mod runner;
-mod reconnect; // --reconnect-on-error
-mod schedule;
-mod spec;
-mod staircase; // --clients-start/--clients-step/--step-duration
-mod stats;
-mod timeline;
-mod tls;
-mod trace;
-mod transport;
-mod uri;
-mod uring;
 mod workload;
+
+use frontend::{memtier, native, pubsub, trace};
 
 fn main() {
     // SAFETY: ignoring SIGPIPE so broken connections surface as write errors.
@@ -32,35 +20,16 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let argv = &args[1.min(args.len())..];
     let invoked_as = args.first().map(|a| std::path::Path::new(a).file_name().unwrap_or_default().to_string_lossy().into_owned());
-    if invoked_as.as_deref() == Some("memtier_benchmark") {
-        std::process::exit(memtier::run::main(argv));
-    }
-    if argv.first().map(String::as_str) == Some("memtier") {
-        std::process::exit(memtier::run::main(&argv[1..]));
-    }
-    match argv.first().map(String::as_str) {
-        Some("record") => std::process::exit(trace::record::main(&argv[1..])),
-        Some("replay") => std::process::exit(trace::replay::main(&argv[1..])),
-        Some("trace-info") => std::process::exit(trace::info::main(&argv[1..])),
-        Some("pubsub") => std::process::exit(pubsub::main(&argv[1..])),
-        _ => {}
-    }
-    let code = match cli::parse(argv) {
-        Ok(cli::Parsed::Help) => {
-            print!("{}", cli::HELP);
-            0
-        }
-        Ok(cli::Parsed::Version) => {
-            println!("kvload {}", env!("CARGO_PKG_VERSION"));
-            0
-        }
-        Ok(cli::Parsed::Run(mut o)) => {
-            cli::password_from_env(&mut o, std::env::var(cli::AUTH_ENV).ok());
-            runner::run(&o)
-        }
-        Err(e) => {
-            eprintln!("kvload: {e}");
-            2
+    let code = if invoked_as.as_deref() == Some("memtier_benchmark") {
+        memtier::main(argv)
+    } else {
+        match argv.first().map(String::as_str) {
+            Some("memtier") => memtier::main(&argv[1..]),
+            Some("record") => trace::record::main(&argv[1..]),
+            Some("replay") => trace::replay::main(&argv[1..]),
+            Some("trace-info") => trace::info::main(&argv[1..]),
+            Some("pubsub") => pubsub::main(&argv[1..]),
+            _ => native::main(argv),
         }
     };
     std::process::exit(code);

@@ -1,9 +1,10 @@
 """kvload memtier's option table, read from ``kvload memtier --options-json``.
 
-The one table of memtier_benchmark's options is kvload's (crates/kvload/src/memtier/options.rs):
-each option's long name, short letter, whether it takes a value, and kvload's reason when it
-refuses the option or one of its values. kvperf reads it from the kvload it would run (on
-PATH, else beside kvperf: ``core.installed``), once per process; ``from_json`` is pure.
+The one table of memtier_benchmark's options is kvload's
+(crates/kvload/src/frontend/memtier/table.rs): each option's long name, short letter, whether
+it takes a value, and kvload's reason when it refuses the option or one of its values. kvperf
+reads it from the kvload it would run (on PATH, else beside kvperf: ``core.installed``), once
+per process; ``from_json`` is pure.
 
 Format ``kvload-memtier-options``:
   version 1: ``{"format", "version", "options": [{"name", "short", "takes_value",

@@ -185,7 +185,8 @@ def failover_argv(argv: list[str], load: Load, target: Target, ack_log: Path) ->
             "SET", f"{ACK_PREFIX}__rand_int__", "__data__"]
 
 
-AUTH_ENV = "KVLOAD_AUTH"  # kvload's password when -a is not given (crates/kvload/src/cli.rs)
+# kvload's password when -a is not given (crates/kvload/src/base/session.rs)
+AUTH_ENV = "KVLOAD_AUTH"
 
 
 def auth_env(target: Target) -> dict[str, str] | None:

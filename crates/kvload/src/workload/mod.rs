@@ -1,0 +1,11 @@
+//! Workloads: the tests and their commands (`spec`), keys (`keys`), datasets, cluster
+//! slots and topology, replicas, the staircase ramp; and kvload's own requests as the
+//! engine's batches (`batches`).
+pub mod batches;
+pub mod cluster;
+pub mod dataset;
+pub mod keys;
+pub mod replicas;
+pub mod spec;
+pub mod staircase;
+pub mod topology;
