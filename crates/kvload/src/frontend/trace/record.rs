@@ -183,32 +183,38 @@ fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
             Ok(n) => n,
         };
         let seen = Instant::now();
+        // Matched before they are forwarded: once the client has a reply, so has the
+        // recording (a recording stopped right after the client's last reply misses none).
+        if scanning {
+            values.clear();
+            match scanner.feed(&buf[..n], &mut values) {
+                Ok(()) => {
+                    sizes.clear();
+                    sizes.extend(values.iter().filter(|v| !v.1).map(|v| v.0));
+                    if !sizes.is_empty() {
+                        m.replies(&sizes, seen);
+                    }
+                }
+                Err(e) => {
+                    eprintln!("kvload record: unparsable server reply ({e}); this connection's replies are no longer recorded");
+                    m.stop();
+                    scanning = false;
+                }
+            }
+        }
         if forwarding && to.write_all(&buf[..n]).is_err() {
             forwarding = false;
         }
         if !forwarding && !scanning {
             break;
         }
-        if !scanning {
-            continue;
-        }
-        values.clear();
-        if let Err(e) = scanner.feed(&buf[..n], &mut values) {
-            eprintln!("kvload record: unparsable server reply ({e}); this connection's replies are no longer recorded");
-            m.stop();
-            scanning = false;
-            continue;
-        }
-        sizes.clear();
-        sizes.extend(values.iter().filter(|v| !v.1).map(|v| v.0));
-        if !sizes.is_empty() {
-            m.replies(&sizes, seen);
-        }
     }
     m.stop();
 }
 
-/// Client → upstream: forward each read, then log the complete commands it finished.
+/// Client → upstream: log the complete commands of each read, then forward it. Logged (and
+/// handed to the matcher) first, the commands are always there when their replies come
+/// back, however soon: a reply the client got is a reply the recording matched.
 fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
     let Conn { id, tx, start, matcher } = c;
     let mut buf = vec![0u8; 64 * 1024];
@@ -220,32 +226,37 @@ fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
             Ok(n) => n,
         };
         let read_at = Instant::now();
-        let t_us = read_at.duration_since(start).as_micros() as u64;
+        if logging {
+            pending.extend_from_slice(&buf[..n]);
+            let t_us = read_at.duration_since(start).as_micros() as u64;
+            logging = log_commands(&mut pending, id, t_us, read_at, matcher.as_deref(), &tx);
+        }
         if up.write_all(&buf[..n]).is_err() {
             break;
         }
-        if !logging {
-            continue;
-        }
-        pending.extend_from_slice(&buf[..n]);
-        let r = read_records(&mut pending, id, t_us, matcher.is_some());
-        if r.unparsable {
-            eprintln!("kvload record: connection {id}: unparsable client bytes; forwarding only from here on");
-            logging = false;
-        }
-        if let Some(m) = &matcher {
-            if !r.recs.is_empty() {
-                m.commands(r.recs, read_at, r.breaks);
-            }
-            if !logging {
-                m.stop();
-            }
-        }
-        if !r.out.is_empty() && tx.send((r.count, r.out)).is_err() {
-            logging = false;
-        }
     }
     let _ = up.shutdown(Shutdown::Write);
+}
+
+/// Logs the complete commands at the start of `pending` (read at `read_at`, `t_us` into
+/// the recording): to the matcher with --replies, else to the writer. False when nothing
+/// more of this connection can be logged (unparsable bytes, the writer gone).
+fn log_commands(pending: &mut Vec<u8>, id: u32, t_us: u64, read_at: Instant,
+                matcher: Option<&Matcher>, tx: &Sender<Batch>) -> bool {
+    let r = read_records(pending, id, t_us, matcher.is_some());
+    if r.unparsable {
+        eprintln!("kvload record: connection {id}: unparsable client bytes; forwarding only from here on");
+    }
+    if let Some(m) = matcher {
+        if !r.recs.is_empty() {
+            m.commands(r.recs, read_at, r.breaks);
+        }
+        if r.unparsable {
+            m.stop();
+        }
+    }
+    let sent = r.out.is_empty() || tx.send((r.count, r.out)).is_ok();
+    !r.unparsable && sent
 }
 
 /// The records of the complete commands of one client read.
