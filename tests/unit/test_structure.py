@@ -57,11 +57,11 @@ def getattr_args_uses(files: Iterable[Path]) -> list[str]:
     """``path:line`` of every ``getattr(args, …)`` call."""
     found = []
     for path in files:
-        for node in ast.walk(_parse(path)):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id == "getattr" and node.args
-                    and isinstance(node.args[0], ast.Name) and node.args[0].id == "args"):
-                found.append(f"{_name(path)}:{node.lineno}")
+        lines = sorted(node.lineno for node in ast.walk(_parse(path))
+                       if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                       and node.func.id == "getattr" and node.args
+                       and isinstance(node.args[0], ast.Name) and node.args[0].id == "args")
+        found += [f"{_name(path)}:{line}" for line in lines]
     return found
 
 
