@@ -229,7 +229,7 @@ def _sd(n: int, mean: float, sumsq: float) -> float:
 
 
 # A query's bind parameters: scalars, and lists for ANY(CAST(:names AS text[])).
-BindParams = Mapping[str, str | int | float | bool | None | list[str]]
+BindParams = Mapping[str, str | int | float | bool | list[str] | None]
 
 
 def fetch_rows(conn: Connection, query: Select[Any] | TextClause,
