@@ -85,6 +85,16 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
         ("SET d=64 P=1 c=50", True, 1)], gates
     sat, points = sweep_rows(tmp_path / "results" / "sweep")
     saturation = sat["rps"]
+    assert_sweep_records(tmp_path / "results" / "sweep", sat, points)
+    assert_open_loop_kept_its_rate(points)
+    assert_p99_rises_with_the_rate(points)
+    assert_knee_below_saturation(done.stdout, tmp_path / "results" / "sweep", saturation)
+
+
+def assert_sweep_records(results: Path, sat: dict[str, Any],
+                         points: list[dict[str, Any]]) -> None:
+    """The saturation row and the ten points' ``sweep`` records, series and histograms."""
+    saturation = sat["rps"]
     assert sat["server_version"] == "valkey-8.0.1" and sat["config_set"] is None
     assert [p["sweep"]["point"] for p in points] == [
         "10%", "30%", "50%", "60%", "70%", "80%", "85%", "90%", "95%", "100%"]
@@ -95,8 +105,11 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
         assert record["saturation_rps"] == saturation and record["arrivals"] == "poisson"
         assert p["config_set"] == {"rate": record["point"]} and p["duration"] == 1
         assert p["client"]["mode"] == "open" and p["histogram_file"]
-        assert (tmp_path / "results" / "sweep" / p["histogram_file"]).is_file()
+        assert (results / p["histogram_file"]).is_file()
     assert len({p["trial_id"] for p in points} | {sat["trial_id"]}) == 11
+
+
+def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     # The open loop keeps its rate below saturation, unless kvload says it could not: a
     # point where kvload used ≥ 90% of its core is marked client-saturated (⚠ client in the
     # table), its latency partly the client's own lateness (docs/guide/sweeps.md "Rate
@@ -117,6 +130,8 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
         assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05), (
             p["sweep"]["point"], server_busy(p))
 
+
+def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
     # p99 rises with the rate: the median p99 of the top four points (85-100%) is at least
     # twice that of the lowest three (10-50%) — medians, so one stalled second does not
     # decide — and overload at the top. Over every point, client-saturated ones too: the
@@ -131,9 +146,11 @@ def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> 
     p99 = [corrected(p, "p99") for p in points]
     assert p99[-1] >= 3 * min(p99[:2]), p99
 
+
+def assert_knee_below_saturation(stdout: str, results: Path, saturation: float) -> None:
     # the knee (table and markdown) lies below the closed-loop saturation rps
-    assert "Rate sweep · SET d=64 P=1 c=50 · poisson arrivals" in done.stdout
-    text = (tmp_path / "results" / "sweep" / "rate_sweep.md").read_text()
+    assert "Rate sweep · SET d=64 P=1 c=50 · poisson arrivals" in stdout
+    text = (results / "rate_sweep.md").read_text()
     knee_line = next(line for line in text.splitlines() if line.startswith("knee: "))
     head = knee_line.split(";")[0]  # "knee: 55,312 rps at 50%"
     assert "below the lowest rate" not in head and "≥" not in head, knee_line

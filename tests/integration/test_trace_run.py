@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -422,54 +423,85 @@ def test_recorded_replies_stats_seeding_and_emitted_workloads(tmp_path: Path) ->
         for i in range(50):
             assert _call(up_port, "SET", f"pre:{i:012d}", "p" * 700) == b"+OK\r\n"
         _record_replies(kvload, up_port, trace)
-        info = json.loads(subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
-                                         capture_output=True, text=True).stdout)
-        counts, replies = info["command_counts"], info["recorded_replies"]
-        assert info["replies"] and not info["monitor"]
-        assert replies["count"] == info["commands"], "every command's reply was matched"
-        sizes = replies["size_histogram"]
-        assert sizes["≤1024"] == 50, "the 50 GETs of 700-byte values ($700 CRLF … CRLF)"
-        assert sizes["≤128"] <= counts["GET"] - 50 and sizes["≤8"] >= counts["SET"], sizes
-        assert 0 < replies["latency_p50_us"] <= replies["latency_p99_us"]
-        done = run_kvperf("trace", "stats", trace, "--json", tmp_path / "s.json", cwd=tmp_path)
-        assert done.returncode == 0, done.stdout + done.stderr
-        found = json.loads((tmp_path / "s.json").read_text())
-        assert found["replies"]["size_histogram"] == sizes
-        assert found["replies"]["latency_p50_us"] == replies["latency_p50_us"]
-        assert found["replies"]["latency_p99_us"] == replies["latency_p99_us"]
-        assert "latency at the proxy p50" in done.stdout and "Reply sizes" in done.stdout
-        assert 4 < found["pipeline_depth"] <= 8, found["pipeline_depth"]  # + 51 single reads
+        replies = _check_trace_info_replies(kvload, trace)
+        found = _check_trace_stats_replies(trace, tmp_path, replies)
 
         # Seeding: pre:* are only read, so their size comes from the recorded replies.
         subprocess.run([str(kvload), "replay", str(trace), "-p", str(port), "--speed", "max",
                         "--seed-from-trace", "-q"], check=True, stdout=subprocess.DEVNULL)
         assert _call(port, "STRLEN", "pre:000000000007") == b":700\r\n"
 
-        mix = {name.lower(): n / found["commands"] for name, n in found["mix"].items()}
-        for tool in ("kvload", "memtier"):
-            done = run_kvperf("trace", "stats", trace, "--emit-workload", tool, cwd=tmp_path)
-            assert done.returncode == 0, done.stderr
-            argv = shlex.split(done.stdout.strip())
-            assert _call(port, "FLUSHALL") == b"+OK\r\n"
-            assert _call(port, "CONFIG", "RESETSTAT") == b"+OK\r\n"
-            _run_emitted(kvload, argv, port)
-            calls = _commandstats(port)
-            ran = sum(calls.get(name, 0) for name in mix)
-            assert ran > 100, (tool, calls)
-            for name, share in mix.items():
-                assert abs(calls.get(name, 0) / ran - share) <= 0.05, (tool, name, calls, mix)
-        conns = _push_and_pubsub_replies(kvload, up_port, tmp_path / "push.kvt")
-        hello = conns[0][0]
-        assert hello[0] == "HELLO" and isinstance(hello[1], int) and hello[1] > 50, hello
-        # `_` CRLF (a RESP3 null), then `$3` CRLF abc CRLF: the push between them is skipped.
-        assert conns[0][1:] == [["CLIENT", 5], ["GET", 3], ["GET", 9]], conns[0]
-        assert conns[1] == [["SET", 5], ["PUBLISH", 4]], conns[1]
-        assert conns[2] == [["SUBSCRIBE", None], ["PING", None]], "no matching from SUBSCRIBE on"
+        _check_emitted_workloads(kvload, trace, port, tmp_path, found)
+        _check_push_and_pubsub(kvload, up_port, tmp_path / "push.kvt")
         _check_replay_auth(kvload, trace, port)
     finally:
         for server in (upstream, target):
             server.kill()
             server.wait()
+    _check_monitor_capture_has_no_replies(kvload, tmp_path)
+
+
+def _check_trace_info_replies(kvload: Path, trace: Path) -> dict[str, Any]:
+    """kvload trace-info of the replies trace: every command's reply matched, with sizes
+    and latencies; its ``recorded_replies``."""
+    info = json.loads(subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
+                                     capture_output=True, text=True).stdout)
+    counts = info["command_counts"]
+    replies: dict[str, Any] = info["recorded_replies"]
+    assert info["replies"] and not info["monitor"]
+    assert replies["count"] == info["commands"], "every command's reply was matched"
+    sizes = replies["size_histogram"]
+    assert sizes["≤1024"] == 50, "the 50 GETs of 700-byte values ($700 CRLF … CRLF)"
+    assert sizes["≤128"] <= counts["GET"] - 50 and sizes["≤8"] >= counts["SET"], sizes
+    assert 0 < replies["latency_p50_us"] <= replies["latency_p99_us"]
+    return replies
+
+
+def _check_trace_stats_replies(trace: Path, tmp_path: Path,
+                               replies: dict[str, Any]) -> dict[str, Any]:
+    """`kvperf trace stats --json` shows the replies trace-info found; its document."""
+    sizes = replies["size_histogram"]
+    done = run_kvperf("trace", "stats", trace, "--json", tmp_path / "s.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found: dict[str, Any] = json.loads((tmp_path / "s.json").read_text())
+    assert found["replies"]["size_histogram"] == sizes
+    assert found["replies"]["latency_p50_us"] == replies["latency_p50_us"]
+    assert found["replies"]["latency_p99_us"] == replies["latency_p99_us"]
+    assert "latency at the proxy p50" in done.stdout and "Reply sizes" in done.stdout
+    assert 4 < found["pipeline_depth"] <= 8, found["pipeline_depth"]  # + 51 single reads
+    return found
+
+
+def _check_emitted_workloads(kvload: Path, trace: Path, port: int, tmp_path: Path,
+                             found: dict[str, Any]) -> None:
+    """Each workload `trace stats --emit-workload` prints reproduces the trace's command mix
+    (``found``: trace stats' document) on the server at ``port``."""
+    mix = {name.lower(): n / found["commands"] for name, n in found["mix"].items()}
+    for tool in ("kvload", "memtier"):
+        done = run_kvperf("trace", "stats", trace, "--emit-workload", tool, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        argv = shlex.split(done.stdout.strip())
+        assert _call(port, "FLUSHALL") == b"+OK\r\n"
+        assert _call(port, "CONFIG", "RESETSTAT") == b"+OK\r\n"
+        _run_emitted(kvload, argv, port)
+        calls = _commandstats(port)
+        ran = sum(calls.get(name, 0) for name in mix)
+        assert ran > 100, (tool, calls)
+        for name, share in mix.items():
+            assert abs(calls.get(name, 0) / ran - share) <= 0.05, (tool, name, calls, mix)
+
+
+def _check_push_and_pubsub(kvload: Path, up_port: int, trace: Path) -> None:
+    conns = _push_and_pubsub_replies(kvload, up_port, trace)
+    hello = conns[0][0]
+    assert hello[0] == "HELLO" and isinstance(hello[1], int) and hello[1] > 50, hello
+    # `_` CRLF (a RESP3 null), then `$3` CRLF abc CRLF: the push between them is skipped.
+    assert conns[0][1:] == [["CLIENT", 5], ["GET", 3], ["GET", 9]], conns[0]
+    assert conns[1] == [["SET", 5], ["PUBLISH", 4]], conns[1]
+    assert conns[2] == [["SUBSCRIBE", None], ["PING", None]], "no matching from SUBSCRIBE on"
+
+
+def _check_monitor_capture_has_no_replies(kvload: Path, tmp_path: Path) -> None:
     monitor = tmp_path / "monitor.txt"
     monitor.write_text('1700000000.1 [0 a:1] "GET" "k"\n')
     info = json.loads(subprocess.run([str(kvload), "trace-info", str(monitor)], check=True,

@@ -31,7 +31,7 @@ from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.results.metrics import INSTRUCTION_METRICS, METRIC_SETS
-from kvperf.results.row import Row
+from kvperf.results.row import ParamValue, Row
 
 INSTRUCTION_PREFIX = "instructions."
 TIMING_METRICS = METRIC_SETS["all"]
@@ -224,6 +224,6 @@ def max_steps(commits: int) -> int:
     return math.ceil(math.log2(max(commits, 1))) + 1
 
 
-def series_text(params: Mapping[str, object]) -> str:
+def series_text(params: Mapping[str, ParamValue]) -> str:
     """A stored series' parameters as ``--series`` takes them (describe_group's words)."""
     return describe_group(tuple(params.items()))

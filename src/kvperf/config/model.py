@@ -6,12 +6,23 @@ Lists inside an object are cross-multiplied by the plan; objects are never cross
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from kvperf.config.commands import CommandSpec
 from kvperf.config.faults import Fault
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.config.staircase import Staircase
 from kvperf.core.kinds import Concurrency, ProfileMode
+
+
+class ProfileParams(TypedDict):
+    """What a trial's identity records of its profiling (``ProfileSettings.params``)."""
+
+    mode: str
+    frequency: int
+    call_graph: str
+    delay: float
+    duration: float | None
 
 
 @dataclass(frozen=True)
@@ -24,7 +35,7 @@ class ProfileSettings:
     delay: float = 0.0  # seconds into the measure stage before sampling starts
     duration: float | None = None  # seconds sampled (None: to the end of the measure stage)
 
-    def params(self) -> dict[str, object]:
+    def params(self) -> ProfileParams:
         """What a trial's identity records of its profiling."""
         return {"mode": str(self.mode), "frequency": self.frequency,
                 "call_graph": self.call_graph, "delay": self.delay,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 # Percent of the closed-loop saturation rps: coarse at the bottom, finer near the top,
 # where latency turns.
@@ -50,6 +50,13 @@ def parse_slo(text: str) -> Slo:
     return Slo(metric, bound, op == "<")
 
 
+class KneeRule(TypedDict):
+    """The knee rule as a sweep's rows record it (results/sweep.py's ``rule``)."""
+
+    slo: str | None  # "p99<=1ms" (corrected latency), or None: the growth factor
+    factor: float
+
+
 @dataclass(frozen=True)
 class RateSweep:
     """What a sweep runs per series: ``percents`` of the closed-loop saturation rps, or
@@ -64,7 +71,7 @@ class RateSweep:
     factor: float = DEFAULT_FACTOR
     arrivals: str = "poisson"
 
-    def rule(self) -> dict[str, object]:
+    def rule(self) -> KneeRule:
         """What the rows record of the knee rule (so readers judge with the same one)."""
         return {"slo": self.slo.text() if self.slo else None, "factor": self.factor}
 

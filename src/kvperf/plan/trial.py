@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 from kvperf.config.commands import CommandSpec
 from kvperf.config.faults import Fault
-from kvperf.config.model import ModuleSpec, ProfileSettings
+from kvperf.config.model import ModuleSpec, ProfileParams, ProfileSettings
 from kvperf.config.staircase import Staircase
 from kvperf.core.cpus import format_cpu_list
 from kvperf.core.identity import stable_id
@@ -54,6 +55,37 @@ class Load:
     faults: tuple[Fault, ...] = ()  # run during the measure stage (config "faults")
 
 
+class TrialParams(TypedDict):
+    """What identifies a trial's series (``Trial.params``, hashed into its id); the
+    optional keys are there only when set, so trials without them keep their ids."""
+
+    command: str
+    data_size: int
+    pipeline: int
+    clients: int
+    keyspacelen: int
+    requests: int | None
+    duration: float | None
+    warmup: int
+    benchmark_threads: int | None
+    cluster_mode: bool
+    tls: bool
+    io_threads: int | None
+    cluster_nodes: int | None
+    config_set: dict[str, str]
+    custom_server_configs: dict[str, str]
+    modules: list[str]
+    server_cpus: str | None
+    client_cpus: str | None
+    profile: NotRequired[ProfileParams]
+    rps: NotRequired[float]
+    arrivals: NotRequired[str | None]
+    replicas: NotRequired[int]
+    read_from_replicas: NotRequired[str]
+    staircase: NotRequired[dict[str, int]]
+    faults: NotRequired[list[str]]
+
+
 @dataclass(frozen=True)
 class Trial:
     """One planned measurement. ``id`` is a hash of its parameters (not of ``run``)."""
@@ -69,10 +101,10 @@ class Trial:
     def id(self) -> str:
         return stable_id(self.params())
 
-    def params(self) -> dict[str, object]:
+    def params(self) -> TrialParams:
         """The parameters that identify this trial's series (everything but ``run``)."""
         s, ld = self.server, self.load
-        return {
+        params: TrialParams = {
             "command": ld.command.name, "data_size": ld.data_size, "pipeline": ld.pipeline,
             "clients": ld.clients, "keyspacelen": ld.keyspacelen, "requests": ld.requests,
             "duration": ld.duration, "warmup": ld.warmup, "benchmark_threads": ld.threads,
@@ -82,13 +114,20 @@ class Trial:
             "modules": [m.path for m in s.modules],
             "server_cpus": format_cpu_list(s.cpus) if s.cpus else None,
             "client_cpus": format_cpu_list(ld.cpus) if ld.cpus else None,
-        } | ({"profile": self.profile.params()} if self.profile else {}) | (
-            {"rps": ld.rps, "arrivals": ld.arrivals} if ld.rps else {}) | (
-            {"replicas": s.replicas} if s.replicas else {}) | (
-            {"read_from_replicas": ld.read_from_replicas}
-            if ld.read_from_replicas != "no" else {}) | (
-            {"staircase": ld.staircase.params()} if ld.staircase else {}) | (
-            {"faults": [f.text() for f in ld.faults]} if ld.faults else {})
+        }
+        if self.profile:
+            params["profile"] = self.profile.params()
+        if ld.rps:
+            params["rps"], params["arrivals"] = ld.rps, ld.arrivals
+        if s.replicas:
+            params["replicas"] = s.replicas
+        if ld.read_from_replicas != "no":
+            params["read_from_replicas"] = ld.read_from_replicas
+        if ld.staircase:
+            params["staircase"] = ld.staircase.params()
+        if ld.faults:
+            params["faults"] = [f.text() for f in ld.faults]
+        return params
 
     def describe(self) -> str:
         """A one-line human description for progress and logs."""

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-
-class KneeRule(TypedDict):
-    slo: str | None  # "p99<=1ms" (corrected latency), or None: the growth factor
-    factor: float
+from kvperf.config.rate_sweep import KneeRule as KneeRule  # the record's rule (re-exported)
 
 
 class SweepRecord(TypedDict, total=False):

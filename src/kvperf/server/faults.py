@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 from kvperf.config.faults import Fault
 from kvperf.core.errors import ServerError
@@ -40,6 +40,19 @@ class FaultNode:
     settle: Callable[[], None] | None = None
 
 
+class ExecutedRecord(TypedDict):
+    """An executed fault as the row's ``failover.faults`` entries hold it (before
+    results/failover.py adds its ``window``)."""
+
+    at_s: float
+    action: str
+    target: str
+    seconds: float | None
+    started_unix: float
+    ended_unix: float
+    error: str | None
+
+
 @dataclass(frozen=True)
 class Executed:
     """A fault as it happened: wall-clock start (and end: a pause's SIGCONT, a restart's
@@ -50,11 +63,19 @@ class Executed:
     ended_unix: float
     error: str | None = None
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> ExecutedRecord:
         return {"at_s": self.fault.at, "action": self.fault.action,
                 "target": self.fault.target, "seconds": self.fault.seconds,
                 "started_unix": round(self.started_unix, 4),
                 "ended_unix": round(self.ended_unix, 4), "error": self.error}
+
+
+@dataclass
+class _Outcome(Generic[T]):
+    """What the load's worker thread returned (a list of one: T may be None) or raised."""
+
+    value: list[T] = field(default_factory=list)
+    error: BaseException | None = None
 
 
 @dataclass
@@ -76,13 +97,13 @@ class FaultSchedule:
     _paused: set[int] = field(default_factory=set)
 
     def run(self, load: Callable[[], T]) -> T:
-        box: dict[str, Any] = {}
+        box: _Outcome[T] = _Outcome()
 
         def work() -> None:
             try:
-                box["value"] = load()
+                box.value = [load()]
             except BaseException as exc:  # re-raised in the calling thread
-                box["error"] = exc
+                box.error = exc
             finally:
                 self._done.set()
 
@@ -96,10 +117,9 @@ class FaultSchedule:
                 _signal(pid, signal.SIGCONT)
             self._paused.clear()
             worker.join()
-        if "error" in box:
-            raise box["error"]
-        value: T = box["value"]
-        return value
+        if box.error is not None:
+            raise box.error
+        return box.value[0]
 
     def _run(self, start: float) -> None:
         for fault in self.faults:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass
+from typing import TypedDict
 
 from kvperf.core.cpus import format_cpu_list, parse_cpu_list
 from kvperf.server.fact import Fact, unknown
@@ -116,13 +117,24 @@ def numa_fact(nodes: dict[int, str] | None) -> Fact:
                 "the same placement")
 
 
+class LoadValue(TypedDict, total=False):
+    """The noisy-neighbours fact's value: load averages (1, 5, 15 min), the CPUs, and the
+    CPU sample's busy and steal percent when one was taken."""
+
+    load_average: list[float]
+    cpus: int
+    busy_percent: float
+    steal_percent: float
+    sample_seconds: float
+
+
 def load_fact(loadavg: str | None, cpus: int, sample: CpuSample | None) -> Fact:
     """Load average and a short CPU sample: other busy processes (or a busy host) add noise."""
     if loadavg is None:
         return unknown("noisy_neighbours", "Noisy neighbours", "no /proc/loadavg")
     fields = loadavg.split()
     averages = [float(x) for x in fields[:3]]
-    value: dict[str, object] = {"load_average": averages, "cpus": cpus}
+    value: LoadValue = {"load_average": averages, "cpus": cpus}
     text = f"load {' '.join(fields[:3])} on {cpus} CPUs"
     if sample is not None:
         value |= {"busy_percent": round(sample.busy * 100, 1),

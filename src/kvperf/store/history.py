@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -228,8 +228,12 @@ def _sd(n: int, mean: float, sumsq: float) -> float:
     return math.sqrt(max(sumsq - n * mean * mean, 0.0) / (n - 1))
 
 
+# A query's bind parameters: scalars, and lists for ANY(CAST(:names AS text[])).
+BindParams = Mapping[str, str | int | float | bool | list[str] | None]
+
+
 def fetch_rows(conn: Connection, query: Select[Any] | TextClause,
-               params: dict[str, object] | None = None) -> Sequence[Sequence[Any]]:
+               params: BindParams | None = None) -> Sequence[Sequence[Any]]:
     """The query's rows; on PostgreSQL through a binary-format psycopg cursor, which reads
     2 million summary rows (or histories as arrays) in about half the time of the text
     format SQLAlchemy's execute uses."""
