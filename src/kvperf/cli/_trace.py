@@ -33,9 +33,9 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
                        help="--trace: SET the keys the trace reads before it writes them")
 
 
-def given(flags: dict[str, object]) -> tuple[str, ...]:
-    """The names of the flags given (a true value) of ``flags``, --name style."""
-    return tuple(name for name, value in flags.items() if value)
+def given(*flags: tuple[str, object]) -> tuple[str, ...]:
+    """The names of the flags given (a true value) of the (--name, value) pairs."""
+    return tuple(name for name, value in flags if value)
 
 
 def handle_trace(cli: Cli, flags: TraceFlags) -> int:

@@ -105,8 +105,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
         return handle_trace_compare(cli, TraceFlags(
             args.trace, args.speed, args.seed_from_trace, tuple(args.server_bin), args.runs,
             None, writer_flags(args), interference_flags(args),
-            given({"config": args.config, "module-config": args.module_config,
-                   "definitions": args.definitions, "profile": args.profile}),
+            given(("config", args.config), ("module-config", args.module_config),
+                   ("definitions", args.definitions), ("profile", args.profile)),
             tuple(args.refs)))
     asked = request(args)
     for path, why in asked.skipped:

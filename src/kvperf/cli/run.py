@@ -192,11 +192,11 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def _trace_flags(args: argparse.Namespace) -> TraceFlags:
-    others = given({"config": args.config, "commits": args.commits,
-                    "module-config": args.module_config, "definitions": args.definitions,
-                    "suite": args.suite, "gate": args.gate,
-                    "use-running-server": args.use_running_server, "profile": args.profile,
-                    "quick": args.quick, "dry-run": args.dry_run})
+    others = given(("config", args.config), ("commits", args.commits),
+                   ("module-config", args.module_config), ("definitions", args.definitions),
+                   ("suite", args.suite), ("gate", args.gate),
+                   ("use-running-server", args.use_running_server), ("profile", args.profile),
+                   ("quick", args.quick), ("dry-run", args.dry_run))
     return TraceFlags(args.trace, args.speed, args.seed_from_trace,
                       (args.server_bin,) if args.server_bin else (), args.runs, args.label,
                       writer_flags(args), interference_flags(args), others)
