@@ -1,8 +1,8 @@
 """Client libraries as subjects (docs/CLIENTS.md) against a real valkey-server: the shipped
 Python harnesses installed by `kvperf clients install` (scripts/test installs them first)
 and run by `kvperf run --client`; fakes (tests/fixtures/clients) for what a real harness
-must never do — under-report its operations, crash, print invalid JSON, hang — each caught
-with its message and no process left behind."""
+must never do — under-report its operations, fake its pipeline, crash, print invalid JSON,
+hang — each caught with its message and no process left behind."""
 
 from __future__ import annotations
 
@@ -32,13 +32,14 @@ def _config(tmp_path: Path, **overrides: Any) -> Path:
     return write_config(tmp_path, [spec])
 
 
-def _fake_run(tmp_path: Path, name: str, **env: str) -> tuple[Any, list[dict[str, Any]]]:
+def _fake_run(tmp_path: Path, name: str, config: dict[str, Any] | None = None,
+              **env: str) -> tuple[Any, list[dict[str, Any]]]:
     cache = {"KVPERF_CLIENTS_CACHE": str(tmp_path / "cache"), **env}
     done = run_kvperf("clients", "install", "--clients-dir", FAKES, name, cwd=tmp_path,
                       env=cache)
     assert done.returncode == 0, done.stderr
-    done = run_kvperf("run", "--config", _config(tmp_path), "--client", name,
-                      "--clients-dir", FAKES, "--no-db", cwd=tmp_path, env=cache)
+    done = run_kvperf("run", "--config", _config(tmp_path, **(config or {})), "--client",
+                      name, "--clients-dir", FAKES, "--no-db", cwd=tmp_path, env=cache)
     return done, read_metrics(tmp_path / "results")
 
 
@@ -58,6 +59,27 @@ def test_an_under_reporting_harness_fails_its_trial_naming_the_command(tmp_path:
     assert "accounting" in row["error"] and "SET" in row["error"], row["error"]
     assert "+150 (+5.3%)" in row["error"], row["error"]  # 3000 sent, 2850 reported
     assert row["harness"]["accounting"]["set"] == {"reported": 2850, "server": 3000}
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_harness_faking_its_pipeline_fails_its_trial_naming_calls_per_read(
+        tmp_path: Path) -> None:
+    """P=10 sent as ten writes, each answered before the next: every call is accounted
+    for, but the server's INFO stats count one call per read, so the trial fails."""
+    done, rows = _fake_run(tmp_path, "fake-pipelining",
+                           {"commands": ["MIX_READ_HEAVY"], "pipelines": [10]})
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = rows
+    assert row["status"] == "failed", row
+    assert row["error"].startswith("client fake-pipelining: the server saw 1.0"), row["error"]
+    assert "calls per read" in row["error"] and "below 2 for P=10" in row["error"]
+    wire = row["harness"]["wire"]
+    assert wire["batching"] == "not pipelined" and wire["calls_per_read"] < 1.2, wire
+    assert wire["calls"] >= 3000 and wire["pipeline"] == 10
+    counted = row["harness"]["accounting"]
+    assert all(c["reported"] == c["server"] for c in counted.values()), counted
+    assert row["harness"]["cpu_window"]["source"] == "getrusage(RUSAGE_SELF)"
+    assert row["harness"]["cpu_us_per_op"] > 0
 
 
 @pytest.mark.parametrize(("name", "message"), [
