@@ -39,8 +39,9 @@ def clients_table(lines: list[ClientLine], title: str = "Client libraries") -> T
     for column in ("workload", "client", "runs", "rps", "× kvload", "p50 ms", "p99 ms",
                    "p99.9 ms", "latency", "calls/read", "client CPU µs/op", "× kvload",
                    "process CPU µs/op", "server CPU µs/op", "RSS MiB", "alloc/op"):
-        table.add_column(column, justify="left" if column in ("workload", "client", "latency")
-                         else "right")
+        words = column in ("workload", "client", "latency")
+        table.add_column(column, justify="left" if words else "right",
+                         no_wrap=words or column in ("calls/read", "alloc/op"))
     for ln in lines:
         table.add_row(ln.workload, ln.client, str(ln.runs), f"{ln.rps:,.0f}",
                       _ratio(ln.rps_ratio), _num(ln.p50_ms), _num(ln.p99_ms),
