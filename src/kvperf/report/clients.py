@@ -3,7 +3,8 @@ client × workload, with rps and client CPU per operation as ratios to kvload's 
 workload when it ran (analysis/clients.py). Latency says which it is (a closed-loop
 harness's is uncorrected for coordinated omission, kvload's corrected); client CPU per
 operation is the measured window's, the harness's process total beside it; calls per read
-are the server's, marked ``implicit`` where calls of several batches shared reads."""
+are the server's, marked ``implicit`` where calls of several batches shared reads and ``per
+command`` where a batch was written command by command."""
 
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ NOTE = ("Ratios to kvload on the same workload; latency as the application sees 
         "uncorrected for coordinated omission in a closed-loop harness (kvload's is "
         "corrected); client CPU per operation in the measured window, the harness's whole "
         "process (wait4: start-up and warmup included) beside it; calls per read as the "
-        "server counted them, implicit: several calls or batches per read (docs/CLIENTS.md).")
+        "server counted them — implicit: several calls or batches per read; per command: a "
+        "batch written command by command (docs/CLIENTS.md).")
+
+
+MARKS = {"implicit": " implicit", "written per command": " per command"}
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -27,10 +32,11 @@ def _ratio(value: float | None) -> str:
 
 
 def calls_per_read(line: ClientLine) -> str:
-    """The server's calls per read, ``implicit`` marked (a harness's line; kvload: -)."""
+    """The server's calls per read, ``implicit`` and ``per command`` (batches written
+    command by command) marked; - for kvload's line."""
     if line.calls_per_read is None:
         return "-"
-    mark = " implicit" if line.batching == "implicit" else ""
+    mark = MARKS.get(line.batching or "", "")
     return f"{line.calls_per_read:,.1f}{mark}"
 
 

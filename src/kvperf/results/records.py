@@ -238,8 +238,9 @@ class WireRecord(TypedDict, total=False):
     calls_per_read: float | None
     pipeline: int  # what the spec asked for
     expected: float  # calls per read of a true pipeline of this workload (read buffer)
-    bar: float | None  # the least a pipelined trial must show (None: not judged)
-    batching: str  # pipelined, not pipelined, implicit, one call per read, not judged
+    bar: float | None  # below it a batched trial fails (None: not judged)
+    batching: str  # pipelined, written per command, not pipelined, implicit, one call per
+    #   read, not judged
 
 
 class HarnessRecord(TypedDict, total=False):
