@@ -72,7 +72,7 @@ def test_a_harness_faking_its_pipeline_fails_its_trial_naming_calls_per_read(
     (row,) = rows
     assert row["status"] == "failed", row
     assert row["error"].startswith("client fake-pipelining: the server saw 1.0"), row["error"]
-    assert "calls per read" in row["error"] and "below 2 for P=10" in row["error"]
+    assert "calls per read" in row["error"] and "below 1.25 for P=10" in row["error"]
     wire = row["harness"]["wire"]
     assert wire["batching"] == "not pipelined" and wire["calls_per_read"] < 1.2, wire
     assert wire["calls"] >= 3000 and wire["pipeline"] == 10
@@ -308,8 +308,10 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
         tmp_path: Path) -> None:
     """All shipped clients (Python, Node, Go, Java, C, Ruby; scripts/test installs them) in one
     `kvperf run`: SET/GET 1:10 at P=1 and P=10 on one connection, warmup included. kvperf
-    checks each result against the schema and the server's commandstats against what the
-    harness reported (within 1%), so an ok row is a harness that honoured the contract."""
+    checks each result against the schema, the server's commandstats against what the
+    harness reported (within 1%) and its calls per read against the pipeline (P=10 must
+    reach the server as pipelines), so an ok row is a harness that honoured the contract;
+    each reports its CPU in its measured window."""
     shipped = sorted(discover(shipped_dirs()))
     assert {"go-redis", "rueidis", "ioredis", "node-redis", "iovalkey", "valkey-glide-node",
             "jedis", "lettuce", "hiredis", "redis-rb", "redis-rb-hiredis",
@@ -333,6 +335,14 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
             accounting = row["harness"]["accounting"]
             assert accounting["get"]["reported"] == accounting["get"]["server"] > 0, name
             assert row["harness"]["ops"] == 2000 and row["rps"] > 0, (name, row["harness"])
+            # every kit reads its own CPU around its measured window (issue 37)
+            assert row["harness"]["cpu_window"]["source"], (name, row["harness"])
+            assert row["client"]["client_cpu_us_per_request"] == row["harness"]["cpu_us_per_op"]
+            wire = row["harness"]["wire"]  # redis-rb writes a batch command by command
+            batched = {"pipelined", "written per command"} if name == "redis-rb" else {
+                "pipelined"}
+            assert wire["batching"] in (batched if row["pipeline"] == 10
+                                        else {"one call per read"}), (name, wire)
 
 
 def test_a_model_outside_the_manifest_exits_2_and_each_harness_refuses_it_too(
