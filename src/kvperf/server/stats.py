@@ -93,9 +93,9 @@ class Collected(TypedDict, total=False):
     commandstats: dict[str, CommandStat]
     errorstats: dict[str, int]  # error replies by prefix (ERR, WRONGTYPE …), summed
     # INFO stats total_commands_processed and total_reads_processed, summed (every
-    # command, the server's own and a client's set-up included; reads: read(2) calls on
-    # client connections that returned data): calls per read tells a pipeline on the
-    # wire from N single writes (docs/CLIENTS.md). Absent when a node did not report them.
+    # command, a client's set-up included; reads: of client connections, a close among
+    # them): calls per read tells a pipeline on the wire from N round trips
+    # (docs/CLIENTS.md). Absent when a node did not report them.
     commands_processed: int
     reads_processed: int
 
