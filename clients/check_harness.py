@@ -265,6 +265,11 @@ def schema_problems(res: dict[str, Any], spec: dict[str, Any]) -> list[str]:
         need(alloc, "per_op", (int, float), "allocations.")
         need(alloc, "unit", (str,), "allocations.")
         need(alloc, "source", (str,), "allocations.")
+    cpu = res.get("cpu")  # optional: the process's CPU in the measured window (issue 37)
+    if cpu is not None:
+        for key, types in (("user_s", (int, float)), ("system_s", (int, float)),
+                           ("source", (str,))):
+            need(cpu, key, types, "cpu.")
     return p
 
 

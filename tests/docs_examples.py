@@ -305,6 +305,15 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf report results/valkey-8.0.1 --markdown clients.md":
         run(CLIENTS, files={"clients.md": ("### Client libraries",
                                          "| GET d=100 P=100 c=50 | valkey-glide 2.6.0 async |")}),
+    # docs/PERFORMANCE.md, issue 37: Lettuce's batches on the wire, Jedis's CPU window
+    "kvperf run --config configs/clients-table.json --client lettuce:async": elsewhere(
+        "tests/integration/test_clients.py::"
+        "test_lettuce_async_batches_are_pipelines_worth_three_times_single_calls",
+        "Lettuce async at P=1 and P=10 with 50 batches in flight: P=10 at least 3× P=1"),
+    "kvperf run --config jedis-cpu.json --client jedis": elsewhere(
+        "tests/integration/test_clients.py::"
+        "test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_length",
+        "a 2 s and an 8 s Jedis trial: the same CPU per operation in the window, within 10%"),
     "kvperf run --client go-redis --client ioredis --client jedis --profile": elsewhere(
         "tests/integration/test_clients.py::"
         "test_profile_names_each_runtime_s_frames_of_the_library",
@@ -614,7 +623,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html",
             files={"report.html": ("<h2>Run summary</h2>", "<svg"),
-                   "report.json": ('"kvperf_report": 6', '"label": "valkey 8.0.1"')}),
+                   "report.json": ('"kvperf_report": 7', '"label": "valkey 8.0.1"')}),
     "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
                            "$(ls -d results/compare-* | tail -1)"), says="A vs B",

@@ -202,11 +202,23 @@ async function runWorkers(wl, driver) {
   const start = performance.now();
   const warmEnd = start + s.warmup_s * 1000;
   const measureEnd = s.duration_s != null ? warmEnd + s.duration_s * 1000 : 0;
+  // The process's CPU (every thread: V8's, libuv's pool, a native core's) when warmup ends —
+  // a timer on the event loop the workers share — and when the last worker is done.
+  let cpuStart = null, timer = null;
+  if (s.warmup_s > 0) timer = setTimeout(() => { cpuStart = process.cpuUsage(); }, warmEnd - performance.now());
+  else cpuStart = process.cpuUsage();
   await Promise.all(workers.map(async (w, i) => {
     if (s.warmup_s > 0) await w.phase(false, warmEnd, -1);
     await w.phase(true, measureEnd, share(s.requests, n, i));
   }));
-  return merge(wl, workers, warmEnd);
+  if (timer) clearTimeout(timer);
+  const res = merge(wl, workers, warmEnd);
+  if (cpuStart) {
+    const used = process.cpuUsage(cpuStart);
+    res.cpu = { user_s: used.user / 1e6, system_s: used.system / 1e6,
+                source: "process.cpuUsage (getrusage RUSAGE_SELF): every thread, from warmup's end to the last worker's" };
+  }
+  return res;
 }
 
 function merge(wl, workers, measureStart) {

@@ -2,7 +2,9 @@
 worker's operations built before the loop (commands drawn by ratio, keys by pattern, from a
 PRNG seeded with seed + worker index), the timed loops (sync threads or asyncio tasks) with
 warmup counted apart, latency counts kept in a dict of whole microseconds (no histogram
-arithmetic on the hot path: they enter an HdrHistogram after the run), and the result.
+arithmetic on the hot path: they enter an HdrHistogram after the run), the process's own
+CPU in the measured window (getrusage(RUSAGE_SELF), every thread: read when warmup ends and
+when the last worker is done), and the result.
 
 A harness module gives an ``Adapter``: how to connect and how one call or one batch of calls
 is made with its library; ``main(adapter)`` does the rest. Runs on the harness's own venv
@@ -15,6 +17,7 @@ import asyncio
 import json
 import platform
 import random
+import resource
 import sys
 import threading
 import time
@@ -119,14 +122,44 @@ class Clock:
     measure_end: int | None  # None: a requests bound
     measure_start: int = 0
     finished: list[int] = field(default_factory=list)
+    cpu_start: resource.struct_rusage | None = None  # the process's CPU when warmup ends
+    cpu_end: resource.struct_rusage | None = None  # … and when the last worker is done
 
 
 def clock(spec: Spec) -> Clock:
+    """The phases' boundaries from now, and a thread that reads the process's CPU when
+    warmup ends (the measured window's start)."""
     now = time.perf_counter_ns()
     warmup_end = now + int(float(spec.raw["warmup_s"]) * 1e9)
     duration = spec.raw["duration_s"]
     end = warmup_end + int(float(duration) * 1e9) if duration is not None else None
-    return Clock(warmup_end, end, warmup_end)
+    found = Clock(warmup_end, end, warmup_end)
+
+    def at_measure_start() -> None:
+        time.sleep(max(warmup_end - time.perf_counter_ns(), 0) / 1e9)
+        if found.cpu_end is None:
+            found.cpu_start = resource.getrusage(resource.RUSAGE_SELF)
+
+    if warmup_end <= now:
+        found.cpu_start = resource.getrusage(resource.RUSAGE_SELF)
+    else:
+        threading.Thread(target=at_measure_start, daemon=True).start()
+    return found
+
+
+def measure_end(clock: Clock) -> None:
+    """The process's CPU once every worker is done (the measured window's end)."""
+    clock.cpu_end = resource.getrusage(resource.RUSAGE_SELF)
+
+
+def _cpu(clock: Clock) -> dict[str, Any] | None:
+    start, end = clock.cpu_start, clock.cpu_end
+    if start is None or end is None:  # a window shorter than the start's wake-up: none
+        return None
+    return {"user_s": round(max(end.ru_utime - start.ru_utime, 0.0), 6),
+            "system_s": round(max(end.ru_stime - start.ru_stime, 0.0), 6),
+            "source": "getrusage(RUSAGE_SELF): every thread, from warmup's end to the "
+                      "last worker's"}
 
 
 def _record(counts: Counts, batch: Sequence[tuple[str, str]], results: Sequence[Any] | None,
@@ -292,6 +325,8 @@ def _threads(spec: Spec, adapter: Adapter, workers: list[Worker], clock_box: lis
         t.start()
     for t in threads:
         t.join()
+    if clock_box:
+        measure_end(clock_box[0])
     if failures:
         raise failures[0]
 
@@ -305,6 +340,7 @@ async def _tasks(spec: Spec, adapter: Adapter, workers: list[Worker],
     try:
         await asyncio.gather(*(run_async(w, c, clock_box[0])
                                for w, c in zip(workers, calls, strict=True)))
+        measure_end(clock_box[0])
     finally:
         await close()
 
@@ -337,6 +373,7 @@ def result(spec: Spec, adapter: Adapter, workers: list[Worker], clock: Clock,
         "allocations": {"per_op": round(max(blocks, 0) / all_ops, 4) if all_ops else 0.0,
                         "unit": "blocks",
                         "source": "sys.getallocatedblocks: net growth over the run per op"},
+        **({"cpu": cpu} if (cpu := _cpu(clock)) is not None else {}),
     }
 
 

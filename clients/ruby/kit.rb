@@ -319,10 +319,16 @@ module KvperfHarness
       end
     end
     sleep([warm_end - Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond), 0].max / 1e6)
+    cpu_start = Process.times # the measured window's start: warmup's end
     allocated = GC.stat(:total_allocated_objects)
     threads.each(&:join)
+    cpu_end = Process.times # … and its end: the last worker done
     allocated = GC.stat(:total_allocated_objects) - allocated
-    merge(wl, workers, warm_end, allocated)
+    res = merge(wl, workers, warm_end, allocated)
+    res["cpu"] = { "user_s" => [cpu_end.utime - cpu_start.utime, 0.0].max,
+                   "system_s" => [cpu_end.stime - cpu_start.stime, 0.0].max,
+                   "source" => "Process.times (getrusage RUSAGE_SELF): every thread, from warmup's end to the last worker's" }
+    res
   end
 
   def merge(wl, workers, measure_start, allocated)

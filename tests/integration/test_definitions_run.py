@@ -72,7 +72,7 @@ def test_corpus_definitions_run_on_standalone(corpus: Path, tmp_path: Path) -> N
 def _check_row(row: dict[str, Any], mix: dict[str, float]) -> None:
     name = row["command"]
     assert row["status"] == "ok", (name, row["error"])
-    assert row["kvperf_format"] == 9 and row["config_set"] == {"topology": "oss-standalone"}
+    assert row["kvperf_format"] == 10 and row["config_set"] == {"topology": "oss-standalone"}
     assert row["definition"]["override_test_time"] == 2 and row["duration"] == 2
     assert row["rps"] > 0 and row["p50_latency_ms"] > 0, name
     assert row["checks"]["keyspacelen"] == row["keyspacelen"] > 0, name

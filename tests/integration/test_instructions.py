@@ -55,7 +55,7 @@ def test_run_counts_only_the_measure_stage(tmp_path: Path) -> None:
         row = rows[command]
         ins = row["instructions"]
         assert row["status"] == "ok" and row["measure"] == "instructions" and \
-            row["kvperf_format"] == 9, row
+            row["kvperf_format"] == 10, row
         assert ins["function"] == function and ins["function_calls"] == 20000, ins
         assert ins["requests"] == 20000 and 1000 < ins["total_per_request"] < 20000, ins
         assert ins["command_per_call"] == ins["function_inclusive_per_call"][function]

@@ -65,7 +65,7 @@ def test_stages_and_provenance_are_recorded(tmp_path: Path) -> None:
     assert row["server"]["monotonic_clock"] == "POSIX clock_gettime", row["server"]
     assert row["stage_seconds"]["warmup"] >= 1.0
     assert row["env"]["pinning"] == {"server": "0", "client": "1"}
-    assert row["io_threads"] == 2 and row["kvperf_format"] == 9
+    assert row["io_threads"] == 2 and row["kvperf_format"] == 10
     assert (tmp_path / "results" / "prov" / "logs.txt").read_text().count("trial 0") >= 1
     logs = list((tmp_path / "results" / "prov" / "trials").glob("*/server-node0.log"))
     assert logs and "Ready to accept connections" in logs[0].read_text()

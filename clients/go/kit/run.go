@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -271,6 +272,16 @@ type result struct {
 	Transactions int64             `json:"transactions"`
 	FirstError   *string           `json:"first_error"`
 	Allocations  map[string]any    `json:"allocations"`
+	CPU          map[string]any    `json:"cpu,omitempty"`
+}
+
+// processCPU is the process's user and system CPU seconds so far (every thread).
+func processCPU() (float64, float64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return float64(ru.Utime.Nano()) / 1e9, float64(ru.Stime.Nano()) / 1e9
 }
 
 func run(wl *Workload, d Driver) *result {
@@ -298,10 +309,15 @@ func run(wl *Workload, d Driver) *result {
 	}
 	var before, after runtime.MemStats
 	time.Sleep(time.Until(warmEnd))
+	user0, sys0 := processCPU() // the measured window's start: warmup's end
 	runtime.ReadMemStats(&before)
 	wg.Wait()
+	user1, sys1 := processCPU() // … and its end: the last worker done
 	runtime.ReadMemStats(&after)
-	return merge(wl, workers, warmEnd, after.Mallocs-before.Mallocs)
+	res := merge(wl, workers, warmEnd, after.Mallocs-before.Mallocs)
+	res.CPU = map[string]any{"user_s": max(user1-user0, 0), "system_s": max(sys1-sys0, 0),
+		"source": "getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's"}
+	return res
 }
 
 func share(requests *int64, n, i int) int64 {

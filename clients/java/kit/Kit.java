@@ -451,12 +451,15 @@ final class Kit {
             threads.add(t);
             t.start();
         }
+        long[] cpuStart = null, cpuEnd = null;
         try {
             long wait = warmEnd - System.nanoTime();
             if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+            cpuStart = processCpuTicks();  // the measured window's start: warmup's end
             before = otherThreadsAllocated(threads);
             finished.await();
             for (Thread t : threads) t.join();
+            cpuEnd = processCpuTicks();  // … and its end: the last worker done
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -466,7 +469,27 @@ final class Kit {
             Long b = before.get(e.getKey());
             if (b != null && b >= 0 && e.getValue() >= 0) otherBytes += e.getValue() - b;
         }
-        return merge(wl, workers, warmEnd, otherBytes, client);
+        String cpu = cpuStart == null || cpuEnd == null ? null
+                : String.format("{\"user_s\":%.2f,\"system_s\":%.2f,\"source\":\"/proc/self/stat utime and stime "
+                        + "(every thread, 10 ms ticks), from warmup's end to the last worker's\"}",
+                        Math.max(0, cpuEnd[0] - cpuStart[0]) / (double) USER_HZ,
+                        Math.max(0, cpuEnd[1] - cpuStart[1]) / (double) USER_HZ);
+        return merge(wl, workers, warmEnd, otherBytes, client, cpu);
+    }
+
+    /** USER_HZ: the unit of /proc's CPU times, 100 on Linux whatever the kernel's HZ. */
+    static final int USER_HZ = 100;
+
+    /** The process's user and system CPU so far in USER_HZ ticks, every thread (the JVM's
+     *  own: JIT and GC included); null when /proc cannot be read. */
+    static long[] processCpuTicks() {
+        try {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])};  // fields 14, 15
+        } catch (Exception e) {
+            return null;
+        }
     }
 
     /** Allocated bytes of every live thread but the workers (an async library's I/O threads). */
@@ -482,7 +505,7 @@ final class Kit {
     }
 
     private static String merge(Workload wl, List<Worker> workers, long measureStart, long otherBytes,
-                                Map<String, String> client) {
+                                Map<String, String> client, String cpu) {
         Spec s = wl.spec;
         StringBuilder warmup = new StringBuilder(), commands = new StringBuilder();
         long total = 0, tx = 0, warmTx = 0, end = measureStart, bytes = otherBytes;
@@ -525,7 +548,8 @@ final class Kit {
         return "{\"format\":\"kvperf-client-result\",\"version\":1,\"client\":{" + c + "},\"duration_s\":"
                 + String.format("%.6f", (end - measureStart) / 1e9) + ",\"warmup\":{" + warmup + "},\"commands\":{"
                 + commands + "},\"transactions\":" + tx + ",\"first_error\":"
-                + (firstError == null ? "null" : quote(firstError)) + ",\"allocations\":" + alloc + "}";
+                + (firstError == null ? "null" : quote(firstError)) + ",\"allocations\":" + alloc
+                + (cpu == null ? "" : ",\"cpu\":" + cpu) + "}";
     }
 
     static String quote(String s) {

@@ -1,8 +1,11 @@
 // kvperf client harness for Lettuce (contract v1, issue 23). One connection in every model:
 // single = the sync API (batches: the async API with auto-flush off, flushed once per batch);
 // async = workers chains of async calls in flight on the shared connection (each reply's
-// callback sends that worker's next call or batch). No pool (Lettuce multiplexes); async
-// transactions with workers > 1 are refused (MULTI state belongs to the connection).
+// callback sends that worker's next call or batch; a batch is written with auto-flush off
+// and flushed once, under a lock, since auto-flush is the connection's: one write per batch,
+// issue 37 — with auto-flush on, each command of a "batch" was its own write). No pool
+// (Lettuce multiplexes); async transactions with workers > 1 are refused (MULTI state
+// belongs to the connection).
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -93,6 +96,7 @@ public final class Harness {
         RedisAsyncCommands<String, String> a = conn.async();
         sync.ping();
         String value = wl.value;
+        Object flushing = new Object();  // auto-flush is the connection's: one batch at a time
         return new Kit.Driver() {
             public Kit.Conn conn(int w) {
                 RedisFuture<?>[] futures = new RedisFuture<?>[s.pipeline];
@@ -105,11 +109,22 @@ public final class Harness {
                         }
                     }
 
+                    /** The batch queued with auto-flush off and written by one flush. */
+                    private CompletableFuture<?> write(int[] ops, String[] keys, int n, boolean tx) {
+                        synchronized (flushing) {
+                            conn.setAutoFlushCommands(false);
+                            try {
+                                CompletableFuture<?> last = sendBatch(a, futures, ops, keys, n, tx, value);
+                                conn.flushCommands();
+                                return last;
+                            } finally {
+                                conn.setAutoFlushCommands(true);
+                            }
+                        }
+                    }
+
                     public void batch(int[] ops, String[] keys, int n, boolean tx, Throwable[] errs) {
-                        conn.setAutoFlushCommands(false);
-                        CompletableFuture<?> last = sendBatch(a, futures, ops, keys, n, tx, value);
-                        conn.flushCommands();
-                        conn.setAutoFlushCommands(true);
+                        CompletableFuture<?> last = write(ops, keys, n, tx);
                         try {
                             last.get(10, TimeUnit.SECONDS);
                         } catch (Exception e) {
@@ -119,14 +134,14 @@ public final class Harness {
                     }
 
                     public void start(int[] ops, String[] keys, int n, boolean tx, Throwable[] errs, Runnable done) {
-                        if (n == 1 && !tx) {
+                        if (s.pipeline == 1 && !tx) {  // auto-flush stays on: no batch toggles it
                             send(a, ops[0], keys[0], value).whenComplete((r, e) -> {
                                 errs[0] = e;
                                 done.run();
                             });
                             return;
                         }
-                        CompletableFuture<?> last = sendBatch(a, futures, ops, keys, n, tx, value);
+                        CompletableFuture<?> last = write(ops, keys, n, tx);
                         last.whenComplete((r, e) -> {
                             collect(futures, last, n, tx, errs);
                             done.run();

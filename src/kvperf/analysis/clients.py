@@ -1,8 +1,11 @@
 """Client libraries side by side (pure): one line per client × workload over its runs —
-median rps, latency from the runs' merged histograms (never averaged percentiles), the
-median client CPU, server CPU, peak RSS and allocations per operation — and, where kvload
-ran the same workload (``run --client kvload``), each client's rps and client CPU per
-operation as a ratio to kvload's: the reference line (docs/CLIENTS.md)."""
+median rps, latency from the runs' merged histograms (never averaged percentiles; a
+closed-loop harness's are uncorrected for coordinated omission, kvload's corrected), the
+median client CPU per operation in the measured window and the process total beside it,
+server CPU, the server's calls per read (implicit batching marked), peak RSS and
+allocations per operation — and, where kvload ran the same workload (``run --client
+kvload``), each client's rps and client CPU per operation as a ratio to kvload's: the
+reference line (docs/CLIENTS.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kvperf.analysis.distributions import stdtrit
-from kvperf.results.histogram import HistogramFile, merged_runs
+from kvperf.results.histogram import HistogramFile, merged_latency
 from kvperf.results.row import Row, is_timed
 
 CLIENT_KEYS = ("client", "library", "version", "language", "runtime", "concurrency")
@@ -41,6 +44,10 @@ class ClientLine:
     side: str | None = None  # the row's side (compare --client), None in a run
     rps_runs: tuple[float, ...] = ()
     rps_ci: tuple[float, float] | None = None  # 95% t interval of the mean rps (≥ 2 runs)
+    latency: str | None = None  # corrected (kvload) or uncorrected (a closed-loop harness)
+    process_cpu_us: float | None = None  # a harness's process tree per op (wait4, warmup in)
+    calls_per_read: float | None = None  # the server's, over the harness's run
+    batching: str | None = None  # clients/wire.py's verdict: implicit, pipelined …
 
 
 def mean_ci(values: tuple[float, ...]) -> tuple[float, float] | None:
@@ -77,12 +84,16 @@ def _workload(row: Row) -> str:
 
 
 def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -> ClientLine:
-    merged = merged_runs([histograms(r) for r in group], "corrected")
+    merged = merged_latency([histograms(r) for r in group])
     latency: list[float | None] = [None, None, None]
+    kind = None
     if merged is not None:
-        hist, scale = merged
+        hist, scale, found = merged
         latency = [hist.get_value_at_percentile(q) * scale for q in (50.0, 99.0, 99.9)]
+        kind = "corrected" if found == "corrected" else "uncorrected"
     harnesses = [r.get("harness") or {} for r in group]
+    wires = [w for h in harnesses if (w := h.get("wire"))]
+    batching = [str(w.get("batching")) for w in wires]
     runs = tuple(float(r.get("rps") or 0.0) for r in group)
     allocations = [h["allocations"] for h in harnesses if h.get("allocations")]
     allocation = allocations[0] if allocations else None
@@ -95,7 +106,11 @@ def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -
         _median((r.get("server") or {}).get("cpu_us_per_request") for r in group),
         _median(h.get("max_rss_kib") for h in harnesses if h.get("max_rss_kib")),
         f"{per_op:.2f} {allocation['unit']}" if allocation and per_op is not None else None,
-        side=group[0].get("side"), rps_runs=runs, rps_ci=mean_ci(runs))
+        side=group[0].get("side"), rps_runs=runs, rps_ci=mean_ci(runs),
+        latency=kind,
+        process_cpu_us=_median(h.get("process_cpu_us_per_op") for h in harnesses),
+        calls_per_read=_median(w.get("calls_per_read") for w in wires),
+        batching=max(set(batching), key=batching.count) if batching else None)
 
 
 def client_lines(rows: list[Row], histograms: Callable[[Row], HistogramFile | None]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvperf.analysis.paired import cv
-from kvperf.results.histogram import HistogramFile, merged_runs
+from kvperf.results.histogram import HistogramFile, merged_latency
 from kvperf.results.row import Row, is_timed
 
 
@@ -53,9 +53,9 @@ def _summary(group: list[Row],
              histograms: Callable[[Row], HistogramFile | None]) -> SeriesSummary:
     rps = [float(r.get("rps") or math.nan) for r in group]
     loaded = [histograms(r) for r in group]
-    merged = merged_runs(loaded, "corrected")
+    merged = merged_latency(loaded)
     if merged is not None:
-        hist, scale = merged
+        hist, scale, _ = merged
         p50, p99 = (hist.get_value_at_percentile(q) * scale for q in (50.0, 99.0))
         source = "merged histograms"
     else:

@@ -54,6 +54,18 @@ class HarnessResult:
         found: dict[str, int] = self.document["warmup"]
         return found
 
+    @property
+    def calls(self) -> int:
+        """Measured calls: ops with a reply and errors (what the window's CPU was spent on)."""
+        return self.ops + self.errors
+
+    @property
+    def cpu(self) -> JsonObject | None:
+        """The harness's own CPU in its measured window (``user_s``, ``system_s``,
+        ``source``), None when it did not report one (the field is optional in v1)."""
+        found: JsonObject | None = self.document.get("cpu")
+        return found
+
     def histogram(self) -> str:
         """Every command's histogram merged, V2-encoded (base64)."""
         encoded = [str(c["histogram"]) for c in self.commands.values()]

@@ -22,6 +22,7 @@ from html import escape
 from kvperf import __version__
 from kvperf.analysis.clients import ClientLine
 from kvperf.report import svg
+from kvperf.report.clients import NOTE, calls_per_read
 from kvperf.report.model import (
     Artifact,
     Comparison,
@@ -121,18 +122,21 @@ def _clients(lines: Sequence[ClientLine]) -> str:
              escape(ln.client), str(ln.runs), f"{ln.rps:,.0f}",
              "–" if ln.rps_ci is None else f"{ln.rps_ci[0]:,.0f} – {ln.rps_ci[1]:,.0f}",
              _ratio(ln.rps_ratio), _ms(ln.p50_ms), _ms(ln.p99_ms), _ms(ln.p99_9_ms),
+             escape(ln.latency or "–"), escape(calls_per_read(ln)),
              _num(ln.client_cpu_us, ",.2f"), _ratio(ln.cpu_ratio),
-             _num(ln.server_cpu_us, ",.2f"), _num(ln.rss_mib, ",.1f"),
-             escape(ln.allocations or "–")] for ln in lines]
+             _num(ln.process_cpu_us, ",.2f"), _num(ln.server_cpu_us, ",.2f"),
+             _num(ln.rss_mib, ",.1f"), escape(ln.allocations or "–")] for ln in lines]
     header = ["workload", *(["side"] if multi else []), "client", "runs", "rps (median)",
-              "rps 95% CI", "× kvload", "p50 ms", "p99 ms", "p99.9 ms", "client CPU µs/op",
-              "× kvload", "server CPU µs/op", "RSS MiB", "allocations/op"]
+              "rps 95% CI", "× kvload", "p50 ms", "p99 ms", "p99.9 ms", "latency",
+              "calls/read", "client CPU µs/op", "× kvload", "process CPU µs/op",
+              "server CPU µs/op", "RSS MiB", "allocations/op"]
     first = 3 if multi else 2
+    text = first + 7  # latency: words among the numbers
     return ("<h2>Client libraries</h2><p>Each client's harness on the same workloads "
-            "(docs/CLIENTS.md); latency as the application sees it (call to result); "
-            "ratios to kvload on the same workload where it ran.</p>"
+            f"(docs/CLIENTS.md). {escape(NOTE)}</p>"
             + svg.dot_chart(dots, "requests/s", "Client throughput per run")
-            + _table(header, rows, numeric=tuple(range(first, len(header) - 1))))
+            + _table(header, rows, numeric=tuple(i for i in range(first, len(header) - 1)
+                                                 if i != text)))
 
 
 def _ratio(value: float | None) -> str:
@@ -222,7 +226,8 @@ def _spectra(spectra: Sequence[Spectrum], sides: list[str]) -> str:
                          "other tools report a few percentiles only).</p>")
     out.append("<p>From the HDR histograms of all runs merged (never averaged percentiles). "
                "Corrected: from each request's intended send time (coordinated omission "
-               "corrected); service: from its actual send time (dashed).</p>")
+               "corrected); service: from its actual send time (dashed); uncorrected: a "
+               "closed-loop client harness's, from its call to its result.</p>")
     by_series: dict[str, list[Spectrum]] = {}
     for s in spectra:
         by_series.setdefault(s.series, []).append(s)
@@ -231,7 +236,7 @@ def _spectra(spectra: Sequence[Spectrum], sides: list[str]) -> str:
         for s in group:
             xs = [1 / (1 - q / 100) for q in s.percentiles]
             c = svg.colour(sides.index(s.side))
-            lines.append(svg.Line(f"{s.side} corrected", list(zip(xs, s.corrected_ms,
+            lines.append(svg.Line(f"{s.side} {s.latency}", list(zip(xs, s.corrected_ms,
                                                                   strict=True)), c))
             if s.service_ms:
                 lines.append(svg.Line(f"{s.side} service",

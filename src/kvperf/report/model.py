@@ -36,6 +36,14 @@ JSON versions (``kvperf_report``):
       sides that both swept, per series each side's knee rps (geometric mean over rounds),
       B/A with its interval and method (paired t for one interleaved run) and the verdict
       rule's verdict and reason.
+  7 — client lines (``clients``) add ``latency`` (``corrected`` for kvload's, ``uncorrected``
+      for a closed-loop harness's: call to result, coordinated omission not corrected),
+      ``process_cpu_us`` (the harness's process tree per operation, wait4: start-up and
+      warmup included; ``client_cpu_us`` is now the measured window's), ``calls_per_read``
+      and ``batching`` (the server's calls per read over the harness's run and
+      clients/wire.py's verdict). ``spectra`` add ``latency``: ``corrected`` (with the
+      service spectrum beside it) or ``uncorrected`` (a client harness's series: its only
+      histogram, no service spectrum).
 """
 
 from __future__ import annotations
@@ -66,10 +74,10 @@ from kvperf.analysis.sweeps import Sweep, sweeps
 from kvperf.core.jsontypes import JsonObject
 from kvperf.report.comparison import VERDICT_MARK, verdict_text
 from kvperf.report.profile import artifact_rows
-from kvperf.results.histogram import HistogramFile, merged_runs
+from kvperf.results.histogram import HistogramFile, merged_latency, merged_runs
 from kvperf.results.row import Row, field_of, is_disturbed, is_excluded, is_ok
 
-REPORT_VERSION = 6
+REPORT_VERSION = 7
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
@@ -148,8 +156,9 @@ class Spectrum:
     series: str
     runs: int
     percentiles: list[float]
-    corrected_ms: list[float]
+    corrected_ms: list[float]  # the latency shown (``latency`` says which kind)
     service_ms: list[float] | None
+    latency: str = "corrected"  # or "uncorrected": a closed-loop harness's histogram
 
 
 @dataclass(frozen=True)
@@ -308,9 +317,9 @@ def warnings(rows: list[Row], series: list[SeriesStats]) -> list[Warning]:
 
 def _latency(group: list[Row], loaded: list[HistogramFile | None]
              ) -> tuple[dict[str, float], str]:
-    merged = merged_runs(loaded, "corrected")
+    merged = merged_latency(loaded)
     if merged is not None:
-        hist, scale = merged
+        hist, scale, _ = merged
         return ({name: hist.get_value_at_percentile(q) * scale
                  for name, q in (("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9))},
                 "merged histograms")
@@ -339,11 +348,13 @@ def side_series(source: Source) -> tuple[list[SeriesStats], list[Spectrum]]:
                                  cv(rps), _column(group, "p50_latency_ms"),
                                  _column(group, "p99_latency_ms"), latency, origin,
                                  [i for i, r in enumerate(group, 1) if is_disturbed(r)]))
-        corrected, service = merged_runs(loaded, "corrected"), merged_runs(loaded, "service")
-        if corrected is not None:
+        shown, service = merged_latency(loaded), merged_runs(loaded, "service")
+        if shown is not None:  # a closed-loop harness's: its uncorrected latency alone
             spectra.append(Spectrum(source.name, name, len(group), list(SPECTRUM_QUANTILES),
-                                    _spectrum(*corrected),
-                                    _spectrum(*service) if service else None))
+                                    _spectrum(*shown[:2]), _spectrum(*service)
+                                    if service and shown[2] == "corrected" else None,
+                                    "corrected" if shown[2] == "corrected"
+                                    else "uncorrected"))
     return stats, spectra
 
 

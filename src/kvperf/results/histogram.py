@@ -59,3 +59,16 @@ def merged_runs(loaded: Sequence[HistogramFile | None], kind: str
         return merge([h[kind] for h in loaded if h]), scale
     except ValueError:
         return None
+
+
+def merged_latency(loaded: Sequence[HistogramFile | None]
+                   ) -> tuple[HdrHistogram, float, str] | None:
+    """The latency readers show for several runs: their ``corrected`` histograms merged
+    where every run has one (kvload), else their ``service`` ones — a closed-loop client
+    harness stores only those, uncorrected for coordinated omission —, with the scale to
+    ms and the kind read; None when neither kind is in every run."""
+    for kind in ("corrected", "service"):
+        merged = merged_runs(loaded, kind)
+        if merged is not None:
+            return merged[0], merged[1], kind
+    return None

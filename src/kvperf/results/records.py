@@ -229,14 +229,32 @@ class InterferenceRecord(TypedDict, total=False):
     retried: str | None  # the first attempt's cause, when it was rerun
 
 
+class WireRecord(TypedDict, total=False):
+    """``harness.wire`` (format 10): the server's counters over a client harness's run and
+    what they say about its batching (clients/wire.py, docs/CLIENTS.md)."""
+
+    calls: int  # INFO stats total_commands_processed (set-up calls included)
+    reads: int  # INFO stats total_reads_processed
+    calls_per_read: float | None
+    pipeline: int  # what the spec asked for
+    expected: float  # calls per read of a true pipeline of this workload (read buffer)
+    bar: float | None  # below it a batched trial fails (None: not judged)
+    batching: str  # pipelined, written per command, not pipelined, implicit, one call per
+    #   read, not judged
+
+
 class HarnessRecord(TypedDict, total=False):
     """The row's ``harness`` object (format 9): a client library's trial
     (``kvperf run --client``, docs/CLIENTS.md) — who ran (name, library and version as the
     harness loaded it, language, runtime, concurrency model and workers), what it reported
-    (ops, errors, the first error, warmup calls, its measured window), what it cost (CPU of
-    its process tree per operation, warmup and start-up included; peak RSS; allocations per
-    operation as its runtime tells), per-command latency, and the accounting check's table
-    (per command: the calls it reported and the calls INFO commandstats counted)."""
+    (ops, errors, the first error, warmup calls, its measured window), what it cost (its
+    own CPU in the measured window per measured operation — format 10, null when the
+    harness did not report it —, and beside it the process total: CPU of its process tree
+    from wait4, warmup and start-up included, per operation; peak RSS; allocations per
+    operation as its runtime tells), per-command latency (closed loop: uncorrected), the
+    accounting check's table (per command: the calls it reported and the calls INFO
+    commandstats counted) and, format 10, what the server saw on the wire (``wire``:
+    calls per read and the batching verdict, clients/wire.py)."""
 
     name: str
     library: str
@@ -252,9 +270,12 @@ class HarnessRecord(TypedDict, total=False):
     duration_s: float
     cpu_user_s: float
     cpu_system_s: float
-    cpu_us_per_op: float | None
+    cpu_us_per_op: float | None  # format 10: the measured window's (before: process total)
+    cpu_window: dict[str, JsonValue] | None  # format 10: user_s, system_s, source
+    process_cpu_us_per_op: float | None  # format 10: wait4's total per op, warmup included
     max_rss_kib: int
     allocations: dict[str, JsonValue] | None
     p99_9_latency_ms: float | None
     commands: dict[str, dict[str, float]]
     accounting: dict[str, dict[str, int]]
+    wire: WireRecord | None  # format 10: calls per read (null: the server did not say)

@@ -70,6 +70,20 @@ Format versions (``kvperf_format``):
       trial or an open-loop ``point``), the point's target rps and the knee rule. A point's
       step is in ``config_set`` (``{"rate": "60%"}``): each point is a series. Absent
       elsewhere.
+  10 — a client library's ``harness`` gains ``wire`` (the server's INFO stats over the
+      harness's run: calls, reads, calls per read, the pipeline asked for, the expected calls
+      per read of a true pipeline, the bar and the batching verdict; clients/wire.py; null
+      when the server did not report the counters), ``cpu_window`` (the harness's own CPU in
+      its measured window: user_s, system_s, source; null when it did not report one) and
+      ``process_cpu_us_per_op`` (wait4's total of its process tree per operation, warmup and
+      start-up included: what ``cpu_us_per_op`` held in format 9). ``cpu_us_per_op`` and the
+      row's ``client.client_cpu_us_per_request`` are now the measured window's CPU per
+      measured operation, like kvload's. A client row's histograms file holds its
+      closed-loop latency under ``service`` only (format 9 also wrote it under
+      ``corrected``; readers drop that key: store/files.read_histograms). The upgrade of a
+      format 9 client row moves its ``cpu_us_per_op`` to ``process_cpu_us_per_op`` and
+      nulls ``cpu_us_per_op``, ``client.client_cpu_us_per_request``, ``cpu_window`` and
+      ``wire`` (a process total is not a window's figure); other rows are unchanged.
 """
 
 from __future__ import annotations
@@ -100,7 +114,7 @@ from kvperf.results.records import (
 from kvperf.results.sweep import SweepRecord
 from kvperf.server.replication import ReplicationLag
 
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 
 
 # The fields that identify a series (what compare/history group by), in the order labels
@@ -294,8 +308,21 @@ def _to_9(row: Row) -> None:
     row.setdefault("harness", None)
 
 
+def _to_10(row: Row) -> None:
+    harness = row.get("harness")
+    if not harness:
+        return
+    harness.setdefault("process_cpu_us_per_op", harness.get("cpu_us_per_op"))
+    harness["cpu_us_per_op"] = None
+    harness.setdefault("cpu_window", None)
+    harness.setdefault("wire", None)
+    client = row.get("client")
+    if client:
+        client["client_cpu_us_per_request"] = None
+
+
 _UPGRADES = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7,
-             7: _to_8, 8: _to_9}  # version N → N + 1
+             7: _to_8, 8: _to_9, 9: _to_10}  # version N → N + 1
 
 
 def format_of(row: Row, source: str) -> int | None:

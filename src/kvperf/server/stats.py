@@ -92,12 +92,20 @@ class Collected(TypedDict, total=False):
     monotonic_clock: str | None
     commandstats: dict[str, CommandStat]
     errorstats: dict[str, int]  # error replies by prefix (ERR, WRONGTYPE …), summed
+    # INFO stats total_commands_processed and total_reads_processed, summed (every
+    # command, a client's set-up included; reads: of client connections, a close among
+    # them): calls per read tells a pipeline on the wire from N round trips
+    # (docs/CLIENTS.md). Absent when a node did not report them.
+    commands_processed: int
+    reads_processed: int
 
 
 def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> Collected:
     """Hits, misses, per-command calls/usec/errors and error replies by prefix, summed over
     all nodes; ``node_calls``: each node's calls per command (a cluster's balance)."""
     hits = misses = 0
+    processed: dict[str, int] = {}
+    unreported: set[str] = set()
     commands: dict[str, list[int]] = {}  # calls, usec, failed, rejected
     errors: dict[str, int] = {}
     node_calls: list[dict[str, int]] = []
@@ -106,6 +114,11 @@ def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> Collected:
             stats = _info(endpoint, "stats")
             hits += int(stats.get("keyspace_hits", 0))
             misses += int(stats.get("keyspace_misses", 0))
+            for name in ("commands", "reads"):
+                counter = stats.get(f"total_{name}_processed")
+                if counter is None:
+                    unreported.add(name)
+                processed[name] = processed.get(name, 0) + int(counter or 0)
             info = _info(endpoint, "commandstats")
             node = command_stats(info)
             node_calls.append({name: calls for name, (calls, _) in node.items()})
@@ -118,12 +131,17 @@ def collect(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> Collected:
                 errors[prefix] = errors.get(prefix, 0) + count
     except (ConnectionLost, RespError, ValueError):
         return {}
-    return {"keyspace_hits": hits, "keyspace_misses": misses, "node_calls": node_calls,
-            "monotonic_clock": _clock(endpoints[0]), "errorstats": errors,
-            "commandstats": {name: {"calls": c, "usec": u,
-                                    "usec_per_call": round(u / c, 4) if c else None,
-                                    "failed_calls": f, "rejected_calls": r}
-                             for name, (c, u, f, r) in sorted(commands.items())}}
+    found: Collected = {
+        "keyspace_hits": hits, "keyspace_misses": misses, "node_calls": node_calls,
+        "monotonic_clock": _clock(endpoints[0]), "errorstats": errors,
+        "commandstats": {name: {"calls": c, "usec": u,
+                                "usec_per_call": round(u / c, 4) if c else None,
+                                "failed_calls": f, "rejected_calls": r}
+                         for name, (c, u, f, r) in sorted(commands.items())}}
+    if processed and not unreported:
+        found["commands_processed"] = processed["commands"]
+        found["reads_processed"] = processed["reads"]
+    return found
 
 
 def bgsave_in_progress(endpoints: list[Endpoint] | tuple[Endpoint, ...]) -> bool:

@@ -77,7 +77,9 @@ class MetricsFile:
 
 
 def read_histograms(base: Path, row: Row) -> HistogramFile | None:
-    """The histograms file a row names (relative to its metrics.json), or None."""
+    """The histograms file a row names (relative to its metrics.json), or None. A client
+    harness's latency is closed-loop, uncorrected for coordinated omission: its file's
+    ``service`` histogram only, even where an older kvperf also wrote it as ``corrected``."""
     name = row.get("histogram_file")
     if not name:
         return None
@@ -87,4 +89,7 @@ def read_histograms(base: Path, row: Row) -> HistogramFile | None:
         return None
     if not isinstance(data, dict):
         return None
-    return {str(k): v for k, v in data.items() if isinstance(v, str)}
+    found = {str(k): v for k, v in data.items() if isinstance(v, str)}
+    if row.get("harness"):  # closed loop: a format 9 client row also wrote it as "corrected"
+        found.pop("corrected", None)
+    return found

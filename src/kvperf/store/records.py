@@ -64,14 +64,20 @@ def metric_values(row: Row) -> dict[str, float]:
 
 
 def _harness_metrics(harness: Any) -> dict[str, float]:
-    """A client harness's own costs (docs/CLIENTS.md): peak RSS and allocations per
-    operation, so history and change points follow them like rps (its CPU per operation
-    is the row's ``client.client_cpu_us_per_request``)."""
+    """A client harness's own costs and wire (docs/CLIENTS.md): peak RSS, allocations per
+    operation, its process total per operation and the server's calls per read, so
+    history and change points follow them like rps (its CPU per operation in the measured
+    window is the row's ``client.client_cpu_us_per_request``)."""
     if not isinstance(harness, dict):
         return {}
     out = {}
     if (rss := _number(harness.get("max_rss_kib"))) is not None:
         out["harness.max_rss_kib"] = rss
+    if (total := _number(harness.get("process_cpu_us_per_op"))) is not None:
+        out["harness.process_cpu_us_per_op"] = total
+    wire = harness.get("wire")
+    if isinstance(wire, dict) and (per_read := _number(wire.get("calls_per_read"))) is not None:
+        out["harness.calls_per_read"] = per_read
     allocations = harness.get("allocations")
     if isinstance(allocations, dict) and (n := _number(allocations.get("per_op"))) is not None:
         out[f"harness.allocations_per_op.{allocations.get('unit', 'count')}"] = n

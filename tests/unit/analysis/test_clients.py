@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from hdrh.histogram import HdrHistogram
+
 from kvperf.analysis.clients import client_lines
 from kvperf.results.row import Row
 
@@ -55,3 +58,27 @@ def test_a_client_series_is_described_with_its_label_however_config_set_is_held(
         key = (("command", "SET"), ("data_size", 100), ("config_set", config_set))
         assert describe_group(key) == "SET d=100 redis-py:pool"
     assert describe_group((("command", "SET"), ("config_set", "not json"))) == "SET"
+
+
+def test_a_line_carries_calls_per_read_the_latency_kind_and_the_process_total() -> None:
+    """A harness's latency is its ``service`` histogram (closed loop: uncorrected), kvload's
+    its corrected one; calls per read and the batching verdict come from ``harness.wire``;
+    the process total sits beside the window's client CPU."""
+    from kvperf.report.clients import calls_per_read, clients_markdown
+
+    hist = HdrHistogram(1, 60_000_000, 3)
+    hist.record_value(250)
+    encoded = hist.encode().decode()
+    wired = {**PY, "process_cpu_us_per_op": 130.0,
+             "wire": {"calls_per_read": 7.5, "batching": "implicit"}}
+    rows = [_row(40_000, 10.0), _row(10_000, 120.0, wired)]
+    files = {id(rows[0]): {"corrected": encoded, "service": encoded, "unit": "us"},
+             id(rows[1]): {"service": encoded, "unit": "us"}}
+    kvload, py = client_lines(rows, lambda r: files[id(r)])
+    assert (kvload.latency, py.latency) == ("corrected", "uncorrected")
+    assert py.p50_ms == pytest.approx(0.25, rel=0.01)
+    assert py.calls_per_read == 7.5 and py.batching == "implicit"
+    assert py.client_cpu_us == 120.0 and py.process_cpu_us == 130.0
+    assert calls_per_read(py) == "7.5 implicit" and calls_per_read(kvload) == "-"
+    table = clients_markdown([kvload, py])
+    assert "| uncorrected | 7.5 implicit | 120.00 | 12.00× | 130.00 |" in table, table

@@ -51,7 +51,7 @@ def test_info_memory_parsed_and_nodes_merged() -> None:
 
 def test_format_5_rows_upgrade_with_no_memory() -> None:
     row = upgrade({"kvperf_format": 5, "command": "SET"}, "old.json")
-    assert row["kvperf_format"] == FORMAT_VERSION == 9 and row["memory"] is None
+    assert row["kvperf_format"] == FORMAT_VERSION == 10 and row["memory"] is None
 
 
 def test_memory_mode_fills_the_kind_of_data_each_command_works_on() -> None:

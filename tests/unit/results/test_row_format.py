@@ -79,14 +79,14 @@ def test_format_6_rows_gain_a_null_scenario_and_scenario_rows_keep_theirs() -> N
     assert upgrade(matrix, "m.json")["scenario"] is None  # type: ignore[arg-type]
     kept = upgrade(scenario, "s.json")  # type: ignore[arg-type]
     assert kept["scenario"] == {"group": "1", "id": "ingest"}
-    assert kept["kvperf_format"] == FORMAT_VERSION == 9
+    assert kept["kvperf_format"] == FORMAT_VERSION == 10
 
 
 def test_format_7_rows_gain_a_null_interference_and_stay_timed() -> None:
     """7 → 8: ``interference`` on every row, null for rows made before it was sampled; such
     a row is neither disturbed nor excluded from timing statistics."""
     old = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 7}, "m.json")  # type: ignore[arg-type]
-    assert old["kvperf_format"] == FORMAT_VERSION == 9 and old["interference"] is None
+    assert old["kvperf_format"] == FORMAT_VERSION == 10 and old["interference"] is None
     assert is_timed(old) and not is_disturbed(old)
     excluded = {**old, "interference": {"disturbed": True, "excluded": True}}
     assert is_disturbed(excluded) and not is_timed(excluded)  # type: ignore[arg-type]
@@ -97,7 +97,24 @@ def test_format_7_rows_gain_a_null_interference_and_stay_timed() -> None:
 def test_format_8_rows_gain_a_null_harness() -> None:
     """8 → 9: ``harness`` on every row, null but on a client library's row (run --client)."""
     old = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 8}, "m.json")  # type: ignore[arg-type]
-    assert old["kvperf_format"] == FORMAT_VERSION == 9 and old["harness"] is None
+    assert old["kvperf_format"] == FORMAT_VERSION == 10 and old["harness"] is None
     client = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 9,  # type: ignore[arg-type]
                       "harness": {"name": "redis-py"}}, "m.json")
-    assert client["harness"] == {"name": "redis-py"}
+    assert client["harness"]["name"] == "redis-py"
+
+
+def test_format_9_client_rows_keep_their_process_total_apart_from_the_window() -> None:
+    """9 → 10: a client row's CPU per operation was its process tree's (wait4, start-up and
+    warmup included); it moves to ``process_cpu_us_per_op`` and the window's figures (the
+    client's and the table's ``× kvload``) are null; kvload's rows keep theirs."""
+    client = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 9,  # type: ignore[arg-type]
+                      "client": {"client_cpu_us_per_request": 23.4},
+                      "harness": {"name": "jedis", "cpu_us_per_op": 23.4}}, "m.json")
+    assert client["kvperf_format"] == FORMAT_VERSION == 10
+    assert client["harness"] == {"name": "jedis", "cpu_us_per_op": None, "cpu_window": None,
+                                 "process_cpu_us_per_op": 23.4, "wire": None}
+    assert client["client"]["client_cpu_us_per_request"] is None
+    kvload = upgrade({**_v1_row(100_000.0, 1), "kvperf_format": 9,  # type: ignore[arg-type]
+                      "client": {"client_cpu_us_per_request": 4.9}, "harness": None},
+                     "m.json")
+    assert kvload["client"]["client_cpu_us_per_request"] == 4.9 and kvload["harness"] is None

@@ -43,6 +43,9 @@ def test_a_client_harness_s_peak_rss_and_allocations_are_stored_metrics() -> Non
         "harness.allocations_per_op.blocks": 1.25}
     assert metric_values({"harness": {**harness, "allocations": None}}) == {
         "harness.max_rss_kib": 70_000.0}
+    wired = {"process_cpu_us_per_op": 30.5, "wire": {"calls_per_read": 9.6, "reads": 10}}
+    assert metric_values({"harness": wired}) == {  # format 10
+        "harness.process_cpu_us_per_op": 30.5, "harness.calls_per_read": 9.6}
 
 
 def test_seed_row_defaults() -> None:

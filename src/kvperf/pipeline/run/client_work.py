@@ -5,9 +5,11 @@ Per trial: a fresh server (or the running one in client mode), the key space pre
 the workload reads, CONFIG RESETSTAT, the harness run in its own process group (the spec in
 a file, a deadline, killed by pid on failure or interruption), its JSON checked against the
 schema and the spec, INFO commandstats against warmup + measured ops per command within 1%,
-and the row: the client in the trial's identity, rps and latency from its merged
-histograms, client CPU per operation (wait4 of its process tree), peak RSS, allocations per
-operation, the server's CPU per operation.
+INFO stats' calls per read against the pipeline it was asked for (clients/wire.py), and the
+row: the client in the trial's identity, rps and latency (closed loop: uncorrected) from its
+merged histograms, client CPU per operation in its measured window (the harness's own
+reading) beside its process total (wait4 of its process tree), peak RSS, allocations per
+operation, the server's CPU per operation and calls per read.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kvperf.clients import result as results
+from kvperf.clients import wire as wires
 from kvperf.clients.manifest import Manifest, Subject
 from kvperf.clients.profiling import runtime_env
 from kvperf.clients.workload import KEY_PREFIX, deadline, seeded_keys, workload
@@ -34,7 +37,7 @@ from kvperf.pipeline.run.prepare import client_endpoint, client_mode
 from kvperf.pipeline.run.profiling import Profiled, harness_argv, profile_result, profiling
 from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
 from kvperf.plan.trial import Trial
-from kvperf.results.records import ClientRecord, HarnessRecord
+from kvperf.results.records import ClientRecord, HarnessRecord, WireRecord
 from kvperf.results.row import (
     Details,
     Row,
@@ -45,6 +48,7 @@ from kvperf.results.row import (
 )
 from kvperf.server.process import pinned_argv
 from kvperf.server.resp import Endpoint
+from kvperf.server.stats import Collected
 from kvperf.store.files import write_json_atomic
 
 PASSWORD_ENV = "KVPERF_CLIENT_PASSWORD"
@@ -155,15 +159,18 @@ class ClientWork:
         found = self._result(spec)
         collected = bench.probe.collect(target.endpoints)
         table, problem = results.accounting(found, collected.get("commandstats", {}))
+        wire, unbatched = _wire(spec, collected)
         bench.outcome.measurement = _measurement(found, self.log_dir)
         bench.outcome.histogram_file = str(
             (self.log_dir / "histograms.json").relative_to(self.prepared.out_dir))
         calls = sum(v["server"] for v in table.values())
         bench.outcome.server = _server_side(collected.get("keyspace_hits"), calls,
                                             cpu_before, bench.probe.cpu_seconds(pids))
-        self.record = _record(self, found, measured, table)
+        self.record = _record(self, found, measured, table, wire)
         if problem:
             raise DriverError(problem)
+        if unbatched:
+            raise DriverError(f"client {self.manifest.name}: {unbatched}")
 
     def _harness(self, spec: dict[str, object], endpoint: Endpoint,
                  profiled: Profiled) -> proc.Measured:
@@ -228,9 +235,10 @@ def _preload(count: int, size: int) -> Iterator[Command]:
 def _measurement(found: results.HarnessResult, log_dir: Path) -> Measurement:
     latency = found.latency_ms()
     merged = found.histogram()
-    write_json_atomic(log_dir / "histograms.json",
-                      {"corrected": merged, "service": merged, "unit": "us",
-                       "latency": "application (call to result, closed loop)"})
+    write_json_atomic(log_dir / "histograms.json",  # closed loop: never "corrected"
+                      {"service": merged, "unit": "us",
+                       "latency": "application (call to result, closed loop): uncorrected "
+                                  "for coordinated omission"})
     return Measurement(rps=found.ops / found.duration_s, avg_latency_ms=latency["mean"],
                        min_latency_ms=latency["min"], p50_latency_ms=latency["p50"],
                        p95_latency_ms=latency["p95"], p99_latency_ms=latency["p99"],
@@ -247,6 +255,19 @@ def _server_side(hits: int | None, calls: int, before: float | None,
     return server
 
 
+def _wire(spec: dict[str, object], collected: Collected
+          ) -> tuple[WireRecord | None, str | None]:
+    """Calls per read over the harness's run and, for a pipeline the server did not see,
+    why the trial fails (None, None: the server did not report its counters)."""
+    calls, reads = collected.get("commands_processed"), collected.get("reads_processed")
+    if calls is None or reads is None:
+        return None, None
+    commands = spec["commands"]
+    assert isinstance(commands, list)
+    return wires.judge(calls, reads, int(str(spec["pipeline"])), spec["transaction"] is True,
+                       [str(c["command"]) for c in commands], int(str(spec["value_size"])))
+
+
 def _identity_record(work: ClientWork) -> HarnessRecord:
     m = work.manifest
     return HarnessRecord(name=m.name, library=m.library, version=m.version,
@@ -255,10 +276,12 @@ def _identity_record(work: ClientWork) -> HarnessRecord:
 
 
 def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measured,
-            table: dict[str, dict[str, int]]) -> HarnessRecord:
+            table: dict[str, dict[str, int]], wire: WireRecord | None) -> HarnessRecord:
     client = found.client
     all_ops = found.ops + sum(found.warmup.get(c, 0) for c in found.commands)
-    cpu = measured.user_s + measured.system_s
+    cpu = measured.user_s + measured.system_s  # wait4: the process tree, start to exit
+    window = found.cpu  # the harness's own reading around its measured window
+    in_window = float(window["user_s"]) + float(window["system_s"]) if window else None
     record = _identity_record(work)
     record.update(HarnessRecord(
         library=client["library"], version=client["version"], runtime=client["runtime"],
@@ -266,10 +289,13 @@ def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measu
         first_error=found.document["first_error"], warmup=found.warmup,
         duration_s=found.duration_s, cpu_user_s=round(measured.user_s, 3),
         cpu_system_s=round(measured.system_s, 3),
-        cpu_us_per_op=round(cpu / all_ops * 1e6, 3) if all_ops else None,
+        cpu_us_per_op=(round(in_window / found.calls * 1e6, 3)
+                       if in_window is not None and found.calls else None),
+        cpu_window=window,
+        process_cpu_us_per_op=round(cpu / all_ops * 1e6, 3) if all_ops else None,
         max_rss_kib=measured.max_rss_kib, allocations=found.document["allocations"],
         p99_9_latency_ms=round(found.latency_ms()["p99_9"], 3),
         commands={n: {k: round(v, 3) for k, v in s.items()}
                   for n, s in found.per_command_ms().items()},
-        accounting=table))
+        accounting=table, wire=wire))
     return record

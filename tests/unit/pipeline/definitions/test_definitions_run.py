@@ -81,7 +81,7 @@ def test_definition_row_is_a_versioned_row_with_its_own_series() -> None:
                       Details(definition={"name": "def-a", "metrics": metrics}))
             for topology in ("oss-standalone", "oss-standalone-02-io-threads")]
     row = rows[0]
-    assert row["kvperf_format"] == FORMAT_VERSION == 9
+    assert row["kvperf_format"] == FORMAT_VERSION == 10
     assert (row["command"], row["config_set"], row["status"]) == (
         "def-a", {"topology": "oss-standalone"}, "ok")
     assert row["p95_latency_ms"] is None and row["p50_latency_ms"] == 1.0
