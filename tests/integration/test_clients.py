@@ -422,8 +422,10 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     the shared machine), so 2 s of warmup here; docs/PERFORMANCE.md has 3 s against 30 s
     after the table's 1 s, run by hand."""
     config = _config(tmp_path, commands=["GET"], requests=None, duration=[2, 6], warmup=[2])
+    # a trial other processes disturbed (what made it miss by 14-15% twice on the shared
+    # machine: their CPU, not the harness's window) runs once more
     done = run_kvperf("run", "--config", config, "--client", "jedis", "--no-db",
-                      cwd=tmp_path, timeout=300)
+                      "--retry-disturbed", cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     short, long = sorted(read_metrics(tmp_path / "results"), key=lambda r: r["duration"])
     window = [r["client"]["client_cpu_us_per_request"] for r in (short, long)]
