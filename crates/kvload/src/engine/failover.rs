@@ -6,7 +6,7 @@
 use crate::base::clock;
 use crate::base::resp::{encode_args, ErrClass};
 use crate::base::slots;
-use crate::base::transport::{self, Endpoint};
+use crate::base::transport::{self, Endpoint, Stream};
 use crate::engine::conn::register;
 use crate::engine::reconnect::{self, After};
 use crate::engine::route::owner_table;
@@ -113,15 +113,7 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
                 }
             }
             match stream {
-                Some(mut s) => {
-                    register(&self.poll, &mut s, i)?;
-                    let c = &mut self.conns[i];
-                    c.stream = s;
-                    c.rc.retry_at = None;
-                    if self.plan.interval_ns.is_none() {
-                        self.next_closed(i, clock::now())?;
-                    }
-                }
+                Some(s) => self.revived(i, s)?,
                 None => {
                     self.conns[i].rc.down(now, base);
                 }
@@ -175,18 +167,23 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
         }
         let node = self.conns[i].node;
         match transport::connect(&self.plan.endpoints[node], &self.plan.connect) {
-            Ok(mut s) => {
-                register(&self.poll, &mut s, i)?;
-                let c = &mut self.conns[i];
-                c.stream = s;
-                c.rc.retry_at = None;
-                if self.plan.interval_ns.is_none() {
-                    self.next_closed(i, clock::now())?;
-                }
-            }
+            Ok(s) => self.revived(i, s)?,
             Err(_) => {
                 self.conns[i].rc.down(now, base);
             }
+        }
+        Ok(())
+    }
+
+    /// Connection i is up again on stream `s`: registered, its backoff cleared and, in a
+    /// closed loop, its next batch sent.
+    fn revived(&mut self, i: usize, mut s: Stream) -> Result<(), String> {
+        register(&self.poll, &mut s, i)?;
+        let c = &mut self.conns[i];
+        c.stream = s;
+        c.rc.retry_at = None;
+        if self.plan.interval_ns.is_none() {
+            self.next_closed(i, clock::now())?;
         }
         Ok(())
     }
