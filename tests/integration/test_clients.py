@@ -419,7 +419,7 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     a 2 s and a 6 s trial give the same client CPU per operation (within 10%, medians of 3
     rounds); the process total (wait4: the JVM's start-up, its JIT's first compilations and
     the warmup in it) — what format 9 called the client's CPU per operation — is larger, and
-    larger the shorter the trial. One round's window figure moved by up to 23% between
+    what it adds is larger per operation the shorter the trial. One round's window figure moved by up to 23% between
     trials on a quiet machine (the JVM's JIT and GC threads are the process's too), hence the
     medians; docs/PERFORMANCE.md has 3 s against 30 s after the table's 1 s, run by hand."""
     config = _config(tmp_path, commands=["GET"], requests=None, duration=[2, 6], warmup=[2])
@@ -434,7 +434,11 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
                                   lambda r: r["harness"]["process_cpu_us_per_op"]))
     assert abs(window[0] / window[1] - 1) <= 0.10, (window, total)
     assert total[0] > window[0] and total[1] > window[1], (window, total)
-    assert total[0] / total[1] > 1.10, (window, total)  # the process total was not like for like
+    # the process total was not like for like: what it adds to the window (start-up, JIT,
+    # warmup) weighs more per operation in the short trial — 1.66× in the run where the
+    # ratio of the totals, diluted by the ~23 µs/op both share, was only 1.09
+    excess = [t - w for t, w in zip(total, window)]
+    assert excess[0] / excess[1] > 1.3, (window, total)
 
 
 @pytest.mark.alone  # judges a throughput ratio
