@@ -419,9 +419,10 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     a 2 s and a 6 s trial give the same client CPU per operation (within 10%, medians of 3
     rounds); the process total (wait4: the JVM's start-up, its JIT's first compilations and
     the warmup in it) — what format 9 called the client's CPU per operation — is larger, and
-    what it adds is larger per operation the shorter the trial. One round's window figure moved by up to 23% between
-    trials on a quiet machine (the JVM's JIT and GC threads are the process's too), hence the
-    medians; docs/PERFORMANCE.md has 3 s against 30 s after the table's 1 s, run by hand."""
+    what it adds is larger per operation the shorter the trial. One round's window figure
+    moved by up to 23% between trials on a quiet machine (the JVM's JIT and GC threads are
+    the process's too), hence the medians; docs/PERFORMANCE.md has 3 s against 30 s after
+    the table's 1 s, run by hand."""
     config = _config(tmp_path, commands=["GET"], requests=None, duration=[2, 6], warmup=[2])
     # a trial other processes disturbed (their CPU, not the harness's window) runs once more
     done = run_kvperf("run", "--config", config, "--client", "jedis", "--no-db", "--runs",
@@ -437,7 +438,7 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     # the process total was not like for like: what it adds to the window (start-up, JIT,
     # warmup) weighs more per operation in the short trial — 1.66× in the run where the
     # ratio of the totals, diluted by the ~23 µs/op both share, was only 1.09
-    excess = [t - w for t, w in zip(total, window)]
+    excess = [t - w for t, w in zip(total, window, strict=True)]
     assert excess[0] / excess[1] > 1.3, (window, total)
 
 
