@@ -13,6 +13,7 @@ from rich.markup import escape
 from kvperf.cli._bisection import print_result
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
+from kvperf.cli._clients import add_client_repo, add_clients_dir
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._measure import add_min_effect
@@ -82,6 +83,11 @@ def add_parser(subparsers: Any) -> None:
     add_module_source_args(p, valkey_path=True)
     p.add_argument("--server-bin", type=command_path, metavar="PATH",
                    help="with --module-repo: the fixed server every module build runs on")
+    p.add_argument("--client", metavar="NAME", help="bisect a client library's commits "
+                   "(GOOD and BAD are refs of its --client-repo): each step runs the harness "
+                   "with the library at a commit against one server (docs/CLIENTS.md)")
+    add_client_repo(p)
+    add_clients_dir(p)
     p.set_defaults(handler=handle)
 
 
@@ -92,7 +98,8 @@ def request(args: argparse.Namespace) -> BisectRequest:
         runs=args.runs, max_runs=args.max_runs, min_effect=args.min_effect,
         resume=args.resume, tool=args.tool, config=args.config, label=args.label,
         seed=args.seed, output=args.output, build=build_flags(args),
-        store=writer_flags(args), definitions=definition_flags(args)))
+        store=writer_flags(args), definitions=definition_flags(args), client=args.client,
+        client_repos=tuple(args.client_repo), clients_dirs=tuple(args.clients_dir)))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:

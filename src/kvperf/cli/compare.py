@@ -90,6 +90,7 @@ def request(args: argparse.Namespace) -> CompareRequest:
         remote=remote_flags(args), definitions=definition_flags(args),
         interference=interference_flags(args), clients=tuple(args.clients),
         clients_dirs=tuple(args.clients_dir), concurrency=args.concurrency,
+        client_repos=tuple(args.client_repo),
         rate_sweep=rate_sweep_flags(args)))
 
 

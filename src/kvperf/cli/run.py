@@ -159,6 +159,7 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         store=writer_flags(args), remote=remote_flags(args),
         definitions=definition_flags(args), interference=interference_flags(args),
         clients=tuple(args.clients), clients_dirs=tuple(args.clients_dir),
+        client_repos=tuple(args.client_repo),
         concurrency=args.concurrency, rate_sweep=rate_sweep_flags(args)))
 
 

@@ -9,6 +9,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvperf.clients.checkout import export_tree
 from kvperf.clients.manifest import Manifest
 from kvperf.core import proc
 from kvperf.core.errors import CommandError, KvperfError
@@ -73,14 +74,17 @@ def install(manifest: Manifest, say: Say) -> Installed:
     target = manifest.install_dir
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
+    if manifest.source is not None:
+        say(f"{manifest.key}: exporting {manifest.source.sha[:12]} of {manifest.source.repo}")
+        export_tree(manifest)
     env = manifest.environment()
     steps = len(manifest.install)
     for number, step in enumerate(manifest.install, 1):
         argv = manifest.expand(step)
-        say(f"{manifest.name}: step {number}/{steps}: {' '.join(argv)}")
+        say(f"{manifest.key}: step {number}/{steps}: {' '.join(argv)}")
         _step(manifest, argv, env)
     manifest.stamp.write_text(manifest.digest + "\n")
-    say(f"{manifest.name}: installed {manifest.library} {manifest.version} in {target}")
+    say(f"{manifest.key}: installed {manifest.library} {manifest.version} in {target}")
     return Installed(manifest, False)
 
 

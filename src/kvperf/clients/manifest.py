@@ -29,16 +29,42 @@ CLIENTS_DIR_ENV = "KVPERF_CLIENTS_DIR"  # extra folders of manifests (os.pathsep
 CACHE_ENV = "KVPERF_CLIENTS_CACHE"  # the clients' cache instead of ~/.cache/kvperf/clients
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _KEYS = {"name", "language", "library", "version", "summary", "models", "install", "run",
-         "env", "requires"}
+         "env", "requires", "checkout"}
+_CHECKOUT_KEYS = {"install", "run", "env"}
 _REQUIRED = ("name", "language", "library", "version", "summary", "install", "run")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-PLACEHOLDERS = ("src", "install", "python", "cache")
+PLACEHOLDERS = ("src", "install", "python", "cache", "kits")
+# only in a manifest's "checkout" section: the library's source at a commit, and the
+# release's install directory (what the checkout's build reuses: a venv, a module cache)
+CHECKOUT_PLACEHOLDERS = (*PLACEHOLDERS, "checkout", "release")
 
 
 def cache_root() -> Path:
     """Where clients are installed: ``$KVPERF_CLIENTS_CACHE`` or ~/.cache/kvperf/clients."""
     env = os.environ.get(CACHE_ENV)
     return Path(env) if env else Path.home() / ".cache" / "kvperf" / "clients"
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A manifest's ``checkout`` section: how the harness runs its library built from a
+    commit of the library's repository (``--client NAME@REF``, clients/checkout.py) instead
+    of the pinned release. ``run`` None: the manifest's own."""
+
+    install: tuple[tuple[str, ...], ...]
+    run: tuple[str, ...] | None
+    env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a checkout manifest's library comes from: the repository as the user gave it,
+    the ref as given, its commit, and the release's install directory."""
+
+    repo: str
+    ref: str
+    sha: str
+    release_dir: Path
 
 
 @dataclass(frozen=True)
@@ -59,6 +85,13 @@ class Manifest:
     # the concurrency models the harness runs; () when the manifest does not say (a user's
     # harness may leave it out: a model it lacks then fails its trials, not the plan)
     models: tuple[Concurrency, ...] = ()
+    checkout: Checkout | None = None  # how to run the library at a commit (NAME@REF)
+    source: Source | None = None  # set: this is the library at that commit
+
+    @property
+    def key(self) -> str:
+        """``NAME``, or ``NAME@REF`` for the library at a commit."""
+        return self.name + (f"@{self.source.ref}" if self.source else "")
 
     @property
     def install_dir(self) -> Path:
@@ -77,8 +110,13 @@ class Manifest:
             return False
 
     def values(self) -> dict[str, str]:
-        return {"src": str(self.folder), "install": str(self.install_dir),
-                "python": sys.executable, "cache": str(cache_root())}
+        values = {"src": str(self.folder), "install": str(self.install_dir),
+                  "python": sys.executable, "cache": str(cache_root()),
+                  "kits": str(next(iter(shipped_dirs()), ""))}
+        if self.source is not None:
+            values |= {"checkout": str(self.install_dir / "checkout"),
+                       "release": str(self.source.release_dir)}
+        return values
 
     def expand(self, argv: Sequence[str]) -> tuple[str, ...]:
         return tuple(expand(word, self.values()) for word in argv)
@@ -90,7 +128,7 @@ class Manifest:
                 **{k: expand(v, values) for k, v in self.env}}
 
     def describe(self) -> str:
-        return f"{self.name} ({self.library} {self.version}, {self.language})"
+        return f"{self.key} ({self.library} {self.version}, {self.language})"
 
     def refuses(self, model: Concurrency) -> str | None:
         """Why this harness cannot run ``model`` (its manifest's ``models`` lack it); None
@@ -114,19 +152,30 @@ class Subject:
 
     @property
     def key(self) -> str:
-        """How the user named it: ``NAME`` or ``NAME:MODEL``."""
-        return self.manifest.name + (f":{self.model}" if self.model else "")
+        """How the user named it: ``NAME``, ``NAME@REF``, either with ``:MODEL``."""
+        return self.manifest.key + (f":{self.model}" if self.model else "")
 
     def label(self, model: Concurrency | None = None) -> str:
-        """``redis-py 8.1.0 pool``: the client as tables and sides call it."""
+        """``redis-py 8.1.0 pool`` (``redis-py@main git:0123456789ab pool`` at a commit): the
+        client as tables and sides call it."""
         chosen = self.model or model
-        return (f"{self.manifest.name} {self.manifest.version}"
+        return (f"{self.manifest.key} {self.manifest.version}"
                 + (f" {chosen}" if chosen else ""))
 
 
+def split_ref(name: str) -> tuple[str, str | None]:
+    """``NAME@REF`` → (name, ref); ``NAME`` → (name, None); UsageError for an empty ref."""
+    bare, at, ref = name.partition("@")
+    if at and not ref:
+        raise UsageError(f"--client {name}: a ref is missing after '@' (NAME@REF: a branch, "
+                         "tag or commit of the library's repository, --client-repo)")
+    return bare, ref or None
+
+
 def split_key(text: str) -> tuple[str, Concurrency | None]:
-    """``NAME[:MODEL]`` → (name, model); UsageError (exit 2) for an unknown model."""
-    name, _, model = text.partition(":")
+    """``NAME[@REF][:MODEL]`` → (name with its ref, model); UsageError (exit 2) for an
+    unknown model. A git ref cannot hold ':', so the last ':' starts the model."""
+    name, _, model = text.rpartition(":") if ":" in text else (text, "", "")
     if not model:
         return name, None
     try:
@@ -142,22 +191,50 @@ def expand(text: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
-def _argv(value: object, where: str) -> tuple[str, ...]:
+def _argv(value: object, where: str, known: tuple[str, ...] = PLACEHOLDERS
+          ) -> tuple[str, ...]:
     if (not isinstance(value, list) or not value
             or not all(isinstance(w, str) and w for w in value)):
         raise ValueError(f"{where} must be a non-empty list of non-empty strings (an argv)")
     for word in value:
-        unknown = [p for p in _PLACEHOLDER.findall(word) if p not in PLACEHOLDERS]
+        unknown = [p for p in _PLACEHOLDER.findall(word) if p not in known]
         if unknown:
             raise ValueError(f"{where}: unknown placeholder {{{unknown[0]}}} (known: "
-                             + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + ")")
+                             + ", ".join(f"{{{p}}}" for p in known) + ")")
     return tuple(value)
 
 
-def _steps(value: object, where: str) -> tuple[tuple[str, ...], ...]:
+def _steps(value: object, where: str, known: tuple[str, ...] = PLACEHOLDERS
+           ) -> tuple[tuple[str, ...], ...]:
     if not isinstance(value, list):
         raise ValueError(f"{where} must be a list of argv lists")
-    return tuple(_argv(step, f"{where}[{i}]") for i, step in enumerate(value))
+    return tuple(_argv(step, f"{where}[{i}]", known) for i, step in enumerate(value))
+
+
+def _env(value: object, where: str, known: tuple[str, ...] = PLACEHOLDERS
+         ) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError(f"'{where}' must be an object of strings")
+    for key, text in value.items():
+        _argv([text], f"{where}.{key}", known)
+    return tuple(sorted(value.items()))
+
+
+def _checkout(value: object) -> Checkout | None:
+    """The ``checkout`` section (None when the manifest has none)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("'checkout' must be an object (install, run, env)")
+    unknown = sorted(set(value) - _CHECKOUT_KEYS)
+    if unknown:
+        raise ValueError(f"checkout: unknown key {unknown[0]!r} (known: "
+                         f"{', '.join(sorted(_CHECKOUT_KEYS))})")
+    known = CHECKOUT_PLACEHOLDERS
+    run = value.get("run")
+    return Checkout(_steps(value.get("install", []), "checkout.install", known),
+                    None if run is None else _argv(run, "checkout.run", known),
+                    _env(value.get("env", {}), "checkout.env", known))
 
 
 def _fields(data: Mapping[str, object]) -> dict[str, str]:
@@ -188,17 +265,12 @@ def parse_manifest(raw: bytes, folder: Path, sources: bytes = b"") -> Manifest:
     if not isinstance(data, dict):
         raise ValueError("must be a JSON object")
     texts = _fields(data)
-    env = data.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise ValueError("'env' must be an object of strings")
-    for key, value in env.items():
-        _argv([value], f"env.{key}")
     return Manifest(texts["name"], texts["language"], texts["library"], texts["version"],
                     texts["summary"], _steps(data["install"], "install"),
-                    _argv(data["run"], "run"), tuple(sorted(env.items())),
+                    _argv(data["run"], "run"), _env(data.get("env", {}), "env"),
                     _steps(data.get("requires", []), "requires"), folder.resolve(),
                     hashlib.sha256(raw + sources).hexdigest(),
-                    _models(data.get("models", [])))
+                    _models(data.get("models", [])), _checkout(data.get("checkout")))
 
 
 def _models(value: object) -> tuple[Concurrency, ...]:

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Protocol
 
 from kvperf.analysis.verdict import Verdict
+from kvperf.clients.checkout import repo_for
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.definitions.plan import Plan, Refusal, plans_of, refusals_of
 from kvperf.pipeline.bisect import BisectResult, run_bisect, settle
+from kvperf.pipeline.client_bisect import run_client_bisect
 from kvperf.pipeline.commands.checks import (
     build_request,
     min_effect,
@@ -32,7 +35,7 @@ from kvperf.report.bisect import markdown
 def bisect_request(flags: BisectFlags) -> BisectRequest:
     """Every check of `kvperf bisect` that needs no repository (UsageError, exit 2); the
     plan's series and GOOD..BAD are checked first thing by the workflow, before any build."""
-    build = build_request(flags.build)
+    build = None if flags.client else build_request(flags.build)
     effect = min_effect(flags.min_effect)
     planned: tuple[Plan | Refusal, ...] = ()
     if flags.definitions.given:
@@ -40,11 +43,30 @@ def bisect_request(flags: BisectFlags) -> BisectRequest:
     elif flags.definitions.selects:
         raise UsageError(SELECTION_ONLY)
     paths = tuple(str(p.resolve()) for p in flags.definitions.paths or ())
+    repo = build.repo if build is not None else _client_repo(flags)
     return settle(BisectRequest(
-        flags.good, flags.bad, build.repo, flags.series, flags.metric, flags.measure,
+        flags.good, flags.bad, repo, flags.series, flags.metric,
+        Measure.TIMING if flags.client else flags.measure,
         flags.runs, flags.max_runs, flags.config, flags.tool, flags.store.results_dir,
         flags.label, flags.seed, flags.resume, effect, plans_of(planned), paths,
-        refusals_of(planned), build, store_request(flags.store, live=True), flags.output))
+        refusals_of(planned), build, store_request(flags.store, live=True), flags.output,
+        flags.client, flags.clients_dirs))
+
+
+def _client_repo(flags: BisectFlags) -> str:
+    """bisect --client NAME: GOOD and BAD are refs of the library's --client-repo; the
+    harness is timed (no --definitions, no --measure instructions)."""
+    name = flags.client or ""
+    if "@" in name or ":" in name:
+        raise UsageError(f"bisect --client {name}: give the client's name alone (GOOD and "
+                         "BAD are the library's refs; the model comes from the config)")
+    for flag, given in (("--definitions", flags.definitions.given),
+                        ("--measure instructions", flags.measure == Measure.INSTRUCTIONS),
+                        ("--tool", flags.tool is not None)):
+        if given:
+            raise UsageError(f"{flag} does not apply with bisect --client (the harness runs "
+                             "the config's matrix, timed)")
+    return repo_for(name, flags.client_repos)
 
 
 class BisectCommandHooks(ModuleBisectHooks, Protocol):
@@ -71,8 +93,12 @@ def bisect(request: BisectRequest, modules: ModuleSidesRequest | None, world: Wo
            hooks: BisectCommandHooks) -> Bisected:
     """`kvperf bisect`: the server's commits, or with ``modules`` a module's on one server."""
     hooks.refused(request.refused)
-    result = (run_module_bisect(request, modules, world, hooks) if modules is not None
-              else run_bisect(request, world, hooks))
+    if modules is not None:
+        result = run_module_bisect(request, modules, world, hooks)
+    elif request.client is not None:
+        result = run_client_bisect(request, request.client, request.clients_dirs, world, hooks)
+    else:
+        result = run_bisect(request, world, hooks)
     if not result.differ:
         return Bisected(result, _undecided(result))
     return Bisected(result, report=write_report(

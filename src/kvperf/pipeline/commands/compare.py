@@ -157,7 +157,7 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     sides = SidesRequest("compare", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, flags.measure, schedule, flags.profile,
                          flags.keys, policy, clients, flags.clients_dirs, flags.concurrency,
-                         sweep, specs)
+                         sweep, specs, flags.client_repos)
     build = build_request(flags.build) if flags.refs else None
     remote = None
     if planned is None:

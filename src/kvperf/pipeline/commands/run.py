@@ -203,7 +203,7 @@ def _options(flags: RunFlags) -> RunOptions:
         tool=flags.tool, tool_path=flags.tool_path,
         measure=suite_measure(suites, flags.measure), profile=flags.profile, keys=flags.keys,
         module_paths=flags.module_paths, bind=bind, password=password, tls_ca=flags.tls_ca,
-        clients=flags.clients, clients_dirs=flags.clients_dirs,
+        clients=flags.clients, clients_dirs=flags.clients_dirs, client_repos=flags.client_repos,
         concurrency=flags.concurrency, rate_sweep=_rate_sweep(flags))
 
 

@@ -41,6 +41,9 @@ class BisectFlags:
     build: BuildFlags = field(default_factory=BuildFlags)
     store: StoreFlags = field(default_factory=StoreFlags)
     definitions: DefinitionFlags = field(default_factory=DefinitionFlags)
+    client: str | None = None  # --client NAME: the library's commits, not the server's
+    client_repos: tuple[str, ...] = ()  # --client-repo [NAME=]PATH: its repository
+    clients_dirs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,3 +71,5 @@ class BisectRequest:
     build: BuildRequest | None = None  # how LiveBench builds commits (``repo``'s)
     store: StoreRequest = field(default_factory=lambda: StoreRequest(None))  # rows go here
     output: Path | None = None  # --output: the markdown report
+    client: str | None = None  # bisect --client: a library's commits (``repo`` is its)
+    clients_dirs: tuple[Path, ...] = ()

@@ -55,6 +55,7 @@ class RunOptions:
     tls_ca: Path | None = None  # --mode client --tls: verify the server with this CA
     clients: tuple[str, ...] = ()  # --client NAME…: client harnesses run the matrix
     clients_dirs: tuple[Path, ...] = ()  # --clients-dir: the user's own harnesses
+    client_repos: tuple[str, ...] = ()  # --client-repo [NAME=]PATH: for NAME@REF clients
     concurrency: Concurrency | None = None  # --concurrency: the harnesses' model
     # compare --client: this side is one client; its rows pair with the other sides' by
     # the trial alone (the client is the side, not part of the series)

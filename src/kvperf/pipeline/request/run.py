@@ -75,6 +75,7 @@ class RunFlags:
     interference: InterferenceFlags = field(default_factory=InterferenceFlags)
     clients: tuple[str, ...] = ()  # --client NAME…
     clients_dirs: tuple[Path, ...] = ()
+    client_repos: tuple[str, ...] = ()  # --client-repo [NAME=]PATH
     concurrency: Concurrency | None = None
     rate_sweep: RateSweepFlags = field(default_factory=RateSweepFlags)
 

@@ -59,6 +59,7 @@ class CompareFlags:
     interference: InterferenceFlags = field(default_factory=InterferenceFlags)
     clients: tuple[str, ...] = ()  # --client NAME[:MODEL] twice or more: the sides
     clients_dirs: tuple[Path, ...] = ()
+    client_repos: tuple[str, ...] = ()  # --client-repo [NAME=]PATH (NAME@REF sides)
     concurrency: Concurrency | None = None
     rate_sweep: RateSweepFlags = field(default_factory=RateSweepFlags)
 
@@ -139,6 +140,7 @@ class SidesRequest:
     concurrency: Concurrency | None = None
     rate_sweep: RateSweep | None = None  # compare --rate-sweep: every side sweeps
     specs: tuple[BenchmarkSpec, ...] | None = None  # the config, loaded once by the command
+    client_repos: tuple[str, ...] = ()  # --client-repo [NAME=]PATH (NAME@REF sides)
 
     @property
     def out_dir(self) -> Path:

@@ -5,10 +5,12 @@ for more), and every trial × model the harness contract can express."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
-from kvperf.clients.install import missing_runtime, runtime_of
-from kvperf.clients.manifest import Subject, discover, search_dirs, select, split_key
+from kvperf.clients.checkout import at_commit, repo_for
+from kvperf.clients.install import install, missing_runtime, runtime_of
+from kvperf.clients.manifest import Subject, discover, search_dirs, select, split_key, split_ref
 from kvperf.clients.workload import default_model, unsupported
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
@@ -16,6 +18,7 @@ from kvperf.core.kinds import Concurrency, Measure, Mode, ProfileMode
 from kvperf.pipeline.request.options import RunOptions
 from kvperf.plan.trial import Trial
 
+log = logging.getLogger(__name__)
 KVLOAD = "kvload"  # --client kvload: the config's own trial with kvload, the reference line
 
 
@@ -47,20 +50,27 @@ def _refuse_options(options: RunOptions) -> None:
 
 
 def subjects(names: tuple[str, ...], options: RunOptions) -> tuple[Subject, ...]:
-    """The named clients (kvload aside), installed and runnable; UsageError otherwise."""
+    """The named clients (kvload aside), installed and runnable; UsageError otherwise. A
+    ``NAME@REF`` is its library at that commit of ``--client-repo``, installed here when
+    it is not yet (clients/checkout.py: built from the release's install, no download)."""
     known = discover(search_dirs(options.clients_dirs))
     keys = [split_key(n) for n in dict.fromkeys(names) if n != KVLOAD]
-    chosen = [(m, model) for m, (_, model) in
-              zip(select(known, [n for n, _ in keys], unique=False), keys, strict=True)]
     found = []
-    for manifest, model in chosen:
-        if not manifest.installed:
+    for key, model in keys:
+        name, ref = split_ref(key)
+        (manifest,) = select(known, [name])
+        if ref is not None:
+            manifest = at_commit(manifest, repo_for(name, options.client_repos), ref)
+            install(manifest, log.info)
+        elif not manifest.installed:
             raise UsageError(f"client {manifest.name} is not installed: run kvperf clients "
                              f"install {manifest.name} (nothing is installed at run time)")
         problem = missing_runtime(manifest)
         if problem:
-            raise UsageError(f"client {manifest.name} cannot run here: {problem}")
+            raise UsageError(f"client {manifest.key} cannot run here: {problem}")
         found.append(Subject(manifest, runtime_of(manifest), model))
+    if options.client_repos and not any(s.manifest.source for s in found):
+        raise UsageError("--client-repo applies to a library at a commit: --client NAME@REF")
     return tuple(found)
 
 
@@ -74,6 +84,9 @@ def plan_clients(options: RunOptions, specs: list[BenchmarkSpec],
                              "harnesses (kvperf run --client NAME)")
         if options.concurrency is not None:
             raise UsageError("--concurrency applies with --client NAME")
+        if options.client_repos:
+            raise UsageError("--client-repo applies to a library at a commit: --client "
+                             "NAME@REF")
         return ClientPlan()
     _refuse_options(options)
     found = subjects(options.clients, options)

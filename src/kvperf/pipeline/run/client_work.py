@@ -220,6 +220,10 @@ class ClientWork:
                           tool_version=record.get("version", self.manifest.version))
         if self.side:  # history tells the sides apart by the client, not the server
             context = replace(context, revision=self.subject.label(self.model))
+        source = self.manifest.source
+        if source is not None:  # the library at a commit (--client NAME@REF)
+            context = replace(context, env={**context.env, "client_source": {
+                "repo": source.repo, "ref": source.ref, "commit": source.sha}})
         client = ClientRecord(errors=record.get("errors", 0),
                               client_cpu_us_per_request=record.get("cpu_us_per_op"))
         return build_row(series, context, outcome, timestamp,

@@ -102,6 +102,7 @@ def side_options(request: SidesRequest, side: Side, base: Path) -> RunOptions:
                       measure=request.measure, schedule=request.schedule,
                       revision_from_binary=True, profile=request.profile, keys=request.keys,
                       clients=clients, clients_dirs=request.clients_dirs,
+                      client_repos=request.client_repos,
                       concurrency=request.concurrency, client_side=bool(clients),
                       rate_sweep=request.rate_sweep, specs=request.specs)
 
