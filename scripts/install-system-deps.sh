@@ -138,14 +138,15 @@ apt_runtimes() {  # MISSING: apt's packages for the runtimes not found at all
     grep -q '^npm:' <<<"$missing" && packages+=(npm)
     grep -q '^jdk:' <<<"$missing" && packages+=(openjdk-17-jdk-headless)
     grep -q '^maven:' <<<"$missing" && packages+=(maven)
-    if [ ${#packages[@]} -gt 0 ] || grep -q '^go:' <<<"$missing"; then
-        run apt-get update -qq
-    fi
+    local bootstrap=0
+    grep -q '^go:' <<<"$missing" && [ ! -x "$GO_BOOTSTRAP" ] && bootstrap=1
+    [ ${#packages[@]} -gt 0 ] || [ "$bootstrap" = 1 ] || return 0
+    [ "$bootstrap" = 0 ] || [ "$DRY" = 1 ] || write_backports_source
+    run apt-get update -qq
     if [ ${#packages[@]} -gt 0 ]; then
         run env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"
     fi
-    if grep -q '^go:' <<<"$missing" && [ ! -x "$GO_BOOTSTRAP" ]; then
-        [ "$DRY" = 1 ] || write_backports_source
+    if [ "$bootstrap" = 1 ]; then
         run env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports \
             "$GO_BOOTSTRAP_PACKAGE"
     fi
@@ -184,16 +185,23 @@ install_runtimes() {
     hash -r
     missing=$(missing_runtimes)
     [ -z "$missing" ] && return 0
-    echo "install-system-deps: could not install what the client harnesses need" \
-        "(is $PREFIX/bin on PATH?):" >&2
+    echo "install-system-deps: could not install what the client harnesses need (apt puts" \
+        "its runtimes in /usr/bin, Node.js and Go from the registries land in $PREFIX/bin:" \
+        "is each on PATH?):" >&2
     sed 's/^/  /' <<<"$missing" >&2
     exit 1
+}
+
+runtimes_check() {  # what is missing, one line each; exit 1 if anything is
+    local missing
+    missing=$(missing_runtimes)
+    [ -z "$missing" ] || { echo "$missing"; exit 1; }
 }
 
 main() {
     case "${1:-}" in
         "") install_packages; install_runtimes ;;
-        --runtimes-check) local missing; missing=$(missing_runtimes); [ -z "$missing" ] || { echo "$missing"; exit 1; } ;;
+        --runtimes-check) runtimes_check ;;
         --runtimes-dry-run) DRY=1; install_runtimes ;;
         *) echo "install-system-deps: unknown argument '$1'" \
                "(use no argument, --runtimes-check or --runtimes-dry-run)" >&2

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +45,7 @@ def requirement_problems(text: str) -> list[str]:
     return problems
 
 
-def lock_problems(package: dict[str, object], lock: dict[str, object]) -> list[str]:
+def lock_problems(package: Mapping[str, Any], lock: Mapping[str, Any]) -> list[str]:
     """What keeps a package-lock.json from a locked install without registry URLs: an
     entry without integrity or with a ``resolved`` field, a top-level version that is not
     exact or not the lock's."""
@@ -105,7 +107,7 @@ def test_requirement_problems_names_each_gap() -> None:
 
 
 def test_lock_problems_names_each_gap() -> None:
-    package: dict[str, object] = {"dependencies": {"a": "1.0.0"}}
+    package = {"dependencies": {"a": "1.0.0"}}
     good = {"packages": {"": {"dependencies": {"a": "1.0.0"}},
                          "node_modules/a": {"version": "1.0.0", "integrity": "sha512-x"}}}
     assert lock_problems(package, good) == []
