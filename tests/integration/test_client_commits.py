@@ -43,12 +43,9 @@ def _sides(tmp_path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def _flagged(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[str, Verdict]:
-    found = {}
-    for metric in (CPU, "rps"):
-        for r in compare_paired(a, b, metric):
-            if r.decision.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
-                found[f"{dict(r.group)['command']} {metric}"] = r.decision.verdict
-    return found
+    return {f"{dict(r.group)['command']} {r.metric}": r.decision.verdict
+            for r in compare_paired(a, b, "all") if r.metric in (CPU, "rps")
+            and r.decision.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)}
 
 
 @pytest.mark.alone  # judges verdicts
