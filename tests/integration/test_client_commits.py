@@ -122,3 +122,36 @@ def test_a_run_at_a_commit_runs_that_commit_s_code(tmp_path: Path) -> None:
         extra[ref] = (rows["GET"]["client"]["client_cpu_us_per_request"]
                       - rows["SET"]["client"]["client_cpu_us_per_request"])
     assert extra["get-slow"] - extra["base"] > 12, extra
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_track_queues_a_library_s_commits_and_a_runner_runs_one(tmp_path: Path) -> None:
+    """``track determine --client-repo redis-py=REPO``: the library's last 2 commits queued;
+    a claimed job says kind client and its repo NAME=PATH, and the command docs/guide
+    gives runs it, its rows naming the commit."""
+    repo = library_repo("redis-py")
+    db = f"sqlite:///{tmp_path / 'track.db'}"
+    config = _config(tmp_path, ["GET"])
+    done = run_kvperf("track", "determine", "--client-repo", f"redis-py={repo}", "--branch",
+                      "main", "--max-commits", "2", "--config", config, "--db", db,
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(done.stdout)["enqueued"]) == sorted(
+        git_sha(repo, ref) for ref in ("head", "head~1"))
+    done = run_kvperf("track", "claim", "--runner", "r1", "--db", db, cwd=tmp_path)
+    job = json.loads(done.stdout)
+    assert job["kind"] == "client" and job["repo"] == f"redis-py={repo}", job
+    (tmp_path / "claimed.json").write_text(job["config_content"])
+    done = run_kvperf("run", "--config", "claimed.json", "--client",
+                      f"redis-py@{job['sha']}", "--client-repo", job["repo"], "--no-db",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (row,) = read_metrics(tmp_path / "results")
+    assert row["env"]["client_source"]["commit"] == job["sha"], row["env"]
+    for flags, message in (
+            (["--client-repo", str(repo)], "track names the library: NAME=PATH"),
+            (["--client-repo", f"redis-py-asyncio={repo}"], "has no 'checkout' section"),
+            (["--client-repo", f"redis-py={repo}", "--repo", str(repo)], "one of them")):
+        done = run_kvperf("track", "determine", *flags, "--branch", "main", "--config",
+                          config, "--db", db, cwd=tmp_path)
+        assert done.returncode == 2 and message in done.stderr, (flags, done.stderr)

@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from kvperf.cli._clients import add_clients_dir
 from kvperf.cli._common import Cli
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_store_options, store_flags
@@ -68,6 +69,11 @@ def _add_determine(sub: Any) -> None:
                         "tracked with a module-test --config (test_groups), each job run "
                         "with `run --commits SHA --module-repo R` on the runner's fixed "
                         "server (the claimed job's kind is module)")
+    p.add_argument("--client-repo", metavar="NAME=R",
+                   help="instead of --repo: a client library's git repository, named by its "
+                        "harness; each job run with `run --client NAME@SHA --client-repo "
+                        "NAME=R` (the claimed job's kind is client)")
+    add_clients_dir(p)
     p.add_argument("--branch", default="unstable")
     p.add_argument("--max-commits", type=int, default=10)
     p.add_argument("--config", type=local_path, required=True,
@@ -149,7 +155,8 @@ def _opening(cli: Cli, store: StoreRequest) -> None:
 
 def handle_determine(args: argparse.Namespace, cli: Cli) -> int:
     asked = track_determine_request(
-        repo=args.repo, module_repo=args.module_repo, branch=args.branch,
+        repo=args.repo, module_repo=args.module_repo, client_repo=args.client_repo,
+        clients_dirs=tuple(args.clients_dir), branch=args.branch,
         max_commits=args.max_commits, config=args.config,
         architecture=args.architecture, max_attempts=args.max_attempts,
         store=store_flags(args))

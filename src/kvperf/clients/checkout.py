@@ -29,10 +29,10 @@ REPO_FLAG = "--client-repo"
 def repo_for(name: str, repos: Sequence[str]) -> str:
     """The repository of client ``name`` among ``--client-repo [NAME=]PATH`` values: its
     own ``NAME=``, else the one given without a name; UsageError when there is none."""
-    named = dict(r.split("=", 1) for r in repos if _named(r))
+    named = dict(r.split("=", 1) for r in repos if client_named(r))
     if name in named:
         return named[name]
-    plain = [r for r in repos if not _named(r)]
+    plain = [r for r in repos if not client_named(r)]
     if len(plain) > 1:
         raise UsageError(f"{REPO_FLAG} was given {len(plain)} times without NAME=: say which "
                          f"library each is ({REPO_FLAG} {name}=PATH)")
@@ -42,7 +42,8 @@ def repo_for(name: str, repos: Sequence[str]) -> str:
     return plain[0]
 
 
-def _named(value: str) -> bool:
+def client_named(value: str) -> bool:
+    """``NAME=PATH`` (a repository given for one library by name), not a plain path or URL."""
     head, eq, _ = value.partition("=")
     return bool(eq) and "/" not in head and ":" not in head
 

@@ -4,13 +4,23 @@ every mistake names the key (clients/manifest.py)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kvperf.clients.manifest import CACHE_ENV, discover, parse_manifest, select, shipped_dirs
+from kvperf.clients.checkout import repo_for
+from kvperf.clients.manifest import (
+    CACHE_ENV,
+    discover,
+    parse_manifest,
+    select,
+    shipped_dirs,
+    split_key,
+    split_ref,
+)
 from kvperf.core.errors import ConfigError, UsageError
 
 GOOD: dict[str, Any] = {
@@ -92,3 +102,51 @@ def test_a_changed_harness_source_gets_a_fresh_install_directory(tmp_path: Path)
     assert len({before.install_dir, after_kit.install_dir, after_harness.install_dir}) == 3
     (again,) = discover([tmp_path]).values()
     assert again.install_dir == after_harness.install_dir
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("redis-py", ("redis-py", None, None)),
+    ("redis-py:pool", ("redis-py", None, "pool")),
+    ("redis-py@main", ("redis-py", "main", None)),
+    ("redis-py@feature/x:single", ("redis-py", "feature/x", "single")),
+    ("go-redis@v9.23.0", ("go-redis", "v9.23.0", None)),
+])
+def test_a_client_key_splits_into_name_ref_and_model(text: str, expected: tuple[Any, ...]
+                                                     ) -> None:
+    named, model = split_key(text)
+    name, ref = split_ref(named)
+    assert (name, ref, model and model.value) == expected
+
+
+def test_a_checkout_section_parses_and_its_placeholders_stay_in_it() -> None:
+    section = {"install": [["{release}/venv/bin/python", "{checkout}"]],
+               "env": {"PYTHONPATH": "{checkout}"}}
+    manifest = parse_manifest(json.dumps({**GOOD, "checkout": section}).encode(), Path("."))
+    assert manifest.checkout is not None and manifest.checkout.run is None
+    assert manifest.checkout.env == (("PYTHONPATH", "{checkout}"),)
+    for change, message in (
+            ({"install": [["{checkout}"]]}, "install[0]: unknown placeholder {checkout}"),
+            ({"checkout": {"build": []}}, "checkout: unknown key 'build'"),
+            ({"checkout": []}, "'checkout' must be an object"),
+            ({"checkout": {"run": ["{nope}"]}}, "checkout.run: unknown placeholder {nope}")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            parse_manifest(json.dumps({**GOOD, **change}).encode(), Path("."))
+
+
+@pytest.mark.parametrize(("repos", "name", "expected"), [
+    (["/src/redis-py"], "redis-py", "/src/redis-py"),
+    (["go-redis=/src/go", "redis-py=/src/py"], "redis-py", "/src/py"),
+    (["go-redis=/src/go", "https://h/redis-py.git"], "redis-py", "https://h/redis-py.git"),
+])
+def test_the_repository_of_a_client_at_a_commit(repos: list[str], name: str,
+                                                 expected: str) -> None:
+    assert repo_for(name, repos) == expected
+
+
+def test_a_client_at_a_commit_without_its_repository_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="needs the library's repository"):
+        repo_for("redis-py", ["go-redis=/src/go"])
+    with pytest.raises(UsageError, match="without NAME="):
+        repo_for("redis-py", ["/a", "/b"])
+    with pytest.raises(UsageError, match="a ref is missing"):
+        split_ref("redis-py@")

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.clients.checkout import client_named
+from kvperf.clients.manifest import discover, search_dirs, select
 from kvperf.config.scenarios import is_module_config
 from kvperf.core.errors import ConfigError, UsageError
 from kvperf.pipeline.commands.checks import store_request
@@ -42,9 +44,13 @@ __all__ = ["COMPLETE", "DEFAULT_LEASE_SECONDS", "DEFAULT_MAX_ATTEMPTS", "FAILED"
            "track_determine_request", "track_mark", "track_query", "track_renew"]
 
 
-def job_kind(config_content: str | None) -> str:
-    """``module`` for a job whose config is a module-test config (test_groups: its commits
-    are a module's, run with ``run --commits SHA --module-repo REPO``), else ``server``."""
+def job_kind(config_content: str | None, repo: str = "") -> str:
+    """``client`` for a job of a library's commits (its repo is ``NAME=PATH``: run with
+    ``run --client NAME@SHA --client-repo NAME=PATH``), ``module`` for a job whose config
+    is a module-test config (test_groups: its commits are a module's, run with ``run
+    --commits SHA --module-repo REPO``), else ``server``."""
+    if client_named(repo):
+        return "client"
     try:
         return "module" if is_module_config(json.loads(config_content or "")) else "server"
     except ValueError:
@@ -53,11 +59,15 @@ def job_kind(config_content: str | None) -> str:
 
 def track_determine_request(*, repo: str | None, branch: str, max_commits: int,
                             config: Path, architecture: str, max_attempts: int,
-                            store: StoreFlags, module_repo: str | None = None
+                            store: StoreFlags, module_repo: str | None = None,
+                            client_repo: str | None = None, clients_dirs: tuple[Path, ...] = ()
                             ) -> TrackDetermineRequest:
-    if (repo is None) == (module_repo is None):
-        raise UsageError("give --repo R (server commits) or --module-repo R (a module's "
-                         "commits, run on a fixed server), one of them")
+    if sum(r is not None for r in (repo, module_repo, client_repo)) != 1:
+        raise UsageError("give --repo R (server commits), --module-repo R (a module's "
+                         "commits, run on a fixed server) or --client-repo NAME=R (a client "
+                         "library's commits, run by its harness), one of them")
+    if client_repo is not None:
+        _check_client_repo(client_repo, clients_dirs)
     try:
         content = config.read_text()
     except OSError as exc:
@@ -65,13 +75,30 @@ def track_determine_request(*, repo: str | None, branch: str, max_commits: int,
                           ) from None
     tracked = track.config_from_text(config.name, content)
     module = module_repo is not None
-    if (job_kind(content) == "module") != module:
+    if client_repo is not None and job_kind(content) == "module":
+        raise UsageError(f"config {str(config)!r}: --client-repo tracks a benchmark config "
+                         "(the harness runs its matrix); this one is a module-test config")
+    if (job_kind(content) == "module") != module and client_repo is None:
         raise UsageError(f"config {str(config)!r}: " + (
             "--module-repo tracks a module-test config (test_groups); this one is a server "
             "benchmark config" if module else
             "a module-test config (test_groups) is tracked with --module-repo R"))
-    return TrackDetermineRequest(module_repo or repo or "", branch, max_commits, tracked,
-                                 architecture, max_attempts, store_request(store), module)
+    return TrackDetermineRequest(module_repo or repo or client_repo or "", branch, max_commits,
+                                 tracked, architecture, max_attempts, store_request(store),
+                                 module)
+
+
+def _check_client_repo(value: str, dirs: tuple[Path, ...]) -> None:
+    """--client-repo NAME=PATH: a known client whose harness can run its library at a
+    commit (a ``checkout`` section)."""
+    if not client_named(value):
+        raise UsageError(f"--client-repo {value}: track names the library: NAME=PATH (e.g. "
+                         "redis-py=../redis-py)")
+    name = value.partition("=")[0]
+    (manifest,) = select(discover(search_dirs(dirs)), [name])
+    if manifest.checkout is None:
+        raise UsageError(f"client {name} cannot run its library at a commit: its manifest "
+                         "has no 'checkout' section (docs/CLIENTS.md)")
 
 
 def track_claim_request(*, runner: str, lease: float, architecture: str | None, hold: float,
@@ -104,7 +131,7 @@ class Claimed:
 
 def track_claim(request: TrackClaimRequest, world: World) -> Claimed:
     job = stored.track_claim(request, world)
-    return Claimed(job, job_kind(job.config_content) if job else None)
+    return Claimed(job, job_kind(job.config_content, job.repo) if job else None)
 
 
 def track_mark(request: TrackMarkRequest, world: World) -> Job:

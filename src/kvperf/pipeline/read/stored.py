@@ -14,6 +14,7 @@ from kvperf.analysis.comparison import (
     compare,
     compare_summaries,
 )
+from kvperf.clients.checkout import client_named
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.core.redact import redact_urls
 from kvperf.pipeline.request.common import StoreRequest
@@ -108,10 +109,12 @@ def _verdicts(found: CellIndex, keys: list[str], a: str, b: str, names: list[str
 def track_determine(request: TrackDetermineRequest, world: World
                     ) -> tuple[list[track.TrackedCommit], list[str]]:
     """The branch's last commits (git) recorded; the ids of the jobs newly enqueued."""
-    found = branch_commits(request.repo, request.branch, request.max_commits)
+    name, _, path = request.repo.partition("=") if client_named(request.repo) else \
+        ("", "", request.repo)
+    found = branch_commits(path, request.branch, request.max_commits)
     items = [track.TrackedCommit(c.sha, c.committed_at, c.author, c.subject) for c in found]
-    repo = (str(Path(request.repo).resolve()) if Path(request.repo).is_dir()
-            else request.repo)
+    repo = str(Path(path).resolve()) if Path(path).is_dir() else path
+    repo = f"{name}={repo}" if name else repo  # a library's: NAME=PATH, as --client-repo
     assert request.store.url is not None
     with world.database(request.store.url) as engine:
         added = track.enqueue(engine, redact_urls(repo), request.branch, items,
