@@ -345,6 +345,9 @@ def load_config(path: Path, cpus: set[int]) -> list[BenchmarkSpec]:
         raise ConfigError(f"config file {str(path)!r} not found") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:  # found by tests/unit/fuzz
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: "
+                          f"{exc.object[exc.start:exc.start + 1]!r})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

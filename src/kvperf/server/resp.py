@@ -142,8 +142,9 @@ class RespClient:
 
 
 def parse_info(text: bytes | str) -> dict[str, str]:
-    """Turn an INFO reply into a flat field → value mapping."""
-    raw = text.decode() if isinstance(text, bytes) else text
+    """Turn an INFO reply into a flat field → value mapping (bytes that are not UTF-8, as
+    a server may report a path or a name in, become U+FFFD: tests/unit/fuzz)."""
+    raw = text.decode(errors="replace") if isinstance(text, bytes) else text
     fields = {}
     for line in raw.splitlines():
         if ":" in line and not line.startswith("#"):
