@@ -192,8 +192,30 @@ def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
         if refused:
             return (f"option --{option.name}={option.value} is not supported by kvload "
                     f"memtier ({refused})")
-    return (_order_refusal(options) or _scan_refusal(options, cluster)
-            or _staircase_refusal(options))
+    return (_ratio_refusal(options) or _order_refusal(options)
+            or _scan_refusal(options, cluster) or _staircase_refusal(options))
+
+
+def _ratio_refusal(options: tuple[Option, ...]) -> str | None:
+    """--ratio N:M and --command-ratio N must be numbers (memtier refuses others too; the
+    command mix is weighed by them: tests/unit/fuzz found '--ratio ;' reaching it)."""
+    for option in options:
+        if option.name not in ("ratio", "command-ratio"):
+            continue
+        parts = (option.value or "").split(":") if option.name == "ratio" \
+            else [option.value or ""]
+        if len(parts) != (2 if option.name == "ratio" else 1) or not all(
+                _count(p) for p in parts):
+            return f"option --{option.name}={option.value} is not " + (
+                "N:M (two counts)" if option.name == "ratio" else "a count")
+    return None
+
+
+def _count(text: str) -> bool:
+    try:
+        return float(text) >= 0
+    except ValueError:
+        return False
 
 
 def value(options: tuple[Option, ...], name: str) -> str | None:

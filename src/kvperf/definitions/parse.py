@@ -181,7 +181,7 @@ def _clients(r: Reader, raw: JsonObject) -> tuple[ToolConfig, ...]:
     many = raw.get("clientconfigs")
     if many is not None and not isinstance(many, list):
         r.fail("clientconfigs", "must be a list of client configurations")
-    for index, item in enumerate(many or []):
+    for index, item in enumerate(many if isinstance(many, list) else []):
         found.append(_tool(r, f"clientconfigs[{index}]", item))
     clients = tuple(client for client in found if client is not None)
     if not found:

@@ -55,7 +55,18 @@ def read_rows(path: Path, *, as_written: bool = False) -> list[Row]:
         for row in data:
             format_of(row, str(path))
         return data
-    return [upgrade(row, str(path)) for row in data]
+    return [_upgraded(row, index, path) for index, row in enumerate(data)]
+
+
+def _upgraded(row: Row, index: int, path: Path) -> Row:
+    """One row brought to the current format; StoreError naming the file and the row when
+    a field an upgrade step reads is not what that format has (tests/unit/fuzz found an
+    old row whose ``server`` was a number crash the upgrade)."""
+    try:
+        return upgrade(row, str(path))
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"{path}: row {index} is not a kvperf result row of format "
+                         f"{row.get('kvperf_format')} ({type(exc).__name__}: {exc})") from None
 
 
 class MetricsFile:

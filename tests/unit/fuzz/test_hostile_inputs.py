@@ -19,7 +19,11 @@ from hypothesis import strategies as st
 
 from kvperf.clients.result import ResultError, parse
 from kvperf.config.loader import load_config, parse_config
+from kvperf.config.scenarios import load_module_config
 from kvperf.core.errors import ConfigError, KvperfError, UsageError
+from kvperf.definitions import memtier
+from kvperf.definitions.loader import read_yaml
+from kvperf.definitions.memtier import MemtierArgsError
 from kvperf.definitions.parse import parse_definition
 from kvperf.results.row import FORMAT_VERSION
 from kvperf.server.cluster import replicas_seen
@@ -73,6 +77,7 @@ def test_any_bytes_as_a_config_file_are_refused_naming_the_file(tmp_path_factory
 
 @given(st.one_of(json_values, st.dictionaries(st.sampled_from(DEFINITION_KEYS), json_values,
                                               max_size=6)))
+@example({"clientconfigs": 1})
 def test_any_definition_is_parsed_or_refused_naming_its_file(raw: Any) -> None:
     try:
         parse_definition(raw, Path("defs/fuzz.yml"))
@@ -83,6 +88,7 @@ def test_any_definition_is_parsed_or_refused_naming_its_file(raw: Any) -> None:
 @given(st.lists(mutated(ROW), max_size=3))
 @example([{**ROW, "kvperf_format": FORMAT_VERSION + 1}])
 @example([{**ROW, "kvperf_format": 1, "server": "x"}])
+@example([{**ROW, "kvperf_format": 1, "server": 1}])
 def test_metrics_rows_of_any_format_are_read_or_refused_naming_the_file(
         tmp_path_factory: Any, rows: list[Any]) -> None:
     path = tmp_path_factory.mktemp("rows") / "metrics.json"
@@ -123,3 +129,49 @@ def test_cluster_nodes_replies_of_any_text_count_replicas(text: str) -> None:
 def test_perf_stat_output_of_any_text_gives_a_count_or_none(text: str) -> None:
     found = parse_count(text)
     assert found is None or found >= 0
+
+
+MEMTIER_WORDS = ["--ratio", "1:10", "--pipeline", "16", "-c", "50", "-t", "4", "--key-pattern",
+                 "R:R", "--data-size", "100", "--command", "SET __key__ __data__", "-n",
+                 "allkeys", "--test-time", "x", "--", "-", "'", '"', "--key-maximum=9e99"]
+
+
+@given(st.one_of(st.text(max_size=120),
+                 st.lists(st.sampled_from(MEMTIER_WORDS), max_size=12).map(" ".join),
+                 st.lists(st.text(max_size=10), max_size=8)))
+@example("--command 'unterminated")
+@example("--rati ;")
+@example("-")
+def test_memtier_arguments_of_any_text_are_options_or_a_refusal(arguments: Any) -> None:
+    try:
+        options = memtier.parse(arguments)
+    except MemtierArgsError as exc:
+        assert str(exc)
+    else:  # what planning refuses never reaches the run's command mix
+        if memtier.refusal(options, cluster=False) is None:
+            memtier.command_mix(options)
+
+
+@given(st.binary(max_size=300))
+@example(b"name: x\n  bad: [")
+@example(b"\xff")
+def test_any_bytes_as_a_definition_file_are_refused_naming_it(tmp_path_factory: Any,
+                                                             raw: bytes) -> None:
+    path = tmp_path_factory.mktemp("yml") / "fuzz.yml"
+    path.write_bytes(raw)
+    try:
+        parse_definition(read_yaml(path), path)
+    except ConfigError as exc:
+        assert "fuzz.yml" in str(exc), exc
+
+
+@given(json_values)
+@example({"test_groups": {"g": {"scenarios": [{"name": 1}]}}})
+def test_any_module_config_is_read_or_refused_naming_its_file(tmp_path_factory: Any,
+                                                              data: Any) -> None:
+    path = tmp_path_factory.mktemp("mod") / "fuzz.json"
+    path.write_text(json.dumps(data))
+    try:
+        load_module_config(path)
+    except ConfigError as exc:
+        assert "fuzz.json" in str(exc), exc
