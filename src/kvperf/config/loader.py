@@ -20,6 +20,12 @@ from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.config.profiling import profiling_sets
 from kvperf.config.rate_sweep import from_config as rate_sweep_from_config
 from kvperf.config.staircase import staircase_from_config, staircase_refusal
+from kvperf.config.workload import (
+    parse_key_distribution,
+    parse_ttl,
+    parse_value_content,
+    parse_value_sizes,
+)
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 from kvperf.core.jsontypes import JsonObject
@@ -201,6 +207,12 @@ def _concurrency(key: str, value: Any, _cpus: set[int]) -> tuple[Concurrency, ..
     return tuple(dict.fromkeys(out))
 
 
+def _each(parse: Callable[[str, Any], Any]) -> Callable[[str, Any, set[int]], tuple[Any, ...]]:
+    """A sweepable list of values each checked by ``parse`` (duplicates dropped)."""
+    return lambda key, value, _cpus: tuple(dict.fromkeys(parse(key, v)
+                                                         for v in _as_list(key, value)))
+
+
 FIELDS: dict[str, _Field] = {
     "requests": _Field("requests", _ints(1)),
     "duration": _Field("duration", _ints(1)),
@@ -233,6 +245,10 @@ FIELDS: dict[str, _Field] = {
     "faults": _Field("faults", lambda key, value, _cpus: faults_from_config(key, value)),
     "staircase": _Field("staircase",
                         lambda key, value, _cpus: staircase_from_config(key, value)),
+    "key_distribution": _Field("key_distribution", _each(parse_key_distribution)),
+    "value_sizes": _Field("value_sizes", _each(parse_value_sizes)),
+    "value_content": _Field("value_content", _each(parse_value_content)),
+    "ttl": _Field("ttl", _each(parse_ttl)),
 }
 
 
@@ -282,7 +298,21 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     _check_overlap(values)
     _check_replica_reads(values)
     _check_staircase(values)
+    _check_values(values)
     return BenchmarkSpec(index=index, **values)
+
+
+def _check_values(values: JsonObject) -> None:
+    """Value sizes given once (``data_sizes`` or ``value_sizes``); TTLs only where a SET
+    takes them."""
+    if "value_sizes" in values and "data_sizes" in values:
+        raise ValueError("give one of 'data_sizes' and 'value_sizes' (a fixed size in "
+                         "'value_sizes' is the same as in 'data_sizes')")
+    ttls = [t for t in values.get("ttl", ()) if t != "none"]
+    sets = any("set" in c.calls_per_sequence for c in values["commands"])
+    if ttls and not sets:
+        raise ValueError(f"'ttl' {ttls[0]!r} is set with EX on SET commands, and no command "
+                         "of this object is a SET")
 
 
 def _check_staircase(values: JsonObject) -> None:
