@@ -17,6 +17,7 @@ the server's own data says what it saw.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import zlib
@@ -79,7 +80,7 @@ def _counts(endpoint: Endpoint, prefix: str) -> list[int]:
 
 
 def _binned(values: list[float]) -> list[float]:
-    return [sum(values[lo:hi]) for lo, hi in zip(EDGES, EDGES[1:], strict=False)]
+    return [sum(values[lo:hi]) for lo, hi in itertools.pairwise(EDGES)]
 
 
 def _pooled(a: list[float], b: list[float]) -> tuple[list[float], list[float]]:

@@ -21,10 +21,12 @@ from kvperf.config.profiling import profiling_sets
 from kvperf.config.rate_sweep import from_config as rate_sweep_from_config
 from kvperf.config.staircase import staircase_from_config, staircase_refusal
 from kvperf.config.workload import (
+    fixed_size,
     parse_key_distribution,
     parse_ttl,
     parse_value_content,
     parse_value_sizes,
+    size_text,
 )
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
@@ -313,6 +315,12 @@ def _check_values(values: JsonObject) -> None:
     if ttls and not sets:
         raise ValueError(f"'ttl' {ttls[0]!r} is set with EX on SET commands, and no command "
                          "of this object is a SET")
+    drawn = [size_text(b) for b in values.get("value_sizes", ()) if fixed_size(b) is None]
+    drawn += [t for t in ttls if "-" in t]
+    if drawn and (True in values.get("cluster_mode", ()) or values.get("faults")):
+        raise ValueError(f"{drawn[0]!r}: sizes or TTLs drawn per request are for a "
+                         "standalone load without faults (kvload finds each request of a "
+                         "batch by its length there: drop cluster_mode or faults)")
 
 
 def _check_staircase(values: JsonObject) -> None:

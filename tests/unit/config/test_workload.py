@@ -96,7 +96,16 @@ def test_ill_formed_values_are_refused_by_key_and_value(keys: dict[str, object],
 
 
 def test_sizes_given_twice_and_ttls_without_a_set_are_refused() -> None:
-    with pytest.raises(ConfigError, match="one of 'data_sizes' and 'value_sizes'"):
+    with pytest.raises(ConfigError, match=r"one of 'data_sizes' and 'value_sizes'"):
         plan(data_sizes=64, value_sizes="64")
-    with pytest.raises(ConfigError, match="'ttl' '60'.*no command of this object is a SET"):
+    with pytest.raises(ConfigError, match=r"'ttl' '60'.*no command of this object is a SET"):
         expand(parse_config([{"commands": ["GET"], "requests": 1, "ttl": 60}], {0}))
+
+
+def test_drawn_sizes_and_ttls_are_refused_in_a_cluster_and_with_faults() -> None:
+    with pytest.raises(ConfigError, match=r"'16-256': sizes or TTLs drawn per request"):
+        plan(value_sizes="16-256", cluster_mode=["no", "yes"])
+    with pytest.raises(ConfigError, match=r"'30-60': sizes or TTLs drawn"):
+        expand(parse_config([{"commands": ["SET"], "duration": 10, "ttl": "30-60",
+                              "replicas": 1, "faults": [{"at": 2, "kill": "primary"}]}], {0}))
+    assert plan(value_sizes="64", ttl=60, cluster_mode="yes")  # fixed ones are not drawn

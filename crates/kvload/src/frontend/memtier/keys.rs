@@ -129,10 +129,7 @@ impl ClientKeys {
         match pattern {
             Pattern::Random => self.range(self.min, self.max),
             Pattern::Gaussian => self.gaussian(ks),
-            Pattern::Zipf => {
-                let z = ks.zipf;
-                z.sample(|| self.unit())
-            }
+            Pattern::Zipf => ks.zipf.sample(|| sample::unit(&mut self.rng)),
             Pattern::Sequential | Pattern::Parallel => {
                 let c = &mut self.next[iter];
                 if *c < self.min {

@@ -532,6 +532,27 @@ mod tests {
     }
 
     #[test]
+    fn distributions_parse_and_conflicts_are_refused() {
+        let o = opts(&["--key-distribution", "zipf:0.99", "--value-size", "16-256", "--ttl", "60"]);
+        assert_eq!(o.key_shape, KeyShape::Zipf(0.99));
+        assert_eq!((o.data_size, o.values().varies(), o.shapes_values()), (256, true, true));
+        assert_eq!(opts(&["--sequential"]).key_shape, KeyShape::Sequential);
+        assert!(opts(&["--key-distribution", "sequential"]).sequential);
+        assert!(!opts(&["-d", "64"]).shapes_values());
+        for (args, says) in [
+            (&["--key-distribution", "zipf:0.9", "--sequential"][..], "--sequential cannot"),
+            (&["--key-distribution", "pareto"][..], "\"pareto\""),
+            (&["--value-size", "16-256", "--cluster"][..], "--cluster or --ack-log"),
+            (&["--ttl", "5-9", "--cluster"][..], "--cluster or --ack-log"),
+            (&["--ttl", "60", "--dataset", "x.csv", "GET", "__field:a__"][..], "--dataset"),
+        ] {
+            let e = p(args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+        assert!(p(&["--ttl", "60", "--cluster"]).is_ok(), "a fixed TTL is literal");
+    }
+
+    #[test]
     fn password_from_env_only_without_a() {
         let mut o = opts(&[]);
         password_from_env(&mut o, Some("envpw".into()));
