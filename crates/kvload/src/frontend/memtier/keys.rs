@@ -129,7 +129,7 @@ impl ClientKeys {
         match pattern {
             Pattern::Random => self.range(self.min, self.max),
             Pattern::Gaussian => self.gaussian(ks),
-            Pattern::Zipf => ks.zipf.sample(|| sample::unit(&mut self.rng)),
+            Pattern::Zipf => ks.zipf.sample(|| self.unit()),
             Pattern::Sequential | Pattern::Parallel => {
                 let c = &mut self.next[iter];
                 if *c < self.min {
