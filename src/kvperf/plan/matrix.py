@@ -9,7 +9,6 @@ and their lists crossed in a fixed key order with the command innermost; a confi
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from kvperf.config.commands import DATA, CommandSpec
 from kvperf.config.model import BenchmarkSpec
@@ -44,22 +43,24 @@ def _loads(spec: BenchmarkSpec) -> list[Load]:
                 spec.warmup, spec.benchmark_threads, spec.read_from_replicas,
                 spec.key_distribution, spec.value_content, spec.ttl, spec.commands):
         kind, amount = bound
+        shape, content, ttl = _values(cmd, shape, content, ttl)
         loads.append(Load(cmd, size, pipe, clients, keys,
                           int(amount) if kind == "requests" else None,
                           amount if kind == "duration" else None,
                           warm, threads, spec.client_cpus, read_from_replicas=rfr,
                           staircase=spec.staircase, faults=spec.faults,
-                          key_distribution=dist, **_values(cmd, shape, content, ttl)))
+                          key_distribution=dist, value_size=shape, value_content=content,
+                          ttl=ttl))
     return list(dict.fromkeys(loads))  # a read's values and TTLs are the same series
 
 
-def _values(cmd: CommandSpec, shape: str | None, content: str, ttl: str) -> dict[str, Any]:
-    """The value distributions as far as ``cmd`` writes values (``__data__``) and SETs
-    (``ttl``): a read keeps the defaults (it reads the seeded values, of data_size)."""
+def _values(cmd: CommandSpec, shape: str | None, content: str,
+            ttl: str) -> tuple[str | None, str, str]:
+    """(value sizes, content, ttl) as far as ``cmd`` writes values (``__data__``) and
+    SETs (``ttl``): a read keeps the defaults (it reads the seeded values, of data_size)."""
     writes = any(DATA in word for word in cmd.argv)
-    return {"value_size": shape if writes else None,
-            "value_content": content if writes else "random",
-            "ttl": ttl if "set" in cmd.calls_per_sequence else "none"}
+    return (shape if writes else None, content if writes else "random",
+            ttl if "set" in cmd.calls_per_sequence else "none")
 
 
 def expand(specs: list[BenchmarkSpec], runs: int = 1) -> list[Trial]:
