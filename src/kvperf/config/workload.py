@@ -128,7 +128,7 @@ def mean_size(buckets: tuple[Bucket, ...]) -> float:
 def parse_value_content(key: str, value: Any) -> str:
     """``random`` or ``compressible:R``."""
     if value == CONTENT_DEFAULT:
-        return value
+        return CONTENT_DEFAULT
     match = re.fullmatch(r"compressible:" + _NUMBER, value) if isinstance(value, str) else None
     if not match or not 0 < float(value.split(":")[1]) <= 1:
         raise ValueError(f"{key!r}: {value!r} is not \"random\" or \"compressible:R\" (R in "
@@ -142,7 +142,7 @@ def parse_ttl(key: str, value: Any) -> str:
         value = str(value)
     match = re.fullmatch(r"(\d+)(?:-(\d+))?", value) if isinstance(value, str) else None
     if value == TTL_DEFAULT:
-        return value
+        return TTL_DEFAULT
     if not match or not 1 <= int(match[1]) <= int(match[2] or match[1]) < 1 << 40:
         raise ValueError(f"{key!r}: {value!r} is not \"none\", SECONDS or \"LOW-HIGH\" "
                          "(seconds from 1, e.g. 60 or \"30-300\")")

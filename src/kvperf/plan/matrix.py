@@ -37,20 +37,22 @@ def _sizes(spec: BenchmarkSpec) -> list[tuple[int, str | None]]:
 
 def _loads(spec: BenchmarkSpec) -> list[Load]:
     loads = []
-    for (size, shape), pipe, clients, keys, bound, warm, threads, rfr, dist, content, ttl, \
-            cmd in itertools.product(
-                _sizes(spec), spec.pipelines, spec.clients, spec.keyspacelen, spec.bounds,
-                spec.warmup, spec.benchmark_threads, spec.read_from_replicas,
-                spec.key_distribution, spec.value_content, spec.ttl, spec.commands):
+    shapes: list[tuple[str, str, str]] = list(itertools.product(
+        spec.key_distribution, spec.value_content, spec.ttl))
+    for (size, sizes), pipe, clients, keys, bound, warm, threads, rfr in itertools.product(
+        _sizes(spec), spec.pipelines, spec.clients, spec.keyspacelen, spec.bounds,
+        spec.warmup, spec.benchmark_threads, spec.read_from_replicas,
+    ):
         kind, amount = bound
-        shape, content, ttl = _values(cmd, shape, content, ttl)
-        loads.append(Load(cmd, size, pipe, clients, keys,
-                          int(amount) if kind == "requests" else None,
-                          amount if kind == "duration" else None,
-                          warm, threads, spec.client_cpus, read_from_replicas=rfr,
-                          staircase=spec.staircase, faults=spec.faults,
-                          key_distribution=dist, value_size=shape, value_content=content,
-                          ttl=ttl))
+        for (dist, content, ttl), cmd in itertools.product(shapes, spec.commands):
+            shape, writes, sets = _values(cmd, sizes, content, ttl)
+            loads.append(Load(cmd, size, pipe, clients, keys,
+                              int(amount) if kind == "requests" else None,
+                              amount if kind == "duration" else None,
+                              warm, threads, spec.client_cpus, read_from_replicas=rfr,
+                              staircase=spec.staircase, faults=spec.faults,
+                              key_distribution=dist, value_size=shape,
+                              value_content=writes, ttl=sets))
     return list(dict.fromkeys(loads))  # a read's values and TTLs are the same series
 
 
