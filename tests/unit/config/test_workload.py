@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kvperf.analysis.comparison import describe_group, group_key
 from kvperf.config.loader import parse_config
 from kvperf.core.errors import ConfigError
 from kvperf.driver.base import Target
@@ -109,3 +110,12 @@ def test_drawn_sizes_and_ttls_are_refused_in_a_cluster_and_with_faults() -> None
         expand(parse_config([{"commands": ["SET"], "duration": 10, "ttl": "30-60",
                               "replicas": 1, "faults": [{"at": 2, "kill": "primary"}]}], {0}))
     assert plan(value_sizes="64", ttl=60, cluster_mode="yes")  # fixed ones are not drawn
+
+
+def test_tables_and_verdict_labels_name_the_distributions() -> None:
+    [trial] = [t for t in plan(key_distribution="zipf:0.99", ttl="30-300")
+               if t.load.command.name == "SET"]
+    label = describe_group(group_key(dict(trial_series(trial))))  # type: ignore[arg-type]
+    assert label.endswith("key_distribution=zipf:0.99 ttl=30-300"), label
+    plain = describe_group(group_key(dict(trial_series(plan()[0]))))  # type: ignore[arg-type]
+    assert plain == "SET d=3 P=1 c=50", plain
