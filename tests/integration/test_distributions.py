@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import zlib
 from collections.abc import Callable, Iterator
@@ -221,3 +222,38 @@ def test_native_and_memtier_front_ends_draw_the_same_distribution(
     test = stats.chi2_contingency([pooled_a, pooled_b])
     assert test.pvalue > P_MIN, (shape, test.pvalue, pooled_a, pooled_b)
     assert _fits(native, shape) > P_MIN and _fits(memtier, shape) > P_MIN
+
+
+MIX = "# read-heavy\n3 SET __key__ __data__\n6 GET __key__\n1 INCR counter:__rand_int__\n"
+SHARES = {"set": 0.3, "get": 0.6, "incr": 0.1}
+
+
+def _shares(endpoint: Endpoint) -> dict[str, float]:
+    """INFO commandstats' calls of SET, GET and INCR as shares of their sum."""
+    with RespClient(endpoint) as client:
+        info = client.call("INFO", "commandstats")
+    assert isinstance(info, bytes)
+    calls = {name: int(n) for name, n in re.findall(rb"cmdstat_(set|get|incr):calls=(\d+)",
+                                                    info)}
+    total = sum(calls.values())
+    return {name.decode(): n / total for name, n in calls.items()}
+
+
+def test_a_command_file_runs_its_exact_weights(server: Endpoint, tmp_path: Path) -> None:
+    """kvload's --command-file and a config's command_files: commandstats' shares are the
+    file's weights within 1 point (exactly, but for the seed stage's calls)."""
+    (tmp_path / "mix.txt").write_text(MIX)
+    with RespClient(server) as client:
+        client.call("CONFIG", "RESETSTAT")
+    argv = [require_binary("kvload"), "-p", str(server.port), "-n", "20000", "-r", "1000",
+            "-c", "4", "-P", "4", "-q", "--command-file", str(tmp_path / "mix.txt")]
+    subprocess.run(argv, check=True, capture_output=True, timeout=120)
+    shares = _shares(server)
+    assert shares == pytest.approx(SHARES, abs=1e-9), shares
+    with RespClient(server) as client:
+        client.call("CONFIG", "RESETSTAT")
+    [row] = _run(tmp_path, server, [{"command_files": ["mix.txt"], "requests": 20000,
+                                      "keyspacelen": 1000, "clients": 4, "pipelines": 4}])
+    assert row["command"].startswith("FILE mix.txt ")
+    shares = _shares(server)
+    assert all(abs(shares[k] - v) < 0.01 for k, v in SHARES.items()), shares

@@ -7,13 +7,14 @@ with one message naming the file, the object's index and the key.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvperf.config.commands import ratio_command, resolve_command
+from kvperf.config.commands import ratio_command, resolve_command, weighted_command
 from kvperf.config.faults import from_config as faults_from_config
 from kvperf.config.faults import refusal as faults_refusal
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
@@ -131,6 +132,22 @@ def _ratios(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _command_files(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
+    """Each path a command file (relative to the current directory): its weighted
+    commands as one command of the object (config/commands.py ``weighted_command``)."""
+    out = []
+    for item in _as_list(key, value):
+        if not isinstance(item, str):
+            raise ValueError(f"{key!r} entries must be paths, got {_type_name(item)} {item!r}")
+        try:
+            text = Path(item).read_text()
+        except OSError as exc:
+            raise ValueError(f"{key!r}: cannot read {item!r}: {exc.strerror}") from None
+        digest = hashlib.sha256(text.encode()).hexdigest()[:8]  # another text, another series
+        out.append(weighted_command(text, f"FILE {os.path.basename(item)} {digest}"))
+    return tuple(out)
+
+
 def _scalar_str(key: str, name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -224,6 +241,7 @@ FIELDS: dict[str, _Field] = {
     "clients": _Field("clients", _ints(1)),
     "commands": _Field("commands", _commands),
     "ratio": _Field("ratios", _ratios),
+    "command_files": _Field("command_files", _command_files),
     "cluster_mode": _Field("cluster_mode", _bools),
     "tls_mode": _Field("tls_mode", _bools),
     "warmup": _Field("warmup", _ints(0)),
@@ -288,10 +306,10 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
         values[FIELDS[key].attr] = FIELDS[key].parse(key, raw, cpus)
-    ratios = values.pop("ratios", ())
+    ratios = (*values.pop("ratios", ()), *values.pop("command_files", ()))
     if "commands" not in values and not ratios:
         raise ValueError("missing key 'commands' (e.g. \"commands\": [\"SET\", \"GET\"]) "
-                         "or 'ratio' (e.g. \"ratio\": \"1:10\")")
+                         "or 'ratio' (e.g. \"ratio\": \"1:10\") or 'command_files'")
     values["commands"] = tuple(dict.fromkeys((*values.get("commands", ()), *ratios)))
     if ("requests" in values) == ("duration" in values):
         raise ValueError("give exactly one of 'requests' or 'duration' "

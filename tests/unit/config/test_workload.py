@@ -3,6 +3,7 @@ key and the value (exit 2 through the CLI), the identity they add and the one th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,33 @@ def test_tables_and_verdict_labels_name_the_distributions() -> None:
     assert label.endswith("key_distribution=zipf:0.99 ttl=30-300"), label
     plain = describe_group(group_key(dict(trial_series(plan()[0]))))  # type: ignore[arg-type]
     assert plain == "SET d=3 P=1 c=50", plain
+
+
+def test_a_command_file_is_one_sequence_of_its_exact_shares(tmp_path: Path) -> None:
+    mix = tmp_path / "mix.txt"
+    mix.write_text("# read-heavy\n3 SET __key__ __data__\n6 GET __key__  # reads\n\n"
+                   "1 INCR counter:__rand_int__\n")
+    [spec] = parse_config([{"command_files": str(mix), "requests": 10}], {0})
+    [command] = spec.commands
+    assert command.name.startswith("FILE mix.txt ") and command.independent_keys
+    assert command.calls_per_sequence == {"set": 3, "get": 6, "incr": 1}
+    assert command.seed.value == "strings"  # the GETs read the seeded keyspace
+    mix.write_text("2 SET __key__ __data__\n4 GET __key__\n")
+    [other] = parse_config([{"command_files": str(mix), "requests": 10}], {0})[0].commands
+    assert other.calls_per_sequence == {"set": 1, "get": 2} and other.name != command.name
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("3 GET __key__\nGET __key__\n", "line 2: 'GET __key__' is not WEIGHT COMMAND"),
+    ("0 GET __key__\n", "line 1"),
+    ("1 GET __nope__\n", "line 1: placeholder '__nope__'"),
+    ("1 SET a b ; GET a\n", "one command a line"),
+    ("# nothing\n", "no command"),
+    ("65 GET __key__\n1 SET __key__ x\n", "need 66 commands per cycle"),
+])
+def test_bad_command_files_are_refused_by_line(tmp_path: Path, text: str, says: str) -> None:
+    (tmp_path / "mix.txt").write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        parse_config([{"command_files": str(tmp_path / "mix.txt"), "requests": 1}], {0})
+    with pytest.raises(ConfigError, match="cannot read"):
+        parse_config([{"command_files": str(tmp_path / "none.txt"), "requests": 1}], {0})

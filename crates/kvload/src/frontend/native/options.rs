@@ -298,6 +298,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "--value-size" => o.value_size = Some(Sizes::parse(a.value(flag)?)?),
         "--value-content" => o.value_content = Content::parse(a.value(flag)?)?,
         "--ttl" => o.ttl = Ttl::parse(a.value(flag)?)?,
+        "--command-file" => command_file(a.value(flag)?, o)?,
         "--independent-keys" => o.independent_keys = true,
         "-P" => o.pipeline = a.positive(flag)?,
         "--rps" => o.rps = Some(a.positive(flag)?),
@@ -435,6 +436,15 @@ fn validate(o: &Options) -> Result<(), String> {
         return Err(why.into());
     }
     validate_ramp(o)
+}
+
+/// `--command-file FILE`: its weighted commands as the custom command (a sequence whose
+/// commands draw their own keys).
+fn command_file(path: &str, o: &mut Options) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--command-file {path}: {e}"))?;
+    o.command = crate::workload::spec::command_file(&text)?;
+    o.independent_keys = true;
+    Ok(())
 }
 
 /// --key-distribution against --sequential; values drawn per request only where each
