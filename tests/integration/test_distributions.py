@@ -13,6 +13,8 @@ the server's own data says what it saw.
   every key's STRLEN (the last write's size: one draw each), TTL and a zlib ratio sample.
 - One sampler: the same Zipf and Gaussian through kvload's own mode and its memtier front
   end, compared with a two-sample chi-square test of homogeneity (p > 0.001).
+- Command files: kvload's --command-file and a config's command_files run their weights
+  (INFO commandstats' shares, exact and within 1 point).
 """
 
 from __future__ import annotations
