@@ -31,6 +31,7 @@ from kvperf.analysis.verdict import (
     judge,
     judge_effect,
 )
+from kvperf.config.workload import WORKLOAD_KEYS
 from kvperf.results.metrics import METRIC_SETS
 from kvperf.results.row import KEY_FIELDS, Row, field_of, is_timed
 
@@ -266,6 +267,8 @@ def describe_group(key: GroupKey) -> str:
         parts.append(f"{config_set['client']}:{config_set.get('concurrency')}")
     if "rate" in config_set:  # a rate sweep's point (results/row.py): each is a series
         parts.append(f"@ {config_set['rate']}")
+    # key and value distributions (config/workload.py): each is a series of its own
+    parts += [f"{k}={config_set[k]}" for k in WORKLOAD_KEYS if k in config_set]
     return " ".join(parts)
 
 

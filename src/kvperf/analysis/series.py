@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvperf.analysis.paired import cv
+from kvperf.config.workload import WORKLOAD_KEYS
 from kvperf.results.histogram import HistogramFile, merged_latency
 from kvperf.results.row import Row, is_timed
 
@@ -33,9 +34,11 @@ class SeriesSummary:
 
 
 def _params(row: Row) -> str:
-    rfr = (row.get("config_set") or {}).get("read_from_replicas")
+    config_set = row.get("config_set") or {}
+    rfr = config_set.get("read_from_replicas")
+    shapes = "".join(f" {k}={v}" for k, v in config_set.items() if k in WORKLOAD_KEYS)
     return f"d={row['data_size']} P={row['pipeline']} c={row['clients']}" + (
-        f" rfr={rfr}" if rfr else "")
+        f" rfr={rfr}" if rfr else "") + shapes
 
 
 def summarize(rows: list[Row],

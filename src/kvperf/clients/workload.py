@@ -73,6 +73,8 @@ def unsupported(trial: Trial, model: Model) -> str | None:
         (bool(server.modules), "modules: client harnesses run SET/GET/INCR only"),
         (load.staircase is not None, "staircase: client harnesses keep their clients "
                                      "for the whole trial (use --tool kvload)"),
+        (bool(load.workload()), f"{', '.join(load.workload())}: client harnesses draw "
+                                "uniform keys and fixed values (use --tool kvload)"),
         (load.threads is not None, "threads: a client harness has no load-generator "
                                    "threads (its workers are clients)"),
         (model == Model.SINGLE and load.clients != 1,

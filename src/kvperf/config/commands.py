@@ -173,6 +173,49 @@ def ratio_command(ratio: str, name: str | None = None) -> CommandSpec:
                        tuple(f" {SEPARATOR} ".join(lines).split()), seed, independent_keys=True)
 
 
+def weighted_command(text: str, name: str) -> CommandSpec:
+    """A command file's text — lines of ``WEIGHT COMMAND ARGS…`` (``#`` comments, blank
+    lines) — as one sequence running each command exactly its weight's share: the weights
+    reduced by their common divisor, each command repeated that many times (at most
+    MAX_SEQUENCE per cycle), every command drawing its own keys (placeholders as in custom
+    commands: ``__key__``, ``__rand_int__``, ``__data__``). Reads of ``__key__`` find the
+    seeded string keyspace. Mistakes → ValueError naming the line."""
+    entries: list[tuple[int, tuple[str, ...]]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) < 2 or not words[0].isdigit() or int(words[0]) < 1:
+            raise ValueError(f"{name}: line {number}: {line.strip()!r} is not WEIGHT COMMAND "
+                             "ARGS… (a positive integer weight, e.g. \"3 GET __key__\")")
+        try:
+            argv = _expand_placeholders(words[1:])
+        except ValueError as exc:
+            raise ValueError(f"{name}: line {number}: {exc}") from None
+        if SEPARATOR in argv:
+            raise ValueError(f"{name}: line {number}: one command a line (no {SEPARATOR!r})")
+        entries.append((int(words[0]), argv))
+    if not entries:
+        raise ValueError(f"{name}: no command (lines of WEIGHT COMMAND ARGS…)")
+    return _weighted(entries, name)
+
+
+def _weighted(entries: list[tuple[int, tuple[str, ...]]], name: str) -> CommandSpec:
+    divisor = math.gcd(*(w for w, _ in entries))
+    cycle = sum(w // divisor for w, _ in entries)
+    if cycle > MAX_SEQUENCE:
+        reduced = ", ".join(str(w // divisor) for w, _ in entries)
+        raise ValueError(f"{name}: the weights reduced ({reduced}) need {cycle} commands per "
+                         f"cycle, more than {MAX_SEQUENCE}")
+    words: list[str] = []
+    for weight, argv in entries:
+        for _ in range(weight // divisor):
+            words += [*([SEPARATOR] if words else []), *argv]
+    reads = any(a[0].lower() in READ_COMMANDS and _KEY in a for _, a in entries)
+    return CommandSpec(name, None, tuple(words), Seed.STRINGS if reads else Seed.NONE,
+                       independent_keys=True)
+
+
 def _ratio_parts(ratio: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", ratio)
     if not match:

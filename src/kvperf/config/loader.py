@@ -7,19 +7,28 @@ with one message naming the file, the object's index and the key.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvperf.config.commands import ratio_command, resolve_command
+from kvperf.config.commands import ratio_command, resolve_command, weighted_command
 from kvperf.config.faults import from_config as faults_from_config
 from kvperf.config.faults import refusal as faults_refusal
 from kvperf.config.model import BenchmarkSpec, ModuleSpec
 from kvperf.config.profiling import profiling_sets
 from kvperf.config.rate_sweep import from_config as rate_sweep_from_config
 from kvperf.config.staircase import staircase_from_config, staircase_refusal
+from kvperf.config.workload import (
+    fixed_size,
+    parse_key_distribution,
+    parse_ttl,
+    parse_value_content,
+    parse_value_sizes,
+    size_text,
+)
 from kvperf.core.cpus import parse_cpu_list
 from kvperf.core.errors import ConfigError
 from kvperf.core.jsontypes import JsonObject
@@ -123,6 +132,22 @@ def _ratios(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _command_files(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
+    """Each path a command file (relative to the current directory): its weighted
+    commands as one command of the object (config/commands.py ``weighted_command``)."""
+    out = []
+    for item in _as_list(key, value):
+        if not isinstance(item, str):
+            raise ValueError(f"{key!r} entries must be paths, got {_type_name(item)} {item!r}")
+        try:
+            text = Path(item).read_text()
+        except OSError as exc:
+            raise ValueError(f"{key!r}: cannot read {item!r}: {exc.strerror}") from None
+        digest = hashlib.sha256(text.encode()).hexdigest()[:8]  # another text, another series
+        out.append(weighted_command(text, f"FILE {os.path.basename(item)} {digest}"))
+    return tuple(out)
+
+
 def _scalar_str(key: str, name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -201,6 +226,12 @@ def _concurrency(key: str, value: Any, _cpus: set[int]) -> tuple[Concurrency, ..
     return tuple(dict.fromkeys(out))
 
 
+def _each(parse: Callable[[str, Any], Any]) -> Callable[[str, Any, set[int]], tuple[Any, ...]]:
+    """A sweepable list of values each checked by ``parse`` (duplicates dropped)."""
+    return lambda key, value, _cpus: tuple(dict.fromkeys(parse(key, v)
+                                                         for v in _as_list(key, value)))
+
+
 FIELDS: dict[str, _Field] = {
     "requests": _Field("requests", _ints(1)),
     "duration": _Field("duration", _ints(1)),
@@ -210,6 +241,7 @@ FIELDS: dict[str, _Field] = {
     "clients": _Field("clients", _ints(1)),
     "commands": _Field("commands", _commands),
     "ratio": _Field("ratios", _ratios),
+    "command_files": _Field("command_files", _command_files),
     "cluster_mode": _Field("cluster_mode", _bools),
     "tls_mode": _Field("tls_mode", _bools),
     "warmup": _Field("warmup", _ints(0)),
@@ -233,6 +265,10 @@ FIELDS: dict[str, _Field] = {
     "faults": _Field("faults", lambda key, value, _cpus: faults_from_config(key, value)),
     "staircase": _Field("staircase",
                         lambda key, value, _cpus: staircase_from_config(key, value)),
+    "key_distribution": _Field("key_distribution", _each(parse_key_distribution)),
+    "value_sizes": _Field("value_sizes", _each(parse_value_sizes)),
+    "value_content": _Field("value_content", _each(parse_value_content)),
+    "ttl": _Field("ttl", _each(parse_ttl)),
 }
 
 
@@ -270,10 +306,10 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
         values[FIELDS[key].attr] = FIELDS[key].parse(key, raw, cpus)
-    ratios = values.pop("ratios", ())
+    ratios = (*values.pop("ratios", ()), *values.pop("command_files", ()))
     if "commands" not in values and not ratios:
         raise ValueError("missing key 'commands' (e.g. \"commands\": [\"SET\", \"GET\"]) "
-                         "or 'ratio' (e.g. \"ratio\": \"1:10\")")
+                         "or 'ratio' (e.g. \"ratio\": \"1:10\") or 'command_files'")
     values["commands"] = tuple(dict.fromkeys((*values.get("commands", ()), *ratios)))
     if ("requests" in values) == ("duration" in values):
         raise ValueError("give exactly one of 'requests' or 'duration' "
@@ -282,7 +318,27 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
     _check_overlap(values)
     _check_replica_reads(values)
     _check_staircase(values)
+    _check_values(values)
     return BenchmarkSpec(index=index, **values)
+
+
+def _check_values(values: JsonObject) -> None:
+    """Value sizes given once (``data_sizes`` or ``value_sizes``); TTLs only where a SET
+    takes them."""
+    if "value_sizes" in values and "data_sizes" in values:
+        raise ValueError("give one of 'data_sizes' and 'value_sizes' (a fixed size in "
+                         "'value_sizes' is the same as in 'data_sizes')")
+    ttls = [t for t in values.get("ttl", ()) if t != "none"]
+    sets = any("set" in c.calls_per_sequence for c in values["commands"])
+    if ttls and not sets:
+        raise ValueError(f"'ttl' {ttls[0]!r} is set with EX on SET commands, and no command "
+                         "of this object is a SET")
+    drawn = [size_text(b) for b in values.get("value_sizes", ()) if fixed_size(b) is None]
+    drawn += [t for t in ttls if "-" in t]
+    if drawn and (True in values.get("cluster_mode", ()) or values.get("faults")):
+        raise ValueError(f"{drawn[0]!r}: sizes or TTLs drawn per request are for a "
+                         "standalone load without faults (kvload finds each request of a "
+                         "batch by its length there: drop cluster_mode or faults)")
 
 
 def _check_staircase(values: JsonObject) -> None:

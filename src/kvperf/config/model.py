@@ -12,6 +12,7 @@ from kvperf.config.commands import CommandSpec
 from kvperf.config.faults import Fault
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.config.staircase import Staircase
+from kvperf.config.workload import Bucket
 from kvperf.core.kinds import Concurrency, ProfileMode
 
 
@@ -83,6 +84,11 @@ class BenchmarkSpec:
     replicas: int = 0  # "replicas": per primary (cluster: each of cluster_nodes), in sync
     read_from_replicas: tuple[str, ...] = ("no",)  # where read commands go: no, yes, all
     staircase: Staircase | None = None  # "staircase": each trial ramps its connections
+    # key and value distributions (config/workload.py), each a sweepable list
+    key_distribution: tuple[str, ...] = ("uniform",)
+    value_sizes: tuple[tuple[Bucket, ...], ...] | None = None  # None: data_sizes
+    value_content: tuple[str, ...] = ("random",)
+    ttl: tuple[str, ...] = ("none",)
 
     @property
     def bounds(self) -> tuple[tuple[str, float], ...]:

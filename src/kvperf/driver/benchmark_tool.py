@@ -77,6 +77,8 @@ class BenchmarkTool:
             (cluster and not caps.cluster, "'cluster_mode'", "use --tool kvload"),
             (load.read_from_replicas != "no", "'read_from_replicas'", "use --tool kvload"),
             (load.staircase is not None, "'staircase'", "use --tool kvload"),
+            (bool(load.workload()), "'" + "', '".join(load.workload()) + "'",
+             "use --tool kvload"),
             (cluster and load.command.seed.value != "none" and not caps.cluster_plain_keys,
              f"cluster_mode with {load.command.name} (it reads seeded keys, but in cluster "
              "mode this tool puts a random {tag} in every key, so it would read keys that "

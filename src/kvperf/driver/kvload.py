@@ -120,6 +120,7 @@ class Kvload:
             argv += ["--read-from-replicas", load.read_from_replicas]
         if load.staircase:  # connections ramped up to -c, each step measured on its own
             argv += load.staircase.argv()
+        argv += workload_flags(load)
         if load.command.independent_keys and not target.cluster:
             argv.append("--independent-keys")  # in a cluster a sequence shares one slot
         if load.command.is_custom or target.cluster:
@@ -166,6 +167,14 @@ def checks_writes(load: Load) -> bool:
     only, which then writes unique keys of its own (``acked:``, sequential over -r
     1000000000, so no seed or warmup key is among them) and logs each acknowledged one."""
     return bool(load.faults) and load.command.name == "SET" and not load.command.is_custom
+
+
+def workload_flags(load: Load) -> list[str]:
+    """kvload's flags of the key and value distributions that differ from the defaults
+    (config/workload.py's texts are kvload's spelling)."""
+    flags = {"key_distribution": "--key-distribution", "value_sizes": "--value-size",
+             "value_content": "--value-content", "ttl": "--ttl"}
+    return [word for key, text in load.workload().items() for word in (flags[key], text)]
 
 
 def failover_argv(argv: list[str], load: Load, target: Target, ack_log: Path) -> list[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 
+from kvperf.config.commands import DATA, CommandSpec
 from kvperf.config.model import BenchmarkSpec
+from kvperf.config.workload import fixed_size, size_text
 from kvperf.plan.trial import Load, ServerSetup, Trial
 
 
@@ -23,19 +25,44 @@ def _servers(spec: BenchmarkSpec) -> list[ServerSetup]:
     ]
 
 
+def _sizes(spec: BenchmarkSpec) -> list[tuple[int, str | None]]:
+    """(data_size, value-size distribution) per ``data_sizes`` or ``value_sizes`` value: a
+    fixed size is a data_size (the same series as ``data_sizes``), a distribution's
+    data_size its largest value."""
+    if spec.value_sizes is None:
+        return [(size, None) for size in spec.data_sizes]
+    return [(fixed, None) if (fixed := fixed_size(b)) is not None
+            else (max(x.hi for x in b), size_text(b)) for b in spec.value_sizes]
+
+
 def _loads(spec: BenchmarkSpec) -> list[Load]:
     loads = []
-    for size, pipe, clients, keys, bound, warm, threads, rfr, cmd in itertools.product(
-        spec.data_sizes, spec.pipelines, spec.clients, spec.keyspacelen, spec.bounds,
-        spec.warmup, spec.benchmark_threads, spec.read_from_replicas, spec.commands,
+    shapes: list[tuple[str, str, str]] = list(itertools.product(
+        spec.key_distribution, spec.value_content, spec.ttl))
+    for (size, sizes), pipe, clients, keys, bound, warm, threads, rfr in itertools.product(
+        _sizes(spec), spec.pipelines, spec.clients, spec.keyspacelen, spec.bounds,
+        spec.warmup, spec.benchmark_threads, spec.read_from_replicas,
     ):
         kind, amount = bound
-        loads.append(Load(cmd, size, pipe, clients, keys,
-                          int(amount) if kind == "requests" else None,
-                          amount if kind == "duration" else None,
-                          warm, threads, spec.client_cpus, read_from_replicas=rfr,
-                          staircase=spec.staircase, faults=spec.faults))
-    return loads
+        for (dist, content, ttl), cmd in itertools.product(shapes, spec.commands):
+            shape, writes, sets = _values(cmd, sizes, content, ttl)
+            loads.append(Load(cmd, size, pipe, clients, keys,
+                              int(amount) if kind == "requests" else None,
+                              amount if kind == "duration" else None,
+                              warm, threads, spec.client_cpus, read_from_replicas=rfr,
+                              staircase=spec.staircase, faults=spec.faults,
+                              key_distribution=dist, value_size=shape,
+                              value_content=writes, ttl=sets))
+    return list(dict.fromkeys(loads))  # a read's values and TTLs are the same series
+
+
+def _values(cmd: CommandSpec, shape: str | None, content: str,
+            ttl: str) -> tuple[str | None, str, str]:
+    """(value sizes, content, ttl) as far as ``cmd`` writes values (``__data__``) and
+    SETs (``ttl``): a read keeps the defaults (it reads the seeded values, of data_size)."""
+    writes = any(DATA in word for word in cmd.argv)
+    return (shape if writes else None, content if writes else "random",
+            ttl if "set" in cmd.calls_per_sequence else "none")
 
 
 def expand(specs: list[BenchmarkSpec], runs: int = 1) -> list[Trial]:

@@ -53,6 +53,21 @@ class Load:
     read_from_replicas: str = "no"  # valkey-benchmark's --rfr: no, yes (replicas), all
     staircase: Staircase | None = None  # connections ramped up to ``clients`` (kvload)
     faults: tuple[Fault, ...] = ()  # run during the measure stage (config "faults")
+    # how keys and values are drawn (config/workload.py's texts; the defaults are today's
+    # uniform keys, fixed ``data_size`` printable values, no TTL)
+    key_distribution: str = "uniform"
+    value_size: str | None = None  # a value-size distribution (data_size: its largest)
+    value_content: str = "random"
+    ttl: str = "none"
+
+    def workload(self) -> dict[str, str]:
+        """The distributions that differ from the defaults, by config key (what a trial's
+        identity, its row's series and its plan line show)."""
+        shown = {"key_distribution": self.key_distribution, "value_sizes": self.value_size,
+                 "value_content": self.value_content, "ttl": self.ttl}
+        defaults = {"key_distribution": "uniform", "value_sizes": None,
+                    "value_content": "random", "ttl": "none"}
+        return {k: v for k, v in shown.items() if v is not None and v != defaults[k]}
 
 
 class TrialParams(TypedDict):
@@ -84,6 +99,7 @@ class TrialParams(TypedDict):
     read_from_replicas: NotRequired[str]
     staircase: NotRequired[dict[str, int]]
     faults: NotRequired[list[str]]
+    workload: NotRequired[dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,8 @@ class Trial:
             params["staircase"] = ld.staircase.params()
         if ld.faults:
             params["faults"] = [f.text() for f in ld.faults]
+        if ld.workload():
+            params["workload"] = ld.workload()
         return params
 
     def describe(self) -> str:
@@ -147,6 +165,7 @@ class Trial:
                           f"{ld.staircase.step_seconds}s")
         if ld.faults:
             extras.append("faults: " + ", ".join(f.text() for f in ld.faults))
+        extras += [f"{k}={v}" for k, v in ld.workload().items()]
         if self.profile:
             extras.append(f"profiled {self.profile.mode}")
         tail = f" [{' '.join(extras)}]" if extras else ""

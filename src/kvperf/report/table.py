@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kvperf.analysis.series import SeriesSummary
+from kvperf.config.workload import WORKLOAD_KEYS
 from kvperf.plan.trial import Trial
 from kvperf.results.interference import footnote
 from kvperf.results.row import Row, is_disturbed, is_excluded, is_ok
@@ -79,15 +80,18 @@ def _command(row: Row) -> str:
     from replicas as ``GET rfr=yes``."""
     point = (row.get("sweep") or {}).get("point")
     command = f"{row['command']} @{point}" if point else row["command"]
-    rfr = (row.get("config_set") or {}).get("read_from_replicas")
-    return f"{command} rfr={rfr}" if rfr else command
+    config_set = row.get("config_set") or {}
+    rfr = config_set.get("read_from_replicas")
+    shapes = " ".join(f"{k}={v}" for k, v in config_set.items() if k in WORKLOAD_KEYS)
+    return " ".join(filter(None, [command, f"rfr={rfr}" if rfr else "", shapes]))
 
 
 def plan_table(trials: list[Trial]) -> Table:
     """One line per planned trial, in execution order."""
     table = Table(title=f"Plan: {len(trials)} trials")
+    shaped = any(t.load.workload() for t in trials)
     for name in ("#", "id", "run", "command", "size", "P", "clients", "keys", "n / s", "warmup",
-                 "server"):
+                 "server", *(["keys and values"] if shaped else [])):
         table.add_column(name)
     for t in trials:
         ld, s = t.load, t.server
@@ -97,9 +101,10 @@ def plan_table(trials: list[Trial]) -> Table:
                                         f"replicas={s.replicas}" if s.replicas else "",
                                         f"rfr={ld.read_from_replicas}"
                                         if ld.read_from_replicas != "no" else ""]))
+        workload = [" ".join(f"{k}={v}" for k, v in ld.workload().items())] if shaped else []
         table.add_row(str(t.index), t.id, str(t.run), ld.command.name, str(ld.data_size),
                       str(ld.pipeline), str(ld.clients), str(ld.keyspacelen), bound,
-                      str(ld.warmup), server or "standalone")
+                      str(ld.warmup), server or "standalone", *workload)
     return table
 
 

@@ -461,7 +461,7 @@ def trial_series(trial: Trial) -> Series:
                   io_threads=server.io_threads, warmup=load.warmup,
                   benchmark_threads=load.threads,
                   config_set=(dict(server.config_set) | _replica_set(trial)
-                              | _staircase_set(trial)) or None,
+                              | _staircase_set(trial) | load.workload()) or None,
                   run=trial.run, trial_id=trial.id)
 
 

@@ -9,6 +9,7 @@ use crate::engine::source::{Batches, Target};
 use crate::workload::dataset::DataPlan;
 use crate::workload::keys::{patch_rand, patch_rand_routed, patch_tags, KeyGen};
 use crate::workload::spec::Template;
+use crate::workload::values::VarTemplate;
 
 /// A test's requests: its template, the cluster's tag per slot, and with `--dataset` the
 /// rows that fill the command instead.
@@ -18,6 +19,8 @@ pub struct TemplateBatches {
     /// Cluster mode: a `{tag}` per slot (empty otherwise).
     pub tags: Arc<Vec<[u8; 3]>>,
     pub dataset: Option<Arc<DataPlan>>,
+    /// Values or TTLs drawn per instance (`--value-size` not fixed, `--ttl` a range).
+    pub var: Option<Arc<VarTemplate>>,
 }
 
 impl Batches for TemplateBatches {
@@ -34,7 +37,10 @@ impl Batches for TemplateBatches {
     fn buffer(&self, pipeline: usize) -> Vec<u8> {
         match &self.dataset {
             Some(d) => vec![0u8; pipeline * d.t.max_len()],
-            None => self.template.bytes.repeat(pipeline),
+            None => match &self.var {
+                Some(v) => vec![0u8; pipeline * v.max_len],
+                None => self.template.bytes.repeat(pipeline),
+            },
         }
     }
 
@@ -42,6 +48,9 @@ impl Batches for TemplateBatches {
     fn write(&self, keys: &mut KeyGen, buf: &mut [u8], count: usize, to: &Target) -> usize {
         if let Some(d) = &self.dataset {
             return d.fill(buf, count, keys);
+        }
+        if let Some(v) = &self.var {
+            return v.fill(buf, &self.template, count, keys);
         }
         let t = &self.template;
         if to.sampled {

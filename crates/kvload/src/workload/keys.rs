@@ -1,16 +1,21 @@
-//! keys: `__rand_int__` values (random or sequential, per lane in cluster mode) and the
-//! in-place patching of request buffers (digits, routed keys, `{tag}`).
+//! keys: `__rand_int__` values (drawn from a `workload::sample` distribution, or
+//! sequential per lane in cluster mode) and the in-place patching of request buffers
+//! (digits, routed keys, `{tag}`).
 
 use crate::base::rng::Rng;
 use crate::base::slots::key_slot;
+use crate::workload::sample::{KeyDist, KeyShape, Normal};
 use crate::workload::spec::{Template, MAX_OCC};
 
-/// Produces `__rand_int__` values: random in 0..n, or sequential (start, start+step, ...) mod n.
+/// Produces `__rand_int__` values: drawn in 0..n (uniform unless `with_shape` says),
+/// or sequential (start, start+step, ...) mod n.
 #[derive(Debug, Clone)]
 pub struct KeyGen {
     pub rng: Rng,
     n: u64,
     sequential: bool,
+    dist: KeyDist,
+    normal: Normal,
     counter: u64,
     step: u64,
     /// Cluster key routing with --sequential: one cursor per primary, each
@@ -20,7 +25,15 @@ pub struct KeyGen {
 
 impl KeyGen {
     pub fn new(seed: u64, n: u64, sequential: bool, start: u64, step: u64) -> Self {
-        KeyGen { rng: Rng::new(seed), n, sequential, counter: start, step: step.max(1), lanes: Vec::new() }
+        let dist = if sequential { KeyDist::Sequential } else { KeyDist::Uniform };
+        KeyGen { rng: Rng::new(seed), n, sequential, dist, normal: Normal::default(), counter: start, step: step.max(1), lanes: Vec::new() }
+    }
+
+    /// The same generator drawing from `shape` over its n keys (`--key-distribution`).
+    pub fn with_shape(mut self, shape: KeyShape) -> Self {
+        self.dist = shape.over(self.n);
+        self.sequential = self.dist == KeyDist::Sequential;
+        self
     }
 
     /// A failover moved lane `from`'s slots to lane `to`: `to` goes on from where `from`
@@ -49,7 +62,7 @@ impl KeyGen {
             *c = c.wrapping_add(self.step);
             v
         } else {
-            self.rng.below(self.n)
+            self.dist.draw(&mut self.rng, &mut self.normal, self.n)
         }
     }
 
@@ -63,7 +76,7 @@ impl KeyGen {
             self.counter = self.counter.wrapping_add(self.step);
             v
         } else {
-            self.rng.below(self.n)
+            self.dist.draw(&mut self.rng, &mut self.normal, self.n)
         }
     }
 }

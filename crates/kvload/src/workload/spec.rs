@@ -229,6 +229,44 @@ fn split_line(s: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// A command file (`--command-file`): lines of `WEIGHT COMMAND ARGS…` (`#` comments) as
+/// one sequence's words — each command repeated its weight over the weights' common
+/// divisor, `;` between them (at most 64 a cycle), memtier's `__key__` as
+/// `key:__rand_int__` — so each cycle runs exactly the asked shares.
+pub fn command_file(text: &str) -> Result<Vec<String>, String> {
+    let mut entries: Vec<(u64, Vec<String>)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        let weight = words[0].parse::<u64>().ok().filter(|&w| w > 0 && words.len() > 1);
+        let Some(weight) = weight else {
+            return Err(format!("--command-file line {}: {:?} is not WEIGHT COMMAND ARGS... (a positive integer weight)", n + 1, line.trim()));
+        };
+        entries.push((weight, words[1..].iter().map(|w| w.replace("__key__", "key:__rand_int__")).collect()));
+    }
+    let divisor = entries.iter().fold(0, |g, e| gcd(g, e.0));
+    let cycle: u64 = entries.iter().map(|e| e.0 / divisor.max(1)).sum();
+    if entries.is_empty() || cycle > 64 {
+        return Err(format!("--command-file: {} (lines of WEIGHT COMMAND ARGS..., at most 64 commands a cycle after reducing the weights)", if entries.is_empty() { "no command".to_string() } else { format!("{cycle} commands a cycle") }));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (w, argv) in &entries {
+        for _ in 0..w / divisor {
+            if !out.is_empty() {
+                out.push(";".into());
+            }
+            out.extend(argv.iter().cloned());
+        }
+    }
+    Ok(out)
+}
+
 /// A custom command from the trailing arguments. The name is the line as given.
 pub fn custom(args: &[String], data_size: usize) -> Result<Spec, String> {
     let name = args.join(" ");
@@ -334,6 +372,20 @@ pub fn independent_keys(mut t: Template) -> Result<Template, String> {
     }
     t.nocc = t.rand.len();
     Ok(t)
+}
+
+#[cfg(test)]
+mod command_file_tests {
+    use super::*;
+
+    #[test]
+    fn weights_reduce_to_one_exact_cycle() {
+        let words = command_file("# mix\n2 SET __key__ __data__\n\n4 GET __key__ # reads\n").unwrap();
+        assert_eq!(words.join(" "), "SET key:__rand_int__ __data__ ; GET key:__rand_int__ ; GET key:__rand_int__");
+        for bad in ["x GET a", "0 GET a", "3", "", "65 GET a\n1 SET a b"] {
+            assert!(command_file(bad).unwrap_err().contains("--command-file"), "{bad}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! memtier keys: key numbers per client by pattern (R, G, S, P, Z), as memtier's
 //! object generator draws them. Each client (connection) owns a `ClientKeys`;
-//! the shared `KeySpace` is immutable. No allocation after construction.
+//! the shared `KeySpace` is immutable. No allocation after construction. Zipf and the
+//! normal draws are `workload::sample`'s, the ones kvload's own mode uses.
 
 use crate::base::rng::Rng;
+use crate::workload::sample::{self, Normal, Zipf};
 
 /// How a `--command` / `--key-pattern` letter draws key numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,68 +44,6 @@ impl Pattern {
     }
 }
 
-/// Zipf sampler constants (rejection-inversion, Hörmann & Derflinger, ACM TOMACS 6(3) 1996).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Zipf {
-    lo: f64,
-    hi: f64,
-    exp: f64,
-    h_lo: f64,
-    h_hi: f64,
-    s: f64,
-}
-
-impl Zipf {
-    /// Over [max(min, 1), max(max, that)] with exponent `exp` (0 < exp < 5; ~1 uses logs).
-    pub fn new(min: u64, max: u64, exp: f64) -> Zipf {
-        let lo = min.max(1) as f64;
-        let hi = (max as f64).max(lo);
-        let mut z = Zipf { lo, hi, exp, h_lo: 0.0, h_hi: 0.0, s: 0.0 };
-        if z.is_log() {
-            z.h_lo = (lo + 0.5).ln() - 1.0 / lo;
-            z.h_hi = (hi + 0.5).ln();
-            z.s = lo + 1.0 - ((lo + 1.5).ln() - 1.0 / (lo + 1.0)).exp();
-        } else {
-            let a = 1.0 - exp;
-            z.h_lo = (lo + 0.5).powf(a) - a * lo.powf(-exp);
-            z.h_hi = (hi + 0.5).powf(a);
-            z.s = lo + 1.0 - ((lo + 1.5).powf(a) - a * (lo + 1.0).powf(-exp)).powf(1.0 / a);
-        }
-        z
-    }
-
-    fn is_log(&self) -> bool {
-        (self.exp - 1.0).abs() < 1e-4
-    }
-
-    /// One draw; `p` yields uniform numbers in [0, 1].
-    pub fn sample(&self, mut p: impl FnMut() -> f64) -> u64 {
-        loop {
-            let u = p() * (self.h_hi - self.h_lo) + self.h_lo;
-            let mut x = if self.is_log() { u.exp() } else { u.powf(1.0 / (1.0 - self.exp)) };
-            if x < self.lo - 0.5 {
-                x = self.lo + 0.5;
-            }
-            if x >= self.hi + 0.5 {
-                x = self.hi;
-            }
-            let k = (x + 0.5).floor();
-            if k - x <= self.s {
-                return k as u64;
-            }
-            let accept = if self.is_log() {
-                u > (k + 0.5).ln() - 1.0 / k
-            } else {
-                let a = 1.0 - self.exp;
-                (u - (k + 0.5).powf(a)) / a > -k.powf(-self.exp)
-            };
-            if accept {
-                return k as u64;
-            }
-        }
-    }
-}
-
 /// The configured key range and distribution parameters (shared by all clients).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeySpace {
@@ -137,7 +77,7 @@ pub fn parallel_range(min: u64, max: u64, index: u64, total: u64) -> (u64, u64) 
 #[derive(Debug, Clone)]
 pub struct ClientKeys {
     pub rng: Rng,
-    spare: Option<f64>,
+    normal: Normal,
     pub min: u64,
     pub max: u64,
     next: Vec<u64>,
@@ -145,13 +85,13 @@ pub struct ClientKeys {
 
 impl ClientKeys {
     pub fn new(seed: u64, min: u64, max: u64, iterators: usize) -> ClientKeys {
-        ClientKeys { rng: Rng::new(seed), spare: None, min, max, next: vec![min; iterators] }
+        ClientKeys { rng: Rng::new(seed), normal: Normal::default(), min, max, next: vec![min; iterators] }
     }
 
     /// Uniform in [0, 1).
     #[inline]
     pub fn unit(&mut self) -> f64 {
-        (self.rng.next() >> 11) as f64 / (1u64 << 53) as f64
+        sample::unit(&mut self.rng)
     }
 
     /// Uniform in [lo, hi].
@@ -163,21 +103,8 @@ impl ClientKeys {
         }
     }
 
-    /// Standard normal by the Marsaglia polar method (keeps the spare).
     fn normal(&mut self) -> f64 {
-        if let Some(s) = self.spare.take() {
-            return s;
-        }
-        loop {
-            let u = self.unit() * 2.0 - 1.0;
-            let v = self.unit() * 2.0 - 1.0;
-            let s = u * u + v * v;
-            if s < 1.0 && s > 0.0 {
-                let f = (-2.0 * s.ln() / s).sqrt();
-                self.spare = Some(v * f);
-                return u * f;
-            }
-        }
+        self.normal.next(&mut self.rng)
     }
 
     fn gaussian(&mut self, ks: &KeySpace) -> u64 {
@@ -202,10 +129,7 @@ impl ClientKeys {
         match pattern {
             Pattern::Random => self.range(self.min, self.max),
             Pattern::Gaussian => self.gaussian(ks),
-            Pattern::Zipf => {
-                let z = ks.zipf;
-                z.sample(|| self.unit())
-            }
+            Pattern::Zipf => ks.zipf.sample(|| self.unit()),
             Pattern::Sequential | Pattern::Parallel => {
                 let c = &mut self.next[iter];
                 if *c < self.min {

@@ -29,6 +29,15 @@ Options (same meaning as valkey-benchmark unless noted):
  -k <boolean>       1=keep alive 0=reconnect (default 1)
  -r <keyspacelen>   Replace __rand_int__ with a 12-digit number in 0..keyspacelen-1
  --sequential       __rand_int__ goes 0..keyspacelen-1 in order instead of at random
+ --key-distribution <d>  How __rand_int__ is drawn: uniform (default), sequential,
+                    zipf:S, gaussian:MEAN:SD (fractions of -r), hotset:KEYS:SHARE
+                    (that fraction of the keys takes that share of the requests)
+ --value-size <s>   Value sizes drawn per request instead of -d: 64, 64-1024,
+                    64:3,1024:1 (weighted), 1-100:5,101-1000:4 (a histogram)
+ --value-content <c>  random (default: printable) or compressible:R (zlib ratio ~R)
+ --ttl <t>          EX on every SET: none (default), SECONDS or LOW-HIGH (drawn)
+ --command-file <f> Lines of WEIGHT COMMAND ARGS... run as one sequence in exactly
+                    those shares (weights reduced; each command its own keys)
  --independent-keys In a sequence, every __rand_int__ of every command draws its own value
  -P <numreq>        Pipeline <numreq> requests (default 1)
  --rps <rate>       Open loop: total target requests/second (coordinated-omission corrected)

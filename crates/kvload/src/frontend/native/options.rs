@@ -10,8 +10,10 @@ use crate::base::uri;
 use crate::engine::reconnect::DEFAULT_BACKOFF_MS;
 use crate::report::RunInfo;
 use crate::workload::replicas::{self, ReadFrom};
+use crate::workload::sample::KeyShape;
 use crate::workload::spec::{TEST_ALIASES, TEST_NAMES};
 use crate::workload::staircase::{self, Ramp};
+use crate::workload::values::{Content, Sizes, Ttl, Values};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -59,6 +61,12 @@ pub struct Options {
     pub read_from: ReadFrom,
     /// --clients-start / --clients-step / --step-duration as given (`staircase`).
     pub ramp_flags: (Option<usize>, Option<usize>, Option<u64>),
+    /// --key-distribution: how `__rand_int__` values are drawn (`sequential` = --sequential).
+    pub key_shape: KeyShape,
+    /// --value-size (None: -d's fixed size), --value-content, --ttl: `values()`.
+    pub value_size: Option<Sizes>,
+    pub value_content: Content,
+    pub ttl: Ttl,
 }
 
 impl Default for Options {
@@ -101,11 +109,26 @@ impl Default for Options {
             io: IoChoice::Auto,
             read_from: ReadFrom::No,
             ramp_flags: (None, None, None),
+            key_shape: KeyShape::Uniform,
+            value_size: None,
+            value_content: Content::Random,
+            ttl: Ttl(None),
         }
     }
 }
 
 impl Options {
+    /// The values and TTLs asked for (-d's fixed size unless --value-size).
+    pub fn values(&self) -> Values {
+        let sizes = self.value_size.clone().unwrap_or_else(|| Sizes::fixed(self.data_size));
+        Values { sizes, content: self.value_content, ttl: self.ttl }
+    }
+
+    /// Whether --value-size, --value-content or --ttl change the values from -d's.
+    pub fn shapes_values(&self) -> bool {
+        self.value_size.is_some() || self.value_content != Content::Random || self.ttl.0.is_some()
+    }
+
     /// How its connections start (TLS, AUTH, CLIENT TRACKING, SELECT, HELLO).
     pub fn session(&self) -> Session<'_> {
         Session {
@@ -245,6 +268,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
         a.i += 1;
     }
     validate(&o)?;
+    validate_shapes(&mut o)?;
     Ok(Parsed::Run(Box::new(o)))
 }
 
@@ -270,6 +294,11 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-k" => o.keepalive = parse_bool01(a.value(flag)?, flag)?,
         "-r" => o.keyspace = Some(a.num(flag)?),
         "--sequential" => o.sequential = true,
+        "--key-distribution" => o.key_shape = KeyShape::parse(a.value(flag)?)?,
+        "--value-size" => o.value_size = Some(Sizes::parse(a.value(flag)?)?),
+        "--value-content" => o.value_content = Content::parse(a.value(flag)?)?,
+        "--ttl" => o.ttl = Ttl::parse(a.value(flag)?)?,
+        "--command-file" => command_file(a.value(flag)?, o)?,
         "--independent-keys" => o.independent_keys = true,
         "-P" => o.pipeline = a.positive(flag)?,
         "--rps" => o.rps = Some(a.positive(flag)?),
@@ -409,6 +438,36 @@ fn validate(o: &Options) -> Result<(), String> {
     validate_ramp(o)
 }
 
+/// `--command-file FILE`: its weighted commands as the custom command (a sequence whose
+/// commands draw their own keys).
+fn command_file(path: &str, o: &mut Options) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--command-file {path}: {e}"))?;
+    o.command = crate::workload::spec::command_file(&text)?;
+    o.independent_keys = true;
+    Ok(())
+}
+
+/// --key-distribution against --sequential; values drawn per request only where each
+/// batch's instances are found by their length (not --cluster, --ack-log, --dataset).
+fn validate_shapes(o: &mut Options) -> Result<(), String> {
+    match (o.key_shape, o.sequential) {
+        (KeyShape::Sequential, _) => o.sequential = true,
+        (KeyShape::Uniform, true) => o.key_shape = KeyShape::Sequential,
+        (_, true) => return Err("--sequential cannot be combined with --key-distribution (give --key-distribution sequential)".into()),
+        _ => {}
+    }
+    if o.dataset.is_some() && o.shapes_values() {
+        return Err("--value-size, --value-content and --ttl cannot be used with --dataset (its rows are the values)".into());
+    }
+    if o.values().varies() && (o.cluster || o.reconnect_opts.ack_log.is_some()) {
+        return Err("--value-size with several sizes and --ttl with a range cannot be used with --cluster or --ack-log".into());
+    }
+    if let Some(s) = &o.value_size {
+        o.data_size = s.max();
+    }
+    Ok(())
+}
+
 /// Why these options cannot run together (bad input), or None.
 fn reconnect_refusal(o: &Options) -> Option<&'static str> {
     if !o.reconnect_on_error {
@@ -480,6 +539,27 @@ mod tests {
             Ok(Parsed::Run(o)) => *o,
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn distributions_parse_and_conflicts_are_refused() {
+        let o = opts(&["--key-distribution", "zipf:0.99", "--value-size", "16-256", "--ttl", "60"]);
+        assert_eq!(o.key_shape, KeyShape::Zipf(0.99));
+        assert_eq!((o.data_size, o.values().varies(), o.shapes_values()), (256, true, true));
+        assert_eq!(opts(&["--sequential"]).key_shape, KeyShape::Sequential);
+        assert!(opts(&["--key-distribution", "sequential"]).sequential);
+        assert!(!opts(&["-d", "64"]).shapes_values());
+        for (args, says) in [
+            (&["--key-distribution", "zipf:0.9", "--sequential"][..], "--sequential cannot"),
+            (&["--key-distribution", "pareto"][..], "\"pareto\""),
+            (&["--value-size", "16-256", "--cluster"][..], "--cluster or --ack-log"),
+            (&["--ttl", "5-9", "--cluster"][..], "--cluster or --ack-log"),
+            (&["--ttl", "60", "--dataset", "x.csv", "GET", "__field:a__"][..], "--dataset"),
+        ] {
+            let e = p(args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+        assert!(p(&["--ttl", "60", "--cluster"]).is_ok(), "a fixed TTL is literal");
     }
 
     #[test]

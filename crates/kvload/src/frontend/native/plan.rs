@@ -88,7 +88,7 @@ fn thread_plan(o: &Options, c: &Common, test: &Test, t: usize, conns: Vec<(usize
     let seed = c.seed ^ (t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     // With --dataset the generator picks rows (in order with --sequential).
     let range = batches.dataset.as_ref().map_or(o.keyspace.unwrap_or(0), |d| d.ds.rows() as u64);
-    let keys = KeyGen::new(seed, range, o.sequential, t as u64, o.threads as u64);
+    let keys = KeyGen::new(seed, range, o.sequential, t as u64, o.threads as u64).with_shape(o.key_shape);
     Plan {
         endpoints: nodes.endpoints.clone(),
         conns,

@@ -14,6 +14,7 @@ use crate::workload::cluster::tag_table;
 use crate::workload::dataset::{DataPlan, DataTemplate, Dataset};
 use crate::workload::spec::{self, Spec, Suite};
 use crate::workload::staircase::{self, combine, Ramp, StepResult};
+use crate::workload::values::VarTemplate;
 
 use super::nodes::Servers;
 use super::options::Options;
@@ -71,9 +72,14 @@ fn load_dataset(o: &Options) -> Result<Option<Dataset>, String> {
 fn specs(o: &Options) -> Result<Vec<Spec>, String> {
     if o.command.is_empty() {
         let suite = Suite { tests: o.tests.as_deref(), cluster: o.cluster, data_size: o.data_size, randomize: o.keyspace.is_some() };
-        return Ok(spec::builtin(&suite));
+        return Ok(spec::builtin(&suite).iter().map(|s| shaped(o, s)).collect());
     }
-    Ok(vec![spec::custom(&o.command, o.data_size)?])
+    Ok(vec![shaped(o, &spec::custom(&o.command, o.data_size)?)])
+}
+
+/// A test with --value-size's, --value-content's and --ttl's values.
+fn shaped(o: &Options, s: &Spec) -> Spec {
+    if o.shapes_values() { o.values().apply(s, o.data_size) } else { s.clone() }
 }
 
 fn try_run(o: &Options, io: IoUsed, dataset: Option<Dataset>) -> Result<(), String> {
@@ -161,7 +167,9 @@ fn batches(o: &Options, sh: &Shared, spec: &Spec) -> Result<TemplateBatches, Str
         Some(ds) => Some(Arc::new(DataPlan { t: DataTemplate::compile(spec, ds, o.keyspace.is_some())?, ds: ds.clone(), keyspace: o.keyspace.unwrap_or(0) })),
         None => None,
     };
-    Ok(TemplateBatches { template: Arc::new(template), tags: sh.tags.clone(), dataset })
+    let values = o.values();
+    let var = values.varies().then(|| Arc::new(VarTemplate::new(&template, &values)));
+    Ok(TemplateBatches { template: Arc::new(template), tags: sh.tags.clone(), dataset, var })
 }
 
 /// One measured run of a test with these options (a staircase step runs one each).
