@@ -4,9 +4,10 @@ instead of the library call (spec ``noop: true``) against the library call, per 
 at P=1 with one connection (SET, 100 B, single model).
 
 One valkey-server (Debian's, on a free loopback port, pinned to cpu0; the harness on cpu1);
-for each installed shipped harness (all 14 when `kvperf clients install --all` ran), rounds of (library, no-op) runs in a random order; the
-per-operation time is the measured window over the operations. Printed per harness: the
-library's µs/op, the no-op's µs/op and their ratio (target ≤ 2%).
+for each installed shipped harness (all 14 after `kvperf clients install --all`), rounds of
+(library, no-op) runs in a random order; the per-operation time is the measured window over
+the operations. Printed per harness: the library's µs/op, the no-op's µs/op and their ratio
+(target ≤ 2%).
 
 Usage: .venv/bin/python benchmarks/client_harness_cost.py [--rounds N] [--requests N]
        [--client NAME …]
