@@ -61,7 +61,12 @@ type Spec struct {
 	WarmupS   float64  `json:"warmup_s"`
 	Seed      int64    `json:"seed"`
 	Noop      bool     `json:"noop"`
+	// AllocationOps: the untimed allocation pass's operations (absent: DefaultAllocationOps).
+	AllocationOps *int64 `json:"allocation_ops"`
 }
+
+// DefaultAllocationOps is the allocation pass's size when the spec does not say.
+const DefaultAllocationOps = 1000
 
 // Refusal is a spec the harness cannot honour (exit 2).
 type Refusal struct{ msg string }
@@ -102,6 +107,8 @@ func (s *Spec) validate() error {
 		return Refuse("exactly one of requests and duration_s must be set")
 	case s.Concurrency.Model == "single" && s.Concurrency.Workers != 1:
 		return Refuse("concurrency model single needs workers = 1")
+	case s.AllocationOps != nil && *s.AllocationOps < 1:
+		return Refuse("allocation_ops must be >= 1")
 	}
 	for _, c := range s.Commands {
 		if _, err := ParseOp(c.Command); err != nil {

@@ -8,8 +8,9 @@ schema and the spec, INFO commandstats against warmup + measured ops per command
 INFO stats' calls per read against the pipeline it was asked for (clients/wire.py), and the
 row: the client in the trial's identity, rps and latency (closed loop: uncorrected) from its
 merged histograms, client CPU per operation in its measured window (the harness's own
-reading) beside its process total (wait4 of its process tree), peak RSS, allocations per
-operation, the server's CPU per operation and calls per read.
+reading) beside its process total (wait4 of its process tree, the untimed allocation pass
+in it), peak RSS, bytes allocated per operation (the harness's allocation pass after its
+measured window), the server's CPU per operation and calls per read.
 """
 
 from __future__ import annotations
@@ -278,7 +279,8 @@ def _identity_record(work: ClientWork) -> HarnessRecord:
 def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measured,
             table: dict[str, dict[str, int]], wire: WireRecord | None) -> HarnessRecord:
     client = found.client
-    all_ops = found.ops + sum(found.warmup.get(c, 0) for c in found.commands)
+    all_ops = found.ops + sum(found.warmup.get(c, 0) + found.allocation_pass.get(c, 0)
+                              for c in found.commands)
     cpu = measured.user_s + measured.system_s  # wait4: the process tree, start to exit
     window = found.cpu  # the harness's own reading around its measured window
     in_window = float(window["user_s"]) + float(window["system_s"]) if window else None
@@ -293,7 +295,7 @@ def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measu
                        if in_window is not None and found.calls else None),
         cpu_window=window,
         process_cpu_us_per_op=round(cpu / all_ops * 1e6, 3) if all_ops else None,
-        max_rss_kib=measured.max_rss_kib, allocations=found.document["allocations"],
+        max_rss_kib=measured.max_rss_kib, allocations=found.allocations(),
         p99_9_latency_ms=round(found.latency_ms()["p99_9"], 3),
         commands={n: {k: round(v, 3) for k, v in s.items()}
                   for n, s in found.per_command_ms().items()},
