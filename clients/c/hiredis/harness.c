@@ -15,10 +15,12 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "hdr.h"
 
 enum { SET, GET, INCR, NOPS };
 #define STALL_S 5.0
+#define DEFAULT_ALLOCATION_OPS 1000
 static const char *OP_NAMES[NOPS] = {"SET", "GET", "INCR"};
 
 typedef struct {
@@ -34,6 +36,7 @@ typedef struct {
     double duration_s, warmup_s;
     long long seed;
     int noop;
+    long long allocation_ops;            /* the untimed allocation pass's operations */
 } spec_t;
 
 typedef struct {
@@ -54,6 +57,8 @@ typedef struct {
     int *errs;
     hdr_hist hist[NOPS];
     long long ops[NOPS], failed[NOPS], warm[NOPS], tx, warm_tx;
+    long long pass[NOPS], pass_tx;       /* the allocation pass's calls */
+    int passing;
     char first_error[256];
     double end;
 } worker_t;
@@ -135,6 +140,9 @@ static void parse_spec(const char *path) {
     S.warmup_s = field(j, "warmup_s")->valuedouble;
     S.seed = (long long)field(j, "seed")->valuedouble;
     S.noop = cJSON_IsTrue(field(j, "noop"));
+    cJSON *pass_ops = cJSON_GetObjectItemCaseSensitive(j, "allocation_ops");
+    S.allocation_ops = pass_ops ? (long long)pass_ops->valuedouble : DEFAULT_ALLOCATION_OPS;
+    if (S.allocation_ops < 1) die(2, "%s", "allocation_ops must be >= 1");
     if (S.count < 1 || S.pipeline < 1 || S.workers < 1 || S.value_size < 0) die(2, "%s", "count, pipeline and workers must be >= 1");
     if (S.tls) die(2, "%s", "TLS is not supported by hiredis 0.14 (Debian's libhiredis)");
     cJSON_Delete(j);
@@ -314,8 +322,9 @@ static void phase(worker_t *w, int measure, double deadline, long long limit) {
             record(w, n, t1 - t0);
             w->end = t1;
         } else {
-            for (int j = 0; j < n; j++) w->warm[w->batch_ops[j]]++;
-            if (S.transaction) w->warm_tx++;
+            long long *counts = w->passing ? w->pass : w->warm;
+            for (int j = 0; j < n; j++) counts[w->batch_ops[j]]++;
+            if (S.transaction) *(w->passing ? &w->pass_tx : &w->warm_tx) += 1;
         }
         if (deadline > 0 && t1 >= deadline) break;
     }
@@ -328,6 +337,43 @@ static void *worker_main(void *arg) {
     if (S.requests >= 0) share = S.requests / S.workers + (w->idx < S.requests % S.workers ? 1 : 0);
     phase(w, 1, S.requests >= 0 ? 0 : measure_end, share);
     return NULL;
+}
+
+/* ------------------------------------------------------------------ the allocation pass */
+
+static pthread_barrier_t pass_go;
+
+static void *pass_main(void *arg) {
+    worker_t *w = arg;
+    long long ops = S.allocation_ops, share = ops / S.workers + (w->idx < ops % S.workers ? 1 : 0);
+    w->passing = 1;
+    pthread_barrier_wait(&pass_go);  /* every pass thread started: the counter is on */
+    phase(w, 0, 0, share);
+    return NULL;
+}
+
+/* The untimed allocation pass after the measured window: allocation_ops more operations by the
+ * same workers (a thread each), the process's malloc'd bytes counted (alloc.c) from when every
+ * pass thread is ready to when the last is done. Prints the result's allocations object. */
+static void allocation_pass(worker_t **ws, pthread_t *threads) {
+    pthread_barrier_init(&pass_go, NULL, (unsigned)S.workers + 1);
+    for (int i = 0; i < S.workers; i++)
+        if (pthread_create(&threads[i], NULL, pass_main, ws[i]) != 0) die(1, "cannot start thread: %s", strerror(errno));
+    alloc_count(1);
+    pthread_barrier_wait(&pass_go);
+    for (int i = 0; i < S.workers; i++) pthread_join(threads[i], NULL);
+    alloc_count(0);
+    long long calls[NOPS] = {0}, tx = 0;
+    for (int i = 0; i < S.workers; i++) {
+        for (int op = 0; op < NOPS; op++) calls[op] += ws[i]->pass[op];
+        tx += ws[i]->pass_tx;
+    }
+    printf(",\"allocations\":{\"bytes_per_op\":%.3f,\"ops\":%lld,\"calls\":{",
+           (double)alloc_bytes() / (double)S.allocation_ops, S.allocation_ops);
+    for (int k = 0; k < S.nops; k++) printf("\"%s\":%lld,", OP_NAMES[S.ops[k]], calls[S.ops[k]]);
+    printf("\"MULTI\":%lld,\"EXEC\":%lld},\"exact\":true,\"method\":\"malloc, calloc and realloc "
+           "interposed in the executable (alloc.c) over an untimed pass after the measured window: "
+           "bytes requested (realloc: its growth), every thread's, libhiredis's included\"}", tx, tx);
 }
 
 static worker_t *new_worker(int idx) {
@@ -403,8 +449,8 @@ static void print_result(worker_t **ws, double measure_start, const double cpu[2
     } else {
         printf("null");
     }
-    printf(",\"allocations\":null,\"cpu\":{\"user_s\":%.6f,\"system_s\":%.6f,\"source\":"
-           "\"getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's\"}}\n",
+    printf(",\"cpu\":{\"user_s\":%.6f,\"system_s\":%.6f,\"source\":"
+           "\"getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's\"}",
            cpu[0] > 0 ? cpu[0] : 0.0, cpu[1] > 0 ? cpu[1] : 0.0);
 }
 
@@ -427,5 +473,7 @@ int main(int argc, char **argv) {
     process_cpu(&user1, &sys1);  /* ... and its end: the last worker done */
     double cpu[2] = {user1 - user0, sys1 - sys0};
     print_result(ws, warm_end, cpu);
+    allocation_pass(ws, threads);
+    printf("}\n");
     return 0;
 }
