@@ -5,7 +5,8 @@ Standalone: Python stdlib plus `hdrh`. For each spec of a small set it preloads 
 resets the server's stats, runs the harness and checks
   (a) the result JSON has the contract's fields and types,
   (b) every histogram decodes with hdrh and its count equals the command's ops,
-  (c) INFO commandstats calls equal warmup + measured ops (+ errors) per command within 1%.
+  (c) INFO commandstats calls equal warmup + measured ops (+ errors) + the allocation
+      pass's calls per command within 1%.
 One line per check: `PASS|FAIL|SKIP <spec> <check>: <detail>`. Exit 0 when nothing failed.
 
   check_harness.py --manifest clients/go/go-redis/manifest.json --install-dir DIR --port 6390
@@ -144,6 +145,7 @@ def make_spec(ep: dict[str, Any], name: str, **over: Any) -> dict[str, Any]:
         "value_size": 100, "pipeline": 1, "transaction": False,
         "concurrency": {"model": "single", "workers": 1},
         "requests": 4000, "duration_s": None, "warmup_s": 0.3, "seed": 1, "noop": False,
+        "allocation_ops": 1000,
     }
     for key, value in over.items():
         spec[key] = value
@@ -230,7 +232,7 @@ def schema_problems(res: dict[str, Any], spec: dict[str, Any]) -> list[str]:
             p.append(f"{where}{key} missing")
             return None
         value = obj[key]
-        if isinstance(value, bool) or not isinstance(value, types):
+        if isinstance(value, bool) != (bool in types) or not isinstance(value, types):
             p.append(f"{where}{key} has type {type(value).__name__}")
         return value
 
@@ -261,6 +263,15 @@ def schema_problems(res: dict[str, Any], spec: dict[str, Any]) -> list[str]:
     alloc = res.get("allocations", "missing")
     if alloc == "missing":
         p.append("allocations missing (null when the runtime cannot tell)")
+    elif isinstance(alloc, dict) and "bytes_per_op" in alloc:  # the allocation pass (issue 37)
+        need(alloc, "bytes_per_op", (int, float), "allocations.")
+        need(alloc, "ops", (int,), "allocations.")
+        need(alloc, "calls", (dict,), "allocations.")
+        need(alloc, "method", (str,), "allocations.")
+        need(alloc, "exact", (bool,), "allocations.")
+        sent = sum(n for c, n in (alloc.get("calls") or {}).items() if c in wanted)
+        if sent != alloc.get("ops"):
+            p.append(f"allocations.ops {alloc.get('ops')} != the pass's calls {sent}")
     elif alloc is not None:
         need(alloc, "per_op", (int, float), "allocations.")
         need(alloc, "unit", (str,), "allocations.")
@@ -291,6 +302,9 @@ def check_calls(res: dict[str, Any], calls: dict[str, int], noop: bool) -> list[
     expected: dict[str, int] = dict.fromkeys(res.get("warmup", {}), 0)
     for name, count in res.get("warmup", {}).items():
         expected[name] += count
+    passed = res.get("allocations")  # the allocation pass's calls reach the server too
+    for name, count in (passed.get("calls") or {} if isinstance(passed, dict) else {}).items():
+        expected[name] = expected.get(name, 0) + count
     for name, entry in res.get("commands", {}).items():
         expected[name] = expected.get(name, 0) + entry["ops"] + entry["errors"]
     tx = res.get("transactions", 0)
@@ -410,13 +424,13 @@ def bench(server: Server, argv: list[str], env: dict[str, str], ep: dict[str, An
            "real_ns": real.result["duration_s"] / entry["ops"] * 1e9,  # type: ignore[index]
            "noop_ns": max(noop_cpu - start_cpu, 0.0) / max(noop_ops - 1, 1) * 1e9,
            "noop_wall_ns": nres["duration_s"] / nres["commands"]["SET"]["ops"] * 1e9}
-    alloc = real.result.get("allocations")  # type: ignore[union-attr]
-    out["alloc"] = alloc["per_op"] if alloc else float("nan")
+    alloc = real.result.get("allocations") or {}  # type: ignore[union-attr]
+    out["alloc"] = alloc.get("bytes_per_op", alloc.get("per_op", float("nan")))
     out["noop_pct"] = 100 * out["noop_ns"] / out["real_ns"]
     print(f"BENCH SET P=1 single: {out['ops_s']:,.0f} ops/s, p99 {out['p99_us']} us, "
           f"{out['real_ns']:,.0f} ns/op; noop {out['noop_ns']:,.1f} ns/op = {out['noop_pct']:.2f}% "
           f"of the real call (noop wall {out['noop_wall_ns']:,.1f} ns/op); "
-          f"allocations/op {out['alloc']:.1f}", flush=True)
+          f"allocations {out['alloc']:.1f} B/op", flush=True)
     return out
 
 

@@ -1,10 +1,11 @@
 """Client libraries as subjects (docs/CLIENTS.md) against a real valkey-server: the shipped
 harnesses installed by `kvperf clients install` (scripts/test installs them first) and run
-by `kvperf run --client`, each pipelining on the wire and reporting its CPU in its measured
-window (Jedis's the same over a short and a long trial; Lettuce's async batches worth 3×
-single calls); fakes (tests/fixtures/clients) for what a real harness must never do —
-under-report its operations, fake its pipeline, crash, print invalid JSON, hang — each
-caught with its message and no process left behind."""
+by `kvperf run --client`, each pipelining on the wire, reporting its CPU in its measured
+window and its bytes allocated per operation in an untimed pass after it (Jedis's CPU the
+same over a short and a long trial; Lettuce's async batches worth 3× single calls); fakes
+(tests/fixtures/clients) for what a real harness must never do — under-report its
+operations, fake its pipeline, crash, print invalid JSON, hang — each caught with its
+message and no process left behind."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from tests.helpers import KVPERF, ROOT, read_metrics, run_kvperf, write_config
 pytestmark = pytest.mark.integration
 
 FAKES = ROOT / "tests" / "fixtures" / "clients"
+EXACT = {"go", "java", "c"}  # the runtimes whose allocation pass counts bytes exactly
 
 
 def _config(tmp_path: Path, **overrides: Any) -> Path:
@@ -177,6 +179,41 @@ def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -
 
 
 @pytest.mark.usefixtures("no_strays")
+def test_allocations_are_bytes_per_operation_of_an_untimed_pass_in_every_table(
+        tmp_path: Path) -> None:
+    """Each harness runs its allocation pass after the measured window: 1,000 more
+    operations (the spec's allocation_ops) that reach the server — the accounting check
+    counts them — but not the measured ones (ops stay the requests), with its runtime's
+    allocation counter on; the row holds bytes per operation, how they were counted and
+    whether exactly (C's malloc counter: exact; tracemalloc: a lower bound), and the
+    client table's allocation cell is never empty (≈ marks an approximation)."""
+    config = _config(tmp_path, commands=["MIX_READ_HEAVY"], requests=[2000], warmup=[0])
+    done = run_kvperf("run", "--config", config, "--client", "hiredis", "--client",
+                      "redis-py", "--client", "kvload", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["tool"]: r for r in read_metrics(tmp_path / "results")}
+    for name, exact in (("hiredis", True), ("redis-py", False)):
+        harness = rows[name]["harness"]
+        allocations, accounting = harness["allocations"], harness["accounting"]
+        assert allocations["unit"] == "bytes" and allocations["exact"] is exact, allocations
+        assert allocations["ops"] == 1000 and 50 < allocations["per_op"] < 1e6, allocations
+        assert allocations["method"].startswith("malloc" if exact else "tracemalloc")
+        assert harness["ops"] == 2000 and harness["warmup"]["GET"] == 0, harness
+        served = accounting["get"]["server"] + accounting["set"]["server"]
+        assert served == 2000 + 1000 and accounting["get"]["reported"] == \
+            accounting["get"]["server"], accounting  # the pass's calls, accounted
+    (label,) = (tmp_path / "results").iterdir()
+    done = run_kvperf("report", label, "--markdown", "clients.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    markdown = (tmp_path / "clients.md").read_text()
+    cells = {line.split(" | ")[1]: line.rstrip(" |").split(" | ")[-1]
+             for line in markdown.splitlines() if line.startswith("| MIX")}
+    assert re.fullmatch(r"[\d,]+ B", cells["hiredis 0.14.1 single"]), cells
+    assert re.fullmatch(r"≈[\d,]+ B", cells["redis-py 8.1.0 single"]), cells
+    assert cells[next(c for c in cells if c.startswith("kvload"))] == "not measured", cells
+
+
+@pytest.mark.usefixtures("no_strays")
 def test_compare_two_clients_prints_a_verdict_table(tmp_path: Path) -> None:
     config = _config(tmp_path, commands=["SET", "GET"], requests=[2000])
     done = run_kvperf("compare", "--config", config, "--client", "redis-py",
@@ -314,7 +351,8 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
     checks each result against the schema, the server's commandstats against what the
     harness reported (within 1%) and its calls per read against the pipeline (P=10 must
     reach the server as pipelines), so an ok row is a harness that honoured the contract;
-    each reports its CPU in its measured window."""
+    each reports its CPU in its measured window and the bytes it allocates per operation
+    in an untimed pass after it."""
     shipped = sorted(discover(shipped_dirs()))
     assert {"go-redis", "rueidis", "ioredis", "node-redis", "iovalkey", "valkey-glide-node",
             "jedis", "lettuce", "hiredis", "redis-rb", "redis-rb-hiredis",
@@ -341,6 +379,11 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
             # every kit reads its own CPU around its measured window (issue 37)
             assert row["harness"]["cpu_window"]["source"], (name, row["harness"])
             assert row["client"]["client_cpu_us_per_request"] == row["harness"]["cpu_us_per_op"]
+            # … and its bytes per operation in an untimed pass after it (issue 37): exact
+            # where the runtime counts bytes (Go, the JVM, C's malloc counter)
+            allocations = row["harness"]["allocations"]
+            assert allocations["unit"] == "bytes" and allocations["per_op"] > 0, (name, row)
+            assert allocations["exact"] is (row["harness"]["language"] in EXACT), allocations
             wire = row["harness"]["wire"]  # redis-rb writes a batch command by command
             batched = {"pipelined", "written per command"} if name == "redis-rb" else {
                 "pipelined"}
@@ -419,9 +462,10 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     a 2 s and a 6 s trial give the same client CPU per operation (within 10%, medians of 3
     rounds); the process total (wait4: the JVM's start-up, its JIT's first compilations and
     the warmup in it) — what format 9 called the client's CPU per operation — is larger, and
-    what it adds is larger per operation the shorter the trial. One round's window figure moved by up to 23% between
-    trials on a quiet machine (the JVM's JIT and GC threads are the process's too), hence the
-    medians; docs/PERFORMANCE.md has 3 s against 30 s after the table's 1 s, run by hand."""
+    what it adds is larger per operation the shorter the trial. One round's window figure
+    moved by up to 23% between trials on a quiet machine (the JVM's JIT and GC threads are
+    the process's too), hence the medians; docs/PERFORMANCE.md has 3 s against 30 s after
+    the table's 1 s, run by hand."""
     config = _config(tmp_path, commands=["GET"], requests=None, duration=[2, 6], warmup=[2])
     # a trial other processes disturbed (their CPU, not the harness's window) runs once more
     done = run_kvperf("run", "--config", config, "--client", "jedis", "--no-db", "--runs",
@@ -437,7 +481,7 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     # the process total was not like for like: what it adds to the window (start-up, JIT,
     # warmup) weighs more per operation in the short trial — 1.66× in the run where the
     # ratio of the totals, diluted by the ~23 µs/op both share, was only 1.09
-    excess = [t - w for t, w in zip(total, window)]
+    excess = [t - w for t, w in zip(total, window, strict=True)]
     assert excess[0] / excess[1] > 1.3, (window, total)
 
 

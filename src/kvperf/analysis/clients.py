@@ -2,20 +2,21 @@
 median rps, latency from the runs' merged histograms (never averaged percentiles; a
 closed-loop harness's are uncorrected for coordinated omission, kvload's corrected), the
 median client CPU per operation in the measured window and the process total beside it,
-server CPU, the server's calls per read (implicit batching marked), peak RSS and
-bytes allocated per operation (``≈`` where the runtime only approximates) — and, where kvload ran the same workload (``run --client
-kvload``), each client's rps and client CPU per operation as a ratio to kvload's: the
-reference line (docs/CLIENTS.md)."""
+server CPU, the server's calls per read (implicit batching marked), peak RSS and bytes
+allocated per operation (``≈`` where the runtime only approximates) — and, where kvload ran
+the same workload (``run --client kvload``), each client's rps and client CPU per operation
+as a ratio to kvload's: the reference line (docs/CLIENTS.md)."""
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kvperf.analysis.distributions import stdtrit
 from kvperf.results.histogram import HistogramFile, merged_latency
+from kvperf.results.records import HarnessRecord
 from kvperf.results.row import Row, is_timed
 
 CLIENT_KEYS = ("client", "library", "version", "language", "runtime", "concurrency")
@@ -113,7 +114,7 @@ def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -
 APPROXIMATE = "≈"  # an allocation figure its runtime can only approximate
 
 
-def allocations(harnesses: list[dict[str, object]]) -> str:
+def allocations(harnesses: Sequence[HarnessRecord]) -> str:
     """The median allocations per operation over the runs: bytes (``312 B``), ``≈`` before
     a figure the runtime only approximates, an older harness's count in its own unit;
     ``not reported`` (a harness without) or ``not measured`` (kvload's line)."""

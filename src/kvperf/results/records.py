@@ -244,19 +244,19 @@ class WireRecord(TypedDict, total=False):
 
 
 class HarnessRecord(TypedDict, total=False):
-    """The row's ``harness`` object (format 9): a client library's trial
-    (``kvperf run --client``, docs/CLIENTS.md) — who ran (name, library and version as the
-    harness loaded it, language, runtime, concurrency model and workers), what it reported
-    (ops, errors, the first error, warmup calls, its measured window), what it cost (its
-    own CPU in the measured window per measured operation — format 10, null when the
-    harness did not report it —, and beside it the process total: CPU of its process tree
-    from wait4, warmup, start-up and the allocation pass included, per operation; peak
-    RSS; allocations per operation: ``per_op`` in ``unit`` — bytes, from the harness's
-    untimed allocation pass after its measured window (issue 37), with ``method`` and
-    ``exact``; a harness of the older kind's count in its own unit), per-command latency
-    (closed loop: uncorrected), the accounting check's table (per command: the calls it reported and the calls INFO
-    commandstats counted) and, format 10, what the server saw on the wire (``wire``:
-    calls per read and the batching verdict, clients/wire.py)."""
+    """The row's ``harness`` object (format 9): a client library's trial (``kvperf run
+    --client``, docs/CLIENTS.md) — who ran (name, library and version as the harness loaded
+    it, language, runtime, concurrency model and workers), what it reported (ops, errors,
+    the first error, warmup calls, its measured window), what it cost (its own CPU in the
+    measured window per measured operation — format 10, null when the harness did not report
+    it —, and beside it the process total: CPU of its process tree from wait4, warmup,
+    start-up and the allocation pass included, per operation; peak RSS; allocations per
+    operation: ``per_op`` in ``unit`` — bytes, from the harness's untimed allocation pass
+    after its measured window (issue 37), with ``method`` and ``exact``; a harness of the
+    older kind's count in its own unit), per-command latency (closed loop: uncorrected), the
+    accounting check's table (per command: the calls it reported and the calls INFO
+    commandstats counted) and, format 10, what the server saw on the wire (``wire``: calls
+    per read and the batching verdict, clients/wire.py)."""
 
     name: str
     library: str
