@@ -10,12 +10,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from hdrh.histogram import HdrHistogram
+
 from kvperf.clients import schema
 from kvperf.core.jsontypes import JsonObject
 from kvperf.results.histogram import decode, merge, summary_ms
 from kvperf.server.stats import CommandStat
 
 ACCOUNTING_TOLERANCE = 0.01
+# Every harness's histograms (the contract): whole microseconds from 1 to 60 s, 3
+# significant figures — the same precision in every language, so percentiles compare.
+HISTOGRAM_PRECISION = {"lowest": 1, "highest": 60_000_000, "significant_figures": 3}
 TRANSACTION_COMMANDS = ("MULTI", "EXEC")
 
 
@@ -143,13 +148,28 @@ def parse(stdout: str, spec: JsonObject) -> HarnessResult:
                           f"spec asked for {sorted(wanted)}")
     for name, command in result.commands.items():
         try:
-            decode(str(command["histogram"]))
+            histogram = decode(str(command["histogram"]))
         except ValueError as exc:
             raise ResultError(f"{name}'s histogram: {exc}") from None
+        _check_precision(name, histogram)
     if result.ops == 0:
         raise ResultError("the harness reported no operation with a reply")
     _check_pass(result, wanted)
     return result
+
+
+def precision(histogram: HdrHistogram) -> dict[str, int]:
+    """A histogram's lowest and highest trackable values and significant figures."""
+    return {"lowest": int(histogram.lowest_trackable_value),
+            "highest": int(histogram.highest_trackable_value),
+            "significant_figures": int(histogram.significant_figures)}
+
+
+def _check_precision(name: str, histogram: HdrHistogram) -> None:
+    found = precision(histogram)
+    if found != HISTOGRAM_PRECISION:
+        raise ResultError(f"{name}'s histogram has precision {found}, the contract's is "
+                          f"{HISTOGRAM_PRECISION} (µs from 1 to 60 s, 3 significant figures)")
 
 
 def _check_pass(result: HarnessResult, wanted: set[str]) -> None:

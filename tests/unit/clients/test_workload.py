@@ -107,3 +107,26 @@ def test_the_spec_asks_for_an_allocation_pass_and_its_deadline_allows_for_it() -
     wide = workload(trial("SET", 100, 50), Concurrency.POOL, end)
     assert (single["allocation_ops"], wide["allocation_ops"]) == (1000, 4 * 100 * 50)
     assert deadline(single) == 1 + 5 + 1000 / 2000 + 60
+
+
+@pytest.mark.parametrize(("lowest", "highest", "figures"), [
+    (1, 3_600_000_000, 3), (1, 60_000_000, 2), (10, 60_000_000, 3)])
+def test_a_histogram_of_another_precision_is_refused_naming_the_contract_s(
+        lowest: int, highest: int, figures: int) -> None:
+    """Every harness records whole µs from 1 to 60 s with 3 significant figures, so one
+    library's p99 is read at the same resolution as another's; a harness that records
+    otherwise fails its trial."""
+    from hdrh.histogram import HdrHistogram
+
+    document = json.loads(_result(1, 1))
+    for command in document["commands"].values():
+        histogram = HdrHistogram(lowest, highest, figures)
+        histogram.record_value(250)
+        command["histogram"] = histogram.encode().decode()
+    with pytest.raises(ResultError, match="precision .* the contract's is"):
+        parse(json.dumps(document), SPEC)
+    good = HdrHistogram(1, 60_000_000, 3)
+    good.record_value(250)
+    for command in document["commands"].values():
+        command["histogram"] = good.encode().decode()
+    assert parse(json.dumps(document), SPEC).ops == 2
