@@ -123,7 +123,7 @@ def test_a_histogram_of_another_precision_is_refused_naming_the_contract_s(
         histogram = HdrHistogram(lowest, highest, figures)
         histogram.record_value(250)
         command["histogram"] = histogram.encode().decode()
-    with pytest.raises(ResultError, match="precision .* the contract's is"):
+    with pytest.raises(ResultError, match=r"precision .* the contract's is"):
         parse(json.dumps(document), SPEC)
     good = HdrHistogram(1, 60_000_000, 3)
     good.record_value(250)
