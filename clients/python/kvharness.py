@@ -124,6 +124,33 @@ def operations(spec: Spec, worker: int) -> list[tuple[str, str]]:
 
 
 @dataclass
+class Pace:
+    """An open-loop worker's schedule (the spec's ``rate``): its batches' intended send
+    times, ``gap_ns`` apart on average — rps / workers commands per second, in batches of
+    pipeline — uniform, or exponential gaps (Poisson arrivals) from a seeded PRNG."""
+
+    gap_ns: float
+    poisson: bool
+    rng: random.Random
+    next_ns: float
+
+    @staticmethod
+    def of(spec: Spec, worker: int, start_ns: int) -> Pace | None:
+        rate = spec.raw.get("rate")
+        if not rate:
+            return None
+        gap = spec.workers * spec.pipeline / float(rate["rps"]) * 1e9
+        return Pace(gap, rate["arrivals"] == "poisson",
+                    random.Random(int(spec.raw["seed"]) * 7919 + worker), float(start_ns))
+
+    def take(self) -> int:
+        """The next batch's intended send time (perf_counter_ns), the schedule moved on."""
+        due = self.next_ns
+        self.next_ns += self.rng.expovariate(1.0 / self.gap_ns) if self.poisson else self.gap_ns
+        return int(due)
+
+
+@dataclass
 class Clock:
     """The phases' shared boundaries (perf_counter_ns)."""
 
@@ -230,13 +257,19 @@ AsyncCall = Callable[[list[tuple[str, str]]], Awaitable[Sequence[Any] | None]]
 
 
 def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
-    """One thread's loop: a batch, timed, counted in its phase, until the bound."""
+    """One thread's loop: a batch, timed, counted in its phase, until the bound; open loop
+    (a ``rate``): each batch sent at its intended time and timed from it."""
     perf = time.perf_counter_ns
     done = 0
+    pace = Pace.of(worker.spec, worker.index, perf())
     while (counts := worker.phase(perf(), clock, done)) is not None:
         batch = worker.next_batch()
         error = None
-        start = perf()
+        if pace is not None:
+            due = pace.take()
+            if due > perf():
+                time.sleep((due - perf()) / 1e9)
+        start = perf() if pace is None else due
         try:
             results = call(batch)
         except Exception as exc:  # the library's failure is the operation's error
@@ -246,13 +279,19 @@ def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
 
 
 async def run_async(worker: Worker, call: AsyncCall, clock: Clock) -> None:
-    """One task's loop (an asyncio worker: one batch in flight per task)."""
+    """One task's loop (an asyncio worker: one batch in flight per task), paced as
+    run_sync's under a ``rate``."""
     perf = time.perf_counter_ns
     done = 0
+    pace = Pace.of(worker.spec, worker.index, perf())
     while (counts := worker.phase(perf(), clock, done)) is not None:
         batch = worker.next_batch()
         error = None
-        start = perf()
+        if pace is not None:
+            due = pace.take()
+            if due > perf():
+                await asyncio.sleep((due - perf()) / 1e9)
+        start = perf() if pace is None else due
         try:
             results = await call(batch)
         except Exception as exc:
@@ -453,8 +492,20 @@ def result(spec: Spec, adapter: Adapter, workers: list[Worker], clock: Clock,
         "transactions": measured.transactions,
         "first_error": measured.first_error or warm.first_error,
         "allocations": allocations,
+        **({"rate": spec.raw["rate"]} if spec.raw.get("rate") else {}),
         **({"cpu": cpu} if (cpu := _cpu(clock)) is not None else {}),
     }
+
+
+def check_rate(rate: Any) -> None:
+    """The spec's open loop, if any: ``{"rps": > 0, "arrivals": uniform|poisson}``."""
+    if rate is None:
+        return
+    if (not isinstance(rate, dict) or not isinstance(rate.get("rps"), int | float)
+            or isinstance(rate.get("rps"), bool) or not rate["rps"] > 0
+            or rate.get("arrivals") not in ("uniform", "poisson")):
+        raise Unsupported(f"rate must be {{\"rps\": > 0, \"arrivals\": \"uniform\" or "
+                          f"\"poisson\"}}, not {rate!r}")
 
 
 def main(adapter: Adapter) -> None:
@@ -469,6 +520,7 @@ def main(adapter: Adapter) -> None:
         passed = spec.raw.get("allocation_ops", DEFAULT_ALLOCATION_OPS)
         if type(passed) is not int or passed < 1:
             raise Unsupported(f"allocation_ops must be an integer >= 1, not {passed!r}")
+        check_rate(spec.raw.get("rate"))
         workers = [Worker(spec, i, operations(spec, i)) for i in range(spec.workers)]
         clock_box: list[Clock] = []
         if adapter.make_async is not None:

@@ -95,6 +95,11 @@ class HarnessResult:
         return {"per_op": found["per_op"], "unit": found["unit"], "method": found["source"],
                 "exact": False}
 
+    @property
+    def open_loop(self) -> bool:
+        """The harness ran the spec's rate: its latency is from intended send times."""
+        return bool(self.document.get("rate"))
+
     def histogram(self) -> str:
         """Every command's histogram merged, V2-encoded (base64)."""
         encoded = [str(c["histogram"]) for c in self.commands.values()]
@@ -155,6 +160,10 @@ def parse(stdout: str, spec: JsonObject) -> HarnessResult:
     if result.ops == 0:
         raise ResultError("the harness reported no operation with a reply")
     _check_pass(result, wanted)
+    if spec.get("rate") and result.document.get("rate") != spec["rate"]:
+        raise ResultError(f"the spec asked for an open loop at {spec['rate']}, the harness "
+                          f"reported {result.document.get('rate')} (a harness that ignores "
+                          "the rate runs closed loop: its latency would be uncorrected)")
     return result
 
 

@@ -112,6 +112,8 @@ def workload(trial: Trial, model: Model, endpoint: Endpoint, ca_file: str | None
         "seed": seed,
         "noop": noop,
         "allocation_ops": allocation_ops(found.pipeline, load.clients),
+        **({"rate": {"rps": load.rps, "arrivals": load.arrivals or "poisson"}}
+           if load.rps else {}),
     }
 
 
