@@ -140,6 +140,36 @@ type worker struct {
 	tx       int64
 	firstErr error
 	end      time.Time
+	pace     *pace // the open loop's schedule (nil: closed loop)
+}
+
+// pace is an open-loop worker's schedule: its batches' intended send times, gap apart on
+// average (rps / workers commands per second in batches of pipeline), uniform or Poisson.
+type pace struct {
+	gap     float64 // nanoseconds
+	poisson bool
+	rng     *rand.Rand
+	next    time.Time
+}
+
+// sleepUntil blocks its thread in nanosleep(2) until t: time.Sleep's timers wake up to a
+// millisecond late (the netpoller's epoll timeout), which an open loop would count as latency.
+func sleepUntil(t time.Time) {
+	if d := time.Until(t); d > 0 {
+		ts := syscall.NsecToTimespec(int64(d))
+		_ = syscall.Nanosleep(&ts, nil)
+	}
+}
+
+// take returns the next batch's intended send time and moves the schedule on.
+func (p *pace) take() time.Time {
+	due := p.next
+	gap := p.gap
+	if p.poisson {
+		gap = p.rng.ExpFloat64() * p.gap
+	}
+	p.next = p.next.Add(time.Duration(gap))
+	return due
 }
 
 func newWorker(wl *Workload, conn Conn, idx int) *worker {
@@ -148,6 +178,11 @@ func newWorker(wl *Workload, conn Conn, idx int) *worker {
 		batch: make([]Cmd, wl.Pipeline), errs: make([]error, wl.Pipeline)}
 	for i := range w.hist {
 		w.hist[i] = hdr.New(1, 60_000_000, 3)
+	}
+	if r := wl.Rate; r != nil {
+		w.pace = &pace{gap: float64(wl.Concurrency.Workers*wl.Pipeline) / r.RPS * 1e9,
+			poisson: r.Arrivals == "poisson", next: time.Now(),
+			rng: rand.New(rand.NewPCG(uint64(wl.Seed*7919+int64(idx)), 0x70616365))}
 	}
 	return w
 }
@@ -201,6 +236,11 @@ func (w *worker) phase(measure bool, deadline time.Time, limit int64) {
 		for j := range cmds {
 			cmds[j] = w.next()
 		}
+		var due time.Time
+		if w.pace != nil && !w.passing { // the allocation pass is never paced
+			due = w.pace.take()
+			sleepUntil(due)
+		}
 		t0 := time.Now()
 		switch {
 		case w.wl.Noop:
@@ -216,6 +256,9 @@ func (w *worker) phase(measure bool, deadline time.Time, limit int64) {
 		}
 		done += n
 		if measure {
+			if !due.IsZero() {
+				t0 = due // open loop: from the intended send time
+			}
 			w.record(cmds, t1.Sub(t0))
 			w.end = t1
 		} else {
@@ -280,6 +323,7 @@ type result struct {
 	FirstError   *string           `json:"first_error"`
 	Allocations  map[string]any    `json:"allocations"`
 	CPU          map[string]any    `json:"cpu,omitempty"`
+	Rate         *Rate             `json:"rate,omitempty"`
 }
 
 // processCPU is the process's user and system CPU seconds so far (every thread).
@@ -322,6 +366,7 @@ func run(wl *Workload, d Driver) *result {
 	res.CPU = map[string]any{"user_s": max(user1-user0, 0), "system_s": max(sys1-sys0, 0),
 		"source": "getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's"}
 	res.Allocations = allocationPass(wl, workers)
+	res.Rate = wl.Rate
 	return res
 }
 
