@@ -34,6 +34,9 @@ function loadSpec(file) {
   if (!(s.concurrency.workers >= 1)) refuse("concurrency.workers must be >= 1");
   if ((s.requests == null) === (s.duration_s == null)) refuse("exactly one of requests and duration_s must be set");
   if (s.concurrency.model === "single" && s.concurrency.workers !== 1) refuse("concurrency model single needs workers = 1");
+  if (s.rate != null && !(typeof s.rate === "object" && s.rate.rps > 0 && ["uniform", "poisson"].includes(s.rate.arrivals))) {
+    refuse('rate must be {"rps": > 0, "arrivals": "uniform" or "poisson"}');
+  }
   if (s.allocation_ops != null && !(Number.isInteger(s.allocation_ops) && s.allocation_ops >= 1)) refuse("allocation_ops must be an integer >= 1");
   return s;
 }
@@ -83,6 +86,15 @@ function noop() {
   return RESOLVED;
 }
 
+// Resolves at t (performance.now ms): a timer to within a millisecond of it (Node's timers
+// have millisecond resolution), then turns of the event loop (setImmediate: replies of other
+// workers are read meanwhile) until it has passed.
+async function until(t) {
+  const ahead = t - performance.now();
+  if (ahead > 1.5) await new Promise((resolve) => setTimeout(resolve, ahead - 1));
+  while (performance.now() < t) await new Promise(setImmediate);
+}
+
 function newHistogram() {
   return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60000000,
                      numberOfSignificantValueDigits: 3, bitBucketSize: 64 });
@@ -102,6 +114,18 @@ class Worker {
     this.ops = new Float64Array(3); this.failed = new Float64Array(3); this.warm = new Float64Array(3);
     this.tx = 0; this.warmTx = 0; this.firstError = null; this.end = 0;
     this.passing = false; this.pass = new Float64Array(3); this.passTx = 0;  // the allocation pass
+    const rate = s.rate;  // the open loop: this worker's batches' intended send times (ms)
+    this.gap = rate ? s.concurrency.workers * s.pipeline / rate.rps * 1000 : 0;
+    this.poisson = rate ? rate.arrivals === "poisson" : false;
+    this.paceRand = prng(s.seed * 7919 + idx);
+    this.due = performance.now();
+  }
+
+  // The next batch's intended send time (ms), the schedule moved on.
+  take() {
+    const due = this.due;
+    this.due += this.poisson ? -Math.log(1 - this.paceRand()) * this.gap : this.gap;
+    return due;
   }
 
   draw(j) {
@@ -127,7 +151,9 @@ class Worker {
     for (let done = 0; limit < 0 || done < limit;) {
       const n = limit >= 0 ? Math.min(p, limit - done) : p;
       for (let j = 0; j < n; j++) this.draw(j);
-      const t0 = performance.now();
+      const due = this.gap && !this.passing ? this.take() : 0;
+      if (due) await until(due);
+      const t0 = due || performance.now();
       if (s.noop) {
         await noop();
       } else if (single) {
@@ -225,6 +251,7 @@ async function runWorkers(wl, driver) {
                 source: "process.cpuUsage (getrusage RUSAGE_SELF): every thread, from warmup's end to the last worker's" };
   }
   res.allocations = await allocationPass(wl, workers);
+  if (s.rate) res.rate = s.rate;
   return res;
 }
 
