@@ -139,6 +139,23 @@ module KvperfHarness
       @pass = [0, 0, 0] # the allocation pass's calls, counted apart from warmup's
       @pass_tx = 0
       @unmeasured = @warm
+      rate = s["rate"] # the open loop: this worker's batches' intended send times (µs)
+      @gap = rate ? s["concurrency"]["workers"] * @pipeline / rate["rps"].to_f * 1e6 : nil
+      @poisson = rate && rate["arrivals"] == "poisson"
+      @pace_rng = Random.new(s["seed"] * 7919 + idx)
+      @due = Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_microsecond)
+    end
+
+    # The next batch's intended send time (µs, CLOCK_MONOTONIC) once it has come (slept to),
+    # nil in a closed loop or the allocation pass.
+    def await_due
+      return nil if @gap.nil? || @unmeasured.equal?(@pass)
+
+      due = @due
+      @due += @poisson ? -Math.log(1 - @pace_rng.rand) * @gap : @gap
+      ahead = due - Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_microsecond)
+      sleep(ahead / 1e6) if ahead.positive?
+      due.to_i
     end
 
     # The allocation pass: what phase(false, …) sends from now on is counted as the pass's.
@@ -186,7 +203,7 @@ module KvperfHarness
         draw(0)
         op = @batch_ops[0]
         key = @batch_keys[0]
-        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        t0 = await_due || Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
         if noop_run
           noop(op, key)
         else
@@ -225,7 +242,7 @@ module KvperfHarness
           draw(j)
           j += 1
         end
-        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        t0 = await_due || Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
         if @noop
           noop(@batch_ops[0], @batch_keys[0])
         else
@@ -311,6 +328,8 @@ module KvperfHarness
     raise Refusal, "pipeline must be >= 1" unless s["pipeline"].to_i >= 1
     raise Refusal, "exactly one of requests and duration_s must be set" if s["requests"].nil? == s["duration_s"].nil?
     raise Refusal, "concurrency model single needs workers = 1" if s["concurrency"]["model"] == "single" && s["concurrency"]["workers"] != 1
+    rate = s["rate"]
+    raise Refusal, 'rate must be {"rps": > 0, "arrivals": "uniform" or "poisson"}' unless rate.nil? || (rate.is_a?(Hash) && rate["rps"].is_a?(Numeric) && rate["rps"].positive? && %w[uniform poisson].include?(rate["arrivals"]))
     raise Refusal, "allocation_ops must be an integer >= 1" unless s.fetch("allocation_ops", 1).is_a?(Integer) && s.fetch("allocation_ops", 1) >= 1
 
     s
@@ -346,6 +365,7 @@ module KvperfHarness
                    "system_s" => [cpu_end.stime - cpu_start.stime, 0.0].max,
                    "source" => "Process.times (getrusage RUSAGE_SELF): every thread, from warmup's end to the last worker's" }
     res["allocations"] = allocation_pass(wl, workers)
+    res["rate"] = s["rate"] if s["rate"]
     res
   end
 
