@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -37,6 +38,8 @@ typedef struct {
     long long seed;
     int noop;
     long long allocation_ops;            /* the untimed allocation pass's operations */
+    double rps;                          /* the open loop's rate (0: closed loop) */
+    int poisson;                         /* its arrivals: Poisson (else uniform) */
 } spec_t;
 
 typedef struct {
@@ -59,6 +62,8 @@ typedef struct {
     long long ops[NOPS], failed[NOPS], warm[NOPS], tx, warm_tx;
     long long pass[NOPS], pass_tx;       /* the allocation pass's calls */
     int passing;
+    double due;                          /* the open loop: the next batch's intended send time */
+    uint64_t pace_rng;
     char first_error[256];
     double end;
 } worker_t;
@@ -103,6 +108,18 @@ static void parse_commands(const cJSON *cmds) {
     if (S.nops == 0) die(2, "%s", "spec has no commands");
 }
 
+/* The open loop, if any: {"rps": > 0, "arrivals": "uniform" | "poisson"}. */
+static void parse_rate(const cJSON *rate) {
+    if (!rate || cJSON_IsNull(rate)) return;
+    const cJSON *rps = cJSON_GetObjectItemCaseSensitive(rate, "rps");
+    const char *arrivals = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rate, "arrivals"));
+    if (!cJSON_IsNumber(rps) || !(rps->valuedouble > 0) || !arrivals
+        || (strcmp(arrivals, "uniform") != 0 && strcmp(arrivals, "poisson") != 0))
+        die(2, "%s", "rate must be {\"rps\": > 0, \"arrivals\": \"uniform\" or \"poisson\"}");
+    S.rps = rps->valuedouble;
+    S.poisson = strcmp(arrivals, "poisson") == 0;
+}
+
 static void parse_spec(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) die(2, "cannot read spec %s", path);
@@ -143,6 +160,7 @@ static void parse_spec(const char *path) {
     cJSON *pass_ops = cJSON_GetObjectItemCaseSensitive(j, "allocation_ops");
     S.allocation_ops = pass_ops ? (long long)pass_ops->valuedouble : DEFAULT_ALLOCATION_OPS;
     if (S.allocation_ops < 1) die(2, "%s", "allocation_ops must be >= 1");
+    parse_rate(cJSON_GetObjectItemCaseSensitive(j, "rate"));
     if (S.count < 1 || S.pipeline < 1 || S.workers < 1 || S.value_size < 0) die(2, "%s", "count, pipeline and workers must be >= 1");
     if (S.tls) die(2, "%s", "TLS is not supported by hiredis 0.14 (Debian's libhiredis)");
     cJSON_Delete(j);
@@ -304,6 +322,22 @@ static void record(worker_t *w, int n, double seconds) {
         }
 }
 
+/* The open loop: the next batch's intended send time, slept to (clock_nanosleep to the
+ * absolute time), the schedule moved on by a uniform or exponential gap. */
+static double await_due(worker_t *w) {
+    double due = w->due, gap = (double)S.workers * S.pipeline / S.rps;
+    if (S.poisson) {
+        uint64_t z = (w->pace_rng += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        gap *= -log(1.0 - (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53);
+    }
+    w->due += gap;
+    struct timespec ts = {(time_t)due, (long)((due - (time_t)due) * 1e9)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+    return due;
+}
+
 /* Runs until deadline (if > 0) or limit commands (if >= 0). */
 static void phase(worker_t *w, int measure, double deadline, long long limit) {
     int single = S.pipeline == 1 && !S.transaction;
@@ -311,7 +345,7 @@ static void phase(worker_t *w, int measure, double deadline, long long limit) {
         int n = S.pipeline;
         if (limit >= 0 && limit - done < n) n = (int)(limit - done);
         for (int j = 0; j < n; j++) draw(w, j, single ? 0 : 3);
-        double t0 = now();
+        double t0 = S.rps > 0 && !w->passing ? await_due(w) : now();
         if (S.noop) noop_call(w->c, 2, w->argv, w->argvlen);
         else if (single) call_one(w);
         else call_batch(w, n);
@@ -382,6 +416,8 @@ static worker_t *new_worker(int idx) {
     w->idx = idx;
     w->c = connect_server();
     w->rng = (uint64_t)(S.seed + idx);
+    w->pace_rng = (uint64_t)(S.seed * 7919 + idx);
+    w->due = now();
     w->seq = idx % S.count;
     w->batch_ops = calloc((size_t)S.pipeline, sizeof(int));
     w->errs = calloc((size_t)S.pipeline, sizeof(int));
@@ -449,6 +485,7 @@ static void print_result(worker_t **ws, double measure_start, const double cpu[2
     } else {
         printf("null");
     }
+    if (S.rps > 0) printf(",\"rate\":{\"rps\":%.17g,\"arrivals\":\"%s\"}", S.rps, S.poisson ? "poisson" : "uniform");
     printf(",\"cpu\":{\"user_s\":%.6f,\"system_s\":%.6f,\"source\":"
            "\"getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's\"}",
            cpu[0] > 0 ? cpu[0] : 0.0, cpu[1] > 0 ? cpu[1] : 0.0);
