@@ -20,6 +20,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -70,7 +74,8 @@ final class Kit {
         int port, count, valueSize, pipeline, workers;
         boolean tls, transaction, noop;
         long requests = -1, seed, allocationOps = DEFAULT_ALLOCATION_OPS;
-        double durationS = -1, warmupS;
+        double durationS = -1, warmupS, rps;  // rps > 0: the open loop
+        boolean poisson;
         int[] ops;
         double[] cum;
         String password = System.getenv("KVPERF_CLIENT_PASSWORD");
@@ -123,8 +128,23 @@ final class Kit {
         s.seed = (long) num(j, "seed");
         s.noop = Boolean.TRUE.equals(j.get("noop"));
         if (j.get("allocation_ops") != null) s.allocationOps = (long) num(j, "allocation_ops");
+        parseRate(s, j.get("rate"));
         validate(s, j);
         return s;
+    }
+
+    /** The open loop, if any: {"rps": > 0, "arrivals": "uniform" | "poisson"}. */
+    @SuppressWarnings("unchecked")
+    private static void parseRate(Spec s, Object rate) {
+        if (rate == null) return;
+        String wrong = "rate must be {\"rps\": > 0, \"arrivals\": \"uniform\" or \"poisson\"}";
+        if (!(rate instanceof Map)) throw new Refusal(wrong);
+        Map<String, Object> r = (Map<String, Object>) rate;
+        Object arrivals = r.get("arrivals");
+        if (!(r.get("rps") instanceof Double) || !((Double) r.get("rps") > 0)
+                || !("uniform".equals(arrivals) || "poisson".equals(arrivals))) throw new Refusal(wrong);
+        s.rps = (Double) r.get("rps");
+        s.poisson = "poisson".equals(arrivals);
     }
 
     private static void validate(Spec s, Map<String, Object> j) {
@@ -219,6 +239,8 @@ final class Kit {
         final long[] per = new long[3], ops = new long[3], failed = new long[3], warm = new long[3];
         final Histogram[] hist = new Histogram[3];
         long tx, warmTx, endNanos, limit, done, t0, passTx, passStart, passEnd;
+        double due;  // the open loop: the next batch's intended send time (nanoTime)
+        SplittableRandom paceRng;
         final long[] pass = new long[3];
         int seq, n;
         final boolean random;
@@ -244,6 +266,21 @@ final class Kit {
             this.measuring = s.warmupS <= 0;
             this.limit = measuring ? share(s.requests, s.workers, idx) : -1;
             this.shareOf = share(s.requests, s.workers, idx);
+            this.paceRng = new SplittableRandom(s.seed * 7919 + idx);
+            this.due = System.nanoTime();
+        }
+
+        /** Paced: the open loop outside the allocation pass. */
+        private boolean paced() {
+            return s.rps > 0 && !passing;
+        }
+
+        /** The next batch's intended send time, the schedule moved on (uniform or Poisson). */
+        private long takeDue() {
+            double gap = s.workers * (double) s.pipeline / s.rps * 1e9;
+            long at = (long) due;
+            due += s.poisson ? -Math.log(1 - paceRng.nextDouble()) * gap : gap;
+            return at;
         }
 
         private final long shareOf;
@@ -339,6 +376,11 @@ final class Kit {
             boolean single = s.pipeline == 1 && !s.transaction;
             while (prepare()) {
                 t0 = System.nanoTime();
+                if (paced()) {
+                    long at = takeDue();
+                    for (long wait; (wait = at - System.nanoTime()) > 0; ) LockSupport.parkNanos(wait);
+                    t0 = at;  // the open loop: from the intended send time
+                }
                 if (s.noop) {
                     noop(batchOps[0], batchKeys[0]);
                 } else if (single) {
@@ -378,7 +420,18 @@ final class Kit {
                 finished.countDown();
                 return;
             }
-            t0 = System.nanoTime();
+            if (!paced()) {
+                send(System.nanoTime());
+                return;
+            }
+            long at = takeDue(), wait = at - System.nanoTime();  // sent by the pacer at its time
+            if (wait > 0) PACER.schedule(() -> send(at), wait, TimeUnit.NANOSECONDS);
+            else send(at);
+        }
+
+        /** Sends the prepared batch, timed from t (its intended send time when paced). */
+        private void send(long t) {
+            t0 = t;
             conn.start(batchOps, batchKeys, n, s.transaction, errs, this::onReply);
         }
 
@@ -387,6 +440,14 @@ final class Kit {
             else runAsync();
         }
     }
+
+    /** The open loop's async sends wait here for their intended times (not on the library's
+     *  I/O threads). */
+    static final ScheduledExecutorService PACER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "pacer");
+        t.setDaemon(true);
+        return t;
+    });
 
     static long share(long requests, int n, int i) {
         if (requests < 0) return -1;
@@ -599,7 +660,9 @@ final class Kit {
                 + String.format("%.6f", (end - measureStart) / 1e9) + ",\"warmup\":{" + warmup + "},\"commands\":{"
                 + commands + "},\"transactions\":" + tx + ",\"first_error\":"
                 + (firstError == null ? "null" : quote(firstError)) + ",\"allocations\":" + alloc
-                + (cpu == null ? "" : ",\"cpu\":" + cpu) + "}";
+                + (cpu == null ? "" : ",\"cpu\":" + cpu)
+                + (s.rps > 0 ? ",\"rate\":{\"rps\":" + s.rps + ",\"arrivals\":\"" + (s.poisson ? "poisson" : "uniform") + "\"}" : "")
+                + "}";
     }
 
     static String quote(String s) {
