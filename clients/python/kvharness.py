@@ -267,8 +267,8 @@ def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
         error = None
         if pace is not None:
             due = pace.take()
-            if due > perf():
-                time.sleep((due - perf()) / 1e9)
+            if (ahead := due - perf()) > 0:
+                time.sleep(ahead / 1e9)
         start = perf() if pace is None else due
         try:
             results = call(batch)
@@ -289,8 +289,8 @@ async def run_async(worker: Worker, call: AsyncCall, clock: Clock) -> None:
         error = None
         if pace is not None:
             due = pace.take()
-            if due > perf():
-                await asyncio.sleep((due - perf()) / 1e9)
+            if (ahead := due - perf()) > 0:
+                await asyncio.sleep(ahead / 1e9)
         start = perf() if pace is None else due
         try:
             results = await call(batch)

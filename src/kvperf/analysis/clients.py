@@ -80,8 +80,10 @@ def _client(row: Row) -> str:
 
 
 def _workload(row: Row) -> str:
+    """``SET d=100 P=1 c=1``, ``… at 2000/s`` for an open-loop trial at a fixed rate."""
+    rate = (row.get("config_set") or {}).get("rate")
     return (f"{row['command']} d={row['data_size']} P={row['pipeline']} "
-            f"c={row['clients']}")
+            f"c={row['clients']}" + (f" at {rate}" if rate else ""))
 
 
 def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -> ClientLine:

@@ -282,3 +282,5 @@ class HarnessRecord(TypedDict, total=False):
     commands: dict[str, dict[str, float]]
     accounting: dict[str, dict[str, int]]
     wire: WireRecord | None  # format 10: calls per read (null: the server did not say)
+    rate: dict[str, JsonValue] | None  # the open loop it ran (rps, arrivals): its latency is
+    #   from intended send times, corrected; absent or null: closed loop, uncorrected

@@ -36,7 +36,9 @@ from kvperf.pipeline.run.client_plan import client_set
 from kvperf.pipeline.run.model import Bench, Prepared
 from kvperf.pipeline.run.prepare import client_endpoint, client_mode
 from kvperf.pipeline.run.profiling import Profiled, harness_argv, profile_result, profiling
+from kvperf.pipeline.run.rate_sweep import SweepBatch, sweep_of
 from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
+from kvperf.plan.sweep import CONFIG_SET_KEY, ladder, point_trial
 from kvperf.plan.trial import Trial
 from kvperf.results.records import ClientRecord, HarnessRecord, WireRecord
 from kvperf.results.row import (
@@ -68,11 +70,24 @@ class ClientMatrix(Matrix):
     def works(self) -> list[ClientWork | MatrixTrial]:  # type: ignore[override]
         out: list[ClientWork | MatrixTrial] = []
         for trial in self.prepared.trials:
-            if self.reference:
-                out.append(MatrixTrial(self.prepared, trial))
-            out.extend(ClientWork(self.prepared, trial, s, m)
-                       for s in self.subjects for m in self.models[(s.key, trial.index)])
+            if self.reference:  # kvload's sweep, when its series is swept
+                out.extend(SweepBatch(self.prepared).expand(trial))
+            for s in self.subjects:
+                for m in self.models[(s.key, trial.index)]:
+                    out.extend(self._client_works(trial, s, m))
         return out
+
+    def _client_works(self, trial: Trial, subject: Subject, model: Concurrency
+                      ) -> list[ClientWork]:
+        """A client's trial (closed loop) and, when its series is swept (the config's
+        ``rate_sweep`` or --rate-sweep with fixed ``rates``), one open-loop trial per rate:
+        the harness paces its sends at that rate (the spec's ``rate``) and times each
+        command from its intended send time."""
+        sweep = sweep_of(self.prepared, trial)
+        points = [] if sweep is None else [
+            ClientWork(self.prepared, point_trial(trial, step, float(step.rate or 0), sweep),
+                       subject, model, rate=step.label) for step in ladder(sweep)]
+        return [ClientWork(self.prepared, trial, subject, model), *points]
 
 
 @dataclass
@@ -84,6 +99,7 @@ class ClientWork:
     subject: Subject
     model: Concurrency
     record: HarnessRecord | None = None
+    rate: str | None = None  # an open-loop point's step ("2000/s"): a series of its own
 
     @property
     def manifest(self) -> Manifest:
@@ -100,9 +116,11 @@ class ClientWork:
         """What the client adds to the series' config_set: everything about it in a run;
         as a compare side, only a model the side's name does not fix (``NAME:MODEL`` makes
         the model the side's: ``redis-py:single`` and ``redis-py:pool`` pair)."""
+        rate = {CONFIG_SET_KEY: self.rate} if self.rate else {}
         if not self.side:
-            return client_set(self.subject, self.model)
-        return {} if self.subject.model is not None else {"concurrency": self.model.value}
+            return {**client_set(self.subject, self.model), **rate}
+        return rate if self.subject.model is not None else {
+            "concurrency": self.model.value, **rate}
 
     @property
     def identity(self) -> str:
@@ -306,5 +324,5 @@ def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measu
         p99_9_latency_ms=round(found.latency_ms()["p99_9"], 3),
         commands={n: {k: round(v, 3) for k, v in s.items()}
                   for n, s in found.per_command_ms().items()},
-        accounting=table, wire=wire))
+        accounting=table, wire=wire, rate=found.document.get("rate")))
     return record
