@@ -130,3 +130,37 @@ def test_a_histogram_of_another_precision_is_refused_naming_the_contract_s(
     for command in document["commands"].values():
         command["histogram"] = good.encode().decode()
     assert parse(json.dumps(document), SPEC).ops == 2
+
+
+def test_an_open_loop_trial_asks_for_its_rate_and_a_harness_must_echo_it() -> None:
+    """A trial at a rate (a sweep's fixed-rate point) gives the spec its ``rate``; the
+    result must echo it — a harness that ignored it ran closed loop, and its latency would
+    be stored as corrected when it is not."""
+    from kvperf.clients import schema
+
+    end = Endpoint("127.0.0.1", 7000)
+    base = trial("SET")
+    paced = replace(base, load=replace(base.load, rps=2000.0, arrivals="uniform"))
+    spec = workload(paced, Concurrency.SINGLE, end)
+    assert spec["rate"] == {"rps": 2000.0, "arrivals": "uniform"}
+    assert schema.problems(spec, schema.WORKLOAD) == []
+    assert "rate" not in workload(base, Concurrency.SINGLE, end)
+    asked = {**SPEC, "rate": spec["rate"]}
+    document = json.loads(_result(10, 100))
+    with pytest.raises(ResultError, match="the harness reported None"):
+        parse(json.dumps(document), asked)
+    document["rate"] = {"rps": 2000, "arrivals": "uniform"}
+    assert parse(json.dumps(document), asked).open_loop
+    assert not parse(_result(10, 100), SPEC).open_loop
+
+
+def test_an_open_loop_harness_row_reads_as_corrected_a_closed_one_never(tmp_path: Any) -> None:
+    from kvperf.results.row import Row
+    from kvperf.store.files import read_histograms
+
+    (tmp_path / "h.json").write_text(json.dumps({"corrected": "A", "service": "B"}))
+    closed = Row(histogram_file="h.json", harness={"name": "x"})  # type: ignore[typeddict-item]
+    paced = Row(histogram_file="h.json",  # type: ignore[typeddict-item]
+                harness={"name": "x", "rate": {"rps": 10, "arrivals": "uniform"}})
+    assert read_histograms(tmp_path, closed) == {"service": "B"}
+    assert read_histograms(tmp_path, paced) == {"corrected": "A", "service": "B"}
