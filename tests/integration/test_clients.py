@@ -214,6 +214,40 @@ def test_allocations_are_bytes_per_operation_of_an_untimed_pass_in_every_table(
 
 
 @pytest.mark.usefixtures("no_strays")
+def test_a_client_swept_at_fixed_rates_runs_open_loop_trials_stored_as_corrected(
+        tmp_path: Path) -> None:
+    """kvload's rate key for clients: a config's ``rate_sweep`` with fixed ``rates`` runs
+    each client's closed-loop trial (uncorrected latency) and one open-loop trial per rate —
+    a series of its own (``config_set.rate``), the spec's ``rate`` echoed in the row, its
+    histogram stored as ``corrected`` (from intended send times), its rate the target's."""
+    config = _config(tmp_path, commands=["GET"], requests=[2000], warmup=[1],
+                     rate_sweep={"rates": [800], "point_seconds": 2})
+    done = run_kvperf("run", "--config", config, "--client", "hiredis", "--client",
+                      "redis-py", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = read_metrics(tmp_path / "results")
+    out = tmp_path / "results" / "valkey-8.0.1"
+    paced = [r for r in rows if (r["config_set"] or {}).get("rate")]
+    assert sorted(r["tool"] for r in paced) == ["hiredis", "redis-py"], rows
+    for row in paced:
+        assert row["config_set"]["rate"] == "800/s" and row["duration"] == 2, row
+        assert row["harness"]["rate"] == {"rps": 800.0, "arrivals": "poisson"}, row
+        assert 400 <= row["rps"] <= 880, row["rps"]  # paced: never beyond the target
+        assert set(json.loads((out / row["histogram_file"]).read_text())) >= {"corrected"}
+    closed = [r for r in rows if r not in paced]
+    assert all(r["rps"] > 880 and not r["harness"].get("rate") for r in closed), closed
+    (label,) = (tmp_path / "results").iterdir()
+    done = run_kvperf("report", label, "--markdown", "clients.md", cwd=tmp_path)
+    lines = [ln for ln in (tmp_path / "clients.md").read_text().splitlines()
+             if ln.startswith("| GET")]
+    kinds = {ln.split(" | ")[0] + ln.split(" | ")[1]: ln.split(" | ")[7] for ln in lines}
+    assert kinds == {"| GET d=100 P=1 c=1hiredis 0.14.1 single": "uncorrected",
+                     "| GET d=100 P=1 c=1redis-py 8.1.0 single": "uncorrected",
+                     "| GET d=100 P=1 c=1 at 800/shiredis 0.14.1 single": "corrected",
+                     "| GET d=100 P=1 c=1 at 800/sredis-py 8.1.0 single": "corrected"}, lines
+
+
+@pytest.mark.usefixtures("no_strays")
 def test_compare_two_clients_prints_a_verdict_table(tmp_path: Path) -> None:
     config = _config(tmp_path, commands=["SET", "GET"], requests=[2000])
     done = run_kvperf("compare", "--config", config, "--client", "redis-py",
