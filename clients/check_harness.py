@@ -4,7 +4,8 @@
 Standalone: Python stdlib plus `hdrh`. For each spec of a small set it preloads the keys,
 resets the server's stats, runs the harness and checks
   (a) the result JSON has the contract's fields and types,
-  (b) every histogram decodes with hdrh and its count equals the command's ops,
+  (b) every histogram decodes with hdrh, has the contract's precision (µs, 1 to 60 s, 3
+      significant figures) and its count equals the command's ops,
   (c) INFO commandstats calls equal warmup + measured ops (+ errors) + the allocation
       pass's calls per command within 1%.
 One line per check: `PASS|FAIL|SKIP <spec> <check>: <detail>`. Exit 0 when nothing failed.
@@ -35,6 +36,7 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 TOLERANCE = 0.01
+OPEN_LOOP_RPS = 1000  # the open-loop spec's rate: far below any harness's closed loop
 RESULT_FORMAT = "kvperf-client-result"
 
 
@@ -167,6 +169,8 @@ def check_specs(ep: dict[str, Any], workers: int) -> list[dict[str, Any]]:
         make_spec(ep, "single-incr-seq", commands=incr,
                   keys={"prefix": "key:", "count": 1000, "pattern": "sequential"}),
         make_spec(ep, "single-duration", requests=None, duration_s=1.0),
+        make_spec(ep, "single-rate", requests=None, duration_s=1.0,
+                  rate={"rps": OPEN_LOOP_RPS, "arrivals": "uniform"}),
         make_spec(ep, "pool-p1", concurrency=pool),
         make_spec(ep, "pool-p10", concurrency=pool, pipeline=10),
         make_spec(ep, "pool-p10-tx", concurrency=pool, pipeline=10, transaction=True),
@@ -292,6 +296,11 @@ def check_histograms(res: dict[str, Any]) -> list[str]:
         except Exception as exc:  # hdrh raises a variety of errors on bad input
             problems.append(f"{name}: does not decode ({exc})")
             continue
+        found = (hist.lowest_trackable_value, hist.highest_trackable_value,
+                 hist.significant_figures)
+        if found != (1, 60_000_000, 3):
+            problems.append(f"{name}: precision (lowest, highest, figures) {found}, the "
+                            "contract's is (1, 60000000, 3)")
         if hist.get_total_count() != entry["ops"]:
             count = hist.get_total_count()
             problems.append(f"{name}: histogram count {count} != ops {entry['ops']}")
@@ -358,6 +367,20 @@ def check_one(server: Server, argv: list[str], spec: dict[str, Any], env: dict[s
         ok = ops == spec["requests"]
         report.add("PASS" if ok else "FAIL", name, "requests",
                    f"{ops} measured commands, spec asked {spec['requests']}")
+    if spec.get("rate"):
+        status, detail = check_rate(res, spec["rate"])
+        report.add(status, name, "rate", detail)
+
+
+def check_rate(res: dict[str, Any], rate: dict[str, Any]) -> tuple[str, str]:
+    """An open-loop result echoes its rate and is paced: never beyond it (a closed loop
+    runs at thousands), at least half of it."""
+    ops = sum(e["ops"] + e["errors"] for e in res["commands"].values())
+    achieved = ops / res["duration_s"] if res["duration_s"] else 0.0
+    if res.get("rate") != rate:
+        return "FAIL", f"result's rate {res.get('rate')} is not the spec's {rate} (closed loop?)"
+    ok = 0.5 * rate["rps"] <= achieved <= 1.1 * rate["rps"]
+    return ("PASS" if ok else "FAIL"), f"{achieved:,.0f} ops/s at a rate of {rate['rps']:,}"
 
 
 def free_port() -> int:
