@@ -169,7 +169,7 @@ def check_specs(ep: dict[str, Any], workers: int) -> list[dict[str, Any]]:
         make_spec(ep, "single-incr-seq", commands=incr,
                   keys={"prefix": "key:", "count": 1000, "pattern": "sequential"}),
         make_spec(ep, "single-duration", requests=None, duration_s=1.0),
-        make_spec(ep, "single-rate", requests=None, duration_s=1.0,
+        make_spec(ep, "single-rate", requests=None, duration_s=2.0, warmup_s=1.0,
                   rate={"rps": OPEN_LOOP_RPS, "arrivals": "uniform"}),
         make_spec(ep, "pool-p1", concurrency=pool),
         make_spec(ep, "pool-p10", concurrency=pool, pipeline=10),
@@ -373,13 +373,13 @@ def check_one(server: Server, argv: list[str], spec: dict[str, Any], env: dict[s
 
 
 def check_rate(res: dict[str, Any], rate: dict[str, Any]) -> tuple[str, str]:
-    """An open-loop result echoes its rate and is paced: never beyond it (a closed loop
-    runs at thousands), at least half of it."""
+    """An open-loop result echoes its rate and is paced: at most 1.5× it (a harness behind
+    its schedule catches up at once; a closed loop runs at thousands), at least half of it."""
     ops = sum(e["ops"] + e["errors"] for e in res["commands"].values())
     achieved = ops / res["duration_s"] if res["duration_s"] else 0.0
     if res.get("rate") != rate:
         return "FAIL", f"result's rate {res.get('rate')} is not the spec's {rate} (closed loop?)"
-    ok = 0.5 * rate["rps"] <= achieved <= 1.1 * rate["rps"]
+    ok = 0.5 * rate["rps"] <= achieved <= 1.5 * rate["rps"]
     return ("PASS" if ok else "FAIL"), f"{achieved:,.0f} ops/s at a rate of {rate['rps']:,}"
 
 

@@ -138,9 +138,9 @@ def test_every_harness_times_an_open_loop_from_intended_sends_at_one_precision(
         found[name] = (slow, round(command["ops"] / result["duration_s"]))
     assert len(found) == 14, found
     assert all(slow >= 100 for slow, _ in found.values()), found
-    # paced: never beyond the target (a closed loop runs at thousands); behind it only as
-    # far as a loaded machine holds a harness back
-    assert all(0.5 * RATE <= achieved <= 1.1 * RATE for _, achieved in found.values()), found
+    # paced: at most 1.5× the target (a harness behind its schedule catches up at once; a
+    # closed loop runs at thousands), behind it only as far as a loaded machine holds it back
+    assert all(0.5 * RATE <= achieved <= 1.5 * RATE for _, achieved in found.values()), found
 
 
 def test_a_closed_loop_counts_the_stop_in_one_call(
