@@ -269,6 +269,11 @@ def test_compare_refuses_one_client_and_duet(tmp_path: Path) -> None:
     done = run_kvperf("compare", "--client", "redis-py", "--client", "redis-py:bogus",
                       cwd=tmp_path)
     assert done.returncode == 2 and "'bogus' is not a concurrency model" in done.stderr
+    swept = _config(tmp_path, rate_sweep={"rates": [500]})  # open loops are run --client's
+    done = run_kvperf("compare", "--config", swept, "--client", "redis-py", "--client",
+                      "hiredis", cwd=tmp_path)
+    assert done.returncode == 2 and "compare's client sides run closed loop" in done.stderr
+    assert not (tmp_path / "results").exists()
 
 
 @pytest.mark.usefixtures("no_strays")
