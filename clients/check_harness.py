@@ -4,8 +4,10 @@
 Standalone: Python stdlib plus `hdrh`. For each spec of a small set it preloads the keys,
 resets the server's stats, runs the harness and checks
   (a) the result JSON has the contract's fields and types,
-  (b) every histogram decodes with hdrh and its count equals the command's ops,
-  (c) INFO commandstats calls equal warmup + measured ops (+ errors) per command within 1%.
+  (b) every histogram decodes with hdrh, has the contract's precision (µs, 1 to 60 s, 3
+      significant figures) and its count equals the command's ops,
+  (c) INFO commandstats calls equal warmup + measured ops (+ errors) + the allocation
+      pass's calls per command within 1%.
 One line per check: `PASS|FAIL|SKIP <spec> <check>: <detail>`. Exit 0 when nothing failed.
 
   check_harness.py --manifest clients/go/go-redis/manifest.json --install-dir DIR --port 6390
@@ -34,6 +36,7 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 TOLERANCE = 0.01
+OPEN_LOOP_RPS = 1000  # the open-loop spec's rate: far below any harness's closed loop
 RESULT_FORMAT = "kvperf-client-result"
 
 
@@ -144,6 +147,7 @@ def make_spec(ep: dict[str, Any], name: str, **over: Any) -> dict[str, Any]:
         "value_size": 100, "pipeline": 1, "transaction": False,
         "concurrency": {"model": "single", "workers": 1},
         "requests": 4000, "duration_s": None, "warmup_s": 0.3, "seed": 1, "noop": False,
+        "allocation_ops": 1000,
     }
     for key, value in over.items():
         spec[key] = value
@@ -165,6 +169,8 @@ def check_specs(ep: dict[str, Any], workers: int) -> list[dict[str, Any]]:
         make_spec(ep, "single-incr-seq", commands=incr,
                   keys={"prefix": "key:", "count": 1000, "pattern": "sequential"}),
         make_spec(ep, "single-duration", requests=None, duration_s=1.0),
+        make_spec(ep, "single-rate", requests=None, duration_s=2.0, warmup_s=1.0,
+                  rate={"rps": OPEN_LOOP_RPS, "arrivals": "uniform"}),
         make_spec(ep, "pool-p1", concurrency=pool),
         make_spec(ep, "pool-p10", concurrency=pool, pipeline=10),
         make_spec(ep, "pool-p10-tx", concurrency=pool, pipeline=10, transaction=True),
@@ -230,7 +236,7 @@ def schema_problems(res: dict[str, Any], spec: dict[str, Any]) -> list[str]:
             p.append(f"{where}{key} missing")
             return None
         value = obj[key]
-        if isinstance(value, bool) or not isinstance(value, types):
+        if isinstance(value, bool) != (bool in types) or not isinstance(value, types):
             p.append(f"{where}{key} has type {type(value).__name__}")
         return value
 
@@ -261,6 +267,15 @@ def schema_problems(res: dict[str, Any], spec: dict[str, Any]) -> list[str]:
     alloc = res.get("allocations", "missing")
     if alloc == "missing":
         p.append("allocations missing (null when the runtime cannot tell)")
+    elif isinstance(alloc, dict) and "bytes_per_op" in alloc:  # the allocation pass (issue 37)
+        need(alloc, "bytes_per_op", (int, float), "allocations.")
+        need(alloc, "ops", (int,), "allocations.")
+        need(alloc, "calls", (dict,), "allocations.")
+        need(alloc, "method", (str,), "allocations.")
+        need(alloc, "exact", (bool,), "allocations.")
+        sent = sum(n for c, n in (alloc.get("calls") or {}).items() if c in wanted)
+        if sent != alloc.get("ops"):
+            p.append(f"allocations.ops {alloc.get('ops')} != the pass's calls {sent}")
     elif alloc is not None:
         need(alloc, "per_op", (int, float), "allocations.")
         need(alloc, "unit", (str,), "allocations.")
@@ -281,6 +296,11 @@ def check_histograms(res: dict[str, Any]) -> list[str]:
         except Exception as exc:  # hdrh raises a variety of errors on bad input
             problems.append(f"{name}: does not decode ({exc})")
             continue
+        found = (hist.lowest_trackable_value, hist.highest_trackable_value,
+                 hist.significant_figures)
+        if found != (1, 60_000_000, 3):
+            problems.append(f"{name}: precision (lowest, highest, figures) {found}, the "
+                            "contract's is (1, 60000000, 3)")
         if hist.get_total_count() != entry["ops"]:
             count = hist.get_total_count()
             problems.append(f"{name}: histogram count {count} != ops {entry['ops']}")
@@ -291,6 +311,9 @@ def check_calls(res: dict[str, Any], calls: dict[str, int], noop: bool) -> list[
     expected: dict[str, int] = dict.fromkeys(res.get("warmup", {}), 0)
     for name, count in res.get("warmup", {}).items():
         expected[name] += count
+    passed = res.get("allocations")  # the allocation pass's calls reach the server too
+    for name, count in (passed.get("calls") or {} if isinstance(passed, dict) else {}).items():
+        expected[name] = expected.get(name, 0) + count
     for name, entry in res.get("commands", {}).items():
         expected[name] = expected.get(name, 0) + entry["ops"] + entry["errors"]
     tx = res.get("transactions", 0)
@@ -344,6 +367,20 @@ def check_one(server: Server, argv: list[str], spec: dict[str, Any], env: dict[s
         ok = ops == spec["requests"]
         report.add("PASS" if ok else "FAIL", name, "requests",
                    f"{ops} measured commands, spec asked {spec['requests']}")
+    if spec.get("rate"):
+        status, detail = check_rate(res, spec["rate"])
+        report.add(status, name, "rate", detail)
+
+
+def check_rate(res: dict[str, Any], rate: dict[str, Any]) -> tuple[str, str]:
+    """An open-loop result echoes its rate and is paced: at most 1.5× it (a harness behind
+    its schedule catches up at once; a closed loop runs at thousands), at least half of it."""
+    ops = sum(e["ops"] + e["errors"] for e in res["commands"].values())
+    achieved = ops / res["duration_s"] if res["duration_s"] else 0.0
+    if res.get("rate") != rate:
+        return "FAIL", f"result's rate {res.get('rate')} is not the spec's {rate} (closed loop?)"
+    ok = 0.5 * rate["rps"] <= achieved <= 1.5 * rate["rps"]
+    return ("PASS" if ok else "FAIL"), f"{achieved:,.0f} ops/s at a rate of {rate['rps']:,}"
 
 
 def free_port() -> int:
@@ -410,13 +447,13 @@ def bench(server: Server, argv: list[str], env: dict[str, str], ep: dict[str, An
            "real_ns": real.result["duration_s"] / entry["ops"] * 1e9,  # type: ignore[index]
            "noop_ns": max(noop_cpu - start_cpu, 0.0) / max(noop_ops - 1, 1) * 1e9,
            "noop_wall_ns": nres["duration_s"] / nres["commands"]["SET"]["ops"] * 1e9}
-    alloc = real.result.get("allocations")  # type: ignore[union-attr]
-    out["alloc"] = alloc["per_op"] if alloc else float("nan")
+    alloc = real.result.get("allocations") or {}  # type: ignore[union-attr]
+    out["alloc"] = alloc.get("bytes_per_op", alloc.get("per_op", float("nan")))
     out["noop_pct"] = 100 * out["noop_ns"] / out["real_ns"]
     print(f"BENCH SET P=1 single: {out['ops_s']:,.0f} ops/s, p99 {out['p99_us']} us, "
           f"{out['real_ns']:,.0f} ns/op; noop {out['noop_ns']:,.1f} ns/op = {out['noop_pct']:.2f}% "
           f"of the real call (noop wall {out['noop_wall_ns']:,.1f} ns/op); "
-          f"allocations/op {out['alloc']:.1f}", flush=True)
+          f"allocations {out['alloc']:.1f} B/op", flush=True)
     return out
 
 

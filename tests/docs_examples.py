@@ -314,6 +314,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_clients.py::"
         "test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_length",
         "a 2 s and an 8 s Jedis trial: the same CPU per operation in the window, within 10%"),
+    "kvperf run --config configs/clients.json --client redis-py --client hiredis "
+    "--rate-sweep --rates 2000,5000": elsewhere(
+        "tests/integration/test_clients.py::"
+        "test_a_client_swept_at_fixed_rates_runs_open_loop_trials_stored_as_corrected",
+        "redis-py and hiredis swept at a fixed rate: open-loop rows, corrected, at the rate"),
     "kvperf run --client go-redis --client ioredis --client jedis --profile": elsewhere(
         "tests/integration/test_clients.py::"
         "test_profile_names_each_runtime_s_frames_of_the_library",

@@ -5,6 +5,7 @@
 
 const fs = require("fs");
 const path = require("path");
+const v8 = require("v8");
 const { performance } = require("perf_hooks");
 const hdr = require("hdr-histogram-js");
 
@@ -33,6 +34,10 @@ function loadSpec(file) {
   if (!(s.concurrency.workers >= 1)) refuse("concurrency.workers must be >= 1");
   if ((s.requests == null) === (s.duration_s == null)) refuse("exactly one of requests and duration_s must be set");
   if (s.concurrency.model === "single" && s.concurrency.workers !== 1) refuse("concurrency model single needs workers = 1");
+  if (s.rate != null && !(typeof s.rate === "object" && s.rate.rps > 0 && ["uniform", "poisson"].includes(s.rate.arrivals))) {
+    refuse('rate must be {"rps": > 0, "arrivals": "uniform" or "poisson"}');
+  }
+  if (s.allocation_ops != null && !(Number.isInteger(s.allocation_ops) && s.allocation_ops >= 1)) refuse("allocation_ops must be an integer >= 1");
   return s;
 }
 
@@ -81,6 +86,15 @@ function noop() {
   return RESOLVED;
 }
 
+// Resolves at t (performance.now ms): a timer to within a millisecond of it (Node's timers
+// have millisecond resolution), then turns of the event loop (setImmediate: replies of other
+// workers are read meanwhile) until it has passed.
+async function until(t) {
+  const ahead = t - performance.now();
+  if (ahead > 1.5) await new Promise((resolve) => setTimeout(resolve, ahead - 1));
+  while (performance.now() < t) await new Promise(setImmediate);
+}
+
 function newHistogram() {
   return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60000000,
                      numberOfSignificantValueDigits: 3, bitBucketSize: 64 });
@@ -99,6 +113,19 @@ class Worker {
     this.hist = [newHistogram(), newHistogram(), newHistogram()];
     this.ops = new Float64Array(3); this.failed = new Float64Array(3); this.warm = new Float64Array(3);
     this.tx = 0; this.warmTx = 0; this.firstError = null; this.end = 0;
+    this.passing = false; this.pass = new Float64Array(3); this.passTx = 0;  // the allocation pass
+    const rate = s.rate;  // the open loop: this worker's batches' intended send times (ms)
+    this.gap = rate ? s.concurrency.workers * s.pipeline / rate.rps * 1000 : 0;
+    this.poisson = rate ? rate.arrivals === "poisson" : false;
+    this.paceRand = prng(s.seed * 7919 + idx);
+    this.due = performance.now();
+  }
+
+  // The next batch's intended send time (ms), the schedule moved on.
+  take() {
+    const due = this.due;
+    this.due += this.poisson ? -Math.log(1 - this.paceRand()) * this.gap : this.gap;
+    return due;
   }
 
   draw(j) {
@@ -124,7 +151,9 @@ class Worker {
     for (let done = 0; limit < 0 || done < limit;) {
       const n = limit >= 0 ? Math.min(p, limit - done) : p;
       for (let j = 0; j < n; j++) this.draw(j);
-      const t0 = performance.now();
+      const due = this.gap && !this.passing ? this.take() : 0;
+      if (due) await until(due);
+      const t0 = due || performance.now();
       if (s.noop) {
         await noop();
       } else if (single) {
@@ -185,8 +214,11 @@ class Worker {
   }
 
   countWarmup(n) {
-    for (let j = 0; j < n; j++) this.warm[this.opBuf[j]]++;
-    if (this.wl.spec.transaction) this.warmTx++;
+    const counts = this.passing ? this.pass : this.warm;
+    for (let j = 0; j < n; j++) counts[this.opBuf[j]]++;
+    if (!this.wl.spec.transaction) return;
+    if (this.passing) this.passTx++;
+    else this.warmTx++;
   }
 }
 
@@ -218,7 +250,40 @@ async function runWorkers(wl, driver) {
     res.cpu = { user_s: used.user / 1e6, system_s: used.system / 1e6,
                 source: "process.cpuUsage (getrusage RUSAGE_SELF): every thread, from warmup's end to the last worker's" };
   }
+  res.allocations = await allocationPass(wl, workers);
+  if (s.rate) res.rate = s.rate;
   return res;
+}
+
+const DEFAULT_ALLOCATION_OPS = 1000;
+
+// The untimed allocation pass after the measured window: allocation_ops more operations by the
+// same workers and model, the JS heap's bytes allocated in it = V8's used heap size's growth
+// plus what each garbage collection in the pass freed (v8.GCProfiler's before/after figures).
+async function allocationPass(wl, workers) {
+  const s = wl.spec, ops = s.allocation_ops ?? DEFAULT_ALLOCATION_OPS;
+  const profiler = new v8.GCProfiler();
+  profiler.start();
+  const before = v8.getHeapStatistics().used_heap_size;
+  await Promise.all(workers.map((w, i) => {
+    w.passing = true;
+    return w.phase(false, 0, share(ops, workers.length, i));
+  }));
+  const after = v8.getHeapStatistics().used_heap_size;
+  let freed = 0;
+  for (const gc of profiler.stop().statistics) {
+    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  const calls = {};
+  for (const c of s.commands) {
+    const op = OPS.indexOf(c.command);
+    calls[c.command] = workers.reduce((t, w) => t + w.pass[op], 0);
+  }
+  if (s.transaction) calls.MULTI = calls.EXEC = workers.reduce((t, w) => t + w.passTx, 0);
+  return { bytes_per_op: Math.max(after - before + freed, 0) / ops, ops, calls, exact: false,
+           method: "v8 used heap size's growth over an untimed pass after the measured window plus what " +
+                   "each GC in it freed (v8.GCProfiler): JS heap only (Buffers' backing stores and a native " +
+                   "core's memory not counted)" };
 }
 
 function merge(wl, workers, measureStart) {

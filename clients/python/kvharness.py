@@ -4,7 +4,8 @@ PRNG seeded with seed + worker index), the timed loops (sync threads or asyncio 
 warmup counted apart, latency counts kept in a dict of whole microseconds (no histogram
 arithmetic on the hot path: they enter an HdrHistogram after the run), the process's own
 CPU in the measured window (getrusage(RUSAGE_SELF), every thread: read when warmup ends and
-when the last worker is done), and the result.
+when the last worker is done), the untimed allocation pass after it (tracemalloc), and the
+result.
 
 A harness module gives an ``Adapter``: how to connect and how one call or one batch of calls
 is made with its library; ``main(adapter)`` does the rest. Runs on the harness's own venv
@@ -14,6 +15,7 @@ is made with its library; ``main(adapter)`` does the rest. Runs on the harness's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import platform
 import random
@@ -21,7 +23,8 @@ import resource
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+import tracemalloc
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +33,12 @@ from hdrh.histogram import HdrHistogram
 TABLE = 1 << 16  # operations pre-drawn over all workers (random keys), cycled: ~8 MB
 MIN_TABLE = 1024  # … and at least this many per worker
 MAX_SEQUENTIAL = 1 << 20
+DEFAULT_ALLOCATION_OPS = 1000
+ALLOCATION_METHOD = (
+    "tracemalloc over an untimed pass after the measured window, batches one at a time: the "
+    "peak of traced memory above its level at each call's start, summed — a lower bound "
+    "(memory freed and allocated again within a call counts once; a native core's "
+    "allocations outside Python's allocators are not traced)")
 
 
 class Unsupported(Exception):
@@ -112,6 +121,33 @@ def operations(spec: Spec, worker: int) -> list[tuple[str, str]]:
     drawn = rng.choices(names, weights, k=length)
     return [(c, f"{prefix}incr:{i}" if c == "INCR" else f"{prefix}{i}")
             for c, i in zip(drawn, indices, strict=True)]
+
+
+@dataclass
+class Pace:
+    """An open-loop worker's schedule (the spec's ``rate``): its batches' intended send
+    times, ``gap_ns`` apart on average — rps / workers commands per second, in batches of
+    pipeline — uniform, or exponential gaps (Poisson arrivals) from a seeded PRNG."""
+
+    gap_ns: float
+    poisson: bool
+    rng: random.Random
+    next_ns: float
+
+    @staticmethod
+    def of(spec: Spec, worker: int, start_ns: int) -> Pace | None:
+        rate = spec.raw.get("rate")
+        if not rate:
+            return None
+        gap = spec.workers * spec.pipeline / float(rate["rps"]) * 1e9
+        return Pace(gap, rate["arrivals"] == "poisson",
+                    random.Random(int(spec.raw["seed"]) * 7919 + worker), float(start_ns))
+
+    def take(self) -> int:
+        """The next batch's intended send time (perf_counter_ns), the schedule moved on."""
+        due = self.next_ns
+        self.next_ns += self.rng.expovariate(1.0 / self.gap_ns) if self.poisson else self.gap_ns
+        return int(due)
 
 
 @dataclass
@@ -221,13 +257,19 @@ AsyncCall = Callable[[list[tuple[str, str]]], Awaitable[Sequence[Any] | None]]
 
 
 def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
-    """One thread's loop: a batch, timed, counted in its phase, until the bound."""
+    """One thread's loop: a batch, timed, counted in its phase, until the bound; open loop
+    (a ``rate``): each batch sent at its intended time and timed from it."""
     perf = time.perf_counter_ns
     done = 0
+    pace = Pace.of(worker.spec, worker.index, perf())
     while (counts := worker.phase(perf(), clock, done)) is not None:
         batch = worker.next_batch()
         error = None
-        start = perf()
+        if pace is not None:
+            due = pace.take()
+            if (ahead := due - perf()) > 0:
+                time.sleep(ahead / 1e9)
+        start = perf() if pace is None else due
         try:
             results = call(batch)
         except Exception as exc:  # the library's failure is the operation's error
@@ -237,13 +279,19 @@ def run_sync(worker: Worker, call: SyncCall, clock: Clock) -> None:
 
 
 async def run_async(worker: Worker, call: AsyncCall, clock: Clock) -> None:
-    """One task's loop (an asyncio worker: one batch in flight per task)."""
+    """One task's loop (an asyncio worker: one batch in flight per task), paced as
+    run_sync's under a ``rate``."""
     perf = time.perf_counter_ns
     done = 0
+    pace = Pace.of(worker.spec, worker.index, perf())
     while (counts := worker.phase(perf(), clock, done)) is not None:
         batch = worker.next_batch()
         error = None
-        start = perf()
+        if pace is not None:
+            due = pace.take()
+            if (ahead := due - perf()) > 0:
+                await asyncio.sleep(ahead / 1e9)
+        start = perf() if pace is None else due
         try:
             results = await call(batch)
         except Exception as exc:
@@ -304,8 +352,81 @@ def _histogram(counts: dict[int, int]) -> str:
     return encoded.decode()
 
 
+def _pass_batches(spec: Spec, workers: list[Worker]
+                  ) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """The allocation pass's batches (worker index, batch), the workers in turn, until
+    allocation_ops operations."""
+    left = int(spec.raw.get("allocation_ops") or DEFAULT_ALLOCATION_OPS)
+    while left > 0:
+        for worker in workers:
+            batch = worker.next_batch()[:left]
+            if not batch:
+                return
+            left -= len(batch)
+            yield worker.index, batch
+
+
+@dataclass
+class Passed:
+    """The allocation pass's calls per command and the bytes tracemalloc saw."""
+
+    spec: Spec
+    calls: dict[str, int] = field(default_factory=dict)
+    transactions: int = 0
+    traced: int = 0
+
+    def before(self) -> int:
+        tracemalloc.reset_peak()
+        return tracemalloc.get_traced_memory()[0]
+
+    def after(self, base: int, batch: Sequence[tuple[str, str]]) -> None:
+        self.traced += max(tracemalloc.get_traced_memory()[1] - base, 0)
+        for name, _ in batch:
+            self.calls[name] = self.calls.get(name, 0) + 1
+        self.transactions += 1 if self.spec.transaction else 0
+
+    def document(self) -> dict[str, Any]:
+        ops = sum(self.calls.values())
+        calls = {**self.calls, **({"MULTI": self.transactions, "EXEC": self.transactions}
+                                  if self.spec.transaction else {})}
+        return {"bytes_per_op": round(self.traced / max(ops, 1), 3), "ops": ops,
+                "calls": calls, "exact": False, "method": ALLOCATION_METHOD}
+
+
+def pass_sync(spec: Spec, workers: list[Worker], calls: list[SyncCall]) -> dict[str, Any]:
+    """The untimed allocation pass of a threaded harness, on this thread (tracemalloc's peak
+    is the process's: one call at a time keeps each call's its own)."""
+    passed = Passed(spec)
+    tracemalloc.start()
+    try:
+        for index, batch in _pass_batches(spec, workers):
+            base = passed.before()
+            with contextlib.suppress(Exception):  # an error still reached the server
+                calls[index](batch)
+            passed.after(base, batch)
+    finally:
+        tracemalloc.stop()
+    return passed.document()
+
+
+async def pass_async(spec: Spec, workers: list[Worker], calls: list[AsyncCall]
+                     ) -> dict[str, Any]:
+    """The untimed allocation pass of an asyncio harness, one call awaited at a time."""
+    passed = Passed(spec)
+    tracemalloc.start()
+    try:
+        for index, batch in _pass_batches(spec, workers):
+            base = passed.before()
+            with contextlib.suppress(Exception):
+                await calls[index](batch)
+            passed.after(base, batch)
+    finally:
+        tracemalloc.stop()
+    return passed.document()
+
+
 def _threads(spec: Spec, adapter: Adapter, workers: list[Worker], clock_box: list[Clock]
-             ) -> None:
+             ) -> dict[str, Any]:
     assert adapter.make_call is not None
     factory = adapter.make_call(spec)
     calls = [_noop_sync if spec.raw["noop"] else factory(w.index) for w in workers]
@@ -329,10 +450,11 @@ def _threads(spec: Spec, adapter: Adapter, workers: list[Worker], clock_box: lis
         measure_end(clock_box[0])
     if failures:
         raise failures[0]
+    return pass_sync(spec, workers, calls)
 
 
 async def _tasks(spec: Spec, adapter: Adapter, workers: list[Worker],
-                 clock_box: list[Clock]) -> None:
+                 clock_box: list[Clock]) -> dict[str, Any]:
     assert adapter.make_async is not None
     factory, close = await adapter.make_async(spec)
     calls = [_noop_async if spec.raw["noop"] else factory(w.index) for w in workers]
@@ -341,19 +463,18 @@ async def _tasks(spec: Spec, adapter: Adapter, workers: list[Worker],
         await asyncio.gather(*(run_async(w, c, clock_box[0])
                                for w, c in zip(workers, calls, strict=True)))
         measure_end(clock_box[0])
+        return await pass_async(spec, workers, calls)
     finally:
         await close()
 
 
 def result(spec: Spec, adapter: Adapter, workers: list[Worker], clock: Clock,
-           blocks: int) -> dict[str, Any]:
+           allocations: dict[str, Any]) -> dict[str, Any]:
     warm, measured = Counts(), Counts()
     for w in workers:
         warm.merge(w.warm)
         measured.merge(w.measured)
     names = [c for c, _ in spec.commands]
-    ops = sum(measured.ops.values())
-    all_ops = ops + sum(warm.ops.values())
     window_ns = max(clock.finished or [time.perf_counter_ns()]) - clock.measure_start
     warmup = {n: warm.ops.get(n, 0) + warm.errors.get(n, 0) for n in names}
     if spec.transaction:
@@ -370,11 +491,21 @@ def result(spec: Spec, adapter: Adapter, workers: list[Worker], clock: Clock,
                      for n in names},
         "transactions": measured.transactions,
         "first_error": measured.first_error or warm.first_error,
-        "allocations": {"per_op": round(max(blocks, 0) / all_ops, 4) if all_ops else 0.0,
-                        "unit": "blocks",
-                        "source": "sys.getallocatedblocks: net growth over the run per op"},
+        "allocations": allocations,
+        **({"rate": spec.raw["rate"]} if spec.raw.get("rate") else {}),
         **({"cpu": cpu} if (cpu := _cpu(clock)) is not None else {}),
     }
+
+
+def check_rate(rate: Any) -> None:
+    """The spec's open loop, if any: ``{"rps": > 0, "arrivals": uniform|poisson}``."""
+    if rate is None:
+        return
+    if (not isinstance(rate, dict) or not isinstance(rate.get("rps"), int | float)
+            or isinstance(rate.get("rps"), bool) or not rate["rps"] > 0
+            or rate.get("arrivals") not in ("uniform", "poisson")):
+        raise Unsupported(f"rate must be {{\"rps\": > 0, \"arrivals\": \"uniform\" or "
+                          f"\"poisson\"}}, not {rate!r}")
 
 
 def main(adapter: Adapter) -> None:
@@ -386,15 +517,17 @@ def main(adapter: Adapter) -> None:
         if spec.model not in adapter.models:
             raise Unsupported(f"concurrency model {spec.model} is not supported by "
                               f"{adapter.name} (it runs {', '.join(adapter.models)})")
+        passed = spec.raw.get("allocation_ops", DEFAULT_ALLOCATION_OPS)
+        if type(passed) is not int or passed < 1:
+            raise Unsupported(f"allocation_ops must be an integer >= 1, not {passed!r}")
+        check_rate(spec.raw.get("rate"))
         workers = [Worker(spec, i, operations(spec, i)) for i in range(spec.workers)]
         clock_box: list[Clock] = []
-        blocks = sys.getallocatedblocks()
         if adapter.make_async is not None:
-            asyncio.run(_tasks(spec, adapter, workers, clock_box))
+            allocations = asyncio.run(_tasks(spec, adapter, workers, clock_box))
         else:
-            _threads(spec, adapter, workers, clock_box)
-        blocks = sys.getallocatedblocks() - blocks
-        document = result(spec, adapter, workers, clock_box[0], blocks)
+            allocations = _threads(spec, adapter, workers, clock_box)
+        document = result(spec, adapter, workers, clock_box[0], allocations)
     except Unsupported as exc:
         print(f"{adapter.name}: {exc}", file=sys.stderr)
         sys.exit(2)

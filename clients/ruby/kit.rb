@@ -9,6 +9,8 @@ require "zlib"
 module KvperfHarness
   OPS = %w[SET GET INCR].freeze
   STALL_US = 5_000_000
+  DEFAULT_ALLOCATION_OPS = 1000
+  RVALUE_SIZE = GC::INTERNAL_CONSTANTS[:RVALUE_SIZE] || 40
   SET = 0
   GET = 1
   INCR = 2
@@ -102,7 +104,7 @@ module KvperfHarness
 
   # One worker: its connection, PRNG, histograms and counters.
   class Worker
-    attr_reader :hist, :ops, :failed, :warm, :tx, :warm_tx, :first_error, :end_us
+    attr_reader :hist, :ops, :failed, :warm, :tx, :warm_tx, :first_error, :end_us, :pass, :pass_tx
 
     def initialize(wl, conn, idx)
       s = wl.spec
@@ -134,6 +136,31 @@ module KvperfHarness
       @tx = @warm_tx = 0
       @first_error = nil
       @end_us = 0
+      @pass = [0, 0, 0] # the allocation pass's calls, counted apart from warmup's
+      @pass_tx = 0
+      @unmeasured = @warm
+      rate = s["rate"] # the open loop: this worker's batches' intended send times (µs)
+      @gap = rate ? s["concurrency"]["workers"] * @pipeline / rate["rps"].to_f * 1e6 : nil
+      @poisson = rate && rate["arrivals"] == "poisson"
+      @pace_rng = Random.new(s["seed"] * 7919 + idx)
+      @due = Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_microsecond)
+    end
+
+    # The next batch's intended send time (µs, CLOCK_MONOTONIC) once it has come (slept to),
+    # nil in a closed loop or the allocation pass.
+    def await_due
+      return nil if @gap.nil? || @unmeasured.equal?(@pass)
+
+      due = @due
+      @due += @poisson ? -Math.log(1 - @pace_rng.rand) * @gap : @gap
+      ahead = due - Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_microsecond)
+      sleep(ahead / 1e6) if ahead.positive?
+      due.to_i
+    end
+
+    # The allocation pass: what phase(false, …) sends from now on is counted as the pass's.
+    def start_pass
+      @unmeasured = @pass
     end
 
     def draw(j)
@@ -176,7 +203,7 @@ module KvperfHarness
         draw(0)
         op = @batch_ops[0]
         key = @batch_keys[0]
-        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        t0 = await_due || Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
         if noop_run
           noop(op, key)
         else
@@ -193,7 +220,7 @@ module KvperfHarness
         check_stall(1) if t1 - t0 >= STALL_US
         done += 1
         if !measure
-          @warm[op] += 1
+          @unmeasured[op] += 1
         elsif noop_run || !@errs[0]
           @ops[op] += 1
           @hist[op].record(t1 - t0, 1)
@@ -215,7 +242,7 @@ module KvperfHarness
           draw(j)
           j += 1
         end
-        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+        t0 = await_due || Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
         if @noop
           noop(@batch_ops[0], @batch_keys[0])
         else
@@ -228,14 +255,22 @@ module KvperfHarness
           record(n, t1 - t0)
           @end_us = t1
         else
-          n.times { |j| @warm[@batch_ops[j]] += 1 }
-          @warm_tx += 1 if @transaction
+          n.times { |j| @unmeasured[@batch_ops[j]] += 1 }
+          count_unmeasured_tx if @transaction
         end
         break if deadline_us.positive? && t1 >= deadline_us
       end
     end
 
     private
+
+    def count_unmeasured_tx
+      if @unmeasured.equal?(@pass)
+        @pass_tx += 1
+      else
+        @warm_tx += 1
+      end
+    end
 
     # A call failing after STALL_US: the server stopped answering (the timeouts are 10 s).
     def check_stall(n)
@@ -293,6 +328,9 @@ module KvperfHarness
     raise Refusal, "pipeline must be >= 1" unless s["pipeline"].to_i >= 1
     raise Refusal, "exactly one of requests and duration_s must be set" if s["requests"].nil? == s["duration_s"].nil?
     raise Refusal, "concurrency model single needs workers = 1" if s["concurrency"]["model"] == "single" && s["concurrency"]["workers"] != 1
+    rate = s["rate"]
+    raise Refusal, 'rate must be {"rps": > 0, "arrivals": "uniform" or "poisson"}' unless rate.nil? || (rate.is_a?(Hash) && rate["rps"].is_a?(Numeric) && rate["rps"].positive? && %w[uniform poisson].include?(rate["arrivals"]))
+    raise Refusal, "allocation_ops must be an integer >= 1" unless s.fetch("allocation_ops", 1).is_a?(Integer) && s.fetch("allocation_ops", 1) >= 1
 
     s
   rescue JSON::ParserError, Errno::ENOENT => e
@@ -320,21 +358,52 @@ module KvperfHarness
     end
     sleep([warm_end - Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond), 0].max / 1e6)
     cpu_start = Process.times # the measured window's start: warmup's end
-    allocated = GC.stat(:total_allocated_objects)
     threads.each(&:join)
     cpu_end = Process.times # … and its end: the last worker done
-    allocated = GC.stat(:total_allocated_objects) - allocated
-    res = merge(wl, workers, warm_end, allocated)
+    res = merge(wl, workers, warm_end)
     res["cpu"] = { "user_s" => [cpu_end.utime - cpu_start.utime, 0.0].max,
                    "system_s" => [cpu_end.stime - cpu_start.stime, 0.0].max,
                    "source" => "Process.times (getrusage RUSAGE_SELF): every thread, from warmup's end to the last worker's" }
+    res["allocations"] = allocation_pass(wl, workers)
+    res["rate"] = s["rate"] if s["rate"]
     res
   end
 
-  def merge(wl, workers, measure_start, allocated)
+  # The untimed allocation pass after the measured window: allocation_ops more operations by the
+  # same workers (threads), GC disabled, between two reads of GC.stat. Ruby counts objects, not
+  # bytes: bytes = objects x the slot size (RVALUE_SIZE) + malloc_increase_bytes' growth (what
+  # ruby_xmalloc handed out, net of what was freed explicitly); the transient heap's array and
+  # hash buffers are not counted — an approximation.
+  def allocation_pass(wl, workers)
+    s = wl.spec
+    ops = s.fetch("allocation_ops", DEFAULT_ALLOCATION_OPS)
+    workers.each(&:start_pass)
+    GC.disable
+    before = GC.stat
+    threads = workers.each_with_index.map do |w, i|
+      Thread.new { w.phase(false, 0, share(ops, workers.size, i)) }
+    end
+    threads.each(&:join)
+    after = GC.stat
+    GC.enable
+    objects = after[:total_allocated_objects] - before[:total_allocated_objects]
+    malloced = after[:malloc_increase_bytes] - before[:malloc_increase_bytes]
+    { "bytes_per_op" => [objects * RVALUE_SIZE + malloced, 0].max.to_f / ops, "ops" => ops,
+      "calls" => pass_calls(s, workers), "exact" => false,
+      "method" => "GC.stat over an untimed pass after the measured window, GC disabled: " \
+                  "total_allocated_objects x #{RVALUE_SIZE} B slots + malloc_increase_bytes' growth " \
+                  "(the transient heap's array and hash buffers not counted)" }
+  end
+
+  def pass_calls(spec, workers)
+    calls = spec["commands"].to_h { |c| [c["command"], workers.sum { |w| w.pass[OPS.index(c["command"])] }] }
+    calls["MULTI"] = calls["EXEC"] = workers.sum(&:pass_tx) if spec["transaction"]
+    calls
+  end
+
+  def merge(wl, workers, measure_start)
     res = { "format" => "kvperf-client-result", "version" => 1, "client" => nil, "duration_s" => 0.0,
             "warmup" => {}, "commands" => {}, "transactions" => 0, "first_error" => nil, "allocations" => nil }
-    total = 0
     wl.spec["commands"].each do |c|
       op = OPS.index(c["command"])
       h = Histogram.new
@@ -343,7 +412,6 @@ module KvperfHarness
       failed = workers.sum { |w| w.failed[op] }
       res["commands"][c["command"]] = { "ops" => ops, "errors" => failed, "histogram" => h.encode }
       res["warmup"][c["command"]] = workers.sum { |w| w.warm[op] }
-      total += ops + failed
     end
     warm_tx = workers.sum(&:warm_tx)
     res["warmup"]["MULTI"] = warm_tx
@@ -352,10 +420,6 @@ module KvperfHarness
     res["first_error"] = workers.map(&:first_error).compact.first
     end_us = ([measure_start] + workers.map(&:end_us)).max
     res["duration_s"] = (end_us - measure_start) / 1e6
-    if total.positive?
-      res["allocations"] = { "per_op" => allocated.to_f / total, "unit" => "allocations",
-                             "source" => "GC.stat(:total_allocated_objects)" }
-    end
     res
   end
 

@@ -1,10 +1,11 @@
 """Client libraries as subjects (docs/CLIENTS.md) against a real valkey-server: the shipped
 harnesses installed by `kvperf clients install` (scripts/test installs them first) and run
-by `kvperf run --client`, each pipelining on the wire and reporting its CPU in its measured
-window (Jedis's the same over a short and a long trial; Lettuce's async batches worth 3×
-single calls); fakes (tests/fixtures/clients) for what a real harness must never do —
-under-report its operations, fake its pipeline, crash, print invalid JSON, hang — each
-caught with its message and no process left behind."""
+by `kvperf run --client`, each pipelining on the wire, reporting its CPU in its measured
+window and its bytes allocated per operation in an untimed pass after it (Jedis's CPU the
+same over a short and a long trial; Lettuce's async batches worth 3× single calls); fakes
+(tests/fixtures/clients) for what a real harness must never do — under-report its
+operations, fake its pipeline, crash, print invalid JSON, hang — each caught with its
+message and no process left behind."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from tests.helpers import KVPERF, ROOT, read_metrics, run_kvperf, write_config
 pytestmark = pytest.mark.integration
 
 FAKES = ROOT / "tests" / "fixtures" / "clients"
+EXACT = {"go", "java", "c"}  # the runtimes whose allocation pass counts bytes exactly
 
 
 def _config(tmp_path: Path, **overrides: Any) -> Path:
@@ -177,6 +179,75 @@ def test_async_and_pool_models_and_kvload_reference_in_one_run(tmp_path: Path) -
 
 
 @pytest.mark.usefixtures("no_strays")
+def test_allocations_are_bytes_per_operation_of_an_untimed_pass_in_every_table(
+        tmp_path: Path) -> None:
+    """Each harness runs its allocation pass after the measured window: 1,000 more
+    operations (the spec's allocation_ops) that reach the server — the accounting check
+    counts them — but not the measured ones (ops stay the requests), with its runtime's
+    allocation counter on; the row holds bytes per operation, how they were counted and
+    whether exactly (C's malloc counter: exact; tracemalloc: a lower bound), and the
+    client table's allocation cell is never empty (≈ marks an approximation)."""
+    config = _config(tmp_path, commands=["MIX_READ_HEAVY"], requests=[2000], warmup=[0])
+    done = run_kvperf("run", "--config", config, "--client", "hiredis", "--client",
+                      "redis-py", "--client", "kvload", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["tool"]: r for r in read_metrics(tmp_path / "results")}
+    for name, exact in (("hiredis", True), ("redis-py", False)):
+        harness = rows[name]["harness"]
+        allocations, accounting = harness["allocations"], harness["accounting"]
+        assert allocations["unit"] == "bytes" and allocations["exact"] is exact, allocations
+        assert allocations["ops"] == 1000 and 50 < allocations["per_op"] < 1e6, allocations
+        assert allocations["method"].startswith("malloc" if exact else "tracemalloc")
+        assert harness["ops"] == 2000 and harness["warmup"]["GET"] == 0, harness
+        served = accounting["get"]["server"] + accounting["set"]["server"]
+        assert served == 2000 + 1000 and accounting["get"]["reported"] == \
+            accounting["get"]["server"], accounting  # the pass's calls, accounted
+    (label,) = (tmp_path / "results").iterdir()
+    done = run_kvperf("report", label, "--markdown", "clients.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    markdown = (tmp_path / "clients.md").read_text()
+    cells = {line.split(" | ")[1]: line.rstrip(" |").split(" | ")[-1]
+             for line in markdown.splitlines() if line.startswith("| MIX")}
+    assert re.fullmatch(r"[\d,]+ B", cells["hiredis 0.14.1 single"]), cells
+    assert re.fullmatch(r"≈[\d,]+ B", cells["redis-py 8.1.0 single"]), cells
+    assert cells[next(c for c in cells if c.startswith("kvload"))] == "not measured", cells
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_client_swept_at_fixed_rates_runs_open_loop_trials_stored_as_corrected(
+        tmp_path: Path) -> None:
+    """kvload's rate key for clients: a config's ``rate_sweep`` with fixed ``rates`` runs
+    each client's closed-loop trial (uncorrected latency) and one open-loop trial per rate —
+    a series of its own (``config_set.rate``), the spec's ``rate`` echoed in the row, its
+    histogram stored as ``corrected`` (from intended send times), its rate the target's."""
+    config = _config(tmp_path, commands=["GET"], requests=[2000], warmup=[1],
+                     rate_sweep={"rates": [800], "point_seconds": 2})
+    done = run_kvperf("run", "--config", config, "--client", "hiredis", "--client",
+                      "redis-py", "--no-db", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = read_metrics(tmp_path / "results")
+    out = tmp_path / "results" / "valkey-8.0.1"
+    paced = [r for r in rows if (r["config_set"] or {}).get("rate")]
+    assert sorted(r["tool"] for r in paced) == ["hiredis", "redis-py"], rows
+    for row in paced:
+        assert row["config_set"]["rate"] == "800/s" and row["duration"] == 2, row
+        assert row["harness"]["rate"] == {"rps": 800.0, "arrivals": "poisson"}, row
+        assert 400 <= row["rps"] <= 880, row["rps"]  # paced: never beyond the target
+        assert set(json.loads((out / row["histogram_file"]).read_text())) >= {"corrected"}
+    closed = [r for r in rows if r not in paced]
+    assert all(r["rps"] > 880 and not r["harness"].get("rate") for r in closed), closed
+    (label,) = (tmp_path / "results").iterdir()
+    done = run_kvperf("report", label, "--markdown", "clients.md", cwd=tmp_path)
+    lines = [ln for ln in (tmp_path / "clients.md").read_text().splitlines()
+             if ln.startswith("| GET")]
+    kinds = {ln.split(" | ")[0] + ln.split(" | ")[1]: ln.split(" | ")[7] for ln in lines}
+    assert kinds == {"| GET d=100 P=1 c=1hiredis 0.14.1 single": "uncorrected",
+                     "| GET d=100 P=1 c=1redis-py 8.1.0 single": "uncorrected",
+                     "| GET d=100 P=1 c=1 at 800/shiredis 0.14.1 single": "corrected",
+                     "| GET d=100 P=1 c=1 at 800/sredis-py 8.1.0 single": "corrected"}, lines
+
+
+@pytest.mark.usefixtures("no_strays")
 def test_compare_two_clients_prints_a_verdict_table(tmp_path: Path) -> None:
     config = _config(tmp_path, commands=["SET", "GET"], requests=[2000])
     done = run_kvperf("compare", "--config", config, "--client", "redis-py",
@@ -198,6 +269,11 @@ def test_compare_refuses_one_client_and_duet(tmp_path: Path) -> None:
     done = run_kvperf("compare", "--client", "redis-py", "--client", "redis-py:bogus",
                       cwd=tmp_path)
     assert done.returncode == 2 and "'bogus' is not a concurrency model" in done.stderr
+    swept = _config(tmp_path, rate_sweep={"rates": [500]})  # open loops are run --client's
+    done = run_kvperf("compare", "--config", swept, "--client", "redis-py", "--client",
+                      "hiredis", cwd=tmp_path)
+    assert done.returncode == 2 and "compare's client sides run closed loop" in done.stderr
+    assert not (tmp_path / "results").exists()
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -265,8 +341,9 @@ def test_transactions_and_incr_account_for_multi_exec_and_every_call(tmp_path: P
     tx, incr = read_metrics(tmp_path / "results")
     counted = tx["harness"]["accounting"]
     assert set(counted) == {"set", "multi", "exec"}, counted
+    passed = tx["harness"]["allocations"]["ops"]  # the allocation pass's transactions too
     assert counted["multi"]["reported"] == counted["multi"]["server"] == 2000 // 5 + \
-        tx["harness"]["warmup"]["MULTI"]
+        tx["harness"]["warmup"]["MULTI"] + passed // 5
     assert counted["set"]["reported"] == counted["set"]["server"]
     assert incr["harness"]["accounting"]["incr"]["reported"] == \
         incr["harness"]["accounting"]["incr"]["server"] > 2000
@@ -314,7 +391,8 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
     checks each result against the schema, the server's commandstats against what the
     harness reported (within 1%) and its calls per read against the pipeline (P=10 must
     reach the server as pipelines), so an ok row is a harness that honoured the contract;
-    each reports its CPU in its measured window."""
+    each reports its CPU in its measured window and the bytes it allocates per operation
+    in an untimed pass after it."""
     shipped = sorted(discover(shipped_dirs()))
     assert {"go-redis", "rueidis", "ioredis", "node-redis", "iovalkey", "valkey-glide-node",
             "jedis", "lettuce", "hiredis", "redis-rb", "redis-rb-hiredis",
@@ -341,6 +419,11 @@ def test_every_shipped_harness_runs_through_kvperf_with_its_calls_accounted(
             # every kit reads its own CPU around its measured window (issue 37)
             assert row["harness"]["cpu_window"]["source"], (name, row["harness"])
             assert row["client"]["client_cpu_us_per_request"] == row["harness"]["cpu_us_per_op"]
+            # … and its bytes per operation in an untimed pass after it (issue 37): exact
+            # where the runtime counts bytes (Go, the JVM, C's malloc counter)
+            allocations = row["harness"]["allocations"]
+            assert allocations["unit"] == "bytes" and allocations["per_op"] > 0, (name, row)
+            assert allocations["exact"] is (row["harness"]["language"] in EXACT), allocations
             wire = row["harness"]["wire"]  # redis-rb writes a batch command by command
             batched = {"pipelined", "written per command"} if name == "redis-rb" else {
                 "pipelined"}

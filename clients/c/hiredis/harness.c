@@ -10,15 +10,18 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "hdr.h"
 
 enum { SET, GET, INCR, NOPS };
 #define STALL_S 5.0
+#define DEFAULT_ALLOCATION_OPS 1000
 static const char *OP_NAMES[NOPS] = {"SET", "GET", "INCR"};
 
 typedef struct {
@@ -34,6 +37,9 @@ typedef struct {
     double duration_s, warmup_s;
     long long seed;
     int noop;
+    long long allocation_ops;            /* the untimed allocation pass's operations */
+    double rps;                          /* the open loop's rate (0: closed loop) */
+    int poisson;                         /* its arrivals: Poisson (else uniform) */
 } spec_t;
 
 typedef struct {
@@ -54,6 +60,10 @@ typedef struct {
     int *errs;
     hdr_hist hist[NOPS];
     long long ops[NOPS], failed[NOPS], warm[NOPS], tx, warm_tx;
+    long long pass[NOPS], pass_tx;       /* the allocation pass's calls */
+    int passing;
+    double due;                          /* the open loop: the next batch's intended send time */
+    uint64_t pace_rng;
     char first_error[256];
     double end;
 } worker_t;
@@ -98,6 +108,18 @@ static void parse_commands(const cJSON *cmds) {
     if (S.nops == 0) die(2, "%s", "spec has no commands");
 }
 
+/* The open loop, if any: {"rps": > 0, "arrivals": "uniform" | "poisson"}. */
+static void parse_rate(const cJSON *rate) {
+    if (!rate || cJSON_IsNull(rate)) return;
+    const cJSON *rps = cJSON_GetObjectItemCaseSensitive(rate, "rps");
+    const char *arrivals = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rate, "arrivals"));
+    if (!cJSON_IsNumber(rps) || !(rps->valuedouble > 0) || !arrivals
+        || (strcmp(arrivals, "uniform") != 0 && strcmp(arrivals, "poisson") != 0))
+        die(2, "%s", "rate must be {\"rps\": > 0, \"arrivals\": \"uniform\" or \"poisson\"}");
+    S.rps = rps->valuedouble;
+    S.poisson = strcmp(arrivals, "poisson") == 0;
+}
+
 static void parse_spec(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) die(2, "cannot read spec %s", path);
@@ -135,6 +157,10 @@ static void parse_spec(const char *path) {
     S.warmup_s = field(j, "warmup_s")->valuedouble;
     S.seed = (long long)field(j, "seed")->valuedouble;
     S.noop = cJSON_IsTrue(field(j, "noop"));
+    cJSON *pass_ops = cJSON_GetObjectItemCaseSensitive(j, "allocation_ops");
+    S.allocation_ops = pass_ops ? (long long)pass_ops->valuedouble : DEFAULT_ALLOCATION_OPS;
+    if (S.allocation_ops < 1) die(2, "%s", "allocation_ops must be >= 1");
+    parse_rate(cJSON_GetObjectItemCaseSensitive(j, "rate"));
     if (S.count < 1 || S.pipeline < 1 || S.workers < 1 || S.value_size < 0) die(2, "%s", "count, pipeline and workers must be >= 1");
     if (S.tls) die(2, "%s", "TLS is not supported by hiredis 0.14 (Debian's libhiredis)");
     cJSON_Delete(j);
@@ -296,6 +322,22 @@ static void record(worker_t *w, int n, double seconds) {
         }
 }
 
+/* The open loop: the next batch's intended send time, slept to (clock_nanosleep to the
+ * absolute time), the schedule moved on by a uniform or exponential gap. */
+static double await_due(worker_t *w) {
+    double due = w->due, gap = (double)S.workers * S.pipeline / S.rps;
+    if (S.poisson) {
+        uint64_t z = (w->pace_rng += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        gap *= -log(1.0 - (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53);
+    }
+    w->due += gap;
+    struct timespec ts = {(time_t)due, (long)((due - (time_t)due) * 1e9)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+    return due;
+}
+
 /* Runs until deadline (if > 0) or limit commands (if >= 0). */
 static void phase(worker_t *w, int measure, double deadline, long long limit) {
     int single = S.pipeline == 1 && !S.transaction;
@@ -303,7 +345,7 @@ static void phase(worker_t *w, int measure, double deadline, long long limit) {
         int n = S.pipeline;
         if (limit >= 0 && limit - done < n) n = (int)(limit - done);
         for (int j = 0; j < n; j++) draw(w, j, single ? 0 : 3);
-        double t0 = now();
+        double t0 = S.rps > 0 && !w->passing ? await_due(w) : now();
         if (S.noop) noop_call(w->c, 2, w->argv, w->argvlen);
         else if (single) call_one(w);
         else call_batch(w, n);
@@ -314,8 +356,9 @@ static void phase(worker_t *w, int measure, double deadline, long long limit) {
             record(w, n, t1 - t0);
             w->end = t1;
         } else {
-            for (int j = 0; j < n; j++) w->warm[w->batch_ops[j]]++;
-            if (S.transaction) w->warm_tx++;
+            long long *counts = w->passing ? w->pass : w->warm;
+            for (int j = 0; j < n; j++) counts[w->batch_ops[j]]++;
+            if (S.transaction) *(w->passing ? &w->pass_tx : &w->warm_tx) += 1;
         }
         if (deadline > 0 && t1 >= deadline) break;
     }
@@ -330,12 +373,51 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+/* ------------------------------------------------------------------ the allocation pass */
+
+static pthread_barrier_t pass_go;
+
+static void *pass_main(void *arg) {
+    worker_t *w = arg;
+    long long ops = S.allocation_ops, share = ops / S.workers + (w->idx < ops % S.workers ? 1 : 0);
+    w->passing = 1;
+    pthread_barrier_wait(&pass_go);  /* every pass thread started: the counter is on */
+    phase(w, 0, 0, share);
+    return NULL;
+}
+
+/* The untimed allocation pass after the measured window: allocation_ops more operations by the
+ * same workers (a thread each), the process's malloc'd bytes counted (alloc.c) from when every
+ * pass thread is ready to when the last is done. Prints the result's allocations object. */
+static void allocation_pass(worker_t **ws, pthread_t *threads) {
+    pthread_barrier_init(&pass_go, NULL, (unsigned)S.workers + 1);
+    for (int i = 0; i < S.workers; i++)
+        if (pthread_create(&threads[i], NULL, pass_main, ws[i]) != 0) die(1, "cannot start thread: %s", strerror(errno));
+    alloc_count(1);
+    pthread_barrier_wait(&pass_go);
+    for (int i = 0; i < S.workers; i++) pthread_join(threads[i], NULL);
+    alloc_count(0);
+    long long calls[NOPS] = {0}, tx = 0;
+    for (int i = 0; i < S.workers; i++) {
+        for (int op = 0; op < NOPS; op++) calls[op] += ws[i]->pass[op];
+        tx += ws[i]->pass_tx;
+    }
+    printf(",\"allocations\":{\"bytes_per_op\":%.3f,\"ops\":%lld,\"calls\":{",
+           (double)alloc_bytes() / (double)S.allocation_ops, S.allocation_ops);
+    for (int k = 0; k < S.nops; k++) printf("\"%s\":%lld,", OP_NAMES[S.ops[k]], calls[S.ops[k]]);
+    printf("\"MULTI\":%lld,\"EXEC\":%lld},\"exact\":true,\"method\":\"malloc, calloc and realloc "
+           "interposed in the executable (alloc.c) over an untimed pass after the measured window: "
+           "bytes requested (realloc: its growth), every thread's, libhiredis's included\"}", tx, tx);
+}
+
 static worker_t *new_worker(int idx) {
     worker_t *w = calloc(1, sizeof *w);
     size_t slots = 3 * (size_t)S.pipeline + 6;
     w->idx = idx;
     w->c = connect_server();
     w->rng = (uint64_t)(S.seed + idx);
+    w->pace_rng = (uint64_t)(S.seed * 7919 + idx);
+    w->due = now();
     w->seq = idx % S.count;
     w->batch_ops = calloc((size_t)S.pipeline, sizeof(int));
     w->errs = calloc((size_t)S.pipeline, sizeof(int));
@@ -403,8 +485,9 @@ static void print_result(worker_t **ws, double measure_start, const double cpu[2
     } else {
         printf("null");
     }
-    printf(",\"allocations\":null,\"cpu\":{\"user_s\":%.6f,\"system_s\":%.6f,\"source\":"
-           "\"getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's\"}}\n",
+    if (S.rps > 0) printf(",\"rate\":{\"rps\":%.17g,\"arrivals\":\"%s\"}", S.rps, S.poisson ? "poisson" : "uniform");
+    printf(",\"cpu\":{\"user_s\":%.6f,\"system_s\":%.6f,\"source\":"
+           "\"getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's\"}",
            cpu[0] > 0 ? cpu[0] : 0.0, cpu[1] > 0 ? cpu[1] : 0.0);
 }
 
@@ -427,5 +510,7 @@ int main(int argc, char **argv) {
     process_cpu(&user1, &sys1);  /* ... and its end: the last worker done */
     double cpu[2] = {user1 - user0, sys1 - sys0};
     print_result(ws, warm_end, cpu);
+    allocation_pass(ws, threads);
+    printf("}\n");
     return 0;
 }

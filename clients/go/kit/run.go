@@ -134,9 +134,42 @@ type worker struct {
 	perBatch [nOps]int64
 	warm     [nOps]int64
 	warmTx   int64
+	passing  bool // the allocation pass: its calls counted apart from warmup's
+	pass     [nOps]int64
+	passTx   int64
 	tx       int64
 	firstErr error
 	end      time.Time
+	pace     *pace // the open loop's schedule (nil: closed loop)
+}
+
+// pace is an open-loop worker's schedule: its batches' intended send times, gap apart on
+// average (rps / workers commands per second in batches of pipeline), uniform or Poisson.
+type pace struct {
+	gap     float64 // nanoseconds
+	poisson bool
+	rng     *rand.Rand
+	next    time.Time
+}
+
+// sleepUntil blocks its thread in nanosleep(2) until t: time.Sleep's timers wake up to a
+// millisecond late (the netpoller's epoll timeout), which an open loop would count as latency.
+func sleepUntil(t time.Time) {
+	if d := time.Until(t); d > 0 {
+		ts := syscall.NsecToTimespec(int64(d))
+		_ = syscall.Nanosleep(&ts, nil)
+	}
+}
+
+// take returns the next batch's intended send time and moves the schedule on.
+func (p *pace) take() time.Time {
+	due := p.next
+	gap := p.gap
+	if p.poisson {
+		gap = p.rng.ExpFloat64() * p.gap
+	}
+	p.next = p.next.Add(time.Duration(gap))
+	return due
 }
 
 func newWorker(wl *Workload, conn Conn, idx int) *worker {
@@ -145,6 +178,11 @@ func newWorker(wl *Workload, conn Conn, idx int) *worker {
 		batch: make([]Cmd, wl.Pipeline), errs: make([]error, wl.Pipeline)}
 	for i := range w.hist {
 		w.hist[i] = hdr.New(1, 60_000_000, 3)
+	}
+	if r := wl.Rate; r != nil {
+		w.pace = &pace{gap: float64(wl.Concurrency.Workers*wl.Pipeline) / r.RPS * 1e9,
+			poisson: r.Arrivals == "poisson", next: time.Now(),
+			rng: rand.New(rand.NewPCG(uint64(wl.Seed*7919+int64(idx)), 0x70616365))}
 	}
 	return w
 }
@@ -198,6 +236,11 @@ func (w *worker) phase(measure bool, deadline time.Time, limit int64) {
 		for j := range cmds {
 			cmds[j] = w.next()
 		}
+		var due time.Time
+		if w.pace != nil && !w.passing { // the allocation pass is never paced
+			due = w.pace.take()
+			sleepUntil(due)
+		}
 		t0 := time.Now()
 		switch {
 		case w.wl.Noop:
@@ -213,6 +256,9 @@ func (w *worker) phase(measure bool, deadline time.Time, limit int64) {
 		}
 		done += n
 		if measure {
+			if !due.IsZero() {
+				t0 = due // open loop: from the intended send time
+			}
 			w.record(cmds, t1.Sub(t0))
 			w.end = t1
 		} else {
@@ -252,11 +298,15 @@ func (w *worker) record(cmds []Cmd, d time.Duration) {
 }
 
 func (w *worker) countWarmup(cmds []Cmd) {
+	counts, tx := &w.warm, &w.warmTx
+	if w.passing {
+		counts, tx = &w.pass, &w.passTx
+	}
 	for _, c := range cmds {
-		w.warm[c.Op]++
+		counts[c.Op]++
 	}
 	if w.wl.Transaction {
-		w.warmTx++
+		*tx++
 	}
 }
 
@@ -273,6 +323,7 @@ type result struct {
 	FirstError   *string           `json:"first_error"`
 	Allocations  map[string]any    `json:"allocations"`
 	CPU          map[string]any    `json:"cpu,omitempty"`
+	Rate         *Rate             `json:"rate,omitempty"`
 }
 
 // processCPU is the process's user and system CPU seconds so far (every thread).
@@ -307,17 +358,54 @@ func run(wl *Workload, d Driver) *result {
 			w.phase(true, measureEnd, share(wl.Requests, n, i))
 		}(i, w)
 	}
-	var before, after runtime.MemStats
 	time.Sleep(time.Until(warmEnd))
 	user0, sys0 := processCPU() // the measured window's start: warmup's end
-	runtime.ReadMemStats(&before)
 	wg.Wait()
 	user1, sys1 := processCPU() // … and its end: the last worker done
-	runtime.ReadMemStats(&after)
-	res := merge(wl, workers, warmEnd, after.Mallocs-before.Mallocs)
+	res := merge(wl, workers, warmEnd)
 	res.CPU = map[string]any{"user_s": max(user1-user0, 0), "system_s": max(sys1-sys0, 0),
 		"source": "getrusage(RUSAGE_SELF): every thread, from warmup's end to the last worker's"}
+	res.Allocations = allocationPass(wl, workers)
+	res.Rate = wl.Rate
 	return res
+}
+
+// allocationPass runs AllocationOps more operations after the measured window (untimed, the
+// same workers and model) between two reads of runtime.MemStats.TotalAlloc: the heap bytes
+// allocated per operation, every goroutine's (the library's own included).
+func allocationPass(wl *Workload, workers []*worker) map[string]any {
+	ops := int64(DefaultAllocationOps)
+	if wl.AllocationOps != nil {
+		ops = *wl.AllocationOps
+	}
+	var before, after runtime.MemStats
+	var wg sync.WaitGroup
+	runtime.ReadMemStats(&before)
+	for i, w := range workers {
+		w.passing = true
+		wg.Add(1)
+		go func(i int, w *worker) {
+			defer wg.Done()
+			w.phase(false, time.Time{}, share(&ops, len(workers), i))
+		}(i, w)
+	}
+	wg.Wait()
+	runtime.ReadMemStats(&after)
+	calls := map[string]int64{}
+	for _, w := range workers {
+		for _, c := range wl.Commands {
+			op, _ := ParseOp(c.Command)
+			calls[op.String()] += w.pass[op]
+		}
+		if wl.Transaction {
+			calls["MULTI"] += w.passTx
+			calls["EXEC"] += w.passTx
+		}
+	}
+	return map[string]any{"bytes_per_op": float64(after.TotalAlloc-before.TotalAlloc) / float64(ops),
+		"ops": ops, "calls": calls, "exact": true,
+		"method": "runtime.MemStats.TotalAlloc over an untimed pass after the measured window: " +
+			"heap bytes, every goroutine's"}
 }
 
 func share(requests *int64, n, i int) int64 {
@@ -331,11 +419,10 @@ func share(requests *int64, n, i int) int64 {
 	return s
 }
 
-func merge(wl *Workload, workers []*worker, measureStart time.Time, mallocs uint64) *result {
+func merge(wl *Workload, workers []*worker, measureStart time.Time) *result {
 	res := &result{Format: "kvperf-client-result", Version: 1,
 		Warmup: map[string]int64{}, Commands: map[string]any{}}
 	end := measureStart
-	var total int64
 	for _, c := range wl.Commands {
 		op, _ := ParseOp(c.Command)
 		h := hdr.New(1, 60_000_000, 3)
@@ -347,7 +434,6 @@ func merge(wl *Workload, workers []*worker, measureStart time.Time, mallocs uint
 		enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
 		res.Commands[op.String()] = map[string]any{"ops": ops, "errors": failed, "histogram": string(enc)}
 		res.Warmup[op.String()] = warm
-		total += ops + failed
 	}
 	var warmTx int64
 	for _, w := range workers {
@@ -363,9 +449,5 @@ func merge(wl *Workload, workers []*worker, measureStart time.Time, mallocs uint
 	}
 	res.Warmup["MULTI"], res.Warmup["EXEC"] = warmTx, warmTx
 	res.DurationS = end.Sub(measureStart).Seconds()
-	if total > 0 {
-		res.Allocations = map[string]any{"per_op": float64(mallocs) / float64(total),
-			"unit": "allocations", "source": "runtime.MemStats.Mallocs"}
-	}
 	return res
 }

@@ -61,7 +61,21 @@ type Spec struct {
 	WarmupS   float64  `json:"warmup_s"`
 	Seed      int64    `json:"seed"`
 	Noop      bool     `json:"noop"`
+	// Rate: the open loop (nil: closed loop).
+	Rate *Rate `json:"rate"`
+	// AllocationOps: the untimed allocation pass's operations (absent: DefaultAllocationOps).
+	AllocationOps *int64 `json:"allocation_ops"`
 }
+
+// Rate is the spec's open loop: rps commands per second over all workers, batches sent at
+// intended times (uniform gaps or Poisson arrivals), latency from the intended time.
+type Rate struct {
+	RPS      float64 `json:"rps"`
+	Arrivals string  `json:"arrivals"`
+}
+
+// DefaultAllocationOps is the allocation pass's size when the spec does not say.
+const DefaultAllocationOps = 1000
 
 // Refusal is a spec the harness cannot honour (exit 2).
 type Refusal struct{ msg string }
@@ -102,6 +116,10 @@ func (s *Spec) validate() error {
 		return Refuse("exactly one of requests and duration_s must be set")
 	case s.Concurrency.Model == "single" && s.Concurrency.Workers != 1:
 		return Refuse("concurrency model single needs workers = 1")
+	case s.AllocationOps != nil && *s.AllocationOps < 1:
+		return Refuse("allocation_ops must be >= 1")
+	case s.Rate != nil && (!(s.Rate.RPS > 0) || (s.Rate.Arrivals != "uniform" && s.Rate.Arrivals != "poisson")):
+		return Refuse("rate must be {\"rps\": > 0, \"arrivals\": \"uniform\" or \"poisson\"}")
 	}
 	for _, c := range s.Commands {
 		if _, err := ParseOp(c.Command); err != nil {

@@ -20,6 +20,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -30,6 +34,7 @@ final class Kit {
     static final int SET = 0, GET = 1, INCR = 2;
     static final String[] OPS = {"SET", "GET", "INCR"};
     static final long STALL_NANOS = 5_000_000_000L;
+    static final long DEFAULT_ALLOCATION_OPS = 1000;
 
     private Kit() {}
 
@@ -68,8 +73,9 @@ final class Kit {
         String caFile, certFile, keyFile;
         int port, count, valueSize, pipeline, workers;
         boolean tls, transaction, noop;
-        long requests = -1, seed;
-        double durationS = -1, warmupS;
+        long requests = -1, seed, allocationOps = DEFAULT_ALLOCATION_OPS;
+        double durationS = -1, warmupS, rps;  // rps > 0: the open loop
+        boolean poisson;
         int[] ops;
         double[] cum;
         String password = System.getenv("KVPERF_CLIENT_PASSWORD");
@@ -121,8 +127,24 @@ final class Kit {
         s.warmupS = num(j, "warmup_s");
         s.seed = (long) num(j, "seed");
         s.noop = Boolean.TRUE.equals(j.get("noop"));
+        if (j.get("allocation_ops") != null) s.allocationOps = (long) num(j, "allocation_ops");
+        parseRate(s, j.get("rate"));
         validate(s, j);
         return s;
+    }
+
+    /** The open loop, if any: {"rps": > 0, "arrivals": "uniform" | "poisson"}. */
+    @SuppressWarnings("unchecked")
+    private static void parseRate(Spec s, Object rate) {
+        if (rate == null) return;
+        String wrong = "rate must be {\"rps\": > 0, \"arrivals\": \"uniform\" or \"poisson\"}";
+        if (!(rate instanceof Map)) throw new Refusal(wrong);
+        Map<String, Object> r = (Map<String, Object>) rate;
+        Object arrivals = r.get("arrivals");
+        if (!(r.get("rps") instanceof Double) || !((Double) r.get("rps") > 0)
+                || !("uniform".equals(arrivals) || "poisson".equals(arrivals))) throw new Refusal(wrong);
+        s.rps = (Double) r.get("rps");
+        s.poisson = "poisson".equals(arrivals);
     }
 
     private static void validate(Spec s, Map<String, Object> j) {
@@ -132,6 +154,7 @@ final class Kit {
             throw new Refusal("exactly one of requests and duration_s must be set");
         }
         if ("single".equals(s.model) && s.workers != 1) throw new Refusal("concurrency model single needs workers = 1");
+        if (s.allocationOps < 1) throw new Refusal("allocation_ops must be >= 1");
     }
 
     private static double num(Map<String, Object> m, String key) {
@@ -215,13 +238,16 @@ final class Kit {
         final Throwable[] errs;
         final long[] per = new long[3], ops = new long[3], failed = new long[3], warm = new long[3];
         final Histogram[] hist = new Histogram[3];
-        long tx, warmTx, endNanos, limit, done, t0, allocStart, allocEnd;
+        long tx, warmTx, endNanos, limit, done, t0, passTx, passStart, passEnd;
+        double due;  // the open loop: the next batch's intended send time (nanoTime)
+        SplittableRandom paceRng;
+        final long[] pass = new long[3];
         int seq, n;
         final boolean random;
-        boolean measuring, blocking;
+        boolean measuring, passing;
         String firstError;
         final long warmEnd, measureEnd;
-        final CountDownLatch finished;
+        CountDownLatch finished;
 
         Worker(Workload wl, Conn conn, int idx, long warmEnd, long measureEnd, CountDownLatch finished) {
             this.wl = wl;
@@ -240,6 +266,21 @@ final class Kit {
             this.measuring = s.warmupS <= 0;
             this.limit = measuring ? share(s.requests, s.workers, idx) : -1;
             this.shareOf = share(s.requests, s.workers, idx);
+            this.paceRng = new SplittableRandom(s.seed * 7919 + idx);
+            this.due = System.nanoTime();
+        }
+
+        /** Paced: the open loop outside the allocation pass. */
+        private boolean paced() {
+            return s.rps > 0 && !passing;
+        }
+
+        /** The next batch's intended send time, the schedule moved on (uniform or Poisson). */
+        private long takeDue() {
+            double gap = s.workers * (double) s.pipeline / s.rps * 1e9;
+            long at = (long) due;
+            due += s.poisson ? -Math.log(1 - paceRng.nextDouble()) * gap : gap;
+            return at;
         }
 
         private final long shareOf;
@@ -279,12 +320,15 @@ final class Kit {
         private boolean complete(long t1) {
             if (t1 - t0 >= STALL_NANOS) checkStall();
             done += n;
+            if (passing) {
+                for (int j = 0; j < n; j++) pass[batchOps[j]]++;
+                if (s.transaction) passTx++;
+                return done >= limit;
+            }
             if (measuring) {
                 record(t1 - t0);
                 endNanos = t1;
-                boolean over = limit >= 0 ? done >= limit : t1 >= measureEnd;
-                if (over && blocking) allocEnd = threadAllocated();
-                return over;
+                return limit >= 0 ? done >= limit : t1 >= measureEnd;
             }
             for (int j = 0; j < n; j++) warm[batchOps[j]]++;
             if (s.transaction) warmTx++;
@@ -292,7 +336,6 @@ final class Kit {
                 measuring = true;
                 done = 0;
                 limit = shareOf;
-                if (blocking) allocStart = threadAllocated();
                 return limit == 0;
             }
             return false;
@@ -330,11 +373,14 @@ final class Kit {
 
         /** The blocking loop, on this worker's own thread. */
         void runBlocking() {
-            blocking = true;
-            if (measuring) allocStart = threadAllocated();
             boolean single = s.pipeline == 1 && !s.transaction;
             while (prepare()) {
                 t0 = System.nanoTime();
+                if (paced()) {
+                    long at = takeDue();
+                    for (long wait; (wait = at - System.nanoTime()) > 0; ) LockSupport.parkNanos(wait);
+                    t0 = at;  // the open loop: from the intended send time
+                }
                 if (s.noop) {
                     noop(batchOps[0], batchKeys[0]);
                 } else if (single) {
@@ -352,13 +398,40 @@ final class Kit {
             finished.countDown();
         }
 
+        /** The allocation pass's share (untimed, counted apart), done counted down at its end. */
+        void startPass(long share, CountDownLatch done) {
+            passing = true;
+            measuring = false;
+            this.done = 0;
+            limit = share;
+            finished = done;
+        }
+
+        /** The blocking pass on its own thread, between two reads of the thread's allocated bytes. */
+        void runPassBlocking() {
+            passStart = threadAllocated();
+            runBlocking();
+            passEnd = threadAllocated();
+        }
+
         /** The async chain: each completion books its batch and sends the next one. */
         void runAsync() {
             if (!prepare()) {
                 finished.countDown();
                 return;
             }
-            t0 = System.nanoTime();
+            if (!paced()) {
+                send(System.nanoTime());
+                return;
+            }
+            long at = takeDue(), wait = at - System.nanoTime();  // sent by the pacer at its time
+            if (wait > 0) PACER.schedule(() -> send(at), wait, TimeUnit.NANOSECONDS);
+            else send(at);
+        }
+
+        /** Sends the prepared batch, timed from t (its intended send time when paced). */
+        private void send(long t) {
+            t0 = t;
             conn.start(batchOps, batchKeys, n, s.transaction, errs, this::onReply);
         }
 
@@ -367,6 +440,14 @@ final class Kit {
             else runAsync();
         }
     }
+
+    /** The open loop's async sends wait here for their intended times (not on the library's
+     *  I/O threads). */
+    static final ScheduledExecutorService PACER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "pacer");
+        t.setDaemon(true);
+        return t;
+    });
 
     static long share(long requests, int n, int i) {
         if (requests < 0) return -1;
@@ -443,7 +524,6 @@ final class Kit {
         for (int i = 0; i < s.workers; i++) {
             workers.add(new Worker(wl, driver.conn(i), i, warmEnd, measureEnd, finished));
         }
-        Map<Long, Long> before = null;
         boolean async = driver.async() && !s.noop;
         List<Thread> threads = new ArrayList<>();
         for (Worker w : workers) {
@@ -456,25 +536,64 @@ final class Kit {
             long wait = warmEnd - System.nanoTime();
             if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
             cpuStart = processCpuTicks();  // the measured window's start: warmup's end
-            before = otherThreadsAllocated(threads);
             finished.await();
             for (Thread t : threads) t.join();
             cpuEnd = processCpuTicks();  // … and its end: the last worker done
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        long otherBytes = 0;
-        Map<Long, Long> after = otherThreadsAllocated(threads);
-        for (Map.Entry<Long, Long> e : after.entrySet()) {
-            Long b = before.get(e.getKey());
-            if (b != null && b >= 0 && e.getValue() >= 0) otherBytes += e.getValue() - b;
-        }
         String cpu = cpuStart == null || cpuEnd == null ? null
                 : String.format("{\"user_s\":%.2f,\"system_s\":%.2f,\"source\":\"/proc/self/stat utime and stime "
                         + "(every thread, 10 ms ticks), from warmup's end to the last worker's\"}",
                         Math.max(0, cpuEnd[0] - cpuStart[0]) / (double) USER_HZ,
                         Math.max(0, cpuEnd[1] - cpuStart[1]) / (double) USER_HZ);
-        return merge(wl, workers, warmEnd, otherBytes, client, cpu);
+        return merge(wl, workers, warmEnd, client, cpu, allocationPass(s, workers, async));
+    }
+
+    /** The untimed allocation pass after the measured window: allocationOps more operations by
+     *  the same workers and model; the bytes every thread allocated in it (HotSpot's per-thread
+     *  counters, ThreadMXBean.getThreadAllocatedBytes): the pass's own threads read theirs, the
+     *  library's threads (an async library's I/O threads) are read before and after. */
+    private static String allocationPass(Spec s, List<Worker> workers, boolean async) {
+        CountDownLatch done = new CountDownLatch(s.workers);
+        for (int i = 0; i < s.workers; i++) workers.get(i).startPass(share(s.allocationOps, s.workers, i), done);
+        Map<Long, Long> before = otherThreadsAllocated();
+        long mine = threadAllocated();
+        List<Thread> threads = new ArrayList<>();
+        for (Worker w : workers) {
+            if (async) {
+                w.runAsync();  // from this thread: the library's threads send the rest
+            } else {
+                Thread t = new Thread(w::runPassBlocking, "allocation-pass");
+                threads.add(t);
+                t.start();
+            }
+        }
+        try {
+            done.await();
+            for (Thread t : threads) t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        long bytes = threadAllocated() - mine;
+        for (Map.Entry<Long, Long> e : otherThreadsAllocated().entrySet()) {
+            Long b = before.get(e.getKey());
+            if (b != null && b >= 0 && e.getValue() >= 0) bytes += e.getValue() - b;
+        }
+        long tx = 0;
+        long[] calls = new long[3];
+        for (Worker w : workers) {
+            bytes += Math.max(0, w.passEnd - w.passStart);
+            tx += w.passTx;
+            for (int op = 0; op < 3; op++) calls[op] += w.pass[op];
+        }
+        StringBuilder c = new StringBuilder();
+        for (int op : s.ops) c.append(quote(OPS[op])).append(':').append(calls[op]).append(',');
+        c.append("\"MULTI\":").append(tx).append(",\"EXEC\":").append(tx);
+        return String.format("{\"bytes_per_op\":%.3f,\"ops\":%d,\"calls\":{%s},\"exact\":true,\"method\":"
+                + "\"ThreadMXBean.getThreadAllocatedBytes over an untimed pass after the measured window: every "
+                + "live thread's (the library's own threads included), HotSpot's per-thread counters\"}",
+                (double) bytes / s.allocationOps, s.allocationOps, c);
     }
 
     /** USER_HZ: the unit of /proc's CPU times, 100 on Linux whatever the kernel's HZ. */
@@ -492,29 +611,26 @@ final class Kit {
         }
     }
 
-    /** Allocated bytes of every live thread but the workers (an async library's I/O threads). */
-    private static Map<Long, Long> otherThreadsAllocated(List<Thread> workers) {
-        List<Long> skip = new ArrayList<>();
-        for (Thread t : workers) skip.add(t.getId());
-        skip.add(Thread.currentThread().getId());
+    /** Allocated bytes of every live thread but this one (the library's own threads). */
+    private static Map<Long, Long> otherThreadsAllocated() {
+        long self = Thread.currentThread().getId();
         long[] ids = THREADS.getAllThreadIds();
         long[] bytes = THREADS.getThreadAllocatedBytes(ids);
         Map<Long, Long> m = new LinkedHashMap<>();
-        for (int i = 0; i < ids.length; i++) if (!skip.contains(ids[i])) m.put(ids[i], bytes[i]);
+        for (int i = 0; i < ids.length; i++) if (ids[i] != self) m.put(ids[i], bytes[i]);
         return m;
     }
 
-    private static String merge(Workload wl, List<Worker> workers, long measureStart, long otherBytes,
-                                Map<String, String> client, String cpu) {
+    private static String merge(Workload wl, List<Worker> workers, long measureStart,
+                                Map<String, String> client, String cpu, String alloc) {
         Spec s = wl.spec;
         StringBuilder warmup = new StringBuilder(), commands = new StringBuilder();
-        long total = 0, tx = 0, warmTx = 0, end = measureStart, bytes = otherBytes;
+        long tx = 0, warmTx = 0, end = measureStart;
         String firstError = null;
         for (Worker w : workers) {
             tx += w.tx;
             warmTx += w.warmTx;
             end = Math.max(end, w.endNanos);
-            bytes += Math.max(0, w.allocEnd - w.allocStart);
             if (firstError == null) firstError = w.firstError;
         }
         for (int op : s.ops) {
@@ -533,7 +649,6 @@ final class Kit {
             commands.append(quote(OPS[op])).append(":{\"ops\":").append(ops).append(",\"errors\":").append(failed)
                     .append(",\"histogram\":").append(quote(b64)).append('}');
             warmup.append(quote(OPS[op])).append(':').append(warm).append(',');
-            total += ops + failed;
         }
         warmup.append("\"MULTI\":").append(warmTx).append(",\"EXEC\":").append(warmTx);
         StringBuilder c = new StringBuilder();
@@ -541,15 +656,13 @@ final class Kit {
             if (c.length() > 0) c.append(',');
             c.append(quote(e.getKey())).append(':').append(quote(e.getValue()));
         }
-        String alloc = total > 0 && !s.noop
-                ? String.format("{\"per_op\":%.3f,\"unit\":\"bytes\",\"source\":\"ThreadMXBean.getThreadAllocatedBytes\"}",
-                        (double) bytes / total)
-                : "null";
         return "{\"format\":\"kvperf-client-result\",\"version\":1,\"client\":{" + c + "},\"duration_s\":"
                 + String.format("%.6f", (end - measureStart) / 1e9) + ",\"warmup\":{" + warmup + "},\"commands\":{"
                 + commands + "},\"transactions\":" + tx + ",\"first_error\":"
                 + (firstError == null ? "null" : quote(firstError)) + ",\"allocations\":" + alloc
-                + (cpu == null ? "" : ",\"cpu\":" + cpu) + "}";
+                + (cpu == null ? "" : ",\"cpu\":" + cpu)
+                + (s.rps > 0 ? ",\"rate\":{\"rps\":" + s.rps + ",\"arrivals\":\"" + (s.poisson ? "poisson" : "uniform") + "\"}" : "")
+                + "}";
     }
 
     static String quote(String s) {

@@ -2,20 +2,21 @@
 median rps, latency from the runs' merged histograms (never averaged percentiles; a
 closed-loop harness's are uncorrected for coordinated omission, kvload's corrected), the
 median client CPU per operation in the measured window and the process total beside it,
-server CPU, the server's calls per read (implicit batching marked), peak RSS and
-allocations per operation — and, where kvload ran the same workload (``run --client
-kvload``), each client's rps and client CPU per operation as a ratio to kvload's: the
-reference line (docs/CLIENTS.md)."""
+server CPU, the server's calls per read (implicit batching marked), peak RSS and bytes
+allocated per operation (``≈`` where the runtime only approximates) — and, where kvload ran
+the same workload (``run --client kvload``), each client's rps and client CPU per operation
+as a ratio to kvload's: the reference line (docs/CLIENTS.md)."""
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kvperf.analysis.distributions import stdtrit
 from kvperf.results.histogram import HistogramFile, merged_latency
+from kvperf.results.records import HarnessRecord
 from kvperf.results.row import Row, is_timed
 
 CLIENT_KEYS = ("client", "library", "version", "language", "runtime", "concurrency")
@@ -38,7 +39,7 @@ class ClientLine:
     client_cpu_us: float | None  # per operation (kvload: per request)
     server_cpu_us: float | None
     rss_mib: float | None
-    allocations: str | None  # "0.09 blocks"
+    allocations: str  # "312 B", "≈1,020 B" (approximate), "not measured" (kvload)
     rps_ratio: float | None = None  # to kvload on the same workload
     cpu_ratio: float | None = None
     side: str | None = None  # the row's side (compare --client), None in a run
@@ -79,8 +80,10 @@ def _client(row: Row) -> str:
 
 
 def _workload(row: Row) -> str:
+    """``SET d=100 P=1 c=1``, ``… at 2000/s`` for an open-loop trial at a fixed rate."""
+    rate = (row.get("config_set") or {}).get("rate")
     return (f"{row['command']} d={row['data_size']} P={row['pipeline']} "
-            f"c={row['clients']}")
+            f"c={row['clients']}" + (f" at {rate}" if rate else ""))
 
 
 def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -> ClientLine:
@@ -95,9 +98,6 @@ def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -
     wires = [w for h in harnesses if (w := h.get("wire"))]
     batching = [str(w.get("batching")) for w in wires]
     runs = tuple(float(r.get("rps") or 0.0) for r in group)
-    allocations = [h["allocations"] for h in harnesses if h.get("allocations")]
-    allocation = allocations[0] if allocations else None
-    per_op = _median(float(str(a["per_op"])) for a in allocations if a)
     return ClientLine(
         _workload(group[0]), _client(group[0]), len(group),
         statistics.median(runs),
@@ -105,12 +105,30 @@ def _line(group: list[Row], histograms: Callable[[Row], HistogramFile | None]) -
         _median((r.get("client") or {}).get("client_cpu_us_per_request") for r in group),
         _median((r.get("server") or {}).get("cpu_us_per_request") for r in group),
         _median(h.get("max_rss_kib") for h in harnesses if h.get("max_rss_kib")),
-        f"{per_op:.2f} {allocation['unit']}" if allocation and per_op is not None else None,
+        allocations(harnesses),
         side=group[0].get("side"), rps_runs=runs, rps_ci=mean_ci(runs),
         latency=kind,
         process_cpu_us=_median(h.get("process_cpu_us_per_op") for h in harnesses),
         calls_per_read=_median(w.get("calls_per_read") for w in wires),
         batching=max(set(batching), key=batching.count) if batching else None)
+
+
+APPROXIMATE = "≈"  # an allocation figure its runtime can only approximate
+
+
+def allocations(harnesses: Sequence[HarnessRecord]) -> str:
+    """The median allocations per operation over the runs: bytes (``312 B``), ``≈`` before
+    a figure the runtime only approximates, an older harness's count in its own unit;
+    ``not reported`` (a harness without) or ``not measured`` (kvload's line)."""
+    found = [a for h in harnesses if isinstance(a := h.get("allocations"), dict)]
+    if not found:
+        return "not reported" if any(harnesses) else "not measured"
+    per_op = statistics.median(float(str(a["per_op"])) for a in found)
+    unit = str(found[0]["unit"])
+    if unit != "bytes":
+        return f"{per_op:,.2f} {unit}"
+    mark = "" if all(a.get("exact") is True for a in found) else APPROXIMATE
+    return f"{mark}{per_op:,.0f} B" if per_op >= 10 else f"{mark}{per_op:.1f} B"
 
 
 def client_lines(rows: list[Row], histograms: Callable[[Row], HistogramFile | None]

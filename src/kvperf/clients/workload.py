@@ -4,7 +4,8 @@ trial's load (pure), and what the contract cannot express, refused naming the co
 Config → spec: ``commands`` SET, GET, INCR, a SET:GET mix (MIX_READ_HEAVY, ``SET:GET 1:10``
 …) as ratios, MULTI_EXEC_N as a transaction of N SETs (batches of N, ``transaction``);
 ``data_sizes`` → value_size; ``pipelines`` → pipeline; ``clients`` → workers;
-``keyspacelen`` → keys.count; ``requests`` or ``duration``; ``warmup``; the concurrency model.
+``keyspacelen`` → keys.count; ``requests`` or ``duration``; ``warmup``; the concurrency model;
+``allocation_ops``: the untimed allocation pass after the measured window (``allocation_ops``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ SEED = 1
 DEADLINE_GRACE = 60.0  # seconds past warmup + measured time before a harness is killed
 GRACE_ENV = "KVPERF_CLIENT_GRACE"  # another grace in seconds (the hang test's: 2)
 MIN_ESTIMATED_RPS = 2000.0  # a requests bound's time estimate, for its deadline
+ALLOCATION_OPS = 1000  # the untimed allocation pass's operations (at least)
+ALLOCATION_BATCHES = 4  # … and at least this many batches per worker
 
 
 def default_model(clients: int) -> Model:
@@ -110,13 +113,25 @@ def workload(trial: Trial, model: Model, endpoint: Endpoint, ca_file: str | None
         "warmup_s": load.warmup,
         "seed": seed,
         "noop": noop,
+        "allocation_ops": allocation_ops(found.pipeline, load.clients),
+        **({"rate": {"rps": load.rps, "arrivals": load.arrivals or "poisson"}}
+           if load.rps else {}),
     }
+
+
+def allocation_ops(pipeline: int, workers: int) -> int:
+    """Operations of the allocation pass a harness runs after its measured window (issue 37):
+    ALLOCATION_OPS, or ALLOCATION_BATCHES batches per worker when that is more."""
+    return max(ALLOCATION_OPS, ALLOCATION_BATCHES * pipeline * workers)
 
 
 def deadline(spec: JsonObject) -> float:
     """Seconds a harness may run: warmup + duration (or a requests bound's estimate at
-    MIN_ESTIMATED_RPS) + DEADLINE_GRACE (``$KVPERF_CLIENT_GRACE``)."""
-    warmup = float(spec["warmup_s"])
+    MIN_ESTIMATED_RPS) + the allocation pass's estimate + DEADLINE_GRACE
+    (``$KVPERF_CLIENT_GRACE``)."""
+    passed = spec.get("allocation_ops")
+    warmup = float(spec["warmup_s"]) + (
+        float(passed) / MIN_ESTIMATED_RPS if isinstance(passed, int) else 0.0)
     duration = spec.get("duration_s")
     requests = spec.get("requests")
     measured = (float(duration) if isinstance(duration, int | float)

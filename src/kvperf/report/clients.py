@@ -4,7 +4,8 @@ workload when it ran (analysis/clients.py). Latency says which it is (a closed-l
 harness's is uncorrected for coordinated omission, kvload's corrected); client CPU per
 operation is the measured window's, the harness's process total beside it; calls per read
 are the server's, marked ``implicit`` where calls of several batches shared reads and ``per
-command`` where a batch was written command by command."""
+command`` where a batch was written command by command; allocations are bytes per operation
+from the harness's untimed allocation pass, ``≈`` marking a runtime's approximation."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ NOTE = ("Ratios to kvload on the same workload; latency as the application sees 
         "corrected); client CPU per operation in the measured window, the harness's whole "
         "process (wait4: start-up and warmup included) beside it; calls per read as the "
         "server counted them — implicit: several calls or batches per read; per command: a "
-        "batch written command by command (docs/CLIENTS.md).")
+        "batch written command by command; allocations: bytes per operation in an untimed "
+        "pass after the measured window, ≈ where the runtime only approximates them "
+        "(docs/CLIENTS.md).")
 
 
 MARKS = {"implicit": " implicit", "written per command": " per command"}
@@ -54,7 +57,7 @@ def clients_table(lines: list[ClientLine], title: str = "Client libraries") -> T
                       _num(ln.p99_9_ms), ln.latency or "-", calls_per_read(ln),
                       _num(ln.client_cpu_us, 2), _ratio(ln.cpu_ratio),
                       _num(ln.process_cpu_us, 2), _num(ln.server_cpu_us, 2),
-                      _num(ln.rss_mib, 1), ln.allocations or "-")
+                      _num(ln.rss_mib, 1), ln.allocations)
     return table
 
 
@@ -74,6 +77,6 @@ def clients_markdown(lines: list[ClientLine]) -> str:
                                 _ratio(ln.rps_ratio), _num(ln.p99_ms), ln.latency or "-",
                                 calls_per_read(ln), _num(ln.client_cpu_us, 2),
                                 _ratio(ln.cpu_ratio), _num(ln.process_cpu_us, 2),
-                                _num(ln.server_cpu_us, 2), ln.allocations or "-")))
+                                _num(ln.server_cpu_us, 2), ln.allocations)))
     return ("### Client libraries\n\n" + "\n".join(f"| {r} |" for r in rows) + "\n\n"
             + NOTE + "\n")

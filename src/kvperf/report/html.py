@@ -125,7 +125,7 @@ def _clients(lines: Sequence[ClientLine]) -> str:
              escape(ln.latency or "–"), escape(calls_per_read(ln)),
              _num(ln.client_cpu_us, ",.2f"), _ratio(ln.cpu_ratio),
              _num(ln.process_cpu_us, ",.2f"), _num(ln.server_cpu_us, ",.2f"),
-             _num(ln.rss_mib, ",.1f"), escape(ln.allocations or "–")] for ln in lines]
+             _num(ln.rss_mib, ",.1f"), escape(ln.allocations)] for ln in lines]
     header = ["workload", *(["side"] if multi else []), "client", "runs", "rps (median)",
               "rps 95% CI", "× kvload", "p50 ms", "p99 ms", "p99.9 ms", "latency",
               "calls/read", "client CPU µs/op", "× kvload", "process CPU µs/op",

@@ -244,17 +244,19 @@ class WireRecord(TypedDict, total=False):
 
 
 class HarnessRecord(TypedDict, total=False):
-    """The row's ``harness`` object (format 9): a client library's trial
-    (``kvperf run --client``, docs/CLIENTS.md) — who ran (name, library and version as the
-    harness loaded it, language, runtime, concurrency model and workers), what it reported
-    (ops, errors, the first error, warmup calls, its measured window), what it cost (its
-    own CPU in the measured window per measured operation — format 10, null when the
-    harness did not report it —, and beside it the process total: CPU of its process tree
-    from wait4, warmup and start-up included, per operation; peak RSS; allocations per
-    operation as its runtime tells), per-command latency (closed loop: uncorrected), the
+    """The row's ``harness`` object (format 9): a client library's trial (``kvperf run
+    --client``, docs/CLIENTS.md) — who ran (name, library and version as the harness loaded
+    it, language, runtime, concurrency model and workers), what it reported (ops, errors,
+    the first error, warmup calls, its measured window), what it cost (its own CPU in the
+    measured window per measured operation — format 10, null when the harness did not report
+    it —, and beside it the process total: CPU of its process tree from wait4, warmup,
+    start-up and the allocation pass included, per operation; peak RSS; allocations per
+    operation: ``per_op`` in ``unit`` — bytes, from the harness's untimed allocation pass
+    after its measured window (issue 37), with ``method`` and ``exact``; a harness of the
+    older kind's count in its own unit), per-command latency (closed loop: uncorrected), the
     accounting check's table (per command: the calls it reported and the calls INFO
-    commandstats counted) and, format 10, what the server saw on the wire (``wire``:
-    calls per read and the batching verdict, clients/wire.py)."""
+    commandstats counted) and, format 10, what the server saw on the wire (``wire``: calls
+    per read and the batching verdict, clients/wire.py)."""
 
     name: str
     library: str
@@ -273,9 +275,12 @@ class HarnessRecord(TypedDict, total=False):
     cpu_us_per_op: float | None  # format 10: the measured window's (before: process total)
     cpu_window: dict[str, JsonValue] | None  # format 10: user_s, system_s, source
     process_cpu_us_per_op: float | None  # format 10: wait4's total per op, warmup included
+    #   (and the allocation pass's operations, which its CPU includes)
     max_rss_kib: int
-    allocations: dict[str, JsonValue] | None
+    allocations: dict[str, JsonValue] | None  # per_op, unit, method, exact (, ops)
     p99_9_latency_ms: float | None
     commands: dict[str, dict[str, float]]
     accounting: dict[str, dict[str, int]]
     wire: WireRecord | None  # format 10: calls per read (null: the server did not say)
+    rate: dict[str, JsonValue] | None  # the open loop it ran (rps, arrivals): its latency is
+    #   from intended send times, corrected; absent or null: closed loop, uncorrected

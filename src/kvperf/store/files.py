@@ -90,7 +90,9 @@ class MetricsFile:
 def read_histograms(base: Path, row: Row) -> HistogramFile | None:
     """The histograms file a row names (relative to its metrics.json), or None. A client
     harness's latency is closed-loop, uncorrected for coordinated omission: its file's
-    ``service`` histogram only, even where an older kvperf also wrote it as ``corrected``."""
+    ``service`` histogram only, even where an older kvperf also wrote it as ``corrected`` —
+    unless the harness ran open loop at a rate (``harness.rate``): then it is ``corrected``
+    alone, timed from each batch's intended send time."""
     name = row.get("histogram_file")
     if not name:
         return None
@@ -101,6 +103,7 @@ def read_histograms(base: Path, row: Row) -> HistogramFile | None:
     if not isinstance(data, dict):
         return None
     found = {str(k): v for k, v in data.items() if isinstance(v, str)}
-    if row.get("harness"):  # closed loop: a format 9 client row also wrote it as "corrected"
-        found.pop("corrected", None)
+    harness = row.get("harness")
+    if harness and not harness.get("rate"):  # closed loop: a format 9 client row also
+        found.pop("corrected", None)  # wrote it as "corrected"
     return found

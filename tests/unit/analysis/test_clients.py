@@ -82,3 +82,25 @@ def test_a_line_carries_calls_per_read_the_latency_kind_and_the_process_total() 
     assert calls_per_read(py) == "7.5 implicit" and calls_per_read(kvload) == "-"
     table = clients_markdown([kvload, py])
     assert "| uncorrected | 7.5 implicit | 120.00 | 12.00× | 130.00 |" in table, table
+
+
+def test_allocations_are_bytes_per_operation_marked_where_approximate_never_empty() -> None:
+    """Every line's allocation cell says something: bytes per operation (the median over
+    runs) from the allocation pass, ``≈`` when a runtime only approximates, an older
+    harness's own unit as it said, ``not reported`` / ``not measured`` (kvload)."""
+    from kvperf.report.clients import clients_markdown
+
+    def harness(per_op: float, exact: bool, unit: str = "bytes") -> dict[str, Any]:
+        return {**PY, "allocations": {"per_op": per_op, "unit": unit, "method": "m",
+                                      "exact": exact, "ops": 1000}}
+
+    exact = [_row(9_000, 1.0, harness(b, True)) for b in (300.0, 312.4, 2000.0)]
+    (kvload, line) = client_lines([_row(40_000, 1.0), *exact], lambda r: None)
+    assert (kvload.allocations, line.allocations) == ("not measured", "312 B")
+    mixed = [_row(9_000, 1.0, harness(3.25, True)), _row(9_000, 1.0, harness(3.25, False))]
+    assert client_lines(mixed, lambda r: None)[0].allocations == "≈3.2 B"
+    bare = {**PY, "allocations": None}
+    (line,) = client_lines([_row(9_000, 1.0, bare)], lambda r: None)
+    assert line.allocations == "not reported"
+    markdown = clients_markdown(client_lines([_row(40_000, 1.0), *exact], lambda r: None))
+    assert "| not measured |" in markdown and "| 312 B |" in markdown

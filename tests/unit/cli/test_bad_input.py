@@ -88,6 +88,12 @@ CASES: list[tuple[str, list[str], object, str]] = [
      "--commits does not apply with --client"),
     ("missing clients dir", ["--client", "x", "--clients-dir", "/nonexistent/h"], GOOD,
      "clients folder /nonexistent/h does not exist"),
+    ("client sweep by percents", ["--client", "redis-py", "--rate-sweep"], GOOD,
+     "a client harness's rate sweep runs at fixed rates"),
+    ("client sweep in config", ["--client", "redis-py"], {**GOOD, "rate_sweep": True},
+     "a client harness's rate sweep runs at fixed rates"),
+    ("client sweep bad rate", ["--client", "redis-py", "--rate-sweep", "--rates", "0"], GOOD,
+     "every value must be a positive number"),
 ]
 
 

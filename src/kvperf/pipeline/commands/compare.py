@@ -163,6 +163,10 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     if planned is None:
         plan = plan_sides(sides)
         check_sweep(plan)
+        if clients and sweeping(plan):  # a config's rate_sweep: clients' open loops are run's
+            raise UsageError("compare --client: a config's rate_sweep runs with run --client "
+                             "(a client's open-loop trials at fixed rates); compare's client "
+                             "sides run closed loop")
         if sweeping(plan) and sides.schedule == Schedule.DUET:  # a config's rate_sweep
             if flags.schedule == Schedule.DUET:
                 raise UsageError("--schedule duet: a rate sweep's points run alone "

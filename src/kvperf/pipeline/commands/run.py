@@ -212,7 +212,6 @@ def _rate_sweep(flags: RunFlags) -> RateSweep | None:
         flags.rate_sweep, tool=flags.tool, measure=flags.measure, mode=flags.mode,
         clashes=(("--definitions", flags.definitions.given),
                  ("--module-config", flags.module_config is not None),
-                 ("--client", bool(flags.clients)),
                  ("--commits (compare the sides' curves with compare)", bool(flags.commits))))
 
 

@@ -8,8 +8,9 @@ schema and the spec, INFO commandstats against warmup + measured ops per command
 INFO stats' calls per read against the pipeline it was asked for (clients/wire.py), and the
 row: the client in the trial's identity, rps and latency (closed loop: uncorrected) from its
 merged histograms, client CPU per operation in its measured window (the harness's own
-reading) beside its process total (wait4 of its process tree), peak RSS, allocations per
-operation, the server's CPU per operation and calls per read.
+reading) beside its process total (wait4 of its process tree, the untimed allocation pass
+in it), peak RSS, bytes allocated per operation (the harness's allocation pass after its
+measured window), the server's CPU per operation and calls per read.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from kvperf.pipeline.run.client_plan import client_set
 from kvperf.pipeline.run.model import Bench, Prepared
 from kvperf.pipeline.run.prepare import client_endpoint, client_mode
 from kvperf.pipeline.run.profiling import Profiled, harness_argv, profile_result, profiling
+from kvperf.pipeline.run.rate_sweep import SweepBatch, sweep_of
 from kvperf.pipeline.run.trial_run import Matrix, MatrixTrial
+from kvperf.plan.sweep import CONFIG_SET_KEY, ladder, point_trial
 from kvperf.plan.trial import Trial
 from kvperf.results.records import ClientRecord, HarnessRecord, WireRecord
 from kvperf.results.row import (
@@ -67,11 +70,24 @@ class ClientMatrix(Matrix):
     def works(self) -> list[ClientWork | MatrixTrial]:  # type: ignore[override]
         out: list[ClientWork | MatrixTrial] = []
         for trial in self.prepared.trials:
-            if self.reference:
-                out.append(MatrixTrial(self.prepared, trial))
-            out.extend(ClientWork(self.prepared, trial, s, m)
-                       for s in self.subjects for m in self.models[(s.key, trial.index)])
+            if self.reference:  # kvload's sweep, when its series is swept
+                out.extend(SweepBatch(self.prepared).expand(trial))
+            for s in self.subjects:
+                for m in self.models[(s.key, trial.index)]:
+                    out.extend(self._client_works(trial, s, m))
         return out
+
+    def _client_works(self, trial: Trial, subject: Subject, model: Concurrency
+                      ) -> list[ClientWork]:
+        """A client's trial (closed loop) and, when its series is swept (the config's
+        ``rate_sweep`` or --rate-sweep with fixed ``rates``), one open-loop trial per rate:
+        the harness paces its sends at that rate (the spec's ``rate``) and times each
+        command from its intended send time."""
+        sweep = sweep_of(self.prepared, trial)
+        points = [] if sweep is None else [
+            ClientWork(self.prepared, point_trial(trial, step, float(step.rate or 0), sweep),
+                       subject, model, rate=step.label) for step in ladder(sweep)]
+        return [ClientWork(self.prepared, trial, subject, model), *points]
 
 
 @dataclass
@@ -83,6 +99,7 @@ class ClientWork:
     subject: Subject
     model: Concurrency
     record: HarnessRecord | None = None
+    rate: str | None = None  # an open-loop point's step ("2000/s"): a series of its own
 
     @property
     def manifest(self) -> Manifest:
@@ -99,9 +116,11 @@ class ClientWork:
         """What the client adds to the series' config_set: everything about it in a run;
         as a compare side, only a model the side's name does not fix (``NAME:MODEL`` makes
         the model the side's: ``redis-py:single`` and ``redis-py:pool`` pair)."""
+        rate = {CONFIG_SET_KEY: self.rate} if self.rate else {}
         if not self.side:
-            return client_set(self.subject, self.model)
-        return {} if self.subject.model is not None else {"concurrency": self.model.value}
+            return {**client_set(self.subject, self.model), **rate}
+        return rate if self.subject.model is not None else {
+            "concurrency": self.model.value, **rate}
 
     @property
     def identity(self) -> str:
@@ -239,10 +258,17 @@ def _preload(count: int, size: int) -> Iterator[Command]:
 def _measurement(found: results.HarnessResult, log_dir: Path) -> Measurement:
     latency = found.latency_ms()
     merged = found.histogram()
-    write_json_atomic(log_dir / "histograms.json",  # closed loop: never "corrected"
-                      {"service": merged, "unit": "us",
-                       "latency": "application (call to result, closed loop): uncorrected "
-                                  "for coordinated omission"})
+    if found.open_loop:  # from each batch's intended send time: corrected
+        write_json_atomic(log_dir / "histograms.json",
+                          {"corrected": merged, "unit": "us",
+                           "latency": "application, from the intended send time (open loop "
+                                      f"at {found.document['rate']['rps']:g} rps): corrected "
+                                      "for coordinated omission"})
+    else:  # closed loop: never "corrected"
+        write_json_atomic(log_dir / "histograms.json",
+                          {"service": merged, "unit": "us",
+                           "latency": "application (call to result, closed loop): "
+                                      "uncorrected for coordinated omission"})
     return Measurement(rps=found.ops / found.duration_s, avg_latency_ms=latency["mean"],
                        min_latency_ms=latency["min"], p50_latency_ms=latency["p50"],
                        p95_latency_ms=latency["p95"], p99_latency_ms=latency["p99"],
@@ -282,7 +308,8 @@ def _identity_record(work: ClientWork) -> HarnessRecord:
 def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measured,
             table: dict[str, dict[str, int]], wire: WireRecord | None) -> HarnessRecord:
     client = found.client
-    all_ops = found.ops + sum(found.warmup.get(c, 0) for c in found.commands)
+    all_ops = found.ops + sum(found.warmup.get(c, 0) + found.allocation_pass.get(c, 0)
+                              for c in found.commands)
     cpu = measured.user_s + measured.system_s  # wait4: the process tree, start to exit
     window = found.cpu  # the harness's own reading around its measured window
     in_window = float(window["user_s"]) + float(window["system_s"]) if window else None
@@ -297,9 +324,9 @@ def _record(work: ClientWork, found: results.HarnessResult, measured: proc.Measu
                        if in_window is not None and found.calls else None),
         cpu_window=window,
         process_cpu_us_per_op=round(cpu / all_ops * 1e6, 3) if all_ops else None,
-        max_rss_kib=measured.max_rss_kib, allocations=found.document["allocations"],
+        max_rss_kib=measured.max_rss_kib, allocations=found.allocations(),
         p99_9_latency_ms=round(found.latency_ms()["p99_9"], 3),
         commands={n: {k: round(v, 3) for k, v in s.items()}
                   for n, s in found.per_command_ms().items()},
-        accounting=table, wire=wire))
+        accounting=table, wire=wire, rate=found.document.get("rate")))
     return record

@@ -54,10 +54,16 @@ def shortened(sweep: RateSweep, forced: bool) -> RateSweep:
 
 
 def check(prepared: Prepared) -> None:
-    """A sweep needs kvload's open loop and timing (UsageError, exit 2, before any server)."""
-    if not any(sweep_of(prepared, t) for t in prepared.trials):
+    """A sweep needs kvload's open loop and timing (UsageError, exit 2, before any server);
+    a client harness's sweep, fixed rates (its open loop: the spec's ``rate``)."""
+    swept = [s for t in prepared.trials if (s := sweep_of(prepared, t))]
+    if not swept:
         return
     options = prepared.options
+    if (prepared.subjects or options.clients) and any(s.rates is None for s in swept):
+        raise UsageError("a client harness's rate sweep runs at fixed rates: give them "
+                         "(--rates 2000,5000 or the config's \"rate_sweep\": {\"rates\": "
+                         "[…]}); percents of a saturation are kvload's alone")
     if prepared.driver.name != TOOL:
         raise UsageError(f"--rate-sweep needs kvload's open loop with intended-time latency "
                          f"(--tool kvload): {prepared.driver.name} {prepared.driver.version} "
@@ -205,10 +211,11 @@ class SweepBatch(Matrix):
 
     def works(self) -> list[MatrixTrial]:
         if self._works is None:
-            self._works = [w for t in self.prepared.trials for w in self._expand(t)]
+            self._works = [w for t in self.prepared.trials for w in self.expand(t)]
         return self._works
 
-    def _expand(self, trial: Trial) -> list[MatrixTrial]:
+    def expand(self, trial: Trial) -> list[MatrixTrial]:
+        """The trial's works: itself, or its sweep (closed loop, then every point)."""
         sweep = sweep_of(self.prepared, trial)
         if sweep is None:
             return [MatrixTrial(self.prepared, trial)]

@@ -69,7 +69,8 @@ def run_matrix(request: RunRequest, world: World, hooks: RunHooks) -> MatrixRun:
         hooks.serving(prepared)
         serve_until_interrupted(prepared, hooks.listening, world.launcher)
         return MatrixRun(prepared)
-    batch = SweepBatch(prepared) if sweeping(prepared) else matrix(prepared)
+    clients = bool(prepared.subjects or options.clients)  # their sweeps: the client matrix's
+    batch = SweepBatch(prepared) if sweeping(prepared) and not clients else matrix(prepared)
     with (world.servers(request.remote) as launcher,
           live_store(request.store, world) as writer,
           hooks.progress(len(batch.works())) as observer):
