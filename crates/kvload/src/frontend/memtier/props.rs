@@ -31,7 +31,9 @@ fn value() -> impl Strategy<Value = String> {
 
 /// An argv of table options (long, `--name=value`, short, clustered) and stray words.
 fn argv() -> impl Strategy<Value = Vec<String>> {
-    let one = (0..TABLE.len(), 0u8..4, value()).prop_map(|(i, form, v)| {
+    let supported: Vec<usize> = (0..TABLE.len()).filter(|&i| TABLE[i].refused().is_none()).collect();
+    let index = prop_oneof![9 => proptest::sample::select(supported), 1 => 0..TABLE.len()];
+    let one = (index, 0u8..4, value()).prop_map(|(i, form, v)| {
         let o = &TABLE[i];
         match (form, o.short, o.takes_value()) {
             (0, Some(c), true) => vec![format!("-{c}"), v],
