@@ -377,6 +377,26 @@ mod tests {
         assert_eq!(got[4].reply, None, "after the end of matching");
     }
 
+    /// A server that never replies to a client that pipelines: the matcher holds at most
+    /// `MAX_QUEUED` bytes, then the commands go to the writer without replies.
+    #[test]
+    fn a_queue_over_the_cap_ends_pairing() {
+        let (tx, rx) = mpsc::channel();
+        let m = Matcher::new(tx);
+        let per = rec(b"k").len() + ENTRY;
+        let batches = MAX_QUEUED / per / 1000 + 1;
+        for _ in 0..batches {
+            m.commands(vec![rec(b"k"); 1000], Instant::now(), false);
+        }
+        assert!(m.overflowed());
+        let got: u64 = rx.try_iter().map(|b| b.0).sum();
+        assert_eq!(got, batches as u64 * 1000, "every command reached the writer, none held");
+        let (tx, _rx) = mpsc::channel();
+        let m = Matcher::new(tx);
+        m.replies(&vec![5; MAX_QUEUED / ENTRY + 1], Instant::now());
+        assert!(m.overflowed(), "replies to no command are bounded too");
+    }
+
     #[test]
     fn a_subscribe_ends_matching_for_the_connection() {
         assert!(breaks_matching(&[b"subscribe", b"ch"]));
