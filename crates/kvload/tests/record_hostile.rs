@@ -10,6 +10,7 @@
 //! for the full run); `KVLOAD_BIN` runs another kvload binary (an older one, to see the test
 //! fail).
 
+#[allow(unused_macros)]
 mod common;
 
 use std::collections::hash_map::DefaultHasher;

@@ -194,9 +194,10 @@ fn spawn_conn(c: Conn, client: TcpStream, up: TcpStream) {
         eprintln!("kvload record: cannot start a thread ({e}); connection {} closed", c.id);
         return;
     }
-    let id = c.id;
+    let (id, closer) = (c.id, [client.try_clone(), up.try_clone()]);
     if let Err(e) = thread().spawn(move || forward_and_log(c, client, up)) {
         eprintln!("kvload record: cannot start a thread ({e}); connection {id} closed");
+        closer.iter().flatten().for_each(|s| drop(s.shutdown(Shutdown::Both)));
     }
 }
 
