@@ -15,9 +15,12 @@ use super::format::{self, Header, Record, HEADER_LEN, MAX_ARG_LEN};
 use super::replay::{batches, keys_to_seed};
 use super::replies::Scanner;
 
-/// The top-level values the scanner finds in `stream` fed in the pieces `cuts` makes;
-/// Err once it refuses the stream.
-fn scan(stream: &[u8], cuts: &[usize]) -> Result<Vec<(u64, bool)>, Vec<(u64, bool)>> {
+/// Top-level values found (size, push): Ok when the reader took the stream, Err (those
+/// found before) when it refused it.
+type Found = Result<Vec<(u64, bool)>, Vec<(u64, bool)>>;
+
+/// The top-level values the scanner finds in `stream` fed in the pieces `cuts` makes.
+fn scan(stream: &[u8], cuts: &[usize]) -> Found {
     let (mut s, mut done) = (Scanner::default(), Vec::new());
     for w in splits(stream.len(), cuts).windows(2) {
         if s.feed(&stream[w[0]..w[1]], &mut done).is_err() {
@@ -29,7 +32,7 @@ fn scan(stream: &[u8], cuts: &[usize]) -> Result<Vec<(u64, bool)>, Vec<(u64, boo
 
 /// The values `skip` finds at the start of `stream`, one after another, until it needs
 /// more bytes (Ok) or refuses them (Err).
-fn skipped(stream: &[u8]) -> Result<Vec<(u64, bool)>, Vec<(u64, bool)>> {
+fn skipped(stream: &[u8]) -> Found {
     let (mut pos, mut out) = (0, Vec::new());
     loop {
         match skip(&stream[pos..]) {
