@@ -3,7 +3,11 @@
 pub mod clock;
 pub mod event_loop;
 pub mod exit;
+#[cfg(test)]
+pub mod fuzz;
 pub mod resp;
+#[cfg(test)]
+mod resp_props;
 pub mod rng;
 pub mod schedule;
 pub mod session;
@@ -11,4 +15,6 @@ pub mod slots;
 pub mod tls;
 pub mod transport;
 pub mod uri;
+#[cfg(test)]
+mod uri_props;
 pub mod uring;

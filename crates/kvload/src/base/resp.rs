@@ -49,10 +49,13 @@ fn parse_int(b: &[u8]) -> Result<i64, ProtocolError> {
         if !c.is_ascii_digit() {
             return Err(ProtocolError(format!("bad length byte 0x{c:02x}")));
         }
-        v = v.wrapping_mul(10).wrapping_add((c - b'0') as i64);
+        v = v.checked_mul(10).and_then(|v| v.checked_add((c - b'0') as i64)).ok_or_else(|| ProtocolError("length over 64 bits".into()))?;
     }
     Ok(if neg { -v } else { v })
 }
+
+/// Deepest nesting `parse_value` follows (it recurses; a deeper reply is an error).
+pub const MAX_DEPTH: usize = 512;
 
 pub fn classify(msg: &[u8]) -> ErrClass {
     if msg.starts_with(b"MOVED ") {
@@ -108,11 +111,12 @@ pub fn skip(buf: &[u8]) -> Result<Option<(usize, Kind)>, ProtocolError> {
                 }
                 if n > 0 {
                     let n = n as u64;
-                    need += match t {
+                    let more = match t {
                         b'%' => 2 * n,
                         b'|' => 2 * n + 1,
                         _ => n,
                     };
+                    need = need.checked_add(more).ok_or_else(|| ProtocolError("aggregate count over 64 bits".into()))?;
                 } else if t == b'|' {
                     need += 1;
                 }
@@ -169,9 +173,17 @@ impl Value {
     }
 }
 
-/// Parses one complete reply (caller made sure it is complete via `skip`).
+/// Parses one complete reply (caller made sure it is complete via `skip`); a reply cut
+/// short, or nested over `MAX_DEPTH`, is an error.
 pub fn parse_value(buf: &[u8]) -> Result<(Value, usize), ProtocolError> {
+    parse_nested(buf, 0)
+}
+
+fn parse_nested(buf: &[u8], depth: usize) -> Result<(Value, usize), ProtocolError> {
     let bad = || ProtocolError("truncated reply".into());
+    if depth > MAX_DEPTH {
+        return Err(ProtocolError(format!("a reply nested over {MAX_DEPTH} deep")));
+    }
     let t = *buf.first().ok_or_else(bad)?;
     let eol = find_crlf(buf, 1).ok_or_else(bad)?;
     let line = &buf[1..eol];
@@ -187,18 +199,19 @@ pub fn parse_value(buf: &[u8]) -> Result<(Value, usize), ProtocolError> {
             if n < 0 {
                 Value::Nil
             } else {
-                let end = pos + n as usize;
+                let end = pos.checked_add(n as usize).ok_or_else(bad)?;
                 let data = buf.get(pos..end).ok_or_else(bad)?.to_vec();
+                buf.get(end..end + 2).ok_or_else(bad)?;
                 pos = end + 2;
                 if t == b'!' { Value::Error(String::from_utf8_lossy(&data).into_owned()) } else { Value::Bulk(data) }
             }
         }
         b'*' | b'~' | b'>' | b'%' => {
             let n = parse_int(line)?;
-            let n = if t == b'%' { 2 * n } else { n };
+            let n = if t == b'%' { n.saturating_mul(2) } else { n };
             let mut items = Vec::new();
             for _ in 0..n.max(0) {
-                let (v, used) = parse_value(&buf[pos..])?;
+                let (v, used) = parse_nested(buf.get(pos..).ok_or_else(bad)?, depth + 1)?;
                 items.push(v);
                 pos += used;
             }
@@ -276,6 +289,31 @@ mod tests {
     fn garbage() {
         assert!(skip(b"?x\r\n").is_err());
         assert!(skip(b"$x\r\n").is_err());
+    }
+
+    /// Found by `resp_props`: a bulk without its CRLF was read as if it had one — at the top
+    /// level a length past the input, inside an aggregate a slice past it (a panic).
+    #[test]
+    fn a_value_never_claims_bytes_past_the_input() {
+        assert!(parse_value(b"!0\r\n").is_err());
+        assert!(parse_value(b"*2\r\n$1\r\na").is_err());
+    }
+
+    /// Found by `frontend::trace::props` (skip against the reply scanner): an aggregate's
+    /// count that overflowed the elements still expected ended the reply early; a length of
+    /// 20 digits wrapped to a null.
+    #[test]
+    fn counts_and_lengths_beyond_64_bits_are_errors() {
+        assert!(skip(b"*3\r\n%9223372036854775807\r\n").is_err());
+        assert!(skip(b"$18446744073709551615\r\n").is_err());
+        assert!(parse_value(b":99999999999999999999\r\n").is_err());
+    }
+
+    /// Nesting deeper than `MAX_DEPTH` is an error, not a stack overflow.
+    #[test]
+    fn deep_nesting_is_an_error() {
+        let deep = b"*1\r\n".repeat(1_000_000);
+        assert!(parse_value(&deep).is_err());
     }
 
     #[test]

@@ -5,6 +5,8 @@
 pub mod batches;
 pub mod cluster;
 pub mod dataset;
+#[cfg(test)]
+mod dataset_props;
 pub mod keys;
 pub mod replicas;
 pub mod sample;

@@ -8,6 +8,8 @@ pub mod keys;
 pub mod options;
 pub mod plan;
 pub mod program;
+#[cfg(test)]
+mod props;
 pub mod read_pref;
 pub mod report;
 pub mod run;

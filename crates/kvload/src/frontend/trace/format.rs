@@ -29,6 +29,8 @@ pub const TAG_CMD_REPLY: u8 = 2;
 /// Bounds that tell garbage from a command (the server's own limits).
 pub const MAX_ARGS: u64 = 1 << 20;
 pub const MAX_ARG_LEN: u64 = 512 << 20;
+/// The latest time a record may have, in µs after the start (2^42 µs: 50.9 days).
+pub const MAX_TIME_US: u64 = 1 << 42;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Header {
@@ -180,6 +182,9 @@ impl<'a> Reader<'a> {
             return Err(TraceError { offset: start, msg: format!("connection id {conn} out of range") });
         }
         let t_us = self.varint(start, "time")?;
+        if t_us >= MAX_TIME_US {
+            return Err(TraceError { offset: start, msg: format!("time {t_us} µs is past the {} days a trace may span", MAX_TIME_US / 86_400_000_000) });
+        }
         let argc_at = self.pos;
         let argc = self.varint(start, "argument count")?;
         if argc == 0 || argc > MAX_ARGS {
@@ -297,6 +302,17 @@ mod tests {
                 assert!(e.msg.contains("truncated"), "{e}");
             }
         }
+    }
+
+    /// Found by `props` (a corrupted time): a record time far in the future made
+    /// `trace-info` allocate a count per second up to it (out of memory, an abort).
+    #[test]
+    fn a_time_past_the_limit_is_an_error_at_its_record() {
+        let mut b = sample()[..HEADER_LEN].to_vec();
+        encode_record(0, MAX_TIME_US, &[b"PING"], None, &mut b);
+        let e = parse(&b).unwrap_err();
+        assert_eq!(e.offset, HEADER_LEN);
+        assert!(e.msg.contains("time"), "{e}");
     }
 
     #[test]

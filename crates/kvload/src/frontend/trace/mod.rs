@@ -10,6 +10,8 @@ pub mod format;
 pub mod info;
 pub mod monitor;
 pub mod options;
+#[cfg(test)]
+mod props;
 pub mod record;
 pub mod replay;
 pub mod replies;

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::format::{Record, TraceError};
+use super::format::{Record, TraceError, MAX_TIME_US};
 
 /// Whether `buf` starts (after blank lines or a MONITOR `OK`) with a MONITOR line.
 pub fn looks_like(buf: &[u8]) -> bool {
@@ -118,6 +118,9 @@ pub fn parse(buf: &[u8]) -> Result<Vec<Record>, TraceError> {
         }
         let t0 = *first.get_or_insert(us);
         let t_us = us.saturating_sub(t0);
+        if t_us >= MAX_TIME_US {
+            return Err(TraceError { offset: at, msg: format!("{t_us} µs after the first line: past the {} days a trace may span", MAX_TIME_US / 86_400_000_000) });
+        }
         let next = conns.len() as u32;
         let entry = conns.entry(client.to_vec()).or_insert((next, 0));
         let conn = entry.0;
@@ -147,6 +150,16 @@ mod tests {
         assert_eq!((r[2].conn, r[2].t_us), (1, 100_000));
         assert_eq!(r[3].t_us, 1_376_544);
         assert_eq!(first_unix_us(cap), Some(1_700_000_000_123_456));
+    }
+
+    /// Found by `props` (a corrupted timestamp): a capture spanning centuries made
+    /// `trace-info` allocate a count per second of it (out of memory, an abort).
+    #[test]
+    fn a_span_past_the_limit_is_an_error_at_its_line() {
+        let cap = b"1700000000.1 [0 a:1] \"PING\"\n9700000000.1 [0 a:1] \"PING\"\n";
+        let e = parse(cap).unwrap_err();
+        assert_eq!(e.offset, 28);
+        assert!(e.msg.contains("days"), "{e}");
     }
 
     #[test]

@@ -24,6 +24,23 @@ use super::replies::{self, Matcher, Scanner};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The memory a connection may hold beyond its two 64 KiB read buffers and its threads'
+/// stacks (docs/TRACES.md, "Hostile traffic"): an incomplete client command of at most
+/// `MAX_PENDING` bytes (a longer one, or bytes that are no command, end the connection's
+/// recording: it is forwarded only and counted as unrecorded) and, with `--replies`,
+/// `replies::MAX_QUEUED` bytes of commands and replies waiting to be paired.
+pub const MAX_PENDING: usize = 16 << 20;
+/// Each forwarding thread's stack (they hold no large frame).
+const STACK: usize = 256 << 10;
+
+/// Connections whose commands stopped being recorded (unparsable or over `MAX_PENDING`),
+/// and those whose replies stopped being paired (unparsable server bytes, over the queue).
+#[derive(Default)]
+struct Counts {
+    unrecorded: AtomicU32,
+    unpaired: AtomicU32,
+}
+
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
@@ -60,9 +77,14 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     eprintln!("kvload record: listening on {}, forwarding to {}", o.listen, o.upstream);
     let conns = accept_loop(o, &listener, &w);
     w.done.store(true, Ordering::SeqCst);
+    let counts = w.counts.clone();
     drop(w.tx);
     let summary = w.thread.join().map_err(|_| "the trace writer failed".to_string())?;
     eprintln!("kvload record: {} commands from {conns} connections, {} bytes in {}{}", summary.commands, summary.bytes, o.out, summary.note);
+    let (unrecorded, unpaired) = (counts.unrecorded.load(Ordering::SeqCst), counts.unpaired.load(Ordering::SeqCst));
+    if unrecorded + unpaired > 0 {
+        eprintln!("kvload record: {unrecorded} connections not recorded in full (forwarded only from where their bytes were no command or over {} MiB), {unpaired} with replies not paired", MAX_PENDING >> 20);
+    }
     Ok(())
 }
 
@@ -73,6 +95,7 @@ struct Writer {
     done: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<Summary>,
     start: Instant,
+    counts: Arc<Counts>,
 }
 
 /// Creates the trace with its header and starts the thread that appends records.
@@ -90,7 +113,7 @@ fn start_writer(o: &RecordOptions) -> Result<Writer, String> {
         let max = o.max_bytes.unwrap_or(u64::MAX);
         std::thread::spawn(move || write_loop(file, rx, head.len() as u64, max, &done))
     };
-    Ok(Writer { tx, done, thread, start })
+    Ok(Writer { tx, done, thread, start, counts: Arc::default() })
 }
 
 /// Proxies every client that connects until a signal, --duration or the writer ends the
@@ -135,7 +158,7 @@ fn proxy(o: &RecordOptions, w: &Writer, id: u32, (client, up): (TcpStream, TcpSt
         matchers.retain(|m| Arc::strong_count(m) > 1);
         matchers.push(m.clone());
     }
-    spawn_conn(Conn { id, tx: w.tx.clone(), start: w.start, matcher }, client, up);
+    spawn_conn(Conn { id, tx: w.tx.clone(), start: w.start, matcher, counts: w.counts.clone() }, client, up);
 }
 
 /// What a connection's two threads share: its id, the writer, the clock, and with
@@ -146,31 +169,43 @@ struct Conn {
     tx: Sender<Batch>,
     start: Instant,
     matcher: Option<Arc<Matcher>>,
+    counts: Arc<Counts>,
 }
 
+/// Starts the connection's two threads (a thread that cannot be started is reported and the
+/// connection closed, never a panic that would end the proxy).
 fn spawn_conn(c: Conn, client: TcpStream, up: TcpStream) {
     let _ = client.set_nodelay(true);
     let _ = up.set_nodelay(true);
     let (Ok(c2), Ok(u2)) = (client.try_clone(), up.try_clone()) else { return };
-    let matcher = c.matcher.clone();
-    std::thread::spawn(move || forward_and_log(c, client, up));
-    std::thread::spawn(move || {
+    let (matcher, counts) = (c.matcher.clone(), c.counts.clone());
+    let thread = || std::thread::Builder::new().stack_size(STACK);
+    let back = move || {
         let (mut from, mut to) = (u2, c2);
         match matcher {
-            Some(m) => copy_and_match(&mut from, &mut to, &m),
+            Some(m) => copy_and_match(&mut from, &mut to, &m, &counts),
             None => {
                 let _ = std::io::copy(&mut from, &mut to);
             }
         }
         let _ = to.shutdown(Shutdown::Write);
-    });
+    };
+    if let Err(e) = thread().spawn(back) {
+        eprintln!("kvload record: cannot start a thread ({e}); connection {} closed", c.id);
+        return;
+    }
+    let (id, closer) = (c.id, [client.try_clone(), up.try_clone()]);
+    if let Err(e) = thread().spawn(move || forward_and_log(c, client, up)) {
+        eprintln!("kvload record: cannot start a thread ({e}); connection {id} closed");
+        closer.iter().flatten().for_each(|s| drop(s.shutdown(Shutdown::Both)));
+    }
 }
 
 /// Upstream → client with `--replies`: forward each read, then find the replies it completed
 /// and hand their sizes to the matcher (stamped with the read's time). A client that hung up
 /// with commands in flight (an open loop's end, a killed client) leaves them executed: their
 /// replies are still read and matched, until the server closes its side.
-fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
+fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher, counts: &Counts) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut scanner = Scanner::default();
     let mut values = Vec::new();
@@ -197,6 +232,7 @@ fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
                 }
                 Err(e) => {
                     eprintln!("kvload record: unparsable server reply ({e}); this connection's replies are no longer recorded");
+                    counts.unpaired.fetch_add(1, Ordering::Relaxed);
                     m.stop();
                     scanning = false;
                 }
@@ -209,6 +245,9 @@ fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
             break;
         }
     }
+    if scanning && m.overflowed() {
+        counts.unpaired.fetch_add(1, Ordering::Relaxed);
+    }
     m.stop();
 }
 
@@ -216,7 +255,7 @@ fn copy_and_match(from: &mut TcpStream, to: &mut TcpStream, m: &Matcher) {
 /// handed to the matcher) first, the commands are always there when their replies come
 /// back, however soon: a reply the client got is a reply the recording matched.
 fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
-    let Conn { id, tx, start, matcher } = c;
+    let Conn { id, tx, start, matcher, counts } = c;
     let mut buf = vec![0u8; 64 * 1024];
     let mut pending: Vec<u8> = Vec::new();
     let mut logging = true;
@@ -230,6 +269,17 @@ fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
             pending.extend_from_slice(&buf[..n]);
             let t_us = read_at.duration_since(start).as_micros() as u64;
             logging = log_commands(&mut pending, id, t_us, read_at, matcher.as_deref(), &tx);
+            if logging && pending.len() > MAX_PENDING {
+                eprintln!("kvload record: connection {id}: a command over {} MiB; forwarding only from here on", MAX_PENDING >> 20);
+                if let Some(m) = &matcher {
+                    m.stop();
+                }
+                logging = false;
+            }
+            if !logging {
+                counts.unrecorded.fetch_add(1, Ordering::Relaxed);
+                pending = Vec::new();
+            }
         }
         if up.write_all(&buf[..n]).is_err() {
             break;
@@ -338,7 +388,8 @@ pub fn parse_command(buf: &[u8]) -> Result<Option<Parsed<'_>>, ()> {
         return Err(());
     }
     let mut pos = eol + 2;
-    let mut args = Vec::with_capacity(argc);
+    // Each argument takes at least 4 bytes (`$0` CRLF …): no room for more than that.
+    let mut args = Vec::with_capacity(argc.min(buf.len() / 4));
     for _ in 0..argc {
         if pos >= buf.len() {
             return Ok(None);
@@ -348,6 +399,9 @@ pub fn parse_command(buf: &[u8]) -> Result<Option<Parsed<'_>>, ()> {
         }
         let Some(eol) = line_end(buf, pos + 1) else { return Ok(None) };
         let len = num(&buf[pos + 1..eol])?;
+        if len as u64 > format::MAX_ARG_LEN {
+            return Err(());
+        }
         let start = eol + 2;
         if start + len + 2 > buf.len() {
             return Ok(None);

@@ -20,7 +20,7 @@ use crate::engine::stats::{self, ThreadStats};
 use crate::report::{self, RunInfo, TestResult};
 
 use super::file::{self, Trace};
-use super::format::Record;
+use super::format::{Record, MAX_ARG_LEN};
 use super::options::{parse_replay, ReplayOptions, Speed, REPLAY_HELP};
 use super::replies::unreplayable;
 
@@ -100,11 +100,12 @@ pub fn batches(records: &[Record], join_same_time: bool) -> BTreeMap<u32, Vec<Ba
 const READS: &[&str] = &["GET", "MGET", "GETEX", "GETDEL", "STRLEN", "GETRANGE", "SUBSTR"];
 
 /// The value length of a bulk-string reply of `size` bytes (`$N\r\n` + N bytes + `\r\n`);
-/// None for a null (`$-1\r\n`, RESP3 `_\r\n`) or any other reply.
+/// None for a null (`$-1\r\n`, RESP3 `_\r\n`), any other reply, or a value over the
+/// server's 512 MiB bulk limit (a corrupted size: seeding would allocate it).
 pub fn bulk_value_len(size: u64) -> Option<usize> {
     (1..=20u32).find_map(|digits| {
         let n = size.checked_sub(5 + digits as u64)?;
-        (n.to_string().len() == digits as usize).then_some(n as usize)
+        (n.to_string().len() == digits as usize && n <= MAX_ARG_LEN).then_some(n as usize)
     })
 }
 
@@ -480,6 +481,15 @@ mod tests {
         let s = keys_to_seed(&r, 32);
         let s: Vec<(String, usize)> = s.into_iter().map(|(k, n)| (String::from_utf8(k).unwrap(), n)).collect();
         assert_eq!(s, vec![("a".into(), 3), ("c".into(), 7), ("d".into(), 32)]);
+    }
+
+    /// Found by `props` (a reply size from a corrupted trace): seeding took any size a
+    /// GET's recorded reply implied, up to exabytes (a value it would allocate).
+    #[test]
+    fn a_reply_size_past_the_bulk_limit_does_not_size_a_seed() {
+        let mut r = vec![rec(0, 0, &["GET", "k"])];
+        r[0].reply = Some((5 + 11 + 10_000_000_000, 1));
+        assert_eq!(keys_to_seed(&r, 32), vec![(b"k".to_vec(), 32)]);
     }
 
     #[test]

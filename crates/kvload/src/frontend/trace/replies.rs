@@ -21,6 +21,14 @@ use std::time::Instant;
 
 use super::format::{self, Batch, Record};
 
+/// Deepest nesting of aggregates the scanner follows (deeper: not a reply it pairs).
+pub const MAX_DEPTH: usize = 1024;
+/// Bytes a connection's matcher may hold waiting to pair (commands' records, replies'
+/// sizes): beyond them its commands are recorded without replies (docs/TRACES.md).
+pub const MAX_QUEUED: usize = 16 << 20;
+/// What one queued entry costs besides its record's bytes (its slot, its time).
+const ENTRY: usize = 48;
+
 /// Finds the ends of top-level RESP values in a byte stream fed in arbitrary pieces.
 #[derive(Default)]
 pub struct Scanner {
@@ -101,6 +109,8 @@ impl Scanner {
                 };
                 if elements == 0 {
                     self.element_done(done);
+                } else if self.stack.len() >= MAX_DEPTH {
+                    return Err(format!("aggregates nested over {MAX_DEPTH} deep"));
                 } else {
                     self.stack.push(elements);
                 }
@@ -159,6 +169,9 @@ struct State {
     done: Vec<u8>,
     done_n: u64,
     matching: bool,
+    /// Bytes held in `cmds` and `replies` (see `MAX_QUEUED`), and whether they went over it.
+    queued: usize,
+    overflowed: bool,
 }
 
 /// One connection's command ↔ reply pairing; completed records go to the trace writer in
@@ -170,7 +183,7 @@ pub struct Matcher {
 
 impl Matcher {
     pub fn new(tx: Sender<Batch>) -> Matcher {
-        let state = State { cmds: VecDeque::new(), replies: VecDeque::new(), done: Vec::new(), done_n: 0, matching: true };
+        let state = State { cmds: VecDeque::new(), replies: VecDeque::new(), done: Vec::new(), done_n: 0, matching: true, queued: 0, overflowed: false };
         Matcher { state: Mutex::new(state), tx }
     }
 
@@ -188,8 +201,9 @@ impl Matcher {
             let _ = self.tx.send((n, recs.concat()));
             return;
         }
+        s.queued += recs.iter().map(|r| r.len() + ENTRY).sum::<usize>();
         s.cmds.extend(recs.into_iter().map(|r| (r, read_at)));
-        if breaks {
+        if breaks || self.over(&mut s) {
             self.flush_unmatched(&mut s);
         } else {
             self.pair(&mut s);
@@ -208,9 +222,24 @@ impl Matcher {
     pub fn replies(&self, sizes: &[u64], seen: Instant) {
         let mut s = self.lock();
         if s.matching {
+            s.queued += sizes.len() * ENTRY;
             s.replies.extend(sizes.iter().map(|&n| (n, seen)));
             self.pair(&mut s);
+            if self.over(&mut s) {
+                self.flush_unmatched(&mut s);
+            }
         }
+    }
+
+    /// Whether the queues hold more than `MAX_QUEUED` (then marked as overflowed).
+    fn over(&self, s: &mut State) -> bool {
+        s.overflowed |= s.queued > MAX_QUEUED;
+        s.queued > MAX_QUEUED
+    }
+
+    /// Whether pairing ended because the queues went over `MAX_QUEUED`.
+    pub fn overflowed(&self) -> bool {
+        self.lock().overflowed
     }
 
     /// Ends matching: queued commands (and later ones) are logged without reply information.
@@ -223,6 +252,7 @@ impl Matcher {
     fn pair(&self, s: &mut State) {
         while !s.cmds.is_empty() && !s.replies.is_empty() {
             let (Some((mut rec, sent)), Some((size, seen))) = (s.cmds.pop_front(), s.replies.pop_front()) else { break };
+            s.queued = s.queued.saturating_sub(rec.len() + 2 * ENTRY);
             let lat = seen.saturating_duration_since(sent).as_micros() as u64;
             format::add_reply(&mut rec, size, lat);
             s.done.extend_from_slice(&rec);
@@ -233,10 +263,12 @@ impl Matcher {
     fn flush_unmatched(&self, s: &mut State) {
         self.hand_off(s);
         s.matching = false;
-        s.replies.clear();
+        s.replies = VecDeque::new();
+        s.queued = 0;
         if !s.cmds.is_empty() {
             let n = s.cmds.len() as u64;
             let out: Vec<u8> = s.cmds.drain(..).flat_map(|(r, _)| r).collect();
+            s.cmds = VecDeque::new();
             let _ = self.tx.send((n, out));
         }
     }
@@ -343,6 +375,26 @@ mod tests {
         assert_eq!(got[2].reply, Some((7, 100)));
         assert_eq!(got[3].reply, None, "no reply was seen before the end");
         assert_eq!(got[4].reply, None, "after the end of matching");
+    }
+
+    /// A server that never replies to a client that pipelines: the matcher holds at most
+    /// `MAX_QUEUED` bytes, then the commands go to the writer without replies.
+    #[test]
+    fn a_queue_over_the_cap_ends_pairing() {
+        let (tx, rx) = mpsc::channel();
+        let m = Matcher::new(tx);
+        let per = rec(b"k").len() + ENTRY;
+        let batches = MAX_QUEUED / per / 1000 + 1;
+        for _ in 0..batches {
+            m.commands(vec![rec(b"k"); 1000], Instant::now(), false);
+        }
+        assert!(m.overflowed());
+        let got: u64 = rx.try_iter().map(|b| b.0).sum();
+        assert_eq!(got, batches as u64 * 1000, "every command reached the writer, none held");
+        let (tx, _rx) = mpsc::channel();
+        let m = Matcher::new(tx);
+        m.replies(&vec![5; MAX_QUEUED / ENTRY + 1], Instant::now());
+        assert!(m.overflowed(), "replies to no command are bounded too");
     }
 
     #[test]
