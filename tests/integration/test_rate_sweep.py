@@ -3,7 +3,7 @@ below its closed-loop saturation and its p99 rises with the rate; a 2 ms injecte
 time (DEBUG SLEEP) makes one queue with saturation ≈ 1/S, a mean wait within 20% of M/D/1 with
 Valkey's batched replies and the knee where that model puts it; compare judges two sides'
 knees by the one verdict rule: an A/A never flags one, service time injected on one side
-(every write fsynced) reads "regression".
+(the fixture's steps-3: a spin loop in setCommand) reads "regression".
 
 - SET P=1: a closed-loop trial, then ten open-loop points; the knee lies below the
   closed-loop saturation rps, the open loop keeps its rate (within 5%) at every point up to
@@ -36,12 +36,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.fixtures.valkey_repo import _set_spin as set_spin
+from tests.fixtures.valkey_steps import _commit as commit
 from tests.helpers import KVPERF, require_binary, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 VALKEY = "/usr/bin/valkey-server"
 SLEEP_S = 0.002
+SERVICE_SPIN = 400_000  # setCommand's spin iterations: ~100 µs of server time per SET
 
 
 def run_rt(cwd: Path, *args: str, timeout: float = 120,
@@ -226,24 +229,26 @@ def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Pat
     assert abs(labels.index(marked[0]) - model_knee) <= 1, (marked, model_p99)
 
 
-def compare_knees(tmp_path: Path, label: str, a: str, b: str) -> str:
-    """`compare --rate-sweep` of servers a and b (quick mode: 1 s points, 3 rounds), checked
-    for both sides' curves and paired trials; returns the knee table's row."""
+def compare_knees(tmp_path: Path, label: str, sides: list[str],
+                  env: dict[str, str] | None = None) -> str:
+    """`compare --rate-sweep` of two sides (`sides`: their arguments) with 1 s points over 5
+    rounds, checked for both sides' curves and paired trials; returns the knee table's
+    row."""
     write_config(tmp_path, [{"commands": ["SET"], "data_sizes": 64, "pipelines": 1,
                              "clients": 50, "duration": 1, "warmup": 0,
                              "server_cpu_range": "0", "client_cpu_range": "1"}])
-    done = run_rt(tmp_path, "compare", "--server-bin", a, "--server-bin", b,
-                  "--config", "config.json", "--rate-sweep", "--rate-steps", "30,70,100",
-                  "--runs", "3", "--label", label, timeout=300, env={"KVPERF_QUICK": "1"})
+    done = run_rt(tmp_path, "compare", *sides, "--config", "config.json", "--rate-sweep",
+                  "--rate-steps", "30,70,100", "--point-seconds", "1", "--runs", "5",
+                  "--label", label, timeout=900, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Rate sweep knees: B " in " ".join(done.stdout.split()), done.stdout
     results = tmp_path / "results" / label
+    trials = []
     for side in ("A", "B"):
         rows: list[dict[str, Any]] = json.loads((results / side / "metrics.json").read_text())
-        assert len(rows) == 12 and {r["ab_schedule"] for r in rows} == {"alternate"}
+        assert len(rows) == 20 and {r["ab_schedule"] for r in rows} == {"alternate"}
         assert "| 70% |" in (results / side / "rate_sweep.md").read_text()
-    trials = [[r["trial_id"] for r in json.loads((results / side / "metrics.json").read_text())]
-              for side in ("A", "B")]
+        trials.append([r["trial_id"] for r in rows])
     assert trials[0] == trials[1]
     knees = (results / "rate_sweep_knees.md").read_text()
     row = next(line for line in knees.splitlines() if line.startswith("| SET d=64 P=1 c=50"))
@@ -257,18 +262,32 @@ def test_compare_of_two_identical_servers_flags_no_knee(tmp_path: Path) -> None:
     judged by the one verdict rule into the knee table — never a regression or an
     improvement (the open loop keeps its rate on both sides, so neither knee is the
     client's)."""
-    row = compare_knees(tmp_path, "aa", VALKEY, VALKEY)
+    row = compare_knees(tmp_path, "aa", ["--server-bin", VALKEY, "--server-bin", VALKEY])
     assert "regression" not in row and "improvement" not in row, row
     assert any(v in row for v in ("no change", "inconclusive", "unstable")), row
 
 
+def slow_set_repo(tmp_path: Path, valkey_repo: Path) -> Path:
+    """A clone of the fixture repository with one commit on ``base``, tagged ``set-100us``:
+    setCommand spins SERVICE_SPIN iterations per call (the fixture's own spin loop)."""
+    repo = tmp_path / "valkey"
+    subprocess.run(["git", "clone", "-q", "--shared", str(valkey_repo), str(repo)],
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "base"], check=True)
+    set_spin(repo / "src" / "t_string.c", SERVICE_SPIN)
+    commit(repo, f"setCommand: spin {SERVICE_SPIN} iterations per call",
+           "2025-05-04T12:00:00Z", "set-100us")
+    return repo
+
+
 @pytest.mark.usefixtures("no_strays")
-def test_compare_reads_injected_service_time_as_a_knee_regression(tmp_path: Path) -> None:
-    """An A/B: side B is the same valkey-server with service time injected — every write
-    fsynced before its reply (``appendfsync always``, a wrapper's extra arguments) — so
-    its knee falls to a small fraction of A's: the knee table reads "regression"."""
-    slow = tmp_path / "valkey-fsync"
-    slow.write_text(f'#!/bin/sh\nexec {VALKEY} "$@" --appendonly yes --appendfsync always\n')
-    slow.chmod(0o755)
-    row = compare_knees(tmp_path, "ab", VALKEY, str(slow))
+def test_compare_reads_injected_service_time_as_a_knee_regression(
+        tmp_path: Path, valkey_repo: Path, build_cache: Path) -> None:
+    """An A/B: the fixture's base against one commit whose only change is a spin loop in
+    setCommand of ~100 µs per SET (SERVICE_SPIN; the steps fixture's 40,000 iterations cost
+    ~10 µs here, and B's knee then fell level with A's: A's p99 broke at 70% in 3 of 5
+    rounds). B's saturation, and with it its knee, falls far below A's — "regression"."""
+    repo = slow_set_repo(tmp_path, valkey_repo)
+    row = compare_knees(tmp_path, "ab", ["base", "set-100us", "--repo", str(repo)],
+                        env={"KVPERF_BUILD_CACHE": str(build_cache)})
     assert "regression" in row, row
