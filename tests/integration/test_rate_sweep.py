@@ -110,11 +110,12 @@ def assert_sweep_records(results: Path, sat: dict[str, Any],
 
 def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     # The open loop keeps its rate at every point up to 95% of the closed loop's rate, each
-    # point judged: kvload's open loop arms its timer once per sleep, not once per send
-    # (the per-send timerfd_settime saturated its core from 60-70% before; docs/
-    # PERFORMANCE.md "Open loop: does it keep up"), so neither side's saturation excuses a
-    # point below 95%. A point may be marked client-saturated (⚠ client) and still keep its
-    # rate: late sends go out late and count from their intended time.
+    # point judged, saturated sides too: under SCHED_FIFO kvload reaches ≥ 0.99 of the
+    # asked rate there with either loop (docs/PERFORMANCE.md "Open loop: does it keep up").
+    # A point marked client-saturated (⚠ client) still keeps its rate: late sends go out
+    # late and count from their intended time. A client that cannot keep up fails here (a
+    # kvload burning 15 µs per open-loop send: 50-95% achieved 9-33k of 68-129k rps); the
+    # earlier exemptions of client- and server-saturated points let it pass.
     kept = [p for p in points if p["sweep"]["percent"] <= 95]
     assert len(kept) >= 5, [p["sweep"]["point"] for p in kept]
     short = [(p["sweep"]["point"], round(p["rps"]), round(p["sweep"]["target_rps"]),
