@@ -3,7 +3,7 @@ below its closed-loop saturation and its p99 rises with the rate; a 2 ms injecte
 time (DEBUG SLEEP) makes one queue with saturation ≈ 1/S, a mean wait within 20% of M/D/1 with
 Valkey's batched replies and the knee where that model puts it; compare judges two sides'
 knees by the one verdict rule: an A/A never flags one, service time injected on one side
-(the fixture's steps-3: a spin loop in setCommand) reads "regression".
+(~100 µs of spin in setCommand, one commit on the fixture's base) reads "regression".
 
 - SET P=1: a closed-loop trial, then ten open-loop points; the knee lies below the
   closed-loop saturation rps, the open loop keeps its rate (within 5%) at every point up to
