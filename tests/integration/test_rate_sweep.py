@@ -2,11 +2,12 @@
 below its closed-loop saturation and its p99 rises with the rate; a 2 ms injected service
 time (DEBUG SLEEP) makes one queue with saturation ≈ 1/S, a mean wait within 20% of M/D/1 with
 Valkey's batched replies and the knee where that model puts it; compare judges two sides'
-knees by the one verdict rule.
+knees by the one verdict rule: an A/A never flags one, service time injected on one side
+(~100 µs of spin in setCommand, one commit on the fixture's base) reads "regression".
 
 - SET P=1: a closed-loop trial, then ten open-loop points; the knee lies below the
-  closed-loop saturation rps, the open loop keeps its rate where neither side saturated,
-  and the p99 curve rises with the rate (the top points' median p99 at least twice the
+  closed-loop saturation rps, the open loop keeps its rate (within 5%) at every point up to
+  90%, and the p99 curve rises with the rate (the top points' median p99 at least twice the
   lowest ones', and overload at 100% far above the lowest point).
 - Injected service time: every request is ``DEBUG SLEEP 0.002`` on the server's one thread
   (one queue, service time S), so saturation ≈ 1/S, the knee moves down to a few hundred
@@ -35,12 +36,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.fixtures.valkey_repo import _set_spin as set_spin
+from tests.fixtures.valkey_steps import _commit as commit
 from tests.helpers import KVPERF, require_binary, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 VALKEY = "/usr/bin/valkey-server"
 SLEEP_S = 0.002
+SERVICE_SPIN = 400_000  # setCommand's spin iterations: ~100 µs of server time per SET
 
 
 def run_rt(cwd: Path, *args: str, timeout: float = 120,
@@ -66,18 +70,14 @@ def corrected(row: dict[str, Any], key: str) -> float:
     return float(row["client"]["latency_ms"]["corrected"][key])
 
 
-def server_busy(row: dict[str, Any]) -> float:
-    """The fraction of its core the server used at a point: its CPU per request × rps."""
-    return float(row["server"]["cpu_us_per_request"]) * float(row["rps"]) / 1e6
-
-
 @pytest.mark.usefixtures("no_strays")
 def test_a_sweep_of_valkey_set_finds_a_knee_below_saturation(tmp_path: Path) -> None:
     write_config(tmp_path, [{"commands": ["SET"], "data_sizes": 64, "pipelines": 1,
                              "clients": 50, "duration": 3, "warmup": 1,
                              "server_cpu_range": "0", "client_cpu_range": "1"}])
     done = run_rt(tmp_path, "run", "--config", "config.json", "--server-bin", VALKEY,
-                  "--rate-sweep", "--quick", "--label", "sweep", "--gate", "SET.rps>=30000")
+                  "--rate-sweep", "--point-seconds", "1", "--label", "sweep",
+                  "--gate", "SET.rps>=30000")
     assert done.returncode == 0, done.stdout + done.stderr
     # the gate judges the closed-loop trial only, not the points (10% is far below it)
     gates = json.loads((tmp_path / "results" / "sweep" / "gates.json").read_text())["gates"]
@@ -102,7 +102,8 @@ def assert_sweep_records(results: Path, sat: dict[str, Any],
         record = p["sweep"]
         assert record["id"] == sat["trial_id"] == sat["sweep"]["id"]
         assert record["target_rps"] == pytest.approx(saturation * record["percent"] / 100)
-        assert record["saturation_rps"] == saturation and record["arrivals"] == "poisson"
+        assert record["saturation_rps"] == pytest.approx(saturation)
+        assert record["arrivals"] == "poisson"
         assert p["config_set"] == {"rate": record["point"]} and p["duration"] == 1
         assert p["client"]["mode"] == "open" and p["histogram_file"]
         assert (results / p["histogram_file"]).is_file()
@@ -110,25 +111,22 @@ def assert_sweep_records(results: Path, sat: dict[str, Any],
 
 
 def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
-    # The open loop keeps its rate below saturation, unless kvload says it could not: a
-    # point where kvload used ≥ 90% of its core is marked client-saturated (⚠ client in the
-    # table), its latency partly the client's own lateness (docs/guide/sweeps.md "Rate
-    # sweeps"). kvload's open loop costs more CPU per request than its closed loop, so on this
-    # machine it saturated at some points from 60% on.
-    # The server can saturate below 80% too: its open-loop cost per request is higher than
-    # closed-loop's (fewer requests per event-loop iteration), and a 1 s closed-loop trial
-    # (--quick) sometimes reads high (141k against 107-127k rps), putting "80%" at ~90% of
-    # what it sustains. A point whose server core was ≥ 90% busy (CPU per request × rps) is
-    # queueing, not the open loop falling short. kvload keeps up at 10% (0.3-0.5 of its
-    # core); from 50% on it was client-saturated in some runs here (a CI run: from 50%), so
-    # 10% is the point that must always be judged.
-    served = [p for p in points if not p["client_saturated"]]
-    kept = [p for p in served if p["sweep"]["percent"] <= 80 and server_busy(p) < 0.9]
-    assert "10%" in {p["sweep"]["point"] for p in kept}, [
-        (p["sweep"]["point"], p["client_saturated"], server_busy(p)) for p in points]
-    for p in kept:
-        assert p["rps"] == pytest.approx(p["sweep"]["target_rps"], rel=0.05), (
-            p["sweep"]["point"], server_busy(p))
+    # The open loop keeps its rate at every point up to 90% of the closed loop's rate (8
+    # points), each judged, saturated sides too: under SCHED_FIFO kvload reaches ≥ 0.99 of
+    # the asked rate up to 95% with either loop (docs/PERFORMANCE.md "Open loop: does it
+    # keep up"). 95% is not judged: there the server itself fell short in 2 of 10 runs here
+    # (117k of 138k rps, 114k of 121k at 90% with --quick's 1 s closed loop; kvload not
+    # saturated), its open-loop cost per request being above its closed loop's.
+    # A point marked client-saturated (⚠ client) still keeps its rate: late sends go out
+    # late and count from their intended time. A client that cannot keep up fails here (a
+    # kvload burning 15 µs per open-loop send: 50-95% achieved 9-33k of 68-129k rps); the
+    # earlier exemptions of client- and server-saturated points let it pass.
+    kept = [p for p in points if p["sweep"]["percent"] <= 90]
+    assert len(kept) >= 5, [p["sweep"]["point"] for p in kept]
+    short = [(p["sweep"]["point"], round(p["rps"]), round(p["sweep"]["target_rps"]),
+              p["client_saturated"]) for p in kept
+             if p["rps"] != pytest.approx(p["sweep"]["target_rps"], rel=0.05)]
+    assert not short, short
 
 
 def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
@@ -237,32 +235,65 @@ def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Pat
     assert abs(labels.index(marked[0]) - model_knee) <= 1, (marked, model_p99)
 
 
-@pytest.mark.usefixtures("no_strays")
-def test_compare_judges_two_sides_knees(tmp_path: Path) -> None:
-    """`compare --rate-sweep` (quick mode: 1 s points, 2 rounds): the same binary on both
-    sides, an A/A; each side's curve written, the same points paired by round, the knees
-    judged by the one rule into the knee table."""
+def compare_knees(tmp_path: Path, label: str, sides: list[str],
+                  env: dict[str, str] | None = None) -> str:
+    """`compare --rate-sweep` of two sides (`sides`: their arguments) with 1 s points over 5
+    rounds, checked for both sides' curves and paired trials; returns the knee table's
+    row."""
     write_config(tmp_path, [{"commands": ["SET"], "data_sizes": 64, "pipelines": 1,
                              "clients": 50, "duration": 1, "warmup": 0,
                              "server_cpu_range": "0", "client_cpu_range": "1"}])
-    done = run_rt(tmp_path, "compare", "--server-bin", VALKEY, "--server-bin", VALKEY,
-                  "--config", "config.json", "--rate-sweep", "--rate-steps", "30,70,100",
-                  "--runs", "2", "--label", "aa", env={"KVPERF_QUICK": "1"})
+    done = run_rt(tmp_path, "compare", *sides, "--config", "config.json", "--rate-sweep",
+                  "--rate-steps", "30,70,100", "--point-seconds", "1", "--runs", "5",
+                  "--label", label, timeout=900, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    out = " ".join(done.stdout.split())
-    assert "Rate sweep knees: B valkey-8.0.1 vs A valkey-8.0.1" in out, out
-    knees = (tmp_path / "results" / "aa" / "rate_sweep_knees.md").read_text()
-    row = next(line for line in knees.splitlines() if line.startswith("| SET d=64 P=1 c=50"))
-    # a verdict of the one rule (two quick rounds on a coarse ladder: any of them can come
-    # out between identical servers; the rule itself is tests/unit/analysis/test_knee.py's)
-    assert any(v in row for v in ("regression", "improvement", "no change", "inconclusive",
-                                  "unstable", "insufficient data")), row
-    assert row.count("|") == 6 and " – " not in row, row
+    assert "Rate sweep knees: B " in " ".join(done.stdout.split()), done.stdout
+    results = tmp_path / "results" / label
+    trials = []
     for side in ("A", "B"):
-        rows: list[dict[str, Any]] = json.loads(
-            (tmp_path / "results" / "aa" / side / "metrics.json").read_text())
-        assert len(rows) == 8 and {r["ab_schedule"] for r in rows} == {"alternate"}
-        assert "| 70% |" in (tmp_path / "results" / "aa" / side / "rate_sweep.md").read_text()
-    a = json.loads((tmp_path / "results" / "aa" / "A" / "metrics.json").read_text())
-    b = json.loads((tmp_path / "results" / "aa" / "B" / "metrics.json").read_text())
-    assert [r["trial_id"] for r in a] == [r["trial_id"] for r in b]
+        rows: list[dict[str, Any]] = json.loads((results / side / "metrics.json").read_text())
+        assert len(rows) == 20 and {r["ab_schedule"] for r in rows} == {"alternate"}
+        assert "| 70% |" in (results / side / "rate_sweep.md").read_text()
+        trials.append([r["trial_id"] for r in rows])
+    assert trials[0] == trials[1]
+    knees = (results / "rate_sweep_knees.md").read_text()
+    row = next(line for line in knees.splitlines() if line.startswith("| SET d=64 P=1 c=50"))
+    assert row.count("|") == 6 and " – " not in row, row
+    return row
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_of_two_identical_servers_flags_no_knee(tmp_path: Path) -> None:
+    """An A/A: the same binary on both sides, the same points paired by round, the knees
+    judged by the one verdict rule into the knee table — never a regression or an
+    improvement (the open loop keeps its rate on both sides, so neither knee is the
+    client's)."""
+    row = compare_knees(tmp_path, "aa", ["--server-bin", VALKEY, "--server-bin", VALKEY])
+    assert "regression" not in row and "improvement" not in row, row
+    assert any(v in row for v in ("no change", "inconclusive", "unstable")), row
+
+
+def slow_set_repo(tmp_path: Path, valkey_repo: Path) -> Path:
+    """A clone of the fixture repository with one commit on ``base``, tagged ``set-100us``:
+    setCommand spins SERVICE_SPIN iterations per call (the fixture's own spin loop)."""
+    repo = tmp_path / "valkey"
+    subprocess.run(["git", "clone", "-q", "--shared", str(valkey_repo), str(repo)],
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "base"], check=True)
+    set_spin(repo / "src" / "t_string.c", SERVICE_SPIN)
+    commit(repo, f"setCommand: spin {SERVICE_SPIN} iterations per call",
+           "2025-05-04T12:00:00Z", "set-100us")
+    return repo
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_compare_reads_injected_service_time_as_a_knee_regression(
+        tmp_path: Path, valkey_repo: Path, build_cache: Path) -> None:
+    """An A/B: the fixture's base against one commit whose only change is a spin loop in
+    setCommand of ~100 µs per SET (SERVICE_SPIN; the steps fixture's 40,000 iterations cost
+    ~10 µs here, and B's knee then fell level with A's: A's p99 broke at 70% in 3 of 5
+    rounds). B's saturation, and with it its knee, falls far below A's — "regression"."""
+    repo = slow_set_repo(tmp_path, valkey_repo)
+    row = compare_knees(tmp_path, "ab", ["base", "set-100us", "--repo", str(repo)],
+                        env={"KVPERF_BUILD_CACHE": str(build_cache)})
+    assert "regression" in row, row

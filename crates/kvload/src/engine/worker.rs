@@ -26,6 +26,10 @@ use crate::engine::timeline::Timeline;
 
 /// Salt of the Poisson arrivals' generator (apart from the keys' own draws).
 const ARRIVALS_SALT: u64 = 0x5851_f42d_4c95_7f2d;
+/// Open loop: a send due within this many ns is waited for by polling again, not by
+/// sleeping (a sleep arms a timer and costs a wakeup: more CPU than this on a VM, and a
+/// wakeup's latency besides).
+pub(super) const SPIN_NS: u64 = 5_000;
 /// The epoll loop's token of the open loop's timer (connections are tokens 0..n).
 pub(super) const TIMER: Token = Token(usize::MAX - 1);
 
