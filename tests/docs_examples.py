@@ -162,6 +162,10 @@ def elsewhere(test: str, how: str) -> Elsewhere:
     return Elsewhere(test, how)
 
 
+# docs/CLIENTS.md's worked example runs as written in one test
+EXAMPLE_TEST = ("tests/integration/test_client_example.py::"
+                "test_the_worked_example_adds_a_library_and_compares_it_with_a_shipped_one")
+
 # Text changes shared by several examples.
 OTHER_CLIENTS = (" --client ioredis:async --client iovalkey:async --client node-redis:async"
                  " --client valkey-glide-node:async --client go-redis:pool --client rueidis:async"
@@ -288,6 +292,39 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(CLIENTS, ("valkey-glide",
                     "valkey-glide --runs 2 --config configs/clients.json --concurrency single"),
             says=("B: redis-py-asyncio", "C: valkey-glide", rx(r"SET d=100 P=1 c=1"))),
+    # docs/CLIENTS.md, "A library at any commit" (repositories made from the released
+    # sources: tests/fixtures/library_repos.py)
+    "kvperf clients install redis-py":
+        run(CLIENTS, says="redis-py: already installed"),
+    "kvperf compare --client redis-py@main --client redis-py@my-branch --client-repo "
+    "~/src/redis-py": elsewhere(
+        "tests/integration/test_client_commits.py::test_compare_a_library_at_two_commits_flags_the_slowed_call_only",
+        "redis-py@base against redis-py@get-slow (GET 25 µs slower) of a repository made from "
+        "redis 8.1.0's sdist: GET's client CPU a regression, SET not flagged, each side's rows "
+        "naming its commit"),
+    "kvperf compare --client go-redis@v9.23.0 --client go-redis@HEAD --client-repo "
+    "~/src/go-redis": elsewhere(
+        "tests/integration/test_client_commits.py::test_compare_a_library_at_two_commits_flags_the_slowed_call_only",
+        "the same for go-redis v9.23.0's module, the harness built with the checkout"),
+    "kvperf bisect v9.23.0 HEAD --client go-redis --client-repo ~/src/go-redis --config "
+    "get.json": elsewhere(
+        "tests/integration/test_client_commits.py::test_bisect_over_a_library_s_commits_names_the_slow_one",
+        "bisect base head over redis-py's 6 commits names the get-slow commit"),
+    "kvperf run --client redis-py --client redis-py@my-branch --client-repo ~/src/redis-py":
+        elsewhere("tests/integration/test_client_commits.py::test_a_run_at_a_commit_runs_that_commit_s_code",
+                  "run --client redis-py@REF at two commits: the slow commit's GET costs ~25 µs "
+                  "more client CPU than base's"),
+    # docs/CLIENTS.md, "Worked example: your new library against the shipped ones"
+    "kvperf clients --clients-dir my-clients": elsewhere(
+        EXAMPLE_TEST, "the example's files from the doc, valkey-py listed"),
+    "kvperf clients install valkey-py redis-py --clients-dir my-clients": elsewhere(
+        EXAMPLE_TEST, "valkey-py installed from PyPI beside redis-py"),
+    "kvperf run --config config.json --client valkey-py --client redis-py --client kvload "
+    "--clients-dir my-clients": elsewhere(
+        EXAMPLE_TEST, "rows of valkey-py, redis-py and kvload, ok, every call accounted"),
+    "kvperf compare --config config.json --client redis-py --client valkey-py --clients-dir "
+    "my-clients --runs 6 --fail-on-regression": elsewhere(
+        EXAMPLE_TEST, "B valkey-py vs A redis-py judged; exit 0 or 1 (the gate)"),
     'kvperf run --config configs/clients.json --client redis-py '
     '--gate "pool.rps>=0.8*single.rps"':
         run(CLIENTS, ("0.8*", "0.2*"), says="Gates: 2 passed, 0 failed"),
@@ -770,6 +807,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "(group 1), each claimed job of kind module run with run --commits SHA --module-repo "
         "on one server into the database and marked complete; the wrong kind of config is "
         "exit 2"),
+    "kvperf track determine --client-repo redis-py=../redis-py --branch master "
+    "--max-commits 5 --config configs/clients.json": elsewhere(
+        "tests/integration/test_client_commits.py::test_track_queues_a_library_s_commits_and_a_runner_runs_one",
+        "a library repository's last 2 commits queued; the claimed job (kind client, repo "
+        "NAME=PATH) run with run --client NAME@SHA --client-repo NAME=PATH"),
     "kvperf track claim --runner bench-1 --lease 7200":
         run(TRACK, save="job", says=('"claimed_by": "bench-1"', '"state": "in_progress"',
                                      '"attempt": 1', '"config_content":',

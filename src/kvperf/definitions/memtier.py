@@ -197,9 +197,12 @@ def refusal(options: tuple[Option, ...], cluster: bool) -> str | None:
 
 
 def _ratio_refusal(options: tuple[Option, ...]) -> str | None:
-    """--ratio N:M and --command-ratio N must be numbers (memtier refuses others too; the
-    command mix is weighed by them: tests/unit/fuzz found '--ratio ;' reaching it)."""
+    """--ratio N:M and --command-ratio N must be numbers, and a --command must hold a word
+    (memtier refuses others too; the command mix is weighed by them: tests/unit/fuzz found
+    '--ratio ;', "--command ' '" and a --command of one quote reaching it)."""
     for option in options:
+        if option.name == "command" and not _words(option.value or ""):
+            return f"option --command={option.value} is not a command (no words in it)"
         if option.name not in ("ratio", "command-ratio"):
             continue
         parts = (option.value or "").split(":") if option.name == "ratio" \
@@ -209,6 +212,14 @@ def _ratio_refusal(options: tuple[Option, ...]) -> str | None:
             return f"option --{option.name}={option.value} is not " + (
                 "N:M (two counts)" if option.name == "ratio" else "a count")
     return None
+
+
+def _words(text: str) -> list[str]:
+    """A --command's words as memtier splits them; none when its quoting is broken."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
 
 
 def _count(text: str) -> bool:

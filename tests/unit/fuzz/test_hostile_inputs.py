@@ -141,6 +141,8 @@ MEMTIER_WORDS = ["--ratio", "1:10", "--pipeline", "16", "-c", "50", "-t", "4", "
                  st.lists(st.text(max_size=10), max_size=8)))
 @example("--command 'unterminated")
 @example("--rati ;")
+@example("--command ' '")
+@example("--command '\"'")
 @example("-")
 def test_memtier_arguments_of_any_text_are_options_or_a_refusal(arguments: Any) -> None:
     try:
