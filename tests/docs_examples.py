@@ -307,7 +307,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_client_commits.py::test_compare_a_library_at_two_commits_flags_the_slowed_call_only",
         "the same for go-redis v9.23.0's module, the harness built with the checkout"),
     "kvperf bisect v9.23.0 HEAD --client go-redis --client-repo ~/src/go-redis --config "
-    "get.json": elsewhere(
+    "get.json --metric p50_latency_ms": elsewhere(
         "tests/integration/test_client_commits.py::test_bisect_over_a_library_s_commits_names_the_slow_one",
         "bisect base head over redis-py's 6 commits names the get-slow commit"),
     "kvperf run --client redis-py --client redis-py@my-branch --client-repo ~/src/redis-py":
