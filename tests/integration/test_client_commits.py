@@ -78,12 +78,14 @@ def test_bisect_over_a_library_s_commits_names_the_slow_one(tmp_path: Path) -> N
     (a ±5% no-change margin): by client CPU per request (±2%) the two neutral steps stayed
     inconclusive after 25 runs a side on a quiet machine ([0.992, 1.041], [0.942, 1.002]:
     a Python harness's CPU moves ~3% between installs), where p50 read no change
-    ([0.988, 1.022], [0.966, 1.008]) and the slow commit ×1.45."""
+    ([0.988, 1.022], [0.966, 1.008]) and the slow commit ×1.45. One neutral step's p50 read
+    [0.989, 1.050] after 25 runs in another run (its upper end on the margin), hence a budget
+    of 40."""
     repo = library_repo("redis-py")
     config = _config(tmp_path, ["GET"])
     done = run_kvperf("bisect", "base", "head", "--client", "redis-py", "--client-repo", repo,
                       "--config", config, "--metric", "p50_latency_ms", "--runs", "5",
-                      "--max-runs", "25", "--no-db", cwd=tmp_path, timeout=1500)
+                      "--max-runs", "40", "--no-db", cwd=tmp_path, timeout=1500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     slow = git_sha(repo, "get-slow")
     assert f"first bad (regression) commit: {slow}" in done.stdout, done.stdout[-3000:]
