@@ -300,25 +300,40 @@ async def run_async(worker: Worker, call: AsyncCall, clock: Clock) -> None:
     clock.finished.append(perf())
 
 
-def queue(pipe: Any, batch: Sequence[tuple[str, str]], value: bytes) -> Any:
+def library_incr(client: Any, key: str) -> Any:
+    """INCR through the library's own ``incr`` method (one that sends INCR)."""
+    return client.incr(key)
+
+
+def command_incr(client: Any, key: str) -> Any:
+    """INCR through ``execute_command``: for redis-py, whose ``incr`` sends ``INCRBY key 1``,
+    a different command from the one the spec asks for."""
+    return client.execute_command("INCR", key)
+
+
+Incr = Callable[[Any, str], Any]
+
+
+def queue(pipe: Any, batch: Sequence[tuple[str, str]], value: bytes,
+          incr: Incr = library_incr) -> Any:
     """A batch's commands added to a library's pipeline, transaction or batch object (one
-    with set, get and incr methods); the object."""
+    with set and get methods, and INCR through ``incr``); the object."""
     for name, key in batch:
         if name == "SET":
             pipe.set(key, value)
         elif name == "GET":
             pipe.get(key)
         else:
-            pipe.incr(key)
+            incr(pipe, key)
     return pipe
 
 
-def one(client: Any, name: str, key: str, value: bytes) -> Any:
-    """One command through a client with set, get and incr methods (its reply, or the
-    awaitable of an async client)."""
+def one(client: Any, name: str, key: str, value: bytes, incr: Incr = library_incr) -> Any:
+    """One command through a client with set and get methods, and INCR through ``incr``
+    (its reply, or the awaitable of an async client)."""
     if name == "SET":
         return client.set(key, value)
-    return client.get(key) if name == "GET" else client.incr(key)
+    return client.get(key) if name == "GET" else incr(client, key)
 
 
 @dataclass

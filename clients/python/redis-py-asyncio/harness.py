@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import redis
 import redis.asyncio as aioredis
-from kvharness import Adapter, Spec, main, one, queue
+from kvharness import Adapter, Spec, command_incr, main, one, queue
 
 
 async def make_async(spec: Spec) -> Any:
@@ -23,14 +23,18 @@ async def make_async(spec: Spec) -> Any:
     client = aioredis.Redis(host=endpoint["host"], port=endpoint["port"],
                             max_connections=spec.workers,
                             password=os.environ.get("KVPERF_CLIENT_PASSWORD"), **tls)
+    # redis.asyncio connects on a pool's first command, and every failed call would then be
+    # counted as one operation's error until the bound: an unreachable server ran until the
+    # deadline. One connection made now fails the run at once, as the sync harness's does.
+    await client.ping()
     value, transaction = spec.value, spec.transaction
 
     async def single(batch: list[tuple[str, str]]) -> None:
         name, key = batch[0]
-        await one(client, name, key, value)
+        await one(client, name, key, value, command_incr)
 
     async def pipelined(batch: list[tuple[str, str]]) -> list[Any]:
-        pipe = queue(client.pipeline(transaction=transaction), batch, value)
+        pipe = queue(client.pipeline(transaction=transaction), batch, value, command_incr)
         return list(await pipe.execute(raise_on_error=False))
 
     call = single if spec.pipeline == 1 and not transaction else pipelined

@@ -13,7 +13,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import redis
-from kvharness import Adapter, Spec, SyncCall, main, one, queue
+from kvharness import Adapter, Spec, SyncCall, command_incr, main, one, queue
 
 
 def connect(spec: Spec) -> redis.Redis:
@@ -35,10 +35,10 @@ def make_call(spec: Spec) -> Any:
     value, transaction = spec.value, spec.transaction
     def single(batch: list[tuple[str, str]]) -> None:
         name, key = batch[0]
-        one(client, name, key, value)
+        one(client, name, key, value, command_incr)
 
     def pipelined(batch: list[tuple[str, str]]) -> list[Any]:
-        pipe = queue(client.pipeline(transaction=transaction), batch, value)
+        pipe = queue(client.pipeline(transaction=transaction), batch, value, command_incr)
         return list(pipe.execute(raise_on_error=False))
 
     call: SyncCall = single if spec.pipeline == 1 and not transaction else pipelined
