@@ -95,3 +95,37 @@ def wait_for_address(proc: subprocess.Popen[str], timeout: float = 30) -> Endpoi
         if match:
             return Endpoint(match.group(1), int(match.group(2)))
     raise AssertionError("kvperf --mode server never printed its address")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def plain_valkey() -> Any:
+    """A valkey-server of the test's own (no persistence), listening when entered; yields
+    (process, port); ended by its pid (continued first, in case the test stopped it)."""
+    import signal
+    import socket
+    port = free_port()
+    proc = subprocess.Popen([require_binary("valkey-server"), "--port", str(port), "--bind",
+                             "127.0.0.1", "--save", "", "--appendonly", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "valkey-server did not listen"
+                time.sleep(0.05)
+        yield proc, port
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(10)

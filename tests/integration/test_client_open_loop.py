@@ -25,7 +25,7 @@ from hdrh.histogram import HdrHistogram
 
 from kvperf.clients.manifest import Manifest, discover, shipped_dirs
 from kvperf.clients.result import HISTOGRAM_PRECISION, precision
-from tests.helpers import require_binary
+from tests.helpers import plain_valkey
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_strays")]
 
@@ -36,33 +36,11 @@ STARTED = RATE * (WARMUP + 0.5)  # SETs the server has counted 0.5 s into the wi
 SLOW_US = 100_000  # a request intended in the stall's first 0.3 s waits at least this long
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """A valkey-server of the test's own (it gets stopped), ended by its pid."""
-    port = _port()
-    proc = subprocess.Popen([require_binary("valkey-server"), "--port", str(port), "--bind",
-                             "127.0.0.1", "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "valkey-server did not listen"
-                time.sleep(0.05)
-        yield proc, port
-    finally:
-        os.kill(proc.pid, signal.SIGCONT)
-        proc.terminate()
-        proc.wait(10)
+    with plain_valkey() as started:
+        yield started
 
 
 def _spec(port: int, rate: dict[str, Any] | None) -> dict[str, Any]:
