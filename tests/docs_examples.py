@@ -379,6 +379,14 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf trace anonymize app.kvt shared.kvt --keep-slots":
         elsewhere("tests/integration/test_trace_run.py::test_trace_stats_and_anonymize",
                   "--keep-slots on a recorded trace: same slot histogram and key lengths"),
+    "kvperf trace stats app.kvt --emit-workload kvperf > workload.json": elsewhere(
+        "tests/integration/test_trace_config.py::"
+        "test_a_trace_becomes_a_config_whose_run_records_the_same_statistics",
+        "the emitted config's run, recorded again: mix, Zipf, sizes, depth, keys within bounds"),
+    "kvperf run --config workload.json": elsewhere(
+        "tests/integration/test_trace_config.py::"
+        "test_a_trace_becomes_a_config_whose_run_records_the_same_statistics",
+        "the config trace stats emitted, run as written (with --mode client to record it)"),
     "kvperf trace stats app.kvt --emit-workload memtier": elsewhere(
         "tests/integration/test_trace_run.py::"
         "test_recorded_replies_stats_seeding_and_emitted_workloads",

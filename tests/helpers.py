@@ -105,25 +105,30 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_listening(port: int, timeout: float = 10) -> None:
+    """Until something accepts connections on 127.0.0.1:``port``."""
+    import socket
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on 127.0.0.1:{port}"
+            time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def plain_valkey() -> Any:
     """A valkey-server of the test's own (no persistence), listening when entered; yields
     (process, port); ended by its pid (continued first, in case the test stopped it)."""
     import signal
-    import socket
     port = free_port()
     proc = subprocess.Popen([require_binary("valkey-server"), "--port", str(port), "--bind",
                              "127.0.0.1", "--save", "", "--appendonly", "no"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "valkey-server did not listen"
-                time.sleep(0.05)
+        wait_listening(port)
         yield proc, port
     finally:
         os.kill(proc.pid, signal.SIGCONT)

@@ -1,26 +1,34 @@
 """A synthetic workload approximating a recorded trace (pure; ``kvperf trace stats
---emit-workload kvload|memtier``): kvload's own-mode argv or ``kvload memtier`` argv with the
-trace's command mix, key count and key popularity, value size, pipeline depth, connections
-and rate. Both run against 127.0.0.1:6379 unless ``-h``/``-p`` are added after ``kvload``
-(or after ``kvload memtier``).
+--emit-workload kvload|memtier|kvperf``): kvload's own-mode argv or ``kvload memtier`` argv
+with the trace's command mix, key count and key popularity, value size, pipeline depth,
+connections and rate (both run against 127.0.0.1:6379 unless ``-h``/``-p`` are added after
+``kvload`` or ``kvload memtier``), or a kvperf config (JSON text) for ``kvperf run --config``
+with the mix (``command_mix``), keys (``keyspacelen``, ``key_distribution``), value sizes
+(``value_sizes``), pipeline depth, connections and duration.
 
 What is approximated, and how:
 - Mix: each command is one template built from its first record (keys → a key placeholder,
   written values → ``__data__``, other arguments kept), repeated in proportion to its count:
   the smallest sequence of at most MAX_SEATS commands whose shares are within 1 point of the
   trace's (largest remainders), else the closest; a command below half a seat is dropped.
-- Keys: the trace's distinct key count. memtier: Zipf (``Z``) with the fitted exponent when
-  it is at least ZIPF_MIN (a sparse uniform sample fits up to ~0.4, docs/TRACES.md), else
-  uniform (``R``). kvload's own mode draws keys uniformly only (the nearest it has).
-- Value size: the median written value (else recorded GET replies), else 32 bytes.
-- Pipeline depth: the mean commands per recorded read, rounded (own mode: per sequence).
+- Keys: the trace's distinct key count, Zipf with the fitted exponent when it is at least
+  ZIPF_MIN (a sparse uniform sample fits up to ~0.4, docs/TRACES.md), else uniform (memtier
+  ``Z`` or ``R``; kvload and kvperf ``zipf:S`` or ``uniform``).
+- Value size: the median written value (else recorded GET replies), else 32 bytes; the
+  kvperf config: the trace's value-size histogram (its power-of-two buckets as ranges), or
+  the median when one bucket holds every value.
+- Pipeline depth: the mean commands per recorded read, rounded (own mode and kvperf: per
+  cycle of the mix, which kvload sends as one write).
 - Rate: the trace's mean commands per second (own mode ``--rps``; memtier
-  ``--rate-limiting`` per connection), for the trace's span (at least 1 s).
+  ``--rate-limiting`` per connection), for the trace's span (at least 1 s). A kvperf config
+  runs closed loop (a note says how to run it at the trace's rate).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,13 +38,19 @@ from kvperf.driver.trace_format import Record, Trace, command_name, key_position
 MAX_SEATS = 20
 ZIPF_MIN = 0.5
 DEFAULT_VALUE_SIZE = 32
-TOOLS = ("kvload", "memtier")
+TOOLS = ("kvload", "memtier", "kvperf")
 
 
 @dataclass(frozen=True)
 class Workload:
-    argv: list[str]  # starting with "kvload"
+    argv: list[str]  # starting with "kvload" (the kvperf config's: how to run it)
     notes: list[str] = field(default_factory=list)  # what was approximated or dropped
+    config: str | None = None  # the kvperf config's JSON text
+
+    @property
+    def text(self) -> str:
+        """What ``trace stats --emit-workload`` prints: the config, else the command line."""
+        return self.config if self.config is not None else shlex.join(self.argv)
 
 
 def seats(mix: dict[str, int], max_seats: int = MAX_SEATS) -> dict[str, int]:
@@ -70,7 +84,7 @@ def _value_positions(r: Record) -> set[int]:
 def _plain(arg: bytes) -> str:
     """An argument kept in the template: as text when it is a plain token, else x's."""
     text = arg.decode("latin-1")
-    ok = text and text.isprintable() and not any(c in text for c in " \"'\\;{}")
+    ok = text and text.isprintable() and not any(c in text for c in " \"'\\;{}#")
     return text if ok and text != "__data__" else "x" * max(len(arg), 1)
 
 
@@ -100,6 +114,12 @@ def _common(s: TraceStats) -> tuple[int, int, int]:
     return max(s.connections, 1), max(1, math.ceil(s.span_s)), max(size, 1)
 
 
+def _load_connections(trace: Trace, counts: dict[str, int]) -> int:
+    """The connections that sent the commands kept in the mix (a client's probe connection
+    that only sent a PING is not one of the load's)."""
+    return max(1, len({r.conn for r in trace.records if command_name(r) in counts}))
+
+
 def kvload_own(trace: Trace, s: TraceStats) -> Workload:
     counts = seats(s.mix)
     firsts = _firsts(trace)
@@ -111,19 +131,62 @@ def kvload_own(trace: Trace, s: TraceStats) -> Workload:
     conns, duration, size = _common(s)
     pipeline = max(1, round(s.pipeline_depth / per_sequence))
     argv = ["kvload", "-c", str(conns), "-P", str(pipeline), "-r", str(max(s.keys, 1)),
-            "-d", str(size), "--duration", str(duration), "--independent-keys"]
+            "-d", str(size), "--duration", str(duration), "--independent-keys",
+            "--key-distribution", _key_distribution(s)]
     rate = _rate(s)
     if rate is not None:
         argv += ["--rps", f"{rate:.0f}"]
-    notes = [f"keys: uniform over {s.keys} (kvload's own mode has no Zipf; the trace's "
-             f"fitted exponent is {s.zipf_s})"]
+    notes = [f"keys: {_key_distribution(s)} over {s.keys}"]
     return Workload(argv + sequence[:-1], notes + _dropped(s.mix, counts))
+
+
+def _zipf(s: TraceStats) -> bool:
+    return s.zipf_s is not None and ZIPF_MIN <= s.zipf_s < 5
+
+
+def _key_distribution(s: TraceStats) -> str:
+    return f"zipf:{s.zipf_s:.2f}" if _zipf(s) and s.zipf_s is not None else "uniform"
+
+
+def _value_sizes(s: TraceStats) -> str:
+    """The trace's value-size histogram as ``value_sizes`` takes it: each ``≤N`` bucket the
+    range N/2+1..N with its count as weight; one bucket: the median size alone."""
+    buckets = {int(k.lstrip("≤")): n for k, n in s.value_sizes.items() if n > 0}
+    if len(buckets) <= 1:
+        return str(_common(s)[2])
+    return ",".join(f"{top // 2 + 1}-{top}:{n}" for top, n in sorted(buckets.items()))
+
+
+def kvperf_config(trace: Trace, s: TraceStats) -> Workload:
+    """A kvperf config: the mix as ``command_mix`` lines (keys ``__key__``, the seeded
+    string keyspace), the keys' distribution, the value-size histogram, the pipeline depth
+    per cycle of the mix, the connections and the trace's span as duration."""
+    counts = seats(s.mix)
+    firsts = _firsts(trace)
+    lines = [f"{n} {' '.join(template(firsts[name], '__key__'))}" for name, n in counts.items()]
+    cycle = sum(counts.values())
+    _, duration, _ = _common(s)
+    conns = _load_connections(trace, counts)
+    pipeline = max(1, round(s.pipeline_depth / cycle))
+    config = [{"command_mix": lines, "keyspacelen": max(s.keys, 1),
+               "key_distribution": _key_distribution(s), "value_sizes": _value_sizes(s),
+               "pipelines": pipeline, "clients": conns, "duration": duration}]
+    notes = [f"keys: {_key_distribution(s)} over {s.keys}",
+             f"pipeline: kvload sends each cycle of the mix ({cycle} commands) as one write, "
+             f"so the run's depth is {cycle * pipeline} commands a write (the trace's: "
+             f"{s.pipeline_depth:.1f})"]
+    rate = _rate(s)
+    if rate is not None:
+        notes.append(f"rate: the config runs closed loop; at the trace's rate add "
+                     f"\"rate_sweep\": {{\"rates\": [{rate:.0f}]}}")
+    return Workload(["kvperf", "run", "--config", "FILE"], notes + _dropped(s.mix, counts),
+                    json.dumps(config, indent=2, ensure_ascii=False))
 
 
 def memtier(trace: Trace, s: TraceStats) -> Workload:
     counts = seats(s.mix)
     firsts = _firsts(trace)
-    zipf = s.zipf_s is not None and ZIPF_MIN <= s.zipf_s < 5
+    zipf = _zipf(s)
     pattern = "Z" if zipf else "R"
     conns, duration, size = _common(s)
     argv = ["kvload", "memtier", "-t", "1", "-c", str(conns),
@@ -149,7 +212,7 @@ def _dropped(mix: dict[str, int], counts: dict[str, int]) -> list[str]:
 
 
 EMITTERS: dict[str, Callable[[Trace, TraceStats], Workload]] = {
-    "kvload": kvload_own, "memtier": memtier}
+    "kvload": kvload_own, "memtier": memtier, "kvperf": kvperf_config}
 
 
 def emit(tool: str, trace: Trace, s: TraceStats) -> Workload:

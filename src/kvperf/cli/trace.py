@@ -7,7 +7,6 @@ safe to share (docs/TRACES.md). A bad trace exits 2 with the byte offset."""
 from __future__ import annotations
 
 import argparse
-import shlex
 from typing import Any
 
 from rich.markup import escape
@@ -26,9 +25,10 @@ def add_parser(subparsers: Any) -> None:
     s = sub.add_parser("stats", help="command mix, keys (Zipf exponent), value sizes, rate")
     s.add_argument("trace", type=local_path, metavar="TRACE")
     s.add_argument("--json", type=local_path, metavar="FILE", help="also write them as JSON")
-    s.add_argument("--emit-workload", choices=TOOLS, metavar="kvload|memtier",
-                   help="print only a command line approximating the trace: kvload's own "
-                        "mode or `kvload memtier` (what is approximated goes to stderr)")
+    s.add_argument("--emit-workload", choices=TOOLS, metavar="kvload|memtier|kvperf",
+                   help="print only a workload approximating the trace: a command line of "
+                        "kvload's own mode or `kvload memtier`, or a kvperf config (JSON) "
+                        "for `kvperf run --config` (what is approximated goes to stderr)")
     s.set_defaults(handler=handle_stats)
     a = sub.add_parser("anonymize", help="keys and values replaced by deterministic stand-ins")
     a.add_argument("trace", type=local_path, metavar="IN")
@@ -47,7 +47,7 @@ def handle_stats(args: argparse.Namespace, cli: Cli) -> int:
     if found.workload is not None:
         for note in found.workload.notes:
             cli.err.print(escape(f"kvperf trace stats: {note}"), highlight=False, soft_wrap=True)
-        cli.out.print(escape(shlex.join(found.workload.argv)), highlight=False, soft_wrap=True)
+        cli.out.print(escape(found.workload.text), highlight=False, soft_wrap=True)
     else:
         for part in stats_view(found.stats, str(args.trace)):
             cli.out.print(part, highlight=False)

@@ -148,6 +148,25 @@ def _command_files(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _command_mixes(key: str, value: Any, _cpus: set[int]) -> tuple[Any, ...]:
+    """A command file's lines given inline: a list of ``"WEIGHT COMMAND ARGS…"`` strings is
+    one mix, a list of such lists several (a sweep); each one command of the object, named
+    ``MIX <8 hex of its lines' sha256>``."""
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{key!r} must be a list of lines like \"3 GET __key__\" (one mix) "
+                         f"or a list of such lists, got {_type_name(value)} {value!r}")
+    mixes = value if all(isinstance(v, list) for v in value) else [value]
+    out = []
+    for lines in mixes:
+        if not lines or not all(isinstance(line, str) for line in lines):
+            raise ValueError(f"{key!r}: a mix must be a non-empty list of lines like "
+                             f"\"3 GET __key__\", got {lines!r}")
+        text = "\n".join(lines)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:8]  # other lines, another series
+        out.append(weighted_command(text, f"MIX {digest}"))
+    return tuple(out)
+
+
 def _scalar_str(key: str, name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -242,6 +261,7 @@ FIELDS: dict[str, _Field] = {
     "commands": _Field("commands", _commands),
     "ratio": _Field("ratios", _ratios),
     "command_files": _Field("command_files", _command_files),
+    "command_mix": _Field("command_mixes", _command_mixes),
     "cluster_mode": _Field("cluster_mode", _bools),
     "tls_mode": _Field("tls_mode", _bools),
     "warmup": _Field("warmup", _ints(0)),
@@ -306,10 +326,12 @@ def parse_object(index: int, obj: Any, cpus: set[int]) -> BenchmarkSpec:
         if key not in FIELDS:
             raise ValueError(_unknown_key_message(key))
         values[FIELDS[key].attr] = FIELDS[key].parse(key, raw, cpus)
-    ratios = (*values.pop("ratios", ()), *values.pop("command_files", ()))
+    ratios = (*values.pop("ratios", ()), *values.pop("command_files", ()),
+              *values.pop("command_mixes", ()))
     if "commands" not in values and not ratios:
         raise ValueError("missing key 'commands' (e.g. \"commands\": [\"SET\", \"GET\"]) "
-                         "or 'ratio' (e.g. \"ratio\": \"1:10\") or 'command_files'")
+                         "or 'ratio' (e.g. \"ratio\": \"1:10\") or 'command_files' or "
+                         "'command_mix'")
     values["commands"] = tuple(dict.fromkeys((*values.get("commands", ()), *ratios)))
     if ("requests" in values) == ("duration" in values):
         raise ValueError("give exactly one of 'requests' or 'duration' "

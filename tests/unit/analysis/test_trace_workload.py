@@ -77,3 +77,20 @@ def test_emitted_kvload_and_memtier_workloads() -> None:
                           for i in range(3000)])
     z = emit("memtier", skewed, stats(skewed))
     assert "--key-zipf-exp" in z.argv and z.argv.count("Z") == 1
+
+
+def test_the_kvperf_config_holds_the_mix_keys_sizes_depth_and_load_connections() -> None:
+    import json
+
+    from kvperf.config.loader import parse_config
+    trace = _trace()
+    trace.records.append(Record(7, 0, (b"PING",)))  # a probe connection: not a client
+    made = emit("kvperf", trace, stats(trace))
+    assert made.config is not None and made.text == made.config
+    [config] = json.loads(made.config)
+    assert config["command_mix"] == ["3 GET __key__", "1 SET __key__ __data__ EX 60"], config
+    assert (config["keyspacelen"], config["clients"], config["pipelines"]) == (40, 2, 1)
+    assert config["value_sizes"] == "100" and config["duration"] == 2, config
+    assert any("one write" in note for note in made.notes), made.notes
+    [spec] = parse_config([config], {0})  # what kvperf run --config reads
+    assert spec.commands[0].calls_per_sequence == {"get": 3, "set": 1}

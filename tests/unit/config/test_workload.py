@@ -150,3 +150,25 @@ def test_bad_command_files_are_refused_by_line(tmp_path: Path, text: str, says: 
         parse_config([{"command_files": str(tmp_path / "mix.txt"), "requests": 1}], {0})
     with pytest.raises(ConfigError, match="cannot read"):
         parse_config([{"command_files": str(tmp_path / "none.txt"), "requests": 1}], {0})
+
+
+def test_a_command_mix_is_a_command_file_inline_and_a_list_of_them_a_sweep() -> None:
+    lines = ["3 SET __key__ __data__", "6 GET __key__", "1 INCR counter:__rand_int__"]
+    [spec] = parse_config([{"command_mix": lines, "requests": 10}], {0})
+    [command] = spec.commands
+    assert command.name.startswith("MIX ") and command.independent_keys
+    assert command.calls_per_sequence == {"set": 3, "get": 6, "incr": 1}
+    [swept] = parse_config([{"command_mix": [lines, lines[:2]], "requests": 10}], {0})
+    assert len(swept.commands) == 2 and swept.commands[0].name == command.name
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("3 GET __key__", "must be a list of lines"),
+    ([], "must be a list of lines"),
+    ([["3 GET __key__"], []], "a mix must be a non-empty list"),
+    (["3 GET __key__", 4], "a mix must be a non-empty list"),
+    (["GET __key__"], "line 1: 'GET __key__' is not WEIGHT COMMAND"),
+])
+def test_bad_command_mixes_are_refused_naming_the_key(value: object, says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        parse_config([{"command_mix": value, "requests": 1}], {0})
