@@ -14,7 +14,8 @@ the server's own data says what it saw.
 - One sampler: the same Zipf and Gaussian through kvload's own mode and its memtier front
   end, compared with a two-sample chi-square test of homogeneity (p > 0.001).
 - Command files: kvload's --command-file and a config's command_files run their weights
-  (INFO commandstats' shares, exact and within 1 point).
+  (INFO commandstats' shares, exact and within 1 point); a command_mix's field lists fill
+  every hash with its fields, and its second key is drawn apart from the first.
 """
 
 from __future__ import annotations
@@ -259,3 +260,42 @@ def test_a_command_file_runs_its_exact_weights(server: Endpoint, tmp_path: Path)
     assert row["command"].startswith("FILE mix.txt ")
     shares = _shares(server)
     assert all(abs(shares[k] - v) < 0.01 for k, v in SHARES.items()), shares
+
+
+def _calls(endpoint: Endpoint, *names: str) -> dict[str, tuple[int, int]]:
+    """INFO commandstats' (calls, failed_calls) of each command named."""
+    with RespClient(endpoint) as client:
+        info = client.call("INFO", "commandstats")
+    assert isinstance(info, bytes)
+    found = {m[0].decode(): (int(m[1]), int(m[2])) for m in re.findall(
+        rb"cmdstat_(\w+):calls=(\d+),.*?failed_calls=(\d+)", info)}
+    return {name: found.get(name, (0, 0)) for name in names}
+
+
+def test_field_lists_and_a_second_key_reach_the_server_as_asked(
+        server: Endpoint, tmp_path: Path) -> None:
+    """A config's command_mix with a field list (``__field_values:20__`` in HSET,
+    ``__fields:20__`` in HMGET) and a second key (``COPY __key__ __key2__``): every hash
+    holds the 20 fields, HMGET runs twice as often as HSET, and COPY never met its own
+    source (one key drawn for both would fail every COPY: "source and destination objects
+    are the same"; two draws over 10^8 keys collide with odds of ~1 in 50,000 here)."""
+    with RespClient(server) as client:
+        client.call("FLUSHALL")
+        client.call("CONFIG", "RESETSTAT")
+    mixes = [["1 HSET __key__ __field_values:20__", "2 HMGET __key__ __fields:20__"],
+             ["1 SET __key__ __data__", "1 COPY __key__ __key2__"]]
+    [row] = _run(tmp_path, server, [{"command_mix": mixes[0], "requests": 3000,
+                                      "keyspacelen": 500, "clients": 2}])
+    assert row["command"].startswith("MIX "), row["command"]
+    calls = _calls(server, "hset", "hmget")
+    assert calls["hmget"][0] == 2 * calls["hset"][0] > 0, calls
+    with RespClient(server) as client:
+        sampled = [client.call("RANDOMKEY") for _ in range(20)]
+        hashes = [k for k in sampled if client.call("TYPE", k) == b"hash"]
+        assert hashes, sampled
+        assert {client.call("HLEN", k) for k in hashes} == {20}, hashes
+    (tmp_path / "copy").mkdir()
+    _run(tmp_path / "copy", server, [{"command_mix": mixes[1], "requests": 4000,
+                             "keyspacelen": 100_000_000, "clients": 2}])
+    copies, failed = _calls(server, "copy")["copy"]
+    assert copies >= 2000 and failed == 0, (copies, failed)

@@ -17,8 +17,19 @@ from enum import Enum
 RAND = "__rand_int__"
 DATA = "__data__"
 KEY = "__key__"  # memtier's placeholder: a key of the seeded keyspace
+KEY2 = "__key2__"  # a two-key command's second key (drawn on its own in a command file)
+FIELDS = re.compile(r"__fields:(\d+)__")  # field:0 … field:N-1 (HMGET, HDEL, …)
+FIELD_VALUES = re.compile(r"__field_values:(\d+)__")  # field:0 __data__ … (HSET)
+MAX_FIELDS = 1000
 SEPARATOR = ";"  # between the commands of a sequence (kvload's syntax)
-_PLACEHOLDER = re.compile(r"__[A-Za-z0-9_]+?__")
+_PLACEHOLDER = re.compile(r"__[A-Za-z0-9_:]+?__")
+# The string commands a command file may send to __key__ while its reads still find the
+# seeded string keyspace (any other command there, e.g. HSET, means another type: no seed).
+STRING_COMMANDS = frozenset({
+    "get", "mget", "exists", "strlen", "getrange", "ttl", "pttl", "type", "set", "setex",
+    "psetex", "setnx", "getset", "getdel", "getex", "append", "setrange", "mset", "del",
+    "unlink", "touch", "expire", "pexpire", "persist", "copy", "incr", "incrby", "decr",
+    "decrby", "incrbyfloat"})
 MAX_SEQUENCE = 64  # commands in one mix or transaction (kvload's per-sequence key fields)
 
 
@@ -211,9 +222,17 @@ def _weighted(entries: list[tuple[int, tuple[str, ...]]], name: str) -> CommandS
     for weight, argv in entries:
         for _ in range(weight // divisor):
             words += [*([SEPARATOR] if words else []), *argv]
-    reads = any(a[0].lower() in READ_COMMANDS and _KEY in a for _, a in entries)
-    return CommandSpec(name, None, tuple(words), Seed.STRINGS if reads else Seed.NONE,
+    return CommandSpec(name, None, tuple(words), _file_seed([a for _, a in entries]),
                        independent_keys=True)
+
+
+def _file_seed(commands: list[tuple[str, ...]]) -> Seed:
+    """The seeded string keyspace when a command file reads ``__key__`` and every command
+    on ``__key__`` is a string command (a hash or list command there would meet strings:
+    WRONGTYPE); else none (reads of keys the file writes may miss)."""
+    on_key = [a[0].lower() for a in commands if _KEY in a]
+    reads = any(name in READ_COMMANDS for name in on_key)
+    return Seed.STRINGS if reads and set(on_key) <= STRING_COMMANDS else Seed.NONE
 
 
 def _ratio_parts(ratio: str) -> tuple[int, int]:
@@ -250,17 +269,34 @@ ALIASES = {"LRANGE": "LRANGE_100", "PING": "PING_MBULK", "MULTI_EXEC": "MULTI_EX
 
 
 def _expand_placeholders(words: list[str]) -> tuple[str, ...]:
-    """memtier's ``__key__`` becomes a key of the seeded keyspace; any other ``__word__``
-    that no tool expands is refused instead of being sent literally."""
-    out = []
+    """memtier's ``__key__`` (and a second key, ``__key2__``) becomes a key of the seeded
+    keyspace, a field list (``__fields:N__``, ``__field_values:N__``) its N words or pairs;
+    any other ``__word__`` that no tool expands is refused instead of being sent literally."""
+    out: list[str] = []
     for word in words:
-        word = word.replace(KEY, _KEY)
+        if (listed := _field_list(word)) is not None:
+            out += listed
+            continue
+        word = word.replace(KEY2, _KEY).replace(KEY, _KEY)
         unknown = [p for p in _PLACEHOLDER.findall(word) if p not in (RAND, DATA)]
         if unknown:
             raise ValueError(f"placeholder {unknown[0]!r} in {word!r} is not expanded by any "
-                             f"tool; use {RAND}, {DATA} or {KEY} (memtier's key)")
+                             f"tool; use {RAND}, {DATA}, {KEY} (memtier's key), {KEY2}, "
+                             "__fields:N__ or __field_values:N__")
         out.append(word)
     return tuple(out)
+
+
+def _field_list(word: str) -> list[str] | None:
+    """``__fields:N__`` → ``field:0 … field:N-1``; ``__field_values:N__`` → each followed
+    by ``__data__``; None for any other word (a list is a word of its own)."""
+    for pattern, valued in ((FIELDS, False), (FIELD_VALUES, True)):
+        if (match := pattern.fullmatch(word)) is not None:
+            count = int(match.group(1))
+            if not 1 <= count <= MAX_FIELDS:
+                raise ValueError(f"{word!r}: a field list holds 1 to {MAX_FIELDS} fields")
+            return [w for i in range(count) for w in (f"field:{i}", *([DATA] if valued else []))]
+    return None
 
 
 

@@ -172,3 +172,23 @@ def test_a_command_mix_is_a_command_file_inline_and_a_list_of_them_a_sweep() -> 
 def test_bad_command_mixes_are_refused_naming_the_key(value: object, says: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(says)):
         parse_config([{"command_mix": value, "requests": 1}], {0})
+
+
+def test_field_lists_and_a_second_key_expand_and_other_types_are_not_seeded_as_strings(
+        ) -> None:
+    from kvperf.config.commands import resolve_command, weighted_command
+    hashes = weighted_command("1 HSET __key__ __field_values:2__\n2 HMGET __key__ __fields:3__\n",
+                              "h")
+    assert " ".join(hashes.argv) == (
+        "HSET key:__rand_int__ field:0 __data__ field:1 __data__ ; "
+        "HMGET key:__rand_int__ field:0 field:1 field:2 ; "
+        "HMGET key:__rand_int__ field:0 field:1 field:2")
+    assert hashes.seed.value == "none"  # strings seeded under HSET would be WRONGTYPE
+    strings = weighted_command("1 COPY __key__ __key2__\n3 GET __key__\n", "s")
+    assert strings.argv[:3] == ("COPY", "key:__rand_int__", "key:__rand_int__")
+    assert strings.seed.value == "strings"
+    for bad, says in [("HMGET k __fields:0__", "1 to 1000 fields"),
+                      ("HSET k __field_values:1001__", "1 to 1000 fields"),
+                      ("HMGET k __fieldz:3__", "placeholder '__fieldz:3__'")]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            resolve_command(bad)

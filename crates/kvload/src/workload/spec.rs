@@ -233,10 +233,33 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
+/// A command file's word with its placeholders expanded: memtier's `__key__` and a second
+/// key `__key2__` as `key:__rand_int__` (each drawn on its own: command files run with
+/// independent keys), `__fields:N__` as `field:0 … field:N-1` and `__field_values:N__` as
+/// `field:0 __data__ …` (1 ≤ N ≤ 1000), as kvperf's configs expand them.
+fn expand_word(word: &str, line: usize, out: &mut Vec<String>) -> Result<(), String> {
+    for (prefix, valued) in [("__fields:", false), ("__field_values:", true)] {
+        let Some(count) = word.strip_prefix(prefix).and_then(|r| r.strip_suffix("__")) else { continue };
+        let n = count.parse::<usize>().ok().filter(|n| (1..=1000).contains(n));
+        let Some(n) = n else {
+            return Err(format!("--command-file line {line}: {word:?}: a field list holds 1 to 1000 fields"));
+        };
+        for i in 0..n {
+            out.push(format!("field:{i}"));
+            if valued {
+                out.push("__data__".into());
+            }
+        }
+        return Ok(());
+    }
+    out.push(word.replace("__key2__", "key:__rand_int__").replace("__key__", "key:__rand_int__"));
+    Ok(())
+}
+
 /// A command file (`--command-file`): lines of `WEIGHT COMMAND ARGS…` (`#` comments) as
 /// one sequence's words — each command repeated its weight over the weights' common
-/// divisor, `;` between them (at most 64 a cycle), memtier's `__key__` as
-/// `key:__rand_int__` — so each cycle runs exactly the asked shares.
+/// divisor, `;` between them (at most 64 a cycle), placeholders by `expand_word` — so each
+/// cycle runs exactly the asked shares.
 pub fn command_file(text: &str) -> Result<Vec<String>, String> {
     let mut entries: Vec<(u64, Vec<String>)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -248,7 +271,11 @@ pub fn command_file(text: &str) -> Result<Vec<String>, String> {
         let Some(weight) = weight else {
             return Err(format!("--command-file line {}: {:?} is not WEIGHT COMMAND ARGS... (a positive integer weight)", n + 1, line.trim()));
         };
-        entries.push((weight, words[1..].iter().map(|w| w.replace("__key__", "key:__rand_int__")).collect()));
+        let mut argv = Vec::with_capacity(words.len() - 1);
+        for word in &words[1..] {
+            expand_word(word, n + 1, &mut argv)?;
+        }
+        entries.push((weight, argv));
     }
     let divisor = entries.iter().fold(0, |g, e| gcd(g, e.0));
     let cycle: u64 = entries.iter().map(|e| e.0 / divisor.max(1)).sum();
@@ -382,9 +409,19 @@ mod command_file_tests {
     fn weights_reduce_to_one_exact_cycle() {
         let words = command_file("# mix\n2 SET __key__ __data__\n\n4 GET __key__ # reads\n").unwrap();
         assert_eq!(words.join(" "), "SET key:__rand_int__ __data__ ; GET key:__rand_int__ ; GET key:__rand_int__");
-        for bad in ["x GET a", "0 GET a", "3", "", "65 GET a\n1 SET a b"] {
+        for bad in ["x GET a", "0 GET a", "3", "", "65 GET a\n1 SET a b", "1 HMGET h __fields:0__", "1 HSET h __field_values:1001__"] {
             assert!(command_file(bad).unwrap_err().contains("--command-file"), "{bad}");
         }
+    }
+
+    #[test]
+    fn field_lists_and_a_second_key_expand_as_kvperf_expands_them() {
+        let words = command_file("1 HSET __key__ __field_values:2__\n2 HMGET __key__ __fields:3__\n1 COPY __key__ __key2__ REPLACE\n").unwrap();
+        assert_eq!(
+            words.join(" "),
+            "HSET key:__rand_int__ field:0 __data__ field:1 __data__ ; HMGET key:__rand_int__ field:0 field:1 field:2 ; \
+             HMGET key:__rand_int__ field:0 field:1 field:2 ; COPY key:__rand_int__ key:__rand_int__ REPLACE"
+        );
     }
 }
 

@@ -37,7 +37,8 @@ Options (same meaning as valkey-benchmark unless noted):
  --value-content <c>  random (default: printable) or compressible:R (zlib ratio ~R)
  --ttl <t>          EX on every SET: none (default), SECONDS or LOW-HIGH (drawn)
  --command-file <f> Lines of WEIGHT COMMAND ARGS... run as one sequence in exactly
-                    those shares (weights reduced; each command its own keys)
+                    those shares (weights reduced; each command its own keys); __key__,
+                    __key2__ (a second key), __fields:N__, __field_values:N__, __data__
  --independent-keys In a sequence, every __rand_int__ of every command draws its own value
  -P <numreq>        Pipeline <numreq> requests (default 1)
  --rps <rate>       Open loop: total target requests/second (coordinated-omission corrected)
