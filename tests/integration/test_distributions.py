@@ -299,3 +299,18 @@ def test_field_lists_and_a_second_key_reach_the_server_as_asked(
                              "keyspacelen": 100_000_000, "clients": 2}])
     copies, failed = _calls(server, "copy")["copy"]
     assert copies >= 2000 and failed == 0, (copies, failed)
+
+
+def test_gets_under_value_sizes_read_values_of_the_asked_sizes(
+        server: Endpoint, tmp_path: Path) -> None:
+    """The seed stage draws each key's size from ``value_sizes`` (it once wrote every key at
+    the largest size, so GETs read 4 KiB values where the config asked half 16 B)."""
+    with RespClient(server) as client:
+        client.call("FLUSHALL")
+    _run(tmp_path, server, [{"commands": ["GET"], "value_sizes": "16:1,4096:1",
+                             "keyspacelen": 2000, "requests": 2000, "clients": 2}])
+    with RespClient(server) as client:
+        sizes = [client.call("STRLEN", f"key:{i:012d}") for i in range(0, 2000, 5)]
+    small = sizes.count(16) / len(sizes)
+    assert sizes.count(16) + sizes.count(4096) == len(sizes), set(sizes)
+    assert 0.4 < small < 0.6, small  # 400 draws of a fair coin: 0.5 ± 0.05 at 2.5 sigma

@@ -7,13 +7,15 @@ cluster mode each batch goes to the node that owns its keys (slot map from CLUST
 
 from __future__ import annotations
 
+import random
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from kvperf.config.commands import Seed
+from kvperf.config.workload import parse_value_sizes
 from kvperf.core.errors import DriverError
 from kvperf.core.keyslot import key_slot
 from kvperf.server.resp import ConnectionLost, Endpoint, Reply, RespClient, RespError
@@ -38,18 +40,22 @@ def _chunks(total: int, size: int = BATCH) -> Iterator[range]:
 
 
 def seed_commands(seed: Seed, keyspacelen: int, data: bytes, start: int = 0,
-                  count: int = 0, single_node: bool = True) -> Iterator[Command]:
-    """The commands that create what ``seed`` needs (pure). ``count``: elements for pops.
+                  count: int = 0, single_node: bool = True,
+                  sizes: Sequence[int] | None = None) -> Iterator[Command]:
+    """The commands that create what ``seed`` needs (pure). ``count``: elements for pops;
+    ``sizes``: each string key's value size (the first ``sizes[i]`` bytes of ``data``).
 
     Strings go out as MSET batches on a single node; in a cluster each key may live on another
     node, so they go out as single SETs (routed per key).
     """
     if seed is Seed.STRINGS:
+        def value(i: int) -> bytes:
+            return data if sizes is None else data[:sizes[i]]
         for part in _chunks(keyspacelen):
             if single_node:
-                yield ("MSET", *[x for i in part for x in (key_name(i), data)])
+                yield ("MSET", *[x for i in part for x in (key_name(i), value(i))])
             else:
-                yield from (("SET", key_name(i), data) for i in part)
+                yield from (("SET", key_name(i), value(i)) for i in part)
     elif seed is Seed.HASH_FIELDS:
         for part in _chunks(keyspacelen):
             yield ("HSET", "myhash", *[x for i in part for x in (member_name(i), data)])
@@ -194,10 +200,23 @@ def _raise_first_error(replies: list[Reply]) -> None:
             raise DriverError(f"seeding: server replied {reply}")
 
 
-def seed_keyspace(keyspace: KeyStore, seed: Seed, keyspacelen: int, data_size: int) -> int:
-    """Create what a read command needs; return the number of commands sent."""
+def seed_keyspace(keyspace: KeyStore, seed: Seed, keyspacelen: int, data_size: int,
+                  value_sizes: str | None = None) -> int:
+    """Create what a read command needs; return the number of commands sent. With a
+    value-size distribution (``value_sizes``, ``data_size`` its largest) each string key
+    gets a size drawn from it, so reads return the distribution's sizes too."""
+    sizes = None if value_sizes is None else drawn_sizes(value_sizes, keyspacelen)
     return keyspace.send_all(seed_commands(seed, keyspacelen, b"x" * data_size,
-                                           single_node=keyspace.nodes == 1))
+                                           single_node=keyspace.nodes == 1, sizes=sizes))
+
+
+def drawn_sizes(value_sizes: str, count: int, seed: int = 0) -> list[int]:
+    """``count`` sizes drawn from a value-size distribution (config/workload.py's text):
+    a bucket by its weight, then a size uniform within it; the same for the same seed."""
+    buckets = parse_value_sizes("value_sizes", value_sizes)
+    rng = random.Random(seed)
+    chosen = rng.choices(buckets, weights=[b.weight for b in buckets], k=count)
+    return [b.lo if b.lo == b.hi else rng.randint(b.lo, b.hi) for b in chosen]
 
 
 def ensure_pop_supply(keyspace: KeyStore, seed: Seed, needed: int, data_size: int) -> int:

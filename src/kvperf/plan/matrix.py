@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 
-from kvperf.config.commands import DATA, CommandSpec
+from kvperf.config.commands import DATA, CommandSpec, Seed
 from kvperf.config.model import BenchmarkSpec
 from kvperf.config.workload import fixed_size, size_text
 from kvperf.plan.trial import Load, ServerSetup, Trial
@@ -59,9 +59,11 @@ def _loads(spec: BenchmarkSpec) -> list[Load]:
 def _values(cmd: CommandSpec, shape: str | None, content: str,
             ttl: str) -> tuple[str | None, str, str]:
     """(value sizes, content, ttl) as far as ``cmd`` writes values (``__data__``) and
-    SETs (``ttl``): a read keeps the defaults (it reads the seeded values, of data_size)."""
+    SETs (``ttl``); a read of the seeded strings keeps the sizes (the seed stage draws each
+    key's size from them), other reads keep the defaults."""
     writes = any(DATA in word for word in cmd.argv)
-    return (shape if writes else None, content if writes else "random",
+    sized = writes or cmd.seed is Seed.STRINGS
+    return (shape if sized else None, content if writes else "random",
             ttl if "set" in cmd.calls_per_sequence else "none")
 
 

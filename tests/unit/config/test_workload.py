@@ -51,7 +51,10 @@ def test_value_sizes_contents_and_ttls_apply_to_what_writes_them() -> None:
     gets = [t for t in trials if t.load.command.name == "GET"]
     assert len(sets) == 4 * 2 * 3 and len(gets) == 4
     assert {t.load.data_size for t in gets} == {64, 256, 1024, 1000}
-    assert all(t.load.workload() == {} for t in gets), "a GET reads the seeded values"
+    # a GET reads the seeded values, drawn from the sizes asked: a series of each
+    assert [t.load.workload() for t in gets if t.load.data_size == 64] == [{}]
+    assert all(t.load.workload() == {"value_sizes": t.load.value_size}
+               for t in gets if t.load.data_size != 64), [t.load.workload() for t in gets]
     one = next(t for t in sets if t.load.value_size == "1-100:5,101-1000:4"
                and t.load.ttl == "30-300" and t.load.value_content != "random")
     assert one.load.data_size == 1000

@@ -321,7 +321,8 @@ class TrialRun:
         if seed is Seed.NONE or load.command.pops:
             return
         with self.stage("seed"):
-            sent = seed_keyspace(keyspace, seed, load.keyspacelen, load.data_size)
+            sent = seed_keyspace(keyspace, seed, load.keyspacelen, load.data_size,
+                                 load.value_size)
         self.outcome.checks["seed_commands"] = sent
 
     def _top_up(self, keyspace: KeyStore) -> int | None:
