@@ -24,6 +24,7 @@ KNOWN_FLAGS = FLAG_ANONYMIZED | FLAG_MONITOR | FLAG_REPLIES | FLAG_KEEP_SLOTS
 TAG_CMD, TAG_CMD_REPLY = 1, 2
 MAX_ARGS = 1 << 20
 MAX_ARG_LEN = 512 << 20
+MAX_TIME_US = 1 << 42  # the latest time a record may have, µs after the start (50.9 days)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,9 @@ def _record(c: _Cursor) -> Record:
     if conn > 0xFFFFFFFF:
         raise c.fail(start, f"connection id {conn} out of range")
     t_us = c.varint(start, "time")
+    if t_us >= MAX_TIME_US:
+        raise c.fail(start, f"time {t_us} µs is past the {MAX_TIME_US // 86_400_000_000} days "
+                            "a trace may span")
     at = c.pos
     argc = c.varint(start, "argument count")
     if not 0 < argc <= MAX_ARGS:
@@ -274,6 +278,10 @@ def parse_monitor(data: bytes, name: str = "capture") -> Trace:
                               '(expected `SECONDS.MICROS [DB ADDR] "ARG" ...`)')
         us = int(m.group(1)) * 1_000_000 + int(m.group(2)[:6].ljust(6, b"0"))
         first = us if first is None else first
+        if us - first >= MAX_TIME_US:
+            raise ConfigError(f"bad trace {name}: at byte {offset}: time {us - first} µs after "
+                              f"the first line is past the {MAX_TIME_US // 86_400_000_000} "
+                              "days a trace may span")
         state = conns.setdefault(m.group(4), [len(conns), 0])
         db = int(m.group(3))
         if state[1] != db and args[0].upper() != b"SELECT":

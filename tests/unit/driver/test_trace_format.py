@@ -159,3 +159,18 @@ def test_reply_and_keep_slots_flags_round_trip() -> None:
     data[10] = 0x10
     with pytest.raises(ConfigError, match="at byte 10: unknown header flags 0x0010"):
         parse(bytes(data))
+
+
+def test_a_time_past_the_span_limit_is_an_error_at_its_record_or_line(tmp_path: Path) -> None:
+    """As kvload's reader: a record 2^42 µs (50 days) or more after the start is an error
+    at its offset (trace stats once sized a count per second by it: a MemoryError)."""
+    from kvperf.driver.trace_format import MAX_TIME_US
+    ok = Trace(0, 0, [Record(0, MAX_TIME_US - 1, (b"PING",))])
+    assert parse(encode(ok)) == ok
+    with pytest.raises(ConfigError, match=f"at byte {HEADER.size}: time {MAX_TIME_US} µs"):
+        parse(encode(Trace(0, 0, [Record(0, MAX_TIME_US, (b"PING",))])), "t")
+    capture = tmp_path / "monitor.txt"
+    first = b'1700000000.1 [0 a:1] "PING"\n'
+    capture.write_bytes(first + b'1800000000.1 [0 a:1] "PING"\n')
+    with pytest.raises(ConfigError, match=f"at byte {len(first)}: time .* past the 50 days"):
+        read(capture)
