@@ -665,7 +665,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html",
             files={"report.html": ("<h2>Run summary</h2>", "<svg"),
-                   "report.json": ('"kvperf_report": 7', '"label": "valkey 8.0.1"')}),
+                   "report.json": ('"kvperf_report": 8', '"label": "valkey 8.0.1"')}),
     "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
                            "$(ls -d results/compare-* | tail -1)"), says="A vs B",

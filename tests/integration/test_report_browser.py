@@ -111,7 +111,7 @@ def test_a_run_report_renders_offline(scratch: Path, browser: Browser) -> None:
                           "Latency percentile spectrum"] + ["Disturbed trials"] * disturbed
     assert info["svgs"] == 3 + 2  # rps, p99, p50 dot charts; a spectrum per series
     data = json.loads((scratch / "one.json").read_text())
-    assert data["kvperf_report"] == 7 and data["comparison"] is None
+    assert data["kvperf_report"] == 8 and data["comparison"] is None
     assert {s["series"].split()[0] for s in data["spectra"]} == {"SET", "GET"}
     for spectrum in data["spectra"]:
         assert spectrum["percentiles"][0] == 0 and spectrum["service_ms"]

@@ -2,7 +2,8 @@
 (``report/svg.py``), no scripts, fonts or requests — it opens offline, from a file or a CI
 artifact.
 
-Sections: run summary with provenance and noise warnings per side; throughput and latency per
+Sections: run summary with provenance and noise warnings per side; for two sides or more,
+what differs between their environments (report/envdiff.py); throughput and latency per
 series (dot charts with run-to-run spread); the latency percentile spectrum of the merged HDR
 histograms (corrected vs service, p0 … p99.999 on a log "1/(1−q)" axis); for two sides, the
 A/B forest plot of ratios with 95% CIs coloured by verdict, and its table; per swept key
@@ -23,6 +24,7 @@ from kvperf import __version__
 from kvperf.analysis.clients import ClientLine
 from kvperf.report import svg
 from kvperf.report.clients import NOTE, calls_per_read
+from kvperf.report.envdiff import html_block
 from kvperf.report.model import (
     Artifact,
     Comparison,
@@ -71,6 +73,8 @@ def render(report: Report) -> str:
     title = ("kvperf report: " + " vs ".join(reversed(sides)) if report.comparison
              else f"kvperf report: {sides[0]}")
     parts = [f"<h1>{escape(title)}</h1>", _summary(report.sources)]
+    if report.environment is not None:
+        parts.append(html_block(report.environment))
     for compared in report.comparisons:
         parts.append(_comparison(compared, len(report.comparisons) == 1))
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]

@@ -14,6 +14,7 @@ from kvperf.analysis.comparison import (
     compare,
     compare_summaries,
 )
+from kvperf.analysis.envdiff import EnvDiff, rows_env_diff
 from kvperf.clients.checkout import client_named
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.core.redact import redact_urls
@@ -31,6 +32,7 @@ from kvperf.pipeline.request.stored import (
 )
 from kvperf.pipeline.world import World
 from kvperf.report.comparison import markdown, verdict_text
+from kvperf.report.envdiff import markdown as environment_markdown
 from kvperf.report.history import CellIndex, index, series_order
 from kvperf.results.row import Row, SeriesParams
 from kvperf.sourcebuild.git_log import branch_commits
@@ -187,6 +189,7 @@ class ComparedFiles:
     results: list[MetricComparison]
     unmatched: list[GroupKey]
     markdown: str
+    environment: EnvDiff
 
 
 def _read(path: Path) -> list[Row]:
@@ -208,4 +211,6 @@ def compare_files(request: CompareResultsRequest) -> ComparedFiles:
         raise UsageError(f"{request.baseline} and {request.new} share no series with ok rows "
                          f"to compare{hint}")
     names = (str(request.baseline), str(request.new))
-    return ComparedFiles(results, unmatched, markdown(results, unmatched, *names))
+    diff = rows_env_diff({"baseline": base_rows, "new": new_rows})
+    return ComparedFiles(results, unmatched, markdown(results, unmatched, *names)
+                         + environment_markdown(diff), diff)
