@@ -792,7 +792,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf report --history --metric rps --where command=SET -o set.html --json set.json":
         run(HISTORY, says="history report of 2 series×metric",
             files={"set.html": "· rps</title>",
-                   "set.json": ('"kvperf_history_report": 1', '"metric": "rps"')}),
+                   "set.json": ('"kvperf_history_report": 2', '"metric": "rps"')}),
     # docs/guide/continuous.md, "Commit tracking for runner fleets" (the fixture's unstable:
     # 6 commits, the import, its Makefile without LTO, base … broken)
     "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "

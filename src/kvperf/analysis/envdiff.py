@@ -125,10 +125,41 @@ def rows_env_diff(sides: Mapping[str, Sequence[Row]]) -> EnvDiff:
     return env_diff({name: [row_facts(r) for r in rows] for name, rows in sides.items()})
 
 
-def changed_facts(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[FactDiff, ...]:
-    """The facts of a machine that changed from one history point to the next (the
-    environment marks of `kvperf report --history`). A fact one side lacks is not a change
-    (a newer kvperf collects more facts)."""
-    common = before.keys() & after.keys()
-    return env_diff({"before": [{k: before[k] for k in common}],
-                     "after": [{k: after[k] for k in common}]}).facts
+def changed_facts(before: Mapping[str, tuple[str, ...]], after: Mapping[str, tuple[str, ...]]
+                  ) -> tuple[FactDiff, ...]:
+    """The facts of a machine that changed from one history point to the next (each a
+    ``side_facts`` merge). A fact one point lacks is not a change (a newer kvperf collects
+    more facts); nor are the facts that differ by design (the commit, its build log)."""
+    names = sorted((before.keys() & after.keys()) - BY_DESIGN)
+    return tuple(FactDiff(f, (" | ".join(before[f]), " | ".join(after[f])),
+                          len(before[f]) > 1 or len(after[f]) > 1, _why(f, MOVES_RESULTS),
+                          _why(f, NOTES))
+                 for f in names if before[f] != after[f])
+
+
+@dataclass(frozen=True)
+class EnvChange:
+    """A history point whose environment differs from the previous point that has one."""
+
+    index: int  # of the point in the history
+    facts: tuple[FactDiff, ...]
+
+    @property
+    def label(self) -> str:
+        """``environment changed: governor performance → powersave; …``"""
+        return "environment changed: " + "; ".join(
+            f"{f.fact} {f.values[0]} → {f.values[1]}" for f in self.facts)
+
+
+def history_changes(points: Sequence[Sequence[Env]]) -> tuple[EnvChange, ...]:
+    """Per history point (its runs' envs, in order), where the environment changed from
+    the last point before it that recorded one."""
+    out, last = [], None
+    for index, envs in enumerate(points):
+        if not envs:
+            continue
+        merged = side_facts([flatten(env) for env in envs])
+        if last is not None and (facts := changed_facts(last, merged)):
+            out.append(EnvChange(index, facts))
+        last = merged
+    return tuple(out)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvperf.analysis.envdiff import changed_facts, env_diff, flatten, rows_env_diff
+from kvperf.analysis.envdiff import (
+    changed_facts,
+    env_diff,
+    flatten,
+    history_changes,
+    rows_env_diff,
+)
 
 HOST = {"host": "m1", "kernel": "Linux 6.1", "cpu": "EPYC", "governor": "performance",
         "smt": "on", "turbo": "off", "mitigations": "0 mitigated", "tool": "kvload 0.3"}
@@ -62,6 +68,16 @@ def test_three_sides_any_difference_counts() -> None:
 
 def test_flatten_and_history_changes_ignore_new_facts() -> None:
     assert flatten({"a": {"b": 1, "c": None}, "l": [1, 2]}) == {"a.b": "1", "l": "1 2"}
-    before, after = {"governor": "performance"}, {"governor": "powersave", "smt": "on"}
+    before, after = {"governor": ("performance",)}, {"governor": ("powersave",), "smt": ("on",)}
     assert [f.fact for f in changed_facts(before, after)] == ["governor"]
-    assert changed_facts(before, {"smt": "on", **before}) == ()
+    assert changed_facts(before, {"smt": ("on",), **before}) == ()
+
+
+def test_history_changes_mark_the_first_point_of_a_new_environment() -> None:
+    quiet = {**HOST, "commit_sha": "a"}
+    points = [[quiet], [{**quiet, "commit_sha": "b"}], [], [{**quiet, "governor": "powersave"}],
+              [{**quiet, "governor": "powersave", "smt": "off"}]]
+    first, second = history_changes(points)
+    assert first.index == 3 and [f.fact for f in first.facts] == ["governor"]
+    assert first.label == "environment changed: governor performance → powersave"
+    assert second.index == 4 and second.facts[0].warning
