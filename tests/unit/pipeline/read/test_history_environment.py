@@ -47,3 +47,13 @@ def test_history_marks_environment_changes(tmp_path: Path,
     page = (tmp_path / "history.html").read_text()
     assert "<h2>Environment changes</h2>" in page
     assert page.count("environment changed: governor performance → powersave") >= 2
+    last = run_main("history", "--last", "30")
+    assert last.returncode == 0, last.stderr
+    assert (f"⚙ {sha(STEP_AT)[:10]}: environment changed: governor performance → powersave"
+            in last.stdout), last.stdout
+    assert f"⚙ {sha(25)[:10]}: environment changed: kernel Linux 6.1 → Linux 6.2" in last.stdout
+    pair = run_main("history", "--sha", sha(STEP_AT - 1), sha(STEP_AT))
+    assert pair.returncode == 0, pair.stderr
+    assert "! environment: governor differs (performance vs powersave)" in pair.stderr
+    same = run_main("history", "--sha", sha(1), sha(2))
+    assert "environment: the sides' recorded facts are the same" in same.stdout
