@@ -786,6 +786,8 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(HISTORY, says=("histories checked (rps)", "1 histories not checked")),
     "kvperf regressions --store --json --fail-on-regression":
         run(HISTORY, says=("[]", "stored 0 change point(s)")),
+    "kvperf regressions --unstable":
+        run(HISTORY, says=("no unstable series", "histories checked (rps, p50_latency_ms")),
     "kvperf report --history":
         run(HISTORY, says="history report of 12 series×metric, 0 change point(s)",
             files={"history.html": ("<title>kvperf history:", "<svg")}),
