@@ -124,7 +124,7 @@ def test_an_ab_report_renders_offline(scratch: Path, browser: Browser) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     info = open_report(browser, scratch / "ab.html")
     check_page(info)
-    assert info["h2"][1] == "A/B comparison: B / A"
+    assert info["h2"][1:3] == ["A/B comparison: B / A", "What differs"]
     assert info["svgs"] == 1 + 3 + 2  # forest plot, dot charts, spectra
     data = json.loads((scratch / "ab.json").read_text())
     compared = data["comparison"]
