@@ -170,6 +170,7 @@ def _definitions(cli: Cli, found: Compared) -> None:
     _report_line(cli.out, found)
     cli.out.print(f"results: {found.directories} (order seed {found.seed})")
     print_disturbed(cli.out, cli.err, found.rows)
+    print_environment(cli, found.environment)
     if found.failed:
         cli.err.print(f"[red]{found.failed} test(s) failed[/red] (see the results' logs.txt)")
 

@@ -211,7 +211,12 @@ class Compared:
     @property
     def environment(self) -> EnvDiff:
         """What differs between the sides' environments (analysis/envdiff.py)."""
-        return rows_env_diff(self.result.rows if self.result is not None else {})
+        if self.result is not None:
+            return rows_env_diff(self.result.rows)
+        sides: dict[str, list[Row]] = {}  # the definitions' tests: rows by their side
+        for row in self.rows:
+            sides.setdefault(str(row.get("side") or "?"), []).append(row)
+        return rows_env_diff(sides)
 
     @property
     def saturated(self) -> bool:
