@@ -8,22 +8,24 @@ The noise of a series is the spread a comparison of two commits shows when nothi
 the robust standard deviation (1.4826 × the median absolute deviation, a normal's σ) of the
 log ratio between consecutive commits of one regime — no change point between them, so the
 steps `kvperf regressions` found do not count as noise. An A/A run that measured the series
-(`kvperf noise`: its paired standard deviation of the log ratio) is used instead when given
-(``measured``): measured beats inferred. A series with fewer than ``MIN_PAIRS`` such
-consecutive pairs has no noise estimate and is never unstable. The minimum effect is the
-one change points are held to (``Thresholds.magnitude_for``: 2% throughput, 5% latency, or
---min-magnitude)."""
+(`kvperf noise`: its paired standard deviation of the log ratio, ``measured_noise``) is used
+instead when given (``measured``): measured beats inferred. A series with fewer than
+``MIN_PAIRS`` such consecutive pairs has no noise estimate and is never unstable. The
+minimum effect is the one change points are held to (``Thresholds.magnitude_for``: 2%
+throughput, 5% latency, or --min-magnitude)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from kvperf.analysis.comparison import compare_paired, group_key
 from kvperf.analysis.regressions import Finding, Series, Thresholds
-from kvperf.results.row import SeriesParams
+from kvperf.results.row import Row, SeriesParams, series_key
 
 MIN_PAIRS = 5
 MAD_TO_SD = 1.4826  # σ of a normal = 1.4826 × its median absolute deviation
@@ -87,6 +89,17 @@ def unstable_series(series: Iterable[Series], findings: Iterable[Finding] = (),
         if np.isfinite(noise) and noise > effect:
             out.append(Unstable(s.key, s.params, s.metric, noise, effect, source, pairs))
     return sorted(out, key=lambda u: (-u.noise / u.min_effect, u.series_key, u.metric))
+
+
+def measured_noise(a_rows: Sequence[Row], b_rows: Sequence[Row]
+                   ) -> dict[tuple[str, str], float]:
+    """An A/A run's noise (`kvperf noise`'s sides A and B of one server, interleaved): per
+    (series key, metric) the paired standard deviation of the log ratio B/A over its rounds
+    (``analysis.paired``'s ``sd_log``), for ``unstable_series``' ``measured``."""
+    keys = {group_key(r): series_key(r) for r in a_rows}
+    return {(keys[c.group], c.metric): c.ci.sd_log
+            for c in compare_paired(list(a_rows), list(b_rows), "all")
+            if c.group in keys and math.isfinite(c.ci.sd_log)}
 
 
 def unstable_keys(found: Iterable[Unstable]) -> set[tuple[str, str]]:

@@ -69,6 +69,10 @@ def add_parser(subparsers: Any) -> None:
                         "minimum effect; their change points are left out otherwise")
     p.add_argument("--include-unstable", action="store_true",
                    help="list (and --store) the change points of unstable series too")
+    p.add_argument("--noise-run", type=local_path, action="append", default=[],
+                   metavar="DIR",
+                   help="a `kvperf noise` results directory (A/ and B/): its measured A/A "
+                        "spread replaces the history's for the series it ran (repeatable)")
     add_store_options(p)
     _add_bisect_arguments(p)
     add_include_disturbed(p)
@@ -99,7 +103,7 @@ def request(args: argparse.Namespace) -> RegressionsRequest:
         regressions_only=args.regressions_only, json=args.json, write=args.store,
         fail_on_regression=args.fail_on_regression, store=store_flags(args),
         include_disturbed=args.include_disturbed, unstable=args.unstable,
-        include_unstable=args.include_unstable,
+        include_unstable=args.include_unstable, noise_runs=tuple(args.noise_run),
         bisect=ChangePointFlags(args.bisect, args.config, args.runs, args.max_runs,
                                 build_flags(args)))
 

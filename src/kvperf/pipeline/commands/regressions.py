@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from kvperf.analysis.bisect import DEFAULT_RUNS
 from kvperf.analysis.changepoint import MIN_SEGMENT
@@ -63,7 +64,8 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
                         fail_on_regression: bool, store: StoreFlags,
                         bisect: ChangePointFlags,
                         include_disturbed: bool = False, unstable: bool = False,
-                        include_unstable: bool = False) -> RegressionsRequest:
+                        include_unstable: bool = False, noise_runs: tuple[Path, ...] = ()
+                        ) -> RegressionsRequest:
     if bisect.bisect and json:
         raise UsageError("--bisect does not apply with --json (its steps and answers are "
                          "printed as text)")
@@ -77,7 +79,16 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
     names = tuple(check_metric(m) for m in metrics or DEFAULT_METRICS)
     return RegressionsRequest(names, parse_where(where), limits, store_request(store), when,
                               regressions_only, json, write, fail_on_regression, base,
-                              include_disturbed, unstable, include_unstable)
+                              include_disturbed, unstable, include_unstable,
+                              tuple(_noise_run(p) for p in noise_runs))
+
+
+def _noise_run(path: Path) -> Path:
+    """A `kvperf noise` results directory: its sides A/ and B/ each with a metrics.json."""
+    if not all((path / side / "metrics.json").is_file() for side in "AB"):
+        raise UsageError(f"--noise-run {str(path)!r}: not a `kvperf noise` results directory "
+                         "(A/metrics.json and B/metrics.json)")
+    return path
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,17 @@ the listed ones on the live bench (``--bisect``) is pipeline/bisect.py's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import Finding, find_all
 from kvperf.analysis.stored import to_series, to_stored
-from kvperf.analysis.unstable import Unstable, unstable_keys, unstable_series
+from kvperf.analysis.unstable import Unstable, measured_noise, unstable_keys, unstable_series
+from kvperf.core.errors import StoreError, UsageError
 from kvperf.pipeline.request.stored import RegressionsRequest
 from kvperf.pipeline.world import World
 from kvperf.store.changepoints import replace_all
+from kvperf.store.files import read_rows
 from kvperf.store.series import History, histories
 
 
@@ -35,6 +38,24 @@ class ChangePoints:
     left_out: int = 0
 
 
+def measured(noise_runs: tuple[Path, ...]) -> dict[tuple[str, str], float] | None:
+    """The A/A noise `kvperf noise` measured (--noise-run), per series and metric; the
+    later directory wins for a series both measured."""
+    if not noise_runs:
+        return None
+    found: dict[tuple[str, str], float] = {}
+    for path in noise_runs:
+        try:
+            a, b = (read_rows(path / side / "metrics.json") for side in "AB")
+        except StoreError as exc:
+            raise UsageError(f"--noise-run {path}: {exc}") from None
+        if not all("trial_id" in r and "run" in r for r in a + b):
+            raise UsageError(f"--noise-run {path}: its rows are not an interleaved run's "
+                             "(no trial_id and run to pair the rounds by)")
+        found |= measured_noise(a, b)
+    return found
+
+
 def change_points(request: RegressionsRequest, world: World) -> ChangePoints:
     assert request.store.url is not None
     with world.database(request.store.url) as engine:
@@ -42,7 +63,8 @@ def change_points(request: RegressionsRequest, world: World) -> ChangePoints:
                           include_disturbed=request.include_disturbed)
         checked = [h for h in every if len(h.means) >= 2 * MIN_SEGMENT]
         found = find_all((to_series(h) for h in checked), request.limits)
-        unstable = unstable_series((to_series(h) for h in checked), found, request.limits)
+        unstable = unstable_series((to_series(h) for h in checked), found, request.limits,
+                                   measured(request.noise_runs))
         noisy = set() if request.include_unstable else unstable_keys(unstable)
         kept = [f for f in found if (f.series_key, f.metric) not in noisy]
         stored = (replace_all(engine, [to_stored(f) for f in kept]) if request.write

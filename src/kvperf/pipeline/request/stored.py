@@ -51,6 +51,7 @@ class RegressionsRequest:
     include_disturbed: bool = False  # --include-disturbed: histories from every ok trial
     unstable: bool = False  # --unstable: list the unstable series instead
     include_unstable: bool = False  # --include-unstable: their change points listed too
+    noise_runs: tuple[Path, ...] = ()  # --noise-run: `kvperf noise` results (A/, B/)
 
 
 @dataclass(frozen=True)
