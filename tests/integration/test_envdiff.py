@@ -75,7 +75,9 @@ def test_a_compare_of_two_builds_lists_the_build_flag(compared: tuple[Path, Any]
     report = run_main("report", tmp / "results" / "flags", "-o", tmp / "r.html",
                       "--json", tmp / "r.json")
     assert report.returncode == 0, report.stderr
-    assert "<h2>What differs</h2>" in (tmp / "r.html").read_text()
+    page = (tmp / "r.html").read_text()
+    assert "<h2>What differs</h2>" in page
+    assert "make_args: FLAVOR=a; compiler: " in page  # the summary table's build row
     facts = json.loads((tmp / "r.json").read_text())["environment"]["facts"]
     assert [f["fact"] for f in facts] == ["build.make_args"]
 

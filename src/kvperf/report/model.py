@@ -46,7 +46,9 @@ JSON versions (``kvperf_report``):
       histogram, no service spectrum).
   8 — adds ``environment`` (null for one side): the sides (names) and the environment facts
       that differ between them (analysis/envdiff.py: fact, a value per side, whether it
-      varies within a side, the warning when it is known to move results, a note).
+      varies within a side, the warning when it is known to move results, a note). Each
+      source's ``provenance`` adds ``smt``, ``turbo``, ``mitigations``, ``microcode``,
+      ``kvperf`` and ``build`` (a kvperf build's make arguments, compiler and flags).
 """
 
 from __future__ import annotations
@@ -272,9 +274,17 @@ def provenance(rows: list[Row]) -> dict[str, str | None]:
     out["revision"] = values(lambda r: r.get("revision"))
     out["measure"] = values(lambda r: r.get("measure"))
     out["pinning"] = values(lambda r: _pinning((r.get("env") or {}).get("pinning")))
+    out["build"] = values(lambda r: _build((r.get("env") or {}).get("build")))
     stamps = sorted(str(r["timestamp"]) for r in rows if r.get("timestamp"))
     out["first_trial"], out["last_trial"] = (stamps[0], stamps[-1]) if stamps else (None, None)
     return out
+
+
+def _build(build: Any) -> str | None:
+    """A kvperf build's facts (``env.build``: make arguments, compiler, flags) in a line."""
+    if not isinstance(build, dict) or not build:
+        return None
+    return "; ".join(f"{k}: {v}" for k, v in build.items())
 
 
 def _pinning(pinning: Any) -> str | None:
