@@ -7,7 +7,8 @@ names) and its ``tool_version``. A fact whose value varies within a side shows e
 between the sides of a compare (the ref, commit, build log, binary path) are left out. A
 difference known to move results carries a warning: the CPU governor, turbo/boost,
 mitigations, SMT, the CPU model and microcode, the compiler and build flags, another host;
-a kernel difference carries a note. CodSpeed's environment report and pyperf's
+a kernel difference carries a note. A fact some side did not record is listed without a
+warning (an older kvperf collected fewer facts). CodSpeed's environment report and pyperf's
 ``check_system`` list the same facts."""
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ MOVES_RESULTS = {
     "build.cflags": "other compiler flags build other code",
 }
 NOTES = {"kernel": "another kernel (scheduler, network stack and mitigations may differ)"}
+UNRECORDED = "not recorded on every side (an older kvperf, or a binary kvperf did not build)"
 
 
 @dataclass(frozen=True)
@@ -113,9 +115,11 @@ def env_diff(sides: Mapping[str, Sequence[Mapping[str, str]]]) -> EnvDiff:
         values = [merged[side].get(fact, (ABSENT,)) for side in merged]
         if all(v == values[0] for v in values):  # the same (or varying alike) everywhere
             continue
+        unrecorded = any(v == (ABSENT,) for v in values)  # an older kvperf, another tool
         found.append(FactDiff(fact, tuple(" | ".join(v) for v in values),
-                              any(len(v) > 1 for v in values), _why(fact, MOVES_RESULTS),
-                              _why(fact, NOTES)))
+                              any(len(v) > 1 for v in values),
+                              None if unrecorded else _why(fact, MOVES_RESULTS),
+                              UNRECORDED if unrecorded else _why(fact, NOTES)))
     return EnvDiff(tuple(merged), tuple(found))
 
 

@@ -61,6 +61,14 @@ def test_kernel_is_a_note_and_a_missing_fact_shows_a_dash() -> None:
     assert extra.values == ("1", "–") and extra.warning is None
 
 
+def test_a_fact_one_side_did_not_record_is_not_warned_about() -> None:
+    old = _row(build={"make_args": "BUILD_TLS=yes"})
+    new = _row(build={"make_args": "BUILD_TLS=yes", "compiler": "gcc 12"})
+    (fact,) = rows_env_diff({"A": [old], "B": [new]}).facts
+    assert fact.fact == "build.compiler" and fact.values == ("–", "gcc 12")
+    assert fact.warning is None and fact.note and "not recorded" in fact.note
+
+
 def test_three_sides_any_difference_counts() -> None:
     diff = env_diff({"A": [{"cpu": "x"}], "B": [{"cpu": "x"}], "C": [{"cpu": "y"}]})
     assert [f.values for f in diff.facts] == [("x", "x", "y")]
