@@ -673,7 +673,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(INSTRUCTIONS, ("results/mine", "$(ls -d results/compare-*/A | tail -1)"),
             says="report.html",
             files={"report.html": ("<h2>Run summary</h2>", "<svg"),
-                   "report.json": ('"kvperf_report": 7', '"label": "valkey 8.0.1"')}),
+                   "report.json": ('"kvperf_report": 8', '"label": "valkey 8.0.1"')}),
     "kvperf report results/compare-20260101-120000 -o ab.html --markdown ab.md":
         run(INSTRUCTIONS, ("results/compare-20260101-120000",
                            "$(ls -d results/compare-* | tail -1)"), says="A vs B",
@@ -794,13 +794,15 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(HISTORY, says=("histories checked (rps)", "1 histories not checked")),
     "kvperf regressions --store --json --fail-on-regression":
         run(HISTORY, says=("[]", "stored 0 change point(s)")),
+    "kvperf regressions --unstable":
+        run(HISTORY, says=("no unstable series", "histories checked (rps, p50_latency_ms")),
     "kvperf report --history":
         run(HISTORY, says="history report of 12 series×metric, 0 change point(s)",
             files={"history.html": ("<title>kvperf history:", "<svg")}),
     "kvperf report --history --metric rps --where command=SET -o set.html --json set.json":
         run(HISTORY, says="history report of 2 series×metric",
             files={"set.html": "· rps</title>",
-                   "set.json": ('"kvperf_history_report": 1', '"metric": "rps"')}),
+                   "set.json": ('"kvperf_history_report": 2', '"metric": "rps"')}),
     # docs/guide/continuous.md, "Commit tracking for runner fleets" (the fixture's unstable:
     # 6 commits, the import, its Makefile without LTO, base … broken)
     "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "

@@ -36,7 +36,7 @@ def test_history_report_marks_the_change_point(tmp_path: Path, browser: Browser)
     check_page(info)
     assert info["h2"] == ["Change points", "Histories"] and info["svgs"] == 2
     data = json.loads((tmp_path / "history.json").read_text())
-    assert data["kvperf_history_report"] == 1
+    assert data["kvperf_history_report"] == 2
     by_series = {h["series"].split()[0]: h for h in data["histories"]}
     assert len(by_series["SET"]["points"]) == 40 and by_series["GET"]["change_points"] == []
     [change] = by_series["SET"]["change_points"]

@@ -111,7 +111,7 @@ def test_a_run_report_renders_offline(scratch: Path, browser: Browser) -> None:
                           "Latency percentile spectrum"] + ["Disturbed trials"] * disturbed
     assert info["svgs"] == 3 + 2  # rps, p99, p50 dot charts; a spectrum per series
     data = json.loads((scratch / "one.json").read_text())
-    assert data["kvperf_report"] == 7 and data["comparison"] is None
+    assert data["kvperf_report"] == 8 and data["comparison"] is None
     assert {s["series"].split()[0] for s in data["spectra"]} == {"SET", "GET"}
     for spectrum in data["spectra"]:
         assert spectrum["percentiles"][0] == 0 and spectrum["service_ms"]
@@ -124,7 +124,7 @@ def test_an_ab_report_renders_offline(scratch: Path, browser: Browser) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     info = open_report(browser, scratch / "ab.html")
     check_page(info)
-    assert info["h2"][1] == "A/B comparison: B / A"
+    assert info["h2"][1:3] == ["A/B comparison: B / A", "What differs"]
     assert info["svgs"] == 1 + 3 + 2  # forest plot, dot charts, spectra
     data = json.loads((scratch / "ab.json").read_text())
     compared = data["comparison"]

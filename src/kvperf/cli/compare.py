@@ -16,6 +16,7 @@ from kvperf.cli._clients import add_client_args
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
+from kvperf.cli._environment import print_environment
 from kvperf.cli._interleaved import add_common
 from kvperf.cli._measure import add_compare_arguments, add_water_line
 from kvperf.cli._module_sides import (
@@ -127,6 +128,7 @@ def render(cli: Cli, found: Compared) -> None:
         _report_line(out, found)
         for made in found.differentials:
             print_differentials(out, made)
+        print_environment(cli, found.environment)
         out.print(f"results: {found.directories} (order seed {found.seed})")
         return
     if found.mode == "many":
@@ -168,6 +170,7 @@ def _definitions(cli: Cli, found: Compared) -> None:
     _report_line(cli.out, found)
     cli.out.print(f"results: {found.directories} (order seed {found.seed})")
     print_disturbed(cli.out, cli.err, found.rows)
+    print_environment(cli, found.environment)
     if found.failed:
         cli.err.print(f"[red]{found.failed} test(s) failed[/red] (see the results' logs.txt)")
 
@@ -182,5 +185,6 @@ def _finish(cli: Cli, found: Compared) -> None:
         cli.err.print("[yellow]! the load tool saturated its CPU in some trials: this "
                       "comparison may be client-bound and hide server-side changes[/yellow]")
     print_disturbed(cli.out, cli.err, found.rows)
+    print_environment(cli, found.environment)
     _report_line(cli.out, found)
     cli.out.print(f"results: {found.directories} (order seed {found.seed})")

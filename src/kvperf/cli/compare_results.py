@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from kvperf.cli._common import Cli
+from kvperf.cli._environment import print_environment
 from kvperf.cli._measure import add_water_line
 from kvperf.cli._paths import local_path
 from kvperf.pipeline.commands.compare_results import compare_results, compare_results_request
@@ -43,6 +44,7 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     compared = compare_results(request(args))
     out = cli.out
     out.print(terminal_table(compared.results, *compared.names))
+    print_environment(cli, compared.environment)
     if compared.report:
         out.print(f"markdown report: {compared.report}")
     if compared.graphs:

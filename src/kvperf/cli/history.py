@@ -7,10 +7,11 @@ from typing import Any
 
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
+from kvperf.cli._environment import print_environment
 from kvperf.cli._store import add_store_options, store_flags
 from kvperf.pipeline.commands.history import history, history_request
 from kvperf.pipeline.request.stored import HistoryRequest
-from kvperf.report.history import cells_json, change_table, history_table
+from kvperf.report.history import ENV_MARK, cells_json, change_table, history_table, short
 
 
 def add_parser(subparsers: Any) -> None:
@@ -60,5 +61,10 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
             cli.out.print(change_table(key, found.fields[key], a, b, cells, names,
                                        found.verdicts.get(key)))
         else:
-            cli.out.print(history_table(key, found.fields[key], found.revisions, cells, names))
+            cli.out.print(history_table(key, found.fields[key], found.revisions, cells, names,
+                                        found.env_changes))
+    if found.environment is not None:
+        print_environment(cli, found.environment)
+    for revision, what in found.env_changes.items():
+        cli.out.print(f"{ENV_MARK} {short(revision)}: {what}", highlight=False, soft_wrap=True)
     return 0

@@ -30,7 +30,14 @@ from kvperf.pipeline.commands.regressions import (
     regressions_request,
 )
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
-from kvperf.report.regressions import finding_json, findings_table, unchecked_note
+from kvperf.report.regressions import (
+    finding_json,
+    findings_table,
+    left_out_note,
+    unchecked_note,
+    unstable_json,
+    unstable_table,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -56,6 +63,16 @@ def add_parser(subparsers: Any) -> None:
                    help="also replace the change_points table (Grafana's regressions panel)")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression is listed")
+    p.add_argument("--unstable", action="store_true",
+                   help="list the unstable series instead: those whose A/A noise (the spread "
+                        "between consecutive commits without a change point) exceeds their "
+                        "minimum effect; their change points are left out otherwise")
+    p.add_argument("--include-unstable", action="store_true",
+                   help="list (and --store) the change points of unstable series too")
+    p.add_argument("--noise-run", type=local_path, action="append", default=[],
+                   metavar="DIR",
+                   help="a `kvperf noise` results directory (A/ and B/): its measured A/A "
+                        "spread replaces the history's for the series it ran (repeatable)")
     add_store_options(p)
     _add_bisect_arguments(p)
     add_include_disturbed(p)
@@ -85,7 +102,8 @@ def request(args: argparse.Namespace) -> RegressionsRequest:
         max_pvalue=args.max_pvalue, min_magnitude=args.min_magnitude, window=args.window,
         regressions_only=args.regressions_only, json=args.json, write=args.store,
         fail_on_regression=args.fail_on_regression, store=store_flags(args),
-        include_disturbed=args.include_disturbed,
+        include_disturbed=args.include_disturbed, unstable=args.unstable,
+        include_unstable=args.include_unstable, noise_runs=tuple(args.noise_run),
         bisect=ChangePointFlags(args.bisect, args.config, args.runs, args.max_runs,
                                 build_flags(args)))
 
@@ -96,15 +114,30 @@ def _listed(cli: Cli, asked: RegressionsRequest, found: Regressions) -> None:
         cli.err.print(f"stored {found.stored} change point(s) in {found.database}",
                       highlight=False)
     shown, out = found.shown, cli.out
+    if asked.unstable:
+        _unstable(cli, asked, found)
+        return
     if asked.json:
         sys.stdout.write(json.dumps([finding_json(f) for f in shown], indent=2) + "\n")
         return
     out.print(findings_table(shown) if shown else "no change points")
     out.print(f"{len(found.checked)} series×metric histories checked "
               f"({', '.join(found.metrics)}); {len(shown)} change point(s) listed")
-    why_not = unchecked_note(found.every, found.checked, found.database)
-    if why_not:
-        out.print(why_not, highlight=False)
+    for note in (left_out_note(found.left_out, len(found.unstable)),
+                 unchecked_note(found.every, found.checked, found.database)):
+        if note:
+            out.print(note, highlight=False)
+
+
+def _unstable(cli: Cli, asked: RegressionsRequest, found: Regressions) -> None:
+    """--unstable: the series whose noise exceeds their minimum effect."""
+    if asked.json:
+        sys.stdout.write(json.dumps([unstable_json(u) for u in found.unstable], indent=2)
+                         + "\n")
+        return
+    cli.out.print(unstable_table(found.unstable) if found.unstable else "no unstable series")
+    cli.out.print(f"{len(found.checked)} series×metric histories checked "
+                  f"({', '.join(found.metrics)}); {len(found.unstable)} unstable")
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:

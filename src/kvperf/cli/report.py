@@ -9,6 +9,7 @@ from typing import Any
 
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
+from kvperf.cli._environment import print_environment
 from kvperf.cli._paths import local_path
 from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.pipeline.commands.report import (
@@ -70,4 +71,6 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
         return 0
     cli.err.print(f"report of {' vs '.join(made.sides)}: {written}", highlight=False,
                   soft_wrap=True)
+    if made.environment is not None:
+        print_environment(cli, made.environment)
     return 0

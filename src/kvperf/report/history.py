@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.table import Table
 
@@ -53,8 +53,14 @@ def series_order(cells: Sequence[Cell], fields: dict[str, SeriesParams]) -> list
     return sorted(keys, key=lambda k: describe(fields.get(k, {})))
 
 
+ENV_MARK = "⚙"
+
+
 def history_table(key: str, fields: SeriesParams, revisions: Sequence[Revision],
-                  cells: CellIndex, names: Sequence[str]) -> Table:
+                  cells: CellIndex, names: Sequence[str],
+                  env_changed: Collection[str] = ()) -> Table:
+    """A series' values per revision; ``env_changed``: revisions marked ⚙ (the machine's
+    environment changed there)."""
     table = Table(title=f"{describe(fields)} · series {key}", title_justify="left")
     table.add_column("revision")
     table.add_column("date")
@@ -67,7 +73,9 @@ def history_table(key: str, fields: SeriesParams, revisions: Sequence[Revision],
         if not any(found):
             continue
         n = max(c.n for c in found if c)
-        row = [short(rev.name), rev.when.strftime("%Y-%m-%d %H:%M") if rev.when else "-", str(n)]
+        mark = f" {ENV_MARK}" if rev.name in env_changed else ""
+        row = [short(rev.name) + mark,
+               rev.when.strftime("%Y-%m-%d %H:%M") if rev.when else "-", str(n)]
         for cell in found:
             row += [_number(cell.mean) if cell else "-", _cv(cell)]
         table.add_row(*row)

@@ -2,8 +2,13 @@
 numbers as versioned JSON): per series and metric, one value per commit (the mean of its
 trials, oldest first) with the change points `kvperf regressions` finds marked between the
 two commits they separate — red for a regression, green for an improvement — and a table of
-them with their commit ranges (what `kvperf bisect` takes). Pure: the pipeline gives the
-histories and findings."""
+them with their commit ranges (what `kvperf bisect` takes). Commits where the machine's
+environment changed (analysis/envdiff.py) are marked in grey, and a change point at one is
+labelled "environment changed: …". Pure: the pipeline gives the histories and findings.
+
+JSON versions (``kvperf_history_report``): 1 — first version; 2 — adds
+``environment_changes`` per history (the first commit of each new environment and the
+facts that changed) and ``environment`` on each change point (the label, or null)."""
 
 from __future__ import annotations
 
@@ -12,11 +17,13 @@ from dataclasses import dataclass
 from html import escape
 
 from kvperf import __version__
+from kvperf.analysis.envdiff import EnvChange
 from kvperf.core.jsontypes import JsonObject
 from kvperf.report import svg
 from kvperf.report.html import STYLE, VERDICT_COLOUR
 
-HISTORY_REPORT_VERSION = 1
+HISTORY_REPORT_VERSION = 2
+ENV_COLOUR = "#9467bd"
 UNITS = {"rps": "rps"}  # else the metric name's own unit (ms, µs …)
 
 
@@ -29,6 +36,7 @@ class ChangeMark:
     magnitude: float
     pvalue: float
     commit_range: str
+    environment: str | None = None  # "environment changed: …" when one coincides
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,7 @@ class HistoryPanel:
     values: tuple[float, ...]
     counts: tuple[int, ...]
     changes: tuple[ChangeMark, ...]
+    env_changes: tuple[EnvChange, ...] = ()
 
 
 def _unit(metric: str) -> str:
@@ -53,6 +62,7 @@ def _unit(metric: str) -> str:
 def _chart(panel: HistoryPanel) -> str:
     steps = [svg.Step(c.index, VERDICT_COLOUR[c.direction],
                       f"{c.magnitude:+.1%} {c.direction}") for c in panel.changes]
+    steps += [svg.Step(e.index, ENV_COLOUR, e.label) for e in panel.env_changes]
     return svg.history_chart(panel.values, [r[:8] for r in panel.revisions], steps,
                              f"{panel.series} · {panel.metric}", _unit(panel.metric))
 
@@ -67,9 +77,25 @@ def _changes_table(panels: Sequence[HistoryPanel]) -> str:
         f"<tr><td>{escape(p.series)}</td><td>{escape(p.metric)}</td>"
         f'<td><span class="verdict" style="background:{VERDICT_COLOUR[c.direction]}">'
         f"{escape(c.direction)}</span></td><td class=\"num\">{c.magnitude:+.2%}</td>"
-        f'<td class="num">{c.pvalue:.2g}</td><td><code>{escape(c.commit_range)}</code></td>'
-        "</tr>" for p, c in rows)
+        f'<td class="num">{c.pvalue:.2g}</td><td><code>{escape(c.commit_range)}</code>'
+        f"{_environment(c)}</td></tr>" for p, c in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _environment(change: ChangeMark) -> str:
+    return (f'<div class="warn">{escape(change.environment)}</div>' if change.environment
+            else "")
+
+
+def _env_list(panels: Sequence[HistoryPanel]) -> str:
+    """Each commit where the environment changed, once (panels share commits)."""
+    seen = dict.fromkeys((p.revisions[e.index], e.label) for p in panels
+                         for e in p.env_changes)
+    if not seen:
+        return ""
+    items = "".join(f"<li><code>{escape(rev[:12])}</code>: {escape(label)}</li>"
+                    for rev, label in seen)
+    return f"<h2>Environment changes</h2><ul>{items}</ul>"
 
 
 def render_history(panels: Sequence[HistoryPanel], source: str, note: str | None) -> str:
@@ -80,7 +106,8 @@ def render_history(panels: Sequence[HistoryPanel], source: str, note: str | None
              f"{sum(len(p.changes) for p in panels)} change point(s).</p>"]
     if note:
         parts.append(f'<div class="warn">{escape(note)}</div>')
-    parts += ["<h2>Change points</h2>", _changes_table(panels), "<h2>Histories</h2>"]
+    parts += ["<h2>Change points</h2>", _changes_table(panels), _env_list(panels),
+              "<h2>Histories</h2>"]
     parts += [_chart(p) for p in panels]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title>"
@@ -100,6 +127,10 @@ def history_json(panels: Sequence[HistoryPanel], source: str) -> JsonObject:
                                                  strict=True)],
                 "change_points": [{"first_new": p.revisions[c.index],
                                    "direction": c.direction, "magnitude": c.magnitude,
-                                   "pvalue": c.pvalue, "commits": c.commit_range}
-                                  for c in p.changes]} for p in panels]}
+                                   "pvalue": c.pvalue, "commits": c.commit_range,
+                                   "environment": c.environment}
+                                  for c in p.changes],
+                "environment_changes": [{"first_new": p.revisions[e.index],
+                                         "facts": {f.fact: list(f.values) for f in e.facts}}
+                                        for e in p.env_changes]} for p in panels]}
 

@@ -2,16 +2,16 @@
 (``report/svg.py``), no scripts, fonts or requests — it opens offline, from a file or a CI
 artifact.
 
-Sections: run summary with provenance and noise warnings per side; throughput and latency per
-series (dot charts with run-to-run spread); the latency percentile spectrum of the merged HDR
-histograms (corrected vs service, p0 … p99.999 on a log "1/(1−q)" axis); for two sides, the
-A/B forest plot of ratios with 95% CIs coloured by verdict, and its table; per swept key
-(a series field the run gave several values) rps and p99 against its values, one line per
-other series; the trials other processes disturbed, each marked (⚠) with its cause; client
-libraries (``--client``): rps per run and a table per client and workload with the rps 95%
-interval, p99, CPU per operation and the ratios to kvload; per rate-swept series its
-latency-vs-throughput chart and knee.
-"""
+Sections: run summary with provenance and noise warnings per side; for two sides or more,
+the comparisons, then what differs between their environments (report/envdiff.py);
+throughput and latency per series (dot charts with run-to-run spread); the latency
+percentile spectrum of the merged HDR histograms (corrected vs service, p0 … p99.999 on a
+log "1/(1−q)" axis); for two sides, the A/B forest plot of ratios with 95% CIs coloured by
+verdict, and its table; per swept key (a series field the run gave several values) rps and
+p99 against its values, one line per other series; the trials other processes disturbed,
+each marked (⚠) with its cause; client libraries (``--client``): rps per run and a table per
+client and workload with the rps 95% interval, p99, CPU per operation and the ratios to
+kvload; per rate-swept series its latency-vs-throughput chart and knee."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from kvperf import __version__
 from kvperf.analysis.clients import ClientLine
 from kvperf.report import svg
 from kvperf.report.clients import NOTE, calls_per_read
+from kvperf.report.envdiff import html_block
 from kvperf.report.model import (
     Artifact,
     Comparison,
@@ -73,6 +74,8 @@ def render(report: Report) -> str:
     parts = [f"<h1>{escape(title)}</h1>", _summary(report.sources)]
     for compared in report.comparisons:
         parts.append(_comparison(compared, len(report.comparisons) == 1))
+    if report.environment is not None:
+        parts.append(html_block(report.environment))
     parts += [_series(report.series, sides), _spectra(report.spectra, sides)]
     if report.disturbed:
         parts.append(_disturbed(report.disturbed))

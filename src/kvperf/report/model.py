@@ -44,6 +44,11 @@ JSON versions (``kvperf_report``):
       clients/wire.py's verdict). ``spectra`` add ``latency``: ``corrected`` (with the
       service spectrum beside it) or ``uncorrected`` (a client harness's series: its only
       histogram, no service spectrum).
+  8 — adds ``environment`` (null for one side): the sides (names) and the environment facts
+      that differ between them (analysis/envdiff.py: fact, a value per side, whether it
+      varies within a side, the warning when it is known to move results, a note). Each
+      source's ``provenance`` adds ``smt``, ``turbo``, ``mitigations``, ``microcode``,
+      ``kvperf`` and ``build`` (a kvperf build's make arguments, compiler and flags).
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ from kvperf.analysis.comparison import (
     group_rows,
     pair_runs,
 )
+from kvperf.analysis.envdiff import EnvDiff, rows_env_diff
 from kvperf.analysis.paired import cv
 from kvperf.analysis.rate_curve import Curve, compare_knees, curves
 from kvperf.analysis.sweeps import Sweep, sweeps
@@ -77,13 +83,14 @@ from kvperf.report.profile import artifact_rows
 from kvperf.results.histogram import HistogramFile, merged_latency, merged_runs
 from kvperf.results.row import Row, field_of, is_disturbed, is_excluded, is_ok
 
-REPORT_VERSION = 7
+REPORT_VERSION = 8
 HIGH_CV = 0.10  # pyperf's rule of thumb: spread beyond 10% of the mean is a warning
 # The spectrum's quantiles: 1/(1-q) = 10^(k/10), k = 0…50, i.e. p0 … p99.999, evenly spaced
 # on the log-scaled "1/(1-q)" axis.
 SPECTRUM_QUANTILES = tuple(100 * (1 - 10 ** (-k / 10)) for k in range(51))
-PROVENANCE_KEYS = ("host", "kernel", "arch", "cpu", "cpus", "governor", "python", "tool",
-                   "server_binary", "server_source", "quick")
+PROVENANCE_KEYS = ("host", "kernel", "arch", "cpu", "cpus", "governor", "smt", "turbo",
+                   "mitigations", "microcode", "python", "kvperf", "tool", "server_binary",
+                   "server_source", "quick")
 
 Histograms = Callable[[Row], HistogramFile | None]
 
@@ -247,6 +254,7 @@ class Report:
     clients: list[ClientLine] = field(default_factory=list)
     rate_sweeps: list[SideCurve] = field(default_factory=list)
     knees: list[KneeRow] = field(default_factory=list)
+    environment: EnvDiff | None = None  # two sides or more: what differs (analysis/envdiff)
     version: int = field(default=REPORT_VERSION)
 
 
@@ -266,9 +274,17 @@ def provenance(rows: list[Row]) -> dict[str, str | None]:
     out["revision"] = values(lambda r: r.get("revision"))
     out["measure"] = values(lambda r: r.get("measure"))
     out["pinning"] = values(lambda r: _pinning((r.get("env") or {}).get("pinning")))
+    out["build"] = values(lambda r: _build((r.get("env") or {}).get("build")))
     stamps = sorted(str(r["timestamp"]) for r in rows if r.get("timestamp"))
     out["first_trial"], out["last_trial"] = (stamps[0], stamps[-1]) if stamps else (None, None)
     return out
+
+
+def _build(build: Any) -> str | None:
+    """A kvperf build's facts (``env.build``: make arguments, compiler, flags) in a line."""
+    if not isinstance(build, dict) or not build:
+        return None
+    return "; ".join(f"{k}: {v}" for k, v in build.items())
 
 
 def _pinning(pinning: Any) -> str | None:
@@ -443,7 +459,9 @@ def build(sources: list[Source], paired: bool | None = None) -> Report:
                    for curve in curves(source.rows, source.histograms)]
     return Report(summaries, series, spectra, compared[0] if compared else None,
                   artifacts(sources), side_sweeps, compared, disturbed_trials(sources),
-                  clients, rate_sweeps, knee_rows(sources, rate_sweeps, paired))
+                  clients, rate_sweeps, knee_rows(sources, rate_sweeps, paired),
+                  rows_env_diff({s.name: s.rows for s in sources}) if len(sources) > 1
+                  else None)
 
 
 def knee_rows(sources: list[Source], found: list[SideCurve], paired: bool | None

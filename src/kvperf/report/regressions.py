@@ -9,6 +9,7 @@ from rich.table import Table
 
 from kvperf.analysis.changepoint import MIN_SEGMENT
 from kvperf.analysis.regressions import Finding
+from kvperf.analysis.unstable import Unstable
 from kvperf.core.jsontypes import JsonObject
 from kvperf.results.row import KEY_FIELDS, SeriesParams
 from kvperf.store.series import History
@@ -54,6 +55,33 @@ def finding_json(f: Finding) -> JsonObject:
             "pvalue": f.pvalue, "before_mean": f.before_mean, "after_mean": f.after_mean,
             "last_before": {"sha": f.last_before.sha, "at": f.last_before.at.isoformat()},
             "first_after": {"sha": f.first_after.sha, "at": f.first_after.at.isoformat()}}
+
+
+def unstable_table(found: list[Unstable]) -> Table:
+    """One row per unstable series: its noise against its minimum effect, and where the
+    noise came from."""
+    table = Table("series", "metric", "noise (A/A sd)", "min effect", "noise ÷ min effect",
+                  "from", title="unstable series: A/A noise above the minimum effect")
+    for u in found:
+        source = f"{u.source} ({u.pairs} pairs)" if u.source == "history" else u.source
+        table.add_row(describe_params(u.params), u.metric, f"{u.noise:.1%}",
+                      f"{u.min_effect:.1%}", f"{u.noise / u.min_effect:.1f}×", source)
+    return table
+
+
+def unstable_json(u: Unstable) -> JsonObject:
+    return {"series_key": u.series_key, "params": u.params, "metric": u.metric,
+            "noise": u.noise, "min_effect": u.min_effect, "source": u.source,
+            "pairs": u.pairs}
+
+
+def left_out_note(left_out: int, unstable: int) -> str | None:
+    """How many change points the unstable series hid, and how to see them."""
+    if not left_out:
+        return None
+    return (f"{left_out} change point(s) on {unstable} unstable series left out (their A/A "
+            "noise exceeds the minimum effect): --unstable lists the series, "
+            "--include-unstable their change points")
 
 
 def unchecked_note(every: list[History], checked: list[History], where: str) -> str | None:

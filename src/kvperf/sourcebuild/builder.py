@@ -27,13 +27,13 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from kvperf.core.errors import BuildError, GitError, UsageError
-from kvperf.core.proc import LineSink, file_tail, run_logged
+from kvperf.core.proc import LineSink, file_tail, probe, run_logged
 from kvperf.sourcebuild import git, warm
 from kvperf.sourcebuild.git_log import CommitInfo
 
@@ -120,6 +120,36 @@ def run_make(tree: Path, make_args: Sequence[str], jobs: int, cache: Path, log: 
              on_line: LineSink | None = None) -> int:
     argv = ["make", f"-j{jobs}", *make_args]
     return run_logged(argv, log, cwd=tree, env=make_env(cache), on_line=on_line)
+
+
+def compiler_facts(given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The compiler make will use (``$CC``, else cc: its ``--version`` first line) and the
+    flags the environment hands it (CFLAGS, LDFLAGS, OPTIMIZATION, …), for the build's
+    marker: what the rows' ``env.build`` records and compares (analysis/envdiff.py)."""
+    env = os.environ if given is None else given
+    compiler = env.get("CC") or "cc"
+    code, output = probe([compiler, "--version"])
+    facts = {"compiler": (output.splitlines() or [""])[0].strip() if code == 0
+             else f"{compiler}: not found"}
+    for name in ("CFLAGS", "LDFLAGS", "CPPFLAGS", "OPTIMIZATION", "MALLOC"):
+        if env.get(name):
+            facts[name.lower()] = env[name]
+    return facts
+
+
+def build_facts(server_bin: Path | str) -> dict[str, str]:
+    """What a kvperf build of ``server_bin`` recorded (its marker beside ``src/``): make
+    arguments (one line), compiler and flags; empty for a binary kvperf did not build."""
+    try:
+        marker = json.loads((Path(server_bin).resolve().parent.parent / MARKER).read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    if not isinstance(marker, dict):
+        return {}
+    keys = ("make_args", "compiler", "cflags", "ldflags", "cppflags", "optimization",
+            "malloc")
+    return {k: " ".join(map(str, marker[k])) if isinstance(marker[k], list) else str(marker[k])
+            for k in keys if k in marker}
 
 
 class Builder:
@@ -210,6 +240,7 @@ class Builder:
                          f"{what} produced no {' or '.join(SERVER_NAMES)}; log: {log}")
                 return Build(ref, sha, None, error, seconds, False, log, info)
             marker = {"sha": sha, "ref": ref, "make_args": list(self.make_args),
+                      **compiler_facts(),
                       "server_bin": str(server.relative_to(tree)), "seconds": round(seconds, 1),
                       "warm_from": donor,
                       "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}

@@ -16,7 +16,7 @@ def test_report_writes_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(tmp_path)
     assert main(["report", "results/one", "--json", "r.json"]) == 0
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
-    assert json.loads((tmp_path / "r.json").read_text())["kvperf_report"] == 7
+    assert json.loads((tmp_path / "r.json").read_text())["kvperf_report"] == 8
 
 
 @pytest.mark.parametrize("argv", [["report", "nothing"], ["report", "."],

@@ -44,9 +44,11 @@ def seed_row(i: int, trial: int, command: str, rps: float, p99: float,
 
 
 def populate(engine: Engine, root: Path, commits: int, series: dict[str, tuple[Level, Level]],
-             noise: float = 0.01, record: bool = True, seed: int = 7) -> list[str]:
+             noise: float = 0.01, record: bool = True, seed: int = 7,
+             env: Callable[[int], dict[str, str]] | None = None) -> list[str]:
     """Push ``commits`` commits of every series (command → (rps level, p99 level)); returns
-    the shas in commit order. ``record`` False leaves the commits table empty."""
+    the shas in commit order. ``record`` False leaves the commits table empty; ``env``:
+    commit index → the rows' env (none by default)."""
     rng = random.Random(seed)
     measured = list(range(commits))
     rng.shuffle(measured)
@@ -57,6 +59,8 @@ def populate(engine: Engine, root: Path, commits: int, series: dict[str, tuple[L
                 when = T0 + timedelta(days=30, minutes=measured[i] * 10 + t)
                 rows.append(seed_row(i, t, command, rps(i) * (1 + rng.gauss(0, noise)),
                                      p99(i) * (1 + rng.gauss(0, noise)), when))
+        for row in rows if env else []:
+            row["env"] = env(i)
         path = root / sha(i) / "metrics.json"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(rows))

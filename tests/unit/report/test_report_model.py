@@ -68,7 +68,7 @@ def test_the_json_report_keeps_its_golden_structure() -> None:
 
 def test_the_json_report_numbers() -> None:
     document = ab_document()
-    assert document["kvperf_report"] == 7
+    assert document["kvperf_report"] == 8
     a_set = next(s for s in document["series"] if s["side"] == "A" and "SET" in s["series"])
     assert a_set["rps"] == [100_000.0, 101_000.0, 102_000.0] and a_set["runs"] == 3
     assert a_set["latency_source"] == "merged histograms"

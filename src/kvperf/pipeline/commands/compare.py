@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kvperf.analysis.comparison import MetricComparison, compare_paired, compare_sides
+from kvperf.analysis.envdiff import EnvDiff, rows_env_diff
 from kvperf.analysis.instructions import SeriesInstructions, compare_instructions
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import UsageError
@@ -60,6 +61,7 @@ from kvperf.pipeline.sides.interleaved import compare as run_compare
 from kvperf.pipeline.sides.sides import PreparedSides, check_schedule, default_schedule, plan_sides
 from kvperf.pipeline.world import World
 from kvperf.report.comparison import PAIRED_NOTE, markdown, sides_markdown
+from kvperf.report.envdiff import markdown as environment_markdown
 from kvperf.report.instructions import markdown as instruction_markdown
 from kvperf.results.row import Row, is_ok
 from kvperf.server.binary import missing
@@ -207,6 +209,16 @@ class Compared:
     result: SidesResult | None = None
 
     @property
+    def environment(self) -> EnvDiff:
+        """What differs between the sides' environments (analysis/envdiff.py)."""
+        if self.result is not None:
+            return rows_env_diff(self.result.rows)
+        sides: dict[str, list[Row]] = {}  # the definitions' tests: rows by their side
+        for row in self.rows:
+            sides.setdefault(str(row.get("side") or "?"), []).append(row)
+        return rows_env_diff(sides)
+
+    @property
     def saturated(self) -> bool:
         return any(r.get("client_saturated") for r in self.rows)
 
@@ -217,7 +229,11 @@ class Compared:
 
 
 def compare(request: CompareRequest, world: World, hooks: CompareHooks) -> Compared:
-    """`kvperf compare` (module doc)."""
+    """`kvperf compare` (module doc); the environment diff added to the markdown report."""
+    return with_environment(_compare(request, world, hooks))
+
+
+def _compare(request: CompareRequest, world: World, hooks: CompareHooks) -> Compared:
     if request.definitions is not None:
         hooks.refused(refusals_of(request.definitions))
         return _definitions_compared(request, world, hooks)
@@ -328,4 +344,12 @@ def _definitions_compared(request: CompareRequest, world: World,
                                       prepared.runs["A"].out_dir.parent)
     found.report = write_report(request.output,
                           lambda: markdown(verdicts, [], *names, note=PAIRED_NOTE))
+    return found
+
+
+def with_environment(found: Compared) -> Compared:
+    """The environment diff appended to the markdown report, when one was written."""
+    if found.report is not None and (diff := found.environment):
+        with found.report.open("a") as handle:
+            handle.write(environment_markdown(diff))
     return found

@@ -2,7 +2,8 @@
 system's) judged unpaired — grouped by their parameters, each change with its ratio, CI,
 adjusted p and verdict, or against --water-line when a side has one value. ``compare_results``
 reads and judges them (pipeline/read/stored.py), writes the markdown report (--output) and
-the graphs (--graphs), and returns what the CLI shows with the exit status."""
+the graphs (--graphs), and returns what the CLI shows with the exit status and what differs
+between the two files' environments (analysis/envdiff.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.analysis.comparison import MetricComparison
+from kvperf.analysis.envdiff import EnvDiff
 from kvperf.analysis.verdict import Verdict
 from kvperf.pipeline.commands.checks import water_line_rule
 from kvperf.pipeline.read.stored import compare_files
@@ -35,6 +37,7 @@ class ComparedResults:
     graphs: Path | None
     written: list[Path]
     exit_code: int
+    environment: EnvDiff
 
 
 def compare_results(request: CompareResultsRequest) -> ComparedResults:
@@ -49,4 +52,5 @@ def compare_results(request: CompareResultsRequest) -> ComparedResults:
         written = write_graphs(compared.results, request.graphs, names)
     regressed = any(r.decision.verdict is Verdict.REGRESSION for r in compared.results)
     return ComparedResults(compared.results, names, request.output, request.graphs, written,
-                           1 if regressed and request.fail_on_regression else 0)
+                           1 if regressed and request.fail_on_regression else 0,
+                           compared.environment)

@@ -5,8 +5,9 @@ it (pipeline/read/stored.py) and returns what the CLI shows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kvperf.analysis.envdiff import EnvDiff
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.read.stored import history as read_history
@@ -33,7 +34,8 @@ def history_request(*, last: int, shas: tuple[str, str] | None, metrics: tuple[s
 class Histories:
     """What `kvperf history` shows: the cells found (indexed too), the series in display
     order with their fields, the revisions shown — or the two compared (``pair``) with each
-    series' verdict per metric — and the disturbed trials the cells leave out."""
+    series' verdict per metric — and the disturbed trials the cells leave out; what differs
+between the pair's environments, or the shown revisions where the environment changed."""
 
     database: str
     metrics: tuple[str, ...]
@@ -45,10 +47,12 @@ class Histories:
     pair: tuple[str, str] | None
     verdicts: dict[str, dict[str, str]]
     left_out: int
+    environment: EnvDiff | None = None  # the pair's environment diff
+    env_changes: dict[str, str] = field(default_factory=dict)  # revision → what changed
 
 
 def history(request: HistoryRequest, world: World) -> Histories:
     view = read_history(request, world)
     return Histories(request.store.name, request.metrics, view.found, view.cells,
                      view.series, view.fields, view.revisions, view.pair, view.verdicts,
-                     view.left_out)
+                     view.left_out, view.environment, view.env_changes)

@@ -7,8 +7,9 @@ the bisections need — before the database is opened."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from kvperf.analysis.bisect import DEFAULT_RUNS
 from kvperf.analysis.changepoint import MIN_SEGMENT
@@ -18,6 +19,7 @@ from kvperf.analysis.regressions import (
     Finding,
     Thresholds,
 )
+from kvperf.analysis.unstable import Unstable
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.bisect import BUDGET_FACTOR, ChangePointHooks, bisect_change_points
 from kvperf.pipeline.commands.checks import change_point_base, store_request
@@ -61,10 +63,15 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
                         regressions_only: bool, json: bool, write: bool,
                         fail_on_regression: bool, store: StoreFlags,
                         bisect: ChangePointFlags,
-                        include_disturbed: bool = False) -> RegressionsRequest:
+                        include_disturbed: bool = False, unstable: bool = False,
+                        include_unstable: bool = False, noise_runs: tuple[Path, ...] = ()
+                        ) -> RegressionsRequest:
     if bisect.bisect and json:
         raise UsageError("--bisect does not apply with --json (its steps and answers are "
                          "printed as text)")
+    if unstable and (bisect.bisect or write or fail_on_regression):
+        raise UsageError("--unstable lists the unstable series, not change points: "
+                         "--bisect, --store and --fail-on-regression do not apply")
     base = (change_point_base(config=bisect.config, runs=bisect.runs,
                               max_runs=bisect.max_runs, build=bisect.build, store=store)
             if bisect.bisect else None)
@@ -72,7 +79,16 @@ def regressions_request(*, since: str | None, metrics: tuple[str, ...],
     names = tuple(check_metric(m) for m in metrics or DEFAULT_METRICS)
     return RegressionsRequest(names, parse_where(where), limits, store_request(store), when,
                               regressions_only, json, write, fail_on_regression, base,
-                              include_disturbed)
+                              include_disturbed, unstable, include_unstable,
+                              tuple(_noise_run(p) for p in noise_runs))
+
+
+def _noise_run(path: Path) -> Path:
+    """A `kvperf noise` results directory: its sides A/ and B/ each with a metrics.json."""
+    if not all((path / side / "metrics.json").is_file() for side in "AB"):
+        raise UsageError(f"--noise-run {str(path)!r}: not a `kvperf noise` results directory "
+                         "(A/metrics.json and B/metrics.json)")
+    return path
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,8 @@ class Regressions:
     """What `kvperf regressions` lists: every history read (``every``), those long enough
     to hold a change point (``checked``), the change points listed (--since,
     --regressions-only), how many were stored (--store), in which database; 1 with
-    --fail-on-regression when a regression is listed."""
+    --fail-on-regression when a regression is listed. The unstable series, and how many
+    change points on them were left out (none with --include-unstable)."""
 
     database: str
     metrics: tuple[str, ...]
@@ -89,6 +106,8 @@ class Regressions:
     shown: list[Finding]
     stored: int | None
     exit_code: int
+    unstable: list[Unstable] = field(default_factory=list)
+    left_out: int = 0
 
 
 def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHooks,
@@ -99,7 +118,8 @@ def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHoo
     regressed = any(f.direction == "regression" for f in found.shown)
     outcome = Regressions(request.store.name, request.metrics, found.every, found.checked,
                           found.shown, found.stored,
-                          1 if regressed and request.fail_on_regression else 0)
+                          1 if regressed and request.fail_on_regression else 0,
+                          found.unstable, found.left_out)
     listed(outcome)
     if request.bisect is not None:
         bisect_change_points(request.bisect, found.shown, world, hooks)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.analysis.envdiff import EnvDiff
 from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.core.errors import UsageError
 from kvperf.pipeline.commands.checks import store_request
@@ -44,10 +45,12 @@ def report_request(*, paths: tuple[Path, ...], history: bool, metrics: tuple[str
 
 @dataclass(frozen=True)
 class Reported:
-    """A run's or an A/B's report: the sides it shows (baseline first), the files written."""
+    """A run's or an A/B's report: the sides it shows (baseline first), the files written,
+    what differs between the sides' environments (None for one side)."""
 
     sides: list[str]
     written: list[Path]
+    environment: EnvDiff | None = None
 
 
 @dataclass(frozen=True)
@@ -68,4 +71,5 @@ def report(request: ReportRequest | HistoryPageRequest, world: World
                                [p for p in (request.html, request.json) if p])
     made = write_report(request)
     return Reported([s.name for s in made.sources],
-                    [p for p in (request.html, request.json, request.markdown) if p])
+                    [p for p in (request.html, request.json, request.markdown) if p],
+                    made.environment)

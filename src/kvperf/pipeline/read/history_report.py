@@ -1,10 +1,14 @@
 """`kvperf report --history`: the stored histories and their change points → the history
 page (report/history_page.py) and its JSON. Change points are `kvperf regressions`' (the same
-detection and verdict rule, default thresholds)."""
+detection and verdict rule, default thresholds); the commits where the environment changed
+are the runs' env compared point to point (analysis/envdiff.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvperf.analysis.changepoint import MIN_SEGMENT
+from kvperf.analysis.envdiff import EnvChange, history_changes
 from kvperf.analysis.regressions import Finding, Thresholds, series_findings
 from kvperf.analysis.stored import to_series
 from kvperf.core.errors import UsageError
@@ -17,26 +21,35 @@ from kvperf.report.history_page import (
     render_history,
 )
 from kvperf.report.regressions import describe_params
+from kvperf.results.records import Env
 from kvperf.store.db import Database
+from kvperf.store.environments import revision_envs
 from kvperf.store.files import write_json_atomic
 from kvperf.store.series import History, histories
 
 
-def _marks(history: History, found: list[Finding]) -> tuple[ChangeMark, ...]:
+def _marks(history: History, found: list[Finding], changed: tuple[EnvChange, ...]
+           ) -> tuple[ChangeMark, ...]:
+    """The change points; one at a commit where the environment changed says so."""
     revisions = list(history.revisions)
-    return tuple(ChangeMark(revisions.index(f.first_after.sha), f.direction, f.magnitude,
-                            f.pvalue, f.commit_range) for f in found)
+    labels = {e.index: e.label for e in changed}
+    at = [revisions.index(f.first_after.sha) for f in found]
+    return tuple(ChangeMark(i, f.direction, f.magnitude, f.pvalue, f.commit_range,
+                            labels.get(i)) for i, f in zip(at, found, strict=True))
 
 
-def panel(history: History) -> HistoryPanel:
-    """One history as a panel, with its change points when it is long enough for them."""
+def panel(history: History, envs: Mapping[str, list[Env]] | None = None) -> HistoryPanel:
+    """One history as a panel, with its change points when it is long enough for them and
+    the commits where the environment changed (``envs``: revision → its runs' env)."""
     found = (series_findings(to_series(history), Thresholds())
              if len(history.means) >= 2 * MIN_SEGMENT else [])
+    changed = history_changes([(envs or {}).get(str(r), []) for r in history.revisions])
     return HistoryPanel(describe_params(history.params), history.metric,
                         tuple(str(r) for r in history.revisions),
                         tuple(t.isoformat() for t in history.times),
                         tuple(float(v) for v in history.means),
-                        tuple(int(n) for n in history.counts), _marks(history, found))
+                        tuple(int(n) for n in history.counts),
+                        _marks(history, found, changed), changed)
 
 
 def history_page(request: HistoryPageRequest, world: World) -> list[HistoryPanel]:
@@ -49,9 +62,10 @@ def history_page(request: HistoryPageRequest, world: World) -> list[HistoryPanel
 def write_history_report(engine: Database, request: HistoryPageRequest
                          ) -> list[HistoryPanel]:
     """Write the page (and the JSON); UsageError when the database holds no such history."""
-    panels = [panel(h) for h in histories(engine, list(request.metrics), request.where,
-                                          min_points=1,
-                                          include_disturbed=request.include_disturbed)]
+    found = histories(engine, list(request.metrics), request.where, min_points=1,
+                      include_disturbed=request.include_disturbed)
+    envs = revision_envs(engine, sorted({str(r) for h in found for r in h.revisions}))
+    panels = [panel(h, envs) for h in found]
     if not panels:
         raise UsageError(f"no history in {request.source} for these metrics and filters: "
                          "record results with `kvperf run --commit …` first")

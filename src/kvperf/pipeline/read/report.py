@@ -19,6 +19,7 @@ from kvperf.core.errors import StoreError, UsageError
 from kvperf.pipeline.request.stored import ReportRequest
 from kvperf.report.clients import clients_markdown
 from kvperf.report.comparison import PAIRED_NOTE, UNPAIRED_NOTE, markdown, sides_markdown
+from kvperf.report.envdiff import markdown as environment_markdown
 from kvperf.report.html import render
 from kvperf.report.model import (
     Report,
@@ -132,8 +133,9 @@ def write_report(request: ReportRequest) -> Report:
     """Build the report and write its HTML (and JSON, markdown) files."""
     sources, paired = sides(request.paths)
     report = build(sources, paired)
-    text = (comparison_markdown(sources, paired, report.clients) if request.markdown
-            else None)
+    text = (comparison_markdown(sources, paired, report.clients)
+            + (environment_markdown(report.environment) if report.environment else "")
+            if request.markdown else None)
     try:
         write_text_atomic(request.html, render(report))
         if request.json:

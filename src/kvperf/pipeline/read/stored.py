@@ -14,6 +14,7 @@ from kvperf.analysis.comparison import (
     compare,
     compare_summaries,
 )
+from kvperf.analysis.envdiff import EnvDiff, env_diff, flatten, history_changes, rows_env_diff
 from kvperf.clients.checkout import client_named
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.core.redact import redact_urls
@@ -31,11 +32,13 @@ from kvperf.pipeline.request.stored import (
 )
 from kvperf.pipeline.world import World
 from kvperf.report.comparison import markdown, verdict_text
-from kvperf.report.history import CellIndex, index, series_order
+from kvperf.report.envdiff import markdown as environment_markdown
+from kvperf.report.history import CellIndex, index, series_order, short
 from kvperf.results.row import Row, SeriesParams
 from kvperf.sourcebuild.git_log import branch_commits
 from kvperf.store import track
 from kvperf.store.db import database_errors, make_engine
+from kvperf.store.environments import revision_envs
 from kvperf.store.files import read_rows
 from kvperf.store.history import (
     Cell,
@@ -61,6 +64,8 @@ class HistoryView:
     pair: tuple[str, str] | None = None
     verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
     left_out: int = 0  # disturbed trials (of the compared revisions) the cells leave out
+    environment: EnvDiff | None = None  # the pair: what differs between their runs' envs
+    env_changes: dict[str, str] = field(default_factory=dict)  # revision → what changed
 
     @property
     def cells(self) -> CellIndex:
@@ -87,10 +92,17 @@ def history(request: HistoryRequest, world: World) -> HistoryView:
         # disturbed is not among the latest shown, but its reader wants to know)
         left_out = 0 if every else disturbed_count(engine, [a, b] if request.shas else None,
                                                    where)
+        shown = [a, b] if request.shas else [r.name for r in revisions]
+        envs = revision_envs(engine, shown)
     view = HistoryView(found, fields, revisions, left_out=left_out)
     if request.shas:
         view.pair = (a, b)
         view.verdicts = _verdicts(view.cells, view.series, a, b, names)
+        view.environment = env_diff({short(rev): [flatten(e) for e in envs.get(rev, [])]
+                                     for rev in (a, b)})
+    else:
+        view.env_changes = {shown[c.index]: c.label
+                            for c in history_changes([envs.get(r, []) for r in shown])}
     return view
 
 
@@ -187,6 +199,7 @@ class ComparedFiles:
     results: list[MetricComparison]
     unmatched: list[GroupKey]
     markdown: str
+    environment: EnvDiff
 
 
 def _read(path: Path) -> list[Row]:
@@ -208,4 +221,6 @@ def compare_files(request: CompareResultsRequest) -> ComparedFiles:
         raise UsageError(f"{request.baseline} and {request.new} share no series with ok rows "
                          f"to compare{hint}")
     names = (str(request.baseline), str(request.new))
-    return ComparedFiles(results, unmatched, markdown(results, unmatched, *names))
+    diff = rows_env_diff({"baseline": base_rows, "new": new_rows})
+    return ComparedFiles(results, unmatched, markdown(results, unmatched, *names)
+                         + environment_markdown(diff), diff)

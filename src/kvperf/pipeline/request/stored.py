@@ -49,6 +49,9 @@ class RegressionsRequest:
     fail_on_regression: bool = False
     bisect: BisectRequest | None = None
     include_disturbed: bool = False  # --include-disturbed: histories from every ok trial
+    unstable: bool = False  # --unstable: list the unstable series instead
+    include_unstable: bool = False  # --include-unstable: their change points listed too
+    noise_runs: tuple[Path, ...] = ()  # --noise-run: `kvperf noise` results (A/, B/)
 
 
 @dataclass(frozen=True)

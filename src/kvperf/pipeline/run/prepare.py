@@ -25,11 +25,12 @@ from kvperf.pipeline.run.model import Prepared
 from kvperf.pipeline.run.profiling import check_profile, check_trial_profiles
 from kvperf.plan.matrix import expand
 from kvperf.plan.trial import Trial
+from kvperf.results.records import Env
 from kvperf.results.row import RunContext
 from kvperf.server.binary import ServerBinary, resolve
 from kvperf.server.host import available_cpus, host_facts
 from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
-from kvperf.sourcebuild.builder import find_server
+from kvperf.sourcebuild.builder import build_facts, find_server
 
 
 def validate_label(label: str) -> str:
@@ -196,8 +197,10 @@ def prepare(options: RunOptions) -> Prepared:
     else:
         server_version = _running_server_version(client_endpoint(options))
     label = validate_label(options.label or options.commit or server_version or "results")
+    built: Env = {**build_facts(binary.path)} if binary else {}
     env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
            "server_binary": str(binary.path) if binary else None,
+           **({"build": built} if built else {}),
            "server_source": (binary.source if binary else
                              "not built" if options.blocked else "running server"),
            **dict(options.provenance), **({"quick": True} if quick.enabled(options.quick) else {})}

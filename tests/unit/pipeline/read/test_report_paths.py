@@ -52,7 +52,7 @@ def test_sibling_interleaved_sides_are_paired(tmp_path: Path) -> None:
     report = write_report(ReportRequest([tmp_path / "ab"], tmp_path / "r.html",
                                         tmp_path / "r.json"))
     assert report.comparison is not None and report.comparison.paired
-    assert json.loads((tmp_path / "r.json").read_text())["kvperf_report"] == 7
+    assert json.loads((tmp_path / "r.json").read_text())["kvperf_report"] == 8
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     apart = write_report(ReportRequest([a, other], tmp_path / "r.html"))
     assert apart.comparison is not None and not apart.comparison.paired
