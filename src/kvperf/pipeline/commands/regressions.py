@@ -19,12 +19,18 @@ from kvperf.analysis.regressions import (
     Thresholds,
 )
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.bisect import BUDGET_FACTOR, ChangePointHooks, bisect_change_points
+from kvperf.pipeline.bisect import (
+    BUDGET_FACTOR,
+    BisectResult,
+    ChangePointHooks,
+    bisect_change_points,
+)
 from kvperf.pipeline.commands.checks import change_point_base, store_request
 from kvperf.pipeline.read.regressions import change_points
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
 from kvperf.pipeline.world import World
+from kvperf.store.alerts import Recorded, name_culprit
 from kvperf.store.history import check_metric, parse_where
 from kvperf.store.series import History
 
@@ -89,6 +95,7 @@ class Regressions:
     shown: list[Finding]
     stored: int | None
     exit_code: int
+    alerts: Recorded | None = None  # --store: the alert summaries and alerts added
 
 
 def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHooks,
@@ -99,8 +106,25 @@ def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHoo
     regressed = any(f.direction == "regression" for f in found.shown)
     outcome = Regressions(request.store.name, request.metrics, found.every, found.checked,
                           found.shown, found.stored,
-                          1 if regressed and request.fail_on_regression else 0)
+                          1 if regressed and request.fail_on_regression else 0, found.alerts)
     listed(outcome)
     if request.bisect is not None:
-        bisect_change_points(request.bisect, found.shown, world, hooks)
+        done = bisect_change_points(request.bisect, found.shown, world, hooks)
+        _name_culprits(request, world, done)
     return outcome
+
+
+def _name_culprits(request: RegressionsRequest, world: World,
+                   done: list[tuple[Finding, BisectResult]]) -> None:
+    """Each bisection that named a first bad commit moves its range's alert (if stored) to
+    ``culprit``, with the commit, its parent (the last good one) and the log."""
+    assert request.store.url is not None
+    named = [(f, r) for f, r in done if r.differ and r.log.outcome().found]
+    if not named:
+        return
+    with world.database(request.store.url) as engine:
+        for f, r in named:
+            out = r.log.outcome()
+            name_culprit(engine, f.last_before.sha, f.first_after.sha,
+                         r.log.commits[out.bad].sha, r.log.commits[out.good].sha,
+                         str(r.directory / "bisect.json"))

@@ -1,6 +1,7 @@
 """`kvperf regressions`' read side: the stored histories → change points (E-Divisive
 means + t-test, analysis/regressions.py), written to the ``change_points`` table when asked
-(replaced as a whole). Bisecting the listed ones on the live bench (``--bisect``) is
+(replaced as a whole), and recorded as alerts (store/alerts.py: only the new ones are
+added). Bisecting the listed ones on the live bench (``--bisect``) is
 pipeline/bisect.py's ``bisect_change_points``."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from kvperf.analysis.regressions import Finding, find_all
 from kvperf.analysis.stored import to_series, to_stored
 from kvperf.pipeline.request.stored import RegressionsRequest
 from kvperf.pipeline.world import World
+from kvperf.store.alerts import Recorded, record
 from kvperf.store.changepoints import replace_all
 from kvperf.store.series import History, histories
 
@@ -26,6 +28,7 @@ class ChangePoints:
     found: list[Finding]
     shown: list[Finding]
     stored: int | None = None
+    alerts: Recorded | None = None
 
 
 def change_points(request: RegressionsRequest, world: World) -> ChangePoints:
@@ -35,9 +38,11 @@ def change_points(request: RegressionsRequest, world: World) -> ChangePoints:
                           include_disturbed=request.include_disturbed)
         checked = [h for h in every if len(h.means) >= 2 * MIN_SEGMENT]
         found = find_all((to_series(h) for h in checked), request.limits)
-        stored = (replace_all(engine, [to_stored(f) for f in found]) if request.write
+        rows = [to_stored(f) for f in found]
+        stored = (replace_all(engine, rows) if request.write
                   else None)  # the whole list: dashboards filter by time themselves
+        recorded = record(engine, rows) if request.write else None
     since = request.since
     shown = [f for f in found if (since is None or f.first_after.at >= since)
              and (f.direction == "regression" or not request.regressions_only)]
-    return ChangePoints(every, checked, found, shown, stored)
+    return ChangePoints(every, checked, found, shown, stored, recorded)
