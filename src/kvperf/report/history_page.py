@@ -2,8 +2,8 @@
 numbers as versioned JSON): per series and metric, one value per commit (the mean of its
 trials, oldest first) with the change points `kvperf regressions` finds marked between the
 two commits they separate — red for a regression, green for an improvement — and a table of
-them with their commit ranges (what `kvperf bisect` takes). Pure: the pipeline gives the
-histories and findings."""
+them with their commit ranges (what `kvperf bisect` takes) and their alerts' states. Pure:
+the pipeline gives the histories and findings."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class ChangeMark:
     magnitude: float
     pvalue: float
     commit_range: str
+    alert: str = ""  # its alert's id and state (kvperf alerts), when recorded
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,14 @@ def _changes_table(panels: Sequence[HistoryPanel]) -> str:
     if not rows:
         return "<p>No change points: every history is one regime at this significance.</p>"
     head = "".join(f"<th>{h}</th>" for h in ("series", "metric", "direction", "change",
-                                             "p", "commits (last old..first new)"))
+                                             "p", "commits (last old..first new)",
+                                             "alert"))
     body = "".join(
         f"<tr><td>{escape(p.series)}</td><td>{escape(p.metric)}</td>"
         f'<td><span class="verdict" style="background:{VERDICT_COLOUR[c.direction]}">'
         f"{escape(c.direction)}</span></td><td class=\"num\">{c.magnitude:+.2%}</td>"
         f'<td class="num">{c.pvalue:.2g}</td><td><code>{escape(c.commit_range)}</code></td>'
-        "</tr>" for p, c in rows)
+        f"<td>{escape(c.alert or 'none')}</td></tr>" for p, c in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -100,6 +102,7 @@ def history_json(panels: Sequence[HistoryPanel], source: str) -> JsonObject:
                                                  strict=True)],
                 "change_points": [{"first_new": p.revisions[c.index],
                                    "direction": c.direction, "magnitude": c.magnitude,
-                                   "pvalue": c.pvalue, "commits": c.commit_range}
+                                   "pvalue": c.pvalue, "commits": c.commit_range,
+                                   "alert": c.alert or None}
                                   for c in p.changes]} for p in panels]}
 

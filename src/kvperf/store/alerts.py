@@ -179,13 +179,19 @@ def _summary(row: Any, members: list[Alert]) -> AlertSummary:
         stamps["culprit_at"], stamps["resolved_at"], members)
 
 
+def _number(x: float | None) -> float:
+    """A stored double; NaN (SQLite keeps it as NULL) back as NaN."""
+    return float("nan") if x is None else float(x)
+
+
 def _members(conn: Connection, ids: list[int]) -> dict[int, list[Alert]]:
     out: dict[int, list[Alert]] = {i: [] for i in ids}
     query = select(alerts).where(alerts.c.summary_id.in_(ids)).order_by(alerts.c.id)
     for r in conn.execute(query):
         out[int(r.summary_id)].append(Alert(
             int(r.id), r.series_key, r.metric, dict(r.params or {}), r.direction,
-            float(r.magnitude), float(r.pvalue), float(r.before_mean), float(r.after_mean)))
+            _number(r.magnitude), _number(r.pvalue), _number(r.before_mean),
+            _number(r.after_mean)))
     return out
 
 
@@ -280,3 +286,17 @@ def commit_subjects(engine: Engine, shas: Sequence[str]) -> dict[str, str]:
     query = select(commits.c.sha, commits.c.subject).where(commits.c.sha.in_(list(shas)))
     with engine.connect() as conn:
         return {str(r.sha): str(r.subject or "") for r in conn.execute(query)}
+
+
+def states(engine: Engine) -> dict[tuple[str, str, str, str], str]:
+    """Each stored alert's summary state and id (``"#3 acknowledged"``), by (series key,
+    metric, last commit before, first after): what the history page marks its change
+    points with."""
+    a, s = alerts.c, alert_summaries.c
+    query = (select(a.series_key, a.metric, s.last_before_sha, s.first_after_sha, s.id,
+                    s.state, s.owner)
+             .select_from(alerts.join(alert_summaries, s.id == a.summary_id)))
+    with engine.connect() as conn:
+        return {(r.series_key, r.metric, r.last_before_sha, r.first_after_sha):
+                f"#{r.id} {r.state}" + (f" ({r.owner})" if r.owner else "")
+                for r in conn.execute(query)}

@@ -127,4 +127,4 @@ def _name_culprits(request: RegressionsRequest, world: World,
             out = r.log.outcome()
             name_culprit(engine, f.last_before.sha, f.first_after.sha,
                          r.log.commits[out.bad].sha, r.log.commits[out.good].sha,
-                         str(r.directory / "bisect.json"))
+                         str((r.directory / "bisect.json").resolve()))

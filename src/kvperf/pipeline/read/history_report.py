@@ -1,6 +1,7 @@
 """`kvperf report --history`: the stored histories and their change points → the history
 page (report/history_page.py) and its JSON. Change points are `kvperf regressions`' (the same
-detection and verdict rule, default thresholds)."""
+detection and verdict rule, default thresholds), each with its alert's state when one is
+recorded (store/alerts.py)."""
 
 from __future__ import annotations
 
@@ -17,26 +18,35 @@ from kvperf.report.history_page import (
     render_history,
 )
 from kvperf.report.regressions import describe_params
+from kvperf.store.alerts import states as alert_states
 from kvperf.store.db import Database
 from kvperf.store.files import write_json_atomic
 from kvperf.store.series import History, histories
 
+AlertStates = dict[tuple[str, str, str, str], str]
 
-def _marks(history: History, found: list[Finding]) -> tuple[ChangeMark, ...]:
+
+def _marks(history: History, found: list[Finding], alerts: AlertStates
+           ) -> tuple[ChangeMark, ...]:
     revisions = list(history.revisions)
     return tuple(ChangeMark(revisions.index(f.first_after.sha), f.direction, f.magnitude,
-                            f.pvalue, f.commit_range) for f in found)
+                            f.pvalue, f.commit_range,
+                            alerts.get((f.series_key, f.metric, f.last_before.sha,
+                                        f.first_after.sha), ""))
+                 for f in found)
 
 
-def panel(history: History) -> HistoryPanel:
-    """One history as a panel, with its change points when it is long enough for them."""
+def panel(history: History, alerts: AlertStates | None = None) -> HistoryPanel:
+    """One history as a panel, with its change points when it is long enough for them
+    (each with its alert's state, from ``alerts``)."""
     found = (series_findings(to_series(history), Thresholds())
              if len(history.means) >= 2 * MIN_SEGMENT else [])
     return HistoryPanel(describe_params(history.params), history.metric,
                         tuple(str(r) for r in history.revisions),
                         tuple(t.isoformat() for t in history.times),
                         tuple(float(v) for v in history.means),
-                        tuple(int(n) for n in history.counts), _marks(history, found))
+                        tuple(int(n) for n in history.counts),
+                        _marks(history, found, alerts or {}))
 
 
 def history_page(request: HistoryPageRequest, world: World) -> list[HistoryPanel]:
@@ -49,7 +59,8 @@ def history_page(request: HistoryPageRequest, world: World) -> list[HistoryPanel
 def write_history_report(engine: Database, request: HistoryPageRequest
                          ) -> list[HistoryPanel]:
     """Write the page (and the JSON); UsageError when the database holds no such history."""
-    panels = [panel(h) for h in histories(engine, list(request.metrics), request.where,
+    alerts = alert_states(engine)
+    panels = [panel(h, alerts) for h in histories(engine, list(request.metrics), request.where,
                                           min_points=1,
                                           include_disturbed=request.include_disturbed)]
     if not panels:
