@@ -2,8 +2,10 @@
 test_regressions_bisect.py builds (the fixture's ``steps`` branch measured at every commit
 but the slow ``steps-3`` and ``steps-4``): `regressions --store` records the SET step as an
 alert; `regressions --bisect` builds and times the unmeasured commits for real and its answer
-moves the alert to ``culprit`` naming steps-3 (parent steps-2); `alerts report` holds the
-culprit, its parent, the moved series and the commands that reproduce it; with a fake `gh`
+moves the alert to ``culprit`` naming steps-3 (parent steps-2) and runs the culprit's
+instruction compare against its parent; `alerts report` holds the culprit, its parent, the
+moved series, the instruction diff (setCommand's spin) and the differential flamegraph, and
+the commands that reproduce it; with a fake `gh`
 on PATH (a script that records its arguments: no GitHub here) `--open-issue` files the
 report through it; `resolve --as fixed` is refused while the later commits are slow, and
 `resolve --as expected` closes it.
@@ -85,6 +87,13 @@ def test_alert_from_step_to_culprit_report_and_resolution(tmp_path: Path,
     assert f"`{sha[SLOW_STEP]}` setCommand: spin" in report, report  # the culprit, named
     assert f"Parent: `{sha[SLOW_STEP - 1]}`" in report, report
     assert "| rps | regression | -60.0% |" in report, report
+    # the culprit's instruction compare, run when the alert reached culprit: its table
+    # inline, where setCommand's spin shows, and its differential flamegraph linked
+    diffs = Path(shown["bisect_log"]).parent / "culprit-vs-parent"
+    assert "setCommand" in (diffs / "instructions.md").read_text()
+    assert (diffs / "instructions.md").read_text().strip() in report, report
+    (svg,) = diffs.glob("**/flamediff/*.svg")
+    assert f"]({svg})" in report and "<svg" in svg.read_text()[:2000], report
     config = tmp_path / "config.json"  # as the bisection's log names it
     assert (f"kvperf compare --repo {repo} --config {config} --measure instructions "
             f"{sha[SLOW_STEP - 1]} {sha[SLOW_STEP]}") in report, report

@@ -1,6 +1,7 @@
 """Alerts on PostgreSQL (docs/guide/alerts.md): migration 4 creates the alert tables;
 `regressions --store` records a step as one alert and re-running it adds nothing; the
-lifecycle refuses moves it does not allow (exit 2, naming the state); `resolve --as fixed`
+lifecycle refuses moves it does not allow (exit 2, naming the state); the history page marks
+the change point with its alert's state; `resolve --as fixed`
 is refused with the numbers while the commits after the step are still slow, and accepted
 once later commits are back; the report is written, and without gh on PATH `--open-issue`
 says it did not file.
@@ -80,6 +81,11 @@ def test_alert_lifecycle_on_postgres(pg_url: str, tmp_path: Path,
                           "that is new" in out, out
     code, out = _kv("alerts", "assign", ident, "bo", *db)
     assert code == 0 and "owner bo" in out, out
+    code, out = _kv("report", "--history", "--metric", "rps", "-o", "h.html", "--json",
+                    "h.json", *db)  # the history page marks the change point's alert
+    assert code == 0 and f"<td>#{ident} acknowledged (bo)</td>" in Path("h.html").read_text()
+    (marked,) = json.loads(Path("h.json").read_text())["histories"][0]["change_points"]
+    assert marked["alert"] == f"#{ident} acknowledged (bo)", marked
 
     _push(tmp_path, pg_url, range(7, 10))  # the fix lands
     code, out = _kv("alerts", "resolve", ident, "--as", "fixed", "--note", "reverted", *db)

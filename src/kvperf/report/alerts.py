@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -131,6 +132,7 @@ class AlertReport:
     bisect: BisectLog | None
     differentials: Sequence[Path]
     database: str
+    instruction_diff: str | None = None  # the culprit's compare's instructions.md
 
     @property
     def culprit(self) -> str:
@@ -219,9 +221,11 @@ def blocks(r: AlertReport) -> list[Block]:
             ("table", ["series", "metric", "direction", "change", "CI", "before → after",
                        "p", "commits before / after"], _series_rows(r))]
     out.append(("h2", "Differential flamegraph and instruction diff (culprit vs parent)"))
+    if r.instruction_diff:
+        out.append(("raw", r.instruction_diff))
     if r.differentials:
         out += [("link", str(p)) for p in r.differentials]
-    else:
+    elif not r.instruction_diff:
         out.append(("p", "None stored beside the bisection: run the instructions and "
                          "profile compares below (their differential flamegraphs and "
                          "instruction tables are written to their results directory)."))
@@ -252,6 +256,8 @@ def report_markdown(r: AlertReport) -> str:
             lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
         elif kind == "code":
             lines += ["```sh", str(block[1]), "```"]
+        elif kind == "raw":
+            lines.append(re.sub(r"^#{1,3} ", "#### ", str(block[1]), flags=re.M))  # nested
         elif kind == "link":
             lines.append(f"- [{Path(str(block[1])).name}]({block[1]})")
         else:
@@ -271,7 +277,7 @@ def report_html(r: AlertReport) -> str:
             body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
                            for row in rows)
             parts.append(f"<table><tr>{head}</tr>{body}</table>")
-        elif kind == "code":
+        elif kind in ("code", "raw"):
             parts.append(f"<pre><code>{e(str(block[1]))}</code></pre>")
         elif kind == "link":
             parts.append(f'<p><a href="{e(str(block[1]))}">{e(str(block[1]))}</a></p>')

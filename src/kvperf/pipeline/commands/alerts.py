@@ -20,20 +20,24 @@ from pathlib import Path
 from kvperf.analysis.alerts import FixCheck, Step, fix_check, regimes, step
 from kvperf.analysis.bisect_log import BisectLog, from_json
 from kvperf.core.errors import UsageError
+from kvperf.core.kinds import Measure
 from kvperf.core.proc import probe, run
 from kvperf.pipeline.commands.checks import store_request
+from kvperf.pipeline.commands.compare import Compared, CompareHooks, compare, compare_request
 from kvperf.pipeline.request.alerts import (
     AlertChangeRequest,
     AlertReportRequest,
     AlertsListRequest,
 )
-from kvperf.pipeline.request.common import StoreFlags
+from kvperf.pipeline.request.bisect import BisectRequest
+from kvperf.pipeline.request.common import BuildFlags, StoreFlags
+from kvperf.pipeline.request.sides import CompareFlags
 from kvperf.pipeline.world import World
 from kvperf.report.alerts import AlertReport, report_html, report_markdown, report_title
 from kvperf.store import alerts as stored
 from kvperf.store.alerts import FIXED, RESOLUTIONS, STATES, Alert, AlertSummary
 from kvperf.store.db import Database
-from kvperf.store.files import write_text_atomic
+from kvperf.store.files import write_json_atomic, write_text_atomic
 from kvperf.store.series import History, histories
 
 __all__ = ["RESOLUTIONS", "STATES", "AlertChanged", "AlertReported", "AlertsListed",
@@ -172,14 +176,48 @@ def _bisect_log(summary: AlertSummary) -> BisectLog | None:
     return from_json(json.loads(Path(summary.bisect_log).read_text()), summary.bisect_log)
 
 
+DIFF_DIR = "culprit-vs-parent"  # beside the bisection's log: the culprit's diffs
+DIFF_REQUESTS = 2000  # requests per command of the culprit's instruction compare
+
+
 def _differentials(summary: AlertSummary) -> list[Path]:
-    """Differential flamegraphs and instruction tables stored beside the bisection's log
-    (``alerts report`` links them)."""
+    """The instruction diff and differential flamegraphs of the culprit's compare, beside
+    the bisection's log (``alerts report`` links them)."""
     if summary.bisect_log is None:
         return []
-    directory = Path(summary.bisect_log).parent
-    found = [*directory.glob("**/*diff*.svg"), *directory.glob("**/instructions*.md")]
-    return sorted(found)
+    directory = Path(summary.bisect_log).parent / DIFF_DIR
+    return sorted([*directory.glob("instructions.md"), *directory.glob("**/flamediff/*.svg")])
+
+
+def _counted_config(config: str, directory: Path) -> Path | None:
+    """The bisection's config with requests instead of a duration (callgrind counts a
+    fixed number of requests); None for the built-in one (already counted)."""
+    if config == "built-in":
+        return None
+    objects = json.loads(Path(config).read_text())
+    counted = [{**{k: v for k, v in o.items() if k != "duration"},
+                "requests": DIFF_REQUESTS} for o in (objects if isinstance(objects, list)
+                                                     else [objects])]
+    path = directory / "config.json"
+    write_json_atomic(path, counted)
+    return path
+
+
+def culprit_diffs(bisect: BisectRequest, log: BisectLog, culprit: str, parent: str,
+                  world: World, hooks: CompareHooks, directory: Path) -> Compared:
+    """`compare PARENT CULPRIT --measure instructions` (one round, the bisection's builds
+    and config, ``DIFF_REQUESTS`` requests): the instruction diff (``instructions.md``) and
+    the differential instruction flamegraphs, in ``directory`` (no database rows)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    build = bisect.build
+    flags = CompareFlags(
+        refs=(parent, culprit), config=_counted_config(log.config, directory), runs=1,
+        measure=Measure.INSTRUCTIONS, label="culprit-vs-parent",
+        output=directory / "instructions.md",
+        build=BuildFlags(repo=build.repo, make_args=" ".join(build.make_args),
+                         jobs=build.jobs, cache=build.cache) if build else BuildFlags(),
+        store=StoreFlags(results_dir=directory, no_db=True))
+    return compare(compare_request(flags), world, hooks)
 
 
 def _report(engine: Database, request: AlertReportRequest) -> AlertReport:
@@ -188,9 +226,11 @@ def _report(engine: Database, request: AlertReportRequest) -> AlertReport:
     parent = summary.parent_sha or summary.last_before_sha
     shas = [parent, culprit, summary.last_before_sha, summary.first_after_sha]
     envs = {sha: stored.environment(engine, sha) for sha in dict.fromkeys(shas)}
+    diffs = _differentials(summary)
+    table = next((p.read_text() for p in diffs if p.name == "instructions.md"), None)
     return AlertReport(summary, _steps(engine, summary), stored.commit_subjects(engine, shas),
-                       envs, _bisect_log(summary), _differentials(summary),
-                       request.store.name)
+                       envs, _bisect_log(summary), [p for p in diffs if p.suffix == ".svg"],
+                       request.store.name, table)
 
 
 @dataclass(frozen=True)

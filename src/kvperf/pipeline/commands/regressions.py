@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
 from kvperf.analysis.bisect import DEFAULT_RUNS
 from kvperf.analysis.changepoint import MIN_SEGMENT
@@ -25,7 +26,9 @@ from kvperf.pipeline.bisect import (
     ChangePointHooks,
     bisect_change_points,
 )
+from kvperf.pipeline.commands.alerts import DIFF_DIR, culprit_diffs
 from kvperf.pipeline.commands.checks import change_point_base, store_request
+from kvperf.pipeline.commands.compare import CompareHooks
 from kvperf.pipeline.read.regressions import change_points
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
@@ -98,7 +101,11 @@ class Regressions:
     alerts: Recorded | None = None  # --store: the alert summaries and alerts added
 
 
-def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHooks,
+class RegressionsHooks(ChangePointHooks, CompareHooks, Protocol):
+    """The bisections' hooks, and the culprit's compare's."""
+
+
+def regressions(request: RegressionsRequest, world: World, hooks: RegressionsHooks,
                 listed: Callable[[Regressions], None]) -> Regressions:
     """The change points found (and stored), ``listed`` told; then, with --bisect, each
     listed one bisected on the live bench (its steps told to ``hooks``)."""
@@ -110,21 +117,26 @@ def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHoo
     listed(outcome)
     if request.bisect is not None:
         done = bisect_change_points(request.bisect, found.shown, world, hooks)
-        _name_culprits(request, world, done)
+        _name_culprits(request, world, done, hooks)
     return outcome
 
 
 def _name_culprits(request: RegressionsRequest, world: World,
-                   done: list[tuple[Finding, BisectResult]]) -> None:
+                   done: list[tuple[Finding, BisectResult]], hooks: RegressionsHooks) -> None:
     """Each bisection that named a first bad commit moves its range's alert (if stored) to
-    ``culprit``, with the commit, its parent (the last good one) and the log."""
-    assert request.store.url is not None
+    ``culprit``, with the commit, its parent (the last good one) and the log; then the
+    culprit's instruction diff and differential flamegraphs are made beside the log
+    (pipeline/commands/alerts.py ``culprit_diffs``)."""
+    assert request.store.url is not None and request.bisect is not None
     named = [(f, r) for f, r in done if r.differ and r.log.outcome().found]
-    if not named:
-        return
+    alerted = []
     with world.database(request.store.url) as engine:
         for f, r in named:
             out = r.log.outcome()
-            name_culprit(engine, f.last_before.sha, f.first_after.sha,
-                         r.log.commits[out.bad].sha, r.log.commits[out.good].sha,
-                         str((r.directory / "bisect.json").resolve()))
+            culprit, parent = r.log.commits[out.bad].sha, r.log.commits[out.good].sha
+            if name_culprit(engine, f.last_before.sha, f.first_after.sha, culprit, parent,
+                            str((r.directory / "bisect.json").resolve())) is not None:
+                alerted.append((r, culprit, parent))
+    for r, culprit, parent in alerted:
+        culprit_diffs(request.bisect, r.log, culprit, parent, world, hooks,
+                      r.directory.resolve() / DIFF_DIR)
