@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -42,6 +43,25 @@ def _fake_gh(directory: Path) -> Path:
     gh.write_text(FAKE_GH.format(log=log))
     gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
     return log
+
+
+def _check_report(report: str, sha: dict[int, str], repo_config: str, diffs: Path) -> None:
+    """The report names the culprit and its parent, the step, the culprit's instruction diff
+    (run when the alert reached culprit: setCommand's spin) and its differential flamegraph,
+    and the commands that reproduce it (``repo_config``: as the bisection's log names them)."""
+    assert report.startswith(f"# Regression at {sha[SLOW_STEP][:12]}: SET "), report
+    assert f"`{sha[SLOW_STEP]}` setCommand: spin" in report, report  # the culprit, named
+    assert f"Parent: `{sha[SLOW_STEP - 1]}`" in report, report
+    assert "| rps | regression | -60.0% |" in report, report
+    assert "setCommand" in (diffs / "instructions.md").read_text()
+    assert "#### kvperf instructions: `B " in report, report
+    # setCommand's inclusive instructions per request grew (the spin): the diff's top row
+    assert re.search(r"\| setCommand \| [\d,.]+ \| [\d,.]+ \| \+[\d,.]+ \| \+\d+\.\d+% \|",
+                     report), report
+    (svg,) = diffs.glob("**/flamediff/*.svg")
+    assert f"]({svg})" in report and "<svg" in svg.read_text()[:2000], report
+    assert (f"kvperf compare --repo {repo_config} --measure instructions "
+            f"{sha[SLOW_STEP - 1]} {sha[SLOW_STEP]}") in report, report
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -83,20 +103,8 @@ def test_alert_from_step_to_culprit_report_and_resolution(tmp_path: Path,
     code, out = kv("alerts", "report", ident, "--open-issue")
     assert code == 0 and "filed: https://github.invalid/valkey-io/valkey/issues/1" in out, out
     report = (tmp_path / f"alert-{ident}.md").read_text()
-    assert report.startswith(f"# Regression at {sha[SLOW_STEP][:12]}: SET "), report
-    assert f"`{sha[SLOW_STEP]}` setCommand: spin" in report, report  # the culprit, named
-    assert f"Parent: `{sha[SLOW_STEP - 1]}`" in report, report
-    assert "| rps | regression | -60.0% |" in report, report
-    # the culprit's instruction compare, run when the alert reached culprit: its table
-    # inline, where setCommand's spin shows, and its differential flamegraph linked
-    diffs = Path(shown["bisect_log"]).parent / "culprit-vs-parent"
-    assert "setCommand" in (diffs / "instructions.md").read_text()
-    assert (diffs / "instructions.md").read_text().strip() in report, report
-    (svg,) = diffs.glob("**/flamediff/*.svg")
-    assert f"]({svg})" in report and "<svg" in svg.read_text()[:2000], report
-    config = tmp_path / "config.json"  # as the bisection's log names it
-    assert (f"kvperf compare --repo {repo} --config {config} --measure instructions "
-            f"{sha[SLOW_STEP - 1]} {sha[SLOW_STEP]}") in report, report
+    _check_report(report, sha, f"{repo} --config {tmp_path / 'config.json'}",
+                  Path(shown["bisect_log"]).parent / "culprit-vs-parent")
     argv = calls.read_text().split("\n----\n")
     assert argv[0].splitlines() == ["auth", "status"], argv
     assert argv[1].splitlines() == ["issue", "create", "--title", report.splitlines()[0][2:],
