@@ -107,3 +107,7 @@ def test_alert_lifecycle_on_postgres(pg_url: str, tmp_path: Path,
     # the step with its CI over the slow regime only (commits 3-6, not the fixed ones)
     assert "| rps | regression | -60.0% | [-60.0%, -60.0%] | 300000 → 120000 | n/a | 3 / 4 |" \
         in report, report
+    code, out = _kv("alerts", "report", ident, "--html", *db)
+    page = (tmp_path / f"alert-{ident}.html").read_text()
+    assert code == 0 and page.startswith("<!doctype html>") and "<td>-60.0%</td>" in page, page
+    assert f"<h1>Regression in {SHAS[2][:12]}..{SHAS[3][:12]}: SET" in page, page

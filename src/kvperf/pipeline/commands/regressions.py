@@ -19,7 +19,7 @@ from kvperf.analysis.regressions import (
     Finding,
     Thresholds,
 )
-from kvperf.core.errors import UsageError
+from kvperf.core.errors import Interrupted, KvperfError, UsageError
 from kvperf.pipeline.bisect import (
     BUDGET_FACTOR,
     BisectResult,
@@ -33,7 +33,7 @@ from kvperf.pipeline.read.regressions import change_points
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
 from kvperf.pipeline.world import World
-from kvperf.store.alerts import Recorded, name_culprit
+from kvperf.store.alerts import Recorded, change, name_culprit
 from kvperf.store.history import check_metric, parse_where
 from kvperf.store.series import History
 
@@ -134,9 +134,17 @@ def _name_culprits(request: RegressionsRequest, world: World,
         for f, r in named:
             out = r.log.outcome()
             culprit, parent = r.log.commits[out.bad].sha, r.log.commits[out.good].sha
-            if name_culprit(engine, f.last_before.sha, f.first_after.sha, culprit, parent,
-                            str((r.directory / "bisect.json").resolve())) is not None:
-                alerted.append((r, culprit, parent))
-    for r, culprit, parent in alerted:
-        culprit_diffs(request.bisect, r.log, culprit, parent, world, hooks,
-                      r.directory.resolve() / DIFF_DIR)
+            summary = name_culprit(engine, f.last_before.sha, f.first_after.sha, culprit,
+                                   parent, str((r.directory / "bisect.json").resolve()))
+            if summary is not None:
+                alerted.append((summary, r, culprit, parent))
+    for summary, r, culprit, parent in alerted:
+        try:
+            culprit_diffs(request.bisect, r.log, culprit, parent, world, hooks,
+                          r.directory.resolve() / DIFF_DIR)
+        except KvperfError as exc:  # the culprit stays named; the alert says what failed
+            if isinstance(exc, Interrupted):
+                raise
+            with world.database(request.store.url) as engine:
+                change(engine, summary, "note",
+                       note=f"the culprit's instruction compare failed: {exc}")
