@@ -3,8 +3,8 @@
 lifecycle refuses moves it does not allow (exit 2, naming the state); the history page marks
 the change point with its alert's state; `resolve --as fixed`
 is refused with the numbers while the commits after the step are still slow, and accepted
-once later commits are back; the report is written, and without gh on PATH `--open-issue`
-says it did not file.
+once later commits are back; the report is written, and without gh on PATH, or with a
+fake gh that is not logged in, `--open-issue` says it did not file.
 
 The history is synthetic (seed-format rows of ten fake commits pushed with `kvperf db push`,
 placed in time by their trials' timestamps): SET is 300k rps, 120k from commit 3 on, and
@@ -102,6 +102,16 @@ def test_alert_lifecycle_on_postgres(pg_url: str, tmp_path: Path,
 
     code, out = _kv("alerts", "report", ident, "--open-issue", *db)
     assert code == 0 and "not filed: gh is not installed" in out, out
+    calls = tmp_path / "gh-calls.txt"  # a fake gh (no GitHub here) that is not logged in
+    fake = tmp_path / "bin" / "gh"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "You are not logged into any '
+                    'GitHub hosts." >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    code, out = _kv("alerts", "report", ident, "--open-issue", *db)
+    assert code == 0 and "not filed: gh is not authenticated" in out, out
+    assert calls.read_text() == "auth status\n"  # never asked to create the issue
     report = (tmp_path / f"alert-{ident}.md").read_text()
     assert report.startswith(f"# Regression in {SHAS[2][:12]}..{SHAS[3][:12]}: SET "), report
     # the step with its CI over the slow regime only (commits 3-6, not the fixed ones)
