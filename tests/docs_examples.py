@@ -166,6 +166,11 @@ def elsewhere(test: str, how: str) -> Elsewhere:
 EXAMPLE_TEST = ("tests/integration/test_client_example.py::"
                 "test_the_worked_example_adds_a_library_and_compares_it_with_a_shipped_one")
 
+# the alert lifecycle's tests (docs/guide/alerts.md)
+ALERTS_E2E = ("tests/integration/test_alerts_bisect.py::"
+              "test_alert_from_step_to_culprit_report_and_resolution")
+ALERTS_PG = "tests/integration/test_alerts_postgres.py::test_alert_lifecycle_on_postgres"
+
 # Text changes shared by several examples.
 OTHER_CLIENTS = (" --client ioredis:async --client iovalkey:async --client node-redis:async"
                  " --client valkey-glide-node:async --client go-redis:pool --client rueidis:async"
@@ -796,6 +801,32 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(HISTORY, says=("[]", "stored 0 change point(s)")),
     "kvperf regressions --unstable":
         run(HISTORY, says=("no unstable series", "histories checked (rps, p50_latency_ms")),
+    # docs/guide/alerts.md (two revisions: no change point, so no alert here; the lifecycle
+    # runs in the tests below, over histories with a step)
+    "kvperf regressions --store":
+        run(HISTORY, says=("stored 0 change point(s)", "alerts: 0 new summary(ies)")),
+    "kvperf alerts list":
+        run(HISTORY, says="no alerts in postgresql"),
+    "kvperf alerts list --state new --state acknowledged --json": elsewhere(
+        ALERTS_PG, "list --state fixed --json after the alert is fixed: that one alone"),
+    "kvperf alerts show 1": elsewhere(
+        ALERTS_E2E, "show ID --json: state culprit, the culprit steps-3 and its parent"),
+    'kvperf alerts ack 1 --owner ana --note "looking at it"': elsewhere(
+        ALERTS_PG, "ack ID --owner ana --note looking: acknowledged, the note kept; a second "
+                   "ack exits 2 naming the state"),
+    "kvperf alerts assign 1 bo": elsewhere(ALERTS_PG, "assign ID bo: owner bo"),
+    "kvperf regressions --bisect --repo ~/src/valkey --config continuous.json": elsewhere(
+        ALERTS_E2E, "the fixture's steps branch and its config (--where command=SET --runs 3): "
+                    "the alert moves to culprit, naming steps-3"),
+    "kvperf alerts report 1": elsewhere(
+        ALERTS_PG, "report ID (with --open-issue and no gh on PATH): alert-ID.md written, "
+                   "the step and its CI in it"),
+    "kvperf alerts report 1 --open-issue": elsewhere(
+        ALERTS_E2E, "a fake gh on PATH records gh auth status, then gh issue create --title "
+                    "… --body-file alert-ID.md"),
+    'kvperf alerts resolve 1 --as fixed --note "reverted in 1a2b3c4"': elsewhere(
+        ALERTS_PG, "refused (exit 2, the numbers) while commits 3-6 are slow, accepted with "
+                   "its note once 7-9 are back"),
     "kvperf report --history":
         run(HISTORY, says="history report of 12 series×metric, 0 change point(s)",
             files={"history.html": ("<title>kvperf history:", "<svg")}),

@@ -171,7 +171,8 @@ def test_every_statement_runs_and_returns_rows(real_db: str, path: Path) -> None
         regressions = conn.execute(render(
             next(sql for w, sql in statements(dash) if "Change points" in w), values, multi)
         ).fetchall()
-    assert any(r[1] == "regression" and r[2] == "SET" for r in regressions)
+    # … and its alert (`regressions --store` recorded it), still new
+    assert any(r[1] == "regression" and r[2] == "SET" and r[11] == "new" for r in regressions)
     assert len(checked) >= 12
 
 

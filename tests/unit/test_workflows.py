@@ -132,3 +132,17 @@ def test_module_template_compares_two_module_commits_and_keeps_flamegraphs() -> 
     assert not any("loadmodule" in s for s in scripts(wf))
     uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert uploads and "results/module-pr" in uploads[0]["with"]["path"]
+
+
+def test_continuous_files_each_new_alert_once() -> None:
+    """After the fleet: change points recorded as alerts and bisected, then each alert nobody
+    owns filed (gh with the workflow's token, never stored by kvperf) and assigned."""
+    wf = load("continuous.yml")
+    job = wf["jobs"]["alerts"]
+    assert job["needs"] == "bench" and job["permissions"]["issues"] == "write"
+    assert job["env"]["GH_TOKEN"] == "${{ github.token }}"
+    calls = [c for s in scripts({"jobs": {"alerts": job}}) for c in invocations(s)]
+    order = [" ".join(c[:2]) for c in calls]
+    assert order == ["regressions --store", "alerts list", "alerts report", "alerts assign"]
+    assert "--bisect" in calls[0] and "--open-issue" in calls[2]
+    assert "select(.owner == null)" in next(s for s in scripts(wf) if "alerts list" in s)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvperf import __version__
+from kvperf.cli import alerts as alerts_cmd
 from kvperf.cli import bisect as bisect_cmd
 from kvperf.cli import clients as clients_cmd
 from kvperf.cli import compare as compare_cmd
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     history_cmd.add_parser(subparsers)
     track_cmd.add_parser(subparsers)
     regressions_cmd.add_parser(subparsers)
+    alerts_cmd.add_parser(subparsers)
     doctor_cmd.add_parser(subparsers)
     report_cmd.add_parser(subparsers)
     suites_cmd.add_parser(subparsers)

@@ -60,7 +60,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--regressions-only", action="store_true", help="hide improvements")
     p.add_argument("--json", action="store_true", help="print the change points as JSON")
     p.add_argument("--store", action="store_true",
-                   help="also replace the change_points table (Grafana's regressions panel)")
+                   help="also replace the change_points table (Grafana's regressions panel) "
+                        "and record new change points as alerts (kvperf alerts)")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a regression is listed")
     p.add_argument("--unstable", action="store_true",
@@ -112,6 +113,10 @@ def _listed(cli: Cli, asked: RegressionsRequest, found: Regressions) -> None:
     """The change points (before any bisection), as a table or JSON."""
     if found.stored is not None:
         cli.err.print(f"stored {found.stored} change point(s) in {found.database}",
+                      highlight=False)
+    if found.alerts is not None:
+        cli.err.print(f"alerts: {len(found.alerts.summaries)} new summary(ies), "
+                      f"{found.alerts.alerts} new alert(s) (kvperf alerts list)",
                       highlight=False)
     shown, out = found.shown, cli.out
     if asked.unstable:

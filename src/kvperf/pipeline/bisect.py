@@ -435,12 +435,14 @@ class ChangePointHooks(BisectHooks, Protocol):
 
 
 def bisect_change_points(base: BisectRequest, findings: Iterable[Finding], world: World,
-                         hooks: ChangePointHooks) -> None:
+                         hooks: ChangePointHooks) -> list[tuple[Finding, BisectResult]]:
     """Bisect every change point whose range holds unmeasured commits (resumed when its
-    log exists); the batches' stores checked at the end."""
+    log exists); the batches' stores checked at the end. Returns each bisected change
+    point with its result (store/alerts.py names the culprit from it)."""
     findings = list(findings)
+    done: list[tuple[Finding, BisectResult]] = []
     if not findings:
-        return
+        return done
     bench = LiveBench(base, world, hooks)
     for f in findings:
         point = ChangePoint(f.last_before.sha, f.first_after.sha, series_text(f.params),
@@ -451,8 +453,11 @@ def bisect_change_points(base: BisectRequest, findings: Iterable[Finding], world
             hooks.not_bisected(what, request)
             continue
         hooks.bisecting(what)
-        hooks.bisected(what, bisect(request, bench, hooks))
+        result = bisect(request, bench, hooks)
+        hooks.bisected(what, result)
+        done.append((f, result))
     bench.check_stores()
+    return done
 
 
 def settle(request: BisectRequest) -> BisectRequest:

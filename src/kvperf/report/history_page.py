@@ -2,13 +2,15 @@
 numbers as versioned JSON): per series and metric, one value per commit (the mean of its
 trials, oldest first) with the change points `kvperf regressions` finds marked between the
 two commits they separate — red for a regression, green for an improvement — and a table of
-them with their commit ranges (what `kvperf bisect` takes). Commits where the machine's
-environment changed (analysis/envdiff.py) are marked in grey, and a change point at one is
-labelled "environment changed: …". Pure: the pipeline gives the histories and findings.
+them with their commit ranges (what `kvperf bisect` takes) and their alerts' states. Commits
+where the machine's environment changed (analysis/envdiff.py) are marked in grey, and a
+change point at one is labelled "environment changed: …". Pure: the pipeline gives the
+histories and findings.
 
 JSON versions (``kvperf_history_report``): 1 — first version; 2 — adds
 ``environment_changes`` per history (the first commit of each new environment and the
-facts that changed) and ``environment`` on each change point (the label, or null)."""
+facts that changed), and on each change point ``environment`` (the label, or null) and
+``alert`` (its alert's id and state, or null)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ class ChangeMark:
     pvalue: float
     commit_range: str
     environment: str | None = None  # "environment changed: …" when one coincides
+    alert: str = ""  # its alert's id and state (kvperf alerts), when recorded
 
 
 @dataclass(frozen=True)
@@ -72,13 +75,14 @@ def _changes_table(panels: Sequence[HistoryPanel]) -> str:
     if not rows:
         return "<p>No change points: every history is one regime at this significance.</p>"
     head = "".join(f"<th>{h}</th>" for h in ("series", "metric", "direction", "change",
-                                             "p", "commits (last old..first new)"))
+                                             "p", "commits (last old..first new)",
+                                             "alert"))
     body = "".join(
         f"<tr><td>{escape(p.series)}</td><td>{escape(p.metric)}</td>"
         f'<td><span class="verdict" style="background:{VERDICT_COLOUR[c.direction]}">'
         f"{escape(c.direction)}</span></td><td class=\"num\">{c.magnitude:+.2%}</td>"
         f'<td class="num">{c.pvalue:.2g}</td><td><code>{escape(c.commit_range)}</code>'
-        f"{_environment(c)}</td></tr>" for p, c in rows)
+        f"{_environment(c)}</td><td>{escape(c.alert or 'none')}</td></tr>" for p, c in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -128,7 +132,8 @@ def history_json(panels: Sequence[HistoryPanel], source: str) -> JsonObject:
                 "change_points": [{"first_new": p.revisions[c.index],
                                    "direction": c.direction, "magnitude": c.magnitude,
                                    "pvalue": c.pvalue, "commits": c.commit_range,
-                                   "environment": c.environment}
+                                   "environment": c.environment,
+                                   "alert": c.alert or None}
                                   for c in p.changes],
                 "environment_changes": [{"first_new": p.revisions[e.index],
                                          "facts": {f.fact: list(f.values) for f in e.facts}}

@@ -8,6 +8,7 @@ Versions:
       CPUs (row format 8's ``interference``). Trials stored before it were not sampled: they
       stay false, so metric_summary (which from now on leaves disturbed trials out) needs
       no rebuild.
+  4 — alert_summaries and alerts (store/alerts.py): change points with a lifecycle.
 
 A migration is ``(version, function(connection))``; ``migrate`` applies every version above
 the database's one in a single transaction (PostgreSQL: under an advisory lock, so runners
@@ -68,9 +69,16 @@ def _v3_disturbed(conn: Connection) -> None:
                       f"DEFAULT {default}"))
 
 
+def _v4_alerts(conn: Connection) -> None:
+    """The alert tables, empty (``regressions --store`` fills them)."""
+    schema.alert_summaries.create(conn)
+    schema.alerts.create(conn)
+
+
 MIGRATIONS: tuple[tuple[int, Migration], ...] = ((1, _v1_create_tables),
                                                  (2, _v2_metric_summary),
-                                                 (3, _v3_disturbed))
+                                                 (3, _v3_disturbed),
+                                                 (4, _v4_alerts))
 CURRENT_VERSION = MIGRATIONS[-1][0]
 
 

@@ -199,3 +199,42 @@ change_points = Table(
     Column("detected_at", Timestamp, nullable=False),
     UniqueConstraint("series_key", "metric", "first_after_sha", name="uq_change_points"),
 )
+
+alert_summaries = Table(
+    "alert_summaries", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("last_before_sha", Text, nullable=False),
+    Column("first_after_sha", Text, nullable=False),
+    Column("first_after_at", Timestamp),
+    Column("state", Text, nullable=False),  # store/alerts.py STATES
+    Column("owner", Text),
+    Column("culprit_sha", Text),
+    Column("parent_sha", Text),
+    Column("bisect_log", Text),  # the bisection's log that named the culprit
+    Column("notes", Json),  # [{"at", "state", "by", "text"}], oldest first
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
+    Column("acknowledged_at", Timestamp),
+    Column("culprit_at", Timestamp),
+    Column("resolved_at", Timestamp),
+    UniqueConstraint("last_before_sha", "first_after_sha", name="uq_alert_summaries_range"),
+    Index("ix_alert_summaries_state", "state"),
+)
+
+alerts = Table(
+    "alerts", metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("summary_id", Id, ForeignKey("alert_summaries.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("series_key", Text, nullable=False),
+    Column("metric", Text, nullable=False),
+    Column("command", Text),
+    Column("params", Json),
+    Column("direction", Text, nullable=False),
+    Column("magnitude", Double),
+    Column("pvalue", Double),
+    Column("before_mean", Double),
+    Column("after_mean", Double),
+    Column("created_at", Timestamp, nullable=False),
+    UniqueConstraint("summary_id", "series_key", "metric", name="uq_alerts_series"),
+)

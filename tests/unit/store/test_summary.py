@@ -97,12 +97,14 @@ def test_summary_matches_direct_aggregate(engine: Engine, tmp_path: Path) -> Non
     assert {c.n for c in cells(engine, ["aaa"], ["rps"], {"command": "SET"})} == {3}
 
     # an older database: metrics stored before migration 2 are backfilled by it (and
-    # migration 3 adds trials.disturbed, false for every stored trial)
+    # migration 3 adds trials.disturbed, false for every stored trial; 4 the alert tables)
     with engine.begin() as conn:
+        schema.alerts.drop(conn)
+        schema.alert_summaries.drop(conn)
         schema.metric_summary.drop(conn)
         conn.execute(text("ALTER TABLE trials DROP COLUMN disturbed"))
         conn.execute(delete(schema.schema_version).where(schema.schema_version.c.version >= 2))
-    assert migrate(engine) == [2, 3] and CURRENT_VERSION == 3
+    assert migrate(engine) == [2, 3, 4] and CURRENT_VERSION == 4
     backfilled = _assert_equal(engine)
     assert backfilled.keys() == after_first.keys()
     for key, (n, *rest) in after_first.items():

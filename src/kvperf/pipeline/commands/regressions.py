@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from kvperf.analysis.bisect import DEFAULT_RUNS
 from kvperf.analysis.changepoint import MIN_SEGMENT
@@ -20,13 +21,21 @@ from kvperf.analysis.regressions import (
     Thresholds,
 )
 from kvperf.analysis.unstable import Unstable
-from kvperf.core.errors import UsageError
-from kvperf.pipeline.bisect import BUDGET_FACTOR, ChangePointHooks, bisect_change_points
+from kvperf.core.errors import Interrupted, KvperfError, UsageError
+from kvperf.pipeline.bisect import (
+    BUDGET_FACTOR,
+    BisectResult,
+    ChangePointHooks,
+    bisect_change_points,
+)
+from kvperf.pipeline.commands.alerts import DIFF_DIR, culprit_diffs
 from kvperf.pipeline.commands.checks import change_point_base, store_request
+from kvperf.pipeline.commands.compare import CompareHooks
 from kvperf.pipeline.read.regressions import change_points
 from kvperf.pipeline.request.common import StoreFlags
 from kvperf.pipeline.request.stored import ChangePointFlags, RegressionsRequest
 from kvperf.pipeline.world import World
+from kvperf.store.alerts import Recorded, change, name_culprit
 from kvperf.store.history import check_metric, parse_where
 from kvperf.store.series import History
 
@@ -108,9 +117,14 @@ class Regressions:
     exit_code: int
     unstable: list[Unstable] = field(default_factory=list)
     left_out: int = 0
+    alerts: Recorded | None = None  # --store: the alert summaries and alerts added
 
 
-def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHooks,
+class RegressionsHooks(ChangePointHooks, CompareHooks, Protocol):
+    """The bisections' hooks, and the culprit's compare's."""
+
+
+def regressions(request: RegressionsRequest, world: World, hooks: RegressionsHooks,
                 listed: Callable[[Regressions], None]) -> Regressions:
     """The change points found (and stored), ``listed`` told; then, with --bisect, each
     listed one bisected on the live bench (its steps told to ``hooks``)."""
@@ -119,8 +133,38 @@ def regressions(request: RegressionsRequest, world: World, hooks: ChangePointHoo
     outcome = Regressions(request.store.name, request.metrics, found.every, found.checked,
                           found.shown, found.stored,
                           1 if regressed and request.fail_on_regression else 0,
-                          found.unstable, found.left_out)
+                          found.unstable, found.left_out, found.alerts)
     listed(outcome)
     if request.bisect is not None:
-        bisect_change_points(request.bisect, found.shown, world, hooks)
+        done = bisect_change_points(request.bisect, found.shown, world, hooks)
+        _name_culprits(request, world, done, hooks)
     return outcome
+
+
+def _name_culprits(request: RegressionsRequest, world: World,
+                   done: list[tuple[Finding, BisectResult]], hooks: RegressionsHooks) -> None:
+    """Each bisection that named a first bad commit moves its range's alert (if stored) to
+    ``culprit``, with the commit, its parent (the last good one) and the log; then the
+    culprit's instruction diff and differential flamegraphs are made beside the log
+    (pipeline/commands/alerts.py ``culprit_diffs``)."""
+    assert request.store.url is not None and request.bisect is not None
+    named = [(f, r) for f, r in done if r.differ and r.log.outcome().found]
+    alerted = []
+    with world.database(request.store.url) as engine:
+        for f, r in named:
+            out = r.log.outcome()
+            culprit, parent = r.log.commits[out.bad].sha, r.log.commits[out.good].sha
+            summary = name_culprit(engine, f.last_before.sha, f.first_after.sha, culprit,
+                                   parent, str((r.directory / "bisect.json").resolve()))
+            if summary is not None:
+                alerted.append((summary, r, culprit, parent))
+    for summary, r, culprit, parent in alerted:
+        try:
+            culprit_diffs(request.bisect, r.log, culprit, parent, world, hooks,
+                          r.directory.resolve() / DIFF_DIR)
+        except KvperfError as exc:  # the culprit stays named; the alert says what failed
+            if isinstance(exc, Interrupted):
+                raise
+            with world.database(request.store.url) as engine:
+                change(engine, summary, "note",
+                       note=f"the culprit's instruction compare failed: {exc}")

@@ -1,7 +1,8 @@
 """`kvperf report --history`: the stored histories and their change points → the history
 page (report/history_page.py) and its JSON. Change points are `kvperf regressions`' (the same
-detection and verdict rule, default thresholds); the commits where the environment changed
-are the runs' env compared point to point (analysis/envdiff.py)."""
+detection and verdict rule, default thresholds), each with its alert's state when one is
+recorded (store/alerts.py); the commits where the environment changed are the runs' env
+compared point to point (analysis/envdiff.py)."""
 
 from __future__ import annotations
 
@@ -22,25 +23,33 @@ from kvperf.report.history_page import (
 )
 from kvperf.report.regressions import describe_params
 from kvperf.results.records import Env
+from kvperf.store.alerts import states as alert_states
 from kvperf.store.db import Database
 from kvperf.store.environments import revision_envs
 from kvperf.store.files import write_json_atomic
 from kvperf.store.series import History, histories
 
+AlertStates = dict[tuple[str, str, str, str], str]
 
-def _marks(history: History, found: list[Finding], changed: tuple[EnvChange, ...]
-           ) -> tuple[ChangeMark, ...]:
-    """The change points; one at a commit where the environment changed says so."""
+def _marks(history: History, found: list[Finding], changed: tuple[EnvChange, ...],
+           alerts: AlertStates) -> tuple[ChangeMark, ...]:
+    """The change points, each with its alert's state; one at a commit where the
+    environment changed says so."""
     revisions = list(history.revisions)
     labels = {e.index: e.label for e in changed}
     at = [revisions.index(f.first_after.sha) for f in found]
     return tuple(ChangeMark(i, f.direction, f.magnitude, f.pvalue, f.commit_range,
-                            labels.get(i)) for i, f in zip(at, found, strict=True))
+                            environment=labels.get(i),
+                            alert=alerts.get((f.series_key, f.metric, f.last_before.sha,
+                                              f.first_after.sha), ""))
+                 for i, f in zip(at, found, strict=True))
 
 
-def panel(history: History, envs: Mapping[str, list[Env]] | None = None) -> HistoryPanel:
-    """One history as a panel, with its change points when it is long enough for them and
-    the commits where the environment changed (``envs``: revision → its runs' env)."""
+def panel(history: History, envs: Mapping[str, list[Env]] | None = None,
+          alerts: AlertStates | None = None) -> HistoryPanel:
+    """One history as a panel, with its change points when it is long enough for them
+    (each with its alert's state, from ``alerts``) and the commits where the environment
+    changed (``envs``: revision → its runs' env)."""
     found = (series_findings(to_series(history), Thresholds())
              if len(history.means) >= 2 * MIN_SEGMENT else [])
     changed = history_changes([(envs or {}).get(str(r), []) for r in history.revisions])
@@ -49,7 +58,7 @@ def panel(history: History, envs: Mapping[str, list[Env]] | None = None) -> Hist
                         tuple(t.isoformat() for t in history.times),
                         tuple(float(v) for v in history.means),
                         tuple(int(n) for n in history.counts),
-                        _marks(history, found, changed), changed)
+                        _marks(history, found, changed, alerts or {}), changed)
 
 
 def history_page(request: HistoryPageRequest, world: World) -> list[HistoryPanel]:
@@ -65,7 +74,8 @@ def write_history_report(engine: Database, request: HistoryPageRequest
     found = histories(engine, list(request.metrics), request.where, min_points=1,
                       include_disturbed=request.include_disturbed)
     envs = revision_envs(engine, sorted({str(r) for h in found for r in h.revisions}))
-    panels = [panel(h, envs) for h in found]
+    alerts = alert_states(engine)
+    panels = [panel(h, envs, alerts) for h in found]
     if not panels:
         raise UsageError(f"no history in {request.source} for these metrics and filters: "
                          "record results with `kvperf run --commit …` first")

@@ -1,7 +1,8 @@
 """`kvperf regressions`' read side: the stored histories → change points (E-Divisive
 means + t-test, analysis/regressions.py), written to the ``change_points`` table when asked
-(replaced as a whole); change points of unstable series (analysis/unstable.py: A/A noise
-above the minimum effect) are left out of the list and the table unless asked. Bisecting
+(replaced as a whole), and recorded as alerts (store/alerts.py: only the new ones are
+added); change points of unstable series (analysis/unstable.py: A/A noise above the
+minimum effect) are left out of the list, the table and the alerts unless asked. Bisecting
 the listed ones on the live bench (``--bisect``) is pipeline/bisect.py's
 ``bisect_change_points``."""
 
@@ -17,6 +18,7 @@ from kvperf.analysis.unstable import Unstable, measured_noise, unstable_keys, un
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.pipeline.request.stored import RegressionsRequest
 from kvperf.pipeline.world import World
+from kvperf.store.alerts import Recorded, record
 from kvperf.store.changepoints import replace_all
 from kvperf.store.files import read_rows
 from kvperf.store.series import History, histories
@@ -27,7 +29,7 @@ class ChangePoints:
     """Every history read, those long enough to hold a change point, the change points
     found in them, those listed (--since, --regressions-only; on unstable series only with
     --include-unstable), how many were stored, the unstable series and how many change
-    points on them were left out."""
+    points on them were left out, and (--store) the alerts recorded."""
 
     every: list[History]
     checked: list[History]
@@ -36,6 +38,7 @@ class ChangePoints:
     stored: int | None = None
     unstable: list[Unstable] = field(default_factory=list)
     left_out: int = 0
+    alerts: Recorded | None = None  # --store: the alert summaries and alerts added
 
 
 def measured(noise_runs: tuple[Path, ...]) -> dict[tuple[str, str], float] | None:
@@ -67,10 +70,12 @@ def change_points(request: RegressionsRequest, world: World) -> ChangePoints:
                                    measured(request.noise_runs))
         noisy = set() if request.include_unstable else unstable_keys(unstable)
         kept = [f for f in found if (f.series_key, f.metric) not in noisy]
-        stored = (replace_all(engine, [to_stored(f) for f in kept]) if request.write
+        rows = [to_stored(f) for f in kept]
+        stored = (replace_all(engine, rows) if request.write
                   else None)  # the whole list: dashboards filter by time themselves
+        recorded = record(engine, rows) if request.write else None
     since = request.since
     shown = [f for f in kept if (since is None or f.first_after.at >= since)
              and (f.direction == "regression" or not request.regressions_only)]
     return ChangePoints(every, checked, found, shown, stored, unstable,
-                        len(found) - len(kept))
+                        len(found) - len(kept), recorded)
