@@ -5,6 +5,10 @@
 //! written into a batch's buffer without allocating (sizes drawn from the key generator's
 //! RNG, `__rand_int__` digits patched at their shifted offsets).
 
+/// The largest value kvload sends (the server's default `proto-max-bulk-len`, 512 MiB):
+/// every front end refuses a bigger size rather than allocating it.
+pub const MAX_VALUE: usize = 512 << 20;
+
 use crate::base::rng::Rng;
 use crate::workload::keys::{write_digits, KeyGen};
 use crate::workload::spec::{payload, Spec, Template, MAX_OCC};
@@ -33,7 +37,7 @@ impl Sizes {
             let (range, weight) = entry.split_once(':').unwrap_or((entry, "1"));
             let weight: u64 = weight.trim().parse().ok().filter(|&w| w > 0).ok_or_else(|| bad(&format!("weight {weight:?} is not a positive integer")))?;
             let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-            let size = |s: &str| s.trim().parse::<u64>().ok().filter(|&v| (1..=512 << 20).contains(&v));
+            let size = |s: &str| s.trim().parse::<u64>().ok().filter(|&v| (1..=MAX_VALUE as u64).contains(&v));
             let (Some(lo), Some(hi)) = (size(lo), size(hi)) else { return Err(bad(&format!("{range:?} is not a size in bytes (1 to 512 MiB) or a range of them"))) };
             if lo > hi {
                 return Err(bad(&format!("range {range:?} runs backwards")));

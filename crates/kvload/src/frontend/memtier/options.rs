@@ -7,6 +7,7 @@ use crate::base::event_loop::IoChoice;
 use crate::base::tls::TlsOptions;
 use crate::base::uri::{self, Dialect};
 use crate::workload::staircase::{self, Ramp};
+use crate::workload::values::MAX_VALUE;
 
 use super::keys::Pattern;
 use super::read_pref::{self, ReadPref};
@@ -347,7 +348,7 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "step-duration" => o.ramp_flags.2 = Some(positive(v, "step-duration")?),
         "ratio" => o.ratio = Some(parse_ratio(v)?),
         "pipeline" => o.pipeline = positive(v, "pipeline")?,
-        "data-size" => o.data_size = Some(positive(v, "data-size")?),
+        "data-size" => o.data_size = Some(at_most_max_value(positive(v, "data-size")?, "data-size")?),
         "random-data" => o.random_data = true,
         "data-size-range" => o.data_size_range = Some(parse_range(v)?),
         "data-size-pattern" if v != "R" => return Err("data-size-pattern must be either R or S".into()),
@@ -449,7 +450,15 @@ fn parse_range(v: &str) -> Result<(usize, usize), String> {
     if lo < 1 {
         return Err(bad());
     }
-    Ok((lo, hi))
+    Ok((lo, at_most_max_value(hi, "data-size-range")?))
+}
+
+/// A value size kvload can send: at most `MAX_VALUE` (a bigger one was an allocation abort).
+fn at_most_max_value(size: usize, what: &str) -> Result<usize, String> {
+    if size > MAX_VALUE {
+        return Err(format!("{what}: {size} bytes is over the {MAX_VALUE} a value may have (the server's proto-max-bulk-len, 512 MiB)"));
+    }
+    Ok(size)
 }
 
 fn parse_quantiles(v: &str) -> Result<Vec<f64>, String> {
@@ -816,6 +825,10 @@ mod tests {
         assert!(p(&["--ratio", "0:0"]).is_err());
         assert!(p(&["--key-stddev", "5"]).unwrap_err().contains("G"));
         assert!(p(&["--data-size", "5", "--data-size-range", "1-9"]).is_err());
+        // a value over 512 MiB was an allocation abort (issue 41)
+        assert!(p(&["--data-size", "536870913"]).unwrap_err().contains("over the 536870912"));
+        assert!(p(&["--data-size-range", "1-99999999999"]).unwrap_err().contains("over the 536870912"));
+        assert!(p(&["--data-size", "536870912"]).is_ok());
         let o = opts(&["--command", "HSET __key__ f __data__", "--command-ratio", "2", "--command-key-pattern=S", "--command", "HGET __key__ f"]);
         assert_eq!(o.commands.len(), 2);
         assert_eq!((o.commands[0].ratio, o.commands[0].pattern), (2, Pattern::Sequential));

@@ -11,6 +11,7 @@ use crate::engine::reconnect::DEFAULT_BACKOFF_MS;
 use crate::report::RunInfo;
 use crate::workload::replicas::{self, ReadFrom};
 use crate::workload::sample::KeyShape;
+use crate::workload::values::MAX_VALUE;
 use crate::workload::spec::{TEST_ALIASES, TEST_NAMES};
 use crate::workload::staircase::{self, Ramp};
 use crate::workload::values::{Content, Sizes, Ttl, Values};
@@ -284,7 +285,7 @@ fn parse_flag(flag: &str, a: &mut Args, o: &mut Options) -> Result<(), String> {
         "-n" => o.requests = a.positive(flag)?,
         "--duration" => o.duration = Some(a.positive(flag)?),
         "--warmup" => o.warmup = nonneg(a.num(flag)?, flag)?,
-        "-d" => o.data_size = a.positive(flag)?,
+        "-d" => o.data_size = at_most_max_value(a.positive(flag)?, flag)?,
         "--dbnum" => o.dbnum = a.num(flag)?,
         "-3" => o.resp3 = true,
         "--threads" => o.threads = a.positive(flag)?,
@@ -525,6 +526,14 @@ fn validate_ramp(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// A value size kvload can send: at most `MAX_VALUE` (a bigger one was an allocation abort).
+fn at_most_max_value(size: usize, flag: &str) -> Result<usize, String> {
+    if size > MAX_VALUE {
+        return Err(format!("invalid value for {flag}: {size} bytes is over the {MAX_VALUE} a value may have (the server's proto-max-bulk-len, 512 MiB)"));
+    }
+    Ok(size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,6 +558,9 @@ mod tests {
         assert_eq!(opts(&["--sequential"]).key_shape, KeyShape::Sequential);
         assert!(opts(&["--key-distribution", "sequential"]).sequential);
         assert!(!opts(&["-d", "64"]).shapes_values());
+        // a value over 512 MiB was an allocation abort (issue 41)
+        let too_big = parse(&["-d".to_string(), "99999999999".to_string()]).map(|_| ()).unwrap_err();
+        assert!(too_big.contains("invalid value for -d") && too_big.contains("over the 536870912"), "{too_big}");
         for (args, says) in [
             (&["--key-distribution", "zipf:0.9", "--sequential"][..], "--sequential cannot"),
             (&["--key-distribution", "pareto"][..], "\"pareto\""),
