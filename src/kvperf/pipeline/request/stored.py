@@ -97,6 +97,19 @@ class TrackDetermineRequest:
 
 
 @dataclass(frozen=True)
+class CorpusReportRequest:
+    """`kvperf report --definitions --commit X [--baseline Y]`: a commit's definition corpus
+    from the database, judged against the baseline's; the HTML and markdown files asked."""
+
+    commit: str
+    baseline: str | None
+    rule: Rule
+    store: StoreRequest
+    html: Path | None = None
+    markdown: Path | None = None
+
+
+@dataclass(frozen=True)
 class TrackRunRequest:
     """`kvperf track run`: claim definition-shard jobs and run them until none is left
     (``max_jobs``: at most that many), the files resolved under ``corpus``; the server
