@@ -183,6 +183,10 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--server-bin", help="run every job on this server binary (default: "
                                         "build the job's commit from its repository)")
     p.add_argument("--max-jobs", type=int, metavar="N", help="stop after N jobs")
+    p.add_argument("--wait", action="store_true",
+                   help="when no job is claimable but other runners hold some, wait: a "
+                        "held job whose runner died is taken over when its lease expires "
+                        "(default: stop)")
     p.add_argument("--ignore-resources", action="store_true",
                    help="run definitions whose memory request does not fit this machine")
     add_build_args(p, repo=False)
@@ -308,7 +312,7 @@ def handle_run(args: argparse.Namespace, cli: Cli) -> int:
         corpus=args.corpus, server_bin=args.server_bin,
         build=BuildFlags(None, args.make_args, args.build_jobs, args.build_cache),
         results_dir=args.results_dir, max_jobs=args.max_jobs,
-        ignore_resources=args.ignore_resources, store=store_flags(args))
+        ignore_resources=args.ignore_resources, store=store_flags(args), wait=args.wait)
     _opening(cli, asked.store)
     done = track_run(asked, cli.world, _RunHooks(cli))
     failed = sum(1 for d in done if d.outcome == track.FAILED and not d.lost)

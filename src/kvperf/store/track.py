@@ -415,3 +415,14 @@ def corpus_progress(engine: Engine, sha: str | None = None) -> list[CorpusProgre
             found.setdefault(commit, dict.fromkeys(STATES, 0))[state] = int(n)
             exhausted[commit] = exhausted.get(commit, 0) + int(cap or 0)
     return [CorpusProgress(c, counts, exhausted[c]) for c, counts in found.items()]
+
+
+def definitions_in_progress(engine: Engine, architecture: str | None = None) -> int:
+    """Definition-shard jobs other runners hold (in_progress): a runner that waits for them
+    takes one over when its lease expires."""
+    t = track_jobs.c
+    cond = and_(t.config_name.startswith(DEFINITIONS_PREFIX), t.state == IN_PROGRESS)
+    if architecture:
+        cond = and_(cond, t.architecture == architecture)
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).where(cond)).scalar_one())

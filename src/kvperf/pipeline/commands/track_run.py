@@ -12,11 +12,13 @@ that expires: another runner takes the job again (store/track.py)."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from kvperf.core.errors import KvperfError, StoreError, UsageError
+from kvperf.definitions.plan import Plan, Refusal
 from kvperf.pipeline.commands.checks import build_request, plan_definitions, store_request
 from kvperf.pipeline.commands.definitions import run_definitions
 from kvperf.pipeline.definitions.definition_runs import DefinitionHooks, Refused
@@ -28,15 +30,15 @@ from kvperf.pipeline.request.stored import TrackRunRequest
 from kvperf.pipeline.run.builds import BuildObserver, build_one
 from kvperf.pipeline.run.model import Observer
 from kvperf.pipeline.world import World
-from kvperf.store import track
+from kvperf.store import corpus, track
 from kvperf.store.db import Database
 from kvperf.store.track import COMPLETE, FAILED, Job
 
 
 def track_run_request(*, runner: str, lease: float, architecture: str | None, corpus: Path,
                       server_bin: str | None, build: BuildFlags, results_dir: Path,
-                      max_jobs: int | None, ignore_resources: bool, store: StoreFlags
-                      ) -> TrackRunRequest:
+                      max_jobs: int | None, ignore_resources: bool, store: StoreFlags,
+                      wait: bool = False) -> TrackRunRequest:
     if not runner:
         raise UsageError("--runner must name this runner")
     if lease <= 0:
@@ -48,7 +50,7 @@ def track_run_request(*, runner: str, lease: float, architecture: str | None, co
                          "the jobs' definition files are relative to")
     return TrackRunRequest(runner, lease, architecture, corpus.resolve(), server_bin, build,
                            results_dir, max_jobs, ignore_resources,
-                           store_request(store, live=True))
+                           store_request(store, live=True), wait)
 
 
 class TrackRunHooks(DefinitionHooks, BuildObserver, Protocol):
@@ -118,13 +120,24 @@ def track_run(request: TrackRunRequest, world: World, hooks: TrackRunHooks) -> l
     done: list[JobDone] = []
     with world.database(request.store.url) as engine:
         while request.max_jobs is None or len(done) < request.max_jobs:
-            job = track.claim(engine, request.runner, request.lease, request.architecture,
-                              definitions_only=True)
+            job = _next(request, engine)
             if job is None:
                 break
             done.append(_run_job(request, world, hooks, engine, job))
             hooks.marked(done[-1])
     return done
+
+
+def _next(request: TrackRunRequest, engine: Database) -> Job | None:
+    """The next job claimed; with ``wait``, while other runners hold jobs, claims again
+    every few seconds (a held job whose runner died is claimable once its lease expires)."""
+    while True:
+        job = track.claim(engine, request.runner, request.lease, request.architecture,
+                          definitions_only=True)
+        if job is not None or not request.wait or \
+                not track.definitions_in_progress(engine, request.architecture):
+            return job
+        time.sleep(min(2.0, request.lease / 3))
 
 
 def _run_job(request: TrackRunRequest, world: World, hooks: TrackRunHooks, engine: Database,
@@ -135,7 +148,7 @@ def _run_job(request: TrackRunRequest, world: World, hooks: TrackRunHooks, engin
     recorded = _Recorded(hooks)
     with _Heartbeat(engine, job, request.lease) as beat:
         try:
-            _execute(request, world, hooks, recorded, job, payload)
+            _execute(request, world, hooks, recorded, (engine, job), payload)
             outcome, note = COMPLETE, "\n".join(recorded.notes) or None
         except KvperfError as exc:
             outcome, note = FAILED, "\n".join([*recorded.notes, str(exc)])
@@ -160,17 +173,40 @@ def _server(request: TrackRunRequest, world: World, hooks: BuildObserver, job: J
     return str(built.server_bin)
 
 
+def _resumed(engine: Database, job: Job, planned: tuple[Plan | Refusal, ...],
+             recorded: _Recorded) -> tuple[Plan | Refusal, ...]:
+    """A job claimed again (its runner died or its lease expired): the tests an earlier
+    attempt already stored for the commit are not run again."""
+    if job.attempts < 2:
+        return planned
+    stored = {(str(d.get("name")), str(d.get("topology")))
+              for r in corpus.definition_rows(engine, job.sha)
+              if (d := r.get("definition") or {})}
+    left = tuple(p for p in planned
+                 if isinstance(p, Refusal) or (p.name, p.topology.name) not in stored)
+    skipped = len(planned) - len(left)
+    if skipped:
+        recorded.notes.append(f"attempt {job.attempts}: {skipped} test(s) stored by an "
+                              "earlier attempt not run again")
+    return left
+
+
 def _execute(request: TrackRunRequest, world: World, hooks: TrackRunHooks,
-             recorded: _Recorded, job: Job, payload: track.DefinitionsJob) -> None:
+             recorded: _Recorded, claimed: tuple[Database, Job],
+             payload: track.DefinitionsJob) -> None:
+    engine, job = claimed
     files = tuple(request.corpus / f for f in payload.files)
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise UsageError(f"definition file(s) not in the corpus {request.corpus}: "
                          f"{', '.join(missing)}")
-    planned = plan_definitions(DefinitionFlags(
+    planned = _resumed(engine, job, plan_definitions(DefinitionFlags(
         files, payload.tests_regexp, topologies=payload.topologies,
         override_test_time=payload.override_test_time,
-        ignore_resources=request.ignore_resources))
+        ignore_resources=request.ignore_resources)), recorded)
+    if not any(isinstance(p, Plan) for p in planned) and job.attempts > 1 \
+            and any("earlier attempt" in n for n in recorded.notes):
+        return  # every test was stored by an earlier attempt
     options = DefinitionOptions(request.results_dir, f"{job.sha[:12]}-job{job.id}",
                                 _server(request, world, hooks, job), commit=job.sha)
     run_definitions(DefinitionsRequest(planned, options, request.store), world, recorded)

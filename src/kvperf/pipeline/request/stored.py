@@ -125,6 +125,7 @@ class TrackRunRequest:
     max_jobs: int | None
     ignore_resources: bool
     store: StoreRequest
+    wait: bool = False  # while others hold jobs, wait to take over one whose lease expires
 
 
 @dataclass(frozen=True)
