@@ -31,6 +31,7 @@ from kvperf.core.redact import redact_urls
 from kvperf.pipeline.commands import track
 from kvperf.pipeline.commands.checks import store_request
 from kvperf.pipeline.commands.track import (
+    Job,
     track_claim,
     track_claim_request,
     track_cleanup,
@@ -51,7 +52,6 @@ from kvperf.pipeline.request.stored import (
     TrackStatusRequest,
 )
 from kvperf.report.track import corpus_table, jobs_table
-from kvperf.store.track import Job
 
 
 def add_parser(subparsers: Any) -> None:
