@@ -1,9 +1,10 @@
 """`kvperf report --definitions` over a store that `track run` filled (issue 39): three
 commits of the fixture's ``steps`` branch (tests/fixtures/valkey_steps.py: ``base``,
 ``steps-2`` with the same server code, ``steps-3`` whose SET costs ~10x) each run a tiny
-corpus (a SET-heavy definition, a GET-only one) built by the runner from the job's commit;
-the report of steps-3 against steps-2 flags the SET definition and not the GET one (exit
-1, in the terminal, markdown and HTML), the A/A of steps-2 against base exits 0."""
+corpus (a SET-heavy definition, a GET-only one, one refused for its memory request) built
+by the runner from the job's commit; the report of steps-3 against steps-2 flags the SET
+definition and not the GET one and lists the refusal with its reason (exit 1, in the
+terminal, markdown and HTML), the A/A of steps-2 against base exits 0."""
 
 from __future__ import annotations
 
@@ -39,10 +40,15 @@ clientconfig:
 
 
 def _corpus(root: Path) -> None:
+    """Two definitions that run and one refused before any work (its memory request)."""
     (root / "defs").mkdir(parents=True)
-    for name, group, ratio in (("set-heavy", "string", "1:0"), ("get-only", "generic", "0:1")):
-        (root / "defs" / f"{name}.yml").write_text(
-            DEFINITION.format(name=name, group=group, ratio=ratio))
+    for name, group, ratio in (("set-heavy", "string", "1:0"), ("get-only", "generic", "0:1"),
+                               ("too-big", "generic", "1:1")):
+        text = DEFINITION.format(name=name, group=group, ratio=ratio)
+        if name == "too-big":
+            text = text.replace("dbconfig:\n", "dbconfig:\n  resources:\n    requests:\n"
+                                "      memory: 4000g\n")
+        (root / "defs" / f"{name}.yml").write_text(text)
 
 
 def _report(db: str, cwd: Path, commit: str, baseline: str, *extra: str) -> tuple[int, str]:
@@ -75,6 +81,9 @@ def test_report_flags_the_slowed_definition_and_an_aa_passes(tmp_path: Path,
     assert "regression" not in lines["get-only"], lines
     assert [k for k in lines if k in ("set-heavy", "get-only")] == ["set-heavy", "get-only"]
     assert "1 regression(s)" in out and "set-heavy" in out
+    refusal = "refused too-big [oss-standalone]: "
+    assert refusal in out and "needs 4000 GiB of memory" in out.split(refusal, 1)[1]
+    assert refusal in (tmp_path / "r.md").read_text().split("### Refused or not run")[1]
     page = (tmp_path / "r.html").read_text()
     assert '<tr class="regression"><td>set-heavy</td>' in page
     code, out = _report(db, tmp_path, sha[2], sha[0])

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from kvperf.cli.main import main
 from kvperf.store import track
 from kvperf.store.db import open_store, parse_url
 from kvperf.store.schema import trials
@@ -104,3 +105,31 @@ def test_two_runners_share_a_corpus_one_killed_mid_job(pg_url: str, tmp_path: Pa
     assert json.loads(status.stdout) == [{"sha": sha, "jobs": 10, "done": True,
                                           "complete": 10, "failed": 0, "in_progress": 0,
                                           "queued": 0}]
+
+
+def test_bad_corpus_inputs_are_exit_2_naming_what_is_wrong(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_corpus(tmp_path / "corpus", 2, preloads=1)
+    (tmp_path / "outside.yml").write_text(TINY.format(n=9, keys=100, group="string"))
+    make_repo(tmp_path / "repo", 1)
+    (tmp_path / "c.json").write_text("[]")
+    db = ["--db", f"sqlite:///{tmp_path / 't.db'}"]
+    determine = ["track", "determine", "--repo", "repo", *db]
+    for argv, needle in (
+            ([*determine, "--config", "c.json", "--definitions", "corpus/strings"],
+             "--config FILE (a benchmark config) or --definitions"),
+            ([*determine, "--definitions", "outside.yml", "--corpus", "corpus"],
+             "outside.yml' is not under --corpus"),
+            ([*determine, "--definitions", "corpus/strings", "--corpus", "corpus",
+              "--shard-size", "0"], "--shard-size must be at least 1"),
+            (["track", "determine", "--module-repo", "repo", "--definitions", "corpus/strings",
+              *db], "--definitions runs on the server's commits"),
+            (["track", "run", "--runner", "r", "--corpus", "nope", *db],
+             "nope' is not a directory"),
+            (["report", "--definitions", *db], "--definitions needs --commit SHA"),
+            (["report", "--definitions", "--commit", "abc", *db],
+             "--commit abc: no results for that commit")):
+        assert main(argv) == 2, argv
+        assert needle in capsys.readouterr().err, argv

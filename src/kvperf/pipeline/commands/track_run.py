@@ -6,8 +6,10 @@ the queue has none. The server is ``--server-bin`` or the job's commit built fro
 job's repository (cached builds). A job whose tests ran is complete, even when some failed
 or broke a KPI (those are results: ``report --definitions`` shows them), its refusals kept
 as the job's note; a job that could not run (no server, no file, nothing runnable) is
-failed with the reason and retried up to its cap. A runner killed mid-job leaves a lease
-that expires: another runner takes the job again (store/track.py)."""
+failed with the reason and retried up to its cap; a job whose every test the definitions
+stage refuses (the same on every runner) is complete, its refusals its note. A runner
+killed mid-job leaves a lease that expires: another runner takes the job again
+(store/track.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kvperf.core.errors import KvperfError, StoreError, UsageError
-from kvperf.definitions.plan import Plan, Refusal
+from kvperf.definitions.plan import Plan, Refusal, refusals_of
 from kvperf.pipeline.commands.checks import build_request, plan_definitions, store_request
 from kvperf.pipeline.commands.definitions import run_definitions
 from kvperf.pipeline.definitions.definition_runs import DefinitionHooks, Refused
@@ -204,9 +206,11 @@ def _execute(request: TrackRunRequest, world: World, hooks: TrackRunHooks,
         files, payload.tests_regexp, topologies=payload.topologies,
         override_test_time=payload.override_test_time,
         ignore_resources=request.ignore_resources)), recorded)
-    if not any(isinstance(p, Plan) for p in planned) and job.attempts > 1 \
-            and any("earlier attempt" in n for n in recorded.notes):
-        return  # every test was stored by an earlier attempt
+    if not any(isinstance(p, Plan) for p in planned):
+        # every test refused by the definitions stage (the same on any runner: kept as the
+        # job's note, not retried) or stored by an earlier attempt
+        recorded.refused(refusals_of(planned))
+        return
     options = DefinitionOptions(request.results_dir, f"{job.sha[:12]}-job{job.id}",
                                 _server(request, world, hooks, job), commit=job.sha)
     run_definitions(DefinitionsRequest(planned, options, request.store), world, recorded)
