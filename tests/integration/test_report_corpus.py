@@ -58,6 +58,7 @@ def _report(db: str, cwd: Path, commit: str, baseline: str, *extra: str) -> tupl
     return done.returncode, done.stdout
 
 
+@pytest.mark.alone  # judges an A/A and a slowdown by timing
 def test_report_flags_the_slowed_definition_and_an_aa_passes(tmp_path: Path,
                                                              build_cache: Path) -> None:
     repo = steps_repo()
