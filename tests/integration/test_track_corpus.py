@@ -133,3 +133,22 @@ def test_bad_corpus_inputs_are_exit_2_naming_what_is_wrong(
              "--commit abc: no results for that commit")):
         assert main(argv) == 2, argv
         assert needle in capsys.readouterr().err, argv
+
+
+def test_config_claims_leave_the_corpus_to_track_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`track claim` (the workflow's config loop) never takes a definition job; `track
+    status` shows the corpus pending until `track run` drains it."""
+    monkeypatch.chdir(tmp_path)
+    write_corpus(tmp_path / "corpus", 3, preloads=3)
+    make_repo(tmp_path / "repo", 2)
+    db = ["--db", f"sqlite:///{tmp_path / 't.db'}"]
+    assert main(["track", "determine", "--repo", "repo", "--max-commits", "2", "--definitions",
+                 "corpus/strings", "--corpus", "corpus", "--shard-size", "1", *db]) == 0
+    capsys.readouterr()
+    assert main(["track", "claim", "--runner", "config-loop", *db]) == 0
+    assert capsys.readouterr().out.strip() == "null"
+    assert main(["track", "status", *db]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("│ 3 │ 0 │ 0 │ 0 │ 3 │ pending │") == 2, out

@@ -3,7 +3,8 @@
 determine  list the branch's last commits (git), record them, enqueue missing jobs (of the
            server, --repo, or of a module, --module-repo with a module-test config)
 claim      take one job (prints it as JSON, or ``null`` when the queue is empty); its
-           ``kind`` is ``module`` when determine enqueued it with --module-repo
+           ``kind`` is ``module`` when determine enqueued it with --module-repo; never a
+           definition-corpus job (determine --definitions): ``run`` takes those
 mark       finish a claimed job: complete | failed
 renew      extend a claimed job's lease (heartbeat for long runs)
 query      list jobs and counts per state
@@ -114,7 +115,8 @@ def _add_determine(sub: Any) -> None:
 
 
 def _add_claim(sub: Any) -> None:
-    p = sub.add_parser("claim", help="claim one job; prints it as JSON (null: none left)")
+    p = sub.add_parser("claim", help="claim one job; prints it as JSON (null: none left); "
+                                     "definition-corpus jobs are left to `track run`")
     p.add_argument("--runner", required=True, help="this runner's name (recorded)")
     p.add_argument("--lease", type=float, default=track.DEFAULT_LEASE_SECONDS,
                    metavar="SECONDS", help="claim expires after this long unless renewed "

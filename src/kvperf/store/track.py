@@ -200,10 +200,12 @@ def _claimable(now: datetime) -> Any:
 
 
 def claim(engine: Engine, runner: str, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-          architecture: str | None = None, definitions_only: bool = False) -> Job | None:
+          architecture: str | None = None, definitions_only: bool | None = None
+          ) -> Job | None:
     """Atomically take one claimable job (fresh ones first, then retries, oldest first):
     state in_progress, attempts + 1, lease until now + lease_seconds. None when none is left.
-    ``definitions_only``: only definition-shard jobs (``track run``'s)."""
+    ``definitions_only``: True, only definition-shard jobs (``track run``'s); False, none of
+    them (``track claim``'s: its runners run configs); None, any job."""
     if lease_seconds <= 0:
         raise UsageError(f"--lease must be positive, got {lease_seconds}")
     if not runner:
@@ -214,8 +216,10 @@ def claim(engine: Engine, runner: str, lease_seconds: float = DEFAULT_LEASE_SECO
         cond = _claimable(now)
         if architecture:
             cond = and_(cond, t.architecture == architecture)
-        if definitions_only:
-            cond = and_(cond, t.config_name.startswith(DEFINITIONS_PREFIX))
+        if definitions_only is not None:
+            shard = t.config_name.startswith(DEFINITIONS_PREFIX)
+            cond = and_(cond, shard if definitions_only else
+                        or_(t.config_name.is_(None), ~shard))
         pick = (select(t.id).where(cond).order_by(t.attempts, t.id).limit(1)
                 .with_for_update(skip_locked=True).scalar_subquery())
         stmt = (update(track_jobs).where(t.id == pick)

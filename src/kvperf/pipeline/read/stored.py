@@ -132,7 +132,8 @@ def track_status(request: TrackStatusRequest, world: World) -> list[track.Corpus
 def track_claim(request: TrackClaimRequest, world: World) -> track.Job | None:
     assert request.store.url is not None
     with world.database(request.store.url) as engine:
-        return track.claim(engine, request.runner, request.lease, request.architecture)
+        return track.claim(engine, request.runner, request.lease, request.architecture,
+                           definitions_only=False)  # definition jobs are `track run`'s
 
 
 def track_mark(request: TrackMarkRequest, world: World) -> track.Job:
