@@ -152,3 +152,31 @@ def test_config_claims_leave_the_corpus_to_track_run(
     assert main(["track", "status", *db]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert out.count("│ 3 │ 0 │ 0 │ 0 │ 3 │ pending │") == 2, out
+
+
+def test_an_interrupted_runner_fails_its_job_for_the_next_to_finish(tmp_path: Path) -> None:
+    """SIGTERM mid-job: the runner marks its job failed (claimable again at once) and exits
+    130; the next runner runs only the test the first did not store."""
+    names = write_corpus(tmp_path / "corpus", 2, preloads=1)
+    (sha,) = make_repo(tmp_path / "repo", 1)
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    done = run_kvperf("track", "determine", "--repo", "repo", "--max-commits", "1",
+                      "--definitions", "corpus/strings", "--corpus", "corpus", "--db", db,
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    first = _runner("first", db, tmp_path, tmp_path / "first.log")
+    _first_test_done(tmp_path / "first.log", first)
+    os.kill(first.pid, signal.SIGTERM)
+    assert first.wait(timeout=60) == 130, (tmp_path / "first.log").read_text()
+    engine = open_store(parse_url(db))
+    (job,) = track.query(engine)
+    assert job.state == "failed" and "runner first: interrupted" in (job.last_error or "")
+    second = _runner("second", db, tmp_path, tmp_path / "second.log")
+    assert second.wait(timeout=60) == 0, (tmp_path / "second.log").read_text()
+    assert "[1/1] corpus-01" in (tmp_path / "second.log").read_text()
+    with engine.connect() as conn:
+        stored = [r["definition"]["name"] for (r,) in conn.execute(
+            select(trials.c.row).where(trials.c.commit_sha == sha))]
+    assert sorted(stored) == names
+    (job,) = track.query(engine)
+    assert (job.state, job.attempts) == ("complete", 2)

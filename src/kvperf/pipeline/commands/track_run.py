@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kvperf.core.errors import KvperfError, StoreError, UsageError
+from kvperf.core.errors import Interrupted, KvperfError, StoreError, UsageError
 from kvperf.definitions.plan import Plan, Refusal, refusals_of
 from kvperf.pipeline.commands.checks import build_request, plan_definitions, store_request
 from kvperf.pipeline.commands.definitions import run_definitions
@@ -152,15 +152,22 @@ def _run_job(request: TrackRunRequest, world: World, hooks: TrackRunHooks, engin
         try:
             _execute(request, world, hooks, recorded, (engine, job), payload)
             outcome, note = COMPLETE, "\n".join(recorded.notes) or None
+        except Interrupted as exc:  # failed now (claimable again at once), then stop
+            _mark(engine, job, FAILED, f"runner {request.runner}: {exc}")
+            raise
         except KvperfError as exc:
             outcome, note = FAILED, "\n".join([*recorded.notes, str(exc)])
-    if beat.lost:
-        return JobDone(job, outcome, note, lost=True)
+    lost = beat.lost or not _mark(engine, job, outcome, note)
+    return JobDone(job, outcome, note, lost=lost)
+
+
+def _mark(engine: Database, job: Job, outcome: str, note: str | None) -> bool:
+    """Mark the job at its claim's attempt; False when another runner took it over."""
     try:
         track.mark(engine, job.id, outcome, note, attempt=job.attempts)  # type: ignore[arg-type]
     except StoreError:
-        return JobDone(job, outcome, note, lost=True)
-    return JobDone(job, outcome, note)
+        return False
+    return True
 
 
 def _server(request: TrackRunRequest, world: World, hooks: BuildObserver, job: Job) -> str:
@@ -213,4 +220,7 @@ def _execute(request: TrackRunRequest, world: World, hooks: TrackRunHooks,
         return
     options = DefinitionOptions(request.results_dir, f"{job.sha[:12]}-job{job.id}",
                                 _server(request, world, hooks, job), commit=job.sha)
-    run_definitions(DefinitionsRequest(planned, options, request.store), world, recorded)
+    done = run_definitions(DefinitionsRequest(planned, options, request.store), world,
+                           recorded)
+    if done.ran is not None and done.ran.summary is None:
+        raise Interrupted("interrupted; the tests it finished are stored")
