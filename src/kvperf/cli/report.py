@@ -101,8 +101,10 @@ def handle_corpus(args: argparse.Namespace, cli: Cli) -> int:
     found = report_corpus(asked, cli.world)
     for table in tables(found):
         cli.out.print(table, highlight=False)
+    if found.notes:
+        cli.out.print("refused or not run (the jobs' notes):", highlight=False)
     for note in found.notes:
-        cli.out.print(escape(note), highlight=False, soft_wrap=True)
+        cli.out.print(f"  {escape(note)}", highlight=False, soft_wrap=True)
     for path in (asked.html, asked.markdown):
         if path is not None:
             cli.err.print(f"written: {path}", highlight=False, soft_wrap=True)
