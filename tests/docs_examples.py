@@ -162,6 +162,9 @@ def elsewhere(test: str, how: str) -> Elsewhere:
     return Elsewhere(test, how)
 
 
+CORPUS_TEST = ("tests/integration/test_track_corpus.py::"
+               "test_two_runners_share_a_corpus_one_killed_mid_job")
+
 # docs/CLIENTS.md's worked example runs as written in one test
 EXAMPLE_TEST = ("tests/integration/test_client_example.py::"
                 "test_the_worked_example_adds_a_library_and_compares_it_with_a_shipped_one")
@@ -870,4 +873,20 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf track cleanup [--delete-completed-older-than 30]":
         run(TRACK, says="requeued 0 expired claim(s), failed 0 at the retry cap, deleted 0 "
                         "completed job row(s)"),
+    # docs/guide/continuous.md, "A definition corpus per commit"
+    "kvperf track determine --repo https://github.com/valkey-io/valkey.git --branch unstable "
+    "--max-commits 10 --definitions corpus/memtier --corpus corpus --override-test-time 2":
+        elsewhere(CORPUS_TEST, "20 definitions under a corpus root enqueued for a commit of a "
+                  "local repository, one job per shard of files sharing a preload"),
+    "kvperf track run --runner bench-1 --corpus corpus --wait": elsewhere(
+        CORPUS_TEST, "two runners drain the corpus, one SIGKILLed mid-job; the --wait one "
+        "takes its job over after the lease: every definition stored once"),
+    "kvperf track status": elsewhere(
+        CORPUS_TEST, "the commit's corpus shown done, 10 of 10 jobs complete (--json)"),
+    "kvperf report --definitions --commit 1a2b3c4 --baseline 5d6e7f8 --markdown corpus.md "
+    "--html corpus.html": elsewhere(
+        "tests/integration/test_report_corpus.py::"
+        "test_report_flags_the_slowed_definition_and_an_aa_passes",
+        "the fixture's slow steps commit against its parent: the SET definition flagged, exit "
+        "1, in the terminal, markdown and HTML; an A/A exits 0"),
 }

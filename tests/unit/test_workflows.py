@@ -102,6 +102,16 @@ def test_continuous_runs_the_fleet_loop_in_order() -> None:
     (module,) = [c for c in invocations(loop) if "--module-repo" in c]
     assert module[0] == "run" and "--server-bin" in module and "--module-config" in module
     assert "jq -r .kind" in loop
+    # the definition corpus: enqueued per (commit, shard), drained by `track run --wait`,
+    # reported for the newest commit against its parent
+    calls = [c for s in scripts(wf) for c in invocations(s)]
+    (corpus,) = [c for c in calls if c[:2] == ["track", "determine"] and "--definitions" in c]
+    assert "--corpus" in corpus
+    (runner,) = [c for c in calls if c[:2] == ["track", "run"]]
+    assert "--wait" in runner and "--corpus" in runner
+    assert wf["jobs"]["report"]["needs"] == "bench"
+    (report,) = [c for c in calls if c[0] == "report"]
+    assert "--definitions" in report and "--baseline" in report
 
 
 def test_pr_compare_runs_on_the_label_and_posts_the_report() -> None:

@@ -10,10 +10,13 @@ from kvperf.pipeline.commands.vocabulary import DEFAULT_MAKE_ARGS
 from kvperf.pipeline.request.common import BuildFlags
 
 
-def add_build_args(p: argparse.ArgumentParser) -> None:
+def add_build_args(p: argparse.ArgumentParser, repo: bool = True) -> None:
+    """``repo``: whether the command takes --repo (`track run` builds from each job's)."""
     g = p.add_argument_group("builds")
-    g.add_argument("--repo", help="git repository (path or URL) the refs are built from "
-                                  "(default: the current directory when it is a git repo)")
+    if repo:
+        g.add_argument("--repo", help="git repository (path or URL) the refs are built from "
+                                      "(default: the current directory when it is a git "
+                                      "repo)")
     g.add_argument("--make-args", default=" ".join(DEFAULT_MAKE_ARGS),
                    help=f"arguments of make (default: {' '.join(DEFAULT_MAKE_ARGS)!r})")
     g.add_argument("--build-jobs", type=int, help="make -j (default: number of CPUs)")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.markup import escape
+
 from kvperf.cli._common import Cli
 from kvperf.cli._disturbed import add_include_disturbed
 from kvperf.cli._environment import print_environment
@@ -15,10 +17,14 @@ from kvperf.cli._store import add_series_filters, add_store_options, store_flags
 from kvperf.pipeline.commands.report import (
     DEFAULT_METRICS,
     HistoryReported,
+    corpus_request,
     report,
+    report_corpus,
     report_request,
 )
+from kvperf.pipeline.commands.vocabulary import DEFAULT_WATER_LINE
 from kvperf.pipeline.request.stored import HistoryPageRequest, ReportRequest
+from kvperf.report.corpus import tables
 
 
 def add_parser(subparsers: Any) -> None:
@@ -37,11 +43,23 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--history", action="store_true",
                    help="instead of PATHs: the stored history (--db/--results-dir), one "
                         "chart per series and metric with its change points marked")
+    g = p.add_argument_group(
+        "a definition corpus", "--definitions --commit SHA [--baseline SHA]: the commit's "
+        "stored definition tests (track run), each judged against the baseline's, sorted "
+        "by change, with KPIs, failures, refusals and totals per tested group; exit 1 on a "
+        "regression or a broken KPI")
+    g.add_argument("--definitions", action="store_true",
+                   help="report a commit's definition corpus from the database")
+    g.add_argument("--commit", metavar="SHA", help="the commit (a prefix will do)")
+    g.add_argument("--baseline", metavar="SHA", help="the commit it is judged against")
+    g.add_argument("--water-line", type=float, default=DEFAULT_WATER_LINE * 100,
+                   metavar="PCT", help="a single run a side is a change beyond ±PCT%% "
+                                       f"(default {DEFAULT_WATER_LINE * 100:g})")
     add_series_filters(p, DEFAULT_METRICS, "--history: ")
     add_store_options(p)
-    p.add_argument("-o", "--output", type=local_path,
+    p.add_argument("-o", "--output", "--html", type=local_path,
                    help="the HTML file to write (default report.html; history.html with "
-                        "--history)")
+                        "--history; with --definitions only when given)")
     p.add_argument("--json", type=local_path, metavar="FILE",
                    help="also write the report's numbers as JSON (format 'kvperf_report', "
                         "versioned)")
@@ -63,6 +81,8 @@ def request(args: argparse.Namespace) -> ReportRequest | HistoryPageRequest:
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
+    if args.definitions:
+        return handle_corpus(args, cli)
     made = report(request(args), cli.world)
     written = ", ".join(map(str, made.written))
     if isinstance(made, HistoryReported):
@@ -74,3 +94,21 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     if made.environment is not None:
         print_environment(cli, made.environment)
     return 0
+
+
+def handle_corpus(args: argparse.Namespace, cli: Cli) -> int:
+    asked = corpus_request(paths=tuple(args.paths), commit=args.commit,
+                           baseline=args.baseline, water_line=args.water_line,
+                           output=args.output, json=args.json, markdown=args.markdown,
+                           store=store_flags(args))
+    found = report_corpus(asked, cli.world)
+    for table in tables(found):
+        cli.out.print(table, highlight=False)
+    if found.notes:
+        cli.out.print("refused or not run (the jobs' notes):", highlight=False)
+    for note in found.notes:
+        cli.out.print(f"  {escape(note)}", highlight=False, soft_wrap=True)
+    for path in (asked.html, asked.markdown):
+        if path is not None:
+            cli.err.print(f"written: {path}", highlight=False, soft_wrap=True)
+    return found.exit_code

@@ -155,6 +155,7 @@ class DefinitionRecord(TypedDict, total=False):
     tools: list[str]
     notes: list[str]
     tests: dict[str, dict[str, float]]  # a redis-benchmark suite's numbers per test
+    tested_groups: list[str]  # the definition's tested-groups (report --definitions' totals)
 
 
 class ScenarioRecord(TypedDict, total=False):

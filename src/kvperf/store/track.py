@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Connection, Engine, and_, delete, func, or_, select, update
+from sqlalchemy import Connection, Engine, Integer, and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -41,6 +41,8 @@ STATES = (QUEUED, IN_PROGRESS, COMPLETE, FAILED)
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_LEASE_SECONDS = 3600
 Outcome = Literal["complete", "failed"]
+DEFINITIONS_PREFIX = "definitions:"  # config_name of a definition-shard job
+DEFINITIONS_FORMAT = "kvperf-definitions-job"  # its config_content's "format" (version 1)
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,15 @@ def enqueue(engine: Engine, repo: str, branch: str, items: Sequence[TrackedCommi
     """Record the commits and add a queued job per commit not yet tracked for this config
     content and architecture. Returns the shas newly enqueued (existing jobs are untouched,
     whatever their state)."""
+    return [sha for sha, _ in enqueue_all(engine, repo, branch, items, [config],
+                                          architecture, max_attempts)]
+
+
+def enqueue_all(engine: Engine, repo: str, branch: str, items: Sequence[TrackedCommit],
+                configs: Sequence[Config], architecture: str,
+                max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[tuple[str, str]]:
+    """``enqueue`` for every (commit, config) pair (a corpus' shards), in one transaction.
+    Returns the (sha, config hash) pairs newly enqueued."""
     if max_attempts < 1:
         raise UsageError(f"--max-attempts must be at least 1, got {max_attempts}")
     with engine.begin() as conn:
@@ -171,13 +182,15 @@ def enqueue(engine: Engine, repo: str, branch: str, items: Sequence[TrackedCommi
                  "config_name": config.name, "config_content": config.content,
                  "architecture": architecture, "state": QUEUED, "attempts": 0,
                  "max_attempts": max_attempts, "created_at": now, "updated_at": now}
-                for c in items]
-        if not rows:
-            return []
-        stmt = _insert(conn)(track_jobs).values(rows).on_conflict_do_nothing(
-            index_elements=["sha", "config_hash", "architecture"])
-        added = conn.execute(stmt.returning(track_jobs.c.sha)).scalars().all()
-    return list(added)
+                for c in items for config in configs]
+        added: list[tuple[str, str]] = []
+        for start in range(0, len(rows), 1000):  # bound the statement's parameters
+            stmt = _insert(conn)(track_jobs).values(rows[start:start + 1000])
+            stmt = stmt.on_conflict_do_nothing(
+                index_elements=["sha", "config_hash", "architecture"])
+            added += [(r.sha, r.config_hash) for r in conn.execute(
+                stmt.returning(track_jobs.c.sha, track_jobs.c.config_hash))]
+    return added
 
 
 def _claimable(now: datetime) -> Any:
@@ -187,9 +200,12 @@ def _claimable(now: datetime) -> Any:
 
 
 def claim(engine: Engine, runner: str, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-          architecture: str | None = None) -> Job | None:
+          architecture: str | None = None, definitions_only: bool | None = None
+          ) -> Job | None:
     """Atomically take one claimable job (fresh ones first, then retries, oldest first):
-    state in_progress, attempts + 1, lease until now + lease_seconds. None when none is left."""
+    state in_progress, attempts + 1, lease until now + lease_seconds. None when none is left.
+    ``definitions_only``: True, only definition-shard jobs (``track run``'s); False, none of
+    them (``track claim``'s: its runners run configs); None, any job."""
     if lease_seconds <= 0:
         raise UsageError(f"--lease must be positive, got {lease_seconds}")
     if not runner:
@@ -200,6 +216,10 @@ def claim(engine: Engine, runner: str, lease_seconds: float = DEFAULT_LEASE_SECO
         cond = _claimable(now)
         if architecture:
             cond = and_(cond, t.architecture == architecture)
+        if definitions_only is not None:
+            shard = t.config_name.startswith(DEFINITIONS_PREFIX)
+            cond = and_(cond, shard if definitions_only else
+                        or_(t.config_name.is_(None), ~shard))
         pick = (select(t.id).where(cond).order_by(t.attempts, t.id).limit(1)
                 .with_for_update(skip_locked=True).scalar_subquery())
         stmt = (update(track_jobs).where(t.id == pick)
@@ -229,15 +249,16 @@ def _not_marked(conn: Connection, job_id: int, attempt: int | None) -> StoreErro
 
 def mark(engine: Engine, job_id: int, outcome: Outcome, error: str | None = None,
          attempt: int | None = None) -> Job:
-    """Finish an in_progress job as complete or failed (with ``error``). With ``attempt``,
-    only while the job is still at that claim (fencing)."""
+    """Finish an in_progress job as complete or failed (with ``error``: why it failed, or a
+    complete job's note, e.g. the definitions it refused). With ``attempt``, only while the
+    job is still at that claim (fencing)."""
     if outcome not in (COMPLETE, FAILED):
         raise UsageError(f"a job is marked complete or failed, not {outcome!r}")
     with engine.begin() as conn:
         now = db_now(conn)
         stmt = (update(track_jobs).where(_guarded(job_id, attempt))
                 .values(state=outcome, lease_expires_at=None, updated_at=now,
-                        last_error=error if outcome == FAILED else None)
+                        last_error=error)
                 .returning(*track_jobs.c))
         row = conn.execute(stmt).first()
         if row is None:
@@ -321,3 +342,91 @@ def cleanup(engine: Engine, requeue_expired: bool = True,
                 and_(t.state == COMPLETE, t.updated_at < cutoff))).rowcount
     return Cleanup(requeued, failed, deleted)
 
+
+
+@dataclass(frozen=True)
+class DefinitionsJob:
+    """A definition-shard job's payload (its config_content, format
+    ``kvperf-definitions-job`` version 1): definition files relative to the corpus root the
+    runner is given, the shard's preload key, and the selection every runner applies."""
+
+    shard: str
+    files: tuple[str, ...]
+    tests_regexp: str = ".*"
+    override_test_time: int | None = None
+    topologies: tuple[str, ...] | None = None
+
+    def config(self) -> Config:
+        """The job's identity in the queue: one per (commit, shard content, architecture)."""
+        data = {"format": DEFINITIONS_FORMAT, "version": 1, "shard": self.shard,
+                "files": list(self.files), "tests_regexp": self.tests_regexp,
+                "override_test_time": self.override_test_time,
+                "topologies": None if self.topologies is None else list(self.topologies)}
+        content = json.dumps(data, sort_keys=True)
+        return config_from_text(f"{DEFINITIONS_PREFIX}{self.shard[:16]}", content)
+
+
+def definitions_job(content: str | None) -> DefinitionsJob | None:
+    """The payload of a definition-shard job's config_content; None for any other job."""
+    try:
+        data = json.loads(content or "")
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("format") != DEFINITIONS_FORMAT:
+        return None
+    if data.get("version") != 1:
+        raise StoreError(f"definitions job format version {data.get('version')!r} is not "
+                         "known to this kvperf (1 is): upgrade the runner")
+    topologies = data.get("topologies")
+    return DefinitionsJob(str(data["shard"]), tuple(data["files"]),
+                          str(data.get("tests_regexp") or ".*"),
+                          data.get("override_test_time"),
+                          None if topologies is None else tuple(topologies))
+
+
+@dataclass(frozen=True)
+class CorpusProgress:
+    """One commit's corpus: its definition-shard jobs counted per state; ``done`` when
+    every job is complete or failed at its retry cap."""
+
+    sha: str
+    counts: dict[str, int]
+    exhausted: int  # failed jobs with no attempt left
+
+    @property
+    def jobs(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def done(self) -> bool:
+        return self.counts[COMPLETE] + self.exhausted == self.jobs
+
+
+def corpus_progress(engine: Engine, sha: str | None = None) -> list[CorpusProgress]:
+    """Per commit with definition-shard jobs (sha prefix ``sha``), the jobs per state."""
+    t = track_jobs.c
+    capped = func.sum(func.cast(and_(t.state == FAILED, t.attempts >= t.max_attempts),
+                                Integer))
+    stmt = (select(t.sha, t.state, func.count(), capped)
+            .where(t.config_name.startswith(DEFINITIONS_PREFIX))
+            .group_by(t.sha, t.state).order_by(t.sha))
+    if sha:
+        stmt = stmt.where(t.sha.startswith(sha, autoescape=True))
+    found: dict[str, dict[str, int]] = {}
+    exhausted: dict[str, int] = {}
+    with engine.connect() as conn:
+        for commit, state, n, cap in conn.execute(stmt):
+            found.setdefault(commit, dict.fromkeys(STATES, 0))[state] = int(n)
+            exhausted[commit] = exhausted.get(commit, 0) + int(cap or 0)
+    return [CorpusProgress(c, counts, exhausted[c]) for c, counts in found.items()]
+
+
+def definitions_in_progress(engine: Engine, architecture: str | None = None) -> int:
+    """Definition-shard jobs other runners hold (in_progress): a runner that waits for them
+    takes one over when its lease expires."""
+    t = track_jobs.c
+    cond = and_(t.config_name.startswith(DEFINITIONS_PREFIX), t.state == IN_PROGRESS)
+    if architecture:
+        cond = and_(cond, t.architecture == architecture)
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).where(cond)).scalar_one())

@@ -1,7 +1,8 @@
 """`kvperf report PATH…`: one self-contained HTML page (and its numbers as JSON, an A/B's
 markdown) from a run, an A/B or a comparison's directory (pipeline/read/report.py); or
 `--history`, the stored history's page with its change points marked
-(pipeline/read/history_report.py). ``report_request`` checks the flags before anything is
+(pipeline/read/history_report.py); or `--definitions`, a commit's definition corpus against
+a baseline's (pipeline/read/corpus.py). ``report_request`` checks the flags before anything is
 read; ``report`` writes the files and returns what it wrote."""
 
 from __future__ import annotations
@@ -9,18 +10,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.analysis.corpus import CorpusReport
 from kvperf.analysis.envdiff import EnvDiff
 from kvperf.analysis.regressions import DEFAULT_METRICS
 from kvperf.core.errors import UsageError
-from kvperf.pipeline.commands.checks import store_request
+from kvperf.pipeline.commands.checks import store_request, water_line_rule
+from kvperf.pipeline.read.corpus import corpus_page
 from kvperf.pipeline.read.history_report import history_page
 from kvperf.pipeline.read.report import write_report
 from kvperf.pipeline.request.common import StoreFlags
-from kvperf.pipeline.request.stored import HistoryPageRequest, ReportRequest
+from kvperf.pipeline.request.stored import (
+    CorpusReportRequest,
+    HistoryPageRequest,
+    ReportRequest,
+)
 from kvperf.pipeline.world import World
 from kvperf.store.history import check_metric, parse_where
 
-__all__ = ["DEFAULT_METRICS", "HistoryReported", "Reported", "report", "report_request"]
+__all__ = ["DEFAULT_METRICS", "CorpusReport", "HistoryReported", "Reported", "corpus_request",
+           "report", "report_corpus", "report_request"]
+
+
+def corpus_request(*, paths: tuple[Path, ...], commit: str | None, baseline: str | None,
+                   water_line: float, output: Path | None, json: Path | None,
+                   markdown: Path | None, store: StoreFlags) -> CorpusReportRequest:
+    """`kvperf report --definitions --commit X [--baseline Y]` (the database)."""
+    if paths or json:
+        raise UsageError("--definitions reads the database: give no PATH and no --json")
+    if not commit:
+        raise UsageError("--definitions needs --commit SHA (the commit whose corpus to "
+                         "report; --baseline SHA to judge it against another's)")
+    return CorpusReportRequest(commit, baseline, water_line_rule(water_line),
+                               store_request(store), output, markdown)
 
 
 def report_request(*, paths: tuple[Path, ...], history: bool, metrics: tuple[str, ...],
@@ -61,6 +82,11 @@ class HistoryReported:
     panels: int
     changes: int
     written: list[Path]
+
+
+def report_corpus(request: CorpusReportRequest, world: World) -> CorpusReport:
+    """The corpus report (exit_code 1: a regression or a broken KPI), its files written."""
+    return corpus_page(request, world)
 
 
 def report(request: ReportRequest | HistoryPageRequest, world: World

@@ -15,9 +15,11 @@ from kvperf.clients.checkout import client_named
 from kvperf.clients.manifest import discover, search_dirs, select
 from kvperf.config.scenarios import is_module_config
 from kvperf.core.errors import ConfigError, UsageError
-from kvperf.pipeline.commands.checks import store_request
+from kvperf.definitions.plan import Plan
+from kvperf.definitions.shards import shards
+from kvperf.pipeline.commands.checks import plan_definitions, store_request
 from kvperf.pipeline.read import stored
-from kvperf.pipeline.request.common import StoreFlags
+from kvperf.pipeline.request.common import DefinitionFlags, StoreFlags
 from kvperf.pipeline.request.stored import (
     TrackClaimRequest,
     TrackCleanupRequest,
@@ -25,6 +27,7 @@ from kvperf.pipeline.request.stored import (
     TrackMarkRequest,
     TrackQueryRequest,
     TrackRenewRequest,
+    TrackStatusRequest,
 )
 from kvperf.pipeline.world import World
 from kvperf.store import track
@@ -38,19 +41,40 @@ from kvperf.store.track import (
     Job,
 )
 
-__all__ = ["COMPLETE", "DEFAULT_LEASE_SECONDS", "DEFAULT_MAX_ATTEMPTS", "FAILED", "STATES",
-           "Claimed", "Cleanup", "Determined", "Job", "Queried", "job_kind", "track_claim",
-           "track_claim_request", "track_cleanup", "track_determine",
-           "track_determine_request", "track_mark", "track_query", "track_renew"]
+__all__ = [
+    "COMPLETE",
+    "DEFAULT_LEASE_SECONDS",
+    "DEFAULT_MAX_ATTEMPTS",
+    "FAILED",
+    "STATES",
+    "Claimed",
+    "Cleanup",
+    "Determined",
+    "Job",
+    "Queried",
+    "job_kind",
+    "track_claim",
+    "track_claim_request",
+    "track_cleanup",
+    "track_determine",
+    "track_determine_request",
+    "track_mark",
+    "track_query",
+    "track_renew",
+    "track_status",
+]
 
 
 def job_kind(config_content: str | None, repo: str = "") -> str:
-    """``client`` for a job of a library's commits (its repo is ``NAME=PATH``: run with
-    ``run --client NAME@SHA --client-repo NAME=PATH``), ``module`` for a job whose config
-    is a module-test config (test_groups: its commits are a module's, run with ``run
-    --commits SHA --module-repo REPO``), else ``server``."""
+    """``definitions`` for a definition-shard job (``track determine --definitions``: run
+    by ``track run``), ``client`` for a job of a library's commits (its repo is
+    ``NAME=PATH``: run with ``run --client NAME@SHA --client-repo NAME=PATH``), ``module``
+    for a job whose config is a module-test config (test_groups: its commits are a
+    module's, run with ``run --commits SHA --module-repo REPO``), else ``server``."""
     if client_named(repo):
         return "client"
+    if track.definitions_job(config_content) is not None:
+        return "definitions"
     try:
         return "module" if is_module_config(json.loads(config_content or "")) else "server"
     except ValueError:
@@ -58,27 +82,34 @@ def job_kind(config_content: str | None, repo: str = "") -> str:
 
 
 def track_determine_request(*, repo: str | None, branch: str, max_commits: int,
-                            config: Path, architecture: str, max_attempts: int,
+                            config: Path | None, architecture: str, max_attempts: int,
                             store: StoreFlags, module_repo: str | None = None,
-                            client_repo: str | None = None, clients_dirs: tuple[Path, ...] = ()
+                            client_repo: str | None = None, clients_dirs: tuple[Path, ...] = (),
+                            definitions: DefinitionFlags | None = None,
+                            corpus: Path = Path("."), shard_size: int = 8
                             ) -> TrackDetermineRequest:
     if sum(r is not None for r in (repo, module_repo, client_repo)) != 1:
         raise UsageError("give --repo R (server commits), --module-repo R (a module's "
                          "commits, run on a fixed server) or --client-repo NAME=R (a client "
                          "library's commits, run by its harness), one of them")
+    if (config is None) == (definitions is None or not definitions.given):
+        raise UsageError("give --config FILE (a benchmark config) or --definitions PATH… (a "
+                         "corpus of definitions, one job per commit and shard), one of them")
+    if config is None:
+        assert definitions is not None
+        if repo is None:
+            raise UsageError("--definitions runs on the server's commits: give --repo R")
+        shards = definition_shards(definitions, corpus, shard_size)
+        return TrackDetermineRequest(repo, branch, max_commits, None, architecture,
+                                     max_attempts, store_request(store), shards=shards)
     if client_repo is not None:
         _check_client_repo(client_repo, clients_dirs)
-    try:
-        content = config.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {str(config)!r}: {exc.strerror or exc}"
-                          ) from None
-    tracked = track.config_from_text(config.name, content)
+    tracked = _config(config)
     module = module_repo is not None
-    if client_repo is not None and job_kind(content) == "module":
+    if client_repo is not None and job_kind(tracked.content) == "module":
         raise UsageError(f"config {str(config)!r}: --client-repo tracks a benchmark config "
                          "(the harness runs its matrix); this one is a module-test config")
-    if (job_kind(content) == "module") != module and client_repo is None:
+    if (job_kind(tracked.content) == "module") != module and client_repo is None:
         raise UsageError(f"config {str(config)!r}: " + (
             "--module-repo tracks a module-test config (test_groups); this one is a server "
             "benchmark config" if module else
@@ -86,6 +117,40 @@ def track_determine_request(*, repo: str | None, branch: str, max_commits: int,
     return TrackDetermineRequest(module_repo or repo or client_repo or "", branch, max_commits,
                                  tracked, architecture, max_attempts, store_request(store),
                                  module)
+
+
+def _config(config: Path) -> track.Config:
+    try:
+        content = config.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {str(config)!r}: {exc.strerror or exc}"
+                          ) from None
+    return track.config_from_text(config.name, content)
+
+
+def definition_shards(flags: DefinitionFlags, corpus: Path, shard_size: int
+                      ) -> tuple[track.Config, ...]:
+    """The selected definitions planned, their files (relative to ``corpus``) grouped by
+    the preload they plan (definitions/shards.py), each shard a job's payload."""
+    if shard_size < 1:
+        raise UsageError(f"--shard-size must be at least 1, got {shard_size}")
+    root = corpus.resolve()
+    if not root.is_dir():
+        raise UsageError(f"--corpus {str(corpus)!r} is not a directory")
+    by_file: dict[str, list[Plan]] = {}
+    for planned in plan_definitions(flags):
+        source = planned.definition.source.resolve()
+        if not source.is_relative_to(root):
+            raise UsageError(f"definition {str(planned.definition.source)!r} is not under "
+                             f"--corpus {str(corpus)!r}: jobs name files relative to the "
+                             "corpus root every runner is given")
+        plans = by_file.setdefault(str(source.relative_to(root)), [])
+        if isinstance(planned, Plan):
+            plans.append(planned)
+    return tuple(
+        track.DefinitionsJob(shard.key, shard.files, flags.tests_regexp,
+                             flags.override_test_time, flags.topologies).config()
+        for shard in shards(list(by_file.items()), shard_size))
 
 
 def _check_client_repo(value: str, dirs: tuple[Path, ...]) -> None:
@@ -127,6 +192,11 @@ class Claimed:
 
     job: Job | None
     kind: str | None
+
+
+def track_status(request: TrackStatusRequest, world: World) -> list[track.CorpusProgress]:
+    """Per commit with definition-shard jobs: its jobs per state, whether all are done."""
+    return stored.track_status(request, world)
 
 
 def track_claim(request: TrackClaimRequest, world: World) -> Claimed:

@@ -94,7 +94,7 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
     label = validate_label(options.label or binary.label)
     env = {**host_facts(), "tool": f"{driver.name} {driver.version}",
            "server_binary": str(binary.path), "server_source": binary.source}
-    context = RunContext(label, None, driver.name, driver.version, binary.label, env,
+    context = RunContext(label, options.commit, driver.name, driver.version, binary.label, env,
                          Measure.TIMING)
     tools = _benchmark_tools(plans)
     runnable = tuple(p for p in plans if unsupported(p, tools) is None)

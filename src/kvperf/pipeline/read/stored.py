@@ -29,6 +29,7 @@ from kvperf.pipeline.request.stored import (
     TrackMarkRequest,
     TrackQueryRequest,
     TrackRenewRequest,
+    TrackStatusRequest,
 )
 from kvperf.pipeline.world import World
 from kvperf.report.comparison import markdown, verdict_text
@@ -129,15 +130,22 @@ def track_determine(request: TrackDetermineRequest, world: World
     repo = f"{name}={repo}" if name else repo  # a library's: NAME=PATH, as --client-repo
     assert request.store.url is not None
     with world.database(request.store.url) as engine:
-        added = track.enqueue(engine, redact_urls(repo), request.branch, items,
-                              request.config, request.architecture, request.max_attempts)
-    return items, added
+        added = track.enqueue_all(engine, redact_urls(repo), request.branch, items,
+                                  request.configs, request.architecture, request.max_attempts)
+    return items, [sha for sha, _ in added]
+
+
+def track_status(request: TrackStatusRequest, world: World) -> list[track.CorpusProgress]:
+    assert request.store.url is not None
+    with world.database(request.store.url) as engine:
+        return track.corpus_progress(engine, request.sha)
 
 
 def track_claim(request: TrackClaimRequest, world: World) -> track.Job | None:
     assert request.store.url is not None
     with world.database(request.store.url) as engine:
-        return track.claim(engine, request.runner, request.lease, request.architecture)
+        return track.claim(engine, request.runner, request.lease, request.architecture,
+                           definitions_only=False)  # definition jobs are `track run`'s
 
 
 def track_mark(request: TrackMarkRequest, world: World) -> track.Job:

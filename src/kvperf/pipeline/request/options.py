@@ -89,6 +89,7 @@ class DefinitionOptions:
     server_bin: str | None = None
     kvload: Path | None = None  # kvload for memtier's front end (default: on PATH)
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
+    commit: str | None = None  # the commit the server was built from (`track run`'s jobs)
 
 
 @dataclass(frozen=True)

@@ -87,11 +87,56 @@ class TrackDetermineRequest:
     repo: str
     branch: str
     max_commits: int
-    config: track.Config
+    config: track.Config | None  # None: --definitions, the corpus' shards are the configs
     architecture: str
     max_attempts: int
     store: StoreRequest
     module: bool = False
+    shards: tuple[track.Config, ...] = ()  # --definitions: one job per (commit, shard)
+
+    @property
+    def configs(self) -> tuple[track.Config, ...]:
+        return self.shards if self.config is None else (self.config,)
+
+
+@dataclass(frozen=True)
+class CorpusReportRequest:
+    """`kvperf report --definitions --commit X [--baseline Y]`: a commit's definition corpus
+    from the database, judged against the baseline's; the HTML and markdown files asked."""
+
+    commit: str
+    baseline: str | None
+    rule: Rule
+    store: StoreRequest
+    html: Path | None = None
+    markdown: Path | None = None
+
+
+@dataclass(frozen=True)
+class TrackRunRequest:
+    """`kvperf track run`: claim definition-shard jobs and run them until none is left
+    (``max_jobs``: at most that many), the files resolved under ``corpus``; the server
+    ``server_bin`` (fixed) or the job's commit built (``build``: how, the repo the job's)."""
+
+    runner: str
+    lease: float
+    architecture: str | None
+    corpus: Path
+    server_bin: str | None
+    build: BuildFlags
+    results_dir: Path
+    max_jobs: int | None
+    ignore_resources: bool
+    store: StoreRequest
+    wait: bool = False  # while others hold jobs, wait to take over one whose lease expires
+
+
+@dataclass(frozen=True)
+class TrackStatusRequest:
+    """`kvperf track status`: corpus progress per commit (sha prefix)."""
+
+    sha: str | None
+    store: StoreRequest
 
 
 @dataclass(frozen=True)

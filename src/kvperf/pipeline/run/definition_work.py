@@ -189,7 +189,8 @@ class DefinitionWork(OnBench):
                                    bound=k.kpi.bound, value=k.value, passed=k.passed,
                                    reason=k.reason) for k in self.kpis],
                 "tools": [self._tool(c) for c in self.plan.clients],
-                "notes": list(self.plan.notes)}
+                "notes": list(self.plan.notes),
+                "tested_groups": list(self.plan.definition.tested_groups)}
 
     def execute(self, bench: Bench) -> None:
         self.bench = bench
