@@ -59,7 +59,10 @@ def print_definitions(cli: Cli, found: DefinitionsOutcome) -> int:
         cli.out.print(planned, highlight=False)
     ran = found.ran
     if ran is None:
-        return 0
+        if not found.runnable:
+            cli.err.print("[red]none of the selected test(s) can run here (reasons above)"
+                          "[/red]")
+        return found.exit_code
     if ran.summary is None:
         return print_interrupted(cli, ran, "test(s)")
     out, rows = cli.out, ran.summary.rows

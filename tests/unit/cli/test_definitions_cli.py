@@ -45,6 +45,17 @@ def test_dry_run_prints_plans_and_refusals(defs: Path,
     assert "1 definition file(s): 0 planned, 1 partly, 0 refused" in out
 
 
+def test_dry_run_exits_as_the_run_when_nothing_can_run(
+        defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A refusal table alone exits 2, as the run does (CI validates a corpus with it)."""
+    only = ["--definitions", str(defs), "--topologies", "oss-standalone-with-redisearch"]
+    assert main(["run", *only, "--dry-run"]) == 2
+    captured = capsys.readouterr()
+    assert "refused memtier_benchmark-get-10B [oss-standalone-with-redisearch]" in captured.out
+    assert "none of the selected test(s) can run here" in captured.err
+    assert main(["run", *only, "--results-dir", str(defs / "r"), "--no-db"]) == 2
+
+
 def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--definitions", str(defs / "get.yml"), "--dry-run", "--topologies",
                  "oss-standalone", "--tested-groups", "String", "--tests-regexp", "get"])
@@ -88,7 +99,7 @@ def test_memory_beyond_the_machine_is_refused_and_ignore_resources_plans_it(
         "  check: {keyspacelen: 1000}\n",
         "  check: {keyspacelen: 1000}\n  resources: {requests: {memory: 64Ti}}\n"))
     args = ["run", "--definitions", str(defs), "--dry-run", "--topologies", "oss-standalone"]
-    assert main(args) == 0
+    assert main(args) == 2  # as the run: nothing can run here
     out = " ".join(capsys.readouterr().out.split())
     assert "refused memtier_benchmark-get-10B [oss-standalone]: needs 65536 GiB of memory " \
            "(server), this machine has" in out
