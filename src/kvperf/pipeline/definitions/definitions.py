@@ -46,6 +46,7 @@ from kvperf.pipeline.run.profiling import check_settings
 from kvperf.results.row import RunContext
 from kvperf.server.binary import resolve
 from kvperf.server.host import available_cpus, host_facts
+from kvperf.store.snapshots import SnapshotCache
 
 __all__ = ["DefinitionOptions", "DefinitionRun", "DefinitionWork", "benchmark_tools",
            "definition_series", "file_slug", "pinning", "prepare_definitions", "unsupported"]
@@ -102,9 +103,11 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
     found = {k: v for k, v in tools.items() if isinstance(v, BenchmarkToolRun)}
     if found:
         env["benchmark_tools"] = {k: f"{v.version} {v.path}" for k, v in found.items()}
+    cache = (SnapshotCache(options.snapshots, options.snapshot_max_bytes)
+             if options.snapshots is not None else None)
     return DefinitionRun(runnable, refused, driver, binary, context,
                          options.results_dir / label, available_cpus(), found, options.profile,
-                         kvload=options.kvload)
+                         kvload=options.kvload, snapshots=cache)
 
 
 def definition_series(plan: Plan) -> GroupKey:
