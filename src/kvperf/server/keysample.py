@@ -71,7 +71,9 @@ def _value_digest(client: RespClient, key: bytes, kind: str) -> str:
 
 
 def sample_keys(endpoint: Endpoint, count: int = SAMPLE) -> list[bytes]:
-    """Up to ``count`` keys: the smallest of the first SCAN_LIMIT keys SCAN returns."""
+    """Up to ``count`` keys of the first SCAN_LIMIT keys SCAN returns, stratified: taken in
+    turn from each (type, encoding) found, smallest names first, so every kind of value the
+    dataset holds is checked."""
     seen: set[bytes] = set()
     cursor = b"0"
     with RespClient(endpoint, timeout=60) as client:
@@ -83,7 +85,21 @@ def sample_keys(endpoint: Endpoint, count: int = SAMPLE) -> list[bytes]:
             seen.update(k for k in _flatten(reply[1]) if k)
             if cursor == b"0" or len(seen) >= SCAN_LIMIT:
                 break
-    return sorted(seen)[:count]
+        keys = sorted(seen)  # SCAN_LIMIT and the last batch: cut none (z… would go)
+        kinds = client.pipeline([("TYPE", k) for k in keys])
+        encodings = client.pipeline([("OBJECT", "ENCODING", k) for k in keys])
+    strata: dict[tuple[str, str], list[bytes]] = {}
+    for key, kind, encoding in zip(keys, kinds, encodings, strict=True):
+        strata.setdefault((_text(kind), _text(encoding)), []).append(key)
+    return _in_turn(list(strata.values()), count)
+
+
+def _in_turn(groups: list[list[bytes]], count: int) -> list[bytes]:
+    """The first of each group, then the second of each … up to ``count`` (sorted)."""
+    chosen: list[bytes] = []
+    for i in range(max((len(g) for g in groups), default=0)):
+        chosen += [g[i] for g in groups if i < len(g)]
+    return sorted(chosen[:count])
 
 
 def key_facts(endpoint: Endpoint, keys: list[bytes]) -> dict[bytes, KeyFacts | None]:
