@@ -56,6 +56,29 @@ def test_dry_run_exits_as_the_run_when_nothing_can_run(
     assert main(["run", *only, "--results-dir", str(defs / "r"), "--no-db"]) == 2
 
 
+def test_dataset_rdb_gives_a_url_dataset_its_local_file(
+        defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A definition whose dataset is a URL is refused (nothing downloads) unless
+    --dataset-rdb NAME=PATH names its file; bad values exit 2 naming the flag."""
+    (defs / "get.yml").write_text(GOOD.replace(
+        "  check: {keyspacelen: 1000}\n",
+        "  check: {keyspacelen: 1000}\n  dataset: https://example.invalid/d/keys-1k.rdb\n"))
+    rdb = defs / "mine.rdb"
+    rdb.write_bytes(b"REDIS0011")
+    args = ["run", "--definitions", str(defs / "get.yml"), "--dry-run", "--topologies",
+            "oss-standalone"]
+    assert main(args) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "give it with --dataset-rdb keys-1k.rdb=PATH" in out
+    assert main([*args, "--dataset-rdb", f"keys-1k.rdb={rdb}"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"dataset {rdb}" in out and "1 run(s) planned" in out
+    for bad, says in (("keys-1k.rdb", "give NAME=PATH"),
+                      (f"keys-1k.rdb={defs}/none.rdb", "no such file")):
+        assert main([*args, "--dataset-rdb", bad]) == 2
+        assert says in capsys.readouterr().err
+
+
 def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--definitions", str(defs / "get.yml"), "--dry-run", "--topologies",
                  "oss-standalone", "--tested-groups", "String", "--tests-regexp", "get"])
