@@ -9,7 +9,8 @@ determines that data: the preload's argv (the key range with it), the server set
 shape it (encodings: ``*-max-listpack-*``, ``*-max-intset-*``, ``list-compress-depth``,
 stream node sizes; ``maxmemory*``, which evicts during a preload), the server's product and
 major.minor version (a release writes one RDB format; a server that cannot load a snapshot
-falls back to a real preload) and the topology's primaries.
+falls back to a real preload), the topology's primaries and the preload tool
+(memtier_benchmark or kvload memtier).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class SnapshotKey:
     settings: tuple[tuple[str, str], ...]
     server: str
     primaries: int
+    tool: str = ""
 
 
 def data_settings(config: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
@@ -50,16 +52,17 @@ def release(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def snapshot_key(plan: Plan, product: str, version: str) -> SnapshotKey:
-    """The identity of ``plan``'s preload on a server of ``product`` ``version``."""
+def snapshot_key(plan: Plan, product: str, version: str, tool: str = "") -> SnapshotKey:
+    """The identity of ``plan``'s preload on a server of ``product`` ``version``, run by
+    ``tool`` (memtier_benchmark or kvload's front end: each draws its own values)."""
     assert plan.preload is not None
     settings = data_settings(plan.server_config)
     server = f"{product} {release(version)}"
     inputs = {"format": FORMAT, "preload": list(plan.preload.argv),
               "settings": [list(pair) for pair in settings], "server": server,
-              "primaries": plan.topology.primaries}
+              "primaries": plan.topology.primaries, **({"tool": tool} if tool else {})}
     return SnapshotKey(stable_id(inputs, 16), plan.preload.argv, settings, server,
-                       plan.topology.primaries)
+                       plan.topology.primaries, tool)
 
 
 def snapshot_refusal(plan: Plan) -> str | None:

@@ -50,6 +50,7 @@ class SidecarRecord(TypedDict):
     settings: list[list[str]]
     server: str
     primaries: int
+    tool: str
     dbsize: int
     sample: list[FactsRecord]
     bytes: int
@@ -158,7 +159,7 @@ class SnapshotCache:
             record = SidecarRecord(
                 format=FORMAT, id=key.id, preload=list(key.preload),
                 settings=[list(pair) for pair in key.settings], server=key.server,
-                primaries=key.primaries, dbsize=dbsize,
+                primaries=key.primaries, tool=key.tool, dbsize=dbsize,
                 sample=[FactsRecord(key=k.decode("latin-1"), type=f.type, encoding=f.encoding,
                                     digest=f.digest) for k, f in sample.items()],
                 bytes=target.stat().st_size, rdb_version=rdb_version(target), created=now,

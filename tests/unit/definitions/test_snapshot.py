@@ -41,8 +41,9 @@ def test_identity_follows_the_data_and_nothing_else() -> None:
                                                   "--key-maximum 2000")), "valkey", "8.1.1"),
         snapshot_key(plan(), "valkey", "8.0.1"),
         snapshot_key(plan(), "redis", "8.1.1"),
+        snapshot_key(plan(), "valkey", "8.1.1", "memtier_benchmark"),
     ]
-    assert len({base.id, *(k.id for k in changed)}) == 6
+    assert len({base.id, *(k.id for k in changed)}) == 7
 
 
 def test_data_settings_are_the_encoding_and_eviction_ones() -> None:

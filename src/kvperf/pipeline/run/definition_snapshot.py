@@ -48,8 +48,8 @@ class PreloadState:
         return found
 
 
-def plan_preload(plan: Plan, cache: SnapshotCache | None, binary: ServerBinary
-                 ) -> PreloadState:
+def plan_preload(plan: Plan, cache: SnapshotCache | None, binary: ServerBinary,
+                 tool: str = "") -> PreloadState:
     """The snapshot ``plan`` starts from, if the cache has a usable one."""
     if plan.preload is None:
         return PreloadState(source="none")
@@ -58,7 +58,7 @@ def plan_preload(plan: Plan, cache: SnapshotCache | None, binary: ServerBinary
     refused = snapshot_refusal(plan)
     if refused is not None:
         return PreloadState(why=f"not snapshotted: {refused}")
-    key = snapshot_key(plan, binary.product, binary.version)
+    key = snapshot_key(plan, binary.product, binary.version, tool)
     unusable = cache.unusable(key.id)
     if unusable is not None:
         return PreloadState(key, why=f"snapshot {key.id} unusable earlier: {unusable}")

@@ -206,7 +206,8 @@ class DefinitionWork(OnBench):
                                                       self.run.cpus)
         if note:
             bench.outcome.checks["pinning"] = note
-        self.preload = snapshots.plan_preload(self.plan, self.run.snapshots, self.run.binary)
+        self.preload = snapshots.plan_preload(self.plan, self.run.snapshots, self.run.binary,
+                                              self.run.driver.name)
         if self.preload.snapshot is not None and self._from_snapshot(self.preload.snapshot,
                                                                      server_cpus):
             return
