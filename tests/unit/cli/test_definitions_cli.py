@@ -79,6 +79,33 @@ def test_dataset_rdb_gives_a_url_dataset_its_local_file(
         assert says in capsys.readouterr().err
 
 
+TOO_NEW_TOOL = """\
+version: 0.4
+name: needs-a-newer-benchmark
+redis-topologies: [oss-standalone]
+dbconfig:
+  configuration-parameters: {save: '""'}
+clientconfig:
+  tool: redis-benchmark
+  min-tool-version: "99.0.0"
+  parameters:
+    - clients: 5
+    - requests: 2000
+"""
+
+
+def test_dry_run_refuses_what_this_host_lacks_as_the_run_does(
+        defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A client tool older than min-tool-version is refused by the run before any server;
+    the dry run lists it as refused with the reason and exits 2 too."""
+    (defs / "get.yml").unlink()
+    (defs / "new.yml").write_text(TOO_NEW_TOOL)
+    assert main(["run", "--definitions", str(defs), "--dry-run"]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "refused needs-a-newer-benchmark [oss-standalone]: redis-benchmark " in out
+    assert "is older than min-tool-version 99.0.0" in out and "1 refused" in out
+
+
 def test_selection_narrows(defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--definitions", str(defs / "get.yml"), "--dry-run", "--topologies",
                  "oss-standalone", "--tested-groups", "String", "--tests-regexp", "get"])
