@@ -127,6 +127,8 @@ def test_a_repeated_preload_starts_from_its_snapshot_and_a_bad_one_falls_back(
     assert "(type, OBJECT ENCODING, digest); preloading" in done.stderr
     assert rows["snap-a"]["definition"]["preload"]["source"] == "fresh"
     assert (cache / f"{snapshot}.unusable").is_file() and not list(cache.glob("*.rdb"))
+    listed = run_main("cache", "list", *env_cache)
+    assert f"unusable {snapshot}: key " in " ".join(listed.stdout.split())
 
     pruned = run_main("cache", "prune", "--max-size", "0", *env_cache)
     assert pruned.returncode == 0 and "0 snapshot(s)" in pruned.stdout

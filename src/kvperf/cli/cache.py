@@ -37,4 +37,6 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     cli.out.print(snapshots_table(
         f"{found.root}: {len(found.entries)} snapshot(s), {size_text(found.total)} of "
         f"{size_text(found.max_bytes)}", found.entries))
+    for key, why in found.unusable:
+        cli.out.print(f"unusable {key}: {why} (its preload runs for real)", highlight=False)
     return found.exit_code

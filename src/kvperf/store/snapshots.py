@@ -168,6 +168,11 @@ class SnapshotCache:
             self._prune(self.max_bytes, keep=key.id)
         return Snapshot(target, record)
 
+    def unusable_marks(self) -> list[tuple[str, str]]:
+        """(id, reason) of every preload marked unusable, by id."""
+        return [(path.stem, path.read_text().strip())
+                for path in sorted(self.root.glob("*.unusable"))]
+
     def entries(self) -> list[Snapshot]:
         """Every snapshot, most recently used first."""
         found = [s for p in self.root.glob("*.json") if (s := self._read(p)) is not None]

@@ -38,6 +38,7 @@ class CacheListed:
     entries: list[CacheEntry]
     removed: list[CacheEntry]
     max_bytes: int
+    unusable: list[tuple[str, str]]  # (id, why): preloads that run for real every time
 
     @property
     def total(self) -> int:
@@ -71,4 +72,5 @@ def cache(request: CacheRequest) -> CacheListed:
     store = SnapshotCache(request.root, request.max_bytes)
     removed = store.prune(request.max_bytes) if request.action == "prune" else []
     return CacheListed(str(request.root), [_entry(s) for s in store.entries()],
-                       [_entry(s) for s in removed], request.max_bytes)
+                       [_entry(s) for s in removed], request.max_bytes,
+                       store.unusable_marks())
