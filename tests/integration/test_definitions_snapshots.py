@@ -152,6 +152,8 @@ def test_prune_evicts_the_least_recently_used_and_no_snapshots_preloads(
     assert "removed 1 snapshot(s)" in pruned.stdout
     _, rows = _run(tmp_path, "r3", "--snapshot-cache", str(cache), "--tests-regexp", "lru-1",
                    "--no-snapshots")
+    assert "lru-1 on oss-standalone: preloaded in " in _log(tmp_path, "r3")
+    assert "s (snapshots off (--no-snapshots))" in _log(tmp_path, "r3")
     assert rows["lru-1"]["definition"]["preload"] == {
         "source": "fresh", "seconds": rows["lru-1"]["definition"]["preload"]["seconds"],
         "note": "snapshots off (--no-snapshots)"}

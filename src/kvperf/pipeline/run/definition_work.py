@@ -351,6 +351,9 @@ class DefinitionWork(OnBench):
             with self.stage("snapshot_save"):
                 snapshots.save(self.preload, self.run.snapshots, endpoints[0],
                                self.bench.probe.keys(endpoints), self.name)
+        if self.preload.saved is None:
+            log.info("%s: preloaded in %.1fs (%s)", self.name, self.preload.seconds or 0.0,
+                     self.preload.why or "no snapshot saved")
 
     def _check_reloaded(self, endpoints: tuple[Endpoint, ...]) -> None:
         """``rdb_checks`` operation ``load``: the keys its reload must have brought back."""
