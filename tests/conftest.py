@@ -35,6 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
         os.makedirs(root, mode=0o755, exist_ok=True)
         os.chmod(root, 0o755)
     tempfile.tempdir = os.environ["TMPDIR"] = root
+    # run --definitions' dataset snapshots: the session's own cache, never the user's
+    os.environ.setdefault("KVPERF_SNAPSHOT_CACHE", os.path.join(root, "snapshots"))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -619,6 +619,9 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "three commits of the vendored valkey-bloom built and run interleaved, one results "
         "directory per commit, each row naming its module commit"),
     # docs/guide/definitions.md; docs/DEFINITIONS.md
+    # docs/DEFINITIONS.md, "Dataset snapshots" (the tests' own cache: $KVPERF_SNAPSHOT_CACHE)
+    "kvperf cache list": run(DEFINITIONS, says=("snapshot(s),",)),
+    "kvperf cache prune --max-size 5g": run(DEFINITIONS, says=("of 5.0 GiB",)),
     "kvperf run --definitions configs/definitions --dry-run":
         run(DEFINITIONS, says=("2 definition file(s): 2 planned, 0 partly, 0 refused; 3 run(s) "
                                "planned, 0 refused",

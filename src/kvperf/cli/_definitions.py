@@ -6,6 +6,7 @@ passed, 1 when a test failed or a KPI did not hold, 2 when nothing could run."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from kvperf.cli._common import Cli, print_interrupted
 from kvperf.cli._disturbed import print_disturbed
@@ -41,6 +42,22 @@ def add_definition_args(p: argparse.ArgumentParser) -> None:
                             "not fit this machine (refused by default)")
 
 
+def add_snapshot_args(p: argparse.ArgumentParser) -> None:
+    """The dataset snapshot cache of ``run --definitions`` (docs/DEFINITIONS.md)."""
+    group = p.add_argument_group(
+        "dataset snapshots", "run --definitions: a preload's RDB cached and loaded by later "
+        "tests with the same preload (docs/DEFINITIONS.md, Snapshots)")
+    group.add_argument("--no-snapshots", action="store_true",
+                       help="preload every test for real; save no snapshot")
+    group.add_argument("--snapshot-cache", type=local_path, metavar="DIR",
+                       help="the snapshot cache (default: $KVPERF_SNAPSHOT_CACHE, else "
+                            "~/.cache/kvperf/snapshots); its cap: $KVPERF_SNAPSHOT_CACHE_SIZE "
+                            "(default 20g)")
+    group.add_argument("--dataset-rdb", action="append", default=[], metavar="NAME=PATH",
+                       help="a local RDB for the definitions whose dataset is the URL or "
+                            "file named NAME (its file name, e.g. dump.rdb); repeatable")
+
+
 def _words(values: list[str] | None) -> tuple[str, ...] | None:
     return None if values is None else tuple(values)
 
@@ -53,13 +70,22 @@ def definition_flags(args: argparse.Namespace) -> DefinitionFlags:
         args.override_test_time, args.ignore_resources)
 
 
+def with_snapshot_flags(args: argparse.Namespace, flags: DefinitionFlags) -> DefinitionFlags:
+    """``flags`` with run's snapshot flags (add_snapshot_args)."""
+    return replace(flags, no_snapshots=args.no_snapshots, snapshot_cache=args.snapshot_cache,
+                   dataset_rdbs=tuple(args.dataset_rdb))
+
+
 def print_definitions(cli: Cli, found: DefinitionsOutcome) -> int:
     """The dry run's plans, or the results and KPI tables of a definitions run."""
     for planned in found.planned:
         cli.out.print(planned, highlight=False)
     ran = found.ran
     if ran is None:
-        return 0
+        if not found.runnable:
+            cli.err.print("[red]none of the selected test(s) can run here (reasons above)"
+                          "[/red]")
+        return found.exit_code
     if ran.summary is None:
         return print_interrupted(cli, ran, "test(s)")
     out, rows = cli.out, ran.summary.rows

@@ -16,6 +16,7 @@ from rich.markup import escape
 from kvperf import __version__
 from kvperf.cli import alerts as alerts_cmd
 from kvperf.cli import bisect as bisect_cmd
+from kvperf.cli import cache as cache_cmd
 from kvperf.cli import clients as clients_cmd
 from kvperf.cli import compare as compare_cmd
 from kvperf.cli import compare_results as compare_results_cmd
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_parser(subparsers)
     suites_cmd.add_parser(subparsers)
     clients_cmd.add_parser(subparsers)
+    cache_cmd.add_parser(subparsers)
     trace_cmd.add_parser(subparsers)
     return parser
 

@@ -15,7 +15,13 @@ from kvperf.cli._choices import enum_choice
 from kvperf.cli._clients import add_client_args
 from kvperf.cli._commits import print_commits
 from kvperf.cli._common import Cli, ConsoleHooks, print_interrupted
-from kvperf.cli._definitions import add_definition_args, definition_flags, print_definitions
+from kvperf.cli._definitions import (
+    add_definition_args,
+    add_snapshot_args,
+    definition_flags,
+    print_definitions,
+    with_snapshot_flags,
+)
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._interleaved import add_schedule_argument
 from kvperf.cli._measure import add_measure_argument, print_instructions
@@ -69,6 +75,7 @@ def add_parser(subparsers: Any) -> None:
     add_profile_arguments(p)
     add_db_options(p)
     add_definition_args(p)
+    add_snapshot_args(p)
     add_module_args(p)
     add_module_source_args(p)
     add_trace_args(p)
@@ -157,7 +164,8 @@ def request(args: argparse.Namespace) -> AnyRunRequest:
         module_paths=tuple(args.module_path or ()), groups=tuple(args.groups or ()),
         scenarios=tuple(args.scenarios or ()), build=build_flags(args),
         store=writer_flags(args), remote=remote_flags(args),
-        definitions=definition_flags(args), interference=interference_flags(args),
+        definitions=with_snapshot_flags(args, definition_flags(args)),
+        interference=interference_flags(args),
         clients=tuple(args.clients), clients_dirs=tuple(args.clients_dir),
         client_repos=tuple(args.client_repo),
         concurrency=args.concurrency, rate_sweep=rate_sweep_flags(args)))

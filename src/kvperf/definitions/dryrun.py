@@ -24,6 +24,7 @@ from kvperf.definitions.plan import Plan, Refusal
 Result = Plan | Refusal
 _URL = re.compile(r"\b[a-z0-9]+://\S+", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'")
+_RDB_NAME = re.compile(r"--dataset-rdb \S+=PATH")
 _SHOWN_ARGS = 12  # server parameters shown per plan
 
 
@@ -48,7 +49,7 @@ def reason_group(reason: str) -> str:
     if reason.startswith(("client: stray argument", "preload: stray argument")):
         return reason.split(":", 1)[0] + ": stray argument (memtier takes options only)"
     return _QUOTED.sub(lambda m: m.group(0) if len(m.group(0)) < 30 else "'…'",
-                       _URL.sub("<URL>", reason))
+                       _URL.sub("<URL>", _RDB_NAME.sub("--dataset-rdb NAME=PATH", reason)))
 
 
 def summarize(results: tuple[Result, ...]) -> Summary:

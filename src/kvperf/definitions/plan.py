@@ -13,7 +13,7 @@ are only recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +84,13 @@ class Refusal:
         return self.definition.name
 
 
-def _definition_refusal(definition: Definition) -> str | None:
+def given_rdb(dataset: str, rdbs: Mapping[str, Path]) -> Path | None:
+    """The local RDB ``--dataset-rdb NAME=PATH`` gives for a definition's ``dataset``:
+    NAME is the dataset as written (a URL, a path) or its last path component."""
+    return rdbs.get(dataset) or rdbs.get(dataset.rstrip("/").rsplit("/", 1)[-1])
+
+
+def _definition_refusal(definition: Definition, rdbs: Mapping[str, Path]) -> str | None:
     fatal = definition.fatal
     if fatal:
         more = f" (+{len(fatal) - 1} more)" if len(fatal) > 1 else ""
@@ -104,15 +110,21 @@ def _definition_refusal(definition: Definition) -> str | None:
     if preload is not None and preload.tool != MEMTIER:
         return f"preload tool {preload.tool!r} is not supported (kvperf preloads with " \
                f"{MEMTIER} through kvload memtier)"
-    if db.dataset and db.dataset.lower().startswith(URL_SCHEMES):
-        return f"dataset {db.dataset} is a URL: download it first and give its local path"
+    if (db.dataset and db.dataset.lower().startswith(URL_SCHEMES)
+            and given_rdb(db.dataset, rdbs) is None):
+        name = db.dataset.rstrip("/").rsplit("/", 1)[-1]
+        return (f"dataset {db.dataset} is a URL (nothing downloads at run time): download "
+                f"it and give it with --dataset-rdb {name}=PATH")
     return None
 
 
-def _dataset(definition: Definition) -> Path | None:
+def _dataset(definition: Definition, rdbs: Mapping[str, Path]) -> Path | None:
     dataset = definition.dbconfig.dataset
     if not dataset:
         return None
+    given = given_rdb(dataset, rdbs)
+    if given is not None:
+        return given
     path = Path(dataset).expanduser()
     return path if path.is_absolute() else definition.source.parent / path
 
@@ -229,12 +241,14 @@ def _no_file(_: Path) -> bool:
 
 def plan_one(definition: Definition, topology_name: str, topologies: dict[str, Topology],
              override: int | None, file_exists: Callable[[Path], bool] = _no_file,
-             machine: Machine | None = None) -> Plan | Refusal:
+             machine: Machine | None = None, rdbs: Mapping[str, Path] | None = None
+             ) -> Plan | Refusal:
     """The plan of ``definition`` on one topology, or the reason there is none.
     ``file_exists`` checks a local dataset (the caller's I/O; by default none is checked);
-    ``machine``: what the memory requests must fit (None: not checked)."""
-    why = _definition_refusal(definition)
-    dataset = _dataset(definition)
+    ``machine``: what the memory requests must fit (None: not checked); ``rdbs``: local
+    RDBs given for datasets by name (``given_rdb``)."""
+    why = _definition_refusal(definition, rdbs or {})
+    dataset = _dataset(definition, rdbs or {})
     if why is None and dataset is not None and not file_exists(dataset):
         why = f"dataset {dataset} not found"
     topology = topologies.get(topology_name)
@@ -270,9 +284,10 @@ def plan_one(definition: Definition, topology_name: str, topologies: dict[str, T
 def plan_all(definitions: tuple[Definition, ...], topologies: dict[str, Topology],
              override: int | None, only_topologies: tuple[str, ...] = (),
              file_exists: Callable[[Path], bool] = _no_file,
-             machine: Machine | None = None) -> tuple[Plan | Refusal, ...]:
+             machine: Machine | None = None, rdbs: Mapping[str, Path] | None = None
+             ) -> tuple[Plan | Refusal, ...]:
     """Every definition on each of its topologies (those in ``only_topologies`` if given)."""
-    return tuple(plan_one(definition, name, topologies, override, file_exists, machine)
+    return tuple(plan_one(definition, name, topologies, override, file_exists, machine, rdbs)
                  for definition in definitions for name in definition.topologies
                  if not only_topologies or name in only_topologies)
 

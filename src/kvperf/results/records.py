@@ -142,6 +142,19 @@ class KpiRecord(TypedDict):
     reason: str  # why it failed without a comparison ("" otherwise)
 
 
+class PreloadRecord(TypedDict, total=False):
+    """A definition test's preload: ``source`` fresh (run for real), snapshot (its RDB
+    loaded from the snapshot cache) or none; its seconds (the preload, or the load and its
+    check); the snapshot's id; ``saved`` when a real preload was saved as it; ``note``: why
+    no snapshot was used."""
+
+    source: str
+    seconds: float | None
+    snapshot: str
+    saved: str
+    note: str
+
+
 class DefinitionRecord(TypedDict, total=False):
     """The row's ``definition`` object (format 4): a benchmark definition's test."""
 
@@ -156,6 +169,7 @@ class DefinitionRecord(TypedDict, total=False):
     notes: list[str]
     tests: dict[str, dict[str, float]]  # a redis-benchmark suite's numbers per test
     tested_groups: list[str]  # the definition's tested-groups (report --definitions' totals)
+    preload: PreloadRecord
 
 
 class ScenarioRecord(TypedDict, total=False):

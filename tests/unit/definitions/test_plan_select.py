@@ -62,7 +62,7 @@ def test_plan_contents() -> None:
     ({"clients": (ToolConfig("bcast-listener"),)}, "oss-standalone",
      "'bcast-listener' (CLIENT TRACKING BCAST invalidation listeners) is not mapped"),
     ({"dbconfig": DbConfig(dataset="https://example.invalid/dump.rdb")}, "oss-standalone",
-     "is a URL: download it first"),
+     "is a URL (nothing downloads at run time): download it and give it with --dataset-rdb"),
     ({"dbconfig": DbConfig(dataset="dump.rdb")}, "oss-standalone",
      "dataset /defs/dump.rdb not found"),
     ({"dbconfig": DbConfig(preload_tool=ToolConfig("redis-benchmark"))}, "oss-standalone",
@@ -159,8 +159,9 @@ def test_summary_groups_reasons() -> None:
     results = plan_all((url, url2, module, DEFS[2]), BUILTIN, None)
     summary = summarize(results)
     assert (summary.files, summary.planned, summary.partly, summary.refused) == (4, 1, 1, 2)
-    assert summary.reasons[0] == (
-        "dataset <URL> is a URL: download it first and give its local path", 4)
+    assert summary.reasons[0][1] == 4 and summary.reasons[0][0].startswith(
+        "dataset <URL> is a URL (nothing downloads at run time): download it and give it "
+        "with --dataset-rdb")
     assert reason_group("client: stray argument 'x y'") == (
         "client: stray argument (memtier takes options only)")
     assert "refused" in str(render_result(results[0]))

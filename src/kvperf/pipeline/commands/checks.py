@@ -29,7 +29,7 @@ from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, ProfileMode
 from kvperf.definitions.loader import load
 from kvperf.definitions.plan import Plan, Refusal, plan_all, plans_of, refusals_of
-from kvperf.definitions.resources import Machine
+from kvperf.definitions.resources import Machine, memory_bytes
 from kvperf.definitions.selection import Selection, check, select
 from kvperf.pipeline.bisect import settle
 from kvperf.pipeline.request.bisect import BisectRequest
@@ -56,6 +56,7 @@ from kvperf.sourcebuild.builder import default_cache
 from kvperf.store.db import resolve_url
 from kvperf.store.deadline import parse_seconds as parse_seconds  # --db-timeout's type
 from kvperf.store.deadline import resolve_seconds
+from kvperf.store.snapshots import DEFAULT_MAX_BYTES
 
 
 def build_request(flags: BuildFlags, tree: Path | None = None) -> BuildRequest:
@@ -144,7 +145,46 @@ def plan_definitions(flags: DefinitionFlags) -> tuple[Plan | Refusal, ...]:
                          "loaded definition(s)")
     return plan_all(chosen, loaded.topologies, quick.test_time(flags.override_test_time),
                     selection.topologies, file_exists=Path.is_file,
-                    machine=None if flags.ignore_resources else this_machine())
+                    machine=None if flags.ignore_resources else this_machine(),
+                    rdbs=dataset_rdbs(flags.dataset_rdbs))
+
+
+def dataset_rdbs(given: tuple[str, ...]) -> dict[str, Path]:
+    """``--dataset-rdb NAME=PATH`` values by NAME (UsageError: not NAME=PATH, no such
+    file)."""
+    found: dict[str, Path] = {}
+    for value in given:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--dataset-rdb {value!r}: give NAME=PATH (NAME: the "
+                             "definition's dataset URL or its file name)")
+        if not Path(path).expanduser().is_file():
+            raise UsageError(f"--dataset-rdb {value!r}: no such file {path}")
+        found[name] = Path(path).expanduser().resolve()
+    return found
+
+
+def snapshot_cache(flags: DefinitionFlags) -> tuple[Path | None, int]:
+    """The snapshot cache's directory (None: --no-snapshots) and size cap: --snapshot-cache,
+    else $KVPERF_SNAPSHOT_CACHE, else <build cache's base>/snapshots; the cap from
+    $KVPERF_SNAPSHOT_CACHE_SIZE (``20g``, ``500Mi``), else 20 GiB."""
+    return (None if flags.no_snapshots else snapshot_dir(flags.snapshot_cache),
+            snapshot_max_bytes(os.environ.get("KVPERF_SNAPSHOT_CACHE_SIZE")))
+
+
+def snapshot_dir(given: Path | None) -> Path:
+    env = os.environ.get("KVPERF_SNAPSHOT_CACHE")
+    return given or (Path(env) if env else default_cache() / "snapshots")
+
+
+def snapshot_max_bytes(text: str | None) -> int:
+    """A size cap (``20g``, ``500Mi``, bytes) or the default 20 GiB; UsageError if none."""
+    if not text:
+        return DEFAULT_MAX_BYTES
+    try:
+        return memory_bytes(text)
+    except ValueError as exc:
+        raise UsageError(f"snapshot cache size {text!r}: {exc}") from None
 
 
 def this_machine() -> Machine:

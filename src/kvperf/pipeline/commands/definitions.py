@@ -12,9 +12,11 @@ from pathlib import Path
 from rich.console import RenderableType
 
 from kvperf.definitions.dryrun import render_result, render_summary, summarize
+from kvperf.definitions.plan import Plan, Refusal, plans_of
 from kvperf.pipeline.commands.outputs import Ran, ran
 from kvperf.pipeline.definitions.definition_runs import DefinitionHooks
 from kvperf.pipeline.definitions.definition_runs import run_definitions as run_tests
+from kvperf.pipeline.definitions.definitions import benchmark_tools, unsupported
 from kvperf.pipeline.request.run import DefinitionsRequest
 from kvperf.pipeline.run.definition_work import DefinitionRun
 from kvperf.pipeline.run.gates import GATES_FILE, write_kpi_gates
@@ -30,18 +32,20 @@ class DefinitionsOutcome:
     planned: list[RenderableType] = field(default_factory=list)
     ran: Ran | None = None
     gates_path: Path | None = None
+    runnable: int = 0  # the dry run: the tests the run would start
 
     @property
     def exit_code(self) -> int:
-        return self.ran.exit_code if self.ran is not None else 0
+        if self.ran is not None:
+            return self.ran.exit_code
+        return 0 if self.runnable else 2
 
 
 def run_definitions(request: DefinitionsRequest, world: World, hooks: DefinitionHooks
                     ) -> DefinitionsOutcome:
     """The definitions' tests planned (--dry-run) or run (module doc)."""
     if request.dry_run:
-        return DefinitionsOutcome([*map(render_result, request.planned),
-                                   render_summary(summarize(request.planned))])
+        return _dry_run(request.planned)
     done = run_tests(request, world, hooks)
     run = done.run
     summary = done.persisted.summary
@@ -51,6 +55,18 @@ def run_definitions(request: DefinitionsRequest, world: World, hooks: Definition
     if summary is not None and write_kpi_gates(summary.rows, run.out_dir):
         found.gates_path = run.out_dir / GATES_FILE
     return found
+
+
+def _dry_run(planned: tuple[Plan | Refusal, ...]) -> DefinitionsOutcome:
+    """Each plan or refusal, the refusals this host makes at run time (run_definitions'
+    ``unsupported``: a client tool absent or too old) as refusals, and the summary."""
+    plans = plans_of(planned)
+    tools = benchmark_tools(plans)
+    late = {id(p): Refusal(p.definition, p.topology.name, why)
+            for p in plans if (why := unsupported(p, tools)) is not None}
+    shown = tuple(late.get(id(r), r) for r in planned)
+    return DefinitionsOutcome([*map(render_result, shown), render_summary(summarize(shown))],
+                              runnable=len(plans) - len(late))
 
 
 def _tools(rows: list[Row], run: DefinitionRun) -> str:

@@ -32,6 +32,7 @@ from kvperf.pipeline.commands.checks import (
     refuse_module_measure,
     refuse_server_host,
     remote_request,
+    snapshot_cache,
     store_request,
 )
 from kvperf.pipeline.commands.commits import CommitsRan, run_commits
@@ -131,8 +132,10 @@ def _definitions(flags: RunFlags) -> DefinitionsRequest:
         if given:
             raise UsageError(f"{flag} does not apply with --definitions")
     planned = plan_definitions(flags.definitions)
+    cache, cap = snapshot_cache(flags.definitions)
     options = DefinitionOptions(flags.store.results_dir, flags.label, flags.server_bin,
-                                profile=flags.profile)
+                                profile=flags.profile, snapshots=cache,
+                                snapshot_max_bytes=cap)
     store = StoreRequest(None) if flags.dry_run else store_request(flags.store, live=True)
     return DefinitionsRequest(planned, options, store, flags.dry_run,
                               interference_policy(flags.interference, retry_default=False))

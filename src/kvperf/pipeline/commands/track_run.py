@@ -21,7 +21,12 @@ from typing import Protocol
 
 from kvperf.core.errors import Interrupted, KvperfError, StoreError, UsageError
 from kvperf.definitions.plan import Plan, Refusal, refusals_of
-from kvperf.pipeline.commands.checks import build_request, plan_definitions, store_request
+from kvperf.pipeline.commands.checks import (
+    build_request,
+    plan_definitions,
+    snapshot_cache,
+    store_request,
+)
 from kvperf.pipeline.commands.definitions import run_definitions
 from kvperf.pipeline.definitions.definition_runs import DefinitionHooks, Refused
 from kvperf.pipeline.definitions.definition_sides import DefinitionSides
@@ -209,17 +214,19 @@ def _execute(request: TrackRunRequest, world: World, hooks: TrackRunHooks,
     if missing:
         raise UsageError(f"definition file(s) not in the corpus {request.corpus}: "
                          f"{', '.join(missing)}")
-    planned = _resumed(engine, job, plan_definitions(DefinitionFlags(
-        files, payload.tests_regexp, topologies=payload.topologies,
-        override_test_time=payload.override_test_time,
-        ignore_resources=request.ignore_resources)), recorded)
+    flags = DefinitionFlags(files, payload.tests_regexp, topologies=payload.topologies,
+                            override_test_time=payload.override_test_time,
+                            ignore_resources=request.ignore_resources)
+    planned = _resumed(engine, job, plan_definitions(flags), recorded)
     if not any(isinstance(p, Plan) for p in planned):
         # every test refused by the definitions stage (the same on any runner: kept as the
         # job's note, not retried) or stored by an earlier attempt
         recorded.refused(refusals_of(planned))
         return
+    cache, cap = snapshot_cache(flags)  # a shard shares its preload: the runner's snapshot
     options = DefinitionOptions(request.results_dir, f"{job.sha[:12]}-job{job.id}",
-                                _server(request, world, hooks, job), commit=job.sha)
+                                _server(request, world, hooks, job), commit=job.sha,
+                                snapshots=cache, snapshot_max_bytes=cap)
     done = run_definitions(DefinitionsRequest(planned, options, request.store), world,
                            recorded)
     if done.ran is not None and done.ran.summary is None:

@@ -59,7 +59,7 @@ def run_definitions(request: DefinitionsRequest, world: World, hooks: Definition
     if not run.plans:
         raise UsageError(f"none of the {len(request.planned)} selected test(s) can run here "
                          "(reasons above)")
-    log_to(run.out_dir)
+    log_to(run.out_dir, "WARNING")  # a snapshot found unusable, say, on stderr too
     persisted = execute_persisting(
         request.store, world,
         lambda store: Runner(run, hooks.tests(), store, world.launcher,

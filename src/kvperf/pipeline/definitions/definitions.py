@@ -46,9 +46,10 @@ from kvperf.pipeline.run.profiling import check_settings
 from kvperf.results.row import RunContext
 from kvperf.server.binary import resolve
 from kvperf.server.host import available_cpus, host_facts
+from kvperf.store.snapshots import SnapshotCache
 
-__all__ = ["DefinitionOptions", "DefinitionRun", "DefinitionWork", "definition_series",
-           "file_slug", "pinning", "prepare_definitions", "unsupported"]
+__all__ = ["DefinitionOptions", "DefinitionRun", "DefinitionWork", "benchmark_tools",
+           "definition_series", "file_slug", "pinning", "prepare_definitions", "unsupported"]
 
 
 Tools = dict[str, BenchmarkToolRun | str]  # redis-/valkey-benchmark found, or why not
@@ -76,7 +77,7 @@ def unsupported(plan: Plan, tools: Tools | None = None) -> str | None:
     return None
 
 
-def _benchmark_tools(plans: tuple[Plan, ...]) -> Tools:
+def benchmark_tools(plans: tuple[Plan, ...]) -> Tools:
     tools: Tools = {}
     for name in {c.tool for p in plans for c in p.clients if c.tool not in (MEMTIER, PUBSUB)}:
         try:
@@ -96,15 +97,17 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
            "server_binary": str(binary.path), "server_source": binary.source}
     context = RunContext(label, options.commit, driver.name, driver.version, binary.label, env,
                          Measure.TIMING)
-    tools = _benchmark_tools(plans)
+    tools = benchmark_tools(plans)
     runnable = tuple(p for p in plans if unsupported(p, tools) is None)
     refused = tuple((p, why) for p in plans if (why := unsupported(p, tools)) is not None)
     found = {k: v for k, v in tools.items() if isinstance(v, BenchmarkToolRun)}
     if found:
         env["benchmark_tools"] = {k: f"{v.version} {v.path}" for k, v in found.items()}
+    cache = (SnapshotCache(options.snapshots, options.snapshot_max_bytes)
+             if options.snapshots is not None else None)
     return DefinitionRun(runnable, refused, driver, binary, context,
                          options.results_dir / label, available_cpus(), found, options.profile,
-                         kvload=options.kvload)
+                         kvload=options.kvload, snapshots=cache)
 
 
 def definition_series(plan: Plan) -> GroupKey:

@@ -94,6 +94,9 @@ class DefinitionFlags:
     topologies: tuple[str, ...] | None = None
     override_test_time: int | None = None
     ignore_resources: bool = False  # plan what does not fit this machine's memory
+    no_snapshots: bool = False  # run --definitions: every preload for real
+    snapshot_cache: Path | None = None  # run --definitions: the snapshot cache's directory
+    dataset_rdbs: tuple[str, ...] = ()  # run --definitions --dataset-rdb NAME=PATH
 
     @property
     def given(self) -> bool:

@@ -90,6 +90,8 @@ class DefinitionOptions:
     kvload: Path | None = None  # kvload for memtier's front end (default: on PATH)
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
     commit: str | None = None  # the commit the server was built from (`track run`'s jobs)
+    snapshots: Path | None = None  # the dataset snapshot cache (None: every preload real)
+    snapshot_max_bytes: int = 20 * 1024**3  # its size cap (least recently used evicted)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ command mix). ``DefinitionRun``: a side's prepared plans as a batch of such work
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kvperf.config.model import ProfileSettings
-from kvperf.core.errors import DriverError
+from kvperf.core.errors import DriverError, ServerError
 from kvperf.core.identity import stable_id
 from kvperf.core.jsontypes import JsonObject
 from kvperf.definitions import memtier as memtier_args
@@ -38,7 +39,9 @@ from kvperf.driver.pubsub import (
     with_publisher_totals,
 )
 from kvperf.driver.pubsub import measurement as pubsub_measurement
+from kvperf.pipeline.run import definition_snapshot as snapshots
 from kvperf.pipeline.run import executed
+from kvperf.pipeline.run.definition_snapshot import LOAD_TIMEOUT, PreloadState
 from kvperf.pipeline.run.model import Bench, OnBench
 from kvperf.pipeline.run.profiling import profile_result, profiling
 from kvperf.pipeline.world import ServerHandle
@@ -58,7 +61,9 @@ from kvperf.server.process import wait_until
 from kvperf.server.replication import attach, lag_sampling, wait_in_sync
 from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.server.stats import CommandStat
+from kvperf.store.snapshots import Snapshot, SnapshotCache, link_into
 
+log = logging.getLogger("kvperf")
 TOOL_GRACE = 120.0  # seconds a memtier run may take beyond its --test-time
 BENCHMARK_TIMEOUT = 900.0  # a request-bound redis-/valkey-benchmark run
 BGSAVE_TIMEOUT = 600.0  # wait_for_bgsave: a background save still running before measuring
@@ -80,6 +85,7 @@ class DefinitionRun:
     profile: ProfileSettings | None = None
     rounds: int = 1
     kvload: Path | None = None  # kvload for pub/sub definitions (default: on PATH)
+    snapshots: SnapshotCache | None = None  # None: every preload runs for real
 
     @property
     def blocked(self) -> str | None:
@@ -145,6 +151,7 @@ class DefinitionWork(OnBench):
     bench: Bench | None = None
     # Each primary with its replicas (the replication lag sampled in the measure stage).
     replica_groups: list[tuple[Endpoint, list[Endpoint]]] = field(default_factory=list)
+    preload: PreloadState = field(default_factory=PreloadState)
 
     @property
     def identity(self) -> str:
@@ -178,6 +185,8 @@ class DefinitionWork(OnBench):
         record = self._record()
         if self.tests:
             record["tests"] = self.tests
+        if self.plan.preload is not None:
+            record["preload"] = self.preload.record()
         return record
 
     def _record(self) -> DefinitionRecord:
@@ -198,12 +207,58 @@ class DefinitionWork(OnBench):
                                                       self.run.cpus)
         if note:
             bench.outcome.checks["pinning"] = note
+        self.preload = snapshots.plan_preload(self.plan, self.run.snapshots, self.run.binary,
+                                              self.run.driver.name)
+        if self.preload.snapshot is not None and self._from_snapshot(self.preload.snapshot,
+                                                                     server_cpus):
+            return
         with _dataset_dir(self.plan) as data:
-            setup = _server_setup(self.plan, server_cpus, data)
-            with (bench.servers(self.run.binary, setup, None,
-                                _cpus_text(self.client_cpus)) as group,
-                  contextlib.ExitStack() as replicas):  # stopped before the primary
-                self._stages(group, replicas, server_cpus)
+            self._on_servers(_server_setup(self.plan, server_cpus, data), server_cpus)
+
+    def _on_servers(self, setup: ServerSetup, server_cpus: tuple[int, ...] | None,
+                    loaded: Snapshot | None = None) -> None:
+        assert self.bench is not None
+        with (self.bench.servers(self.run.binary, setup, None, _cpus_text(self.client_cpus),
+                                 **({"ready_timeout": LOAD_TIMEOUT} if loaded else {})
+                                 ) as group,
+              contextlib.ExitStack() as replicas):  # stopped before the primary
+            if loaded is None or self._loaded(group, loaded):
+                self._stages(group, replicas, server_cpus, loaded is not None)
+
+    def _from_snapshot(self, snapshot: Snapshot, server_cpus: tuple[int, ...] | None
+                       ) -> bool:
+        """The test on a server started from ``snapshot``; False when it was unusable
+        (the caller preloads for real)."""
+        assert self.run.snapshots is not None
+        directory = Path(tempfile.mkdtemp(prefix="kvperf-snapshot-"))
+        try:
+            link_into(snapshot, directory)
+            self._on_servers(_server_setup(self.plan, server_cpus, directory), server_cpus,
+                             snapshot)
+        except ServerError as exc:  # it did not start: the file would not load
+            snapshots.unloadable(self.preload, self.run.snapshots, exc, self.name)
+            self.outcome.error = None
+            return False
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return self.preload.source == "snapshot"
+
+    def _loaded(self, group: ServerHandle, snapshot: Snapshot) -> bool:
+        """Whether the started server holds the snapshot's data (else it is stopped and
+        the test preloads for real)."""
+        assert self.bench is not None and self.run.snapshots is not None
+        endpoints = tuple(group.endpoints)
+        with self.stage("snapshot_check"):
+            keys = self.bench.probe.keys(endpoints)
+            if not snapshots.verified(self.preload, self.run.snapshots, endpoints[0], keys,
+                                      self.name):
+                return False
+        self.preload.source = "snapshot"
+        self.preload.seconds = (self.outcome.stage_seconds.get("server_start", 0.0)
+                                + self.outcome.stage_seconds.get("snapshot_check", 0.0))
+        log.info("%s: snapshot %s loaded (%d keys) in %.1fs; preload skipped", self.name,
+                 snapshot.id, keys, self.preload.seconds)
+        return True
 
     def _start_replicas(self, stack: contextlib.ExitStack[bool | None],
                         cpus: tuple[int, ...] | None, primary: Endpoint) -> None:
@@ -241,7 +296,7 @@ class DefinitionWork(OnBench):
                                    self.plan.topology.cluster)
 
     def _stages(self, group: ServerHandle, stack: contextlib.ExitStack[bool | None],
-                server_cpus: tuple[int, ...] | None) -> None:
+                server_cpus: tuple[int, ...] | None, loaded: bool = False) -> None:
         assert self.bench is not None
         endpoints, pids, probe = tuple(group.endpoints), group.pids, self.bench.probe
         replicas = self.plan.topology.replicas
@@ -252,10 +307,8 @@ class DefinitionWork(OnBench):
                                    for i, p in enumerate(endpoints)]
         if replicas and not cluster and not self.plan.replica_after_preload:
             self._start_replicas(stack, server_cpus, endpoints[0])
-        if self.plan.preload is not None:
-            with self.stage("preload"):
-                self._memtier([(self.plan.preload, self.log_dir / "preload.json")],
-                              endpoints[0])
+        if self.plan.preload is not None and not loaded:
+            self._preload(endpoints)
         if self.plan.replica_after_preload:
             self._start_replicas(stack, server_cpus, endpoints[0])
         with self.stage("init"):
@@ -288,6 +341,20 @@ class DefinitionWork(OnBench):
         if lag is not None:
             self.outcome.server["replication_lag"] = lag.record()
         self._check_reloaded(endpoints)
+
+    def _preload(self, endpoints: tuple[Endpoint, ...]) -> None:
+        """The preload run for real, then saved into the snapshot cache when it may be."""
+        assert self.bench is not None and self.plan.preload is not None
+        with self.stage("preload"):
+            self._memtier([(self.plan.preload, self.log_dir / "preload.json")], endpoints[0])
+        self.preload.seconds = self.outcome.stage_seconds.get("preload")
+        if self.preload.key is not None and self.run.snapshots is not None:
+            with self.stage("snapshot_save"):
+                snapshots.save(self.preload, self.run.snapshots, endpoints[0],
+                               self.bench.probe.keys(endpoints), self.name)
+        if self.preload.saved is None:
+            log.info("%s: preloaded in %.1fs (%s)", self.name, self.preload.seconds or 0.0,
+                     self.preload.why or "no snapshot saved")
 
     def _check_reloaded(self, endpoints: tuple[Endpoint, ...]) -> None:
         """``rdb_checks`` operation ``load``: the keys its reload must have brought back."""
