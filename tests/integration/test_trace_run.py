@@ -30,42 +30,25 @@ import pytest
 from kvperf.core.installed import find_program
 from kvperf.core.keyslot import key_slot
 from kvperf.driver import trace_format
-from tests.helpers import read_metrics, require_binary, run_kvperf
+from tests.helpers import free_port, read_metrics, require_binary, run_kvperf, wait_listening
 
 pytestmark = [pytest.mark.integration]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_port(port: int) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            assert time.monotonic() < deadline, f"nothing listens on {port}"
-            time.sleep(0.05)
 
 
 def _record(kvload: Path, server_bin: str, trace: Path) -> dict[str, int]:
     """A 1 s kvload workload (SET+GET pipelined, 500 requests/s) through the recording
     proxy; the recorded server's SET/GET calls."""
-    port, proxy_port = _port(), _port()
+    port, proxy_port = free_port(), free_port()
     server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
                                "--save", "", "--appendonly", "no"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     proxy = None
     try:
-        _wait_port(port)
+        wait_listening(port)
         proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
                                   "--upstream", f"127.0.0.1:{port}", "--out", str(trace)],
                                  stderr=subprocess.PIPE, text=True)
-        _wait_port(proxy_port)
+        wait_listening(proxy_port)
         subprocess.run([str(kvload), "-p", str(proxy_port), "-c", "2", "--rps", "500",
                         "--duration", "1", "-r", "300", "-q",
                         "SET k:__rand_int__ __data__ ; GET k:__rand_int__"],
@@ -163,12 +146,12 @@ def _check_keep_slots(kvload: Path, trace: Path, anon: Path, cwd: Path) -> None:
 
 def _replay_dbsize(kvload: Path, server_bin: str, trace: Path) -> int:
     """Keys on a fresh server after replaying ``trace`` (closed loop)."""
-    port = _port()
+    port = free_port()
     server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
                                "--save", "", "--appendonly", "no"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_port(port)
+        wait_listening(port)
         subprocess.run([str(kvload), "replay", str(trace), "-p", str(port), "--speed", "max",
                         "-q"], check=True, stdout=subprocess.DEVNULL)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
@@ -265,11 +248,11 @@ def test_run_trace_replays_a_monitor_capture_seeded(tmp_path: Path) -> None:
 
 
 def _start(server_bin: str) -> tuple[subprocess.Popen[bytes], int]:
-    port = _port()
+    port = free_port()
     server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
                                "--save", "", "--appendonly", "no"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_port(port)
+    wait_listening(port)
     return server, port
 
 
@@ -307,12 +290,12 @@ def _record_replies(kvload: Path, upstream: int, trace: Path) -> None:
 def _replies_proxy(kvload: Path, upstream: int, trace: Path) -> Iterator[int]:
     """`kvload record --replies` in front of ``upstream`` for the body (its port), then
     stopped with SIGINT (exit 0: the trace written whole); killed by pid on any failure."""
-    proxy_port = _port()
+    proxy_port = free_port()
     proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
                               "--upstream", f"127.0.0.1:{upstream}", "--out", str(trace),
                               "--replies"], stderr=subprocess.PIPE, text=True)
     try:
-        _wait_port(proxy_port)
+        wait_listening(proxy_port)
         yield proxy_port
         proxy.send_signal(signal.SIGINT)
         assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
