@@ -1,9 +1,10 @@
 """`--runs auto`: rounds added one at a time until every series is decided (pure).
 
 A group-sequential design over the verdict rule (``analysis.verdict``). Rounds run one at a
-time; from ``min_rounds`` on, the rule looks after each round at every series' primary
-metric (rps): regression, improvement or no change decides the series; the comparison
-stops when every series is decided, else it adds a round, up to ``max_rounds``.
+time; from ``min_rounds`` on, the rule looks after each round at every series: its primary
+metric (rps) a regression, an improvement or no change, or any of its metrics flagged,
+decides the series; the comparison stops when every series is decided, else it adds a
+round, up to ``max_rounds``.
 
 Looking again after each round gives a no-change comparison more chances to flag
 something, so each look tests at a nominal level below the rule's α (0.01): Pocock's
@@ -36,7 +37,8 @@ DEFAULT_MAX_ROUNDS = 12
 MIN_ROUNDS = 3  # a paired t with fewer pairs has 1 degree of freedom: no look before
 SPENDING_EXPONENT = 1.0  # γ, calibrated (module doc)
 PRIMARY = "rps"  # the metric that decides a series
-DECIDED = (Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.NO_CHANGE)
+FLAGS = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+DECIDED = (*FLAGS, Verdict.NO_CHANGE)
 
 
 class Stop(StrEnum):
@@ -115,12 +117,19 @@ def stops(series: Sequence[tuple[str, Verdict]], rounds: int, design: Design
 
 
 def series_verdicts(comparisons: Iterable[MetricComparison]) -> list[tuple[str, Verdict]]:
-    """Each series' primary verdict: its rps row (else its first row), in order."""
-    first: dict[GroupKey, MetricComparison] = {}
+    """Each series' verdict, in order: its rps row's (else its first row's) when decided,
+    else the first flagged row's (server CPU per request often settles before rps), else
+    its rps row's."""
+    primary: dict[GroupKey, MetricComparison] = {}
+    flagged: dict[GroupKey, Verdict] = {}
     for c in comparisons:
-        if c.group not in first or (c.metric == PRIMARY and first[c.group].metric != PRIMARY):
-            first[c.group] = c
-    return [(describe_group(g), c.decision.verdict) for g, c in first.items()]
+        if c.group not in primary or (c.metric == PRIMARY and
+                                      primary[c.group].metric != PRIMARY):
+            primary[c.group] = c
+        if c.decision.verdict in FLAGS:
+            flagged.setdefault(c.group, c.decision.verdict)
+    return [(describe_group(g), c.decision.verdict if decided(c.decision.verdict)
+             else flagged.get(g, c.decision.verdict)) for g, c in primary.items()]
 
 
 def look(a_rows: list[Row], b_rows: list[Row], rounds: int, design: Design,
