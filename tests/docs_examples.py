@@ -688,6 +688,12 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_builds.py::test_set_slowdown_is_a_regression_and_get_is_not",
         "6 duet rounds of SET/GET at P=16 (2 s trials, not the built-in config's 4 series of "
         "3 s): exit 1, report.md's SET rps and CPU/request rows regressions, GET unflagged"),
+    "kvperf compare unstable my-branch --repo ~/src/valkey --runs auto --max-runs 12":
+        elsewhere("tests/integration/test_auto_runs.py::"
+                  "test_a_slow_commit_stops_early_as_a_regression",
+                  "base against set-slow with --runs auto --max-runs 12 from a scratch "
+                  "directory, on a SET-only duet config (the built-in config's 4 series of "
+                  "3 s would take minutes a round); quick mode's 2 rounds never look"),
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --schedule duet":
         run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
             says=rounds("A: base B: set-slow", "duet"),

@@ -144,6 +144,7 @@ def stops_markdown(stops: list[SeriesStop]) -> str:
 
 
 SEQUENTIAL_NOTE = ("Rounds were added one at a time, both sides alike; the rule looked after "
-                   "each round from the third and stopped once every series' rps was decided; "
+                   "each round from the third and stopped once every series was decided (its rps "
+                   "decided, or any of its metrics flagged); "
                    "every look (and the verdicts above) tests at α = 0.01 divided by the "
                    "number of looks, so repeated looks keep false alarms within 1%.")
