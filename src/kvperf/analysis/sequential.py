@@ -81,6 +81,13 @@ class Design:
         return self.min_rounds <= rounds <= self.max_rounds
 
 
+def budget_rule(first: int, most: int, base: Rule = DEFAULT_RULE) -> Rule:
+    """The level of a step that looks after ``first`` runs and again as runs are added, up to
+    ``most`` (a bisect step, pipeline/bisect.py): α divided by the looks it may take
+    (most − first + 1, one per added run at most), as ``Design.nominal`` divides it."""
+    return replace(base, alpha=base.alpha / max(1, most - first + 1))
+
+
 def decided(verdict: Verdict) -> bool:
     return verdict in DECIDED
 

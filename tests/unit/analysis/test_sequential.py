@@ -16,12 +16,14 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from kvperf.analysis.bisect import effects
 from kvperf.analysis.calibration import Cell, rates, run
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.sequential import (
     Design,
     SeriesStop,
     Stop,
+    budget_rule,
     look,
     series_verdicts,
     should_stop,
@@ -29,6 +31,7 @@ from kvperf.analysis.sequential import (
 )
 from kvperf.analysis.sequential_calibration import sequential
 from kvperf.analysis.verdict import Verdict
+from kvperf.core.kinds import Measure
 from kvperf.results.row import Row
 
 A_A = Cell(0, 0.10, 0.0, True, "heavy")
@@ -104,3 +107,16 @@ def test_a_look_judges_each_series_by_its_rps() -> None:
     assert look(a, b, 2, Design()) is False
     noisy = _rows("GET", [100.0, 130, 80, 100])
     assert look(a, _rows("SET", [80.0, 80.5, 79.5, 80]) + noisy, 4, Design()) is False
+
+
+def test_a_bisect_step_is_judged_at_alpha_over_the_looks_its_budget_allows() -> None:
+    """bisect's steps look after --runs and again as runs are added up to --max-runs: the
+    same correction (5 and 15: 11 looks). A step at p 0.0026 is a regression at a single
+    look, and needs more runs when it may look 11 times."""
+    assert budget_rule(5, 15).alpha == pytest.approx(0.01 / 11)
+    assert budget_rule(5, 5).alpha == pytest.approx(0.01)
+    a, b = _rows("SET", [100.0] * 5), _rows("SET", [95.0, 91, 96, 92, 94])
+    once = effects(a, b, Measure.TIMING, "rps")
+    assert [e.verdict for e in once] == [Verdict.REGRESSION]
+    looked = effects(a, b, Measure.TIMING, "rps", rule=budget_rule(5, 15))
+    assert [e.verdict for e in looked] == [Verdict.INCONCLUSIVE], looked
