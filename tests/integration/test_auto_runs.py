@@ -58,15 +58,30 @@ def test_a_server_against_itself_flags_nothing(tmp_path: Path) -> None:
     server = require_binary("valkey-server")
     config = write_config(tmp_path, SET_DUET)
     done = run_kvperf("compare", "--server-bin", server, "--server-bin", server, "--runs",
-                      "auto", "--max-runs", "4", "--config", config, "--results-dir",
+                      "auto", "--max-runs", "3", "--config", config, "--results-dir",
                       tmp_path, "--label", "aa", "--seed", "5", "--tool", "kvload")
     assert done.returncode == 0, done.stdout + done.stderr
     (series,) = _auto(tmp_path / "aa")["series"]  # type: ignore[misc]
     assert series["verdict"] not in ("regression", "improvement"), series
     assert (series["verdict"], series["stop"]) == ("no change", "decided") or \
-        (series["rounds"], series["stop"]) == (4, "max-runs reached"), series
+        (series["rounds"], series["stop"]) == (3, "max-runs reached"), series
     assert "🔴" not in done.stdout and "🟢" not in done.stdout, done.stdout
     assert len(_rows(tmp_path / "aa" / "A")) == series["rounds"]
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_noise_adds_rounds_until_decided(tmp_path: Path) -> None:
+    """noise --runs auto: the same looks (short requests-bound trials, --max-runs 3)."""
+    config = write_config(tmp_path, [{"requests": 30000, "commands": ["SET"], "pipelines": 16,
+                                      "keyspacelen": 1000, "clients": 10}])
+    done = run_kvperf("noise", "--runs", "auto", "--max-runs", "3", "--config", config,
+                      "--results-dir", tmp_path, "--label", "n", "--tool", "kvload",
+                      "--server-bin", require_binary("valkey-server"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    (series,) = _auto(tmp_path / "n")["series"]  # type: ignore[misc]
+    assert series["rounds"] == len(_rows(tmp_path / "n" / "B")) <= 3, series
+    assert f"rounds · SET d=3 P=16 c=10: {series['text']}" in done.stdout, done.stdout
+    assert f"· {series['rounds']} rounds" in done.stdout  # the title: rounds run
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -75,6 +90,8 @@ def test_a_server_against_itself_flags_nothing(tmp_path: Path) -> None:
     (["--runs", "5", "--max-runs", "9"], "--max-runs applies with --runs auto"),
     (["--runs", "auto", "--measure", "instructions"], "--runs auto does not apply with "
                                                       "--measure instructions"),
+    (["--runs", "auto", "--trace", "x.trace"], "--runs auto and --max-runs do not apply with "
+                                               "--trace"),
 ])
 def test_bad_auto_runs_exit_2_naming_the_flag(tmp_path: Path, argv: list[str],
                                               message: str) -> None:
