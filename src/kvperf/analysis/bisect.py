@@ -7,7 +7,9 @@ metric — the direction of that flag (regression or improvement) is what later 
 for. Each step compares GOOD with one commit, interleaved, by the verdict rule of compare:
 
 - flagged in the same direction → bad; no change, or flagged the other way → good;
-- inconclusive or unstable → more runs (up to the budget), then skipped;
+- inconclusive or unstable → more runs (up to the budget), then skipped; a timing step
+  that may look again is judged at α divided by the looks its budget allows
+  (``sequential.budget_rule``: the correction of ``compare --runs auto``);
 - insufficient data or not comparable (trials failed), or no build → skipped.
 
 The next commit is the untested one nearest the midpoint of the last good and the first
@@ -27,7 +29,7 @@ from enum import StrEnum
 
 from kvperf.analysis.comparison import GroupKey, compare_paired, describe_group
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
-from kvperf.analysis.verdict import Verdict
+from kvperf.analysis.verdict import DEFAULT_RULE, Rule, Verdict
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.results.metrics import INSTRUCTION_METRICS, METRIC_SETS
@@ -137,19 +139,22 @@ class SeriesEffect:
     runs: int
 
 
-def _timing_effects(a: list[Row], b: list[Row], metric: str) -> list[SeriesEffect]:
+def _timing_effects(a: list[Row], b: list[Row], metric: str, rule: Rule
+                    ) -> list[SeriesEffect]:
     return [SeriesEffect(describe_group(c.group), c.decision.verdict, c.ci.ratio - 1,
                          c.ci.low - 1, c.ci.high - 1, c.decision.reason,
                          c.decision.runs_needed, min(c.base.n, c.new.n))
-            for c in compare_paired(a, b, "all") if c.metric == metric]
+            for c in compare_paired(a, b, "all", rule) if c.metric == metric]
 
 
 def effects(a: list[Row], b: list[Row], measure: Measure, metric: str,
-            min_effect: float = DEFAULT_MIN_EFFECT) -> list[SeriesEffect]:
+            min_effect: float = DEFAULT_MIN_EFFECT, rule: Rule = DEFAULT_RULE
+            ) -> list[SeriesEffect]:
     """Every series' ``metric``, B (the tested commit) vs A (GOOD), judged as compare
-    judges it (paired timing; unpaired instruction counts)."""
+    judges it (paired timing, at ``rule``'s level: ``sequential.budget_rule`` for a step
+    that may look again; unpaired instruction counts)."""
     if measure != Measure.INSTRUCTIONS:
-        return _timing_effects(a, b, metric)
+        return _timing_effects(a, b, metric, rule)
     out = []
     for series in compare_instructions(a, b, min_effect):
         for m in series.metrics:

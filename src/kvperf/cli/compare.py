@@ -17,7 +17,7 @@ from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._environment import print_environment
-from kvperf.cli._interleaved import add_common
+from kvperf.cli._interleaved import add_common, refuse_auto_runs
 from kvperf.cli._measure import add_compare_arguments, add_water_line
 from kvperf.cli._module_sides import (
     add_module_source_args,
@@ -40,7 +40,7 @@ from kvperf.cli._trace import add_trace_args, given, handle_trace_compare
 from kvperf.pipeline.commands.compare import Compared, compare, compare_request
 from kvperf.pipeline.request.replay import TraceFlags
 from kvperf.pipeline.request.sides import CompareFlags, CompareRequest
-from kvperf.report.comparison import sides_table, terminal_table
+from kvperf.report.comparison import sides_table, stop_lines, terminal_table
 from kvperf.report.instructions import terminal_tables as instruction_tables
 from kvperf.report.memory import memory_table
 
@@ -83,8 +83,8 @@ def request(args: argparse.Namespace) -> CompareRequest:
     """argv's flags → the checked request (UsageError, exit 2, before any build)."""
     return compare_request(CompareFlags(
         refs=tuple(args.refs), server_bins=tuple(args.server_bin), config=args.config,
-        runs=args.runs, tool=args.tool, label=args.label, seed=args.seed,
-        schedule=args.schedule, measure=args.measure, keys=args.keys,
+        runs=args.runs, max_runs=args.max_runs, tool=args.tool, label=args.label,
+        seed=args.seed, schedule=args.schedule, measure=args.measure, keys=args.keys,
         profile=profile_settings(args), metrics=args.metrics, output=args.output,
         fail_on_regression=args.fail_on_regression, water_line=args.water_line,
         min_effect=args.min_effect, build=build_flags(args), store=writer_flags(args),
@@ -97,6 +97,10 @@ def request(args: argparse.Namespace) -> CompareRequest:
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     refuse_module_flags(args)
+    for flag, given_ in (("--module-repo", args.module_repo is not None),
+                         ("--trace", args.trace is not None)):
+        if given_:
+            refuse_auto_runs(args.runs, args.max_runs, flag)
     if args.module_repo is not None:  # module refs on one server (cli/_module_sides.py)
         return handle_module_sides(cli, replace(
             module_flags(args, "compare", tuple(args.refs), tuple(args.server_bin)),
@@ -159,6 +163,8 @@ def _verdicts(out: Console, found: Compared) -> None:
     base, new = found.names[0], found.names[1]
     if found.verdicts:
         out.print(terminal_table(found.verdicts, base, new))
+        for line in stop_lines(found.stops):
+            out.print(f"rounds · {line}", highlight=False)
     else:
         out.print(f"{new} vs {base}: no timing verdicts, no series has timed rows on both "
                   "sides (profiled trials are not timed)", highlight=False)

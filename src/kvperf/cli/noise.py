@@ -13,6 +13,7 @@ from kvperf.cli._paths import command_path
 from kvperf.cli._store import writer_flags
 from kvperf.pipeline.commands.noise import noise, noise_request
 from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest
+from kvperf.report.comparison import stop_lines
 from kvperf.report.noise import noise_table
 
 
@@ -35,12 +36,15 @@ def request(args: argparse.Namespace) -> NoiseRequest:
     """argv's flags → the checked request (UsageError, exit 2, before any build)."""
     return noise_request(NoiseFlags(
         server_bin=args.server_bin, commit=args.commit, config=args.config, runs=args.runs,
-        tool=args.tool, label=args.label, seed=args.seed, schedule=args.schedule,
+        max_runs=args.max_runs, tool=args.tool, label=args.label, seed=args.seed,
+        schedule=args.schedule,
         build=build_flags(args), store=writer_flags(args), remote=remote_flags(args)))
 
 
 def handle(args: argparse.Namespace, cli: Cli) -> int:
     found = noise(request(args), cli.world, ConsoleHooks(cli))
     cli.out.print(noise_table(found.rows, found.title))
+    for line in stop_lines(found.stops):
+        cli.out.print(f"rounds · {line}", highlight=False)
     found.check_store()
     return 0

@@ -50,6 +50,7 @@ from kvperf.analysis.bisect_log import (
 from kvperf.analysis.comparison import GroupKey, describe_group
 from kvperf.analysis.instructions import MovedFunction, compare_instructions
 from kvperf.analysis.regressions import Finding
+from kvperf.analysis.sequential import budget_rule
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.errors import BuildError, UsageError
 from kvperf.core.kinds import Measure
@@ -316,7 +317,8 @@ class Bisection:
         a, b = self.rows(step)
         assert self.request.measure is not None
         step.effects = effects(a, b, self.request.measure, self.log.metric,
-                               self.request.min_effect)
+                               self.request.min_effect,
+                               budget_rule(self.log.runs, self.log.max_runs))
         return step.effect(self.log.series)
 
     def _batch(self, step: Step, runs: int, good: Build, build: Build) -> None:

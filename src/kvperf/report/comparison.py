@@ -7,6 +7,7 @@ import math
 from rich.table import Table
 
 from kvperf.analysis.comparison import GroupKey, MetricComparison, describe_group
+from kvperf.analysis.sequential import SeriesStop
 from kvperf.analysis.verdict import Decision, Verdict
 
 VERDICT_MARK = {Verdict.REGRESSION: "🔴 regression", Verdict.IMPROVEMENT: "🟢 improvement",
@@ -126,3 +127,24 @@ def sides_markdown(results: list[MetricComparison], labels: dict[str, str],
     parts = [markdown([c for c in results if c.side == name], [], labels[names[0]],
                       labels[name], note=note) for name in names[1:]]
     return "\n".join(parts)
+
+
+def stop_lines(stops: list[SeriesStop]) -> list[str]:
+    """``--runs auto``: per series, the rounds both sides ran and why they stopped."""
+    return [f"{s.series}: {s.text()}" for s in stops]
+
+
+def stops_markdown(stops: list[SeriesStop]) -> str:
+    """``--runs auto``'s section of the markdown report (empty without it)."""
+    if not stops:
+        return ""
+    return ("\n### Rounds (`--runs auto`)\n\n" + "".join(f"- {line}\n" for line in
+                                                          stop_lines(stops))
+            + f"\n{SEQUENTIAL_NOTE}\n")
+
+
+SEQUENTIAL_NOTE = ("Rounds were added one at a time, both sides alike; the rule looked after "
+                   "each round from the third and stopped once every series was decided (its rps "
+                   "decided, or any of its metrics flagged); "
+                   "every look (and the verdicts above) tests at α = 0.01 divided by the "
+                   "number of looks, so repeated looks keep false alarms within 1%.")

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
-from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
+from kvperf.analysis.sequential import DEFAULT_MAX_ROUNDS, MIN_ROUNDS, Design
+from kvperf.analysis.verdict import DEFAULT_RULE, DEFAULT_WATER_LINE, Rule
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.config.rate_sweep import (
     RateSweep,
@@ -47,6 +48,7 @@ from kvperf.pipeline.request.common import (
     StoreRequest,
 )
 from kvperf.pipeline.request.options import InterferencePolicy, RunOptions
+from kvperf.pipeline.request.sides import AUTO, AutoRuns
 from kvperf.pipeline.run import quick
 from kvperf.pipeline.run.prepare import config_specs
 from kvperf.plan.trial import Trial
@@ -221,6 +223,27 @@ def default_runs(runs: int | None, measure: Measure, timing_default: int) -> int
     if measure == Measure.MEMORY:
         return MEMORY_RUNS
     return INSTRUCTION_RUNS if measure != Measure.TIMING else timing_default
+
+
+def auto_runs(runs: int | str | None, max_runs: int | None, rule: Rule = DEFAULT_RULE,
+              metrics: str = "all") -> AutoRuns | None:
+    """``--runs auto`` (with ``--max-runs``, default 12, at least the rounds before the
+    first look) as its design; None for a number of runs (``--max-runs`` then refused)."""
+    if runs != AUTO:
+        if max_runs is not None:
+            raise UsageError("--max-runs applies with --runs auto (the rounds it may add up "
+                             "to); give --runs auto, or drop --max-runs")
+        return None
+    limit = DEFAULT_MAX_ROUNDS if max_runs is None else max_runs
+    if limit < MIN_ROUNDS:
+        raise UsageError(f"--max-runs must be at least {MIN_ROUNDS} (--runs auto looks first "
+                         f"after {MIN_ROUNDS} rounds), got {limit}")
+    return AutoRuns(Design(limit), rule, metrics)
+
+
+def fixed_runs(runs: int | str | None) -> int | None:
+    """--runs as a number (None: not given, or auto)."""
+    return runs if isinstance(runs, int) else None
 
 
 def refuse_module_measure(measure: Measure) -> None:

@@ -18,14 +18,17 @@ from typing import Protocol
 from kvperf.analysis.comparison import MetricComparison, compare_paired, compare_sides
 from kvperf.analysis.envdiff import EnvDiff, rows_env_diff
 from kvperf.analysis.instructions import SeriesInstructions, compare_instructions
-from kvperf.analysis.verdict import Verdict
+from kvperf.analysis.sequential import SeriesStop, rounds_run, series_verdicts, stops
+from kvperf.analysis.verdict import Rule, Verdict
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
 from kvperf.definitions.plan import Plan, Refusal, refusals_of
 from kvperf.pipeline.commands.checks import (
+    auto_runs,
     build_request,
     checked_runs,
     default_runs,
+    fixed_runs,
     interference_policy,
     loaded,
     min_effect,
@@ -47,10 +50,17 @@ from kvperf.pipeline.commands.outputs import (
     listed,
     profile_artifacts,
     write_report,
+    write_stops,
 )
 from kvperf.pipeline.definitions.definition_runs import CompareDefinitionHooks, compare_definitions
 from kvperf.pipeline.request.common import SELECTION_ONLY
-from kvperf.pipeline.request.sides import COMPARE_RUNS, CompareFlags, CompareRequest, SidesRequest
+from kvperf.pipeline.request.sides import (
+    COMPARE_RUNS,
+    AutoRuns,
+    CompareFlags,
+    CompareRequest,
+    SidesRequest,
+)
 from kvperf.pipeline.run.definition_work import DefinitionRun
 from kvperf.pipeline.run.model import Prepared
 from kvperf.pipeline.run.rate_sweep import check as check_sweep
@@ -60,7 +70,7 @@ from kvperf.pipeline.sides.interleaved import SidesHooks
 from kvperf.pipeline.sides.interleaved import compare as run_compare
 from kvperf.pipeline.sides.sides import PreparedSides, check_schedule, default_schedule, plan_sides
 from kvperf.pipeline.world import World
-from kvperf.report.comparison import PAIRED_NOTE, markdown, sides_markdown
+from kvperf.report.comparison import PAIRED_NOTE, markdown, sides_markdown, stops_markdown
 from kvperf.report.envdiff import markdown as environment_markdown
 from kvperf.report.instructions import markdown as instruction_markdown
 from kvperf.results.row import Row, is_ok
@@ -153,18 +163,22 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
         else Schedule.ALTERNATE)
     if planned is None:
         check_schedule(flags.config, flags.measure, schedule, count, specs)
-    runs = checked_runs(default_runs(flags.runs, flags.measure, COMPARE_RUNS))
+    auto = _auto(flags, rule, count, sweep is not None)
+    runs = checked_runs(auto.design.max_rounds if auto else
+                        default_runs(fixed_runs(flags.runs), flags.measure, COMPARE_RUNS))
     policy = interference_policy(flags.interference, retry_default=True,
                                  measure=flags.measure)
     sides = SidesRequest("compare", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, flags.measure, schedule, flags.profile,
                          flags.keys, policy, clients, flags.clients_dirs, flags.concurrency,
-                         sweep, specs, flags.client_repos)
+                         sweep, specs, flags.client_repos, auto)
     build = build_request(flags.build) if flags.refs else None
     remote = None
     if planned is None:
         plan = plan_sides(sides)
         check_sweep(plan)
+        if auto and sweeping(plan):
+            raise UsageError("--runs auto: a config's rate_sweep runs a fixed --runs")
         if clients and sweeping(plan):  # a config's rate_sweep: clients' open loops are run's
             raise UsageError("compare --client: a config's rate_sweep runs with run --client "
                              "(a client's open-loop trials at fixed rates); compare's client "
@@ -178,6 +192,21 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     return CompareRequest(sides, flags.refs, present, build, rule, effect,
                           store_request(flags.store, live=True), remote, flags.metrics,
                           flags.output, flags.fail_on_regression, skipped, planned, clients)
+
+
+def _auto(flags: CompareFlags, rule: Rule, count: int, sweep: bool) -> AutoRuns | None:
+    """``--runs auto`` where it applies: two sides, timing, the config's plan (exit 2
+    naming the flag that excludes it)."""
+    auto = auto_runs(flags.runs, flags.max_runs, rule, flags.metrics)
+    if auto is None:
+        return None
+    for flag, given in (("--definitions", flags.definitions.given),
+                        (f"--measure {flags.measure}", flags.measure != Measure.TIMING),
+                        (f"{count} sides", count != 2), ("--rate-sweep", sweep)):
+        if given:
+            raise UsageError(f"--runs auto does not apply with {flag}: it compares two "
+                             "sides' timing rounds; give --runs N")
+    return auto
 
 
 class CompareHooks(SidesHooks, CompareDefinitionHooks, Protocol):
@@ -207,6 +236,7 @@ class Compared:
     blocked: list[tuple[str, str]] = field(default_factory=list)
     report: Path | None = None  # --output, written
     result: SidesResult | None = None
+    stops: list[SeriesStop] = field(default_factory=list)  # --runs auto: each series' stop
 
     @property
     def environment(self) -> EnvDiff:
@@ -265,7 +295,9 @@ def _pair(request: CompareRequest, result: SidesResult, plan: PreparedSides,
           names: tuple[str, str]) -> Compared:
     """Two sides, timing: the paired verdicts, the sweeps' knees, the profiles."""
     a, b = result.a_rows, result.b_rows
-    verdicts = compare_paired(a, b, request.metrics, request.rule)
+    auto = request.sides.auto
+    verdicts = compare_paired(a, b, request.metrics,
+                              auto.design.rule(request.rule) if auto else request.rule)
     dirs = (plan.sides["A"].out_dir, plan.sides["B"].out_dir)
     found = Compared("pair", names, {}, verdicts, a + b, " and ".join(map(str, _dirs(plan))),
                      result.seed, result.failed, 0, result=result)
@@ -275,8 +307,11 @@ def _pair(request: CompareRequest, result: SidesResult, plan: PreparedSides,
         found.differentials = listed(differential_flamegraphs(a, b, dirs,
                                                              f"{names[1]} vs {names[0]}"))
     found.blocked = blocked_sides(plan.sides)
-    found.report = write_report(request.output,
-                          lambda: markdown(verdicts, [], *names, note=PAIRED_NOTE))
+    if auto:
+        found.stops = stops(series_verdicts(verdicts), rounds_run(a + b), auto.design)
+        write_stops(plan.out_dir, found.stops, auto)
+    found.report = write_report(request.output, lambda: markdown(
+        verdicts, [], *names, note=PAIRED_NOTE) + stops_markdown(found.stops))
     found.exit_code = _exit(result.failed, _regressed(verdicts), request)
     return found
 

@@ -5,20 +5,25 @@ store — so a bad flag never costs a build."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.noise import NoiseRow, noise_rows
+from kvperf.analysis.sequential import SeriesStop, rounds_run, series_verdicts, stops
+from kvperf.analysis.verdict import DEFAULT_RULE
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.pipeline.commands.checks import (
+    auto_runs,
     build_request,
     checked_runs,
     default_runs,
+    fixed_runs,
     loaded,
     remote_request,
     store_request,
 )
+from kvperf.pipeline.commands.outputs import write_stops
 from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest, SidesRequest
 from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.pipeline.sides.interleaved import SidesHooks
@@ -33,10 +38,12 @@ def noise_request(flags: NoiseFlags) -> NoiseRequest:
         raise UsageError("give --commit or --server-bin, not both")
     specs = loaded(flags.config)
     check_schedule(flags.config, Measure.TIMING, flags.schedule, 2, specs)
-    runs = checked_runs(default_runs(flags.runs, Measure.TIMING, NOISE_RUNS))
+    auto = auto_runs(flags.runs, flags.max_runs)
+    runs = checked_runs(auto.design.max_rounds if auto else
+                        default_runs(fixed_runs(flags.runs), Measure.TIMING, NOISE_RUNS))
     sides = SidesRequest("noise", runs, flags.config, flags.tool, flags.store.results_dir,
                          flags.label, flags.seed, Measure.TIMING, flags.schedule,
-                         specs=specs)
+                         specs=specs, auto=auto)
     build = build_request(flags.build) if flags.commit else None
     plan = plan_sides(sides)
     remote = remote_request(flags.remote, plan.options, 2, lambda: plan.trials)
@@ -51,6 +58,7 @@ class NoiseMeasured:
     rows: list[NoiseRow]
     title: str
     result: SidesResult
+    stops: list[SeriesStop] = field(default_factory=list)  # --runs auto
 
     def check_store(self) -> None:
         """StoreError (exit 1) if some finished trials did not reach the database."""
@@ -61,7 +69,14 @@ def noise(request: NoiseRequest, world: World, hooks: SidesHooks) -> NoiseMeasur
     """One server run against itself, interleaved; its CV and the runs a verdict needs."""
     result, plan = run_noise(request, world, hooks)
     a = plan.sides["A"]
+    auto = request.sides.auto
+    rounds = rounds_run(result.a_rows + result.b_rows)
     title = (f"A/A noise · {a.context.server_version} · {a.driver.name} · "
-             f"{request.sides.runs} rounds")
-    return NoiseMeasured(noise_rows(compare_paired(result.a_rows, result.b_rows, "all")),
-                         title, result)
+             f"{rounds if auto else request.sides.runs} rounds")
+    judged = compare_paired(result.a_rows, result.b_rows, "all",
+                            auto.design.rule(auto.rule) if auto else DEFAULT_RULE)
+    found = NoiseMeasured(noise_rows(judged), title, result)
+    if auto:
+        found.stops = stops(series_verdicts(judged), rounds, auto.design)
+        write_stops(plan.out_dir, found.stops, auto)
+    return found

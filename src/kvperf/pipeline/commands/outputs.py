@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvperf.analysis.rate_curve import Curve, KneeComparison, compare_knees, curves
+from kvperf.analysis.sequential import SeriesStop
 from kvperf.analysis.verdict import Rule
 from kvperf.core.errors import Interrupted, ServerError, UsageError
+from kvperf.pipeline.request.sides import AutoRuns
 from kvperf.pipeline.run.flamediff import differentials
 from kvperf.pipeline.run.model import Prepared, RunSummary
 from kvperf.pipeline.run.rate_sweep import PointWork, SaturationWork, SweepBatch, sweeping
@@ -20,7 +22,7 @@ from kvperf.plan.sweep import duration_text, trial_seconds
 from kvperf.report import profile as profile_report
 from kvperf.report import rate_sweep as sweep_report
 from kvperf.results.row import Row as Row  # what the CLI renders
-from kvperf.store.files import read_histograms, write_text_atomic
+from kvperf.store.files import read_histograms, write_json_atomic, write_text_atomic
 
 ARTIFACTS_FILE = "profile.md"
 SWEEP_FILE = "rate_sweep.md"
@@ -164,6 +166,21 @@ def write_report(path: Path | None, text: Callable[[], str]) -> Path | None:
     """--output: the markdown report written there (nothing without one)."""
     if path is not None:
         path.write_text(text())
+    return path
+
+
+AUTO_RUNS_FILE = "auto-runs.json"  # --runs auto: each series' stop, beside the sides
+
+
+def write_stops(directory: Path, found: list[SeriesStop], auto: AutoRuns) -> Path:
+    """``auto-runs.json`` (``kvperf_auto_runs`` 1): the design and each series' stop —
+    the rows were written before the stop was known."""
+    path = directory / AUTO_RUNS_FILE
+    write_json_atomic(path, {
+        "kvperf_auto_runs": 1, "max_runs": auto.design.max_rounds,
+        "min_rounds": auto.design.min_rounds, "nominal_alpha": auto.design.nominal,
+        "series": [{"series": s.series, "verdict": str(s.verdict), "rounds": s.rounds,
+                    "stop": str(s.stop), "text": s.text()} for s in found]})
     return path
 
 

@@ -10,7 +10,10 @@ from datetime import datetime
 from pathlib import Path
 
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
-from kvperf.analysis.verdict import DEFAULT_WATER_LINE, Rule
+from kvperf.analysis.sequential import DEFAULT_MAX_ROUNDS as DEFAULT_MAX_ROUNDS  # --max-runs
+from kvperf.analysis.sequential import MIN_ROUNDS as MIN_ROUNDS
+from kvperf.analysis.sequential import Design
+from kvperf.analysis.verdict import DEFAULT_RULE, DEFAULT_WATER_LINE, Rule
 from kvperf.config.model import BenchmarkSpec, ProfileSettings
 from kvperf.config.rate_sweep import RateSweep
 from kvperf.core.kinds import Concurrency, Measure, Schedule
@@ -30,6 +33,17 @@ from kvperf.pipeline.request.options import InterferencePolicy
 
 COMPARE_RUNS = 8  # default interleaved rounds of compare
 NOISE_RUNS = 6  # … of noise
+AUTO = "auto"  # --runs auto
+
+
+@dataclass(frozen=True)
+class AutoRuns:
+    """``--runs auto``: rounds added one at a time until every series is decided
+    (``analysis.sequential``), judged by ``rule`` at the design's level over ``metrics``."""
+
+    design: Design
+    rule: Rule = DEFAULT_RULE
+    metrics: str = "all"
 
 
 @dataclass(frozen=True)
@@ -39,7 +53,7 @@ class CompareFlags:
     refs: tuple[str, ...] = ()
     server_bins: tuple[str, ...] = ()
     config: Path | None = None
-    runs: int | None = None
+    runs: int | str | None = None  # a number, or AUTO
     tool: str | None = None
     label: str | None = None
     seed: int | None = None
@@ -50,6 +64,7 @@ class CompareFlags:
     metrics: str = "all"
     output: Path | None = None
     fail_on_regression: bool = False
+    max_runs: int | None = None  # --runs auto's limit (None: the default)
     water_line: float = DEFAULT_WATER_LINE * 100  # percent
     min_effect: float = DEFAULT_MIN_EFFECT * 100  # percent
     build: BuildFlags = field(default_factory=BuildFlags)
@@ -96,11 +111,12 @@ class NoiseFlags:
     server_bin: str | None = None
     commit: str | None = None
     config: Path | None = None
-    runs: int | None = None
+    runs: int | str | None = None  # a number, or AUTO
     tool: str | None = None
     label: str | None = None
     seed: int | None = None
     schedule: Schedule = Schedule.ALTERNATE
+    max_runs: int | None = None  # --runs auto's limit (None: the default)
     build: BuildFlags = field(default_factory=BuildFlags)
     store: StoreFlags = field(default_factory=StoreFlags)
     remote: RemoteFlags = field(default_factory=RemoteFlags)
@@ -141,6 +157,7 @@ class SidesRequest:
     rate_sweep: RateSweep | None = None  # compare --rate-sweep: every side sweeps
     specs: tuple[BenchmarkSpec, ...] | None = None  # the config, loaded once by the command
     client_repos: tuple[str, ...] = ()  # --client-repo [NAME=]PATH (NAME@REF sides)
+    auto: AutoRuns | None = None  # --runs auto (``runs`` is then its max-runs)
 
     @property
     def out_dir(self) -> Path:

@@ -68,9 +68,22 @@ def side_order(seed: int, trials: int) -> list[tuple[str, str]]:
     return [(o[0], o[1]) for o in side_orders(seed, ("A", "B"), trials)]
 
 
+RoundCheck = Callable[[SidesResult, int], bool]  # after round k: stop here?
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """``--runs auto``: the works of one round (per side), and the check after each round
+    (True: stop; the rounds not run are never started)."""
+
+    size: int
+    stop: RoundCheck
+
+
 def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
                schedule: Schedule = Schedule.ALTERNATE, labels: dict[str, str] | None = None,
-               store: TrialWriter | None = None) -> SidesResult:
+               store: TrialWriter | None = None, rounds: Rounds | None = None
+               ) -> SidesResult:
     """The one interleaver of sides: every unit of work on every side, persisting each row
     as it finishes. The sides' batches must hold the same works (by identity), in rounds
     (a round's works come before the next round's).
@@ -78,6 +91,7 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
     ``alternate``: the sides' works run one after another, in a random order per work drawn
     from ``seed``; ``duet``: they run at the same time (pipeline/run/duet.py), started in that
     order. ``labels``: each side's readable label, recorded in its rows (``side_label``).
+    ``rounds``: stop early when its check says so after a round (``--runs auto``).
     """
     works = {name: runner.batch.works() for name, runner in runners.items()}
     identities = [[w.identity for w in side] for side in works.values()]
@@ -106,10 +120,13 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
                                    functools.partial(started, index))
                 for side in order:
                     finished(index, side, rows[side])
-                continue
-            for side in order:
-                started(index, side)
-                finished(index, side, runners[side].run_trial(works[side][index]))
+            else:
+                for side in order:
+                    started(index, side)
+                    finished(index, side, runners[side].run_trial(works[side][index]))
+            if rounds is not None and (index + 1) % rounds.size == 0 and \
+                    rounds.stop(result, (index + 1) // rounds.size):
+                break
     finally:
         for runner in runners.values():
             runner.release()
@@ -138,10 +155,12 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      schedule: Schedule = Schedule.ALTERNATE,
                      labels: dict[str, str] | None = None,
                      launcher: Launcher | None = None,
-                     policy: InterferencePolicy | None = None) -> SidesResult:
+                     policy: InterferencePolicy | None = None,
+                     stop: RoundCheck | None = None) -> SidesResult:
     """Config-matrix sides interleaved (compare, noise, run --commits, bisect batches,
     N-server compares). ``launcher``: where the servers start (default: here;
-    server/remote.py: over SSH); ``policy``: what disturbed trials get."""
+    server/remote.py: over SSH); ``policy``: what disturbed trials get; ``stop``: checked
+    after each round (``--runs auto``)."""
     prepared = list(sides.values())
     if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
@@ -149,5 +168,7 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
     runners = {name: (Runner(b, observer, store, launcher=launcher, policy=policy) if launcher
                       else Runner(b, observer, store, policy=policy))
                for name, b in batches.items()}
-    return interleave(runners, seed, observer, schedule, labels or {}, store)
+    size = sum(1 for t in prepared[0].trials if t.run == 1)
+    rounds = Rounds(size, stop) if stop is not None and size else None
+    return interleave(runners, seed, observer, schedule, labels or {}, store, rounds)
 

@@ -12,15 +12,16 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvperf.analysis.sequential import look
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
 from kvperf.pipeline.request.options import RunOptions
-from kvperf.pipeline.request.sides import SidesRequest
+from kvperf.pipeline.request.sides import AutoRuns, SidesRequest
 from kvperf.pipeline.run.duet import check_duet
 from kvperf.pipeline.run.model import Observer, Prepared
 from kvperf.pipeline.run.prepare import load_specs, prepare
-from kvperf.pipeline.sides.ab import SidesResult, interleave_sides
+from kvperf.pipeline.sides.ab import RoundCheck, SidesResult, interleave_sides
 from kvperf.pipeline.world import Launcher
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build
@@ -151,9 +152,20 @@ def side_labels(sides: list[Side], prepared: dict[str, Prepared]) -> dict[str, s
 
 def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None,
               launcher: Launcher | None = None) -> SidesResult:
-    """Run every side's trials interleaved under the request's schedule."""
+    """Run every side's trials interleaved under the request's schedule; with
+    ``--runs auto``, round by round until the sequential rule stops (``stop_check``)."""
     return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
-                            plan.labels, launcher, plan.request.interference)
+                            plan.labels, launcher, plan.request.interference,
+                            stop_check(plan.request.auto))
+
+
+def stop_check(auto: AutoRuns | None) -> RoundCheck | None:
+    """``--runs auto``'s check after each round: A's and B's rows judged by the
+    sequential rule (``analysis.sequential.look``); None for a fixed number of runs."""
+    if auto is None:
+        return None
+    return lambda result, rounds: look(result.a_rows, result.b_rows, rounds, auto.design,
+                                       auto.rule, auto.metrics)
 
 
 def default_schedule(config: Path | None, measure: Measure, tool: str | None,

@@ -1,0 +1,49 @@
+"""`--runs auto` in the interleaver (pipeline/sides/ab.py): the check runs after each whole
+round, and the rounds after a stop are never started; every finished row was persisted.
+test_lifecycle's recording fakes stand in for servers and the load tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvperf.pipeline.run.runner import Runner
+from kvperf.pipeline.sides.ab import Rounds, SidesResult, interleave
+from tests.unit.pipeline.run.test_lifecycle import (
+    Events,
+    FakeDriver,
+    FakeLauncher,
+    FakeProbe,
+    RecordingObserver,
+    _prepared,
+)
+
+
+def _runners(tmp_path: Path, events: Events, runs: int) -> dict[str, Runner]:
+    return {side: Runner(_prepared(tmp_path / side, FakeDriver(events), runs),
+                         RecordingObserver(events), launcher=FakeLauncher(events),
+                         probe=FakeProbe(events, cpu=[]))
+            for side in "AB"}
+
+
+def test_rounds_stop_when_the_check_says_so(tmp_path: Path) -> None:
+    events: Events = []
+    looked: list[tuple[int, int, int]] = []
+
+    def stop(result: SidesResult, rounds: int) -> bool:
+        looked.append((rounds, len(result.rows["A"]), len(result.rows["B"])))
+        return rounds == 3
+
+    result = interleave(_runners(tmp_path, events, runs=12), 5, RecordingObserver(events),
+                        rounds=Rounds(1, stop))
+    assert looked == [(1, 1, 1), (2, 2, 2), (3, 3, 3)]  # after each whole round
+    assert [r["run"] for r in result.rows["A"]] == [r["run"] for r in result.rows["B"]] == \
+        [1, 2, 3]
+    assert events.count("measure") == 6  # nothing of round 4 started
+    for side in "AB":
+        assert (tmp_path / side / "life" / "metrics.json").read_text().count('"run": ') == 3
+
+
+def test_without_a_check_every_round_runs(tmp_path: Path) -> None:
+    events: Events = []
+    result = interleave(_runners(tmp_path, events, runs=4), 5, RecordingObserver(events))
+    assert len(result.rows["A"]) == len(result.rows["B"]) == 4
