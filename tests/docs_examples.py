@@ -350,6 +350,14 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         run(CLIENTS, (OTHER_CLIENTS, ""),
             says=("Client libraries (ratios to kvload on the same workload)",
                   rx(r"│ GET d=100 P=100 c=50 +│ valkey-glide 2\.6\.0 async +│"))),
+    "kvperf run --config configs/clients-table-single.json --client redis-py:single "
+    "--client redis-py-asyncio:single --client valkey-glide:single --client ioredis:single "
+    "--client iovalkey:single --client node-redis:single --client valkey-glide-node:single "
+    "--client go-redis:single --client rueidis:single --client jedis:single "
+    "--client lettuce:single --client hiredis:single --client redis-rb:single "
+    "--client redis-rb-hiredis:single --client kvload": not_runnable(
+        "a measurement: 90 trials of every harness's single model and kvload at -c 1 "
+        "(6 min 41 s on a quiet machine), docs/PERFORMANCE.md's second client table"),
     "kvperf report results/valkey-8.0.1 --markdown clients.md":
         run(CLIENTS, files={"clients.md": ("### Client libraries",
                                          "| GET d=100 P=100 c=50 | valkey-glide 2.6.0 async |")}),
