@@ -134,3 +134,24 @@ def plain_valkey() -> Any:
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
         proc.wait(10)
+
+
+@contextlib.contextmanager
+def recording_proxy(kvload: Path, out: Path) -> Any:
+    """A valkey-server of the test's own behind `kvload record` writing ``out``; yields the
+    proxy's port; the proxy stopped with SIGINT (its trace finished) when the block ends."""
+    import signal
+    with plain_valkey() as (_, port):
+        proxy_port = free_port()
+        proxy = subprocess.Popen([str(kvload), "record", "--listen",
+                                  f"127.0.0.1:{proxy_port}", "--upstream", f"127.0.0.1:{port}",
+                                  "--out", str(out)], stderr=subprocess.PIPE, text=True)
+        try:
+            wait_listening(proxy_port)
+            yield proxy_port
+            proxy.send_signal(signal.SIGINT)
+            assert proxy.wait(timeout=30) == 0, proxy.stderr.read() if proxy.stderr else ""
+        finally:
+            if proxy.poll() is None:
+                proxy.kill()
+                proxy.wait()

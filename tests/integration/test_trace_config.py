@@ -9,12 +9,9 @@ number of load connections, and at least 95% of the distinct keys (never more)."
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ import pytest
 from kvperf.analysis.trace_stats import TraceStats, stats
 from kvperf.core.installed import find_program
 from kvperf.driver import trace_format
-from tests.helpers import free_port, plain_valkey, run_kvperf, wait_listening
+from tests.helpers import recording_proxy, run_kvperf
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_strays")]
 
@@ -34,26 +31,6 @@ def _kvload() -> Path:
     kvload = find_program("kvload")
     assert kvload is not None, "kvload is installed with kvperf"
     return kvload
-
-
-@contextlib.contextmanager
-def _recording(out: Path) -> Iterator[int]:
-    """A valkey-server behind `kvload record` writing ``out``; yields the proxy's port; the
-    proxy stopped with SIGINT (its trace finished) when the block ends."""
-    with plain_valkey() as (_, port):
-        proxy_port = free_port()
-        proxy = subprocess.Popen([str(_kvload()), "record", "--listen",
-                                  f"127.0.0.1:{proxy_port}", "--upstream", f"127.0.0.1:{port}",
-                                  "--out", str(out)], stderr=subprocess.PIPE, text=True)
-        try:
-            wait_listening(proxy_port)
-            yield proxy_port
-            proxy.send_signal(signal.SIGINT)
-            assert proxy.wait(timeout=30) == 0, proxy.stderr.read() if proxy.stderr else ""
-        finally:
-            if proxy.poll() is None:
-                proxy.kill()
-                proxy.wait()
 
 
 def _load_stats(trace: Path, connections: int) -> TraceStats:
@@ -73,7 +50,7 @@ def _shares(counts: dict[str, int]) -> dict[str, float]:
 def test_a_trace_becomes_a_config_whose_run_records_the_same_statistics(
         tmp_path: Path) -> None:
     (tmp_path / "mix.txt").write_text(MIX)
-    with _recording(tmp_path / "app.kvt") as port:
+    with recording_proxy(_kvload(), tmp_path / "app.kvt") as port:
         subprocess.run([str(_kvload()), "-p", str(port), "-c", str(CONNECTIONS), "--rps", "4000",
                         "--duration", "2", "-r", "2000", "--key-distribution", "zipf:1.0",
                         "--value-size", "32:3,512:1", "--command-file", "mix.txt", "-q"],
@@ -85,7 +62,7 @@ def test_a_trace_becomes_a_config_whose_run_records_the_same_statistics(
     assert config[0]["clients"] == CONNECTIONS, config  # kvload's PING probe is not a client
     assert "one write" in emitted.stderr, emitted.stderr  # the pipeline note
     (tmp_path / "workload.json").write_text(emitted.stdout)
-    with _recording(tmp_path / "again.kvt") as port:
+    with recording_proxy(_kvload(), tmp_path / "again.kvt") as port:
         done = run_kvperf("run", "--config", "workload.json", "--mode", "client", "--port",
                           str(port), cwd=tmp_path, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -30,39 +30,29 @@ import pytest
 from kvperf.core.installed import find_program
 from kvperf.core.keyslot import key_slot
 from kvperf.driver import trace_format
-from tests.helpers import free_port, read_metrics, require_binary, run_kvperf, wait_listening
+from tests.helpers import (
+    free_port,
+    read_metrics,
+    recording_proxy,
+    require_binary,
+    run_kvperf,
+    wait_listening,
+)
 
 pytestmark = [pytest.mark.integration]
 
 
-def _record(kvload: Path, server_bin: str, trace: Path) -> dict[str, int]:
+def _record(kvload: Path, trace: Path) -> dict[str, int]:
     """A 1 s kvload workload (SET+GET pipelined, 500 requests/s) through the recording
     proxy; the recorded server's SET/GET calls."""
-    port, proxy_port = free_port(), free_port()
-    server = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1",
-                               "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    proxy = None
-    try:
-        wait_listening(port)
-        proxy = subprocess.Popen([str(kvload), "record", "--listen", f"127.0.0.1:{proxy_port}",
-                                  "--upstream", f"127.0.0.1:{port}", "--out", str(trace)],
-                                 stderr=subprocess.PIPE, text=True)
-        wait_listening(proxy_port)
+    with recording_proxy(kvload, trace) as proxy_port:
         subprocess.run([str(kvload), "-p", str(proxy_port), "-c", "2", "--rps", "500",
                         "--duration", "1", "-r", "300", "-q",
                         "SET k:__rand_int__ __data__ ; GET k:__rand_int__"],
                        check=True, stdout=subprocess.DEVNULL)
-        proxy.send_signal(signal.SIGINT)
-        assert proxy.wait(timeout=10) == 0, proxy.stderr.read() if proxy.stderr else ""
-        info = subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
-                              capture_output=True, text=True)
-        return dict(json.loads(info.stdout)["command_counts"])
-    finally:
-        for child in (proxy, server):
-            if child is not None and child.poll() is None:
-                child.kill()
-                child.wait()
+    info = subprocess.run([str(kvload), "trace-info", str(trace)], check=True,
+                          capture_output=True, text=True)
+    return dict(json.loads(info.stdout)["command_counts"])
 
 
 Recorded = tuple[Path, dict[str, int]]
@@ -75,7 +65,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     kvload = find_program("kvload")
     assert kvload is not None, "kvload is installed with kvperf"
     trace = tmp_path_factory.mktemp("recorded") / "app.kvt"
-    return trace, _record(kvload, require_binary("valkey-server"), trace)
+    return trace, _record(kvload, trace)
 
 
 def _copy(recorded: Recorded, to: Path) -> tuple[Path, dict[str, int]]:
