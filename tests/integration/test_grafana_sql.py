@@ -111,13 +111,16 @@ def real_db(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> 
     done = run_kvperf("track", "determine", "--repo", tmp / "repo", "--max-commits",
                       str(COMMITS), "--config", config, "--db", url)
     assert done.returncode == 0, done.stderr
+    # commit 0's rows are pushed below like every other commit's: a copy of this run,
+    # undisturbed (pushed as measured, a busy machine's disturbed trial left commit 0's
+    # mean off the others and the step was not found)
     done = run_kvperf("run", "--config", config, "--runs", "2", "--commit", shas[0],
-                      "--results-dir", tmp / "results", "--db", url)
+                      "--results-dir", tmp / "results", "--no-db")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = read_metrics(tmp / "results")
     assert rows and all(r["status"] == "ok" for r in rows)
     engine = open_store(parse_url(url))
-    for i, sha in enumerate(shas[1:], start=1):
+    for i, sha in enumerate(shas):
         derived = copy.deepcopy(rows)
         for row in derived:
             row["commit"] = sha
