@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Where the whole corpus' time goes (issue 39, item 6): the runnable corpus — every
+definition `kvperf run --definitions … --dry-run` plans on this machine — run through one
+`kvperf run --definitions DIR --override-test-time 2` into one results dir, then per tested
+group and in total: definitions, runs (definition × topology), wall time, preload time (fresh
+preloads and snapshot loads apart, from the rows' `definition.preload`), the snapshot saves,
+replica start and sync (the rows' `replicas` and `replica_sync` stages), the measure stage,
+and everything else (server start and stop, init, checks, the tool's start-up: the wall time
+no stage above accounts for).
+
+`--cold` starts from an empty snapshot cache of its own (OUT/snapshots, emptied first);
+without it the run is warm: it uses the cache a previous run left there. `--sample N` runs N
+of the planned definition files drawn with `--seed`, and the total is then projected onto the
+whole runnable corpus (each group's mean seconds per run × that group's planned runs; groups
+the sample missed at the sample's overall mean). `--groups G …` runs only definitions testing
+those groups. Progress: kvperf's own line per finished test, with the elapsed time.
+
+Usage: python3 benchmarks/corpus_time.py [--definitions DIR] [--sample N] [--seed S]
+           [--groups G …] [--cold] [--out DIR] [--test-time S]
+Exit status: 1 if any planned test failed, 2 on bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CORPUS_VERSION = "0.3.47"  # tests/fixtures/corpus.py's pinned wheel
+PLAN_LINE = re.compile(r"^plan\s+(?P<name>\S+) \[(?P<topology>[^:\]]+)")
+PROGRESS = re.compile(r"^\[(?P<position>\d+)/(?P<total>\d+)\] (?P<name>\S+) on "
+                      r"(?P<topology>[^:]+):")
+PARTS = ("fresh", "snapshot", "save", "replicas", "measure", "other")
+
+
+@dataclass
+class Totals:
+    """One group's (or the whole run's) figures, in seconds."""
+
+    definitions: set[str] = field(default_factory=set)
+    runs: int = 0
+    failed: int = 0
+    wall: float = 0.0
+    fresh: float = 0.0  # preloads run for real (definition.preload.seconds)
+    fresh_count: int = 0
+    snapshot: float = 0.0  # starts from a snapshot: the load and its checks
+    snapshot_count: int = 0
+    save: float = 0.0  # snapshot saves after a fresh preload
+    replicas: float = 0.0  # replicas started and in sync (stages replicas, replica_sync)
+    measure: float = 0.0
+
+    @property
+    def other(self) -> float:
+        return max(self.wall - self.fresh - self.snapshot - self.save - self.replicas
+                   - self.measure, 0.0)
+
+    def add(self, row: dict, wall: float) -> None:
+        stages = row.get("stage_seconds") or {}
+        preload = (row.get("definition") or {}).get("preload") or {}
+        self.definitions.add(row["command"])
+        self.runs += 1
+        self.failed += 1 if row.get("error") else 0
+        self.wall += wall
+        seconds = preload.get("seconds") or 0.0
+        if preload.get("source") == "snapshot":
+            self.snapshot += seconds
+            self.snapshot_count += 1
+        elif preload:
+            self.fresh += seconds
+            self.fresh_count += 1
+        self.save += stages.get("snapshot_save", 0.0)
+        self.replicas += stages.get("replicas", 0.0) + stages.get("replica_sync", 0.0)
+        self.measure += stages.get("measure", 0.0)
+
+
+def group_of(row: dict) -> str:
+    """A row's tested group: the definition's first (so the groups' totals add up)."""
+    groups = (row.get("definition") or {}).get("tested_groups") or []
+    return groups[0] if groups else "(none)"
+
+
+def summarize(rows: Iterable[dict], walls: dict[tuple[str, str], float]
+              ) -> dict[str, Totals]:
+    """Per group and ``"total"``: the rows' figures, each row's wall time from ``walls``
+    (by (definition, topology); a row without one counts its stages' sum)."""
+    out: dict[str, Totals] = {}
+    for row in rows:
+        key = (row["command"], (row.get("config_set") or {}).get("topology", "?"))
+        wall = walls.get(key, sum((row.get("stage_seconds") or {}).values()))
+        for name in (group_of(row), "total"):
+            out.setdefault(name, Totals()).add(row, wall)
+    return out
+
+
+def project(summary: dict[str, Totals], planned_runs: dict[str, int]) -> float:
+    """Seconds the whole runnable corpus would take: per group its sample's mean wall per
+    run × its planned runs; a group the sample missed at the overall mean."""
+    total = summary["total"]
+    overall = total.wall / total.runs if total.runs else 0.0
+    seconds = 0.0
+    for group, runs in planned_runs.items():
+        found = summary.get(group)
+        seconds += runs * (found.wall / found.runs if found and found.runs else overall)
+    return seconds
+
+
+def table(summary: dict[str, Totals]) -> str:
+    """The figures as a markdown table (groups by wall time, the total last)."""
+    head = ("| group | definitions | runs | wall s | preload fresh s (n) | snapshot load s (n)"
+            " | snapshot save s | replicas start+sync s | measure s | everything else s |")
+    lines = [head, "|" + " --- |" * 10]
+    order = sorted((g for g in summary if g != "total"), key=lambda g: -summary[g].wall)
+    for name in (*order, "total"):
+        t = summary[name]
+        label = f"**{name}**" if name == "total" else name
+        lines.append(f"| {label} | {len(t.definitions)} | {t.runs} | {t.wall:.0f} | "
+                     f"{t.fresh:.0f} ({t.fresh_count}) | {t.snapshot:.0f} ({t.snapshot_count})"
+                     f" | {t.save:.0f} | {t.replicas:.0f} | {t.measure:.0f} | {t.other:.0f} |")
+    return "\n".join(lines)
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def default_definitions() -> Path:
+    cache = Path(os.environ.get("KVPERF_TEST_CACHE", Path.home() / ".cache/kvperf-tests"))
+    return (cache / "corpus" / CORPUS_VERSION / "redis_benchmarks_specification"
+            / "test-suites")
+
+
+def kvperf_args(definitions: Path, test_time: int, groups: Sequence[str]) -> list[str]:
+    more = ["--tested-groups", *groups] if groups else []
+    return ["run", "--definitions", str(definitions), "--override-test-time",
+            str(test_time), *more]
+
+
+def planned(definitions: Path, test_time: int, groups: Sequence[str]
+            ) -> list[tuple[str, str]]:
+    """(definition, topology) of every run the dry run plans."""
+    done = subprocess.run(["kvperf", *kvperf_args(definitions, test_time, groups),
+                           "--dry-run"], capture_output=True, text=True, check=False)
+    found = [(m["name"], m["topology"]) for m in map(PLAN_LINE.match,
+                                                     done.stdout.splitlines()) if m]
+    if not found:
+        sys.exit(f"corpus_time: the dry run of {definitions} planned nothing "
+                 f"(exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return found
+
+
+def groups_of(definitions: Path) -> dict[str, str]:
+    """Each definition's first tested group, by name (kvperf's own loader)."""
+    from kvperf.definitions.loader import load
+
+    return {d.name: (d.tested_groups[0] if d.tested_groups else "(none)")
+            for d in load([definitions]).definitions}
+
+
+def run(args: list[str], started: float) -> tuple[int, dict[tuple[str, str], float]]:
+    """kvperf run, its progress lines forwarded with the elapsed time; each test's wall
+    time: from the previous test's line (the first: from kvperf's start) to its own."""
+    walls: dict[tuple[str, str], float] = {}
+    with subprocess.Popen(["kvperf", *args], stderr=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL, text=True) as process:
+        assert process.stderr is not None
+        last = started
+        for line in process.stderr:
+            now = time.monotonic()
+            print(f"[{now - started:7.1f}s] {line.rstrip()}", file=sys.stderr, flush=True)
+            found = PROGRESS.match(line)
+            if found:
+                walls[(found["name"], found["topology"])] = now - last
+                last = now
+    return process.returncode, walls
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--definitions", type=Path, default=default_definitions(),
+                        help="the corpus' test-suites folder (default: the test cache's)")
+    parser.add_argument("--sample", type=int, help="N planned definition files, drawn")
+    parser.add_argument("--seed", default="39", help="the sample's seed (default 39)")
+    parser.add_argument("--groups", nargs="+", default=[], help="only these tested groups")
+    parser.add_argument("--cold", action="store_true",
+                        help="start from an empty snapshot cache (OUT/snapshots emptied)")
+    parser.add_argument("--out", type=Path, default=Path("corpus-time"),
+                        help="results and snapshot cache (default ./corpus-time)")
+    parser.add_argument("--test-time", type=int, default=2)
+    args = parser.parse_args(argv)
+    if not args.definitions.is_dir():
+        parser.error(f"--definitions {args.definitions}: no such folder (python3 "
+                     "tests/fixtures/corpus.py unpacks the corpus)")
+    if args.sample is not None and args.sample < 1:
+        parser.error(f"--sample {args.sample}: give at least 1")
+    return args
+
+
+def chosen(runs: list[tuple[str, str]], sample: int | None, seed: str) -> list[str]:
+    """The definitions to run: all planned, or ``sample`` of them drawn with ``seed``."""
+    names = sorted({name for name, _ in runs})
+    if sample is None or sample >= len(names):
+        return names
+    return sorted(random.Random(seed).sample(names, sample))
+
+
+def report(rows: list[dict], walls: dict[tuple[str, str], float], wall: float,
+           runs: list[tuple[str, str]], groups: dict[str, str], label: str) -> None:
+    summary = summarize(rows, walls)
+    print(f"\n{label}: {len(rows)} run(s) of {len(summary['total'].definitions)} "
+          f"definition(s) in {minutes(wall)} (kvperf's start and planning included)\n")
+    print(table(summary))
+    if len(rows) < len(runs):
+        per_group: dict[str, int] = {}
+        for name, _ in runs:
+            per_group[groups.get(name, "(none)")] = per_group.get(groups.get(name, "(none)"),
+                                                                   0) + 1
+        print(f"\nprojected for the whole runnable corpus ({len({n for n, _ in runs})} "
+              f"definitions, {len(runs)} runs): {minutes(project(summary, per_group))} "
+              f"(each group's mean per run × its planned runs)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(argv)
+    label = "cold" if args.cold else "warm"
+    cache, results = args.out / "snapshots", args.out / "results"
+    if args.cold:
+        shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(results / label, ignore_errors=True)
+    runs = planned(args.definitions, args.test_time, args.groups)
+    names = chosen(runs, args.sample, args.seed)
+    print(f"{label}: {len(names)} of {len({n for n, _ in runs})} planned definition(s), "
+          f"snapshot cache {cache}", file=sys.stderr, flush=True)
+    regexp = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+    started = time.monotonic()
+    code, walls = run([*kvperf_args(args.definitions, args.test_time, args.groups),
+                       "--tests-regexp", regexp, "--results-dir", str(results), "--label",
+                       label, "--no-db", "--snapshot-cache", str(cache)], started)
+    wall = time.monotonic() - started
+    metrics = results / label / "metrics.json"
+    rows = json.loads(metrics.read_text()) if metrics.is_file() else []
+    if not rows:
+        print(f"corpus_time: kvperf run exited {code} and wrote no rows", file=sys.stderr)
+        return 1
+    report(rows, walls, wall, runs, groups_of(args.definitions), label)
+    failed = [r for r in rows if r.get("error")]
+    for row in failed:
+        print(f"failed: {row['command']}: {row['error']}", file=sys.stderr)
+    return 1 if failed or code not in (0,) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
