@@ -6,7 +6,8 @@ group and in total: definitions, runs (definition × topology), wall time, prelo
 preloads and snapshot loads apart, from the rows' `definition.preload`), the snapshot saves,
 replica start and sync (the rows' `replicas` and `replica_sync` stages), the measure stage,
 and everything else (server start and stop, init, checks, the tool's start-up: the wall time
-no stage above accounts for).
+no stage above accounts for), and the request-bound runs apart: `--override-test-time`
+shortens a `--test-time` only, a client bound by `-n` runs its requests whole.
 
 `--cold` starts from an empty snapshot cache of its own (OUT/snapshots, emptied first);
 without it the run is warm: it uses the cache a previous run left there. `--sample N` runs N
@@ -34,6 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvperf.results.row import Row
+
 CORPUS_VERSION = "0.3.47"  # tests/fixtures/corpus.py's pinned wheel
 PLAN_LINE = re.compile(r"^plan\s+(?P<name>\S+) \[(?P<topology>[^:\]]+)")
 PROGRESS = re.compile(r"^\[(?P<position>\d+)/(?P<total>\d+)\] (?P<name>\S+) on "
@@ -56,13 +59,15 @@ class Totals:
     save: float = 0.0  # snapshot saves after a fresh preload
     replicas: float = 0.0  # replicas started and in sync (stages replicas, replica_sync)
     measure: float = 0.0
+    bound: int = 0  # request-bound runs (-n: --override-test-time leaves them whole)
+    bound_wall: float = 0.0
 
     @property
     def other(self) -> float:
         return max(self.wall - self.fresh - self.snapshot - self.save - self.replicas
                    - self.measure, 0.0)
 
-    def add(self, row: dict, wall: float) -> None:
+    def add(self, row: Row, wall: float) -> None:
         stages = row.get("stage_seconds") or {}
         preload = (row.get("definition") or {}).get("preload") or {}
         self.definitions.add(row["command"])
@@ -79,15 +84,18 @@ class Totals:
         self.save += stages.get("snapshot_save", 0.0)
         self.replicas += stages.get("replicas", 0.0) + stages.get("replica_sync", 0.0)
         self.measure += stages.get("measure", 0.0)
+        if row.get("requests") is not None and row.get("duration") is None:
+            self.bound += 1
+            self.bound_wall += wall
 
 
-def group_of(row: dict) -> str:
+def group_of(row: Row) -> str:
     """A row's tested group: the definition's first (so the groups' totals add up)."""
     groups = (row.get("definition") or {}).get("tested_groups") or []
     return groups[0] if groups else "(none)"
 
 
-def summarize(rows: Iterable[dict], walls: dict[tuple[str, str], float]
+def summarize(rows: Iterable[Row], walls: dict[tuple[str, str], float]
               ) -> dict[str, Totals]:
     """Per group and ``"total"``: the rows' figures, each row's wall time from ``walls``
     (by (definition, topology); a row without one counts its stages' sum)."""
@@ -115,15 +123,17 @@ def project(summary: dict[str, Totals], planned_runs: dict[str, int]) -> float:
 def table(summary: dict[str, Totals]) -> str:
     """The figures as a markdown table (groups by wall time, the total last)."""
     head = ("| group | definitions | runs | wall s | preload fresh s (n) | snapshot load s (n)"
-            " | snapshot save s | replicas start+sync s | measure s | everything else s |")
-    lines = [head, "|" + " --- |" * 10]
+            " | snapshot save s | replicas start+sync s | measure s | everything else s"
+            " | request-bound runs (wall s) |")
+    lines = [head, "|" + " --- |" * 11]
     order = sorted((g for g in summary if g != "total"), key=lambda g: -summary[g].wall)
     for name in (*order, "total"):
         t = summary[name]
         label = f"**{name}**" if name == "total" else name
         lines.append(f"| {label} | {len(t.definitions)} | {t.runs} | {t.wall:.0f} | "
                      f"{t.fresh:.0f} ({t.fresh_count}) | {t.snapshot:.0f} ({t.snapshot_count})"
-                     f" | {t.save:.0f} | {t.replicas:.0f} | {t.measure:.0f} | {t.other:.0f} |")
+                     f" | {t.save:.0f} | {t.replicas:.0f} | {t.measure:.0f} | {t.other:.0f} | "
+                     f"{t.bound} ({t.bound_wall:.0f}) |")
     return "\n".join(lines)
 
 
@@ -211,7 +221,7 @@ def chosen(runs: list[tuple[str, str]], sample: int | None, seed: str) -> list[s
     return sorted(random.Random(seed).sample(names, sample))
 
 
-def report(rows: list[dict], walls: dict[tuple[str, str], float], wall: float,
+def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
            runs: list[tuple[str, str]], groups: dict[str, str], label: str) -> None:
     summary = summarize(rows, walls)
     print(f"\n{label}: {len(rows)} run(s) of {len(summary['total'].definitions)} "
@@ -245,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        label, "--no-db", "--snapshot-cache", str(cache)], started)
     wall = time.monotonic() - started
     metrics = results / label / "metrics.json"
-    rows = json.loads(metrics.read_text()) if metrics.is_file() else []
+    rows: list[Row] = json.loads(metrics.read_text()) if metrics.is_file() else []
     if not rows:
         print(f"corpus_time: kvperf run exited {code} and wrote no rows", file=sys.stderr)
         return 1

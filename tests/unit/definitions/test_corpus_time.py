@@ -1,0 +1,74 @@
+"""benchmarks/corpus_time.py's figures from fixture rows (pure): each row counted once in its
+first tested group and in the total, its preload as fresh or snapshot, replica start and
+sync together, the rest of its wall time as everything else; the projection per group."""
+
+from __future__ import annotations
+
+from benchmarks.corpus_time import PLAN_LINE, PROGRESS, chosen, project, summarize, table
+
+from kvperf.results.records import DefinitionRecord, PreloadRecord
+from kvperf.results.row import Row
+
+
+def row(name: str, topology: str, groups: list[str], stages: dict[str, float],
+        preload: PreloadRecord | None = None, error: str | None = None, requests: int | None = None
+        ) -> Row:
+    definition: DefinitionRecord = {"name": name, "tested_groups": groups}
+    if preload is not None:
+        definition["preload"] = preload
+    return {"command": name, "config_set": {"topology": topology}, "stage_seconds": stages,
+            "definition": definition, "error": error, "requests": requests,
+            "duration": None if requests else 2}
+
+
+ROWS = [
+    row("a", "oss-standalone", ["string", "hash"],
+        {"server_start": 0.1, "preload": 10.0, "snapshot_save": 2.0, "measure": 2.5},
+        PreloadRecord(source="fresh", seconds=10.0, saved="x")),
+    row("a", "oss-standalone-1-replica", ["string", "hash"],
+        {"server_start": 3.0, "snapshot_check": 0.2, "replicas": 4.0, "replica_sync": 1.0,
+         "measure": 2.2}, PreloadRecord(source="snapshot", seconds=3.2, snapshot="x")),
+    row("b", "oss-standalone", ["set"], {"server_start": 0.1, "measure": 2.0},
+        error="the server executed no SADD call", requests=50000),
+]
+WALLS = {("a", "oss-standalone"): 16.0, ("a", "oss-standalone-1-replica"): 12.0,
+         ("b", "oss-standalone"): 3.0}
+
+
+def test_each_row_counts_in_its_first_group_and_the_total_with_its_parts_apart() -> None:
+    summary = summarize(ROWS, WALLS)
+    assert set(summary) == {"string", "set", "total"}  # "hash", a's second group, not counted
+    string = summary["string"]
+    assert (len(string.definitions), string.runs, string.wall) == (1, 2, 28.0)
+    assert (string.fresh, string.fresh_count) == (10.0, 1)
+    assert (string.snapshot, string.snapshot_count) == (3.2, 1)
+    assert (string.save, string.replicas, string.measure) == (2.0, 5.0, 4.7)
+    assert round(string.other, 6) == round(28.0 - 10.0 - 3.2 - 2.0 - 5.0 - 4.7, 6)
+    total = summary["total"]
+    assert (len(total.definitions), total.runs, total.failed, total.wall) == (2, 3, 1, 31.0)
+    assert (string.bound, total.bound, total.bound_wall) == (0, 1, 3.0)  # b is bound by -n
+    assert "| **total** | 2 | 3 | 31 | 10 (1) | 3 (1) | 2 | 5 | 7 | 4 | 1 (3) |" in table(summary)
+
+
+def test_a_row_without_a_progress_line_counts_its_stages() -> None:
+    assert summarize(ROWS[2:], {})["total"].wall == 2.1
+
+
+def test_the_projection_scales_each_group_by_its_planned_runs() -> None:
+    summary = summarize(ROWS, WALLS)  # string: 14 s a run, set: 3 s, overall 31/3 s
+    assert project(summary, {"string": 10, "set": 4, "list": 3}) == 10 * 14 + 4 * 3 + 31
+
+
+def test_the_sample_is_drawn_by_seed_from_the_planned_definitions() -> None:
+    runs = [(f"d{i}", "oss-standalone") for i in range(20)] + [("d0", "oss-cluster")]
+    assert chosen(runs, 5, "39") == chosen(runs, 5, "39") != chosen(runs, 5, "40")
+    assert len(chosen(runs, 5, "39")) == 5 and len(chosen(runs, None, "39")) == 20
+
+
+def test_the_dry_run_and_progress_lines_parse() -> None:
+    plan = PLAN_LINE.match("plan    memtier_benchmark-x [oss-standalone: 1 primary]")
+    assert plan is not None and (plan["name"], plan["topology"]) == (
+        "memtier_benchmark-x", "oss-standalone")
+    done = PROGRESS.match("[3/12] memtier_benchmark-x on oss-standalone-1-replica: ok 1 ops/s")
+    assert done is not None and (done["name"], done["topology"]) == (
+        "memtier_benchmark-x", "oss-standalone-1-replica")
