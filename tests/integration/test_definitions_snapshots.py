@@ -30,7 +30,7 @@ DEFINITION = """\
 version: 0.4
 name: {name}
 tested-groups: [{group}]
-redis-topologies: [oss-standalone]
+redis-topologies: [{topologies}]
 dbconfig:
   configuration-parameters:
     save: '""'
@@ -62,10 +62,12 @@ LARGE_ENCODINGS = {("string", "embstr"), ("string", "raw"), ("hash", "hashtable"
 
 
 def _write(defs: Path, name: str, preload: str, client: str, check: int | None = None,
-           settings: str = "", group: str = "string") -> None:
+           settings: str = "", group: str = "string", topologies: str = "oss-standalone"
+           ) -> None:
     defs.mkdir(exist_ok=True)
     (defs / f"{name}.yml").write_text(DEFINITION.format(
-        name=name, group=group, settings=settings, preload=json.dumps(preload),
+        name=name, group=group, topologies=topologies, settings=settings,
+        preload=json.dumps(preload),
         client=client, check=f"  check: {{keyspacelen: {check}}}\n" if check else ""))
 
 
@@ -157,6 +159,27 @@ def test_prune_evicts_the_least_recently_used_and_no_snapshots_preloads(
     assert rows["lru-1"]["definition"]["preload"] == {
         "source": "fresh", "seconds": rows["lru-1"]["definition"]["preload"]["seconds"],
         "note": "snapshots off (--no-snapshots)"}
+
+
+def test_replicas_of_a_snapshot_start_from_it_and_resync_partially(tmp_path: Path) -> None:
+    """The first topology preloads with its replica attached (its primary has a replication
+    backlog, so the snapshot's RDB carries a replication id); the second starts its primary
+    and its replica from that snapshot: a partial resync, nothing copied. Neither waits
+    Valkey's 5 s diskless-sync delay."""
+    _write(tmp_path / "defs", "snap-r", STRINGS, GET, check=1000,
+           topologies="oss-standalone-01-replicas, oss-standalone-01-replicas-rdb")
+    _, _ = _run(tmp_path, "r", "--snapshot-cache", str(tmp_path / "snapshots"))
+    rows = {r["config_set"]["topology"]: r for r in read_metrics(tmp_path / "r")}
+    fresh, loaded = rows["oss-standalone-01-replicas"], rows["oss-standalone-01-replicas-rdb"]
+    assert fresh["definition"]["preload"]["source"] == "fresh"
+    assert fresh["checks"]["replica_sync"] == "full"
+    assert loaded["definition"]["preload"]["source"] == "snapshot"
+    assert loaded["checks"]["replica_sync"] == "partial"
+    assert loaded["checks"]["replicas_in_sync"] == 1 and loaded["checks"]["keyspacelen"] == 1000
+    assert all(r["stage_seconds"]["replicas"] < 5.0 for r in (fresh, loaded))
+    snapshot = loaded["definition"]["preload"]["snapshot"]
+    assert (f"snap-r on oss-standalone-01-replicas-rdb: 1 replica(s) in sync by a partial "
+            f"sync from snapshot {snapshot}") in _log(tmp_path, "r")
 
 
 def _encodings_loaded(rdb: Path, settings: str, tmp: Path) -> tuple[int, dict[str, str]]:

@@ -50,6 +50,7 @@ class Checks(TypedDict, total=False):
     executed_ratio: float
     pinning: str  # a definition's test left unpinned, and why
     replicas_in_sync: int
+    replica_sync: str  # a definition's replicas: full (copied) or partial (from its snapshot)
     read_from_replicas: str  # a trial with replicas: where its reads went (no, yes, all)
     keyspacelen: int  # DBSIZE after a definition's preload and init
     clients: int  # a definition's clients run at once

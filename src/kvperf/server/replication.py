@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypedDict
 
 from kvperf.core.errors import ServerError
@@ -126,3 +127,45 @@ def lag_sampling(groups: list[tuple[Endpoint, list[Endpoint]]], interval: float 
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+SYNC_DELAY = "repl-diskless-sync-delay"
+
+
+@contextlib.contextmanager
+def sync_at_once(primary: Endpoint) -> Iterator[None]:
+    """``primary``'s repl-diskless-sync-delay at 0 while its replicas first sync, restored
+    after: Valkey otherwise waits that long (5 s by default) for more replicas before a
+    diskless full sync. A server that refuses either CONFIG call keeps its own delay."""
+    with RespClient(primary) as client:
+        try:
+            reply = client.call("CONFIG", "GET", SYNC_DELAY)
+            old = reply[1] if isinstance(reply, list) and len(reply) > 1 else None
+            client.call("CONFIG", "SET", SYNC_DELAY, "0")
+        except RespError:
+            old = None
+    try:
+        yield
+    finally:
+        if isinstance(old, bytes):
+            with RespClient(primary) as client, contextlib.suppress(RespError):
+                client.call("CONFIG", "SET", SYNC_DELAY, old)
+
+
+def carries_replication_id(rdb: Path) -> bool:
+    """Whether the RDB's auxiliary fields (at its start, before any key) hold a replication
+    id: saved by a primary that had a replication backlog. A primary and replicas started
+    from such a file continue that history, so the replicas resync partially (0 bytes)."""
+    with rdb.open("rb") as found:
+        return b"\x07repl-id" in found.read(4096)
+
+
+def sync_kind(primary: Endpoint, replicas: int) -> str:
+    """``partial`` when every replica of ``primary`` resynced partially and none fully
+    (INFO stats sync_partial_ok, sync_full), else ``full``."""
+    with RespClient(primary) as client:
+        reply = client.call("INFO", "stats")
+    stats = parse_info(reply if isinstance(reply, bytes) else b"")
+    partial = int(stats.get("sync_partial_ok", "0") or 0)
+    full = int(stats.get("sync_full", "0") or 0)
+    return "partial" if partial >= replicas and full == 0 else "full"

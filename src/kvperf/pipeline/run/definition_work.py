@@ -58,7 +58,14 @@ from kvperf.results.row import (
 )
 from kvperf.server.binary import ServerBinary
 from kvperf.server.process import wait_until
-from kvperf.server.replication import attach, lag_sampling, wait_in_sync
+from kvperf.server.replication import (
+    attach,
+    carries_replication_id,
+    lag_sampling,
+    sync_at_once,
+    sync_kind,
+    wait_in_sync,
+)
 from kvperf.server.resp import Endpoint, RespClient, RespError
 from kvperf.server.stats import CommandStat
 from kvperf.store.snapshots import Snapshot, SnapshotCache, link_into
@@ -262,22 +269,48 @@ class DefinitionWork(OnBench):
 
     def _start_replicas(self, stack: contextlib.ExitStack[bool | None],
                         cpus: tuple[int, ...] | None, primary: Endpoint) -> None:
-        """The topology's replicas, each a fresh server replicating ``primary``, in sync;
-        stopped with the primary (``stack``)."""
+        """The topology's replicas of ``primary``, in sync, stopped with it (``stack``):
+        fresh servers attached by REPLICAOF (a full sync), or, when the primary started
+        from a snapshot whose RDB carries a replication id, servers started from that RDB
+        as its replicas (a partial resync: nothing copied). The check ``replica_sync``
+        and the log say which."""
         assert self.bench is not None
-        setup = _server_setup(self.plan, cpus, None)
         count = self.plan.topology.replicas
-        started: list[Endpoint] = []
-        with self.stage("replicas"):
-            for i in range(count):
-                replica = self.bench.launcher(self.run.binary, setup, self.log_dir, None,
-                                              log_prefix=f"replica{i}")
-                stack.enter_context(replica)
-                attach(replica.endpoints[0], primary)
-                started.append(replica.endpoints[0])
+        loaded = self.preload.snapshot if self.preload.source == "snapshot" else None
+        same = loaded if loaded and carries_replication_id(loaded.rdb) else None
+        with self.stage("replicas"), sync_at_once(primary):
+            started = [self._replica(stack, cpus, primary, i, same) for i in range(count)]
             wait_in_sync(primary, count)
+        kind = sync_kind(primary, count)
         self.outcome.checks["replicas_in_sync"] = count
+        self.outcome.checks["replica_sync"] = kind
+        if loaded is not None:
+            log.info("%s: %d replica(s) in sync by a %s sync%s", self.name, count, kind,
+                     f" from snapshot {loaded.id}" if same else
+                     f" (snapshot {loaded.id} carries no replication id)")
         self.replica_groups = [(primary, started)]
+
+    def _replica(self, stack: contextlib.ExitStack[bool | None],
+                 cpus: tuple[int, ...] | None, primary: Endpoint, i: int,
+                 snapshot: Snapshot | None) -> Endpoint:
+        """Replica ``i``: fresh and attached, or loading ``snapshot`` as ``primary``'s."""
+        assert self.bench is not None
+        data = None
+        if snapshot is not None:
+            data = Path(tempfile.mkdtemp(prefix="kvperf-replica-"))
+            stack.callback(shutil.rmtree, data, ignore_errors=True)
+            link_into(snapshot, data)
+        setup = _server_setup(self.plan, cpus, data)
+        if data is not None:
+            setup = replace(setup, custom_configs=(
+                *setup.custom_configs, ("replicaof", f"{primary.host} {primary.port}")))
+        replica = self.bench.launcher(self.run.binary, setup, self.log_dir, None,
+                                      log_prefix=f"replica{i}",
+                                      **({"ready_timeout": LOAD_TIMEOUT} if data else {}))
+        stack.enter_context(replica)
+        if data is None:
+            attach(replica.endpoints[0], primary)
+        return replica.endpoints[0]
 
     def _tool(self, client: ClientPlan) -> str:
         if client.tool == MEMTIER:
