@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,7 @@ CORPUS_VERSION = "0.3.47"  # tests/fixtures/corpus.py's pinned wheel
 PLAN_LINE = re.compile(r"^plan\s+(?P<name>\S+) \[(?P<topology>[^:\]]+)")
 PROGRESS = re.compile(r"^\[(?P<position>\d+)/(?P<total>\d+)\] (?P<name>\S+) on "
                       r"(?P<topology>[^:]+):")
-PARTS = ("fresh", "snapshot", "save", "replicas", "measure", "other")
+REQUEST_BOUND, TIME_BOUND = "request-bound", "time-bound"
 
 
 @dataclass
@@ -95,22 +95,30 @@ def group_of(row: Row) -> str:
     return groups[0] if groups else "(none)"
 
 
-def summarize(rows: Iterable[Row], walls: dict[tuple[str, str], float]
-              ) -> dict[str, Totals]:
-    """Per group and ``"total"``: the rows' figures, each row's wall time from ``walls``
-    (by (definition, topology); a row without one counts its stages' sum)."""
+def kind_of(row: Row) -> str:
+    """``request-bound`` (a client bound by -n: --override-test-time leaves it whole) or
+    ``time-bound``."""
+    bound = row.get("requests") is not None and row.get("duration") is None
+    return REQUEST_BOUND if bound else TIME_BOUND
+
+
+def summarize(rows: Iterable[Row], walls: dict[tuple[str, str], float],
+              key: Callable[[Row], str] = group_of) -> dict[str, Totals]:
+    """Per ``key`` (the tested group) and ``"total"``: the rows' figures, each row's wall
+    time from ``walls`` (by (definition, topology); a row without one counts its stages')."""
     out: dict[str, Totals] = {}
     for row in rows:
-        key = (row["command"], (row.get("config_set") or {}).get("topology", "?"))
-        wall = walls.get(key, sum((row.get("stage_seconds") or {}).values()))
-        for name in (group_of(row), "total"):
+        test = (row["command"], (row.get("config_set") or {}).get("topology", "?"))
+        wall = walls.get(test, sum((row.get("stage_seconds") or {}).values()))
+        for name in (key(row), "total"):
             out.setdefault(name, Totals()).add(row, wall)
     return out
 
 
 def project(summary: dict[str, Totals], planned_runs: dict[str, int]) -> float:
-    """Seconds the whole runnable corpus would take: per group its sample's mean wall per
-    run × its planned runs; a group the sample missed at the overall mean."""
+    """Seconds the whole runnable corpus would take: per key (request- or time-bound) its
+    sample's mean wall per run × its planned runs; a key the sample missed at the overall
+    mean."""
     total = summary["total"]
     overall = total.wall / total.runs if total.runs else 0.0
     seconds = 0.0
@@ -166,12 +174,21 @@ def planned(definitions: Path, test_time: int, groups: Sequence[str]
     return found
 
 
-def groups_of(definitions: Path) -> dict[str, str]:
-    """Each definition's first tested group, by name (kvperf's own loader)."""
+def inventory(definitions: Path, test_time: int) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each (definition, topology) plan's first tested group and kind (kvperf's loader and
+    planner; the dry run decides what runs here)."""
     from kvperf.definitions.loader import load
+    from kvperf.definitions.plan import plan_all, plans_of
 
-    return {d.name: (d.tested_groups[0] if d.tested_groups else "(none)")
-            for d in load([definitions]).definitions}
+    loaded = load([definitions])
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    for plan in plans_of(plan_all(loaded.definitions, loaded.topologies, test_time)):
+        groups = plan.definition.tested_groups
+        first = plan.clients[0] if plan.clients else None
+        bound = first is not None and first.test_time is None and bool(first.requests)
+        found[(plan.name, plan.topology.name)] = (groups[0] if groups else "(none)",
+                                                  REQUEST_BOUND if bound else TIME_BOUND)
+    return found
 
 
 def run(args: list[str], started: float) -> tuple[int, dict[tuple[str, str], float]]:
@@ -222,19 +239,25 @@ def chosen(runs: list[tuple[str, str]], sample: int | None, seed: str) -> list[s
 
 
 def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
-           runs: list[tuple[str, str]], groups: dict[str, str], label: str) -> None:
+           runs: list[tuple[str, str]], planned: dict[tuple[str, str], tuple[str, str]],
+           label: str) -> None:
     summary = summarize(rows, walls)
     print(f"\n{label}: {len(rows)} run(s) of {len(summary['total'].definitions)} "
           f"definition(s) in {minutes(wall)} (kvperf's start and planning included)\n")
     print(table(summary))
+    kinds = summarize(rows, walls, kind_of)
+    print("\n" + "\n".join(f"{k}: {t.runs} run(s), {t.wall / t.runs:.1f} s a run"
+                            for k, t in kinds.items() if k != "total" and t.runs))
     if len(rows) < len(runs):
-        per_group: dict[str, int] = {}
-        for name, _ in runs:
-            per_group[groups.get(name, "(none)")] = per_group.get(groups.get(name, "(none)"),
-                                                                   0) + 1
+        per_kind: dict[str, int] = {}
+        for test in runs:
+            kind = planned.get(test, ("", TIME_BOUND))[1]
+            per_kind[kind] = per_kind.get(kind, 0) + 1
         print(f"\nprojected for the whole runnable corpus ({len({n for n, _ in runs})} "
-              f"definitions, {len(runs)} runs): {minutes(project(summary, per_group))} "
-              f"(each group's mean per run × its planned runs)")
+              f"definitions, {len(runs)} runs: {per_kind.get(TIME_BOUND, 0)} time-bound, "
+              f"{per_kind.get(REQUEST_BOUND, 0)} request-bound): "
+              f"{minutes(project(kinds, per_kind))} (each kind's mean per run × its "
+              "planned runs)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -259,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not rows:
         print(f"corpus_time: kvperf run exited {code} and wrote no rows", file=sys.stderr)
         return 1
-    report(rows, walls, wall, runs, groups_of(args.definitions), label)
+    report(rows, walls, wall, runs, inventory(args.definitions, args.test_time), label)
     failed = [r for r in rows if r.get("error")]
     for row in failed:
         print(f"failed: {row['command']}: {row['error']}", file=sys.stderr)

@@ -4,7 +4,15 @@ sync together, the rest of its wall time as everything else; the projection per 
 
 from __future__ import annotations
 
-from benchmarks.corpus_time import PLAN_LINE, PROGRESS, chosen, project, summarize, table
+from benchmarks.corpus_time import (
+    PLAN_LINE,
+    PROGRESS,
+    chosen,
+    kind_of,
+    project,
+    summarize,
+    table,
+)
 
 from kvperf.results.records import DefinitionRecord, PreloadRecord
 from kvperf.results.row import Row
@@ -54,9 +62,11 @@ def test_a_row_without_a_progress_line_counts_its_stages() -> None:
     assert summarize(ROWS[2:], {})["total"].wall == 2.1
 
 
-def test_the_projection_scales_each_group_by_its_planned_runs() -> None:
-    summary = summarize(ROWS, WALLS)  # string: 14 s a run, set: 3 s, overall 31/3 s
-    assert project(summary, {"string": 10, "set": 4, "list": 3}) == 10 * 14 + 4 * 3 + 31
+def test_the_projection_scales_each_kind_by_its_planned_runs() -> None:
+    kinds = summarize(ROWS, WALLS, kind_of)  # time-bound: 14 s a run, request-bound: 3 s
+    assert (kinds["time-bound"].runs, kinds["request-bound"].runs) == (2, 1)
+    assert project(kinds, {"time-bound": 10, "request-bound": 4}) == 10 * 14 + 4 * 3
+    assert project(kinds, {"other": 3}) == 31  # a kind the sample missed: the overall mean
 
 
 def test_the_sample_is_drawn_by_seed_from_the_planned_definitions() -> None:
