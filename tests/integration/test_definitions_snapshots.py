@@ -5,7 +5,8 @@ preload stage, DBSIZE); a corrupt snapshot and one whose sampled key differs fal
 real preload and say so; `kvperf cache list|prune`; and, over a stratified preload (strings
 embstr and raw, hashes, lists, sets, zsets in their small and large encodings, streams), a
 loaded snapshot holds what the preload made: OBJECT ENCODING and DBSIZE read back by a
-server the test starts itself from the cached RDB."""
+server the test starts itself from the cached RDB. Replicas of a snapshot start from its
+RDB and resync partially (nothing copied), and no replica waits the diskless-sync delay."""
 
 from __future__ import annotations
 
