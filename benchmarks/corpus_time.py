@@ -169,8 +169,9 @@ def planned(definitions: Path, test_time: int, groups: Sequence[str]
     found = [(m["name"], m["topology"]) for m in map(PLAN_LINE.match,
                                                      done.stdout.splitlines()) if m]
     if not found:
-        sys.exit(f"corpus_time: the dry run of {definitions} planned nothing "
-                 f"(exit {done.returncode}):\n{done.stderr[-2000:]}")
+        print(f"corpus_time: the dry run of {definitions} planned nothing (exit "
+              f"{done.returncode}):\n{done.stderr[-2000:]}", file=sys.stderr)
+        raise SystemExit(2)
     return found
 
 
@@ -253,7 +254,7 @@ def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
         for test in runs:
             kind = planned.get(test, ("", TIME_BOUND))[1]
             per_kind[kind] = per_kind.get(kind, 0) + 1
-        print(f"\nprojected for the whole runnable corpus ({len({n for n, _ in runs})} "
+        print(f"\nprojected for everything planned ({len({n for n, _ in runs})} "
               f"definitions, {len(runs)} runs: {per_kind.get(TIME_BOUND, 0)} time-bound, "
               f"{per_kind.get(REQUEST_BOUND, 0)} request-bound): "
               f"{minutes(project(kinds, per_kind))} (each kind's mean per run × its "
