@@ -11,10 +11,12 @@ shortens a `--test-time` only, a client bound by `-n` runs its requests whole.
 
 `--cold` starts from an empty snapshot cache of its own (OUT/snapshots, emptied first);
 without it the run is warm: it uses the cache a previous run left there. `--sample N` runs N
-of the planned definition files drawn with `--seed`, and the total is then projected onto the
-whole runnable corpus (each group's mean seconds per run × that group's planned runs; groups
-the sample missed at the sample's overall mean). `--groups G …` runs only definitions testing
-those groups. Progress: kvperf's own line per finished test, with the elapsed time.
+of the planned definition files drawn with `--seed`, and the total is then projected onto
+everything planned by kind: the time-bound runs' mean wall × the planned time-bound runs,
+the same for the request-bound ones (kvperf's planner says which each plan is); one
+request-bound run in a small sample weighs as much as the 47 the corpus plans, so read it
+with the kinds' lines above it. `--groups G …` runs only definitions testing those groups.
+Progress: kvperf's own line per finished test, with the elapsed time.
 
 Usage: python3 benchmarks/corpus_time.py [--definitions DIR] [--sample N] [--seed S]
            [--groups G …] [--cold] [--out DIR] [--test-time S]
