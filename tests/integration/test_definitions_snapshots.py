@@ -166,11 +166,20 @@ def test_replicas_of_a_snapshot_start_from_it_and_resync_partially(tmp_path: Pat
     """The first topology preloads with its replica attached (its primary has a replication
     backlog, so the snapshot's RDB carries a replication id); the second starts its primary
     and its replica from that snapshot: a partial resync, nothing copied. Neither waits
-    Valkey's 5 s diskless-sync delay."""
+    Valkey's 5 s diskless-sync delay. A snapshot a standalone topology saved carries no
+    replication id: its replicated topology's replica gets a full sync, and the log says
+    why."""
     _write(tmp_path / "defs", "snap-r", STRINGS, GET, check=1000,
            topologies="oss-standalone-01-replicas, oss-standalone-01-replicas-rdb")
+    _write(tmp_path / "defs", "snap-s", STRINGS.replace("1000", "500"), GET, check=500,
+           topologies="oss-standalone, oss-standalone-01-replicas")  # saved standalone
     _, _ = _run(tmp_path, "r", "--snapshot-cache", str(tmp_path / "snapshots"))
-    rows = {r["config_set"]["topology"]: r for r in read_metrics(tmp_path / "r")}
+    found = read_metrics(tmp_path / "r")
+    rows = {r["config_set"]["topology"]: r for r in found if r["command"] == "snap-r"}
+    plain = next(r for r in found if r["command"] == "snap-s" and "replicas" in
+                 r["config_set"]["topology"])
+    assert plain["definition"]["preload"]["source"] == "snapshot"
+    assert plain["checks"]["replica_sync"] == "full" and plain["checks"]["keyspacelen"] == 500
     fresh, loaded = rows["oss-standalone-01-replicas"], rows["oss-standalone-01-replicas-rdb"]
     assert fresh["definition"]["preload"]["source"] == "fresh"
     assert fresh["checks"]["replica_sync"] == "full"
@@ -181,6 +190,9 @@ def test_replicas_of_a_snapshot_start_from_it_and_resync_partially(tmp_path: Pat
     snapshot = loaded["definition"]["preload"]["snapshot"]
     assert (f"snap-r on oss-standalone-01-replicas-rdb: 1 replica(s) in sync by a partial "
             f"sync from snapshot {snapshot}") in _log(tmp_path, "r")
+    assert ("snap-s on oss-standalone-01-replicas: 1 replica(s) in sync by a full sync "
+            "(snapshot ") in _log(tmp_path, "r")
+    assert "carries no replication id)" in _log(tmp_path, "r")
 
 
 def _encodings_loaded(rdb: Path, settings: str, tmp: Path) -> tuple[int, dict[str, str]]:
