@@ -53,8 +53,9 @@ pub struct Dropped {
 pub fn dropped(gaps: &[Gap]) -> Option<Dropped> {
     let connections = gaps.iter().map(|g| g.conn).collect::<BTreeSet<_>>().len();
     (!gaps.is_empty()).then(|| Dropped {
-        records: gaps.iter().map(|g| g.records).sum(),
-        bytes: gaps.iter().map(|g| g.bytes).sum(),
+        // Saturating: the counts are read from the file (a corrupted one may claim anything).
+        records: gaps.iter().fold(0u64, |n, g| n.saturating_add(g.records)),
+        bytes: gaps.iter().fold(0u64, |n, g| n.saturating_add(g.bytes)),
         connections,
         gaps: gaps.to_vec(),
     })

@@ -46,7 +46,7 @@ pub fn main(argv: &[String]) -> i32 {
         return exit::bad_input("replay", &format!("trace {}: {e}", o.trace));
     }
     if !trace.gaps.is_empty() {
-        let n: u64 = trace.gaps.iter().map(|g| g.records).sum();
+        let n = trace.gaps.iter().fold(0u64, |n, g| n.saturating_add(g.records));
         eprintln!("kvload replay: warning: trace {} is incomplete: {n} commands were dropped while it was recorded ({} gaps; kvload trace-info lists them)", o.trace, trace.gaps.len());
     }
     match run(&o, &trace) {
