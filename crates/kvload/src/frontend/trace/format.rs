@@ -378,6 +378,10 @@ mod tests {
         encode_gap(&Gap { conn: 70000, ..g }, &mut b);
         let (_, recs, gaps) = parse_with_gaps(&b).unwrap();
         assert_eq!(recs.len(), 4);
+        // The bytes kvperf's reader is tested with (tests/unit/driver/test_trace_format.py).
+        let mut one = Vec::new();
+        encode_gap(&Gap { conn: 1, t_us: 5, records: 2, bytes: 300 }, &mut one);
+        assert_eq!(one, b"\x03\x01\x05\x02\xac\x02");
         assert_eq!(recs[3].args, vec![b"PING".to_vec()]);
         assert_eq!(gaps, vec![g, Gap { conn: 70000, ..g }]);
         let cut = b.len() - 2;
