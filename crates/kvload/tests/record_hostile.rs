@@ -273,9 +273,15 @@ fn kvload_bin() -> String {
 
 /// `kvload record --replies` from a free port to `upstream`.
 fn record(upstream: u16, out: &Path) -> (Child, u16) {
+    record_with(upstream, out, &[])
+}
+
+/// `kvload record --replies` with more options.
+fn record_with(upstream: u16, out: &Path, extra: &[&str]) -> (Child, u16) {
     let port = free_port();
     let child = Command::new(kvload_bin())
         .args(["record", "--replies", "--listen", &format!("127.0.0.1:{port}"), "--upstream", &format!("127.0.0.1:{upstream}")])
+        .args(extra)
         .arg("--out")
         .arg(out)
         .stderr(Stdio::piped())
@@ -452,4 +458,84 @@ fn a_command_over_the_cap_is_forwarded_not_buffered() {
     eprintln!("a 128 MiB command: proxy peak RSS {peak} MiB");
     assert!(peak <= BASE_MIB + CAP_PER_CONN_MIB, "peak RSS {peak} MiB over one connection's cap");
     assert!(err.contains("1 connections not recorded in full"), "{err}");
+}
+
+/// The trace on a FIFO nobody reads (the writer blocks: a disk that fell behind) while one
+/// client pipelines 40,000 SETs of 4 KiB (160 MiB) through `record --replies` to a real
+/// server behind the tap: every byte is forwarded both ways, the proxy's peak RSS stays
+/// within --queue-bytes (8 MiB) plus one connection's cap, and the records that did not fit
+/// are dropped and counted — on stderr and in the trace's gap records, which with the
+/// commands written make every command sent. With the bound off (`--queue-bytes` of 100 GB)
+/// the peak RSS goes past 160 MiB and the test fails.
+#[test]
+fn a_writer_behind_drops_records_counted_and_forwards_every_byte() {
+    let _g = serial();
+    let server = Server::start(&[]);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let tap_port = listener.local_addr().expect("addr").port();
+    let seen: Seen = Arc::default();
+    let _tap = tap(listener, server.port, seen.clone());
+    let dir = scratch_dir("hostile-slow-writer");
+    let fifo = dir.join("t.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("path");
+    // SAFETY: a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    // The trace's reader: opens the FIFO at once (kvload's open waits for it), reads only
+    // when told (or when the test ends early).
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::open(&fifo).expect("open the FIFO");
+            let _ = wait.recv();
+            let mut trace = Vec::new();
+            f.read_to_end(&mut trace).expect("read the FIFO");
+            trace
+        })
+    };
+    let (child, port) = record_with(tap_port, &fifo, &["--queue-bytes", "8388608"]);
+    let pid = child.id();
+    let value = "v".repeat(4096);
+    let mut sent = id_line(3);
+    for i in 0..40_000 {
+        let k = format!("key:{}", i % 100);
+        sent.extend_from_slice(format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n$4096\r\n{value}\r\n", k.len()).as_bytes());
+    }
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut w = s.try_clone().expect("clone");
+    let to_send = sent.clone();
+    let writer = std::thread::spawn(move || {
+        w.write_all(&to_send).expect("send the pipeline");
+        w.shutdown(Shutdown::Write).expect("shutdown");
+    });
+    let (mut got, mut first) = (Hashing::default(), Vec::new());
+    drain(&mut s, &mut got, &mut first);
+    writer.join().expect("writer");
+    let peak = peak_mib(pid);
+    go.send(()).expect("the reader waits");
+    let (code, err) = stop(child);
+    let trace = reader.join().expect("reader");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    std::thread::sleep(Duration::from_millis(300));
+    let (received, replied) = seen.lock().expect("lock").get("id:000003").cloned().expect("the tap saw the connection");
+    assert_eq!(received, digest_of(&sent), "the server got every byte");
+    assert_eq!(got.digest(), replied, "the client got every byte");
+    assert_eq!(got.len, 15 + 40_000 * 5, "the ECHO's reply and 40,000 +OK");
+    eprintln!("a writer behind, 160 MiB pipelined: proxy peak RSS {peak} MiB");
+    let cap = BASE_MIB + CAP_PER_CONN_MIB + 8;
+    assert!(peak <= cap, "peak RSS {peak} MiB over {cap} MiB (--queue-bytes 8 MiB and one connection)");
+    let kept = dir.join("t.kvt");
+    std::fs::write(&kept, &trace).expect("write the trace");
+    let info = Command::new(kvload_bin()).arg("trace-info").arg(&kept).output().expect("trace-info");
+    assert!(info.status.success(), "the trace reads: {}", String::from_utf8_lossy(&info.stderr));
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).expect("trace-info's JSON");
+    let dropped = info["dropped"]["records"].as_u64().expect("the trace has gaps");
+    assert!(dropped > 0, "{info}");
+    assert_eq!(info["dropped"]["gaps"][0]["conn"], 1, "the gap is the connection's (0: record_with's probe)");
+    let written = info["commands"].as_u64().expect("commands");
+    assert_eq!(written + dropped, 40_001, "every command is in the trace or counted as dropped");
+    assert!(err.contains(&format!("the trace is incomplete: {dropped} commands")), "{err}");
+    assert!(err.contains(&format!("connection 1: {dropped}")), "counted per connection: {err}");
+    eprintln!("  {written} commands in the trace, {dropped} dropped and counted");
 }

@@ -51,6 +51,10 @@ class TraceStats:
     value_size: int | None  # median value size: written values, else recorded GET replies
     pipeline_depth: float  # mean commands per recorded read (1.0 for a MONITOR capture)
     replies: RecordedReplies | None  # None: recorded without --replies
+    # Commands kvload record dropped (its writer behind; the trace's gap records), and the
+    # connections they were of: 0, 0 for a complete trace.
+    dropped: int = 0
+    dropped_connections: int = 0
 
     def as_json(self) -> dict[str, object]:
         return {"commands": self.commands, "connections": self.connections,
@@ -60,7 +64,8 @@ class TraceStats:
                 "top_keys": [list(k) for k in self.top_keys], "zipf_s": self.zipf_s,
                 "value_sizes": self.value_sizes, "value_size": self.value_size,
                 "pipeline_depth": self.pipeline_depth,
-                "replies": None if self.replies is None else self.replies.as_json()}
+                "replies": None if self.replies is None else self.replies.as_json(),
+                "dropped": self.dropped, "dropped_connections": self.dropped_connections}
 
 
 def zipf_exponent(counts: list[int]) -> float | None:
@@ -151,4 +156,5 @@ def stats(trace: Trace) -> TraceStats:
         zipf_s=zipf_exponent(list(keys.values())),
         value_sizes={f"≤{b}": sizes[b] for b in sorted(sizes)},
         value_size=value_size(records), pipeline_depth=pipeline_depth(records),
-        replies=recorded_replies(records))
+        replies=recorded_replies(records), dropped=trace.dropped,
+        dropped_connections=len({g.conn for g in trace.gaps}))

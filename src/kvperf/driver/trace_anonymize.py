@@ -122,4 +122,5 @@ def anonymize_counting(trace: Trace, salt: bytes = b"kvperf",
     """The anonymized trace, and (keep_slots) the keys too short to replace."""
     a = Anonymizer(salt, keep_slots)
     flags = trace.flags | FLAG_ANONYMIZED | (FLAG_KEEP_SLOTS if keep_slots else 0)
-    return Trace(flags, trace.start_unix_us, [a.record(r) for r in trace.records]), a.kept
+    records = [a.record(r) for r in trace.records]
+    return Trace(flags, trace.start_unix_us, records, trace.gaps), a.kept

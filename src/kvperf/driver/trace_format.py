@@ -22,6 +22,9 @@ FLAG_REPLIES = 4  # recorded with `kvload record --replies`
 FLAG_KEEP_SLOTS = 8  # anonymized with --keep-slots (stand-ins keep their key's cluster slot)
 KNOWN_FLAGS = FLAG_ANONYMIZED | FLAG_MONITOR | FLAG_REPLIES | FLAG_KEEP_SLOTS
 TAG_CMD, TAG_CMD_REPLY = 1, 2
+# A gap: records of one connection `kvload record` dropped (its writer was behind and its
+# queue full) — connection id, time of the first dropped, records and bytes dropped.
+TAG_GAP = 3
 MAX_ARGS = 1 << 20
 MAX_ARG_LEN = 512 << 20
 MAX_TIME_US = 1 << 42  # the latest time a record may have, µs after the start (50.9 days)
@@ -35,11 +38,27 @@ class Record:
     reply: tuple[int, int] | None = None  # (reply bytes, latency µs)
 
 
+@dataclass(frozen=True)
+class Gap:
+    """Records of connection ``conn`` dropped from the recording from ``t_us`` on."""
+
+    conn: int
+    t_us: int
+    records: int
+    bytes: int
+
+
 @dataclass
 class Trace:
     flags: int
     start_unix_us: int
     records: list[Record] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)  # none: the recording is complete
+
+    @property
+    def dropped(self) -> int:
+        """Commands the recorder dropped (its gaps'): 0 for a complete trace."""
+        return sum(g.records for g in self.gaps)
 
     @property
     def anonymized(self) -> bool:
@@ -96,15 +115,14 @@ def parse(data: bytes, name: str = "trace") -> Trace:
     trace = Trace(flags, start)
     c.pos = HEADER.size
     while c.pos < len(data):
-        trace.records.append(_record(c))
+        if data[c.pos] == TAG_GAP:
+            trace.gaps.append(_gap(c))
+        else:
+            trace.records.append(_record(c))
     return trace
 
 
-def _record(c: _Cursor) -> Record:
-    start, tag = c.pos, c.data[c.pos]
-    if tag not in (TAG_CMD, TAG_CMD_REPLY):
-        raise c.fail(start, f"bad record tag 0x{tag:02x} (garbage or a newer format)")
-    c.pos += 1
+def _conn_and_time(c: _Cursor, start: int) -> tuple[int, int]:
     conn = c.varint(start, "connection id")
     if conn > 0xFFFFFFFF:
         raise c.fail(start, f"connection id {conn} out of range")
@@ -112,6 +130,22 @@ def _record(c: _Cursor) -> Record:
     if t_us >= MAX_TIME_US:
         raise c.fail(start, f"time {t_us} µs is past the {MAX_TIME_US // 86_400_000_000} days "
                             "a trace may span")
+    return conn, t_us
+
+
+def _gap(c: _Cursor) -> Gap:
+    start = c.pos
+    c.pos += 1
+    conn, t_us = _conn_and_time(c, start)
+    return Gap(conn, t_us, c.varint(start, "records dropped"), c.varint(start, "bytes dropped"))
+
+
+def _record(c: _Cursor) -> Record:
+    start, tag = c.pos, c.data[c.pos]
+    if tag not in (TAG_CMD, TAG_CMD_REPLY):
+        raise c.fail(start, f"bad record tag 0x{tag:02x} (garbage or a newer format)")
+    c.pos += 1
+    conn, t_us = _conn_and_time(c, start)
     at = c.pos
     argc = c.varint(start, "argument count")
     if not 0 < argc <= MAX_ARGS:
@@ -154,6 +188,10 @@ def encode(trace: Trace) -> bytes:
         if r.reply is not None:
             out.extend(_varint(r.reply[0]))
             out.extend(_varint(r.reply[1]))
+    for g in trace.gaps:  # after the records (readers take them apart from the records)
+        out.append(TAG_GAP)
+        for v in (g.conn, g.t_us, g.records, g.bytes):
+            out.extend(_varint(v))
     return bytes(out)
 
 

@@ -17,6 +17,10 @@ def stats_view(s: TraceStats, name: str) -> list[RenderableType]:
         f"{name}: {s.commands} commands, {s.connections} connections, {s.span_s:.1f} s, "
         f"{s.keys} keys, Zipf exponent {zipf}{' (anonymized)' if s.anonymized else ''}",
         _mix_table(s)]
+    if s.dropped:
+        shown.insert(1, f"incomplete: {s.dropped} commands of {s.dropped_connections} "
+                        "connections were dropped while recording (kvload record's trace "
+                        "writer was behind; docs/TRACES.md)")
     if s.value_sizes:
         shown.append(_sizes_table("Value sizes (bytes)", "values", s.value_sizes))
     keys = Table(title="Most accessed keys")

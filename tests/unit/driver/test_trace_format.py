@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kvperf.analysis.trace_stats import stats
 from kvperf.core.errors import ConfigError
 from kvperf.core.keyslot import key_slot
 from kvperf.driver.trace_anonymize import anonymize, anonymize_counting
@@ -18,6 +19,7 @@ from kvperf.driver.trace_format import (
     FLAG_MONITOR,
     FLAG_REPLIES,
     HEADER,
+    Gap,
     Record,
     Trace,
     encode,
@@ -25,6 +27,7 @@ from kvperf.driver.trace_format import (
     read,
 )
 from kvperf.driver.trace_slots import hashed_span, solve
+from kvperf.report.trace import stats_view
 
 
 def _trace() -> Trace:
@@ -174,3 +177,24 @@ def test_a_time_past_the_span_limit_is_an_error_at_its_record_or_line(tmp_path: 
     capture.write_bytes(first + b'1800000000.1 [0 a:1] "PING"\n')
     with pytest.raises(ConfigError, match=f"at byte {len(first)}: time .* past the 50 days"):
         read(capture)
+
+
+def test_gap_records_read_apart_from_the_commands_and_survive_anonymizing() -> None:
+    # kvload record's gap (format.rs encode_gap): tag 3, connection 1, time 5 µs, 2 records
+    # of 300 bytes dropped — before the connection's next command, and one left at the end.
+    ping = encode(Trace(0, 0, [Record(1, 9, (b"PING",))]))[HEADER.size:]
+    data = encode(_trace()) + b"\x03\x01\x05\x02\xac\x02" + ping + b"\x03\x07\x09\x01\x01"
+    t = parse(data)
+    assert [r.args for r in t.records[-2:]] == [(b"PING",), (b"PING",)]
+    assert t.gaps == [Gap(1, 5, 2, 300), Gap(7, 9, 1, 1)]
+    assert t.dropped == 3
+    assert parse(encode(t)) == t, "gaps are written back (after the records)"
+    assert anonymize(t, b"salt").gaps == t.gaps
+    s = stats(t)
+    assert (s.dropped, s.dropped_connections) == (3, 2)
+    assert s.as_json()["dropped"] == 3
+    assert "incomplete: 3 commands of 2 connections" in str(stats_view(s, "t")[1])
+    complete = stats(_trace())
+    assert complete.dropped == 0 and "incomplete" not in str(stats_view(complete, "t"))
+    with pytest.raises(ConfigError, match=f"at byte {len(data) - 5}: truncated record"):
+        parse(data[:-1], "t")

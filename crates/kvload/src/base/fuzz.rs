@@ -1,13 +1,18 @@
 //! fuzz (tests only): the budget of kvload's property tests (issue 41, docs/RELIABILITY.md).
 //! `PROPTEST_CASES` sets the cases per property (CI: 256, proptest's default; `scripts/fuzz`:
-//! a long budget). A failure prints its minimal input; each one found is kept as a plain
-//! `#[test]` beside the property (no regression files are written).
+//! a long budget; `PROPTEST_RNG_SEED` its seed). A failure prints its minimal input; each one
+//! found is kept as a plain `#[test]` beside the property. With `KVLOAD_FUZZ_PERSIST` set
+//! (`scripts/fuzz` sets it) proptest also keeps a failure's case in
+//! crates/kvload/proptest-regressions/<module>.txt and replays the cases kept there first;
+//! without it (CI) no file is read or written.
 
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, FileFailurePersistence};
 
 /// The property tests' configuration: `PROPTEST_CASES` cases (256 when unset).
 pub fn config() -> Config {
-    Config { failure_persistence: None, ..Config::default() }
+    let persist = std::env::var_os("KVLOAD_FUZZ_PERSIST").is_some_and(|v| !v.is_empty());
+    let failure_persistence = persist.then(|| Box::new(FileFailurePersistence::SourceParallel("proptest-regressions")) as Box<dyn proptest::test_runner::FailurePersistence>);
+    Config { failure_persistence, ..Config::default() }
 }
 
 use proptest::collection::vec;

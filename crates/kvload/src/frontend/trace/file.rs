@@ -1,13 +1,15 @@
 //! file: a trace as the commands that read one get it — kvload's binary format, or a
 //! MONITOR capture, told apart by the format's magic.
 
-use super::format::{self, Header, Record, TraceError};
+use super::format::{self, Gap, Header, Record, TraceError};
 use super::monitor;
 
 /// A loaded trace (kvload's format or a MONITOR capture), records in file order.
 pub struct Trace {
     pub header: Header,
     pub records: Vec<Record>,
+    /// Records `kvload record` dropped (its writer was behind): the trace is incomplete.
+    pub gaps: Vec<Gap>,
     /// The input's SHA-256 is not computed here (kvperf does); the byte size is.
     pub bytes: usize,
 }
@@ -25,8 +27,8 @@ pub fn parse_any(buf: &[u8]) -> Result<Trace, TraceError> {
         let records = monitor::parse(buf)?;
         let start = monitor::first_unix_us(buf).unwrap_or(0);
         let header = Header { version: format::VERSION, flags: format::FLAG_MONITOR, start_unix_us: start };
-        return Ok(Trace { header, records, bytes: buf.len() });
+        return Ok(Trace { header, records, gaps: Vec::new(), bytes: buf.len() });
     }
-    let (header, records) = format::parse(buf)?;
-    Ok(Trace { header, records, bytes: buf.len() })
+    let (header, records, gaps) = format::parse_with_gaps(buf)?;
+    Ok(Trace { header, records, gaps, bytes: buf.len() })
 }

@@ -4,7 +4,10 @@
 //! start time u64 LE (µs since the Unix epoch). Records: a tag byte (1 = command,
 //! 2 = command + reply size and latency), then LEB128 varints: connection id, send time
 //! (µs after the start), argc, and per argument its length and bytes; tag 2 adds the reply's
-//! size in bytes and its latency in µs.
+//! size in bytes and its latency in µs. Tag 3 is a gap: records of one connection that
+//! `kvload record` dropped from the trace (its writer was behind and the queue full):
+//! connection id, time of the first dropped record, records dropped, their bytes. Only a
+//! trace with a gap has one; a reader that predates it refuses it at its offset (a bad tag).
 
 use std::fmt;
 
@@ -26,6 +29,7 @@ pub const FLAG_KEEP_SLOTS: u16 = 8;
 const KNOWN_FLAGS: u16 = FLAG_ANONYMIZED | FLAG_MONITOR | FLAG_REPLIES | FLAG_KEEP_SLOTS;
 pub const TAG_CMD: u8 = 1;
 pub const TAG_CMD_REPLY: u8 = 2;
+pub const TAG_GAP: u8 = 3;
 /// Bounds that tell garbage from a command (the server's own limits).
 pub const MAX_ARGS: u64 = 1 << 20;
 pub const MAX_ARG_LEN: u64 = 512 << 20;
@@ -46,6 +50,16 @@ pub struct Record {
     pub args: Vec<Vec<u8>>,
     /// (reply bytes, latency µs) when the recorder knew them.
     pub reply: Option<(u64, u64)>,
+}
+
+/// Records of connection `conn` dropped from a recording from `t_us` on: the trace is
+/// incomplete there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Gap {
+    pub conn: u32,
+    pub t_us: u64,
+    pub records: u64,
+    pub bytes: u64,
 }
 
 /// A parse error at a byte offset of the file.
@@ -95,6 +109,14 @@ pub fn encode_record(conn: u32, t_us: u64, args: &[&[u8]], reply: Option<(u64, u
     }
 }
 
+/// Appends a gap record.
+pub fn encode_gap(g: &Gap, out: &mut Vec<u8>) {
+    out.push(TAG_GAP);
+    for v in [g.conn as u64, g.t_us, g.records, g.bytes] {
+        put_varint(v, out);
+    }
+}
+
 /// Turns one record encoded without reply (tag 1) into one with it (tag 2).
 pub fn add_reply(rec: &mut Vec<u8>, bytes: u64, latency_us: u64) {
     rec[0] = TAG_CMD_REPLY;
@@ -133,12 +155,14 @@ pub fn parse_header(buf: &[u8]) -> Result<Header, TraceError> {
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// The gap records read so far (the iterator yields commands only).
+    pub gaps: Vec<Gap>,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Result<(Header, Reader<'a>), TraceError> {
         let h = parse_header(buf)?;
-        Ok((h, Reader { buf, pos: HEADER_LEN }))
+        Ok((h, Reader { buf, pos: HEADER_LEN, gaps: Vec::new() }))
     }
 
     /// The offset of the next record.
@@ -170,13 +194,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn record(&mut self) -> Result<Record, TraceError> {
-        let start = self.pos;
-        let tag = self.buf[start];
-        if tag != TAG_CMD && tag != TAG_CMD_REPLY {
-            return Err(TraceError { offset: start, msg: format!("bad record tag 0x{tag:02x} (garbage or a newer format)") });
-        }
-        self.pos += 1;
+    /// The connection id and time every record starts with (after its tag).
+    fn conn_and_time(&mut self, start: usize) -> Result<(u32, u64), TraceError> {
         let conn = self.varint(start, "connection id")?;
         if conn > u32::MAX as u64 {
             return Err(TraceError { offset: start, msg: format!("connection id {conn} out of range") });
@@ -185,6 +204,26 @@ impl<'a> Reader<'a> {
         if t_us >= MAX_TIME_US {
             return Err(TraceError { offset: start, msg: format!("time {t_us} µs is past the {} days a trace may span", MAX_TIME_US / 86_400_000_000) });
         }
+        Ok((conn as u32, t_us))
+    }
+
+    fn gap(&mut self) -> Result<Gap, TraceError> {
+        let start = self.pos;
+        self.pos += 1;
+        let (conn, t_us) = self.conn_and_time(start)?;
+        let records = self.varint(start, "records dropped")?;
+        let bytes = self.varint(start, "bytes dropped")?;
+        Ok(Gap { conn, t_us, records, bytes })
+    }
+
+    fn record(&mut self) -> Result<Record, TraceError> {
+        let start = self.pos;
+        let tag = self.buf[start];
+        if tag != TAG_CMD && tag != TAG_CMD_REPLY {
+            return Err(TraceError { offset: start, msg: format!("bad record tag 0x{tag:02x} (garbage or a newer format)") });
+        }
+        self.pos += 1;
+        let (conn, t_us) = self.conn_and_time(start)?;
         let argc_at = self.pos;
         let argc = self.varint(start, "argument count")?;
         if argc == 0 || argc > MAX_ARGS {
@@ -212,13 +251,22 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
-        Ok(Record { conn: conn as u32, t_us, args, reply })
+        Ok(Record { conn, t_us, args, reply })
     }
 }
 
 impl Iterator for Reader<'_> {
     type Item = Result<Record, TraceError>;
     fn next(&mut self) -> Option<Self::Item> {
+        while self.buf.get(self.pos) == Some(&TAG_GAP) {
+            match self.gap() {
+                Ok(g) => self.gaps.push(g),
+                Err(e) => {
+                    self.pos = self.buf.len();
+                    return Some(Err(e));
+                }
+            }
+        }
         if self.pos >= self.buf.len() {
             return None;
         }
@@ -230,11 +278,17 @@ impl Iterator for Reader<'_> {
     }
 }
 
-/// Parses a whole trace.
+/// Parses a whole trace (its gaps: `parse_with_gaps`; the tests).
+#[cfg(test)]
 pub fn parse(buf: &[u8]) -> Result<(Header, Vec<Record>), TraceError> {
-    let (h, r) = Reader::new(buf)?;
-    let recs = r.collect::<Result<Vec<_>, _>>()?;
-    Ok((h, recs))
+    parse_with_gaps(buf).map(|(h, recs, _)| (h, recs))
+}
+
+/// Parses a whole trace: its header, records and gaps.
+pub fn parse_with_gaps(buf: &[u8]) -> Result<(Header, Vec<Record>, Vec<Gap>), TraceError> {
+    let (h, mut r) = Reader::new(buf)?;
+    let recs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
+    Ok((h, recs, r.gaps))
 }
 
 #[cfg(test)]
@@ -313,6 +367,26 @@ mod tests {
         let e = parse(&b).unwrap_err();
         assert_eq!(e.offset, HEADER_LEN);
         assert!(e.msg.contains("time"), "{e}");
+    }
+
+    #[test]
+    fn gaps_read_back_apart_from_the_records() {
+        let mut b = sample();
+        let g = Gap { conn: 7, t_us: 1 << 30, records: 123_456, bytes: 1 << 33 };
+        encode_gap(&g, &mut b);
+        encode_record(7, (1 << 30) + 5, &[b"PING"], None, &mut b);
+        encode_gap(&Gap { conn: 70000, ..g }, &mut b);
+        let (_, recs, gaps) = parse_with_gaps(&b).unwrap();
+        assert_eq!(recs.len(), 4);
+        // The bytes kvperf's reader is tested with (tests/unit/driver/test_trace_format.py).
+        let mut one = Vec::new();
+        encode_gap(&Gap { conn: 1, t_us: 5, records: 2, bytes: 300 }, &mut one);
+        assert_eq!(one, b"\x03\x01\x05\x02\xac\x02");
+        assert_eq!(recs[3].args, vec![b"PING".to_vec()]);
+        assert_eq!(gaps, vec![g, Gap { conn: 70000, ..g }]);
+        let cut = b.len() - 2;
+        let e = parse(&b[..cut]).unwrap_err();
+        assert!(e.msg.contains("truncated"), "{e}");
     }
 
     #[test]

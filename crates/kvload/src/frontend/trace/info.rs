@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::base::exit;
 
 use super::file::{self, Trace};
-use super::format::{Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
+use super::format::{Gap, Record, FLAG_ANONYMIZED, FLAG_KEEP_SLOTS, FLAG_MONITOR, FLAG_REPLIES};
 use super::replies::unreplayable;
 
 #[derive(Serialize)]
@@ -36,6 +36,29 @@ pub struct Info {
     unreplayable: Option<String>,
     /// Recorded replies (null without them).
     recorded_replies: Option<Replies>,
+    /// Records `kvload record` dropped from the trace (its writer was behind): null when the
+    /// trace is complete.
+    dropped: Option<Dropped>,
+}
+
+/// A trace's gaps: the records dropped in all, and each gap (connection, time, counts).
+#[derive(Serialize, Debug, PartialEq)]
+pub struct Dropped {
+    records: u64,
+    bytes: u64,
+    connections: usize,
+    gaps: Vec<Gap>,
+}
+
+pub fn dropped(gaps: &[Gap]) -> Option<Dropped> {
+    let connections = gaps.iter().map(|g| g.conn).collect::<BTreeSet<_>>().len();
+    (!gaps.is_empty()).then(|| Dropped {
+        // Saturating: the counts are read from the file (a corrupted one may claim anything).
+        records: gaps.iter().fold(0u64, |n, g| n.saturating_add(g.records)),
+        bytes: gaps.iter().fold(0u64, |n, g| n.saturating_add(g.bytes)),
+        connections,
+        gaps: gaps.to_vec(),
+    })
 }
 
 /// What `record --replies` saw: reply sizes and the latency at the proxy.
@@ -108,6 +131,7 @@ pub fn info(t: &Trace) -> Info {
         per_second,
         unreplayable: unreplayable(&t.records),
         recorded_replies: replies(&t.records),
+        dropped: dropped(&t.gaps),
     }
 }
 

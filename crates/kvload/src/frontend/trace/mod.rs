@@ -10,6 +10,7 @@ pub mod format;
 pub mod info;
 pub mod monitor;
 pub mod options;
+pub mod queue;
 #[cfg(test)]
 mod props;
 pub mod record;

@@ -3,12 +3,15 @@
 
 use super::format;
 
-pub const RECORD_HELP: &str = "Usage: kvload record --listen HOST:PORT --upstream HOST:PORT --out TRACE [--duration S] [--max-bytes N] [--replies]
+pub const RECORD_HELP: &str = "Usage: kvload record --listen HOST:PORT --upstream HOST:PORT --out TRACE [--duration S] [--max-bytes N] [--queue-bytes N] [--replies]
   A recording proxy: clients connect to --listen as to the server; bytes are forwarded untouched
   both ways and every command the clients send is appended to TRACE (docs/TRACES.md).
   --replies also records each command's reply size and latency (command read → reply complete).
   Ends after --duration seconds, when TRACE would pass --max-bytes, on SIGINT/SIGTERM, or when
   the disk is full; TRACE always ends at a whole record.
+  --queue-bytes N bounds the records waiting for the trace writer, across connections (default
+  67108864, 64 MiB): when the disk falls behind, records that do not fit are dropped from TRACE
+  and counted (a gap record per connection; forwarding never waits).
 ";
 
 #[derive(Debug, PartialEq)]
@@ -18,12 +21,15 @@ pub struct RecordOptions {
     pub out: String,
     pub duration: Option<f64>,
     pub max_bytes: Option<u64>,
+    /// The bound of the records waiting for the writer (queue.rs).
+    pub queue_bytes: usize,
     pub replies: bool,
 }
 
 /// `kvload record`'s argv → options; Ok(None) for --help.
 pub fn parse_record(argv: &[String]) -> Result<Option<RecordOptions>, String> {
     let (mut listen, mut upstream, mut out, mut duration, mut max_bytes) = (None, None, None, None, None);
+    let mut queue_bytes = super::queue::DEFAULT_QUEUE_BYTES;
     let mut replies = false;
     let mut i = 0;
     while i < argv.len() {
@@ -47,12 +53,15 @@ pub fn parse_record(argv: &[String]) -> Result<Option<RecordOptions>, String> {
             "--max-bytes" => {
                 max_bytes = Some(v.parse::<u64>().ok().filter(|n| *n > format::HEADER_LEN as u64).ok_or_else(|| format!("invalid value for --max-bytes: '{v}' (more than {} bytes)", format::HEADER_LEN))?)
             }
+            "--queue-bytes" => {
+                queue_bytes = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid value for --queue-bytes: '{v}' (a number of bytes over 0)"))?
+            }
             _ => return Err(format!("unknown option {flag} (see kvload record --help)")),
         }
         i += 2;
     }
     let need = |v: Option<String>, f: &str| v.ok_or_else(|| format!("{f} is required (see kvload record --help)"));
-    Ok(Some(RecordOptions { listen: need(listen, "--listen")?, upstream: need(upstream, "--upstream")?, out: need(out, "--out")?, duration, max_bytes, replies }))
+    Ok(Some(RecordOptions { listen: need(listen, "--listen")?, upstream: need(upstream, "--upstream")?, out: need(out, "--out")?, duration, max_bytes, queue_bytes, replies }))
 }
 
 pub const REPLAY_HELP: &str = "Usage: kvload replay TRACE [-h HOST] [-p PORT] [-a PASSWORD] [--user USER] [--speed F|max] [--seed-from-trace] [--seed-size N] [--json FILE] [-q]
@@ -171,6 +180,11 @@ mod tests {
         assert!(a(&["--max-bytes", "3"]).is_err(), "not even a header fits");
         assert_eq!(a(&["--max-bytes", "100"]).unwrap().unwrap().max_bytes, Some(100));
         assert!(a(&["--duration", "0"]).is_err());
+        assert_eq!(a(&[]).unwrap().unwrap().queue_bytes, 64 << 20);
+        assert_eq!(a(&["--queue-bytes", "1000"]).unwrap().unwrap().queue_bytes, 1000);
+        let e = a(&["--queue-bytes", "0"]).unwrap_err();
+        assert!(e.contains("--queue-bytes: '0'"), "{e}");
+        assert!(a(&["--queue-bytes", "64M"]).is_err());
         assert_eq!(a(&["--duration", "1.5"]).unwrap().unwrap().duration, Some(1.5));
         assert!(!a(&[]).unwrap().unwrap().replies);
         assert!(a(&["--replies", "--duration", "2"]).unwrap().unwrap().replies, "--replies takes no value");

@@ -11,7 +11,7 @@ use crate::base::fuzz::{config, resp_hostile, resp_value, splits};
 use crate::base::resp::{skip, Kind};
 
 use super::file::parse_any;
-use super::format::{self, Header, Record, HEADER_LEN, MAX_ARG_LEN};
+use super::format::{self, Gap, Header, Record, HEADER_LEN, MAX_ARG_LEN};
 use super::replay::{batches, keys_to_seed};
 use super::replies::Scanner;
 
@@ -52,18 +52,34 @@ fn record() -> impl Strategy<Value = Record> {
     (any::<u32>(), 0u64..format::MAX_TIME_US, args, reply).prop_map(|(conn, t_us, args, reply)| Record { conn, t_us, args, reply })
 }
 
-/// A valid trace: its bytes, and each record's start offset (then the end of the file).
-fn trace() -> impl Strategy<Value = (Vec<u8>, Vec<Record>, Vec<usize>)> {
-    (0u16..16, any::<u64>(), vec(record(), 0..8)).prop_map(|(flags, start_unix_us, recs)| {
+/// A gap record (`kvload record` dropped records).
+fn gap() -> impl Strategy<Value = Gap> {
+    (any::<u32>(), 0u64..format::MAX_TIME_US, any::<u64>(), any::<u64>()).prop_map(|(conn, t_us, records, bytes)| Gap { conn, t_us, records, bytes })
+}
+
+/// A valid trace: its bytes, its records and gaps, and each record's (or gap's) start
+/// offset (then the end of the file).
+fn trace() -> impl Strategy<Value = (Vec<u8>, (Vec<Record>, Vec<Gap>), Vec<usize>)> {
+    let entry = prop_oneof![4 => record().prop_map(Ok), 1 => gap().prop_map(Err)];
+    (0u16..16, any::<u64>(), vec(entry, 0..8)).prop_map(|(flags, start_unix_us, entries)| {
         let mut b = Vec::new();
         format::encode_header(&Header { version: format::VERSION, flags, start_unix_us }, &mut b);
-        let mut starts = vec![b.len()];
-        for r in &recs {
-            let args: Vec<&[u8]> = r.args.iter().map(Vec::as_slice).collect();
-            format::encode_record(r.conn, r.t_us, &args, r.reply, &mut b);
+        let (mut starts, mut recs, mut gaps) = (vec![b.len()], Vec::new(), Vec::new());
+        for e in entries {
+            match e {
+                Ok(r) => {
+                    let args: Vec<&[u8]> = r.args.iter().map(Vec::as_slice).collect();
+                    format::encode_record(r.conn, r.t_us, &args, r.reply, &mut b);
+                    recs.push(r);
+                }
+                Err(g) => {
+                    format::encode_gap(&g, &mut b);
+                    gaps.push(g);
+                }
+            }
             starts.push(b.len());
         }
-        (b, recs, starts)
+        (b, (recs, gaps), starts)
     })
 }
 
@@ -119,8 +135,8 @@ proptest! {
     }
 
     #[test]
-    fn a_trace_reads_back_and_every_cut_is_a_shorter_trace_or_an_error_at_its_record((b, recs, starts) in trace()) {
-        prop_assert_eq!(format::parse(&b).map(|p| p.1), Ok(recs));
+    fn a_trace_reads_back_and_every_cut_is_a_shorter_trace_or_an_error_at_its_record((b, (recs, gaps), starts) in trace()) {
+        prop_assert_eq!(format::parse_with_gaps(&b).map(|p| (p.1, p.2)), Ok((recs, gaps)));
         for cut in 0..b.len() {
             match format::parse(&b[..cut]) {
                 Ok(_) => prop_assert!(starts.contains(&cut), "a cut at {} inside a record read as whole", cut),

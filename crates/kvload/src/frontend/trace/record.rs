@@ -6,7 +6,10 @@
 //! full (or --max-bytes is reached) it cuts the file back to the last whole record and the
 //! recording ends with a valid trace. With `--replies` the upstream → client thread also
 //! finds each reply's end and the connection's `replies::Matcher` pairs it with its command
-//! (reply size and latency in the record, docs/TRACES.md).
+//! (reply size and latency in the record, docs/TRACES.md). The records waiting for the
+//! writer are bounded in bytes across connections (`queue::Budget`, --queue-bytes): when the
+//! writer falls behind, what does not fit is dropped from the trace and counted, never waited
+//! for (a gap record marks it).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -20,6 +23,7 @@ use crate::base::exit;
 
 use super::format::{self, Batch, Header};
 use super::options::{parse_record, RecordOptions, RECORD_HELP};
+use super::queue::{Budget, ConnTx};
 use super::replies::{self, Matcher, Scanner};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -76,8 +80,9 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     let w = start_writer(o)?;
     eprintln!("kvload record: listening on {}, forwarding to {}", o.listen, o.upstream);
     let conns = accept_loop(o, &listener, &w);
+    w.budget.mark_all(&w.tx);
     w.done.store(true, Ordering::SeqCst);
-    let counts = w.counts.clone();
+    let (counts, budget) = (w.counts.clone(), w.budget.clone());
     drop(w.tx);
     let summary = w.thread.join().map_err(|_| "the trace writer failed".to_string())?;
     eprintln!("kvload record: {} commands from {conns} connections, {} bytes in {}{}", summary.commands, summary.bytes, o.out, summary.note);
@@ -85,7 +90,21 @@ fn run(o: &RecordOptions) -> Result<(), String> {
     if unrecorded + unpaired > 0 {
         eprintln!("kvload record: {unrecorded} connections not recorded in full (forwarded only from where their bytes were no command or over {} MiB), {unpaired} with replies not paired", MAX_PENDING >> 20);
     }
+    report_drops(&budget, o.queue_bytes);
     Ok(())
+}
+
+/// The records dropped from the trace because the writer was behind: in all and per
+/// connection (the first 10), on stderr.
+fn report_drops(budget: &Budget, limit: usize) {
+    let d = budget.summary();
+    if d.records == 0 {
+        return;
+    }
+    let conns: Vec<String> = d.per_conn.iter().take(10).map(|(c, n)| format!("connection {c}: {n}")).collect();
+    let more = if d.per_conn.len() > 10 { format!(", {} more", d.per_conn.len() - 10) } else { String::new() };
+    eprintln!("kvload record: warning: the trace is incomplete: {} commands ({} bytes) of {} connections dropped, the trace writer being behind with --queue-bytes {limit} waiting ({}{more}); gap records mark them",
+              d.records, d.bytes, d.per_conn.len(), conns.join(", "));
 }
 
 /// The trace's writer: the channel records go to, its stop flag, its thread, and the
@@ -96,6 +115,7 @@ struct Writer {
     thread: std::thread::JoinHandle<Summary>,
     start: Instant,
     counts: Arc<Counts>,
+    budget: Arc<Budget>,
 }
 
 /// Creates the trace with its header and starts the thread that appends records.
@@ -108,12 +128,13 @@ fn start_writer(o: &RecordOptions) -> Result<Writer, String> {
     file.write_all(&head).map_err(|e| format!("cannot write {}: {e}", o.out))?;
     let (tx, rx) = mpsc::channel::<Batch>();
     let done = Arc::new(AtomicBool::new(false));
+    let budget = Arc::new(Budget::new(o.queue_bytes, start));
     let thread = {
-        let done = done.clone();
+        let (done, budget) = (done.clone(), budget.clone());
         let max = o.max_bytes.unwrap_or(u64::MAX);
-        std::thread::spawn(move || write_loop(file, rx, head.len() as u64, max, &done))
+        std::thread::spawn(move || write_loop(Out { file, len: head.len() as u64, commands: 0 }, rx, max, &done, &budget))
     };
-    Ok(Writer { tx, done, thread, start, counts: Arc::default() })
+    Ok(Writer { tx, done, thread, start, counts: Arc::default(), budget })
 }
 
 /// Proxies every client that connects until a signal, --duration or the writer ends the
@@ -153,12 +174,13 @@ fn accept_loop(o: &RecordOptions, listener: &TcpListener, w: &Writer) -> u32 {
 /// Starts proxying connection `id` (client, upstream); with --replies its matcher joins
 /// the live ones.
 fn proxy(o: &RecordOptions, w: &Writer, id: u32, (client, up): (TcpStream, TcpStream), matchers: &mut Vec<Arc<Matcher>>) {
-    let matcher = o.replies.then(|| Arc::new(Matcher::new(w.tx.clone())));
+    let tx = ConnTx::new(id, w.tx.clone(), w.budget.clone());
+    let matcher = o.replies.then(|| Arc::new(Matcher::new(tx.clone())));
     if let Some(m) = &matcher {
         matchers.retain(|m| Arc::strong_count(m) > 1);
         matchers.push(m.clone());
     }
-    spawn_conn(Conn { id, tx: w.tx.clone(), start: w.start, matcher, counts: w.counts.clone() }, client, up);
+    spawn_conn(Conn { id, tx, start: w.start, matcher, counts: w.counts.clone() }, client, up);
 }
 
 /// What a connection's two threads share: its id, the writer, the clock, and with
@@ -166,7 +188,7 @@ fn proxy(o: &RecordOptions, w: &Writer, id: u32, (client, up): (TcpStream, TcpSt
 #[derive(Clone)]
 struct Conn {
     id: u32,
-    tx: Sender<Batch>,
+    tx: ConnTx,
     start: Instant,
     matcher: Option<Arc<Matcher>>,
     counts: Arc<Counts>,
@@ -292,7 +314,7 @@ fn forward_and_log(c: Conn, mut client: TcpStream, mut up: TcpStream) {
 /// the recording): to the matcher with --replies, else to the writer. False when nothing
 /// more of this connection can be logged (unparsable bytes, the writer gone).
 fn log_commands(pending: &mut Vec<u8>, id: u32, t_us: u64, read_at: Instant,
-                matcher: Option<&Matcher>, tx: &Sender<Batch>) -> bool {
+                matcher: Option<&Matcher>, tx: &ConnTx) -> bool {
     let r = read_records(pending, id, t_us, matcher.is_some());
     if r.unparsable {
         eprintln!("kvload record: connection {id}: unparsable client bytes; forwarding only from here on");
@@ -305,7 +327,7 @@ fn log_commands(pending: &mut Vec<u8>, id: u32, t_us: u64, read_at: Instant,
             m.stop();
         }
     }
-    let sent = r.out.is_empty() || tx.send((r.count, r.out)).is_ok();
+    let sent = tx.send((r.count, r.out));
     !r.unparsable && sent
 }
 
@@ -469,8 +491,8 @@ impl Out {
 }
 
 /// Appends batches; stops at --max-bytes or a write error, leaving whole records only.
-fn write_loop(file: std::fs::File, rx: Receiver<Batch>, len: u64, max: u64, done: &AtomicBool) -> Summary {
-    let mut out = Out { file, len, commands: 0 };
+/// What it has written (or, stopped, discarded) leaves the queue's bound.
+fn write_loop(mut out: Out, rx: Receiver<Batch>, max: u64, done: &AtomicBool, budget: &Budget) -> Summary {
     let mut p = Pending::default();
     let mut note = String::new();
     let mut last_flush = Instant::now();
@@ -484,17 +506,22 @@ fn write_loop(file: std::fs::File, rx: Receiver<Batch>, len: u64, max: u64, done
                     note = format!(" (stopped: --max-bytes {max} reached)");
                     stopped = true;
                     done.store(true, Ordering::SeqCst);
+                    budget.release(rec.len());
                 } else {
                     p.buf.extend_from_slice(&rec);
                     p.marks.push((p.buf.len(), n));
                 }
             }
-            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+            Ok((_, rec)) => budget.release(rec.len()),
+            Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
         if p.buf.len() >= 256 * 1024 || last_flush.elapsed() >= Duration::from_millis(200) {
             last_flush = Instant::now();
-            if let Err(e) = out.flush(&mut p) {
+            let held = p.buf.len();
+            let res = out.flush(&mut p);
+            budget.release(held);
+            if let Err(e) = res {
                 note = format!(" (stopped: cannot write: {e}; the trace keeps the whole records written before)");
                 stopped = true;
                 done.store(true, Ordering::SeqCst);

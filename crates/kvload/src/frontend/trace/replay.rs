@@ -45,6 +45,10 @@ pub fn main(argv: &[String]) -> i32 {
     if let Some(e) = unreplayable(&trace.records) {
         return exit::bad_input("replay", &format!("trace {}: {e}", o.trace));
     }
+    if !trace.gaps.is_empty() {
+        let n = trace.gaps.iter().fold(0u64, |n, g| n.saturating_add(g.records));
+        eprintln!("kvload replay: warning: trace {} is incomplete: {n} commands were dropped while it was recorded ({} gaps; kvload trace-info lists them)", o.trace, trace.gaps.len());
+    }
     match run(&o, &trace) {
         Ok(()) => 0,
         Err(e) => {

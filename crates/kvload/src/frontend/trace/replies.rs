@@ -15,11 +15,11 @@
 //! server works, not between the reply and the client's next request.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::format::{self, Batch, Record};
+use super::format::{self, Record};
+use super::queue::ConnTx;
 
 /// Deepest nesting of aggregates the scanner follows (deeper: not a reply it pairs).
 pub const MAX_DEPTH: usize = 1024;
@@ -178,11 +178,11 @@ struct State {
 /// the connection's order.
 pub struct Matcher {
     state: Mutex<State>,
-    tx: Sender<Batch>,
+    tx: ConnTx,
 }
 
 impl Matcher {
-    pub fn new(tx: Sender<Batch>) -> Matcher {
+    pub fn new(tx: ConnTx) -> Matcher {
         let state = State { cmds: VecDeque::new(), replies: VecDeque::new(), done: Vec::new(), done_n: 0, matching: true, queued: 0, overflowed: false };
         Matcher { state: Mutex::new(state), tx }
     }
@@ -198,7 +198,7 @@ impl Matcher {
         self.hand_off(&mut s);
         if !s.matching {
             let n = recs.len() as u64;
-            let _ = self.tx.send((n, recs.concat()));
+            self.tx.send((n, recs.concat()));
             return;
         }
         s.queued += recs.iter().map(|r| r.len() + ENTRY).sum::<usize>();
@@ -213,7 +213,7 @@ impl Matcher {
     /// The paired records so far, to the writer.
     fn hand_off(&self, s: &mut State) {
         if s.done_n > 0 {
-            let _ = self.tx.send((s.done_n, std::mem::take(&mut s.done)));
+            self.tx.send((s.done_n, std::mem::take(&mut s.done)));
             s.done_n = 0;
         }
     }
@@ -269,7 +269,7 @@ impl Matcher {
             let n = s.cmds.len() as u64;
             let out: Vec<u8> = s.cmds.drain(..).flat_map(|(r, _)| r).collect();
             s.cmds = VecDeque::new();
-            let _ = self.tx.send((n, out));
+            self.tx.send((n, out));
         }
     }
 }
@@ -344,7 +344,7 @@ mod tests {
         r
     }
 
-    fn parse_records(batches: &[Batch]) -> Vec<format::Record> {
+    fn parse_records(batches: &[format::Batch]) -> Vec<format::Record> {
         let mut file = Vec::new();
         format::encode_header(&format::Header { version: format::VERSION, flags: format::FLAG_REPLIES, start_unix_us: 0 }, &mut file);
         for (_, b) in batches {
@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn pairs_replies_with_commands_in_order_whichever_comes_first() {
         let (tx, rx) = mpsc::channel();
-        let m = Matcher::new(tx);
+        let m = Matcher::new(ConnTx::unbounded(tx));
         let t0 = Instant::now();
         m.commands(vec![rec(b"a"), rec(b"b")], t0, false);
         m.replies(&[11], t0 + Duration::from_micros(250));
@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn a_queue_over_the_cap_ends_pairing() {
         let (tx, rx) = mpsc::channel();
-        let m = Matcher::new(tx);
+        let m = Matcher::new(ConnTx::unbounded(tx));
         let per = rec(b"k").len() + ENTRY;
         let batches = MAX_QUEUED / per / 1000 + 1;
         for _ in 0..batches {
@@ -392,7 +392,7 @@ mod tests {
         let got: u64 = rx.try_iter().map(|b| b.0).sum();
         assert_eq!(got, batches as u64 * 1000, "every command reached the writer, none held");
         let (tx, _rx) = mpsc::channel();
-        let m = Matcher::new(tx);
+        let m = Matcher::new(ConnTx::unbounded(tx));
         m.replies(&vec![5; MAX_QUEUED / ENTRY + 1], Instant::now());
         assert!(m.overflowed(), "replies to no command are bounded too");
     }
@@ -403,7 +403,7 @@ mod tests {
         assert!(breaks_matching(&[b"CLIENT", b"reply", b"off"]));
         assert!(!breaks_matching(&[b"CLIENT", b"SETNAME", b"x"]));
         let (tx, rx) = mpsc::channel();
-        let m = Matcher::new(tx);
+        let m = Matcher::new(ConnTx::unbounded(tx));
         let t0 = Instant::now();
         m.commands(vec![rec(b"a"), rec(b"ch")], t0, true);
         m.replies(&[30, 40], t0);
