@@ -355,8 +355,9 @@ mod tests {
     }
 
     /// Each key's chance as the tables give it: one attempt's chance of proposing and
-    /// accepting it, over one attempt's chance of accepting any (rejections restart).
-    fn law(z: &Zipf) -> Vec<f64> {
+    /// accepting it, over one attempt's chance of accepting any (rejections restart); and
+    /// the rounding each may carry (2^-31 of its slot's share: the 32-bit coins).
+    fn law(z: &Zipf) -> Vec<(f64, f64)> {
         let slot_shares = |slots: &mut dyn Iterator<Item = (u32, u32)>, len: usize, mass: f64| {
             let mut got = vec![0.0; len];
             for (j, (keep, a)) in slots.enumerate() {
@@ -366,16 +367,19 @@ mod tests {
             }
             got
         };
-        let mut per_key = slot_shares(&mut z.slots.iter().copied(), z.slots.len(), z.head_mass);
+        let coin = 2f64.powi(-31);
+        let head_slot = z.head_mass / z.slots.len() as f64 * coin;
+        let mut per_key: Vec<(f64, f64)> =
+            slot_shares(&mut z.slots.iter().copied(), z.slots.len(), z.head_mass).into_iter().map(|p| (p, head_slot)).collect();
         if let Some(t) = &z.tail {
             let segs = slot_shares(&mut t.segs.iter().map(|s| (s.keep, s.alias)), t.segs.len(), 1.0 - z.head_mass);
             for (s, share) in t.segs.iter().zip(segs) {
-                let f = s.first as f64;
-                per_key.extend((s.first..s.first + s.len).map(|k| share / s.len as f64 * (f / k as f64).powf(t.exp)));
+                let (f, slot) = (s.first as f64, (1.0 - z.head_mass) / t.segs.len() as f64 * coin / s.len as f64);
+                per_key.extend((s.first..s.first + s.len).map(|k| (share / s.len as f64 * (f / k as f64).powf(t.exp), slot)));
             }
         }
-        let total: f64 = per_key.iter().sum();
-        per_key.iter().map(|p| p / total).collect()
+        let total: f64 = per_key.iter().map(|p| p.0).sum();
+        per_key.iter().map(|&(p, tol)| (p / total, tol / total)).collect()
     }
 
     /// Σ k^-s for k in a..=b: exact up to 10^5 terms, else Euler–Maclaurin from a ≥ 64
@@ -394,10 +398,10 @@ mod tests {
 
     fn assert_exact_law(z: &Zipf, n: u64, exp: f64) -> Result<(), String> {
         let want = power_sum(1, n, exp);
-        for (i, g) in law(z).iter().enumerate() {
+        for (i, &(g, tol)) in law(z).iter().enumerate() {
             let w = ((i + 1) as f64).powf(-exp) / want;
-            // 32-bit coins: each slot within 2^-32 of its share
-            if (g - w).abs() > 1e-6 * w + 1e-13 {
+            // 32-bit coins (each slot within 2^-32 of its share), 53-bit uniforms
+            if (g - w).abs() > 1e-6 * w + tol + f64::EPSILON {
                 return Err(format!("n {n} s {exp}: key {} has {g}, wants {w}", i + 1));
             }
         }
@@ -480,6 +484,38 @@ mod tests {
         let tail = (0..draws).filter(|_| z.sample(|| unit(&mut rng)) > HEAD).count() as f64 / draws as f64;
         let sd = (want * (1.0 - want) / draws as f64).sqrt();
         assert!((tail - want).abs() < 4.0 * sd, "tail share {tail}, wants {want} ± {sd}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::base::fuzz::config())]
+
+        #[test]
+        fn any_zipf_gives_each_key_its_exact_weight(n in 1u64..30_000, exp in 0.1f64..5.0, eps in 0.001f64..1.0) {
+            assert_exact_law(&Zipf::with_epsilon(1, n, exp, eps), n, exp).map_err(proptest::test_runner::TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn any_key_space_has_few_segments_covering_its_tail(min in 0u64..1_000, n in 0u64..(1 << 62), exp in 0.1f64..5.0) {
+            let z = Zipf::new(min, n, exp);
+            let (lo, hi) = (min.max(1), n.max(min.max(1)));
+            if let Some(t) = &z.tail {
+                proptest::prop_assert!(t.segs.len() as f64 <= SEGMENTS);
+                let mut next = lo + HEAD;
+                for s in t.segs.iter() {
+                    proptest::prop_assert_eq!(s.first, next);
+                    proptest::prop_assert!(s.len >= 1 && s.squeeze <= (s.first as f64 / (s.first + s.len - 1) as f64).powf(exp));
+                    next = s.first + s.len;
+                }
+                proptest::prop_assert_eq!(next, hi + 1);
+            } else {
+                proptest::prop_assert!(hi - lo < HEAD);
+            }
+            let mut rng = Rng::new(n);
+            for _ in 0..200 {
+                let k = z.sample(|| unit(&mut rng));
+                proptest::prop_assert!((lo..=hi).contains(&k), "{} outside [{}, {}]", k, lo, hi);
+            }
+        }
     }
 
     #[test]
