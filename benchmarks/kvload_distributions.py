@@ -1,7 +1,7 @@
 """kvload's client CPU per request with skewed keys against uniform keys, side by side in
-one run (stdlib only): what do `--key-distribution zipf:0.99` (rejection-inversion: a
-`powf` or two per key) and `hotset:0.01:0.9` (one more random number per key) cost the hot
-path? The target is within 3% of uniform.
+one run (stdlib only): what do `--key-distribution zipf:0.99` (an alias table,
+then geometric tail segments: a few ns per key) and `hotset:0.01:0.9` (one more random
+number per key) cost the hot path? The target is within 3% of uniform.
 
 One valkey-server pinned to cpu0, the client pinned to cpu1, `SET -c 50 -d 64 -r 100000`
 at P=1 and P=16. Each round runs the three clients (uniform, zipf, hotset) in a random

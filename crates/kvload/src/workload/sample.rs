@@ -1,5 +1,5 @@
 //! sample: the one home of kvload's random distributions, shared by every front end —
-//! Zipf (rejection-inversion), the standard normal, and the key distributions of kvload's
+//! Zipf (an alias table, then geometric segments), the standard normal, and the key distributions of kvload's
 //! own mode (`--key-distribution`: uniform, sequential, zipf, gaussian, hotset). memtier's
 //! key patterns draw their Zipf and Gaussian keys here too. No allocation per draw.
 
@@ -13,34 +13,75 @@ pub fn unit(rng: &mut Rng) -> f64 {
     (rng.next() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Zipf over [lo, hi]: P(k) ∝ k^-exp. The first `HEAD` keys (where rejection-inversion
-/// rejects most and pays three powers a draw) come from an alias table (Walker, Vose: one
-/// lookup and one branchless comparison, 8 bytes a key); the rest from rejection-inversion over the tail, whose quick
-/// acceptance takes nearly every draw there (one power). The tail's weight is summed by
-/// Euler–Maclaurin, so a key space of any size costs `HEAD` powers to set up.
+/// Zipf over [lo, hi]: P(k) ∝ k^-exp, exact, with no power on the common path.
+///
+/// The first `HEAD` keys come from an alias table (Walker, Vose: one lookup and one
+/// branchless comparison, 8 bytes a key). The tail [lo + HEAD, hi] is cut into geometric
+/// segments [f, l] over which the weight k^-exp falls by at most a factor 1 + ε
+/// ((l/f)^exp ≤ 1 + ε); each segment is proposed with its ENVELOPE mass, (l − f + 1)·f^-exp,
+/// from a second, small alias table, then a key k uniformly inside it (multiply-shift).
+/// A second uniform v accepts k at once when v < (f/l)^exp (the segment's squeeze, a
+/// constant: ≥ 1 − ε of the tail's draws stop there), else when v < (f/k)^exp (the one
+/// power, in ≤ ε of them); a rejected key restarts the WHOLE draw.
+///
+/// Why that is exact: let w(k) = k^-exp, W the head's weight and E the tail's envelope
+/// (Σ over segments of (l − f + 1)·f^-exp ≥ the tail's weight). One attempt proposes a head
+/// key k with W/(W+E) · w(k)/W = w(k)/(W+E) and accepts it; a tail key k of segment [f, l]
+/// with E/(W+E) · ((l − f + 1)·f^-exp / E) · 1/(l − f + 1) = f^-exp/(W+E) and accepts it with
+/// (f/k)^exp, so with w(k)/(W+E) too. Every key's chance per attempt is w(k)/(W+E), and
+/// restarting on a rejection (chance 1 − Σw/(W+E) ≤ ε·E/(W+E)) keeps those proportions:
+/// P(k) = w(k)/Σw. What is left is rounding: 32-bit alias coins (2^-32 of a slot's share),
+/// 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
+/// test would refuse. The segments are at most `SEGMENTS` (ε grows past 1% on the largest
+/// key spaces, exactness does not change), so any key space costs `HEAD` + `SEGMENTS` powers
+/// to set up and at most 64 KiB + 32 KiB.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Zipf {
     lo: u64,
-    /// P(key < lo + HEAD): the share of draws the table serves.
+    /// W/(W+E): the head's share of one attempt (the tail's envelope takes the rest).
     head_mass: f64,
     /// The alias table of the head's keys: slot j keeps j when its coin (the draw's
     /// fraction, as 32 bits) is below `.0`, else gives `.1`. Shared by the threads' clones.
     slots: Arc<[(u32, u32)]>,
-    tail: Option<Inversion>,
+    tail: Option<Tail>,
 }
 
-/// Keys drawn from their exact table before rejection-inversion takes over (64 KiB: the
+/// Keys drawn from their exact table before the segments take over (64 KiB: the
 /// table stays in the second-level cache between batches; 512 KiB did not, and cost a
 /// miss a draw inside kvload).
 const HEAD: u64 = 1 << 13;
 
-/// Σ k^-s for k in a..=b (a ≥ 2) by Euler–Maclaurin (error far below 1e-12 from a = 64).
-fn power_sum(a: f64, b: f64, s: f64) -> f64 {
-    let f = |x: f64| x.powf(-s);
-    let d1 = |x: f64| -s * x.powf(-s - 1.0);
-    let d3 = |x: f64| -s * (s + 1.0) * (s + 2.0) * x.powf(-s - 3.0);
-    let integral = if (s - 1.0).abs() < 1e-9 { b.ln() - a.ln() } else { (b.powf(1.0 - s) - a.powf(1.0 - s)) / (1.0 - s) };
-    integral + (f(a) + f(b)) / 2.0 + (d1(b) - d1(a)) / 12.0 - (d3(b) - d3(a)) / 720.0
+/// The weight's largest fall inside a tail segment while the segments are fewer than
+/// `SEGMENTS`: ~1% of tail draws pay a power (and half of those are rejected).
+const EPSILON: f64 = 0.01;
+
+/// The most tail segments (32 bytes each): 10^9 keys at s = 0.99 need 1,170 at ε = 1%,
+/// so there ε becomes 1.1%; at s = 5, 5.9%.
+const SEGMENTS: f64 = 1024.0;
+
+/// A tail segment [first, first + len − 1], one slot of the segments' alias table too
+/// (slot j keeps segment j when its coin is below `keep`, else gives segment `alias`): a
+/// kept draw reads one 32-byte record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(32))]
+struct Segment {
+    keep: u32,
+    alias: u32,
+    first: u64,
+    len: u64,
+    /// (first / last)^exp, a hair under: below it a key is accepted without a power.
+    squeeze: f64,
+}
+
+/// The tail past the head: its segments and the numbers that pick one.
+#[derive(Debug, Clone, PartialEq)]
+struct Tail {
+    /// 1 / (1 − head_mass): maps an attempt's u ≥ head_mass onto [0, 1) — or 0 when the
+    /// tail is so light (under 2^-11) that u has too few bits left for a segment and its
+    /// coin: then the tail draws a fresh uniform (s ≥ 2.3 or so, a draw in 10^10 or fewer).
+    inv: f64,
+    exp: f64,
+    segs: Arc<[Segment]>,
 }
 
 /// Vose's alias table of `weights`: per slot (its own key's chance in 2^-32, its alias).
@@ -63,92 +104,107 @@ fn alias_table(weights: &[f64]) -> Arc<[(u32, u32)]> {
     prob.iter().zip(alias).map(|(&p, a)| (if p >= 1.0 { u32::MAX } else { coin(p) }, a)).collect()
 }
 
+/// Slot `j` or its alias, by the coin, without a branch (the coin is a fair guess half the
+/// time: a mispredicted branch).
+#[inline]
+fn pick(j: u64, coin: u64, (keep, alias): (u32, u32)) -> u64 {
+    let mask = ((coin < keep as u64) as u64).wrapping_neg();
+    alias as u64 ^ ((j ^ alias as u64) & mask)
+}
+
+impl Tail {
+    /// Segments over [a, n] (a ≤ n) with their envelope masses; the envelope's sum.
+    fn new(a: u64, n: u64, exp: f64, epsilon: f64) -> (Tail, f64) {
+        // b_{i+1} ≥ b_i·r, so b_i ≥ a·r^i: at most ln(n/a)/ln r + 1 ≤ SEGMENTS segments.
+        let cap = ((n as f64 + 1.0) / a as f64).powf(1.0 / SEGMENTS);
+        let r = (1.0 + epsilon).powf(1.0 / exp).max(cap);
+        let mut bounds = Vec::new();
+        let mut b = a;
+        loop {
+            let last = ((b as f64 * r).floor() as u64).clamp(b, n);
+            bounds.push((b, last));
+            if last == n {
+                break;
+            }
+            b = last + 1;
+        }
+        let weights: Vec<f64> = bounds.iter().map(|&(f, l)| (l - f + 1) as f64 * (f as f64).powf(-exp)).collect();
+        let envelope: f64 = weights.iter().sum();
+        let segs = bounds
+            .iter()
+            .zip(alias_table(&weights).iter())
+            .map(|(&(f, l), &(keep, alias))| {
+                let squeeze = (f as f64 / l as f64).powf(exp) * (1.0 - 1e-15);
+                Segment { keep, alias, first: f, len: l - f + 1, squeeze }
+            })
+            .collect();
+        (Tail { inv: 0.0, exp, segs }, envelope)
+    }
+
+    /// One attempt in the tail from a uniform `x` in [0, 1): a key, or None when the exact
+    /// test rejects it (the caller restarts the whole draw).
+    #[inline]
+    fn attempt(&self, x: f64, mut p: impl FnMut() -> f64) -> Option<u64> {
+        let x = x * self.segs.len() as f64;
+        let j = (x as usize).min(self.segs.len() - 1);
+        let coin = ((x - j as f64) * 4_294_967_296.0) as u64;
+        let s = self.segs[j];
+        let seg = &self.segs[pick(j as u64, coin, (s.keep, s.alias)) as usize];
+        // 53 random bits times the length, the high part: uniform in 0..len (bias len/2^53)
+        let bits = (p() * 9_007_199_254_740_992.0) as u64 as u128;
+        let k = seg.first + ((bits * seg.len as u128) >> 53) as u64;
+        let v = p();
+        if v < seg.squeeze || v < (seg.first as f64 / k as f64).powf(self.exp) {
+            Some(k)
+        } else {
+            None
+        }
+    }
+}
+
 impl Zipf {
     /// Over [max(min, 1), max(max, that)] with exponent `exp` (0 < exp < 5).
     pub fn new(min: u64, max: u64, exp: f64) -> Zipf {
+        Zipf::with_epsilon(min, max, exp, EPSILON)
+    }
+
+    /// `new` with another bound on the weight's fall inside a tail segment.
+    fn with_epsilon(min: u64, max: u64, exp: f64, epsilon: f64) -> Zipf {
         let lo = min.max(1);
         let hi = max.max(lo);
         let last = hi.min(lo + HEAD - 1);
         let head: Vec<f64> = (lo..=last).map(|k| (k as f64).powf(-exp)).collect();
-        let rest = if last < hi { power_sum((last + 1) as f64, hi as f64, exp) } else { 0.0 };
         let weight: f64 = head.iter().sum();
-        let tail = (last < hi).then(|| Inversion::new(last + 1, hi, exp));
-        Zipf { lo, head_mass: weight / (weight + rest), slots: alias_table(&head), tail }
+        let (mut tail, envelope) = if last < hi {
+            let (t, e) = Tail::new(last + 1, hi, exp, epsilon);
+            (Some(t), e)
+        } else {
+            (None, 0.0)
+        };
+        let head_mass = weight / (weight + envelope);
+        if let Some(t) = tail.as_mut() {
+            t.inv = if 1.0 - head_mass < 1.0 / 2048.0 { 0.0 } else { 1.0 / (1.0 - head_mass) };
+        }
+        Zipf { lo, head_mass, slots: alias_table(&head), tail }
     }
 
     /// One draw; `p` yields uniform numbers in [0, 1).
     #[inline]
     pub fn sample(&self, mut p: impl FnMut() -> f64) -> u64 {
-        let u = p();
-        if let Some(t) = self.tail.as_ref().filter(|_| u >= self.head_mass) {
-            return t.sample(p);
-        }
-        // u / head_mass is uniform in [0, 1): its slot, and its fraction for the slot's coin.
-        let x = u / self.head_mass * self.slots.len() as f64;
-        let j = (x as usize).min(self.slots.len() - 1);
-        let coin = ((x - j as f64) * 4_294_967_296.0) as u64;
-        let (keep, alias) = self.slots[j];
-        // without a branch: the coin is a fair guess half the time, a mispredicted branch
-        let mask = ((coin < keep as u64) as u64).wrapping_neg();
-        self.lo + (alias as u64 ^ ((j as u64 ^ alias as u64) & mask))
-    }
-}
-
-/// Rejection-inversion constants (Hörmann & Derflinger, ACM TOMACS 6(3) 1996).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Inversion {
-    lo: f64,
-    hi: f64,
-    exp: f64,
-    h_lo: f64,
-    h_hi: f64,
-    s: f64,
-}
-
-impl Inversion {
-    fn new(lo: u64, hi: u64, exp: f64) -> Inversion {
-        let (lo, hi) = (lo as f64, hi as f64);
-        let mut z = Inversion { lo, hi, exp, h_lo: 0.0, h_hi: 0.0, s: 0.0 };
-        if z.is_log() {
-            z.h_lo = (lo + 0.5).ln() - 1.0 / lo;
-            z.h_hi = (hi + 0.5).ln();
-            z.s = lo + 1.0 - ((lo + 1.5).ln() - 1.0 / (lo + 1.0)).exp();
-        } else {
-            let a = 1.0 - exp;
-            z.h_lo = (lo + 0.5).powf(a) - a * lo.powf(-exp);
-            z.h_hi = (hi + 0.5).powf(a);
-            z.s = lo + 1.0 - ((lo + 1.5).powf(a) - a * (lo + 1.0).powf(-exp)).powf(1.0 / a);
-        }
-        z
-    }
-
-    fn is_log(&self) -> bool {
-        (self.exp - 1.0).abs() < 1e-4
-    }
-
-    fn sample(&self, mut p: impl FnMut() -> f64) -> u64 {
         loop {
-            let u = p() * (self.h_hi - self.h_lo) + self.h_lo;
-            let mut x = if self.is_log() { u.exp() } else { u.powf(1.0 / (1.0 - self.exp)) };
-            if x < self.lo - 0.5 {
-                x = self.lo + 0.5;
+            let u = p();
+            if let Some(t) = self.tail.as_ref().filter(|_| u >= self.head_mass) {
+                let x = if t.inv > 0.0 { (u - self.head_mass) * t.inv } else { p() };
+                match t.attempt(x, &mut p) {
+                    Some(k) => return k,
+                    None => continue,
+                }
             }
-            if x >= self.hi + 0.5 {
-                x = self.hi;
-            }
-            let k = (x + 0.5).floor();
-            if k - x <= self.s {
-                return k as u64;
-            }
-            let accept = if self.is_log() {
-                u > (k + 0.5).ln() - 1.0 / k
-            } else {
-                let a = 1.0 - self.exp;
-                (u - (k + 0.5).powf(a)) / a > -k.powf(-self.exp)
-            };
-            if accept {
-                return k as u64;
-            }
+            // u / head_mass is uniform in [0, 1): its slot, and its fraction for the slot's coin.
+            let x = u / self.head_mass * self.slots.len() as f64;
+            let j = (x as usize).min(self.slots.len() - 1);
+            let coin = ((x - j as f64) * 4_294_967_296.0) as u64;
+            return self.lo + pick(j as u64, coin, self.slots[j]);
         }
     }
 }
@@ -298,22 +354,66 @@ mod tests {
         assert!((top as f64 / 400_000.0 - 0.5178).abs() < 0.005, "top 1% {top}");
     }
 
-    #[test]
-    fn zipf_head_and_tail_weigh_as_the_exact_sums() {
-        for (n, exp) in [(400_000u64, 0.99), (100_000, 1.0), (300, 1.5), (40, 0.5)] {
-            let z = Zipf::new(1, n, exp);
-            let total: f64 = (1..=n).map(|k| (k as f64).powf(-exp)).sum();
-            let head: Vec<f64> = (1..=n.min(HEAD)).map(|k| (k as f64).powf(-exp) / total).collect();
-            assert!((z.head_mass - head.iter().sum::<f64>()).abs() < 1e-12, "{n} {exp}");
-            // The alias table gives each head key its probability exactly.
-            let mut got = vec![0.0; head.len()];
-            for (j, &(keep, a)) in z.slots.iter().enumerate() {
+    /// Each key's chance as the tables give it: one attempt's chance of proposing and
+    /// accepting it, over one attempt's chance of accepting any (rejections restart); and
+    /// the rounding each may carry (2^-31 of its slot's share: the 32-bit coins).
+    fn law(z: &Zipf) -> Vec<(f64, f64)> {
+        let slot_shares = |slots: &mut dyn Iterator<Item = (u32, u32)>, len: usize, mass: f64| {
+            let mut got = vec![0.0; len];
+            for (j, (keep, a)) in slots.enumerate() {
                 let p = if keep == u32::MAX { 1.0 } else { keep as f64 / 4_294_967_296.0 };
-                got[j] += p * z.head_mass / head.len() as f64;
-                got[a as usize] += (1.0 - p) * z.head_mass / head.len() as f64;
+                got[j] += p * mass / len as f64;
+                got[a as usize] += (1.0 - p) * mass / len as f64;
             }
-            // 32-bit coins: each slot within 2^-32 of its share
-            assert!(got.iter().zip(&head).all(|(g, w)| (g - w).abs() < 1e-6 * w), "{n} {exp}");
+            got
+        };
+        let coin = 2f64.powi(-31);
+        let head_slot = z.head_mass / z.slots.len() as f64 * coin;
+        let mut per_key: Vec<(f64, f64)> =
+            slot_shares(&mut z.slots.iter().copied(), z.slots.len(), z.head_mass).into_iter().map(|p| (p, head_slot)).collect();
+        if let Some(t) = &z.tail {
+            let segs = slot_shares(&mut t.segs.iter().map(|s| (s.keep, s.alias)), t.segs.len(), 1.0 - z.head_mass);
+            for (s, share) in t.segs.iter().zip(segs) {
+                let (f, slot) = (s.first as f64, (1.0 - z.head_mass) / t.segs.len() as f64 * coin / s.len as f64);
+                per_key.extend((s.first..s.first + s.len).map(|k| (share / s.len as f64 * (f / k as f64).powf(t.exp), slot)));
+            }
+        }
+        let total: f64 = per_key.iter().map(|p| p.0).sum();
+        per_key.iter().map(|&(p, tol)| (p / total, tol / total)).collect()
+    }
+
+    /// Σ k^-s for k in a..=b: exact up to 10^5 terms, else Euler–Maclaurin from a ≥ 64
+    /// (error far below 1e-12 of the sum).
+    fn power_sum(a: u64, b: u64, s: f64) -> f64 {
+        if b - a < 100_000 || a < 64 {
+            return (a..=b).map(|k| (k as f64).powf(-s)).sum();
+        }
+        let (a, b) = (a as f64, b as f64);
+        let f = |x: f64| x.powf(-s);
+        let d1 = |x: f64| -s * x.powf(-s - 1.0);
+        let d3 = |x: f64| -s * (s + 1.0) * (s + 2.0) * x.powf(-s - 3.0);
+        let integral = if (s - 1.0).abs() < 1e-12 { b.ln() - a.ln() } else { (b.powf(1.0 - s) - a.powf(1.0 - s)) / (1.0 - s) };
+        integral + (f(a) + f(b)) / 2.0 + (d1(b) - d1(a)) / 12.0 - (d3(b) - d3(a)) / 720.0
+    }
+
+    fn assert_exact_law(z: &Zipf, n: u64, exp: f64) -> Result<(), String> {
+        let want = power_sum(1, n, exp);
+        for (i, &(g, tol)) in law(z).iter().enumerate() {
+            let w = ((i + 1) as f64).powf(-exp) / want;
+            // 32-bit coins (each slot within 2^-32 of its share), 53-bit uniforms
+            if (g - w).abs() > 1e-6 * w + tol + f64::EPSILON {
+                return Err(format!("n {n} s {exp}: key {} has {g}, wants {w}", i + 1));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn zipf_tables_give_each_key_its_exact_weight() {
+        for (n, exp) in [(400_000u64, 0.99), (100_000, 1.0), (300, 1.5), (40, 0.5), (8_193, 0.99), (200_000, 0.1), (60_000, 5.0)] {
+            assert_exact_law(&Zipf::new(1, n, exp), n, exp).unwrap();
+            // an envelope far above the weight (ε = 50%): exact all the same, through rejection
+            assert_exact_law(&Zipf::with_epsilon(1, n, exp, 0.5), n, exp).unwrap();
         }
         let z = Zipf::new(1, 200_000, 0.5);
         let mut rng = Rng::new(3);
@@ -321,9 +421,101 @@ mod tests {
         assert!(v.iter().all(|&k| (1..=200_000).contains(&k)));
         // Around the seam (keys 8192 | 8193) the counts follow k^-0.5 on both sides.
         let near = |lo: u64, hi: u64| v.iter().filter(|&&k| (lo..=hi).contains(&k)).count() as f64;
-        let want = |lo: u64, hi: u64| (lo..=hi).map(|k| (k as f64).powf(-0.5)).sum::<f64>();
+        let want = |lo: u64, hi: u64| power_sum(lo, hi, 0.5);
         let ratio = (near(4_193, 8_192) / near(8_193, 12_192)) / (want(4_193, 8_192) / want(8_193, 12_192));
         assert!((ratio - 1.0).abs() < 0.1, "{ratio}");
+    }
+
+    /// A key drawn from the tail alone (attempts until one is accepted): the tail's law
+    /// given a tail key, which restarting the whole draw leaves as it is.
+    fn tail_draw(z: &Zipf, rng: &mut Rng) -> u64 {
+        let t = z.tail.as_ref().unwrap();
+        loop {
+            if let Some(k) = t.attempt(unit(rng), || unit(rng)) {
+                return k;
+            }
+        }
+    }
+
+    /// Pearson's χ² of `draws` tail draws in bins of half a segment each (merged until each
+    /// expects ≥ 20), against the exact sums; true when below df + 6·√(2·df) (p ≈ 1e-7).
+    fn tail_fits(z: &Zipf, n: u64, exp: f64, draws: usize) -> Result<(), String> {
+        let t = z.tail.as_ref().unwrap();
+        let mut edges: Vec<u64> = t.segs.iter().flat_map(|s| [s.first, s.first + s.len / 2]).collect();
+        edges.dedup();
+        let total = power_sum(edges[0], n, exp);
+        let mut rng = Rng::new(17);
+        let mut got: Vec<u64> = (0..draws).map(|_| tail_draw(z, &mut rng)).collect();
+        got.sort_unstable();
+        let (mut chi, mut bins, mut o, mut e) = (0.0, 0usize, 0.0, 0.0);
+        for (i, &a) in edges.iter().enumerate() {
+            let b = edges.get(i + 1).map_or(n, |&x| x - 1);
+            o += (got.partition_point(|&k| k <= b) - got.partition_point(|&k| k < a)) as f64;
+            e += power_sum(a, b, exp) / total * draws as f64;
+            if e >= 20.0 || i + 1 == edges.len() {
+                chi += (o - e) * (o - e) / e;
+                (bins, o, e) = (bins + 1, 0.0, 0.0);
+            }
+        }
+        let df = (bins - 1) as f64;
+        if chi < df + 6.0 * (2.0 * df).sqrt() {
+            Ok(())
+        } else {
+            Err(format!("n {n} s {exp}: χ² {chi:.1} over {df} degrees of freedom"))
+        }
+    }
+
+    #[test]
+    fn zipf_tail_fits_the_power_law() {
+        for (n, exp) in [(100_000u64, 0.99), (1_000_000_000, 0.99), (1_000_000_000, 1.0), (1_000_000_000, 0.1), (1_000_000_000, 1.5), (1_000_000_000, 5.0), (8_200, 0.99)] {
+            tail_fits(&Zipf::new(1, n, exp), n, exp, 400_000).unwrap();
+            // a coarse envelope: the exact test does most of the work
+            tail_fits(&Zipf::with_epsilon(1, n, exp, 0.5), n, exp, 400_000).unwrap();
+        }
+    }
+
+    #[test]
+    fn zipf_head_takes_its_exact_share() {
+        // 21% of draws past the head at s = 0.99 over 100k keys: within 4σ of the exact share
+        let z = Zipf::new(1, 100_000, 0.99);
+        let want = 1.0 - power_sum(1, HEAD, 0.99) / power_sum(1, 100_000, 0.99);
+        let mut rng = Rng::new(23);
+        let draws = 8_000_000;
+        let tail = (0..draws).filter(|_| z.sample(|| unit(&mut rng)) > HEAD).count() as f64 / draws as f64;
+        let sd = (want * (1.0 - want) / draws as f64).sqrt();
+        assert!((tail - want).abs() < 4.0 * sd, "tail share {tail}, wants {want} ± {sd}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::base::fuzz::config())]
+
+        #[test]
+        fn any_zipf_gives_each_key_its_exact_weight(n in 1u64..30_000, exp in 0.1f64..5.0, eps in 0.001f64..1.0) {
+            assert_exact_law(&Zipf::with_epsilon(1, n, exp, eps), n, exp).map_err(proptest::test_runner::TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn any_key_space_has_few_segments_covering_its_tail(min in 0u64..1_000, n in 0u64..(1 << 62), exp in 0.1f64..5.0) {
+            let z = Zipf::new(min, n, exp);
+            let (lo, hi) = (min.max(1), n.max(min.max(1)));
+            if let Some(t) = &z.tail {
+                proptest::prop_assert!(t.segs.len() as f64 <= SEGMENTS);
+                let mut next = lo + HEAD;
+                for s in t.segs.iter() {
+                    proptest::prop_assert_eq!(s.first, next);
+                    proptest::prop_assert!(s.len >= 1 && s.squeeze <= (s.first as f64 / (s.first + s.len - 1) as f64).powf(exp));
+                    next = s.first + s.len;
+                }
+                proptest::prop_assert_eq!(next, hi + 1);
+            } else {
+                proptest::prop_assert!(hi - lo < HEAD);
+            }
+            let mut rng = Rng::new(n);
+            for _ in 0..200 {
+                let k = z.sample(|| unit(&mut rng));
+                proptest::prop_assert!((lo..=hi).contains(&k), "{} outside [{}, {}]", k, lo, hi);
+            }
+        }
     }
 
     #[test]
@@ -348,5 +540,37 @@ mod tests {
             assert!(e.contains(bad), "{e}");
         }
         assert_eq!(KeyShape::parse("hotset:0.01:0.9"), Ok(KeyShape::HotSet(0.01, 0.9)));
+    }
+    /// ns per draw in a tight loop (not a check: `cargo test --profile test-release --bin
+    /// kvload -- --ignored --nocapture zipf_ns_per_draw`): the best of 40 runs of 250k draws
+    /// each, the cases interleaved. "head"/"tail": s = 0.99 over 100k keys with every draw's
+    /// first uniform sent to the head's or the tail's share of [0, 1).
+    #[test]
+    #[ignore]
+    fn zipf_ns_per_draw() {
+        let cases = [(100_000u64, 0.99, 0), (100_000, 0.99, 1), (100_000, 0.99, 2), (1_000_000_000, 0.99, 0), (100_000, 0.5, 0), (100_000, 1.5, 0)];
+        let zipfs: Vec<Zipf> = cases.iter().map(|&(n, s, _)| Zipf::new(1, n, s)).collect();
+        let mut best = vec![f64::MAX; cases.len()];
+        let mut rng = Rng::new(5);
+        for _ in 0..40 {
+            for ((z, b), &(_, _, part)) in zipfs.iter().zip(best.iter_mut()).zip(&cases) {
+                let h = z.head_mass;
+                let t = std::time::Instant::now();
+                let mut acc = 0u64;
+                for _ in 0..250_000 {
+                    let mut first = part;
+                    acc = acc.wrapping_add(z.sample(|| {
+                        let x = unit(&mut rng);
+                        let f = std::mem::replace(&mut first, 0);
+                        [x, x * h, h + x * (1.0 - h)][f]
+                    }));
+                }
+                std::hint::black_box(acc);
+                *b = b.min(t.elapsed().as_nanos() as f64 / 250_000.0);
+            }
+        }
+        for ((n, s, part), b) in cases.iter().zip(best) {
+            println!("zipf n={n} s={s} {}: {b:.2} ns/draw", ["all", "head", "tail"][*part]);
+        }
     }
 }
