@@ -59,9 +59,8 @@ def start_server(port: int) -> subprocess.Popen[bytes]:
     raise SystemExit("valkey-server did not start")
 
 
-def run_client(client: list[str], port: int, pipeline: int) -> tuple[float, float]:
-    """Returns (cpu seconds user+sys, rps)."""
-    n = REQUESTS[pipeline]
+def run_client(client: list[str], port: int, pipeline: int, n: int) -> tuple[float, float]:
+    """Returns (cpu seconds user+sys, rps) of `n` requests."""
     binary = client[0]
     cmd = ["taskset", "-c", "1", *client, "-p", str(port), "-t", "set", "-c", "50", "-d", "64",
            "-r", "100000", "-P", str(pipeline), "-n", str(n), "--csv"]
@@ -80,16 +79,18 @@ def run_client(client: list[str], port: int, pipeline: int) -> tuple[float, floa
 
 
 def measure(clients: dict[str, list[str]], port: int, pipeline: int,
-            rounds: int) -> dict[str, tuple[float, float]]:
-    """Median (µs CPU per request, rps) of each client over alternating rounds."""
+            rounds: int, n: int | None = None) -> dict[str, tuple[float, float]]:
+    """Median (µs CPU per request, rps) of each client over alternating rounds, `n`
+    requests per run (default REQUESTS[pipeline])."""
+    n = n or REQUESTS[pipeline]
     cpu_us: dict[str, list[float]] = {t: [] for t in clients}
     rps: dict[str, list[float]] = {t: [] for t in clients}
     for _ in range(rounds):
         order = list(clients)
         random.shuffle(order)
         for t in order:
-            cpu, r = run_client(clients[t], port, pipeline)
-            cpu_us[t].append(cpu * 1e6 / REQUESTS[pipeline])
+            cpu, r = run_client(clients[t], port, pipeline, n)
+            cpu_us[t].append(cpu * 1e6 / n)
             rps[t].append(r)
     return {t: (statistics.median(cpu_us[t]), statistics.median(rps[t])) for t in clients}
 

@@ -589,7 +589,57 @@ fn keepalive_off_reconnects_per_batch() {
     assert!(conns >= 200, "-k 0 must reconnect after every batch: {conns} connections");
 }
 
+/// A relay to `port` that passes the server's replies on in 12-byte pieces, 100 µs apart:
+/// a batch's replies arrive over many reads, cut mid-reply. Returns the relay's port.
+fn trickle_relay(port: u16) -> u16 {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let relay_port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(("127.0.0.1", port)) else { return };
+            let _ = client.set_nodelay(true);
+            let (mut c_in, mut s_out) = (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c_in, &mut s_out);
+            });
+            let (mut s_in, mut c_out) = (server, client);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = s_in.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    for piece in buf[..n].chunks(12) {
+                        if c_out.write_all(piece).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_micros(100));
+                    }
+                }
+            });
+        }
+    });
+    relay_port
+}
+
+/// Replies of a batch read a few at a time (and cut mid-reply) are each counted and
+/// recorded once: the successes of a read are recorded together, so one left unrecorded at
+/// the end of a read would show here.
+fn replies_split_across_reads_are_all_recorded() {
+    let _g = serial();
+    let s = Server::start(&[]);
+    let port = trickle_relay(s.port).to_string();
+    let v = json_run("trickle", &["-p", &port, "-c", "2", "-n", "320", "-P", "16", "-t", "set", "-q"]);
+    let t = &v["tests"][0];
+    assert_eq!(t["requests"], 320);
+    let per_second: u64 = t["intervals"].as_array().map_or(0, |a| a.iter().map(|i| i["requests"].as_u64().unwrap_or(0)).sum());
+    assert_eq!(per_second, 320, "{}", t["intervals"]);
+}
+
 on_both_loops!(
+    replies_split_across_reads_are_all_recorded,
     io_loop_is_in_the_json,
     keepalive_off_reconnects_per_batch,
     debug_sleep_latency_is_accurate,

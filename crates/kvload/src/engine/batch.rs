@@ -117,28 +117,48 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
     }
 
     /// The reply (at `at` in the read buffer) to the next command of connection i's batch.
+    /// A measured success is only counted here (`oks`): the replies of a batch read at
+    /// the same time have the same latency, so they are recorded together by `record_oks`
+    /// (before an error reply, at the batch's end, after the read's last reply).
     pub(super) fn on_batch_reply(&mut self, i: usize, now: u64, kind: Kind, at: usize) -> Result<(), String> {
         let c = &mut self.conns[i];
         c.expected -= 1;
-        let (measured, intended, sent, done) = (c.measured, c.intended, c.sent, c.expected == 0);
+        let (measured, done) = (c.measured, c.expected == 0);
         if measured {
             self.inflight -= 1;
         }
         match kind {
-            Kind::Error { class, start, end } => self.on_batch_error(i, now, class, at + start, at + end)?,
+            Kind::Error { class, start, end } => {
+                self.record_oks(i, now);
+                self.on_batch_error(i, now, class, at + start, at + end)?;
+            }
             _ if measured => {
                 self.conns[i].rc.ok();
-                self.stats.record(now, now.saturating_sub(intended), now.saturating_sub(sent));
+                self.oks += 1;
                 if self.stats.timeline.acks.is_some() {
+                    self.record_oks(i, now);
                     self.log_ack(i);
                 }
             }
             _ => self.conns[i].rc.ok(),
         }
         if done {
+            self.record_oks(i, now);
             return self.batch_done(i, now);
         }
         Ok(())
+    }
+
+    /// Records the successes counted in `oks`, replies of connection i's batch read at
+    /// `now`: the latency of each from its batch's intended and actual send times.
+    #[inline]
+    pub(super) fn record_oks(&mut self, i: usize, now: u64) {
+        if self.oks == 0 {
+            return;
+        }
+        let c = &self.conns[i];
+        self.stats.record_n(now, now.saturating_sub(c.intended), now.saturating_sub(c.sent), self.oks);
+        self.oks = 0;
     }
 
     /// An error reply (its text at `start..end`): counted, its kind in the timeline; MOVED

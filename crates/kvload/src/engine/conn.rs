@@ -119,8 +119,7 @@ fn conn_buffers<B: Batches, W: Window>(plan: &Plan<B, W>, i: usize) -> Result<(V
             let left = m.per_tick.unwrap_or(u32::MAX);
             Ok((Vec::with_capacity(plan.pipeline * m.source.request_len()), Some(ConnWindow { client, window, left })))
         }
-        // Sized once for the longest batch: never grows, so io_uring's registered buffer
-        // stays valid.
+        // Sized once for the longest batch: never grows.
         Requests::Batches { source, .. } => Ok((source.buffer(plan.pipeline), None)),
     }
 }

@@ -1,6 +1,6 @@
 //! ring: a thread's io_uring state — the ring, the provided buffers of the receives, the
-//! registered files and write buffers, and each connection's send/receive state — for
-//! the io_uring loop (`uring_loop`).
+//! registered files, and each connection's send/receive state — for the io_uring loop
+//! (`uring_loop`).
 
 use io_uring::{squeue, IoUring};
 
@@ -28,9 +28,6 @@ pub(super) struct UringState {
     pub(super) per: Vec<UConn>,
     pub(super) pending: Vec<usize>,
     pub(super) rearm: Vec<usize>,
-    /// Registered write buffer per connection: (address, length); empty when
-    /// registering failed (plain sends then).
-    pub(super) fixed: Vec<(usize, usize)>,
     /// SQEs whose last completion has not been seen (sends + armed receives).
     pub(super) outstanding: usize,
     pub(super) cqes: Vec<(u64, i32, u32)>,
@@ -43,36 +40,26 @@ pub(super) fn err(what: &str, e: std::io::Error) -> String {
 }
 
 impl UringState {
-    /// A ring for a thread's connections: their sockets and write buffers.
+    /// A ring for a thread's connections: their sockets.
     pub(super) fn for_conns(conns: &[Conn]) -> Result<UringState, String> {
         let fds: Vec<i32> = conns.iter().map(|c| c.stream.raw_fd()).collect();
-        let bufs: Vec<(usize, usize)> = conns.iter().map(|c| (c.wbuf.as_ptr() as usize, c.wbuf.capacity())).collect();
-        UringState::new(&fds, &bufs)
+        UringState::new(&fds)
     }
 
-    /// A ring for `fds` (one per connection, in order) and their write buffers.
-    fn new(fds: &[i32], wbufs: &[(usize, usize)]) -> Result<UringState, String> {
+    /// A ring for `fds` (one per connection, in order).
+    fn new(fds: &[i32]) -> Result<UringState, String> {
         let n = fds.len();
         let entries = (2 * n + 8).next_power_of_two().clamp(64, 4096) as u32;
         let ring = uring::new_ring(entries).map_err(|e| err("setup", e))?;
         let nbufs = (4 * n).next_power_of_two().clamp(64, 4096) as u16;
         let bufs = BufRing::new(&ring, nbufs, uring::RECV_BUF).map_err(|e| err("provided buffers", e))?;
         ring.submitter().register_files(fds).map_err(|e| err("register files", e))?;
-        let iov: Vec<libc::iovec> =
-            wbufs.iter().map(|&(p, l)| libc::iovec { iov_base: p as *mut libc::c_void, iov_len: l.max(1) }).collect();
-        // SAFETY: each iovec is a connection's write buffer, which lives (and is not
-        // reallocated while registered, see `send_sqe`) until the ring is dropped.
-        let fixed = match unsafe { ring.submitter().register_buffers(&iov) } {
-            Ok(()) if n <= u16::MAX as usize => wbufs.to_vec(),
-            _ => Vec::new(),
-        };
         Ok(UringState {
             ring,
             bufs,
             per: vec![UConn::default(); n],
             pending: Vec::with_capacity(n),
             rearm: (0..n).collect(),
-            fixed,
             outstanding: 0,
             cqes: Vec::with_capacity(entries as usize * 4),
             draining: false,

@@ -194,14 +194,21 @@ impl ThreadStats {
     /// Records one successful reply (latencies in ns).
     #[inline]
     pub fn record(&mut self, now: u64, corrected_ns: u64, service_ns: u64) {
+        self.record_n(now, corrected_ns, service_ns, 1);
+    }
+
+    /// Records `n` successful replies read at the same time with the same latencies (a
+    /// batch's replies in one read): the same as `n` calls of `record`, at the cost of one.
+    #[inline]
+    pub fn record_n(&mut self, now: u64, corrected_ns: u64, service_ns: u64, n: u64) {
         let idx = self.interval_idx(now);
-        self.cur.saturating_record((corrected_ns / 1000).max(1));
+        self.cur.saturating_record_n((corrected_ns / 1000).max(1), n);
         if self.open {
-            self.service.saturating_record((service_ns / 1000).max(1));
+            self.service.saturating_record_n((service_ns / 1000).max(1), n);
         }
-        self.requests += 1;
-        self.intervals[idx].requests += 1;
-        self.timeline.ok(now.saturating_sub(self.measure_start));
+        self.requests += n;
+        self.intervals[idx].requests += n;
+        self.timeline.ok_n(now.saturating_sub(self.measure_start), n);
     }
 
     /// memtier mode: one reply to a command of row `row` (latency in ns, reply bytes, hit/miss).
@@ -462,6 +469,28 @@ mod tests {
         assert_eq!(b.first_error.as_deref().map(str::len), Some(FIRST_ERROR_MAX));
         let m = merge(vec![ThreadStats::new(3, false), a, b], 3);
         assert_eq!(m.first_error.as_deref(), Some("ERR wrong number of arguments for 'lpush' command"));
+    }
+
+    #[test]
+    fn n_replies_at_once_count_as_n_records() {
+        let (mut one, mut n) = (ThreadStats::new(3, true), ThreadStats::new(3, true));
+        for s in [&mut one, &mut n] {
+            s.start_measuring(0);
+            s.timeline = Timeline::new(true);
+        }
+        for _ in 0..3 {
+            one.record(1_500_000_000, 2_000_000, 1_000_000);
+        }
+        n.record_n(1_500_000_000, 2_000_000, 1_000_000, 3);
+        one.finish(2_000_000_000);
+        n.finish(2_000_000_000);
+        assert_eq!(n.requests, 3);
+        assert_eq!(n.intervals.iter().map(|i| i.requests).collect::<Vec<_>>(), [0, 3]);
+        assert_eq!((n.corrected.len(), n.service.len()), (3, 3));
+        assert_eq!(n.corrected, one.corrected);
+        assert_eq!(n.service, one.service);
+        assert_eq!(n.timeline.ms, one.timeline.ms);
+        assert_eq!(n.timeline.ms[0][1500], (3, 0));
     }
 
     #[test]

@@ -31,11 +31,12 @@ impl Timeline {
         Timeline { kinds: Vec::new(), ms: Vec::new(), lane: 0, fine, acks: None }
     }
 
-    /// A successful reply `since_ns` after the measure start.
+    /// `n` successful replies `since_ns` after the measure start.
     #[inline]
-    pub fn ok(&mut self, since_ns: u64) {
+    pub fn ok_n(&mut self, since_ns: u64, n: u64) {
         if self.fine {
-            self.ms_slot(since_ns).0 += 1;
+            let slot = &mut self.ms_slot(since_ns).0;
+            *slot = slot.saturating_add(n.min(u64::from(u32::MAX)) as u32);
         }
     }
 
@@ -244,11 +245,11 @@ mod tests {
     #[test]
     fn threads_merge_and_the_json_lists_kinds_that_occurred() {
         let mut a = Timeline::new(true);
-        a.ok(100);
+        a.ok_n(100, 1);
         a.error(1_500_000_000, crate::engine::reconnect::CONNECTION, 3);
         let mut b = Timeline::new(true);
         b.error(1_600_000_000, 3, 2);
-        b.ok(2_100_000_000);
+        b.ok_n(2_100_000_000, 1);
         a.add(&b);
         let j = to_json(&a, &[(10, 0.5), (0, 0.0), (7, 0.2)], 42);
         assert_eq!(j.seconds.len(), 3);
@@ -264,10 +265,10 @@ mod tests {
         let mut t = Timeline::new(true);
         for ms in 0..10u64 {
             t.lane = 0;
-            t.ok(ms * 1_000_000); // shard 0 answers throughout
+            t.ok_n(ms * 1_000_000, 1); // shard 0 answers throughout
             t.lane = 1;
             match ms {
-                0..=2 | 8.. => t.ok(ms * 1_000_000),
+                0..=2 | 8.. => t.ok_n(ms * 1_000_000, 1),
                 _ => t.error(ms * 1_000_000, crate::engine::reconnect::CONNECTION, 1),
             }
         }

@@ -2,9 +2,10 @@
 //! iteration submits the sends of every connection that became ready (and re-arms
 //! ended receives) in one io_uring_enter that also waits for completions. Replies
 //! arrive through one multishot receive per connection into a provided-buffer ring;
-//! connections are registered files, write buffers registered buffers. Request
-//! logic (batches, windows, replies, MOVED/ASK, stats) is the Worker's, shared with
-//! the epoll loop; only how bytes move differs.
+//! connections are registered files; a batch goes in one SEND (WRITE_FIXED from a
+//! registered buffer cost 7% more CPU per request at P=16, docs/PERFORMANCE.md). Request
+//! logic (batches, windows, replies, MOVED/ASK, stats) is the Worker's, shared with the
+//! epoll loop; only how bytes move differs.
 
 use std::time::Duration;
 
@@ -97,12 +98,7 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
             }
             let (ptr, len) = (c.wbuf.as_ptr() as usize + c.written, c.wlen - c.written);
             let ud = uring::user_data(Op::Send, u.per[i].gen, i);
-            let fixed = u.fixed.get(i).is_some_and(|&(base, cap)| ptr >= base && ptr + len <= base + cap);
-            let sqe = if fixed {
-                opcode::WriteFixed::new(Fixed(i as u32), ptr as *const u8, len as u32, i as u16).build()
-            } else {
-                opcode::Send::new(Fixed(i as u32), ptr as *const u8, len as u32).build()
-            };
+            let sqe = opcode::Send::new(Fixed(i as u32), ptr as *const u8, len as u32).build();
             u.push(&sqe.user_data(ud))?;
             u.per[i].sending = true;
             u.outstanding += 1;

@@ -59,6 +59,9 @@ pub(super) struct Worker<'a, B: Batches, W: Window> {
     pub(super) clients: Vec<ClientState<W>>,
     /// `Plan::poisson`: the draws of the gaps between intended send times.
     pub(super) arrivals: Rng,
+    /// Batch mode: successful replies of the connection being read, not recorded yet
+    /// (`record_oks`).
+    pub(super) oks: u64,
 }
 
 pub(super) fn fatal(msg: String) -> ! {
@@ -138,6 +141,7 @@ impl<'a, B: Batches, W: Window> Worker<'a, B, W> {
             ur,
             clients: conn::client_states(plan),
             arrivals: Rng::new(plan.arrivals_seed ^ ARRIVALS_SALT),
+            oks: 0,
         })
     }
 
@@ -274,7 +278,7 @@ impl<'a, B: Batches, W: Window> Worker<'a, B, W> {
         loop {
             let c = &mut self.conns[i];
             if c.rc.is_down() {
-                return Ok(());
+                break;
             }
             let at = c.rpos;
             match resp::skip(&c.rbuf[at..c.rend]) {
@@ -286,7 +290,11 @@ impl<'a, B: Batches, W: Window> Worker<'a, B, W> {
                 Err(e) => return Err(self.lost(i, format!("protocol error: {}", e.0))),
             }
         }
+        self.record_oks(i, now);
         let c = &mut self.conns[i];
+        if c.rc.is_down() {
+            return Ok(());
+        }
         if c.rpos == c.rend {
             c.rpos = 0;
             c.rend = 0;

@@ -71,6 +71,10 @@ impl KeyGen {
         if self.n == 0 {
             return 0;
         }
+        if matches!(self.dist, KeyDist::Uniform) {
+            // the default, inlined here (the other shapes call `draw`)
+            return self.rng.below(self.n);
+        }
         if self.sequential {
             let v = self.counter % self.n;
             self.counter = self.counter.wrapping_add(self.step);
@@ -106,6 +110,13 @@ pub fn patch_rand(buf: &mut [u8], t: &Template, count: usize, keys: &mut KeyGen)
         return;
     }
     let len = t.bytes.len();
+    if let ([(off, 0)], 1) = (&t.rand[..], t.nocc) {
+        // one field (SET key:__rand_int__ ...): one draw per instance, straight in
+        for i in 0..count {
+            write_digits(buf, i * len + *off as usize, keys.next());
+        }
+        return;
+    }
     let mut vals = [0u64; MAX_OCC];
     for i in 0..count {
         for v in vals.iter_mut().take(t.nocc) {
@@ -205,6 +216,27 @@ mod tests {
         assert!(va.iter().all(|&v| v < 1000));
         let mut s = KeyGen::new(1, 3, true, 1, 2);
         assert_eq!((0..4).map(|_| s.next()).collect::<Vec<_>>(), [1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn one_field_takes_one_draw_per_instance_in_order() {
+        let t = encode(&crate::workload::spec::custom(&["SET k:__rand_int__ v".to_string()], 1).unwrap(), true, true).unwrap();
+        assert_eq!((t.rand.len(), t.nocc), (1, 1));
+        let mut buf = t.bytes.repeat(4);
+        patch_rand(&mut buf, &t, 3, &mut KeyGen::new(9, 1_000_000, false, 0, 1));
+        let mut same = KeyGen::new(9, 1_000_000, false, 0, 1);
+        let want: Vec<String> = (0..3).map(|_| format!("k:{:012}", same.next())).collect();
+        let text = String::from_utf8(buf).unwrap();
+        let got: Vec<&str> = text.split("\r\n").filter(|w| w.starts_with("k:")).collect();
+        assert_eq!(got[..3], want.iter().map(String::as_str).collect::<Vec<_>>()[..]);
+        assert_eq!(got[3], "k:__rand_int__", "only `count` instances are patched");
+    }
+
+    #[test]
+    fn uniform_draws_are_the_generators_below() {
+        let mut keys = KeyGen::new(4, 777, false, 0, 1);
+        let mut rng = Rng::new(4);
+        assert!((0..100).all(|_| keys.next() == rng.below(777)));
     }
 
     #[test]
