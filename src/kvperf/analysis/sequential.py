@@ -28,19 +28,30 @@ on it only ends the looks sooner, so it adds no false alarm.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from kvperf.analysis.comparison import GroupKey, MetricComparison, compare_paired, describe_group
+from kvperf.analysis.comparison import (
+    GroupKey,
+    MetricComparison,
+    compare_paired,
+    describe_group,
+    group_key,
+)
 from kvperf.analysis.verdict import DEFAULT_RULE, Rule, Verdict
-from kvperf.results.row import Row
+from kvperf.results.row import AutoStop, Row
 
 DEFAULT_MAX_ROUNDS = 12
 MIN_ROUNDS = 3  # a paired t with fewer pairs has 1 degree of freedom: no look before
-SPENDING_EXPONENT = 1.0  # γ, calibrated (module doc)
 PRIMARY = "rps"  # the metric that decides a series
 FLAGS = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
 DECIDED = (*FLAGS, Verdict.NO_CHANGE)
+
+# The calibrated level of every look, per --max-runs (looks after every round from
+# MIN_ROUNDS, α = 0.01): the largest with A/A false alarms ≤ 1% in every cell of the
+# simulation (module doc). Made by:
+#   python benchmarks/sequential_calibration.py --calibrate 3-20,24,30,40 --aa-reps 2000
+POCOCK: dict[int, float] = {}
 
 
 class Stop(StrEnum):
@@ -52,13 +63,14 @@ class Stop(StrEnum):
 
 @dataclass(frozen=True)
 class Design:
-    """Looks after rounds ``min_rounds`` … ``max_rounds``; ``alpha`` the chance of any flag
-    over all looks when nothing changed; ``exponent`` γ (module doc)."""
+    """Looks after every round from ``min_rounds`` to ``max_rounds``; ``alpha`` the chance
+    of any flag over all looks when nothing changed; ``level`` the level of every look
+    (None: ``POCOCK``'s for ``max_rounds``, else Bonferroni, α/looks)."""
 
     max_rounds: int = DEFAULT_MAX_ROUNDS
     min_rounds: int = MIN_ROUNDS
     alpha: float = DEFAULT_RULE.alpha
-    exponent: float = SPENDING_EXPONENT
+    level: float | None = None
 
     def __post_init__(self) -> None:
         if self.min_rounds < 2 or self.max_rounds < self.min_rounds:
@@ -66,13 +78,28 @@ class Design:
                              f"{self.min_rounds} and {self.max_rounds}")
 
     @property
+    def schedule(self) -> range:
+        """The rounds after which the rule looks."""
+        return range(self.min_rounds, self.max_rounds + 1)
+
+    @property
     def looks(self) -> int:
-        return self.max_rounds - self.min_rounds + 1
+        return len(self.schedule)
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the nominal level is ``POCOCK``'s (else ``level``, or Bonferroni)."""
+        return self.level is None and self.min_rounds == MIN_ROUNDS and \
+            self.alpha == DEFAULT_RULE.alpha and self.max_rounds in POCOCK
 
     @property
     def nominal(self) -> float:
-        """The level every look tests at: α · looks^−γ (γ = 0: no correction)."""
-        return float(self.alpha * self.looks ** -self.exponent)
+        """The level every look tests at (module doc)."""
+        if self.level is not None:
+            return self.level
+        if self.calibrated:
+            return POCOCK[self.max_rounds]
+        return self.alpha / self.looks
 
     def rule(self, base: Rule = DEFAULT_RULE) -> Rule:
         """The verdict rule a look applies: ``base`` at the nominal level."""
@@ -96,7 +123,7 @@ def decided(verdict: Verdict) -> bool:
 
 @dataclass(frozen=True)
 class SeriesStop:
-    """One series at the stop: its primary verdict, the rounds judged, why it stopped."""
+    """One series at its stop: its primary verdict, the rounds judged, why it stopped."""
 
     series: str
     verdict: Verdict
@@ -109,20 +136,96 @@ class SeriesStop:
             return f"decided: {self.verdict} after {self.rounds} rounds"
         return f"max-runs reached: {self.verdict} after {self.rounds} rounds"
 
-
-def should_stop(verdicts: Sequence[Verdict], rounds: int, design: Design) -> bool:
-    """After ``rounds`` rounds with these primary verdicts (one per series): stop?"""
-    if rounds >= design.max_rounds:
-        return True
-    return design.looks_at(rounds) and bool(verdicts) and all(map(decided, verdicts))
+    def record(self) -> AutoStop:
+        """What each of the series' rows records (``Row.auto``)."""
+        return AutoStop(rounds=self.rounds, stop=str(self.stop), verdict=str(self.verdict))
 
 
-def stops(series: Sequence[tuple[str, Verdict]], rounds: int, design: Design
-          ) -> list[SeriesStop]:
-    """Each series' stop line once the comparison stopped after ``rounds`` rounds."""
-    return [SeriesStop(name, v, rounds,
-                       Stop.DECIDED if decided(v) else Stop.MAX_RUNS)
-            for name, v in series]
+@dataclass
+class Looks:
+    """A comparison's looks so far: each series stops at the first look where it is
+    decided, keeping that verdict and its rounds (later rounds do not run it), or at
+    ``max_rounds``; the comparison stops when every series has."""
+
+    design: Design
+    stopped: dict[str, SeriesStop] = field(default_factory=dict)
+    alarms: list[str] = field(default_factory=list)  # rows flagged at a look, series open
+
+    def after(self, verdicts: Sequence[tuple[str, Verdict]], rounds: int) -> bool:
+        """The look after ``rounds`` rounds (none before the first): the open series
+        decided here stop; True when no series is open."""
+        last = rounds >= self.design.max_rounds
+        if not last and not self.design.looks_at(rounds):
+            return False
+        for name, verdict in verdicts:
+            if name not in self.stopped and (decided(verdict) or last):
+                self.stopped[name] = SeriesStop(name, verdict, rounds, Stop.DECIDED
+                                                if decided(verdict) else Stop.MAX_RUNS)
+        return bool(verdicts) and all(name in self.stopped for name, _ in verdicts)
+
+    def open(self, series: str) -> bool:
+        return series not in self.stopped
+
+    def kept(self, rows: Iterable[Row]) -> list[Row]:
+        """The rows a look judges: a stopped series' up to its stop round."""
+        return [r for r in rows if (s := self.stopped.get(series_of(r))) is None or
+                int(r.get("run") or 0) <= s.rounds]
+
+    def look(self, a_rows: list[Row], b_rows: list[Row], rounds: int, base: Rule = DEFAULT_RULE,
+             metrics: str = "all") -> bool:
+        """After ``rounds`` paired rounds: compare's verdicts at the design's level, each
+        series on its kept rows; True: stop (``after``)."""
+        if rounds < self.design.max_rounds and not self.design.looks_at(rounds):
+            return False
+        judged = compare_paired(self.kept(a_rows), self.kept(b_rows), metrics,
+                                self.design.rule(base))
+        self.alarms += [f"{describe_group(c.group)} {c.metric}: {c.decision.verdict} at round "
+                        f"{rounds}" for c in judged if c.decision.verdict in FLAGS and
+                        self.open(describe_group(c.group))]
+        return self.after(series_verdicts(judged), rounds)
+
+    def stops(self, series: Sequence[tuple[str, Verdict]], rounds: int) -> list[SeriesStop]:
+        """Each series' stop line, in order: where it stopped; one still open (the rounds
+        ended otherwise) with its verdict after ``rounds``."""
+        return [self.stopped.get(name) or
+                SeriesStop(name, v, rounds, Stop.DECIDED if decided(v) else Stop.MAX_RUNS)
+                for name, v in series]
+
+
+def replay(a_rows: list[Row], b_rows: list[Row], design: Design, base: Rule = DEFAULT_RULE,
+           metrics: str = "all") -> Looks:
+    """The looks a ``--runs auto`` comparison would have taken over stored paired rows:
+    after round k, the rows of runs ≤ k (the stops of a run, or of fixed-round rows
+    judged as if they had run auto)."""
+    looks = Looks(design)
+    for k in design.schedule:
+        if k > rounds_run(a_rows + b_rows):
+            break
+        prefix = [[r for r in rows if int(r.get("run") or 0) <= k] for rows in (a_rows, b_rows)]
+        if looks.look(prefix[0], prefix[1], k, base, metrics):
+            break
+    return looks
+
+
+def recorded_stops(rows: Iterable[Row]) -> list[SeriesStop]:
+    """The stops rows record (``Row.auto``: a ``--runs auto`` comparison's), one per
+    series in order; none for rows of a fixed number of runs."""
+    found: dict[str, SeriesStop] = {}
+    for row in rows:
+        auto = row.get("auto")
+        if not auto or (name := series_of(row)) in found:
+            continue
+        try:
+            found[name] = SeriesStop(name, Verdict(auto["verdict"]), int(auto["rounds"]),
+                                     Stop(auto["stop"]))
+        except (KeyError, TypeError, ValueError):  # not what kvperf wrote: no stop line
+            continue
+    return list(found.values())
+
+
+def series_of(row: Row) -> str:
+    """The series a row belongs to, as stop lines name it."""
+    return describe_group(group_key(row))
 
 
 def series_verdicts(comparisons: Iterable[MetricComparison]) -> list[tuple[str, Verdict]]:
@@ -139,16 +242,6 @@ def series_verdicts(comparisons: Iterable[MetricComparison]) -> list[tuple[str, 
             flagged.setdefault(c.group, c.decision.verdict)
     return [(describe_group(g), c.decision.verdict if decided(c.decision.verdict)
              else flagged.get(g, c.decision.verdict)) for g, c in primary.items()]
-
-
-def look(a_rows: list[Row], b_rows: list[Row], rounds: int, design: Design,
-         base: Rule = DEFAULT_RULE, metrics: str = "all") -> bool:
-    """After ``rounds`` paired rounds: stop (``should_stop`` on compare's verdicts at the
-    design's level)?"""
-    if rounds < design.max_rounds and not design.looks_at(rounds):
-        return False
-    verdicts = series_verdicts(compare_paired(a_rows, b_rows, metrics, design.rule(base)))
-    return should_stop([v for _, v in verdicts], rounds, design)
 
 
 def rounds_run(rows: Iterable[Row]) -> int:
