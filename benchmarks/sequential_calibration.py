@@ -96,8 +96,8 @@ def main() -> None:
     started = time.monotonic()
     if args.calibrate:
         for most in args.calibrate:
-            level, worst = calibrate(Design(most, level=1.0), args.aa_reps, args.seed)
-            print(f"    {most}: {level:.5f},  # worst A/A cell {worst:.2%}, "
+            level, worst, cell = calibrate(Design(most, level=1.0), args.aa_reps, args.seed)
+            print(f"    {most}: {level:.5f},  # worst A/A cell {worst:.2%} ({cell}), "
                   f"{time.monotonic() - started:.0f} s", flush=True)
     else:
         table(Design(args.max_runs, level=args.level), args, np.random.default_rng(args.seed))

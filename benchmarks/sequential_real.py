@@ -36,8 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.sequential import FLAGS, Design, replay, rounds_run, series_verdicts
@@ -49,6 +49,7 @@ CONFIG = [{"duration": 1, "warmup": 1, "commands": ["SET", "GET"], "pipelines": 
            "keyspacelen": 1000, "clients": 50, "server_cpu_range": "0",
            "client_cpu_range": "1"}]
 SET = "SET d=3 P=16 c=50"
+ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.90
 
 

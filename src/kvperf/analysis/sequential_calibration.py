@@ -128,22 +128,26 @@ def sequential(cell: Cell, reps: int, rng: np.random.Generator, design: Design,
 
 
 def calibrate(design: Design, reps: int, seed: int, steps: int = 10,
-              target: float = TARGET) -> tuple[float, float]:
+              target: float = TARGET) -> tuple[float, float, str]:
     """The largest level (between α/looks and α) at which every A/A cell (``A_A_CVS`` ×
     ``NOISES``, ``reps`` comparisons each, the same draws at every level tried) has false
-    alarms ≤ ``target``, by bisection on its logarithm; and the worst cell's rate there."""
+    alarms ≤ ``target``, by bisection on its logarithm; the worst cell's rate there, and
+    which cell it is."""
     rng = np.random.default_rng(seed)
+    names = [f"CV {cv:.1%} {noise}" for cv in A_A_CVS for noise in NOISES]
     cells = [draw(Cell(0, cv, 0.0, True, noise), reps, rng, design.max_rounds)
              for cv in A_A_CVS for noise in NOISES]
 
-    def worst(level: float, among: list[tuple[FloatArray, FloatArray]]) -> float:
-        return max(float(run_looks(a, b, design, level).ever.mean()) for a, b in among)
+    def rates(level: float) -> list[float]:
+        return [float(run_looks(a, b, design, level).ever.mean()) for a, b in cells]
 
-    low, high = design.alpha / len(design.schedule), design.alpha
-    binding = [c for c in cells if worst(high, [c]) > target]
-    if not binding:
-        return high, worst(high, cells)
-    for _ in range(steps):
-        middle = float(np.sqrt(low * high))
-        low, high = (middle, high) if worst(middle, binding) <= target else (low, middle)
-    return low, worst(low, cells)
+    low, high = design.alpha / design.looks, design.alpha
+    if max(rates(high)) > target:
+        for _ in range(steps):
+            middle = float(np.sqrt(low * high))
+            low, high = (middle, high) if max(rates(middle)) <= target else (low, middle)
+    else:
+        low = high
+    found = rates(low)
+    worst = int(np.argmax(found))
+    return low, found[worst], names[worst]

@@ -3,11 +3,11 @@ false alarms under repeated looks held to the 1% of the fixed-n rule by simulati
 (analysis/sequential_calibration.py; the full grid: benchmarks/sequential_calibration.py,
 docs/PERFORMANCE.md "Sequential verdicts").
 
-The A/A cell is the one nearest the target in the grid (paired, CV 10%, stalls: no series is
-ever decided, so every look from 3 to 12 rounds is taken). 2,000 comparisons: a rule at 1%
-flags more than 34 (1.7%) with chance < 0.1% (``binom.ppf(0.999, 2000, 0.01)``); testing
-every look at the rule's own α (no correction) flags ~7% there and fails by far (the
-second test shows it).
+The A/A cell is the one nearest the target in the grid (paired, CV 10%, normal: a series is
+hardly ever decided, so nearly every look from 3 to 12 rounds is taken). 2,000 comparisons: a
+rule at 1% flags more than 34 (1.7%) with chance < 0.1% (``binom.ppf(0.999, 2000, 0.01)``);
+testing every look at the rule's own α (no correction) flags several times more there and
+fails (the second test shows it).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from kvperf.analysis.verdict import Verdict
 from kvperf.core.kinds import Measure
 from kvperf.results.row import AutoStop, Row
 
-A_A = Cell(0, 0.10, 0.0, True, "heavy")
+A_A = Cell(0, 0.10, 0.0, True, "normal")
 A_A_DRAWS = 2000
 A_A_BOUND = int(binom.ppf(0.999, A_A_DRAWS, 0.01))  # 34 of 2,000
 
