@@ -57,6 +57,7 @@ def run_compares(k: int, rounds: int, aa: bool, directory: Path) -> list[Path]:
     """K fixed-round compares (their label directories), each with its own side order."""
     from tests.fixtures.valkey_repo import cache_dir, fixture_repo
 
+    directory.mkdir(parents=True, exist_ok=True)
     config = directory / "config.json"
     config.write_text(json.dumps(CONFIG))
     env = {**os.environ, "KVPERF_BUILD_CACHE": str(cache_dir() / "build-cache"),
@@ -104,9 +105,8 @@ def judge_ab(labels: list[Path], design: Design) -> None:
         looks = replay(a, b, design)
         stop = looks.stopped.get(SET)
         stops.append(stop.rounds if stop else rounds)
-        print(f"  {label.name}: auto stopped SET "
-              + (f"after {stop.rounds} rounds: {stop.verdict}" if stop else
-                 f"undecided after {rounds}") + "; fixed: " +
+        print(f"  {label.name}: auto SET "
+              + (stop.text() if stop else f"undecided after {rounds} rounds") + "; fixed: " +
               " ".join(f"{n}:{(fixed_set(a, b, n) or '-')[:3]}" for n in detected), flush=True)
     rates = {n: hits / len(labels) for n, hits in detected.items()}
     print("\nfixed --runs n: SET detected as a regression in " +
