@@ -67,6 +67,7 @@ POCOCK: dict[int, float] = {
     7: 0.00200,  # α/looks; 1.30% (CV 10% normal)
     8: 0.00198,  # 1.00% (CV 10% heavy)
     9: 0.00186,  # 1.00% (CV 5% log-normal)
+    10: 0.00156,  # 1.00% (CV 10% normal)
     12: 0.00121,  # 1.00% (CV 10% log-normal)
 }
 
