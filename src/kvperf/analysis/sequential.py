@@ -59,7 +59,7 @@ DECIDED = (*FLAGS, Verdict.NO_CHANGE)
 # cell at 1% ≈ 0.22%), each with its worst cell there. A level at α/looks is the floor:
 # Bonferroni's, whose union bound holds, the simulation reading a cell a little above 1%
 # there (within its noise). Made by (docs/PERFORMANCE.md "Sequential verdicts"):
-#   python benchmarks/sequential_calibration.py --calibrate 3-15 --aa-reps 2000
+#   python benchmarks/sequential_calibration.py --calibrate 3-16,20 --aa-reps 2000
 POCOCK: dict[int, float] = {
     3: 0.01,  # one look: the fixed-n rule; 1.20% (CV 10% log-normal)
     4: 0.00542,  # 1.00% (CV 5% heavy)
@@ -74,6 +74,8 @@ POCOCK: dict[int, float] = {
     13: 0.00146,  # 1.00% (CV 5% normal)
     14: 0.00127,  # 1.00% (CV 10% normal)
     15: 0.00112,  # 1.00% (CV 10% log-normal)
+    16: 0.00088,  # 1.00% (CV 10% heavy)
+    20: 0.00074,  # 1.00% (CV 10% normal)
 }
 
 
