@@ -164,9 +164,6 @@ def elsewhere(test: str, how: str) -> Elsewhere:
 
 CORPUS_TEST = ("tests/integration/test_track_corpus.py::"
                "test_two_runners_share_a_corpus_one_killed_mid_job")
-# docs/PERFORMANCE.md's --runs auto measurements: repeated minutes-long duets, run by hand
-AUTO_MEASURED = ("a measurement: 4 or 3 repeats of 12-round duets of the fixture's base and "
-                 "set-slow servers ($BASE, $SLOW); test_auto_runs.py runs them shorter")
 
 # docs/CLIENTS.md's worked example runs as written in one test
 EXAMPLE_TEST = ("tests/integration/test_client_example.py::"
@@ -718,20 +715,13 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "tests/integration/test_builds.py::test_set_slowdown_is_a_regression_and_get_is_not",
         "6 duet rounds of SET/GET at P=16 (2 s trials, not the built-in config's 4 series of "
         "3 s): exit 1, report.md's SET rps and CPU/request rows regressions, GET unflagged"),
-    # docs/PERFORMANCE.md, "Sequential verdicts": the real compares measured (minutes of
-    # duet rounds each); tests/integration/test_auto_runs.py runs the same compares shorter
-    "kvperf compare --server-bin $BASE --server-bin $SLOW --runs auto --max-runs 12 "
-    "--config config.json --schedule duet --no-db --seed 1": not_runnable(AUTO_MEASURED),
-    "kvperf compare --server-bin $BASE --server-bin $SLOW --runs 12 --config config.json "
-    "--schedule duet --no-db --seed 11": not_runnable(AUTO_MEASURED),
-    "kvperf compare --server-bin $BASE --server-bin $BASE --runs auto --max-runs 12 "
-    "--config config.json --schedule duet --no-db --seed 21": not_runnable(AUTO_MEASURED),
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs auto --max-runs 12":
         elsewhere("tests/integration/test_auto_runs.py::"
-                  "test_a_slow_commit_stops_early_as_a_regression",
-                  "base against set-slow with --runs auto --max-runs 12 from a scratch "
-                  "directory, on a SET-only duet config (the built-in config's 4 series of "
-                  "3 s would take minutes a round); quick mode's 2 rounds never look"),
+                  "test_a_slow_commit_stops_its_series_early_as_a_regression",
+                  "base against set-slow with --runs auto --max-runs 10 from a scratch "
+                  "directory, on a SET/GET duet config (the built-in config's 4 series of "
+                  "3 s would take minutes a round): SET stops first, on its own; quick "
+                  "mode's 2 rounds never look"),
     "kvperf compare unstable my-branch --repo ~/src/valkey --runs 10 --schedule duet":
         run(BUILDS, SRC_VALKEY, *REFS, timeout=BUILDING,
             says=rounds("A: base B: set-slow", "duet"),

@@ -1,6 +1,8 @@
 """`compare --runs auto` against real servers: the fixture's slow commit (SET slowed ~15%)
-stops early as a regression; a build against itself stops as "no change" or at --max-runs
-without a flag. SET only, 1 s duet rounds: every round is one look's worth of evidence."""
+stops its SET series early as a regression while GET (unchanged: proven so only once its
+interval lies within ±2%, rounds later, or never) runs on alone; a build against itself
+stops as "no change" or at --max-runs without a flag. 1 s duet rounds: every round is one
+look's worth of evidence."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 SET_DUET = [{"duration": 1, "warmup": 1, "commands": ["SET"], "pipelines": 16,
              "keyspacelen": 1000, "clients": 50, "server_cpu_range": "0",
              "client_cpu_range": "1"}]
+SET_GET_DUET = [{**SET_DUET[0], "commands": ["SET", "GET"]}]
 
 
 def _auto(directory: Path) -> dict[str, object]:
@@ -28,28 +31,41 @@ def _rows(directory: Path) -> list[dict[str, object]]:
     return rows
 
 
+def _runs(rows: list[dict[str, object]], command: str) -> list[object]:
+    return sorted(r["run"] for r in rows if r["command"] == command)  # type: ignore[type-var]
+
+
 @pytest.mark.usefixtures("no_strays")
 @pytest.mark.alone
-def test_a_slow_commit_stops_early_as_a_regression(valkey_repo: Path, build_cache: Path,
-                                                   tmp_path: Path) -> None:
-    """As a user types it, from a scratch directory: the slowed SET is decided a regression
-    before --max-runs, every round's rows are kept, and the report says when it stopped."""
-    write_config(tmp_path, SET_DUET)
+def test_a_slow_commit_stops_its_series_early_as_a_regression(
+        valkey_repo: Path, build_cache: Path, tmp_path: Path) -> None:
+    """As a user types it, from a scratch directory: the slowed SET series is decided a
+    regression and stops, its later rounds not run, while GET runs on until it is decided
+    (proven unchanged, flagged) or --max-runs: each series' rows end at its own stop
+    (they differ unless both were decided at one look); every row records its series'
+    stop, the report and compare-results say when each stopped."""
+    write_config(tmp_path, SET_GET_DUET)
     done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--runs", "auto",
-                      "--max-runs", "12", "--config", "config.json", "--schedule", "duet",
+                      "--max-runs", "10", "--config", "config.json", "--schedule", "duet",
                       "--seed", "3", "--label", "auto", "--output", "report.md",
                       cwd=tmp_path, timeout=1800, env={"KVPERF_BUILD_CACHE": str(build_cache)})
     assert done.returncode == 0, done.stdout + done.stderr
-    (series,) = _auto(tmp_path / "results" / "auto")["series"]  # type: ignore[misc]
-    assert series["verdict"] == "regression" and series["stop"] == "decided", series
-    rounds = series["rounds"]
-    assert 3 <= rounds < 12, series
+    stops = {s["series"]: s for s in _auto(tmp_path / "results" / "auto")["series"]}  # type: ignore[attr-defined]
+    put, got = stops["SET d=3 P=16 c=50"], stops["GET d=3 P=16 c=50"]
+    assert put["verdict"] == "regression" and put["stop"] == "decided", put
+    assert 3 <= put["rounds"] <= 10 and 3 <= got["rounds"] <= 10, stops
     a, b = _rows(tmp_path / "results" / "auto" / "A"), _rows(tmp_path / "results" / "auto" / "B")
-    assert sorted(r["run"] for r in a) == sorted(r["run"] for r in b) == list(
-        range(1, rounds + 1))
-    line = f"SET d=3 P=16 c=50: decided: regression after {rounds} rounds"
+    for rows in (a, b):  # each series ran exactly its own rounds (usually SET fewer)
+        assert _runs(rows, "SET") == list(range(1, put["rounds"] + 1)), rows
+        assert _runs(rows, "GET") == list(range(1, got["rounds"] + 1)), rows
+        assert all(r["auto"] == {k: stops[f"{r['command']} d=3 P=16 c=50"][k]
+                                 for k in ("rounds", "stop", "verdict")} for r in rows)
+    line = f"SET d=3 P=16 c=50: decided: regression after {put['rounds']} rounds"
     assert line in done.stdout, done.stdout
     assert f"- {line}" in (tmp_path / "report.md").read_text()
+    read = run_main("compare-results", tmp_path / "results" / "auto" / "A" / "metrics.json",
+                    tmp_path / "results" / "auto" / "B" / "metrics.json")
+    assert f"rounds · {line}" in read.stdout, read.stdout
 
 
 @pytest.mark.usefixtures("no_strays")

@@ -1,46 +1,82 @@
-"""`--runs auto`: rounds added one at a time until every series is decided (pure).
+"""`--runs auto`: rounds added one at a time, each series until it is decided (pure).
 
 A group-sequential design over the verdict rule (``analysis.verdict``). Rounds run one at a
-time; from ``min_rounds`` on, the rule looks after each round at every series: its primary
-metric (rps) a regression, an improvement or no change, or any of its metrics flagged,
-decides the series; the comparison stops when every series is decided, else it adds a
-round, up to ``max_rounds``.
+time; from ``min_rounds`` on, the rule looks after each round at every series still open
+(``Looks``): its primary metric (rps) a regression, an improvement or no change, or any of
+its metrics flagged, decides the series, which then **stops on its own** — it keeps that
+verdict and its rounds, later rounds do not run it (pipeline/sides/ab.py skips its works),
+and later looks judge it on its rows up to its stop beside the open series. The comparison
+ends when no series is open, or at ``max_rounds``. What a user waits for is the series that
+moved; an unchanged series proven "no change" only once its 95% interval lies within ± its
+minimum effect no longer holds the others back.
 
 Looking again after each round gives a no-change comparison more chances to flag
-something, so each look tests at a nominal level below the rule's α (0.01): Pocock's
-design, one constant level at every look (Pocock 1977, "Group sequential methods in the
-design and analysis of clinical trials", Biometrika 64:191–199), spent by the power
-family α·(looks)^−γ (Kim & DeMets 1987, "Design and analysis of group sequential tests
-based on the type I error spending rate function", Biometrika 74:149–154, in its
-per-look form). γ = 1 is Bonferroni over the looks: the fixed-n rule flags a no-change
-comparison with chance ≤ α at any n, so the union bound keeps the chance of a flag at any
-look ≤ α for any ``max_rounds``. Successive looks share most of their rounds, so that bound
-is loose; the simulation (``analysis.sequential_calibration``,
-``benchmarks/sequential_calibration.py``, docs/PERFORMANCE.md "Sequential verdicts")
-measured the cells nearest the target with 12 rounds: γ = 1 flags 0.47–0.68%, γ = 0.85
-0.60–0.93%, γ = 0.75 1.03%, γ = 0 (no correction) 4–7%. γ = 1 is kept: the bound holds
-whatever ``--max-runs`` a user gives, where 0.85 was measured only at 12.
+something, so every look tests at one constant level below the rule's α (0.01): Pocock's
+design (Pocock 1977, "Group sequential methods in the design and analysis of clinical
+trials", Biometrika 64:191–199), its level found not from the normal-theory tables (the
+rule is a paired t at 2–11 degrees of freedom, behind a two-stage multiple-testing
+correction, a rank check and a minimum effect) but by simulation of the rule itself, as
+Jennison & Turnbull recommend for non-standard statistics ("Group Sequential Methods with
+Applications to Clinical Trials", 2000, ch. 2 and 19): ``POCOCK`` holds, per ``--max-runs``,
+the largest level at which every A/A cell of the simulation (``analysis.
+sequential_calibration``: paired, CV 0.5–10%, normal, log-normal and stalls) flags any row at
+any look, or in the final table, in ≤ 1% of comparisons. A ``--max-runs`` beyond the table
+tests at α / looks (Bonferroni over the looks: the fixed-n rule flags ≤ α at any n, so the
+union bound holds for any number of looks). docs/PERFORMANCE.md "Sequential verdicts" has
+the tables: the calibrated level at 12 rounds is only ~20% above Bonferroni's (successive
+looks share most of their rounds, but the early looks at 3–4 rounds are nearly independent
+of the late ones), and the rounds saved come from the per-series stop.
 
 "No change" (the 95% interval inside the minimum effect) does not depend on α; stopping
-on it only ends the looks sooner, so it adds no false alarm.
+on it only ends the looks sooner, so it adds no false alarm and takes no correction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from kvperf.analysis.comparison import GroupKey, MetricComparison, compare_paired, describe_group
+from kvperf.analysis.comparison import (
+    GroupKey,
+    MetricComparison,
+    compare_paired,
+    describe_group,
+    group_key,
+)
 from kvperf.analysis.verdict import DEFAULT_RULE, Rule, Verdict
-from kvperf.results.row import Row
+from kvperf.results.row import AutoStop, Row
 
 DEFAULT_MAX_ROUNDS = 12
 MIN_ROUNDS = 3  # a paired t with fewer pairs has 1 degree of freedom: no look before
-SPENDING_EXPONENT = 1.0  # γ, calibrated (module doc)
 PRIMARY = "rps"  # the metric that decides a series
 FLAGS = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
 DECIDED = (*FLAGS, Verdict.NO_CHANGE)
+
+# The calibrated level of every look, per --max-runs (looks after every round from
+# MIN_ROUNDS, α = 0.01): the largest, between α/looks and α, with A/A false alarms ≤ 1% in
+# every cell of the simulation (module doc; 2,000 comparisons a cell, Monte-Carlo sd of a
+# cell at 1% ≈ 0.22%), each with its worst cell there. A level at α/looks is the floor:
+# Bonferroni's, whose union bound holds, the simulation reading a cell a little above 1%
+# there (within its noise). Made by (docs/PERFORMANCE.md "Sequential verdicts"):
+#   python benchmarks/sequential_calibration.py --calibrate 3-16,20 --aa-reps 2000
+POCOCK: dict[int, float] = {
+    3: 0.01,  # one look: the fixed-n rule; 1.20% (CV 10% log-normal)
+    4: 0.00542,  # 1.00% (CV 5% heavy)
+    5: 0.00462,  # 1.00% (CV 10% log-normal)
+    6: 0.00250,  # α/looks; 1.20% (CV 10% heavy)
+    7: 0.00200,  # α/looks; 1.30% (CV 10% normal)
+    8: 0.00198,  # 1.00% (CV 10% heavy)
+    9: 0.00186,  # 1.00% (CV 5% log-normal)
+    10: 0.00156,  # 1.00% (CV 10% normal)
+    11: 0.00130,  # 1.00% (CV 10% log-normal)
+    12: 0.00121,  # 1.00% (CV 10% log-normal)
+    13: 0.00146,  # 1.00% (CV 5% normal)
+    14: 0.00127,  # 1.00% (CV 10% normal)
+    15: 0.00112,  # 1.00% (CV 10% log-normal)
+    16: 0.00088,  # 1.00% (CV 10% heavy)
+    20: 0.00074,  # 1.00% (CV 10% normal)
+}
 
 
 class Stop(StrEnum):
@@ -52,13 +88,14 @@ class Stop(StrEnum):
 
 @dataclass(frozen=True)
 class Design:
-    """Looks after rounds ``min_rounds`` … ``max_rounds``; ``alpha`` the chance of any flag
-    over all looks when nothing changed; ``exponent`` γ (module doc)."""
+    """Looks after every round from ``min_rounds`` to ``max_rounds``; ``alpha`` the chance
+    of any flag over all looks when nothing changed; ``level`` the level of every look
+    (None: ``POCOCK``'s for ``max_rounds``, else Bonferroni, α/looks)."""
 
     max_rounds: int = DEFAULT_MAX_ROUNDS
     min_rounds: int = MIN_ROUNDS
     alpha: float = DEFAULT_RULE.alpha
-    exponent: float = SPENDING_EXPONENT
+    level: float | None = None
 
     def __post_init__(self) -> None:
         if self.min_rounds < 2 or self.max_rounds < self.min_rounds:
@@ -66,13 +103,28 @@ class Design:
                              f"{self.min_rounds} and {self.max_rounds}")
 
     @property
+    def schedule(self) -> range:
+        """The rounds after which the rule looks."""
+        return range(self.min_rounds, self.max_rounds + 1)
+
+    @property
     def looks(self) -> int:
-        return self.max_rounds - self.min_rounds + 1
+        return len(self.schedule)
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the nominal level is ``POCOCK``'s (else ``level``, or Bonferroni)."""
+        return self.level is None and self.min_rounds == MIN_ROUNDS and \
+            self.alpha == DEFAULT_RULE.alpha and self.max_rounds in POCOCK
 
     @property
     def nominal(self) -> float:
-        """The level every look tests at: α · looks^−γ (γ = 0: no correction)."""
-        return float(self.alpha * self.looks ** -self.exponent)
+        """The level every look tests at (module doc)."""
+        if self.level is not None:
+            return self.level
+        if self.calibrated:
+            return POCOCK[self.max_rounds]
+        return self.alpha / self.looks
 
     def rule(self, base: Rule = DEFAULT_RULE) -> Rule:
         """The verdict rule a look applies: ``base`` at the nominal level."""
@@ -96,7 +148,7 @@ def decided(verdict: Verdict) -> bool:
 
 @dataclass(frozen=True)
 class SeriesStop:
-    """One series at the stop: its primary verdict, the rounds judged, why it stopped."""
+    """One series at its stop: its primary verdict, the rounds judged, why it stopped."""
 
     series: str
     verdict: Verdict
@@ -109,20 +161,96 @@ class SeriesStop:
             return f"decided: {self.verdict} after {self.rounds} rounds"
         return f"max-runs reached: {self.verdict} after {self.rounds} rounds"
 
-
-def should_stop(verdicts: Sequence[Verdict], rounds: int, design: Design) -> bool:
-    """After ``rounds`` rounds with these primary verdicts (one per series): stop?"""
-    if rounds >= design.max_rounds:
-        return True
-    return design.looks_at(rounds) and bool(verdicts) and all(map(decided, verdicts))
+    def record(self) -> AutoStop:
+        """What each of the series' rows records (``Row.auto``)."""
+        return AutoStop(rounds=self.rounds, stop=str(self.stop), verdict=str(self.verdict))
 
 
-def stops(series: Sequence[tuple[str, Verdict]], rounds: int, design: Design
-          ) -> list[SeriesStop]:
-    """Each series' stop line once the comparison stopped after ``rounds`` rounds."""
-    return [SeriesStop(name, v, rounds,
-                       Stop.DECIDED if decided(v) else Stop.MAX_RUNS)
-            for name, v in series]
+@dataclass
+class Looks:
+    """A comparison's looks so far: each series stops at the first look where it is
+    decided, keeping that verdict and its rounds (later rounds do not run it), or at
+    ``max_rounds``; the comparison stops when every series has."""
+
+    design: Design
+    stopped: dict[str, SeriesStop] = field(default_factory=dict)
+    alarms: list[str] = field(default_factory=list)  # rows flagged at a look, series open
+
+    def after(self, verdicts: Sequence[tuple[str, Verdict]], rounds: int) -> bool:
+        """The look after ``rounds`` rounds (none before the first): the open series
+        decided here stop; True when no series is open."""
+        last = rounds >= self.design.max_rounds
+        if not last and not self.design.looks_at(rounds):
+            return False
+        for name, verdict in verdicts:
+            if name not in self.stopped and (decided(verdict) or last):
+                self.stopped[name] = SeriesStop(name, verdict, rounds, Stop.DECIDED
+                                                if decided(verdict) else Stop.MAX_RUNS)
+        return bool(verdicts) and all(name in self.stopped for name, _ in verdicts)
+
+    def open(self, series: str) -> bool:
+        return series not in self.stopped
+
+    def kept(self, rows: Iterable[Row]) -> list[Row]:
+        """The rows a look judges: a stopped series' up to its stop round."""
+        return [r for r in rows if (s := self.stopped.get(series_of(r))) is None or
+                int(r.get("run") or 0) <= s.rounds]
+
+    def look(self, a_rows: list[Row], b_rows: list[Row], rounds: int, base: Rule = DEFAULT_RULE,
+             metrics: str = "all") -> bool:
+        """After ``rounds`` paired rounds: compare's verdicts at the design's level, each
+        series on its kept rows; True: stop (``after``)."""
+        if rounds < self.design.max_rounds and not self.design.looks_at(rounds):
+            return False
+        judged = compare_paired(self.kept(a_rows), self.kept(b_rows), metrics,
+                                self.design.rule(base))
+        self.alarms += [f"{describe_group(c.group)} {c.metric}: {c.decision.verdict} at round "
+                        f"{rounds}" for c in judged if c.decision.verdict in FLAGS and
+                        self.open(describe_group(c.group))]
+        return self.after(series_verdicts(judged), rounds)
+
+    def stops(self, series: Sequence[tuple[str, Verdict]], rounds: int) -> list[SeriesStop]:
+        """Each series' stop line, in order: where it stopped; one still open (the rounds
+        ended otherwise) with its verdict after ``rounds``."""
+        return [self.stopped.get(name) or
+                SeriesStop(name, v, rounds, Stop.DECIDED if decided(v) else Stop.MAX_RUNS)
+                for name, v in series]
+
+
+def replay(a_rows: list[Row], b_rows: list[Row], design: Design, base: Rule = DEFAULT_RULE,
+           metrics: str = "all") -> Looks:
+    """The looks a ``--runs auto`` comparison would have taken over stored paired rows:
+    after round k, the rows of runs ≤ k (the stops of a run, or of fixed-round rows
+    judged as if they had run auto)."""
+    looks = Looks(design)
+    for k in design.schedule:
+        if k > rounds_run(a_rows + b_rows):
+            break
+        prefix = [[r for r in rows if int(r.get("run") or 0) <= k] for rows in (a_rows, b_rows)]
+        if looks.look(prefix[0], prefix[1], k, base, metrics):
+            break
+    return looks
+
+
+def recorded_stops(rows: Iterable[Row]) -> list[SeriesStop]:
+    """The stops rows record (``Row.auto``: a ``--runs auto`` comparison's), one per
+    series in order; none for rows of a fixed number of runs."""
+    found: dict[str, SeriesStop] = {}
+    for row in rows:
+        auto = row.get("auto")
+        if not auto or (name := series_of(row)) in found:
+            continue
+        try:
+            found[name] = SeriesStop(name, Verdict(auto["verdict"]), int(auto["rounds"]),
+                                     Stop(auto["stop"]))
+        except (KeyError, TypeError, ValueError):  # not what kvperf wrote: no stop line
+            continue
+    return list(found.values())
+
+
+def series_of(row: Row) -> str:
+    """The series a row belongs to, as stop lines name it."""
+    return describe_group(group_key(row))
 
 
 def series_verdicts(comparisons: Iterable[MetricComparison]) -> list[tuple[str, Verdict]]:
@@ -139,16 +267,6 @@ def series_verdicts(comparisons: Iterable[MetricComparison]) -> list[tuple[str, 
             flagged.setdefault(c.group, c.decision.verdict)
     return [(describe_group(g), c.decision.verdict if decided(c.decision.verdict)
              else flagged.get(g, c.decision.verdict)) for g, c in primary.items()]
-
-
-def look(a_rows: list[Row], b_rows: list[Row], rounds: int, design: Design,
-         base: Rule = DEFAULT_RULE, metrics: str = "all") -> bool:
-    """After ``rounds`` paired rounds: stop (``should_stop`` on compare's verdicts at the
-    design's level)?"""
-    if rounds < design.max_rounds and not design.looks_at(rounds):
-        return False
-    verdicts = series_verdicts(compare_paired(a_rows, b_rows, metrics, design.rule(base)))
-    return should_stop([v for _, v in verdicts], rounds, design)
 
 
 def rounds_run(rows: Iterable[Row]) -> int:

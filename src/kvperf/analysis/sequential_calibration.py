@@ -1,15 +1,20 @@
 """The sequential rule (``analysis.sequential``) measured by simulation: false alarms under
-repeated looks, and rounds to a decision.
+repeated looks, rounds to a decision, and the calibrated level of its looks.
 
 Each simulated comparison is one of ``analysis.calibration``'s (2 series × 14 correlated
-metrics, paired rounds with a shared drift) drawn for ``max_rounds`` rounds up front; the
-rule looks at its first k rounds for k = ``min_rounds`` … ``max_rounds`` with the verdict
-rule at the design's nominal level, and stops at the first look where both series are
-decided (rps decided, or any of its rows flagged). A false alarm is any of the 28 rows
-flagged at any look up to the stop: a bound on what the report shows (the rows at the
-stop), and what a caller that acts on the first flag (a bisect step) sees.
-``benchmarks/sequential_calibration.py`` prints the grid; ``tests/unit/analysis/
-test_sequential.py`` holds the default design to ≤ 1% in the cells nearest the target.
+metrics, paired rounds with a shared drift) drawn for ``max_rounds`` rounds up front. The
+rule looks at its first k rounds at every look of the design, with the verdict rule at the
+look's level, as ``sequential.Looks`` does: a series still open whose rps is decided, or
+any of whose rows is flagged, stops there with that verdict, and its later rounds are not
+run (NaN: absent, so the next looks judge it on its rounds so far, beside the open
+series); the comparison ends when no series is open, or at ``max_rounds``. A false alarm
+is any of the 28 rows flagged at a look while its series was open (what a stop line, or a
+caller that acts on the first flag, shows), or in the final table (every series on its own
+rounds: what the report shows). ``calibrate`` finds the largest constant per-look level
+with those false alarms ≤ 1% in every A/A cell (Pocock's design, ``sequential.POCOCK``).
+``benchmarks/sequential_calibration.py`` prints the grid and the table;
+``tests/unit/analysis/test_sequential.py`` holds the default design to ≤ 1% in the cells
+nearest the target.
 """
 
 from __future__ import annotations
@@ -19,76 +24,130 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kvperf.analysis.calibration import METRICS, ROWS, SERIES, Cell, primary, simulate
+from kvperf.analysis.calibration import METRICS, NOISES, ROWS, SERIES, Cell, primary, simulate
 from kvperf.analysis.sequential import DECIDED, Design
 from kvperf.analysis.verdict import VERDICTS, Rule, Verdict, judge
 
+FloatArray = npt.NDArray[np.float64]
+_M = len(METRICS)
 _DECIDED = [VERDICTS.index(v) for v in DECIDED]
 _FLAGS = [VERDICTS.index(Verdict.REGRESSION), VERDICTS.index(Verdict.IMPROVEMENT)]
 _REGRESSION = VERDICTS.index(Verdict.REGRESSION)
+A_A_CVS = (0.005, 0.01, 0.02, 0.05, 0.10)  # the A/A cells calibrated (× NOISES)
+TARGET = 0.01
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """A cell under the sequential rule: share with any row flagged at any look up to the
-    stop, and at the stop itself; share where series 0 is decided a regression at the stop
-    (``sequential.series_verdicts``: its rps, else its first flagged row),
-    mean rounds run, share that reached the maximum undecided."""
+    """A cell under the sequential rule: share with a false alarm (module doc); share where
+    series 0 stopped as a regression (``sequential.series_verdicts``: its rps, else its
+    first flagged row); mean rounds until series 0 stopped, and until the last series did;
+    share where series 0 reached the maximum undecided."""
 
     any_flag: float
-    flag_at_stop: float
     detected: float
     mean_rounds: float
+    mean_rounds_all: float
     undecided: float
 
 
-def _look(la: npt.NDArray[np.float64], lb: npt.NDArray[np.float64], rounds: int,
-          paired: bool, rule: Rule) -> npt.NDArray[np.int64]:
-    a, b = la[..., :rounds], lb[..., :rounds]
-    return judge(a, b, paired, ROWS, rule, primary=(primary(a), primary(b))).verdict
+@dataclass
+class _Run:
+    """Per comparison and series: the round it stopped at (0: open) and its verdict."""
+
+    stop: npt.NDArray[np.int64]
+    verdict: npt.NDArray[np.int64]
+    ever: npt.NDArray[np.bool_]
 
 
-def _decided(verdict: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-    """Per comparison: every series decided (its rps decided, or any of its rows flagged;
-    ``sequential.series_verdicts``)."""
-    by_series = verdict.reshape(len(verdict), SERIES, len(METRICS))
-    return np.asarray((np.isin(by_series[:, :, 0], _DECIDED) |
-                       np.isin(by_series, _FLAGS).any(axis=2)).all(axis=1))
+def _judge(la: FloatArray, lb: FloatArray, stop: npt.NDArray[np.int64], rounds: int,
+           rule: Rule) -> npt.NDArray[np.int64]:
+    """Verdicts (comparisons, series, metrics) after ``rounds``, a stopped series on its
+    rounds up to its stop."""
+    a, b = la[..., :rounds].copy(), lb[..., :rounds].copy()
+    last = np.repeat(stop, _M, axis=1)[:, :, None]
+    cut = (last > 0) & (np.arange(rounds)[None, None, :] >= last)
+    a[cut], b[cut] = np.nan, np.nan
+    verdict = judge(a, b, True, ROWS, rule, primary=(primary(a), primary(b))).verdict
+    return verdict.reshape(len(a), SERIES, _M)
 
 
-def _regression(verdict: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-    """Series 0 decided a regression: its rps, or (rps undecided) its first flagged row."""
-    rows = verdict[:, : len(METRICS)]
-    flagged = np.isin(rows, _FLAGS)
-    first = np.take_along_axis(rows, flagged.argmax(axis=1)[:, None], axis=1)[:, 0]
-    undecided = ~np.isin(rows[:, 0], _DECIDED)
-    return np.asarray((rows[:, 0] == _REGRESSION) |
-                      (undecided & flagged.any(axis=1) & (first == _REGRESSION)))
+def _series_verdict(v: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_],
+                                                       npt.NDArray[np.int64]]:
+    """Per series: decided (rps decided, or a row flagged) and its verdict (rps when
+    decided, else its first flagged row's, else rps's)."""
+    flagged = np.isin(v, _FLAGS)
+    rps_decided = np.isin(v[:, :, 0], _DECIDED)
+    first = np.take_along_axis(v, flagged.argmax(axis=2)[:, :, None], axis=2)[:, :, 0]
+    any_flag = flagged.any(axis=2)
+    return rps_decided | any_flag, np.where(rps_decided | ~any_flag, v[:, :, 0], first)
+
+
+def run_looks(la: FloatArray, lb: FloatArray, design: Design, level: float) -> _Run:
+    """The rule over drawn comparisons (module doc), every look at ``level``."""
+    reps, rule = len(la), Rule(alpha=level)
+    found = _Run(np.zeros((reps, SERIES), dtype=np.int64),
+                 np.zeros((reps, SERIES), dtype=np.int64), np.zeros(reps, dtype=bool))
+    for k in design.schedule:
+        index = np.flatnonzero((found.stop == 0).any(axis=1))
+        if not len(index):
+            break
+        v = _judge(la[index], lb[index], found.stop[index], k, rule)
+        open_ = found.stop[index] == 0
+        found.ever[index] |= (np.isin(v, _FLAGS).any(axis=2) & open_).any(axis=1)
+        done, verdict = _series_verdict(v)
+        new = open_ & (done | (k == design.max_rounds))
+        stop, kept = found.stop[index], found.verdict[index]
+        stop[new], kept[new] = k, verdict[new]
+        found.stop[index], found.verdict[index] = stop, kept
+    final = _judge(la, lb, found.stop, design.max_rounds, rule)
+    found.ever |= np.isin(final, _FLAGS).any(axis=(1, 2))
+    return found
+
+
+def draw(cell: Cell, reps: int, rng: np.random.Generator, rounds: int
+         ) -> tuple[FloatArray, FloatArray]:
+    """``reps`` paired comparisons of ``cell`` (its ``n`` ignored) for ``rounds`` rounds."""
+    return simulate(Cell(rounds, cell.cv, cell.effect, cell.paired, cell.noise), reps, rng)
+
+
+def outcome(found: _Run, design: Design) -> Outcome:
+    decided, _ = _series_verdict(found.verdict[:, :, None])
+    return Outcome(float(found.ever.mean()), float((found.verdict[:, 0] == _REGRESSION).mean()),
+                   float(found.stop[:, 0].mean()), float(found.stop.max(axis=1).mean()),
+                   float(((found.stop[:, 0] == design.max_rounds) & ~decided[:, 0]).mean()))
 
 
 def sequential(cell: Cell, reps: int, rng: np.random.Generator, design: Design,
-               base: Rule | None = None) -> Outcome:
-    """``reps`` comparisons of ``cell`` (its ``n`` is ignored: ``max_rounds`` are drawn)
-    under ``design``."""
-    drawn = Cell(design.max_rounds, cell.cv, cell.effect, cell.paired, cell.noise)
-    la, lb = simulate(drawn, reps, rng)
-    rule = design.rule(base) if base is not None else design.rule()
-    final = np.zeros((reps, SERIES * len(METRICS)), dtype=np.int64)
-    rounds = np.full(reps, design.max_rounds)
-    open_ = np.ones(reps, dtype=bool)
-    ever = np.zeros(reps, dtype=bool)
-    for k in range(design.min_rounds, design.max_rounds + 1):
-        verdict = _look(la[open_], lb[open_], k, cell.paired, rule)
-        ever[open_] |= np.isin(verdict, _FLAGS).any(axis=1)
-        done = _decided(verdict)
-        if k == design.max_rounds:
-            done[:] = True
-        index = np.flatnonzero(open_)[done]
-        final[index], rounds[index] = verdict[done], k
-        open_[index] = False
-        if not open_.any():
-            break
-    decided_all = _decided(final)
-    return Outcome(float(ever.mean()), float(np.isin(final, _FLAGS).any(axis=1).mean()),
-                   float(_regression(final).mean()), float(rounds.mean()),
-                   float((~decided_all).mean()))
+               level: float | None = None) -> Outcome:
+    """``reps`` comparisons of ``cell`` under ``design`` (every look at ``level``, default
+    the design's nominal level)."""
+    la, lb = draw(cell, reps, rng, design.max_rounds)
+    return outcome(run_looks(la, lb, design, design.nominal if level is None else level),
+                   design)
+
+
+def calibrate(design: Design, reps: int, seed: int, steps: int = 10,
+              target: float = TARGET) -> tuple[float, float, str]:
+    """The largest level (between α/looks and α) at which every A/A cell (``A_A_CVS`` ×
+    ``NOISES``, ``reps`` comparisons each, the same draws at every level tried) has false
+    alarms ≤ ``target``, by bisection on its logarithm; the worst cell's rate there, and
+    which cell it is."""
+    rng = np.random.default_rng(seed)
+    names = [f"CV {cv:.1%} {noise}" for cv in A_A_CVS for noise in NOISES]
+    cells = [draw(Cell(0, cv, 0.0, True, noise), reps, rng, design.max_rounds)
+             for cv in A_A_CVS for noise in NOISES]
+
+    def rates(level: float) -> list[float]:
+        return [float(run_looks(a, b, design, level).ever.mean()) for a, b in cells]
+
+    low, high = design.alpha / design.looks, design.alpha
+    if max(rates(high)) > target:
+        for _ in range(steps):
+            middle = float(np.sqrt(low * high))
+            low, high = (middle, high) if max(rates(middle)) <= target else (low, middle)
+    else:
+        low = high
+    found = rates(low)
+    worst = int(np.argmax(found))
+    return low, found[worst], names[worst]

@@ -22,7 +22,7 @@ def add_common(p: argparse.ArgumentParser, default_runs: int) -> None:
     p.add_argument("--runs", type=runs_value, default=None,
                    help=f"interleaved rounds (default {default_runs}; ≥ 5 to flag 5× the CV; "
                         f"{INSTRUCTION_RUNS} with --measure instructions), or 'auto': a "
-                        "round at a time until every series is decided (see --max-runs)")
+                        "round at a time, each series until it is decided (see --max-runs)")
     p.add_argument("--max-runs", type=int, default=None, metavar="N",
                    help=f"with --runs auto: the most rounds to run (default "
                         f"{DEFAULT_MAX_ROUNDS}; at least {MIN_ROUNDS}, the rounds before the "

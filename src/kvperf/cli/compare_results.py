@@ -11,7 +11,7 @@ from kvperf.cli._measure import add_water_line
 from kvperf.cli._paths import local_path
 from kvperf.pipeline.commands.compare_results import compare_results, compare_results_request
 from kvperf.pipeline.request.stored import CompareResultsRequest
-from kvperf.report.comparison import terminal_table
+from kvperf.report.comparison import stop_lines, terminal_table
 
 
 def add_parser(subparsers: Any) -> None:
@@ -44,6 +44,8 @@ def handle(args: argparse.Namespace, cli: Cli) -> int:
     compared = compare_results(request(args))
     out = cli.out
     out.print(terminal_table(compared.results, *compared.names))
+    for line in stop_lines(compared.stops):
+        out.print(f"rounds · {line}", highlight=False)
     print_environment(cli, compared.environment)
     if compared.report:
         out.print(f"markdown report: {compared.report}")

@@ -144,7 +144,9 @@ def stops_markdown(stops: list[SeriesStop]) -> str:
 
 
 SEQUENTIAL_NOTE = ("Rounds were added one at a time, both sides alike; the rule looked after "
-                   "each round from the third and stopped once every series was decided (its rps "
-                   "decided, or any of its metrics flagged); "
-                   "every look (and the verdicts above) tests at α = 0.01 divided by the "
-                   "number of looks, so repeated looks keep false alarms within 1%.")
+                   "each round from the third, and each series stopped at the first look that "
+                   "decided it (its rps decided, or any of its metrics flagged), keeping that "
+                   "verdict, its later rounds not run; every look (and the verdicts above) "
+                   "tests at one level below α = 0.01 (calibrated for this --max-runs, else "
+                   "0.01 divided by the looks) so that repeated looks keep false alarms "
+                   "within 1% (docs/PERFORMANCE.md \"Sequential verdicts\").")

@@ -84,6 +84,10 @@ Format versions (``kvperf_format``):
       format 9 client row moves its ``cpu_us_per_op`` to ``process_cpu_us_per_op`` and
       nulls ``cpu_us_per_op``, ``client.client_cpu_us_per_request``, ``cpu_window`` and
       ``wire`` (a process total is not a window's figure); other rows are unchanged.
+      Also in 10: ``auto`` on the rows of a ``--runs auto`` comparison (compare, noise):
+      the rounds its series ran, why it stopped (``decided``, ``max-runs reached``) and its
+      verdict at the stop (analysis/sequential.py), added to metrics.json once the
+      comparison ended. Absent elsewhere.
 """
 
 from __future__ import annotations
@@ -123,6 +127,14 @@ FORMAT_VERSION = 10
 KEY_FIELDS = ("command", "data_size", "pipeline", "clients", "io_threads", "cluster_mode",
               "tls", "requests", "duration", "keyspacelen", "warmup", "benchmark_threads",
               "config_set")
+
+
+class AutoStop(TypedDict):
+    """The row's ``auto`` object (``--runs auto``): its series' rounds and stop."""
+
+    rounds: int
+    stop: str  # "decided", "max-runs reached"
+    verdict: str
 
 
 class ServerSide(TypedDict, total=False):
@@ -236,6 +248,8 @@ class Row(TypedDict, total=False):
     ab_schedule: str
     # a rate sweep's rows (results/sweep.py); absent from every other row
     sweep: SweepRecord
+    # --runs auto: the series' rounds and why it stopped; absent from every other row
+    auto: AutoStop
     # a trial with faults (results/failover.py); absent from every other row
     failover: dict[str, Any]
 

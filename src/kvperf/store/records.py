@@ -28,8 +28,11 @@ BOOL_COLUMNS = ("cluster_mode", "tls")
 
 
 def row_hash(row: Row) -> str:
-    """sha256 of the row's canonical JSON: the same row always hashes the same."""
-    canonical = json.dumps(row, sort_keys=True, separators=(",", ":"), default=str)
+    """sha256 of the row's canonical JSON: the same row always hashes the same. ``auto``
+    (``--runs auto``'s stop, added to metrics.json after the row was stored) is left out:
+    a pushed file's row is the one the run stored."""
+    kept = {k: v for k, v in row.items() if k != "auto"}
+    canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -3,11 +3,11 @@ false alarms under repeated looks held to the 1% of the fixed-n rule by simulati
 (analysis/sequential_calibration.py; the full grid: benchmarks/sequential_calibration.py,
 docs/PERFORMANCE.md "Sequential verdicts").
 
-The A/A cell is the one nearest the target in the grid (paired, CV 10%, stalls: no series is
-ever decided, so every look from 3 to 12 rounds is taken). 2,000 comparisons: a rule at 1%
-flags more than 34 (1.7%) with chance < 0.1% (``binom.ppf(0.999, 2000, 0.01)``); testing
-every look at the rule's own α (no correction) flags ~7% there and fails by far (the
-second test shows it).
+The A/A cell is the one nearest the target in the grid (paired, CV 10%, normal: a series is
+hardly ever decided, so nearly every look from 3 to 12 rounds is taken). 2,000 comparisons: a
+rule at 1% flags more than 34 (1.7%) with chance < 0.1% (``binom.ppf(0.999, 2000, 0.01)``);
+testing every look at the rule's own α (no correction) flags several times more there and
+fails (the second test shows it).
 """
 
 from __future__ import annotations
@@ -20,55 +20,68 @@ from kvperf.analysis.bisect import effects
 from kvperf.analysis.calibration import Cell, rates, run
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.sequential import (
+    POCOCK,
     Design,
+    Looks,
     SeriesStop,
     Stop,
     budget_rule,
-    look,
+    recorded_stops,
+    replay,
     series_verdicts,
-    should_stop,
-    stops,
 )
 from kvperf.analysis.sequential_calibration import sequential
 from kvperf.analysis.verdict import Verdict
 from kvperf.core.kinds import Measure
-from kvperf.results.row import Row
+from kvperf.results.row import AutoStop, Row
 
-A_A = Cell(0, 0.10, 0.0, True, "heavy")
+A_A = Cell(0, 0.10, 0.0, True, "normal")
 A_A_DRAWS = 2000
 A_A_BOUND = int(binom.ppf(0.999, A_A_DRAWS, 0.01))  # 34 of 2,000
 
 
 def test_repeated_looks_keep_false_alarms_within_one_percent() -> None:
     outcome = sequential(A_A, A_A_DRAWS, np.random.default_rng(3), Design())
-    assert outcome.mean_rounds == 12.0  # nothing decided: every look was taken
+    assert Design().calibrated, "the default design uses the calibrated level"
     assert outcome.any_flag * A_A_DRAWS <= A_A_BOUND, outcome
 
 
-def test_uncorrected_looks_are_what_the_correction_prevents() -> None:
-    """The same cell with every look at α = 0.01 (γ = 0), 1,000 comparisons: above the
-    99.9% bound of a rule at 1% (20 of 1,000)."""
-    naive = sequential(A_A, 1000, np.random.default_rng(3), Design(exponent=0.0))
+def test_uncorrected_looks_are_what_the_calibration_prevents() -> None:
+    """The same cell with every look at α = 0.01, 1,000 comparisons: above the 99.9%
+    bound of a rule at 1% (20 of 1,000)."""
+    naive = sequential(A_A, 1000, np.random.default_rng(3), Design(level=0.01))
     assert naive.any_flag * 1000 > binom.ppf(0.999, 1000, 0.01), naive
 
 
-def test_a_ten_percent_slowdown_is_decided_early() -> None:
-    """10% at CV 1%, paired: decided a regression in every comparison, in fewer than 6
-    rounds on average (fixed n detects it 52% at 3 pairs, 100% at 5)."""
-    outcome = sequential(Cell(0, 0.01, 0.10, True, "normal"), 300, np.random.default_rng(4),
+def test_a_ten_percent_slowdown_is_decided_sooner_than_the_fixed_runs_that_detect_it() -> None:
+    """10% at CV 2%, paired: the slowed series stops as a regression in every comparison,
+    in fewer rounds on average than the fixed n that detects it in 90% (5: 4 pairs detect
+    it in < 90%)."""
+    outcome = sequential(Cell(0, 0.02, 0.10, True, "normal"), 300, np.random.default_rng(4),
                          Design())
-    assert outcome.detected == 1.0 and outcome.mean_rounds < 6, outcome
-    fixed, _, _ = run(Cell(3, 0.01, 0.10, True, "normal"), 300, np.random.default_rng(4))
+    assert outcome.detected == 1.0 and outcome.mean_rounds < 5, outcome
+    fixed, _, _ = run(Cell(4, 0.02, 0.10, True, "normal"), 300, np.random.default_rng(4))
     assert rates(fixed).detected < 0.9
 
 
-def test_the_nominal_level_divides_alpha_by_the_looks() -> None:
+def test_the_level_is_the_calibrated_one_else_alpha_over_the_looks() -> None:
     design = Design(max_rounds=12)
-    assert design.looks == 10 and design.nominal == pytest.approx(0.001)
-    assert design.rule().alpha == pytest.approx(0.001)
-    assert Design(max_rounds=3).nominal == pytest.approx(0.01)
+    assert design.looks == 10 and design.nominal == POCOCK[12]
+    assert design.rule().alpha == POCOCK[12]
+    assert 0.001 < POCOCK[12] < 0.01  # above Bonferroni, below no correction
+    assert Design(max_rounds=12, min_rounds=4).nominal == pytest.approx(0.01 / 9)
+    assert not Design(max_rounds=999).calibrated
+    assert Design(max_rounds=999).nominal == pytest.approx(0.01 / 997)
+    assert Design(level=0.004).nominal == 0.004
     with pytest.raises(ValueError, match="min_rounds"):
         Design(max_rounds=2)
+
+
+def test_the_table_holds_the_default_and_never_goes_below_bonferroni() -> None:
+    assert {3, 4, 12} <= set(POCOCK)
+    assert all(0.01 / Design(max_rounds=n).looks <= level <= 0.01 for n, level in
+               POCOCK.items())
+    assert all(Design(max_rounds=n).calibrated for n in POCOCK)
 
 
 @pytest.mark.parametrize(("verdicts", "rounds", "stop"), [
@@ -79,16 +92,31 @@ def test_the_nominal_level_divides_alpha_by_the_looks() -> None:
     ([Verdict.UNSTABLE], 12, True),  # max-runs
     ([], 4, False),
 ])
-def test_a_comparison_stops_when_every_series_is_decided(verdicts: list[Verdict], rounds: int,
-                                                         stop: bool) -> None:
-    assert should_stop(verdicts, rounds, Design()) is stop
+def test_a_comparison_stops_when_every_series_has(verdicts: list[Verdict], rounds: int,
+                                                  stop: bool) -> None:
+    series = [(f"S{k}", v) for k, v in enumerate(verdicts)]
+    assert Looks(Design()).after(series, rounds) is stop
+
+
+def test_each_series_stops_on_its_own_and_keeps_its_verdict() -> None:
+    looks = Looks(Design())
+    assert not looks.after([("SET", Verdict.REGRESSION), ("GET", Verdict.INCONCLUSIVE)], 4)
+    assert not looks.open("SET") and looks.open("GET")
+    assert not looks.after([("SET", Verdict.INCONCLUSIVE), ("GET", Verdict.UNSTABLE)], 7)
+    assert looks.after([("SET", Verdict.NO_CHANGE), ("GET", Verdict.NO_CHANGE)], 8)
+    found = looks.stops([("SET", Verdict.NO_CHANGE), ("GET", Verdict.NO_CHANGE)], 8)
+    assert found == [SeriesStop("SET", Verdict.REGRESSION, 4, Stop.DECIDED),
+                     SeriesStop("GET", Verdict.NO_CHANGE, 8, Stop.DECIDED)]
+    assert found[0].text() == "decided: regression after 4 rounds"
+    assert found[0].record() == {"rounds": 4, "stop": "decided", "verdict": "regression"}
 
 
 def test_each_series_says_why_it_stopped() -> None:
-    found = stops([("SET", Verdict.REGRESSION), ("GET", Verdict.INCONCLUSIVE)], 12, Design())
+    looks = Looks(Design())
+    looks.after([("SET", Verdict.REGRESSION), ("GET", Verdict.INCONCLUSIVE)], 12)
+    found = looks.stops([("SET", Verdict.REGRESSION), ("GET", Verdict.INCONCLUSIVE)], 12)
     assert found == [SeriesStop("SET", Verdict.REGRESSION, 12, Stop.DECIDED),
                      SeriesStop("GET", Verdict.INCONCLUSIVE, 12, Stop.MAX_RUNS)]
-    assert found[0].text() == "decided: regression after 12 rounds"
     assert found[1].text() == "max-runs reached: inconclusive after 12 rounds"
 
 
@@ -103,10 +131,43 @@ def test_a_look_judges_each_series_by_its_rps() -> None:
     verdicts = dict(series_verdicts(compare_paired(a, b, "all", Design().rule())))
     assert verdicts == {"SET d=3 P=16 c=10": Verdict.REGRESSION,
                         "GET d=3 P=16 c=10": Verdict.NO_CHANGE}
-    assert look(a, b, 4, Design()) is True
-    assert look(a, b, 2, Design()) is False
+    assert Looks(Design()).look(a, b, 4) is True
+    assert Looks(Design()).look(a, b, 2) is False
     noisy = _rows("GET", [100.0, 130, 80, 100])
-    assert look(a, _rows("SET", [80.0, 80.5, 79.5, 80]) + noisy, 4, Design()) is False
+    looks = Looks(Design())
+    assert looks.look(a, _rows("SET", [80.0, 80.5, 79.5, 80]) + noisy, 4) is False
+    assert not looks.open("SET d=3 P=16 c=10") and looks.open("GET d=3 P=16 c=10")
+
+
+def test_a_stopped_series_is_judged_on_its_rounds_up_to_its_stop() -> None:
+    looks = Looks(Design())
+    looks.after([("SET d=3 P=16 c=10", Verdict.REGRESSION)], 4)
+    rows = _rows("SET", [100.0] * 6) + _rows("GET", [100.0] * 6)
+    kept = looks.kept(rows)
+    assert sorted(r["run"] for r in kept if r["command"] == "SET") == [1, 2, 3, 4]
+    assert sorted(r["run"] for r in kept if r["command"] == "GET") == [1, 2, 3, 4, 5, 6]
+
+
+def test_replay_stops_each_series_where_a_run_would_have() -> None:
+    """Fixed-round rows judged as if they had run auto: SET (20% slower, tight) stops as a
+    regression at the first look, GET (noisy) runs to the last round it has."""
+    a = _rows("SET", [100.0, 101, 99, 100, 100, 101]) + _rows("GET", [100.0] * 6)
+    b = _rows("SET", [80.0, 80.5, 79.5, 80, 80.2, 80.1]) + \
+        _rows("GET", [100.0, 130, 80, 100, 125, 85])
+    stopped = replay(a, b, Design()).stopped
+    assert stopped["SET d=3 P=16 c=10"] == SeriesStop("SET d=3 P=16 c=10",
+                                                      Verdict.REGRESSION, 3, Stop.DECIDED)
+    assert "GET d=3 P=16 c=10" not in stopped  # 6 rounds stored, undecided, below max-runs
+
+
+def test_rows_carry_their_series_stop() -> None:
+    rows = _rows("SET", [100.0, 101])
+    for row in rows:
+        row["auto"] = AutoStop(rounds=4, stop="decided", verdict="regression")
+    bad = _rows("GET", [100.0])
+    bad[0]["auto"] = AutoStop(rounds=2, stop="stopped?", verdict="regression")
+    assert recorded_stops(rows + bad + _rows("HSET", [1.0])) == [
+        SeriesStop("SET d=3 P=16 c=10", Verdict.REGRESSION, 4, Stop.DECIDED)]
 
 
 def test_a_bisect_step_is_judged_at_alpha_over_the_looks_its_budget_allows() -> None:

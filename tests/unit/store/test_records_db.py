@@ -27,6 +27,13 @@ def test_row_hash_is_canonical_and_survives_a_json_round_trip() -> None:
     assert row_hash(ROW) != row_hash({**ROW, "rps": 1000.6})
 
 
+def test_a_rows_auto_stop_added_after_it_was_stored_keeps_its_hash() -> None:
+    """--runs auto writes each row's stop into metrics.json once the compare ended: a later
+    `db push` of the file must find the rows the run stored, not new ones."""
+    stopped = {**ROW, "auto": {"rounds": 4, "stop": "decided", "verdict": "regression"}}
+    assert row_hash(stopped) == row_hash(ROW)
+
+
 def test_metric_values_flatten_numeric_leaves_only() -> None:
     assert metric_values(ROW) == {"rps": 1000.5, "p99_latency_ms": 0.2,
                                   "server.cpu_us_per_request": 3.5, "server.calls": 100.0,

@@ -18,7 +18,7 @@ from typing import Protocol
 from kvperf.analysis.comparison import MetricComparison, compare_paired, compare_sides
 from kvperf.analysis.envdiff import EnvDiff, rows_env_diff
 from kvperf.analysis.instructions import SeriesInstructions, compare_instructions
-from kvperf.analysis.sequential import SeriesStop, rounds_run, series_verdicts, stops
+from kvperf.analysis.sequential import SeriesStop
 from kvperf.analysis.verdict import Rule, Verdict
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, Schedule
@@ -44,13 +44,13 @@ from kvperf.pipeline.commands.outputs import (
     Differentials,
     Knees,
     Profiled,
+    auto_stops,
     blocked_sides,
     differential_flamegraphs,
     judge_knees,
     listed,
     profile_artifacts,
     write_report,
-    write_stops,
 )
 from kvperf.pipeline.definitions.definition_runs import CompareDefinitionHooks, compare_definitions
 from kvperf.pipeline.request.common import SELECTION_ONLY
@@ -308,8 +308,7 @@ def _pair(request: CompareRequest, result: SidesResult, plan: PreparedSides,
                                                              f"{names[1]} vs {names[0]}"))
     found.blocked = blocked_sides(plan.sides)
     if auto:
-        found.stops = stops(series_verdicts(verdicts), rounds_run(a + b), auto.design)
-        write_stops(plan.out_dir, found.stops, auto)
+        found.stops = auto_stops(result, verdicts, auto, plan.out_dir, dirs)
     found.report = write_report(request.output, lambda: markdown(
         verdicts, [], *names, note=PAIRED_NOTE) + stops_markdown(found.stops))
     found.exit_code = _exit(result.failed, _regressed(verdicts), request)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kvperf.analysis.comparison import MetricComparison
 from kvperf.analysis.envdiff import EnvDiff
+from kvperf.analysis.sequential import SeriesStop
 from kvperf.analysis.verdict import Verdict
 from kvperf.pipeline.commands.checks import water_line_rule
 from kvperf.pipeline.read.stored import compare_files
@@ -38,6 +39,7 @@ class ComparedResults:
     written: list[Path]
     exit_code: int
     environment: EnvDiff
+    stops: list[SeriesStop]  # the rows' --runs auto stops (Row.auto)
 
 
 def compare_results(request: CompareResultsRequest) -> ComparedResults:
@@ -53,4 +55,4 @@ def compare_results(request: CompareResultsRequest) -> ComparedResults:
     regressed = any(r.decision.verdict is Verdict.REGRESSION for r in compared.results)
     return ComparedResults(compared.results, names, request.output, request.graphs, written,
                            1 if regressed and request.fail_on_regression else 0,
-                           compared.environment)
+                           compared.environment, compared.stops)

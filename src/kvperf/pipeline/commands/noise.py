@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from kvperf.analysis.comparison import compare_paired
 from kvperf.analysis.noise import NoiseRow, noise_rows
-from kvperf.analysis.sequential import SeriesStop, rounds_run, series_verdicts, stops
+from kvperf.analysis.sequential import SeriesStop, rounds_run
 from kvperf.analysis.verdict import DEFAULT_RULE
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
@@ -23,7 +23,7 @@ from kvperf.pipeline.commands.checks import (
     remote_request,
     store_request,
 )
-from kvperf.pipeline.commands.outputs import write_stops
+from kvperf.pipeline.commands.outputs import auto_stops
 from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest, SidesRequest
 from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.pipeline.sides.interleaved import SidesHooks
@@ -77,6 +77,6 @@ def noise(request: NoiseRequest, world: World, hooks: SidesHooks) -> NoiseMeasur
                             auto.design.rule(auto.rule) if auto else DEFAULT_RULE)
     found = NoiseMeasured(noise_rows(judged), title, result)
     if auto:
-        found.stops = stops(series_verdicts(judged), rounds, auto.design)
-        write_stops(plan.out_dir, found.stops, auto)
+        found.stops = auto_stops(result, judged, auto, plan.out_dir,
+                                 [p.out_dir for p in plan.sides.values()])
     return found

@@ -5,12 +5,13 @@ Each writer returns what it wrote and found, or None when there was nothing to w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvperf.analysis.comparison import MetricComparison
 from kvperf.analysis.rate_curve import Curve, KneeComparison, compare_knees, curves
-from kvperf.analysis.sequential import SeriesStop
+from kvperf.analysis.sequential import Looks, SeriesStop, rounds_run, series_of, series_verdicts
 from kvperf.analysis.verdict import Rule
 from kvperf.core.errors import Interrupted, ServerError, UsageError
 from kvperf.pipeline.request.sides import AutoRuns
@@ -18,11 +19,13 @@ from kvperf.pipeline.run.flamediff import differentials
 from kvperf.pipeline.run.model import Prepared, RunSummary
 from kvperf.pipeline.run.rate_sweep import PointWork, SaturationWork, SweepBatch, sweeping
 from kvperf.pipeline.run.storage import Persisted
+from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.plan.sweep import duration_text, trial_seconds
 from kvperf.report import profile as profile_report
 from kvperf.report import rate_sweep as sweep_report
+from kvperf.results.row import AutoStop
 from kvperf.results.row import Row as Row  # what the CLI renders
-from kvperf.store.files import read_histograms, write_json_atomic, write_text_atomic
+from kvperf.store.files import read_histograms, read_rows, write_json_atomic, write_text_atomic
 
 ARTIFACTS_FILE = "profile.md"
 SWEEP_FILE = "rate_sweep.md"
@@ -172,6 +175,35 @@ def write_report(path: Path | None, text: Callable[[], str]) -> Path | None:
 AUTO_RUNS_FILE = "auto-runs.json"  # --runs auto: each series' stop, beside the sides
 
 
+def auto_stops(result: SidesResult, verdicts: list[MetricComparison], auto: AutoRuns,
+               out_dir: Path, side_dirs: Iterable[Path]) -> list[SeriesStop]:
+    """``--runs auto``'s stop of each series (where the run's looks stopped it), written
+    to ``auto-runs.json`` and into every row of the run (``Row.auto``, each side's
+    metrics.json rewritten: the rows were stored before their stop was known)."""
+    looks = result.looks or Looks(auto.design)
+    rows = [r for side in result.rows.values() for r in side]
+    found = looks.stops(series_verdicts(verdicts), rounds_run(rows))
+    by_series = {s.series: s.record() for s in found}
+    for row in rows:
+        if (record := by_series.get(series_of(row))) is not None:
+            row["auto"] = record
+    for directory in side_dirs:
+        mark_stops(directory / "metrics.json", by_series, result.seed)
+    write_stops(out_dir, found, auto)
+    return found
+
+
+def mark_stops(path: Path, by_series: dict[str, AutoStop], seed: int) -> None:
+    """The run's rows in a side's metrics.json (by its order's seed) given their stop."""
+    if not path.is_file():
+        return
+    rows = read_rows(path, as_written=True)
+    for row in rows:
+        if row.get("ab_seed") == seed and (record := by_series.get(series_of(row))):
+            row["auto"] = record
+    write_json_atomic(path, rows)
+
+
 def write_stops(directory: Path, found: list[SeriesStop], auto: AutoRuns) -> Path:
     """``auto-runs.json`` (``kvperf_auto_runs`` 1): the design and each series' stop —
     the rows were written before the stop was known."""
@@ -179,6 +211,7 @@ def write_stops(directory: Path, found: list[SeriesStop], auto: AutoRuns) -> Pat
     write_json_atomic(path, {
         "kvperf_auto_runs": 1, "max_runs": auto.design.max_rounds,
         "min_rounds": auto.design.min_rounds, "nominal_alpha": auto.design.nominal,
+        "calibrated": auto.design.calibrated,
         "series": [{"series": s.series, "verdict": str(s.verdict), "rounds": s.rounds,
                     "stop": str(s.stop), "text": s.text()} for s in found]})
     return path

@@ -15,6 +15,7 @@ from kvperf.analysis.comparison import (
     compare_summaries,
 )
 from kvperf.analysis.envdiff import EnvDiff, env_diff, flatten, history_changes, rows_env_diff
+from kvperf.analysis.sequential import SeriesStop, recorded_stops
 from kvperf.clients.checkout import client_named
 from kvperf.core.errors import StoreError, UsageError
 from kvperf.core.redact import redact_urls
@@ -32,7 +33,7 @@ from kvperf.pipeline.request.stored import (
     TrackStatusRequest,
 )
 from kvperf.pipeline.world import World
-from kvperf.report.comparison import markdown, verdict_text
+from kvperf.report.comparison import markdown, stops_markdown, verdict_text
 from kvperf.report.envdiff import markdown as environment_markdown
 from kvperf.report.history import CellIndex, index, series_order, short
 from kvperf.results.row import Row, SeriesParams
@@ -208,6 +209,7 @@ class ComparedFiles:
     unmatched: list[GroupKey]
     markdown: str
     environment: EnvDiff
+    stops: list[SeriesStop] = field(default_factory=list)  # the rows' --runs auto stops
 
 
 def _read(path: Path) -> list[Row]:
@@ -230,5 +232,6 @@ def compare_files(request: CompareResultsRequest) -> ComparedFiles:
                          f"to compare{hint}")
     names = (str(request.baseline), str(request.new))
     diff = rows_env_diff({"baseline": base_rows, "new": new_rows})
+    stops = recorded_stops(new_rows + base_rows)
     return ComparedFiles(results, unmatched, markdown(results, unmatched, *names)
-                         + environment_markdown(diff), diff)
+                         + stops_markdown(stops) + environment_markdown(diff), diff, stops)

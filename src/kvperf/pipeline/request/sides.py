@@ -38,7 +38,7 @@ AUTO = "auto"  # --runs auto
 
 @dataclass(frozen=True)
 class AutoRuns:
-    """``--runs auto``: rounds added one at a time until every series is decided
+    """``--runs auto``: rounds added one at a time, each series until it is decided
     (``analysis.sequential``), judged by ``rule`` at the design's level over ``metrics``."""
 
     design: Design

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kvperf.analysis.sequential import Looks
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Schedule
 from kvperf.pipeline.request.options import InterferencePolicy
@@ -35,6 +36,7 @@ class SidesResult:
     seed: int
     order: list[str] = field(default_factory=list)
     store: TrialWriter | None = None
+    looks: Looks | None = None  # --runs auto: where each series stopped
 
     def check_store(self) -> None:
         """StoreError if some finished trials did not reach the database (see TrialWriter)."""
@@ -69,15 +71,27 @@ def side_order(seed: int, trials: int) -> list[tuple[str, str]]:
 
 
 RoundCheck = Callable[[SidesResult, int], bool]  # after round k: stop here?
+Skip = Callable[[Row], bool]  # a work whose first-round row is this one: not run any more?
 
 
 @dataclass(frozen=True)
 class Rounds:
-    """``--runs auto``: the works of one round (per side), and the check after each round
-    (True: stop; the rounds not run are never started)."""
+    """``--runs auto``: the works of one round (per side), the check after each round
+    (True: stop; the rounds not run are never started) and ``skip``: a work of a later
+    round whose series stopped (by its first round's row) is not run."""
 
     size: int
     stop: RoundCheck
+    skip: Skip | None = None
+
+    def skips(self, index: int, first: dict[int, Row]) -> bool:
+        """Whether the work at ``index`` is left out (its series stopped)."""
+        position = index % self.size
+        return self.skip is not None and position in first and self.skip(first[position])
+
+    def check(self, index: int, result: SidesResult) -> bool:
+        """After the work at ``index``: the end of a round, and the rule says stop?"""
+        return (index + 1) % self.size == 0 and self.stop(result, (index + 1) // self.size)
 
 
 def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
@@ -105,7 +119,10 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
         result.order.append(side)
         observer.started(works[side][index], len(result.order), total)
 
+    first: dict[int, Row] = {}  # each position's row in the first round (--runs auto)
+
     def finished(index: int, side: str, row: Row) -> None:
+        first.setdefault(index, row)
         row["side"], row["ab_seed"], row["ab_schedule"] = side, seed, str(schedule)
         if labels is not None:
             row["side_label"] = labels.get(side, side)
@@ -115,7 +132,9 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
 
     try:
         for index, order in enumerate(side_orders(seed, list(runners), count)):
-            if schedule == Schedule.DUET:
+            if rounds is not None and rounds.skips(index, first):
+                pass
+            elif schedule == Schedule.DUET:
                 rows = _duet_round(runners, {s: works[s][index] for s in runners}, order,
                                    functools.partial(started, index))
                 for side in order:
@@ -124,8 +143,7 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
                 for side in order:
                     started(index, side)
                     finished(index, side, runners[side].run_trial(works[side][index]))
-            if rounds is not None and (index + 1) % rounds.size == 0 and \
-                    rounds.stop(result, (index + 1) // rounds.size):
+            if rounds is not None and rounds.check(index, result):
                 break
     finally:
         for runner in runners.values():
@@ -156,11 +174,12 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                      labels: dict[str, str] | None = None,
                      launcher: Launcher | None = None,
                      policy: InterferencePolicy | None = None,
-                     stop: RoundCheck | None = None) -> SidesResult:
+                     stop: RoundCheck | None = None, skip: Skip | None = None
+                     ) -> SidesResult:
     """Config-matrix sides interleaved (compare, noise, run --commits, bisect batches,
     N-server compares). ``launcher``: where the servers start (default: here;
     server/remote.py: over SSH); ``policy``: what disturbed trials get; ``stop``: checked
-    after each round (``--runs auto``)."""
+    after each round, ``skip``: the works of stopped series left out (``--runs auto``)."""
     prepared = list(sides.values())
     if schedule == Schedule.DUET:
         check_duet(prepared[0].trials, prepared[0].options.measure, len(prepared))
@@ -169,6 +188,6 @@ def interleave_sides(sides: dict[str, Prepared], seed: int, observer: Observer,
                       else Runner(b, observer, store, policy=policy))
                for name, b in batches.items()}
     size = sum(1 for t in prepared[0].trials if t.run == 1)
-    rounds = Rounds(size, stop) if stop is not None and size else None
+    rounds = Rounds(size, stop, skip) if stop is not None and size else None
     return interleave(runners, seed, observer, schedule, labels or {}, store, rounds)
 

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvperf.analysis.sequential import look
+from kvperf.analysis.sequential import Looks, series_of
 from kvperf.config.model import BenchmarkSpec
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Schedule
@@ -21,7 +21,7 @@ from kvperf.pipeline.request.sides import AutoRuns, SidesRequest
 from kvperf.pipeline.run.duet import check_duet
 from kvperf.pipeline.run.model import Observer, Prepared
 from kvperf.pipeline.run.prepare import load_specs, prepare
-from kvperf.pipeline.sides.ab import RoundCheck, SidesResult, interleave_sides
+from kvperf.pipeline.sides.ab import RoundCheck, SidesResult, Skip, interleave_sides
 from kvperf.pipeline.world import Launcher
 from kvperf.plan.matrix import expand
 from kvperf.sourcebuild.builder import Build
@@ -153,19 +153,28 @@ def side_labels(sides: list[Side], prepared: dict[str, Prepared]) -> dict[str, s
 def run_sides(plan: PreparedSides, observer: Observer, store: TrialWriter | None,
               launcher: Launcher | None = None) -> SidesResult:
     """Run every side's trials interleaved under the request's schedule; with
-    ``--runs auto``, round by round until the sequential rule stops (``stop_check``)."""
-    return interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
-                            plan.labels, launcher, plan.request.interference,
-                            stop_check(plan.request.auto))
+    ``--runs auto``, round by round, each series until the sequential rule stops it
+    (``analysis.sequential.Looks``: a stopped series' trials are not run again), the looks
+    kept in the result."""
+    auto = plan.request.auto
+    looks = Looks(auto.design) if auto is not None else None
+    stop, skip = auto_checks(auto, looks)
+    result = interleave_sides(plan.sides, plan.seed, observer, store, plan.request.schedule,
+                              plan.labels, launcher, plan.request.interference, stop, skip)
+    result.looks = looks
+    return result
 
 
-def stop_check(auto: AutoRuns | None) -> RoundCheck | None:
-    """``--runs auto``'s check after each round: A's and B's rows judged by the
-    sequential rule (``analysis.sequential.look``); None for a fixed number of runs."""
-    if auto is None:
-        return None
-    return lambda result, rounds: look(result.a_rows, result.b_rows, rounds, auto.design,
-                                       auto.rule, auto.metrics)
+def auto_checks(auto: AutoRuns | None, looks: Looks | None
+                ) -> tuple[RoundCheck | None, Skip | None]:
+    """``--runs auto``'s check after each round (A's and B's rows judged by the sequential
+    rule, ``Looks.look``) and its skip (a row's series stopped); None, None for a fixed
+    number of runs."""
+    if auto is None or looks is None:
+        return None, None
+    return (lambda result, rounds: looks.look(result.a_rows, result.b_rows, rounds, auto.rule,
+                                              auto.metrics),
+            lambda row: not looks.open(series_of(row)))
 
 
 def default_schedule(config: Path | None, measure: Measure, tool: str | None,
