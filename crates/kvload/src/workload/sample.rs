@@ -40,6 +40,9 @@ pub struct Zipf {
     lo: u64,
     /// W/(W+E): the head's share of one attempt (the tail's envelope takes the rest).
     head_mass: f64,
+    /// slots / head_mass: maps a head draw's u < head_mass onto [0, slots) with one
+    /// multiplication (a division on every draw cost ~4% of a request at P=16).
+    head_scale: f64,
     /// The alias table of the head's keys: slot j keeps j when its coin (the draw's
     /// fraction, as 32 bits) is below `.0`, else gives `.1`. Shared by the threads' clones.
     slots: Arc<[(u32, u32)]>,
@@ -185,7 +188,9 @@ impl Zipf {
         if let Some(t) = tail.as_mut() {
             t.inv = if 1.0 - head_mass < 1.0 / 2048.0 { 0.0 } else { 1.0 / (1.0 - head_mass) };
         }
-        Zipf { lo, head_mass, slots: alias_table(&head), tail }
+        let slots = alias_table(&head);
+        let head_scale = slots.len() as f64 / head_mass;
+        Zipf { lo, head_mass, head_scale, slots, tail }
     }
 
     /// One draw; `p` yields uniform numbers in [0, 1).
@@ -201,7 +206,7 @@ impl Zipf {
                 }
             }
             // u / head_mass is uniform in [0, 1): its slot, and its fraction for the slot's coin.
-            let x = u / self.head_mass * self.slots.len() as f64;
+            let x = u * self.head_scale;
             let j = (x as usize).min(self.slots.len() - 1);
             let coin = ((x - j as f64) * 4_294_967_296.0) as u64;
             return self.lo + pick(j as u64, coin, self.slots[j]);
