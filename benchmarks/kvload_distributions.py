@@ -14,8 +14,6 @@ Usage: python3 benchmarks/kvload_distributions.py [--kvload PATH] [--rounds N]
 
 from __future__ import annotations
 
-import argparse
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -25,6 +23,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from kvload_vs_valkey_benchmark import (  # noqa: E402
     DEFAULT_KVLOAD,
     REQUESTS,
+    client_arguments,
     free_port,
     measure,
     start_server,
@@ -51,20 +50,13 @@ def report(pipeline: int, rounds: int, found: dict[str, tuple[float, float]]) ->
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kvload", default=shutil.which("kvload") or str(DEFAULT_KVLOAD))
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--pipelines", default="1,16", help="comma-separated (default 1,16)")
-    args = ap.parse_args()
-    if not (os.path.exists(args.kvload) or shutil.which(args.kvload)):
-        raise SystemExit(f"kvload not found at {args.kvload}")
+    args, pipelines = client_arguments(__doc__, shutil.which("kvload") or str(DEFAULT_KVLOAD))
     clients = {shape: [args.kvload, *flags] for shape, flags in SHAPES.items()}
     port = free_port()
     server = start_server(port)
     try:
         met = [report(p, args.rounds, measure(clients, port, p, args.rounds))
-               for p in (int(x) for x in args.pipelines.split(","))]
+               for p in pipelines]
     finally:
         server.kill()
         server.wait()

@@ -20,7 +20,6 @@ Exit status 1 if kvload (default loop) is above 1.10 × the floor at P=16.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -32,6 +31,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from kvload_vs_valkey_benchmark import (  # noqa: E402
     DEFAULT_KVLOAD,
+    client_arguments,
     free_port,
     measure,
     start_server,
@@ -69,17 +69,7 @@ def report(pipeline: int, rounds: int, found: dict[str, tuple[float, float]]) ->
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kvload", default=shutil.which("kvload") or str(DEFAULT_KVLOAD))
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--pipelines", default="1,16", help="comma-separated (default 1,16)")
-    args = ap.parse_args()
-    if not (os.path.exists(args.kvload) or shutil.which(args.kvload)):
-        raise SystemExit(f"kvload not found at {args.kvload}")
-    pipelines = [int(p) for p in args.pipelines.split(",")]
-    if any(p not in REQUESTS for p in pipelines):
-        raise SystemExit(f"--pipelines: each one of {sorted(REQUESTS)}, got {args.pipelines}")
+    args, pipelines = client_arguments(__doc__, shutil.which("kvload") or str(DEFAULT_KVLOAD))
     with tempfile.TemporaryDirectory(prefix="kvload-floor-") as tmp:
         clients = {"kvload": [args.kvload], "kvload-epoll": [args.kvload, "--io", "epoll"],
                    "floor": [build_floor(tmp)]}

@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,25 +115,42 @@ def report(pipeline: int, rounds: int, m: dict[str, tuple[float, float]]) -> boo
     return met
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
+def client_arguments(doc: str | None, kvload: str,
+                     extra: Callable[[argparse.ArgumentParser], None] = lambda ap: None
+                     ) -> tuple[argparse.Namespace, list[int]]:
+    """The kvload benchmarks' common command line (--kvload, default ``kvload``; --rounds;
+    --pipelines, each one of REQUESTS' depths) and ``extra``'s options: the arguments and
+    the pipelines; SystemExit naming a kvload that is not there or a depth not measured."""
+    ap = argparse.ArgumentParser(description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kvload", default=kvload)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--kvload", default=str(DEFAULT_KVLOAD))
-    ap.add_argument("--valkey-benchmark",
-                    default=shutil.which("valkey-benchmark") or "valkey-benchmark")
     ap.add_argument("--pipelines", default="1,16", help="comma-separated (default 1,16)")
+    extra(ap)
     args = ap.parse_args()
-    for name, path in (("kvload", args.kvload), (VB, args.valkey_benchmark)):
-        if not (os.path.exists(path) or shutil.which(path)):
-            raise SystemExit(f"{name} not found at {path}")
+    if not (os.path.exists(args.kvload) or shutil.which(args.kvload)):
+        raise SystemExit(f"kvload not found at {args.kvload}")
+    try:
+        pipelines = [int(p) for p in args.pipelines.split(",")]
+    except ValueError:
+        pipelines = []
+    if not pipelines or any(p not in REQUESTS for p in pipelines):
+        raise SystemExit(f"--pipelines: each one of {sorted(REQUESTS)}, got {args.pipelines}")
+    return args, pipelines
+
+
+def main() -> int:
+    args, pipelines = client_arguments(__doc__, str(DEFAULT_KVLOAD), lambda ap: ap.add_argument(
+        "--valkey-benchmark", default=shutil.which("valkey-benchmark") or "valkey-benchmark"))
+    if not (os.path.exists(args.valkey_benchmark) or shutil.which(args.valkey_benchmark)):
+        raise SystemExit(f"{VB} not found at {args.valkey_benchmark}")
     clients = {"kvload-uring": [args.kvload, "--io", "uring"],
                "kvload-epoll": [args.kvload, "--io", "epoll"], VB: [args.valkey_benchmark]}
     port = free_port()
     server = start_server(port)
     ok = True
     try:
-        for pipeline in (int(p) for p in args.pipelines.split(",")):
+        for pipeline in pipelines:
             ok &= report(pipeline, args.rounds, measure(clients, port, pipeline, args.rounds))
     finally:
         server.kill()

@@ -93,6 +93,17 @@ fn drain(s: &mut TcpStream, h: &mut Hashing, first: &mut Vec<u8>) {
 
 // ---------- the tap in front of the real server ----------
 
+/// A real server behind the hashing tap: the server (stopped when dropped), the tap's port,
+/// what the tap saw per connection, and the tap's thread.
+fn tapped_server() -> (Server, u16, Seen, JoinHandle<()>) {
+    let server = Server::start(&[]);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen: Seen = Arc::default();
+    let tap = tap(listener, server.port, seen.clone());
+    (server, port, seen, tap)
+}
+
 /// Relays every connection to `upstream`, hashing both ways (test code, not a server).
 fn tap(listener: TcpListener, upstream: u16, seen: Seen) -> JoinHandle<()> {
     std::thread::spawn(move || {
@@ -376,11 +387,7 @@ fn hostile_run(upstream: u16, seen: &Seen, name: &str, server_resets: impl Fn(us
 #[test]
 fn hostile_clients_through_the_proxy_to_a_real_server() {
     let _g = serial();
-    let server = Server::start(&[]);
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let seen: Seen = Arc::default();
-    let _tap = tap(listener, server.port, seen.clone());
+    let (server, port, seen, _tap) = tapped_server();
     hostile_run(port, &seen, "hostile-real", |_| false);
     assert_eq!(server.cmd(&["PING"]), common::Resp::Simple("PONG".into()), "the server is still up");
 }
@@ -432,11 +439,7 @@ fn a_pipeline_of_100k_commands_stays_within_the_cap() {
 #[test]
 fn a_command_over_the_cap_is_forwarded_not_buffered() {
     let _g = serial();
-    let server = Server::start(&[]);
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let tap_port = listener.local_addr().expect("addr").port();
-    let seen: Seen = Arc::default();
-    let _tap = tap(listener, server.port, seen.clone());
+    let (_server, tap_port, seen, _tap) = tapped_server();
     let dir = scratch_dir("hostile-big");
     let (child, port) = record(tap_port, &dir.join("t.kvt"));
     let pid = child.id();
@@ -470,11 +473,7 @@ fn a_command_over_the_cap_is_forwarded_not_buffered() {
 #[test]
 fn a_writer_behind_drops_records_counted_and_forwards_every_byte() {
     let _g = serial();
-    let server = Server::start(&[]);
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let tap_port = listener.local_addr().expect("addr").port();
-    let seen: Seen = Arc::default();
-    let _tap = tap(listener, server.port, seen.clone());
+    let (_server, tap_port, seen, _tap) = tapped_server();
     let dir = scratch_dir("hostile-slow-writer");
     let fifo = dir.join("t.fifo");
     let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("path");
