@@ -30,7 +30,8 @@ pub fn unit(rng: &mut Rng) -> f64 {
 /// with E/(W+E) · ((l − f + 1)·f^-exp / E) · 1/(l − f + 1) = f^-exp/(W+E) and accepts it with
 /// (f/k)^exp, so with w(k)/(W+E) too. Every key's chance per attempt is w(k)/(W+E), and
 /// restarting on a rejection (chance 1 − Σw/(W+E) ≤ ε·E/(W+E)) keeps those proportions:
-/// P(k) = w(k)/Σw. What is left is rounding: 32-bit alias coins (2^-32 of a slot's share),
+/// P(k) = w(k)/Σw. What is left is rounding: the head's 19-bit and the segments' 32-bit alias
+/// coins (2^-19 and 2^-32 of a slot's share: `head_table`),
 /// 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
 /// test would refuse. The segments are at most `SEGMENTS` (ε grows past 1% on the largest
 /// key spaces, exactness does not change), so any key space costs `HEAD` + `SEGMENTS` powers
@@ -43,9 +44,10 @@ pub struct Zipf {
     /// slots / head_mass: maps a head draw's u < head_mass onto [0, slots) with one
     /// multiplication (a division on every draw cost ~4% of a request at P=16).
     head_scale: f64,
-    /// The alias table of the head's keys: slot j keeps j when its coin (the draw's
-    /// fraction, as 32 bits) is below `.0`, else gives `.1`. Shared by the threads' clones.
-    slots: Arc<[(u32, u32)]>,
+    /// The alias table of the head's keys, 4 bytes a slot: slot j keeps j when its
+    /// coin (the draw's fraction, as 19 bits) is below the slot's share, else gives its
+    /// alias (`head_table`). Shared by the threads' clones.
+    slots: Arc<[u32]>,
     tail: Option<Tail>,
 }
 
@@ -105,6 +107,56 @@ fn alias_table(weights: &[f64]) -> Arc<[(u32, u32)]> {
     large.into_iter().chain(small).for_each(|i| prob[i] = 1.0);
     let coin = |p: f64| (p * 4_294_967_296.0).min(4_294_967_295.0) as u32;
     prob.iter().zip(alias).map(|(&p, a)| (if p >= 1.0 { u32::MAX } else { coin(p) }, a)).collect()
+}
+
+/// A head slot's alias in its low bits (the head has at most 2^13 keys), its own share in
+/// 2^-19 in the high 19: 32 KiB for 8 Ki keys, half of (u32, u32) slots, so the table stays
+/// in the first-level cache between batches more often. A full slot's alias is itself
+/// (`head_table`).
+const ALIAS_BITS: u32 = 13;
+const COIN_BITS: u32 = 32 - ALIAS_BITS;
+
+/// The head's alias table in integers, packed so: each key's weight in units of 2^-19 of a
+/// slot, rounded so that they add up to exactly one slot a key (largest remainders), then
+/// Vose's pairing in those units. The table then gives each key its rounded weight exactly:
+/// within one unit, 2^-19 of a slot's share.
+fn head_table(weights: &[f64]) -> Arc<[u32]> {
+    let n = weights.len();
+    debug_assert!(n > 0 && n <= 1 << ALIAS_BITS);
+    let unit = 1i64 << COIN_BITS;
+    let total: f64 = weights.iter().sum();
+    let scale = (n as i64 * unit) as f64 / total;
+    // largest remainders: each key's units rounded down, then one more to the keys whose
+    // rounding lost the most until the units add up (so every key is within one unit)
+    let x: Vec<f64> = weights.iter().map(|w| w * scale).collect();
+    let mut q: Vec<i64> = x.iter().map(|v| v.floor() as i64).collect();
+    let mut by_loss: Vec<usize> = (0..n).collect();
+    by_loss.sort_by(|&a, &b| (x[b] - q[b] as f64).total_cmp(&(x[a] - q[a] as f64)));
+    let short = n as i64 * unit - q.iter().sum::<i64>();
+    for &i in by_loss.iter().cycle().take(short.unsigned_abs() as usize) {
+        q[i] += short.signum();
+    }
+    let mut alias: Vec<u32> = (0..n as u32).collect();
+    // a slot left whole keeps its key whatever the coin: its alias is itself
+    let mut keep = vec![unit - 1; n];
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| q[i] < unit);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        keep[s] = q[s];
+        alias[s] = l as u32;
+        q[l] -= unit - q[s];
+        if q[l] < unit {
+            large.pop();
+            small.push(l);
+        }
+    }
+    keep.iter().zip(alias).map(|(&k, a)| (k as u32) << ALIAS_BITS | a).collect()
+}
+
+/// A packed head slot as (its share in 2^-32, its alias).
+#[cfg(test)]
+fn unpack(slot: u32) -> (u32, u32) {
+    (slot >> ALIAS_BITS << ALIAS_BITS, slot & ((1 << ALIAS_BITS) - 1))
 }
 
 /// Slot `j` or its alias, by the coin, without a branch (the coin is a fair guess half the
@@ -188,7 +240,7 @@ impl Zipf {
         if let Some(t) = tail.as_mut() {
             t.inv = if 1.0 - head_mass < 1.0 / 2048.0 { 0.0 } else { 1.0 / (1.0 - head_mass) };
         }
-        let slots = alias_table(&head);
+        let slots = head_table(&head);
         let head_scale = slots.len() as f64 / head_mass;
         Zipf { lo, head_mass, head_scale, slots, tail }
     }
@@ -208,8 +260,9 @@ impl Zipf {
             // u / head_mass is uniform in [0, 1): its slot, and its fraction for the slot's coin.
             let x = u * self.head_scale;
             let j = (x as usize).min(self.slots.len() - 1);
-            let coin = ((x - j as f64) * 4_294_967_296.0) as u64;
-            return self.lo + pick(j as u64, coin, self.slots[j]);
+            let coin = ((x - j as f64) * (1u64 << COIN_BITS) as f64) as u64;
+            let (keep, alias) = (self.slots[j] >> ALIAS_BITS, self.slots[j] & ((1 << ALIAS_BITS) - 1));
+            return self.lo + pick(j as u64, coin, (keep, alias));
         }
     }
 }
@@ -361,7 +414,8 @@ mod tests {
 
     /// Each key's chance as the tables give it: one attempt's chance of proposing and
     /// accepting it, over one attempt's chance of accepting any (rejections restart); and
-    /// the rounding each may carry (2^-31 of its slot's share: the 32-bit coins).
+    /// the rounding each may carry (2^-18 of its slot's share in the head: 19-bit coins; 2^-31
+    /// in the tail's segments: 32-bit coins).
     fn law(z: &Zipf) -> Vec<(f64, f64)> {
         let slot_shares = |slots: &mut dyn Iterator<Item = (u32, u32)>, len: usize, mass: f64| {
             let mut got = vec![0.0; len];
@@ -373,9 +427,9 @@ mod tests {
             got
         };
         let coin = 2f64.powi(-31);
-        let head_slot = z.head_mass / z.slots.len() as f64 * coin;
+        let head_slot = z.head_mass / z.slots.len() as f64 * 2f64.powi(1 - COIN_BITS as i32);
         let mut per_key: Vec<(f64, f64)> =
-            slot_shares(&mut z.slots.iter().copied(), z.slots.len(), z.head_mass).into_iter().map(|p| (p, head_slot)).collect();
+            slot_shares(&mut z.slots.iter().map(|&s| unpack(s)), z.slots.len(), z.head_mass).into_iter().map(|p| (p, head_slot)).collect();
         if let Some(t) = &z.tail {
             let segs = slot_shares(&mut t.segs.iter().map(|s| (s.keep, s.alias)), t.segs.len(), 1.0 - z.head_mass);
             for (s, share) in t.segs.iter().zip(segs) {
@@ -405,7 +459,8 @@ mod tests {
         let want = power_sum(1, n, exp);
         for (i, &(g, tol)) in law(z).iter().enumerate() {
             let w = ((i + 1) as f64).powf(-exp) / want;
-            // 32-bit coins (each slot within 2^-32 of its share), 53-bit uniforms
+            // the coins (each head slot within 2^-19 of its share, each segment's within
+            // 2^-32), 53-bit uniforms
             if (g - w).abs() > 1e-6 * w + tol + f64::EPSILON {
                 return Err(format!("n {n} s {exp}: key {} has {g}, wants {w}", i + 1));
             }
