@@ -16,7 +16,7 @@ pub fn unit(rng: &mut Rng) -> f64 {
 /// Zipf over [lo, hi]: P(k) ∝ k^-exp, exact, with no power on the common path.
 ///
 /// The first `HEAD` keys come from an alias table (Walker, Vose: one lookup and one
-/// branchless comparison, 8 bytes a key). The tail [lo + HEAD, hi] is cut into geometric
+/// branchless comparison, 4 bytes a key). The tail [lo + HEAD, hi] is cut into geometric
 /// segments [f, l] over which the weight k^-exp falls by at most a factor 1 + ε
 /// ((l/f)^exp ≤ 1 + ε); each segment is proposed with its ENVELOPE mass, (l − f + 1)·f^-exp,
 /// from a second, small alias table, then a key k uniformly inside it (multiply-shift).
@@ -35,7 +35,7 @@ pub fn unit(rng: &mut Rng) -> f64 {
 /// 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
 /// test would refuse. The segments are at most `SEGMENTS` (ε grows past 1% on the largest
 /// key spaces, exactness does not change), so any key space costs `HEAD` + `SEGMENTS` powers
-/// to set up and at most 64 KiB + 32 KiB.
+/// to set up and at most 32 KiB + 32 KiB.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Zipf {
     lo: u64,
@@ -51,9 +51,10 @@ pub struct Zipf {
     tail: Option<Tail>,
 }
 
-/// Keys drawn from their exact table before the segments take over (64 KiB: the
-/// table stays in the second-level cache between batches; 512 KiB did not, and cost a
-/// miss a draw inside kvload).
+/// Keys drawn from their exact table before the segments take over (32 KiB at 4 bytes a
+/// slot: the table fits the first-level data cache, 48 KiB a core here, where 64 KiB did
+/// not and read ~1 point more per request at P=16; 512 KiB fell out of the second-level
+/// cache between batches, a miss a draw inside kvload).
 const HEAD: u64 = 1 << 13;
 
 /// The weight's largest fall inside a tail segment while the segments are fewer than
