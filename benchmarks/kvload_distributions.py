@@ -24,9 +24,8 @@ from kvload_vs_valkey_benchmark import (  # noqa: E402
     DEFAULT_KVLOAD,
     REQUESTS,
     client_arguments,
-    free_port,
     measure,
-    start_server,
+    pinned_server,
 )
 
 SHAPES = {"uniform": [], "zipf": ["--key-distribution", "zipf:0.99"],
@@ -52,14 +51,9 @@ def report(pipeline: int, rounds: int, found: dict[str, tuple[float, float]]) ->
 def main() -> int:
     args, pipelines = client_arguments(__doc__, shutil.which("kvload") or str(DEFAULT_KVLOAD))
     clients = {shape: [args.kvload, *flags] for shape, flags in SHAPES.items()}
-    port = free_port()
-    server = start_server(port)
-    try:
+    with pinned_server() as port:
         met = [report(p, args.rounds, measure(clients, port, p, args.rounds))
                for p in pipelines]
-    finally:
-        server.kill()
-        server.wait()
     return 0 if all(met) else 1
 
 

@@ -32,9 +32,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from kvload_vs_valkey_benchmark import (  # noqa: E402
     DEFAULT_KVLOAD,
     client_arguments,
-    free_port,
     measure,
-    start_server,
+    pinned_server,
 )
 
 SOURCE = Path(__file__).resolve().parent / "floor_client.c"
@@ -73,14 +72,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kvload-floor-") as tmp:
         clients = {"kvload": [args.kvload], "kvload-epoll": [args.kvload, "--io", "epoll"],
                    "floor": [build_floor(tmp)]}
-        port = free_port()
-        server = start_server(port)
-        try:
+        with pinned_server() as port:
             met = [report(p, args.rounds, measure(clients, port, p, args.rounds, REQUESTS[p]))
                    for p in pipelines]
-        finally:
-            server.kill()
-            server.wait()
     return 0 if all(met) else 1
 
 

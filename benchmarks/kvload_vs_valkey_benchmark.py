@@ -26,7 +26,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +116,18 @@ def report(pipeline: int, rounds: int, m: dict[str, tuple[float, float]]) -> boo
     return met
 
 
+@contextmanager
+def pinned_server() -> Iterator[int]:
+    """A valkey-server on cpu0 (``start_server``) for the block: its port; killed after."""
+    port = free_port()
+    server = start_server(port)
+    try:
+        yield port
+    finally:
+        server.kill()
+        server.wait()
+
+
 def client_arguments(doc: str | None, kvload: str,
                      extra: Callable[[argparse.ArgumentParser], None] = lambda ap: None
                      ) -> tuple[argparse.Namespace, list[int]]:
@@ -146,15 +159,10 @@ def main() -> int:
         raise SystemExit(f"{VB} not found at {args.valkey_benchmark}")
     clients = {"kvload-uring": [args.kvload, "--io", "uring"],
                "kvload-epoll": [args.kvload, "--io", "epoll"], VB: [args.valkey_benchmark]}
-    port = free_port()
-    server = start_server(port)
     ok = True
-    try:
+    with pinned_server() as port:
         for pipeline in pipelines:
             ok &= report(pipeline, args.rounds, measure(clients, port, pipeline, args.rounds))
-    finally:
-        server.kill()
-        server.wait()
     return 0 if ok else 1
 
 
