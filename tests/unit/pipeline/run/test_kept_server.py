@@ -61,10 +61,10 @@ class FakeWork:
         self.events.append(f"{self.label}: kept by {bench.kept_by(self.key)}")
         with bench.servers(BINARY, SETUP):
             self.events.append(f"{self.label} measures")
+            if self.keeps:  # before a failure: the runner must not keep it then
+                bench.keep = lambda: self.events.append(f"{self.label}'s cleanup")
             if self.fails:
                 raise DriverError("the tool exited 1")
-            if self.keeps:
-                bench.keep = lambda: self.events.append(f"{self.label}'s cleanup")
 
     def row(self, outcome: TrialOutcome, timestamp: datetime) -> Row:
         return {"command": self.label, "status": "failed" if outcome.error else "ok",
@@ -95,8 +95,8 @@ def test_a_kept_server_runs_the_next_work_of_its_key_until_one_fails_or_differs(
     assert events == [
         "a: kept by None", "server start", "a measures",
         "b: kept by a", "b measures",  # no start: a's server
-        "c: kept by b", "c measures",  # failed: stopped, and what a and b gave run
-        "b's cleanup", "a's cleanup", "server stop",
+        "c: kept by b", "c measures",  # failed: stopped, and what a, b and c gave run
+        "c's cleanup", "b's cleanup", "a's cleanup", "server stop",
         "d: kept by None", "server start", "d measures",
         "d's cleanup", "server stop", "e: kept by None",  # another key: d's stops first
         "server start", "e measures",
