@@ -19,7 +19,7 @@ from kvperf.pipeline.run.runner import Runner
 from kvperf.plan.trial import ServerSetup
 from kvperf.results.row import Row, TrialOutcome
 from kvperf.server.binary import ServerBinary
-from tests.unit.pipeline.run.test_lifecycle import Events, FakeLauncher, FakeProbe
+from tests.unit.pipeline.run.test_lifecycle import Events, FakeLauncher
 
 BINARY = ServerBinary(Path("/nonexistent/valkey-server"), "valkey", "0.0.0", "fake")
 SETUP = ServerSetup(False, False, None, 1, None, (), (), ())
@@ -88,8 +88,7 @@ def test_a_kept_server_runs_the_next_work_of_its_key_until_one_fails_or_differs(
              FakeWork("c", "k", events, tmp_path, fails=True),
              FakeWork("d", "k", events, tmp_path), FakeWork("e", "other", events, tmp_path),
              FakeWork("f", None, events, tmp_path, keeps=False)]
-    runner = Runner(Works(works, tmp_path / "out"), launcher=FakeLauncher(events),
-                    probe=FakeProbe(events))
+    runner = Runner(Works(works, tmp_path / "out"), launcher=FakeLauncher(events))
     summary = runner.execute()
     assert [r["status"] for r in summary.rows] == ["ok", "ok", "failed", "ok", "ok", "ok"]
     assert events == [
