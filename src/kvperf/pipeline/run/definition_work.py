@@ -305,7 +305,9 @@ class DefinitionWork(OnBench):
             return "no snapshot in the cache to check its data against"
         try:
             changes = changes_since_save(endpoints[0])
-            if changes != 0:
+            if changes < 0:
+                return "the server does not report rdb_changes_since_last_save"
+            if changes:
                 return f"the dataset changed ({changes} writes since the snapshot)"
             keys = self.bench.probe.keys(endpoints)
             if not sample:
