@@ -3,7 +3,8 @@
 definition `kvperf run --definitions … --dry-run` plans on this machine — run through one
 `kvperf run --definitions DIR --override-test-time 2` into one results dir, then per tested
 group and in total: definitions, runs (definition × topology), wall time, preload time (fresh
-preloads and snapshot loads apart, from the rows' `definition.preload`), the snapshot saves,
+preloads, snapshot loads and servers reused from the test before apart, from the rows'
+`definition.preload`), the snapshot saves,
 replica start and sync (the rows' `replicas` and `replica_sync` stages), the measure stage,
 and everything else (server start and stop, init, checks, the tool's start-up: the wall time
 no stage above accounts for), and the request-bound runs apart: `--override-test-time`
@@ -18,8 +19,11 @@ request-bound run in a small sample weighs as much as the 47 the corpus plans, s
 with the kinds' lines above it. `--groups G …` runs only definitions testing those groups.
 Progress: kvperf's own line per finished test, with the elapsed time.
 
+`--no-server-reuse` gives every test a fresh server (kvperf's flag), for a before/after
+comparison of server reuse on the same sample.
+
 Usage: python3 benchmarks/corpus_time.py [--definitions DIR] [--sample N] [--seed S]
-           [--groups G …] [--cold] [--out DIR] [--test-time S]
+           [--groups G …] [--cold] [--out DIR] [--test-time S] [--no-server-reuse]
 Exit status: 1 if any planned test failed, 2 on bad input.
 """
 from __future__ import annotations
@@ -58,6 +62,8 @@ class Totals:
     fresh_count: int = 0
     snapshot: float = 0.0  # starts from a snapshot: the load and its checks
     snapshot_count: int = 0
+    reused: float = 0.0  # on the server the test before left: its data's check
+    reused_count: int = 0
     save: float = 0.0  # snapshot saves after a fresh preload
     replicas: float = 0.0  # replicas started and in sync (stages replicas, replica_sync)
     measure: float = 0.0
@@ -66,8 +72,8 @@ class Totals:
 
     @property
     def other(self) -> float:
-        return max(self.wall - self.fresh - self.snapshot - self.save - self.replicas
-                   - self.measure, 0.0)
+        return max(self.wall - self.fresh - self.snapshot - self.reused - self.save
+                   - self.replicas - self.measure, 0.0)
 
     def add(self, row: Row, wall: float) -> None:
         stages = row.get("stage_seconds") or {}
@@ -80,6 +86,9 @@ class Totals:
         if preload.get("source") == "snapshot":
             self.snapshot += seconds
             self.snapshot_count += 1
+        elif preload.get("source") == "reused":
+            self.reused += seconds
+            self.reused_count += 1
         elif preload:
             self.fresh += seconds
             self.fresh_count += 1
@@ -133,16 +142,17 @@ def project(summary: dict[str, Totals], planned_runs: dict[str, int]) -> float:
 def table(summary: dict[str, Totals]) -> str:
     """The figures as a markdown table (groups by wall time, the total last)."""
     head = ("| group | definitions | runs | wall s | preload fresh s (n) | snapshot load s (n)"
-            " | snapshot save s | replicas start+sync s | measure s | everything else s"
-            " | request-bound runs (wall s) |")
-    lines = [head, "|" + " --- |" * 11]
+            " | server reused: check s (n) | snapshot save s | replicas start+sync s"
+            " | measure s | everything else s | request-bound runs (wall s) |")
+    lines = [head, "|" + " --- |" * 12]
     order = sorted((g for g in summary if g != "total"), key=lambda g: -summary[g].wall)
     for name in (*order, "total"):
         t = summary[name]
         label = f"**{name}**" if name == "total" else name
         lines.append(f"| {label} | {len(t.definitions)} | {t.runs} | {t.wall:.0f} | "
                      f"{t.fresh:.0f} ({t.fresh_count}) | {t.snapshot:.0f} ({t.snapshot_count})"
-                     f" | {t.save:.0f} | {t.replicas:.0f} | {t.measure:.0f} | {t.other:.0f} | "
+                     f" | {t.reused:.0f} ({t.reused_count}) | {t.save:.0f} | {t.replicas:.0f}"
+                     f" | {t.measure:.0f} | {t.other:.0f} | "
                      f"{t.bound} ({t.bound_wall:.0f}) |")
     return "\n".join(lines)
 
@@ -224,6 +234,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path("corpus-time"),
                         help="results and snapshot cache (default ./corpus-time)")
     parser.add_argument("--test-time", type=int, default=2)
+    parser.add_argument("--no-server-reuse", action="store_true",
+                        help="kvperf's --no-server-reuse: a fresh server for every test (the "
+                             "run is labelled cold- or warm-no-reuse)")
     args = parser.parse_args(argv)
     if not args.definitions.is_dir():
         parser.error(f"--definitions {args.definitions}: no such folder (python3 "
@@ -265,7 +278,7 @@ def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    label = "cold" if args.cold else "warm"
+    label = ("cold" if args.cold else "warm") + ("-no-reuse" if args.no_server_reuse else "")
     cache, results = args.out / "snapshots", args.out / "results"
     if args.cold:
         shutil.rmtree(cache, ignore_errors=True)
@@ -278,7 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     code, walls = run([*kvperf_args(args.definitions, args.test_time, args.groups),
                        "--tests-regexp", regexp, "--results-dir", str(results), "--label",
-                       label, "--no-db", "--snapshot-cache", str(cache)], started)
+                       label, "--no-db", "--snapshot-cache", str(cache),
+                       *(["--no-server-reuse"] if args.no_server_reuse else [])], started)
     wall = time.monotonic() - started
     metrics = results / label / "metrics.json"
     rows: list[Row] = json.loads(metrics.read_text()) if metrics.is_file() else []

@@ -72,7 +72,7 @@ def kvperf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def one(work: Path, label: str, test_time: int, cache: Path) -> None:
-    more = ["--no-snapshots"] if label == "fresh" else []
+    more = ["--no-snapshots"] if label == "fresh" else ["--no-server-reuse"]  # each loads
     kvperf("run", "--definitions", "defs", "--override-test-time", str(test_time),
            "--label", label, "--results-dir", "results", "--no-db",
            "--snapshot-cache", str(cache), *more, cwd=work)

@@ -94,9 +94,12 @@ def test_a_repeated_preload_starts_from_its_snapshot_and_a_bad_one_falls_back(
         tmp_path: Path) -> None:
     cache = tmp_path / "snapshots"
     env_cache = ("--snapshot-cache", str(cache))
-    _write(tmp_path / "defs", "snap-a", STRINGS, GET, check=1000)
-    _write(tmp_path / "defs", "snap-b", STRINGS, GET.replace("0:1", "1:1"), check=1000)
+    _write(tmp_path / "defs", "snap-a", STRINGS, GET.replace("0:1", "1:1"), check=1000)
+    _write(tmp_path / "defs", "snap-b", STRINGS, GET, check=1000)  # after a writer: loads
     _, rows = _run(tmp_path, "r1", *env_cache)
+    assert not rows["snap-b"]["definition"]["server_reused"]
+    assert ("snap-a on oss-standalone: server not kept for the next test: the dataset "
+            "changed (") in _log(tmp_path, "r1")
     first, second = rows["snap-a"]["definition"]["preload"], rows["snap-b"]["definition"]["preload"]
     snapshot = first["snapshot"]
     assert first["source"] == "fresh" and first["saved"] == snapshot
@@ -247,7 +250,7 @@ def test_loaded_equals_preloaded_over_every_type_and_encoding(tmp_path: Path) ->
     for name, settings in (("small", ""), ("large", LARGE)):
         for copy in (1, 2):
             _write(tmp_path / "defs", f"mixed-{name}-{copy}", MIXED, GET, settings=settings)
-    _, rows = _run(tmp_path, "r1", "--snapshot-cache", str(cache))
+    _, rows = _run(tmp_path, "r1", "--snapshot-cache", str(cache), "--no-server-reuse")
     for name, settings, expected in (("small", "", SMALL_ENCODINGS),
                                      ("large", LARGE, LARGE_ENCODINGS)):
         fresh = rows[f"mixed-{name}-1"]["definition"]["preload"]
@@ -261,3 +264,41 @@ def test_loaded_equals_preloaded_over_every_type_and_encoding(tmp_path: Path) ->
         assert keys == record["dbsize"] == rows[f"mixed-{name}-2"]["checks"]["keyspacelen"]
         for sample in record["sample"]:
             assert encodings[sample["key"]] == sample["encoding"], sample
+
+
+def _pids(log: str, test: str) -> str:
+    return next(line.split("server pids ")[1].split(" at ")[0] for line in log.splitlines()
+                if f"{test} on oss-standalone: server pids " in line)
+
+
+def test_a_server_whose_data_a_test_left_unchanged_runs_the_next_test_of_its_dataset(
+        tmp_path: Path) -> None:
+    """Two read-only tests of one preload and one server spec: the second runs on the
+    server the first left (no start, no load: the same pid; its data checked as a loaded
+    snapshot's), its figures its own. A third of the same preload on another server
+    configuration never shares a server with them (whichever runs first)."""
+    _write(tmp_path / "defs", "keep-a", STRINGS, GET, check=1000)
+    _write(tmp_path / "defs", "keep-b", STRINGS, GET, check=1000)
+    _write(tmp_path / "defs", "keep-c", STRINGS, GET, check=1000,
+           settings="    latency-tracking: 'no'\n")
+    _, rows = _run(tmp_path, "r", "--snapshot-cache", str(tmp_path / "snapshots"))
+    first, second, other = rows["keep-a"], rows["keep-b"], rows["keep-c"]
+    log = _log(tmp_path, "r")
+    assert "keep-b on oss-standalone: server reused from keep-a on oss-standalone " \
+           "(dataset unchanged)" in log
+    assert _pids(log, "keep-b") == _pids(log, "keep-a") != _pids(log, "keep-c")
+    assert second["definition"]["server_reused"] is True
+    assert second["definition"]["preload"] == {
+        "source": "reused", "seconds": second["definition"]["preload"]["seconds"],
+        "snapshot": first["definition"]["preload"]["snapshot"],
+        "reused_from": "keep-a on oss-standalone"}
+    assert "server_start" not in second["stage_seconds"]
+    assert "preload" not in second["stage_seconds"]
+    assert second["status"] == "ok" and second["rps"] > 0
+    assert second["checks"]["keyspacelen"] == 1000
+    calls = second["server"]["calls"]  # its own GETs only: the counters were reset
+    assert 0 < calls <= second["rps"] * second["stage_seconds"]["measure"] * 1.2, calls
+    assert not first["definition"]["server_reused"]
+    assert not other["definition"]["server_reused"]
+    assert other["definition"]["preload"]["source"] in ("fresh", "snapshot")
+    assert "stopped, not reused (another dataset or server spec)" in log

@@ -49,6 +49,10 @@ def add_snapshot_args(p: argparse.ArgumentParser) -> None:
         "tests with the same preload (docs/DEFINITIONS.md, Snapshots)")
     group.add_argument("--no-snapshots", action="store_true",
                        help="preload every test for real; save no snapshot")
+    group.add_argument("--no-server-reuse", action="store_true",
+                       help="a fresh server for every test (default: a test whose dataset "
+                            "and server match the one before runs on the server it left, "
+                            "when that one wrote nothing)")
     group.add_argument("--snapshot-cache", type=local_path, metavar="DIR",
                        help="the snapshot cache (default: $KVPERF_SNAPSHOT_CACHE, else "
                             "~/.cache/kvperf/snapshots); its cap: $KVPERF_SNAPSHOT_CACHE_SIZE "
@@ -73,7 +77,7 @@ def definition_flags(args: argparse.Namespace) -> DefinitionFlags:
 def with_snapshot_flags(args: argparse.Namespace, flags: DefinitionFlags) -> DefinitionFlags:
     """``flags`` with run's snapshot flags (add_snapshot_args)."""
     return replace(flags, no_snapshots=args.no_snapshots, snapshot_cache=args.snapshot_cache,
-                   dataset_rdbs=tuple(args.dataset_rdb))
+                   dataset_rdbs=tuple(args.dataset_rdb), no_server_reuse=args.no_server_reuse)
 
 
 def print_definitions(cli: Cli, found: DefinitionsOutcome) -> int:

@@ -88,3 +88,35 @@ def snapshot_refusal(plan: Plan) -> str | None:
 def data_settings_all(config: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """Every setting by its plain lower-case name (last one wins)."""
     return tuple({name.lstrip("-").lower(): value.lower() for name, value in config}.items())
+
+
+def reuse_refusal(plan: Plan) -> str | None:
+    """Why a test of ``plan`` always gets a fresh server (pure): no server kept from the
+    test before it, none kept for the next (``run --definitions``' server reuse,
+    pipeline/run/definition_work.py); None when it may run on a kept one whose data is
+    the snapshot's. Kept simple and safe: only standalone primaries without replicas,
+    without persistence, whose test neither saves nor reloads its dataset."""
+    refused = snapshot_refusal(plan)
+    if refused is not None:
+        return f"no dataset snapshot ({refused})"
+    if plan.topology.replicas:
+        return "replicas (not reused)"
+    settings = dict(data_settings_all(plan.server_config))
+    if settings.get("save", "").strip("\"' ") or settings.get("appendonly") == "yes":
+        return "a save schedule or AOF (a background save would hide a change to the data)"
+    dbconfig = plan.definition.dbconfig
+    if plan.save_first or plan.flush_first or dbconfig.rdb_checks or dbconfig.wait_for_bgsave:
+        return "the test saves or reloads its dataset"
+    return None
+
+
+def run_order(plans: tuple[Plan, ...]) -> tuple[Plan, ...]:
+    """``plans`` in the order ``run --definitions`` runs them (pure): a stable sort by
+    server spec (topology, server configuration), then preload, so that tests which may
+    share a server (reuse_refusal) come one after another."""
+    return tuple(sorted(plans, key=_order))
+
+
+def _order(plan: Plan) -> tuple[str, str, str]:
+    preload = plan.preload.argv if plan.preload is not None else ()
+    return (plan.topology.name, repr(plan.server_config), repr((plan.topology, preload)))

@@ -145,7 +145,8 @@ class KpiRecord(TypedDict):
 
 class PreloadRecord(TypedDict, total=False):
     """A definition test's preload: ``source`` fresh (run for real), snapshot (its RDB
-    loaded from the snapshot cache) or none; its seconds (the preload, or the load and its
+    loaded from the snapshot cache), reused (the server the test before left, its data
+    unchanged) or none; its seconds (the preload, or the load and its
     check); the snapshot's id; ``saved`` when a real preload was saved as it; ``note``: why
     no snapshot was used."""
 
@@ -154,6 +155,7 @@ class PreloadRecord(TypedDict, total=False):
     snapshot: str
     saved: str
     note: str
+    reused_from: str  # source reused: the test whose server this one ran on
 
 
 class DefinitionRecord(TypedDict, total=False):
@@ -171,6 +173,7 @@ class DefinitionRecord(TypedDict, total=False):
     tests: dict[str, dict[str, float]]  # a redis-benchmark suite's numbers per test
     tested_groups: list[str]  # the definition's tested-groups (report --definitions' totals)
     preload: PreloadRecord
+    server_reused: bool  # run --definitions: ran on the server the test before left
 
 
 class ScenarioRecord(TypedDict, total=False):

@@ -178,3 +178,10 @@ def with_replica_reads(primaries: Collected, replicas: Collected, reads: set[str
                             *({n: c for n, c in node.items() if n.split("|")[0] in reads}
                               for node in replicas.get("node_calls", []))]
     return merged
+
+
+def changes_since_save(endpoint: Endpoint) -> int:
+    """The node's writes since it last saved or loaded its RDB (INFO persistence's
+    ``rdb_changes_since_last_save``: 0 on a server just started from an RDB or just
+    saved; any write makes it more). -1 when the server does not say."""
+    return int(_info(endpoint, "persistence").get("rdb_changes_since_last_save", "-1"))

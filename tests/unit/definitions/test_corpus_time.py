@@ -1,5 +1,5 @@
 """benchmarks/corpus_time.py's figures from fixture rows (pure): each row counted once in its
-first tested group and in the total, its preload as fresh or snapshot, replica start and
+first tested group and in the total, its preload as fresh, snapshot or reused, replica start and
 sync together, the rest of its wall time as everything else; the projection per group."""
 
 from __future__ import annotations
@@ -55,7 +55,19 @@ def test_each_row_counts_in_its_first_group_and_the_total_with_its_parts_apart()
     total = summary["total"]
     assert (len(total.definitions), total.runs, total.failed, total.wall) == (2, 3, 1, 31.0)
     assert (string.bound, total.bound, total.bound_wall) == (0, 1, 3.0)  # b is bound by -n
-    assert "| **total** | 2 | 3 | 31 | 10 (1) | 3 (1) | 2 | 5 | 7 | 4 | 1 (3) |" in table(summary)
+    assert ("| **total** | 2 | 3 | 31 | 10 (1) | 3 (1) | 0 (0) | 2 | 5 | 7 | 4 | 1 (3) |"
+            in table(summary))
+
+
+def test_a_test_on_the_server_the_one_before_left_counts_as_reused() -> None:
+    reused = row("c", "oss-standalone", ["set"], {"snapshot_check": 0.3, "measure": 2.0},
+                 PreloadRecord(source="reused", seconds=0.3, snapshot="x",
+                               reused_from="a on oss-standalone"))
+    total = summarize([*ROWS, reused], {**WALLS, ("c", "oss-standalone"): 2.5})["total"]
+    assert (total.reused, total.reused_count, total.fresh_count) == (0.3, 1, 1)
+    assert (total.snapshot_count, total.runs) == (1, 4)
+    assert round(total.other, 6) == round(33.5 - 10.0 - 3.2 - 0.3 - 2.0 - 5.0 - 8.7, 6)
+    assert " | 0 (1) | " in table({"total": total})
 
 
 def test_a_row_without_a_progress_line_counts_its_stages() -> None:

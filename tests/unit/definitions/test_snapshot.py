@@ -1,5 +1,7 @@
 """A preload's snapshot identity: what changes it and what does not; which plans never use
-a snapshot and why; a local RDB given for a URL dataset (pure)."""
+a snapshot and why; a local RDB given for a URL dataset; which plans never share a server
+with the test before or after them, and the run order that puts those that may side by
+side (pure)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,13 @@ from pathlib import Path
 
 from kvperf.definitions.model import DbConfig, ToolConfig
 from kvperf.definitions.plan import Plan, plan_one
-from kvperf.definitions.snapshot import data_settings, snapshot_key, snapshot_refusal
+from kvperf.definitions.snapshot import (
+    data_settings,
+    reuse_refusal,
+    run_order,
+    snapshot_key,
+    snapshot_refusal,
+)
 from kvperf.definitions.topology import BUILTIN
 from tests.unit.definitions.test_plan_select import PRELOAD, definition
 
@@ -81,3 +89,37 @@ def test_a_local_rdb_is_accepted_for_a_url_dataset(tmp_path: Path) -> None:
         assert snapshot_refusal(given) is not None  # it loads its own RDB
     other = plan_one(url, "oss-standalone", BUILTIN, None, rdbs={"other.rdb": rdb})
     assert not isinstance(other, Plan)
+
+
+def named(name: str, topology: str = "oss-standalone", maximum: int = 1000) -> Plan:
+    preload = ToolConfig("memtier_benchmark", "--ratio 1:0 --key-pattern P:P -n allkeys "
+                         f"--key-maximum {maximum}")
+    found = plan_one(definition(name=name, dbconfig=DbConfig(
+        configuration_parameters=(("save", ""),), preload_tool=preload)),
+        topology, BUILTIN, None)
+    assert isinstance(found, Plan), found
+    return found
+
+
+def test_the_run_order_puts_one_server_spec_and_one_preload_side_by_side() -> None:
+    plans = (named("a"), named("b", "oss-standalone-02-io-threads"), named("c", maximum=9),
+             named("d"), named("e", "oss-standalone-02-io-threads"), named("f", maximum=9),
+             named("g"))
+    order = [p.name for p in run_order(plans)]
+    # by topology, then preload; among equals the given order stays (a stable sort)
+    assert order == ["a", "d", "g", "c", "f", "b", "e"]
+    assert run_order(tuple(reversed(plans))) != run_order(plans)  # stable, not by name
+    assert {p.name for p in run_order(plans)} == {p.name for p in plans}
+
+
+def test_plans_that_never_share_a_server_say_why() -> None:
+    assert reuse_refusal(plan()) is None
+    assert reuse_refusal(plan(init_commands=(("SET", "x", "1"),))) is None  # rdb_changes
+    assert reuse_refusal(plan(preload_tool=None)) == "no dataset snapshot (no preload)"
+    assert "replicas" in (reuse_refusal(plan("oss-standalone-01-replicas")) or "")
+    assert "save schedule" in (reuse_refusal(plan(configuration_parameters=(
+        ("save", "10 1000"),))) or "")
+    assert reuse_refusal(plan(configuration_parameters=(("save", '""'),))) is None
+    assert "saves or reloads" in (reuse_refusal(plan(wait_for_bgsave=True)) or "")
+    base = plan()
+    assert "saves or reloads" in (reuse_refusal(replace(base, save_first=True)) or "")

@@ -135,7 +135,8 @@ def _definitions(flags: RunFlags) -> DefinitionsRequest:
     cache, cap = snapshot_cache(flags.definitions)
     options = DefinitionOptions(flags.store.results_dir, flags.label, flags.server_bin,
                                 profile=flags.profile, snapshots=cache,
-                                snapshot_max_bytes=cap)
+                                snapshot_max_bytes=cap,
+                                reuse_servers=not flags.definitions.no_server_reuse)
     store = StoreRequest(None) if flags.dry_run else store_request(flags.store, live=True)
     return DefinitionsRequest(planned, options, store, flags.dry_run,
                               interference_policy(flags.interference, retry_default=False))

@@ -107,7 +107,8 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
              if options.snapshots is not None else None)
     return DefinitionRun(runnable, refused, driver, binary, context,
                          options.results_dir / label, available_cpus(), found, options.profile,
-                         kvload=options.kvload, snapshots=cache)
+                         kvload=options.kvload, snapshots=cache,
+                         reuse=options.reuse_servers)
 
 
 def definition_series(plan: Plan) -> GroupKey:

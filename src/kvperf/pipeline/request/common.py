@@ -95,6 +95,7 @@ class DefinitionFlags:
     override_test_time: int | None = None
     ignore_resources: bool = False  # plan what does not fit this machine's memory
     no_snapshots: bool = False  # run --definitions: every preload for real
+    no_server_reuse: bool = False  # run --definitions: a fresh server for every test
     snapshot_cache: Path | None = None  # run --definitions: the snapshot cache's directory
     dataset_rdbs: tuple[str, ...] = ()  # run --definitions --dataset-rdb NAME=PATH
 

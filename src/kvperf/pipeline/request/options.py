@@ -92,6 +92,7 @@ class DefinitionOptions:
     commit: str | None = None  # the commit the server was built from (`track run`'s jobs)
     snapshots: Path | None = None  # the dataset snapshot cache (None: every preload real)
     snapshot_max_bytes: int = 20 * 1024**3  # its size cap (least recently used evicted)
+    reuse_servers: bool = False  # keep a server a test left unchanged for the next test
 
 
 @dataclass(frozen=True)

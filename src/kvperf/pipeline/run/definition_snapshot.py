@@ -2,8 +2,9 @@
 snapshot a plan may start from, its check once the server loaded it (DBSIZE, the sampled
 keys' type, ``OBJECT ENCODING`` and value digest as the snapshot recorded them after its
 real preload), and the save after a real preload. What the row says of it
-(``definition.preload``: source ``snapshot`` or ``fresh``, seconds, the snapshot's id, why
-not).
+(``definition.preload``: source ``snapshot``, ``fresh`` or ``reused`` — a server kept
+from the test before, its data checked as a loaded snapshot's — seconds, the snapshot's
+id, why not).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class PreloadState:
     source: str = "fresh"
     seconds: float | None = None
     saved: str | None = None  # the snapshot a real preload was saved as
+    reused_from: str | None = None  # source ``reused``: the test that left the server
     times: dict[str, float] = field(default_factory=dict)
 
     def record(self) -> PreloadRecord:
@@ -45,6 +47,8 @@ class PreloadState:
             found["note"] = self.why
         if self.saved:
             found["saved"] = self.saved
+        if self.reused_from:
+            found["reused_from"] = self.reused_from
         return found
 
 

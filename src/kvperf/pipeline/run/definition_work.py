@@ -8,11 +8,12 @@ command mix). ``DefinitionRun``: a side's prepared plans as a batch of such work
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from kvperf.definitions.client import MEMTIER, ClientPlan
 from kvperf.definitions.exporter import evaluate
 from kvperf.definitions.kpis import KpiResult, check_all
 from kvperf.definitions.plan import Plan
+from kvperf.definitions.snapshot import reuse_refusal, run_order
 from kvperf.driver.benchmark_run import BenchmarkToolRun, suite_mix
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
@@ -66,8 +68,8 @@ from kvperf.server.replication import (
     sync_kind,
     wait_in_sync,
 )
-from kvperf.server.resp import Endpoint, RespClient, RespError
-from kvperf.server.stats import CommandStat
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
+from kvperf.server.stats import CommandStat, changes_since_save
 from kvperf.store.snapshots import Snapshot, SnapshotCache, link_into
 
 log = logging.getLogger("kvperf")
@@ -93,15 +95,27 @@ class DefinitionRun:
     rounds: int = 1
     kvload: Path | None = None  # kvload for pub/sub definitions (default: on PATH)
     snapshots: SnapshotCache | None = None  # None: every preload runs for real
+    reuse: bool = False  # keep a server whose data a test left unchanged for the next test
+
+    @property
+    def order(self) -> tuple[Plan, ...]:
+        """The plans in the order they run: those that may share a server side by side
+        when servers are reused (definitions/snapshot.run_order)."""
+        return run_order(self.plans) if self.reuse else self.plans
 
     @property
     def blocked(self) -> str | None:
         return None
 
     def works(self) -> list[DefinitionWork]:
-        return [DefinitionWork(self, plan, (round_ - 1) * len(self.plans) + i, round_)
+        order = self.order
+        return [DefinitionWork(self, plan, (round_ - 1) * len(order) + i, round_)
                 for round_ in range(1, self.rounds + 1)
-                for i, plan in enumerate(self.plans, 1)]
+                for i, plan in enumerate(order, 1)]
+
+
+def _nothing() -> None:
+    pass
 
 
 def file_slug(text: str) -> str:
@@ -194,6 +208,8 @@ class DefinitionWork(OnBench):
             record["tests"] = self.tests
         if self.plan.preload is not None:
             record["preload"] = self.preload.record()
+        if self.run.reuse:
+            record["server_reused"] = self.preload.reused_from is not None
         return record
 
     def _record(self) -> DefinitionRecord:
@@ -216,6 +232,12 @@ class DefinitionWork(OnBench):
             bench.outcome.checks["pinning"] = note
         self.preload = snapshots.plan_preload(self.plan, self.run.snapshots, self.run.binary,
                                               self.run.driver.name)
+        bench.reuse_key = self._reuse_key(server_cpus)
+        left_by = bench.kept_by(bench.reuse_key)
+        if left_by is not None:
+            if self.preload.snapshot is not None and self._on_kept(left_by, server_cpus):
+                return
+            bench.kept_by(None)  # stopped: this test starts its own
         if self.preload.snapshot is not None and self._from_snapshot(self.preload.snapshot,
                                                                      server_cpus):
             return
@@ -223,7 +245,10 @@ class DefinitionWork(OnBench):
             self._on_servers(_server_setup(self.plan, server_cpus, data), server_cpus)
 
     def _on_servers(self, setup: ServerSetup, server_cpus: tuple[int, ...] | None,
-                    loaded: Snapshot | None = None) -> None:
+                    loaded: Snapshot | None = None, cleanup: Callable[[], None] = _nothing
+                    ) -> None:
+        """The test on fresh servers (started from ``loaded`` when given); ``cleanup``
+        once they stop, when they are kept for the next test (``_offer``)."""
         assert self.bench is not None
         with (self.bench.servers(self.run.binary, setup, None, _cpus_text(self.client_cpus),
                                  **({"ready_timeout": LOAD_TIMEOUT} if loaded else {})
@@ -231,6 +256,82 @@ class DefinitionWork(OnBench):
               contextlib.ExitStack() as replicas):  # stopped before the primary
             if loaded is None or self._loaded(group, loaded):
                 self._stages(group, replicas, server_cpus, loaded is not None)
+                self._offer(tuple(group.endpoints), cleanup)
+
+    def _reuse_key(self, server_cpus: tuple[int, ...] | None) -> str | None:
+        """What a server kept between tests must share with this one — the dataset
+        identity (its snapshot key), the server binary, its whole start (configuration,
+        io-threads, pinning) and topology — or None when this test gets a fresh server
+        (the log says why)."""
+        key = self.preload.key
+        if not self.run.reuse or key is None:
+            return None
+        refused = reuse_refusal(self.plan)
+        if refused is not None:
+            log.info("%s: a fresh server, none kept: %s", self.name, refused)
+            return None
+        return repr((key.id, str(self.run.binary.path),
+                     _server_setup(self.plan, server_cpus, None), self.plan.topology))
+
+    def _on_kept(self, left_by: str, server_cpus: tuple[int, ...] | None) -> bool:
+        """The test on the server ``left_by`` kept — no start, no load — when it still
+        holds the snapshot's data (no write since, DBSIZE and the sampled keys as the
+        snapshot recorded them); else False: it is stopped, and the caller starts one."""
+        assert self.bench is not None and self.preload.snapshot is not None
+        setup = _server_setup(self.plan, server_cpus, None)
+        with (self.bench.servers(self.run.binary, setup, None, _cpus_text(self.client_cpus)
+                                 ) as group,
+              contextlib.ExitStack() as replicas):
+            endpoints = tuple(group.endpoints)
+            with self.stage("snapshot_check"):
+                problem = self._changed(endpoints, self.preload.snapshot, sample=True)
+            if problem is not None:
+                log.info("%s: server of %s not reused: %s", self.name, left_by, problem)
+                return False
+            self.preload.source, self.preload.reused_from = "reused", left_by
+            self.preload.seconds = self.outcome.stage_seconds["snapshot_check"]
+            log.info("%s: server reused from %s (dataset unchanged)", self.name, left_by)
+            self._stages(group, replicas, server_cpus, True)
+            self._offer(endpoints, _nothing)
+        return True
+
+    def _changed(self, endpoints: tuple[Endpoint, ...], snapshot: Snapshot | None,
+                 sample: bool = False) -> str | None:
+        """How the server's data may differ from ``snapshot``'s, or None — as the server
+        proves it: no write since it loaded or saved the snapshot (INFO persistence's
+        rdb_changes_since_last_save 0), its DBSIZE, and (``sample``) the sampled keys."""
+        assert self.bench is not None
+        if snapshot is None:
+            return "no snapshot in the cache to check its data against"
+        try:
+            changes = changes_since_save(endpoints[0])
+            if changes < 0:
+                return "the server does not report rdb_changes_since_last_save"
+            if changes:
+                return f"the dataset changed ({changes} writes since the snapshot)"
+            keys = self.bench.probe.keys(endpoints)
+            if not sample:
+                expected = snapshot.record["dbsize"]
+                return None if keys == expected else (
+                    f"DBSIZE {keys}, the snapshot holds {expected}")
+            return snapshots.mismatch(snapshot, endpoints[0], keys)
+        except (RespError, ConnectionLost, OSError) as exc:
+            return f"reading the server failed: {exc}"
+
+    def _offer(self, endpoints: tuple[Endpoint, ...], cleanup: Callable[[], None]) -> None:
+        """Keep the server for the next test (Runner) when this one left its data as it
+        found it; else the log says why not."""
+        assert self.bench is not None
+        key = self.preload.key
+        if self.bench.reuse_key is None or key is None or self.run.snapshots is None:
+            return
+        why = ("its init commands ran on it" if self.plan.init_commands or self.plan.init_lua
+               else self._changed(endpoints, self.preload.snapshot
+                                  or self.run.snapshots.find(key.id)))
+        if why is not None:
+            log.info("%s: server not kept for the next test: %s", self.name, why)
+            return
+        self.bench.keep = cleanup
 
     def _from_snapshot(self, snapshot: Snapshot, server_cpus: tuple[int, ...] | None
                        ) -> bool:
@@ -238,16 +339,18 @@ class DefinitionWork(OnBench):
         (the caller preloads for real)."""
         assert self.run.snapshots is not None
         directory = Path(tempfile.mkdtemp(prefix="kvperf-snapshot-"))
+        remove = functools.partial(shutil.rmtree, directory, ignore_errors=True)
         try:
             link_into(snapshot, directory)
             self._on_servers(_server_setup(self.plan, server_cpus, directory), server_cpus,
-                             snapshot)
+                             snapshot, remove)
         except ServerError as exc:  # it did not start: the file would not load
             snapshots.unloadable(self.preload, self.run.snapshots, exc, self.name)
             self.outcome.error = None
             return False
         finally:
-            shutil.rmtree(directory, ignore_errors=True)
+            if self.bench is None or self.bench.keep is None:  # else once the server stops
+                remove()
         return self.preload.source == "snapshot"
 
     def _loaded(self, group: ServerHandle, snapshot: Snapshot) -> bool:

@@ -251,6 +251,13 @@ class Bench:
     watcher: Watcher = field(default_factory=LiveWatcher)
     threshold: float | None = DISTURBED_SHARE
     server_pids: list[int] = field(default_factory=list)  # local ones (Runner._servers)
+    # A server kept between works (run --definitions' server reuse, Runner._servers): the
+    # key the work may reuse one under (set before ``servers``), and, set by a work that
+    # left the data as it found it, what to run when its server stops at last (the server
+    # is then kept for the next work of the key; ``kept`` is the runner's ``_kept_by``).
+    reuse_key: Hashable | None = None
+    keep: Callable[[], None] | None = None
+    kept: Callable[[Work, Hashable | None], str | None] = field(default=lambda _w, _k: None)
 
     def servers(self, binary: ServerBinary, setup: ServerSetup, tls: TlsFiles | None = None,
                 client: str | None = None, **wrapping: object
@@ -261,6 +268,11 @@ class Bench:
         failure while they run is blamed on a crashed server, else their health is the
         work's error."""
         return self.starter(self, binary, setup, tls, client, **wrapping)
+
+    def kept_by(self, key: Hashable | None) -> str | None:
+        """The work that left the server the runner keeps under ``key`` (None: none is;
+        a server kept under another key is stopped now)."""
+        return self.kept(self.work, key)
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:

@@ -54,6 +54,17 @@ class _Held:
     failure: str | None
 
 
+@dataclass
+class _Kept:
+    """A definition test's server kept after it, its data as the test found it, for the
+    next test that may reuse it (the same ``key``: dataset identity and server spec)."""
+
+    key: Hashable
+    stack: contextlib.ExitStack[bool | None]
+    handle: ServerHandle
+    left_by: str
+
+
 class Runner:
     """Runs a batch's units of work one after another, persisting every row. A Prepared
     (the config matrix) runs as its trials."""
@@ -72,6 +83,7 @@ class Runner:
         self.store = store
         self._tls: TlsFiles | None = None
         self._held: _Held | None = None
+        self._kept: _Kept | None = None
 
     @property
     def blocked(self) -> str | None:
@@ -137,7 +149,8 @@ class Runner:
             outcome.error = self.blocked
             return work.row(outcome, datetime.now(UTC).astimezone())
         bench = Bench(work, outcome, self.observer, self.probe, self.launcher, self._servers,
-                      self.tls_files, sync, self.watcher, self.policy.threshold)
+                      self.tls_files, sync, self.watcher, self.policy.threshold,
+                      kept=self._kept_by)
         try:
             work.execute(bench)
         except (KeyboardInterrupt, Interrupted):
@@ -149,10 +162,49 @@ class Runner:
         return work.row(outcome, datetime.now(UTC).astimezone())
 
     def release(self) -> None:
-        """Stop a server kept for a key's works."""
+        """Stop a server kept for a key's works, and a definition test's kept one."""
         held, self._held = self._held, None
         if held is not None:
             held.stack.close()
+        self.release_kept()
+
+    def release_kept(self) -> None:
+        """Stop the server a definition test left for the next (by its pids)."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.stack.close()
+
+    def _kept_by(self, work: Work, key: Hashable | None) -> str | None:
+        """Who left the kept server when ``key`` is its key; else it is stopped now
+        (before ``work`` starts its own) and the log says why."""
+        kept = self._kept
+        if kept is not None and kept.key == key:
+            return kept.left_by
+        if kept is not None:
+            log.info("%s: server of %s stopped, not reused%s", work.name, kept.left_by,
+                     " (another dataset or server spec)" if key is not None else "")
+            self.release_kept()
+        return None
+
+    def _take_kept(self, bench: Bench) -> _Kept | None:
+        """The kept server when the work asks for its key (it is the work's now)."""
+        kept = self._kept
+        if kept is None or bench.reuse_key is None or kept.key != bench.reuse_key:
+            self.release_kept()
+            return None
+        self._kept = None
+        return kept
+
+    def _keep(self, bench: Bench, stack: contextlib.ExitStack[bool | None],
+              group: ServerHandle) -> None:
+        """Keep the work's server for the next work of its key when it asked to (its data
+        unchanged) and nothing failed; else it stops with ``stack``. Either way what the
+        work gave to run once the server stops runs then."""
+        if bench.keep is None:
+            return
+        stack.callback(bench.keep)
+        if bench.reuse_key is not None and not bench.outcome.error:
+            self._kept = _Kept(bench.reuse_key, stack.pop_all(), group, bench.work.name)
 
     def _shared(self, key: Hashable, binary: ServerBinary, setup: ServerSetup, bench: Bench,
                 tls: TlsFiles | None, **wrapping: object) -> ServerHandle:
@@ -178,8 +230,12 @@ class Runner:
         work, outcome = bench.work, bench.outcome
         with contextlib.ExitStack() as stack:
             key = work.shared_server
+            kept = self._take_kept(bench)
             if key is not None:
                 group = self._shared(key, binary, setup, bench, tls, **wrapping)
+            elif kept is not None:  # no start: a definition test's kept server
+                group = kept.handle
+                stack.enter_context(kept.stack)
             else:
                 group = self.launcher(binary, setup, work.log_dir, tls, **wrapping)
                 with bench.stage("server_start"):
@@ -201,6 +257,7 @@ class Runner:
                 outcome.error = _blame(group, exc)
             else:
                 outcome.error = group.health()
+            self._keep(bench, stack, group)
 
 
 def matrix(prepared: Prepared) -> Batch:
