@@ -473,9 +473,10 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
             files={"results/vr/rate_sweep_knees.md": ("| SET d=64 P=1 c=50 |",
                                                       "| GET d=64 P=1 c=50 |"),
                    "results/vr/B/rate_sweep.md": "## Rate sweep: B redis-7.0.15"}),
-    # docs/PERFORMANCE.md, "Rate sweep" (measured under chrt -f 10; here one quick round)
+    # docs/PERFORMANCE.md, "Rate sweep" (measured under chrt -f 10; here one quick round of
+    # two points: the same config's whole sweep, all ten points, is the guide's example above)
     "kvperf run --config configs/rate-sweep-set.json --runs 3 --label sweep-set":
-        run(SWEEPS, ("--runs 3", "--runs 1"),
+        run(SWEEPS, ("--runs 3", "--runs 1 --rate-sweep --rate-steps 30,70"),
             says=("Rate sweep · SET d=64 P=1 c=50 · poisson arrivals", "closed-loop saturation"),
             files={"results/sweep-set/rate_sweep.md": "| 70% |"}),
     "kvperf run --config sleep.json --rate-sweep --rate-steps 10,30,50,60,90 --point-seconds 4 "

@@ -29,7 +29,9 @@ from kvperf.server.replication import attach, wait_in_sync
 from kvperf.server.resp import RespClient
 from tests.helpers import ROOT, read_metrics, require_binary, run_kvperf, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.alone]
+# alone: the fault windows are timed; the bad fault specs (exit 2 before any server) time
+# nothing and run in the parallel lane
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 BACKOFF_CAP_S = 0.8  # kvload: 100 ms doubling to 8x
 SLACK_S = 0.3  # a busy machine's scheduling between a signal and the client seeing it
@@ -81,6 +83,7 @@ def _failover(tmp: Path, faults: tuple[Fault, ...], seconds: float) -> Run:
     return Run(schedule.executed, test, record)
 
 
+@pytest.mark.alone
 def test_writes_after_the_replica_left_are_counted_lost(tmp_path: Path,
                                                         no_strays: None) -> None:
     # Promoted first, the replica stops following: every write the old primary then
@@ -94,6 +97,7 @@ def test_writes_after_the_replica_left_are_counted_lost(tmp_path: Path,
     assert min(second[:2]) // 2 <= writes["lost"] < writes["checked"], (writes, second)
 
 
+@pytest.mark.alone
 def test_documented_failover_config(tmp_path: Path, no_strays: None) -> None:
     """docs/guide/replicas.md "Failover under load": `kvperf run` executes
     configs/failover-standalone.json (SET; the primary killed at 2 s, its replica promoted at
@@ -135,6 +139,7 @@ def test_documented_failover_config(tmp_path: Path, no_strays: None) -> None:
     assert (trial / "acks.txt").read_text().startswith("acked:")
 
 
+@pytest.mark.alone
 def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
         tmp_path: Path, no_strays: None) -> None:
     """docs/PERFORMANCE.md's configs/failover-cluster.json: 3 primaries with a replica
@@ -174,6 +179,7 @@ def test_a_cluster_primary_killed_is_unavailable_until_its_replica_takes_over(
     assert "failover timeline" in done.stdout and "kill primary-of-slot 0" in done.stdout
 
 
+@pytest.mark.alone
 def test_cluster_failover_and_the_lost_write_pair(tmp_path: Path, no_strays: None) -> None:
     """In a cluster: a CLUSTER FAILOVER on slot 0's replica (a short window, MOVED replies,
     nothing lost: the primary waits for its replica); and the primary of slot 0 restarted
@@ -223,6 +229,7 @@ def test_bad_fault_specs_exit_2_before_any_server(tmp_path: Path, no_strays: Non
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.alone
 def test_pause_slows_and_restart_brings_the_same_node_back(tmp_path: Path,
                                                            no_strays: None) -> None:
     # No replica: a 0.5 s SIGSTOP costs throughput but no error; a restart (SIGKILL, the
