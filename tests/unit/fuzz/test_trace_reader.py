@@ -181,6 +181,8 @@ def _capture(lines: list[bytes]) -> bytes:
 
 
 @given(st.lists(monitor_lines, min_size=1, max_size=6))
+@example([MonitorLine(1_700_000_000, 1, 0, b"a:1", (b"SET",)),
+          MonitorLine(1_700_000_000, 0, 0, b"a:1", (b"SET",))])
 def test_a_monitor_capture_reads_back(lines: list[MonitorLine]) -> None:
     found = trace_format.parse_monitor(_capture([b"OK", *(line.text for line in lines)]))
     commands = [r.args for r in found.records if r.args[0] != b"SELECT"]
@@ -193,6 +195,10 @@ def test_a_monitor_capture_reads_back(lines: list[MonitorLine]) -> None:
 
 @given(st.lists(st.one_of(monitor_lines.map(lambda line: line.text), hostile_monitor_line()),
                 min_size=1, max_size=5))
+@example([b'1.0 [0 a:1] "GET"', b"9" * 4301 + b'.0 [0 a:1] "GET"'])
+@example([b'1700000000.5 [0 a:1] "GET" "k"', b'1.0 [0 a:1] "SET" "k" "v"'])
+@example([b'18446744073710.0 [0 a:1] "PING"'])
+@example([b'1.0 [0 a:1] "PING"', b'1.0 [' + b"9" * 5000 + b' a:1] "PING"'])
 def test_a_hostile_monitor_capture_is_read_or_refused_at_a_line(tmp_path_factory: Any,
                                                                 lines: list[bytes]) -> None:
     data = _capture(lines)

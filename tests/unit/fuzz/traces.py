@@ -28,7 +28,8 @@ conns = st.one_of(st.integers(0, 4), st.integers(0, 2**32 - 1))
 times = st.one_of(small, st.integers(0, MAX_TIME_US - 1))
 # Command names and keys kvperf's tables know, and any bytes (markup-like brackets too).
 words = st.one_of(
-    st.sampled_from([b"SET", b"GET", b"MSET", b"DEL", b"PING", b"SETEX", b"set", b"EX", b"1"]),
+    st.sampled_from([b"SET", b"GET", b"MSET", b"DEL", b"PING", b"SETEX", b"set", b"EX", b"1",
+                     b"[/]", b"[b]k", b"k:[/x]"]),
     st.binary(max_size=12),
     st.text(alphabet="[]/:{}ab x=\\", max_size=10).map(str.encode))
 argvs = st.lists(words, min_size=1, max_size=5).map(tuple)
