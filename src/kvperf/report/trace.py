@@ -5,7 +5,9 @@ recorded replies (analysis/trace_stats.py)."""
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from kvperf.analysis.trace_stats import TraceStats
 
@@ -15,11 +17,12 @@ PER_SECOND_SHOWN = 120
 
 
 def stats_view(s: TraceStats, name: str) -> list[RenderableType]:
-    """What to print, in order: lines (printed without highlighting) and tables."""
+    """What to print, in order: lines (printed without highlighting) and tables. What the
+    trace holds (command names, keys) and its file name are text, never markup."""
     zipf = "-" if s.zipf_s is None else f"{s.zipf_s:.2f}"
     shown: list[RenderableType] = [
-        f"{name}: {s.commands} commands, {s.connections} connections, {s.span_s:.1f} s, "
-        f"{s.keys} keys, Zipf exponent {zipf}{' (anonymized)' if s.anonymized else ''}",
+        f"{escape(name)}: {s.commands} commands, {s.connections} connections, "
+        f"{s.span_s:.1f} s, {s.keys} keys, Zipf exponent {zipf}{' (anonymized)' if s.anonymized else ''}",
         _mix_table(s)]
     if s.dropped:
         shown.insert(1, f"incomplete: {s.dropped} commands of {s.dropped_connections} "
@@ -31,7 +34,7 @@ def stats_view(s: TraceStats, name: str) -> list[RenderableType]:
     keys.add_column("key")
     keys.add_column("accesses", justify="right")
     for key, count in s.top_keys:
-        keys.add_row(key, str(count))
+        keys.add_row(Text(key), str(count))
     shown += [keys, _per_second(s.per_second),
               f"pipeline depth (commands per recorded read): {s.pipeline_depth}"]
     return shown + _replies(s)
@@ -51,7 +54,7 @@ def _mix_table(s: TraceStats) -> Table:
     mix.add_column("count", justify="right")
     mix.add_column("share", justify="right")
     for name, count in s.mix.items():
-        mix.add_row(name, str(count), f"{100 * count / max(s.commands, 1):.1f}%")
+        mix.add_row(Text(name), str(count), f"{100 * count / max(s.commands, 1):.1f}%")
     return mix
 
 

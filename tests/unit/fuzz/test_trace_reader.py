@@ -123,7 +123,11 @@ def test_a_corrupted_trace_is_read_or_refused_at_an_offset(tmp_path_factory: Any
     _used(_file(tmp_path_factory, bytes(data)))
 
 
+EMPTY = Encoded(Trace(0, 0), HEADER.pack(MAGIC, VERSION, 0, 0, 0), [HEADER.size])
+
+
 @given(encoded(times_of=small), st.binary(max_size=200))
+@example(EMPTY, b"\x01\x00\x00\x02\x03GET\x03[/]")  # a key that is rich markup
 def test_any_bytes_after_the_header_are_read_or_refused_at_an_offset(
         tmp_path_factory: Any, e: Encoded, tail: bytes) -> None:
     _used(_file(tmp_path_factory, e.data[:HEADER.size] + tail))
