@@ -22,7 +22,8 @@ def stats_view(s: TraceStats, name: str) -> list[RenderableType]:
     zipf = "-" if s.zipf_s is None else f"{s.zipf_s:.2f}"
     shown: list[RenderableType] = [
         f"{escape(name)}: {s.commands} commands, {s.connections} connections, "
-        f"{s.span_s:.1f} s, {s.keys} keys, Zipf exponent {zipf}{' (anonymized)' if s.anonymized else ''}",
+        f"{s.span_s:.1f} s, {s.keys} keys, Zipf exponent {zipf}"
+        f"{' (anonymized)' if s.anonymized else ''}",
         _mix_table(s)]
     if s.dropped:
         shown.insert(1, f"incomplete: {s.dropped} commands of {s.dropped_connections} "
