@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from rich.markup import escape
+
 from kvperf.cli._common import Cli, ConsoleHooks, print_interrupted
 from kvperf.cli._disturbed import print_disturbed
 from kvperf.cli._paths import local_path
@@ -62,6 +64,9 @@ def handle_trace_compare(cli: Cli, flags: TraceFlags) -> int:
 def _finish(cli: Cli, found: Ran) -> int:
     assert found.summary is not None
     rows = found.summary.rows
+    for warning in found.warnings:
+        cli.err.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False,
+                      soft_wrap=True)
     cli.out.print(f"results: {found.summary.metrics_path}", highlight=False)
     print_disturbed(cli.out, cli.err, rows)
     if found.summary.failed:

@@ -263,9 +263,23 @@ def _monitor_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         offset += len(raw) + 1
 
 
+def _monitor_head(line: bytes) -> tuple[int, int, bytes, bytes] | None:
+    """(µs since the epoch, database, client address, the arguments' text) of a MONITOR
+    line; None when it is not one, or its time or database do not fit kvload's (64 and 32
+    bits: kvload reads such a line as no MONITOR line either)."""
+    m = _MONITOR_LINE.fullmatch(line)
+    if m is None or len(m.group(1).lstrip(b"0")) > 20 or len(m.group(3).lstrip(b"0")) > 10:
+        return None  # (and no int() of thousands of digits, which Python refuses)
+    us = int(m.group(1)) * 1_000_000 + int(m.group(2)[:6].ljust(6, b"0"))
+    db = int(m.group(3))
+    if us >= 1 << 64 or db > 0xFFFFFFFF:
+        return None
+    return us, db, m.group(4), m.group(5)
+
+
 def _looks_like_monitor(data: bytes) -> bool:
     first = next(_monitor_lines(data[:4096]), None)
-    return first is not None and _MONITOR_LINE.fullmatch(first[1]) is not None
+    return first is not None and _monitor_head(first[1]) is not None
 
 
 def _monitor_args(text: bytes) -> list[bytes] | None:
@@ -306,26 +320,26 @@ def parse_monitor(data: bytes, name: str = "capture") -> Trace:
     records: list[Record] = []
     first: int | None = None
     for offset, line in _monitor_lines(data):
-        m = _MONITOR_LINE.fullmatch(line)
+        head = _monitor_head(line)
         try:
-            args = _monitor_args(m.group(5)) if m else None
+            args = _monitor_args(head[3]) if head else None
         except ValueError:
             args = None
-        if m is None or not args:
+        if head is None or not args:
             raise ConfigError(f"bad trace {name}: at byte {offset}: not a MONITOR line "
                               '(expected `SECONDS.MICROS [DB ADDR] "ARG" ...`)')
-        us = int(m.group(1)) * 1_000_000 + int(m.group(2)[:6].ljust(6, b"0"))
+        us, db, client, _ = head
         first = us if first is None else first
-        if us - first >= MAX_TIME_US:
-            raise ConfigError(f"bad trace {name}: at byte {offset}: time {us - first} µs after "
+        t_us = max(0, us - first)  # a line before the first one: at the start (as kvload)
+        if t_us >= MAX_TIME_US:
+            raise ConfigError(f"bad trace {name}: at byte {offset}: time {t_us} µs after "
                               f"the first line is past the {MAX_TIME_US // 86_400_000_000} "
                               "days a trace may span")
-        state = conns.setdefault(m.group(4), [len(conns), 0])
-        db = int(m.group(3))
+        state = conns.setdefault(client, [len(conns), 0])
         if state[1] != db and args[0].upper() != b"SELECT":
-            records.append(Record(state[0], us - first, (b"SELECT", str(db).encode())))
+            records.append(Record(state[0], t_us, (b"SELECT", str(db).encode())))
         state[1] = db
-        records.append(Record(state[0], us - first, tuple(args)))
+        records.append(Record(state[0], t_us, tuple(args)))
     return Trace(FLAG_MONITOR, first or 0, records)
 
 

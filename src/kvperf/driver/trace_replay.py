@@ -36,6 +36,21 @@ class TraceFile:
     def commands(self) -> int:
         return int(self.info.get("commands") or 0)
 
+    @property
+    def dropped(self) -> int:
+        """Commands `kvload record` dropped from the trace (its gap records): 0 when the
+        trace is complete (trace-info's ``dropped`` is null)."""
+        found = self.info.get("dropped")
+        return int(found.get("records") or 0) if isinstance(found, dict) else 0
+
+    def incomplete(self) -> str | None:
+        """What to tell the user of a trace with gaps (None: a complete trace)."""
+        if not self.dropped:
+            return None
+        return (f"trace {self.path.name} is incomplete: {self.dropped} commands were dropped "
+                "while it was recorded (kvload record's trace writer was behind; "
+                "docs/TRACES.md); the replays send the rest")
+
 
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()

@@ -198,3 +198,61 @@ def test_gap_records_read_apart_from_the_commands_and_survive_anonymizing() -> N
     assert complete.dropped == 0 and "incomplete" not in str(stats_view(complete, "t"))
     with pytest.raises(ConfigError, match=f"at byte {len(data) - 5}: truncated record"):
         parse(data[:-1], "t")
+
+
+def test_a_monitor_line_before_the_first_is_at_the_start_and_the_copy_writes(
+        tmp_path: Path) -> None:
+    """Found by tests/unit/fuzz (a capture's lines out of order): a line earlier than the
+    first got a negative time, and `trace anonymize` failed writing it (ValueError: byte must
+    be in range(0, 256)). As kvload reads it: at the start (time 0)."""
+    capture = tmp_path / "monitor.txt"
+    capture.write_bytes(b'1700000005.5 [0 a:1] "GET" "k"\n1700000001.0 [0 b:2] "SET" "k" "v"\n')
+    t = read(capture)
+    assert [r.t_us for r in t.records] == [0, 0]
+    assert t.start_unix_us == 1_700_000_005_500_000
+    assert parse(encode(anonymize(t))).records[1].args[0] == b"SET"
+
+
+def test_monitor_numbers_past_kvloads_bits_are_not_monitor_lines(tmp_path: Path) -> None:
+    """Found by tests/unit/fuzz: seconds of 5,000 digits raised Python's ValueError
+    (integer string conversion past 4,300 digits) out of `kvperf trace stats`; a time past
+    64 bits made `trace anonymize` fail packing the header (struct.error). As kvload: such a
+    line (and a database past 32 bits) is not a MONITOR line, at its offset."""
+    first = b'1700000000.1 [0 a:1] "PING"\n'
+    for bad in (b"9" * 5000 + b".1 [0 a:1]", b"18446744073710.1 [0 a:1]",
+                b"1700000000.1 [4294967296 a:1]", b"1700000000.1 [" + b"9" * 5000 + b" a:1]"):
+        capture = tmp_path / "monitor.txt"
+        capture.write_bytes(first + bad + b' "PING"\n')
+        with pytest.raises(ConfigError, match=f"at byte {len(first)}: not a MONITOR line"):
+            read(capture)
+    capture.write_bytes(b"00000000000000000000001700000000.1 [0004294967295 a:1] \"PING\"\n")
+    assert read(capture).start_unix_us == 1_700_000_000_100_000
+
+
+def test_trace_stats_shows_keys_commands_and_the_file_name_as_text_not_markup() -> None:
+    """Found by tests/unit/fuzz (a key `[/]`): `kvperf trace stats` printed keys and command
+    names as rich markup — a key like `[/x]` raised MarkupError (a traceback), `[bold]k`
+    was shown as a bold `k`. The file name too (review)."""
+    from io import StringIO
+
+    from rich.console import Console
+    t = Trace(0, 0, [Record(0, 0, (b"GET", b"[/x]")), Record(0, 1, (b"[bold]X", b"[bold]k"))])
+    out = StringIO()
+    Console(file=out, width=200).print(*stats_view(stats(t), "[/dir]/t.kvt"), highlight=False)
+    for shown in ("[/x]", "[BOLD]X", "[bold]k", "[/dir]/t.kvt"):
+        assert shown in out.getvalue(), shown
+
+
+def test_trace_stats_shows_the_first_seconds_of_a_long_trace() -> None:
+    """Found by tests/unit/fuzz (a record time near the 50-day limit): the terminal view
+    printed a count for every second of the span — 4.4 million for 50 days, which rich
+    took minutes and over 16 GB to lay out (100,000 seconds: 4.4 s). Now the first 120,
+    the span and the peak; the JSON keeps every second."""
+    t = Trace(0, 0, [Record(0, 0, (b"GET", b"k")), Record(0, 100_000 * 10**6, (b"GET", b"k"))])
+    s = stats(t)
+    assert len(s.per_second) == 100_001 and len(s.as_json()["per_second"]) == 100_001
+    (line,) = [v for v in stats_view(s, "t") if str(v).startswith("commands per second")]
+    assert str(line) == ("commands per second: 1" + " 0" * 119 + " … (the first 120 of "
+                         "100001 s, peak 1; --json FILE has every second)")
+    short = stats(Trace(0, 0, [Record(0, 0, (b"GET", b"k")), Record(0, 10**6, (b"GET",))]))
+    assert "commands per second: 1 1" in [str(v) for v in stats_view(short, "t")]

@@ -143,13 +143,15 @@ def blocked_sides(sides: dict[str, Prepared]) -> list[tuple[str, str]]:
 @dataclass
 class Ran:
     """What a run of trials, tests or scenarios produced: its rows (None: interrupted,
-    ``kept`` finished ones in ``path``), the results table's title, the profile files."""
+    ``kept`` finished ones in ``path``), the results table's title, the profile files, and
+    warnings about the input (an incomplete trace)."""
 
     summary: RunSummary | None
     kept: int
     path: Path
     title: str = ""
     profile: Profiled | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -64,7 +64,9 @@ def replay(request: TraceRequest, world: World, observer: Callable[[], Observer]
     context = done.run.context
     title = (f"{context.label} · kvload {context.tool_version} · trace sha256 "
              f"{done.run.trace.sha256[:12]}")
-    return Ran(done.persisted.summary, done.persisted.kept, done.persisted.path, title)
+    note = done.run.trace.incomplete()
+    return Ran(done.persisted.summary, done.persisted.kept, done.persisted.path, title,
+               warnings=(note,) if note else ())
 
 
 @dataclass
@@ -82,7 +84,9 @@ def compare_replays(request: TraceCompareRequest, world: World,
     done = compare_trace(request.sides, request.rounds, request.out_dir, request.store,
                          world, observer, request.interference)
     persisted = done.persisted
-    found = ReplaysCompared(Ran(persisted.summary, persisted.kept, persisted.path))
+    note = next(iter(done.sides.sides.values())).trace.incomplete()
+    found = ReplaysCompared(Ran(persisted.summary, persisted.kept, persisted.path,
+                                warnings=(note,) if note else ()))
     if persisted.summary is not None:
         runs = done.sides.sides
         found.names = (f"A: {runs['A'].binary.display_name}",
