@@ -38,7 +38,7 @@ fn bits_unit(bits: u64) -> f64 {
 /// restarting on a rejection (chance 1 − Σw/(W+E) ≤ ε·E/(W+E)) keeps those proportions:
 /// P(k) = w(k)/Σw. What is left is rounding: the head's 19-bit and the segments' 32-bit alias
 /// coins (2^-19 and 2^-32 of a slot's share: `head_table`),
-/// 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
+/// the head's 64-bit draws (each slot and coin within 2^-32 of its share at s = 0.99), the tail's 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
 /// test would refuse. The segments are at most `SEGMENTS` (ε grows past 1% on the largest
 /// key spaces, exactness does not change), so any key space costs `HEAD` + `SEGMENTS` powers
 /// to set up and at most 32 KiB + 32 KiB.
