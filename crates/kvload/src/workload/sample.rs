@@ -10,7 +10,13 @@ use crate::base::rng::Rng;
 /// Uniform in [0, 1) from 53 random bits.
 #[inline]
 pub fn unit(rng: &mut Rng) -> f64 {
-    (rng.next() >> 11) as f64 / (1u64 << 53) as f64
+    bits_unit(rng.next())
+}
+
+/// Uniform in [0, 1) from the high 53 of 64 random bits.
+#[inline]
+fn bits_unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Zipf over [lo, hi]: P(k) ∝ k^-exp, exact, with no power on the common path.
@@ -32,7 +38,7 @@ pub fn unit(rng: &mut Rng) -> f64 {
 /// restarting on a rejection (chance 1 − Σw/(W+E) ≤ ε·E/(W+E)) keeps those proportions:
 /// P(k) = w(k)/Σw. What is left is rounding: the head's 19-bit and the segments' 32-bit alias
 /// coins (2^-19 and 2^-32 of a slot's share: `head_table`),
-/// 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
+/// the head's 64-bit draws (each slot and coin within 2^-32 of its share at s = 0.99), the tail's 53-bit uniforms, and the squeeze nudged down by 1e-15 so it never accepts what the exact
 /// test would refuse. The segments are at most `SEGMENTS` (ε grows past 1% on the largest
 /// key spaces, exactness does not change), so any key space costs `HEAD` + `SEGMENTS` powers
 /// to set up and at most 32 KiB + 32 KiB.
@@ -41,9 +47,15 @@ pub struct Zipf {
     lo: u64,
     /// W/(W+E): the head's share of one attempt (the tail's envelope takes the rest).
     head_mass: f64,
-    /// slots / head_mass: maps a head draw's u < head_mass onto [0, slots) with one
-    /// multiplication (a division on every draw cost ~4% of a request at P=16).
-    head_scale: f64,
+    /// head_mass·2^64: an attempt's 64 random bits r below it draw from the head, the
+    /// others from the tail (u64::MAX when there is no tail).
+    head_cut: u64,
+    /// (r·head_mul) >> head_shift maps a head draw's r < head_cut onto [0, slots·2^19) in
+    /// integers, one 128-bit multiplication: the slot in the high bits, the slot's coin in
+    /// the low 19 (a float division on every draw cost ~4% of a request at P=16, float
+    /// conversions ~1 ns more than this).
+    head_mul: u64,
+    head_shift: u32,
     /// The alias table of the head's keys, 4 bytes a slot: slot j keeps j when its
     /// coin (the draw's fraction, as 19 bits) is below the slot's share, else gives its
     /// alias (`head_table`). Shared by the threads' clones.
@@ -82,8 +94,8 @@ struct Segment {
 /// The tail past the head: its segments and the numbers that pick one.
 #[derive(Debug, Clone, PartialEq)]
 struct Tail {
-    /// 1 / (1 − head_mass): maps an attempt's u ≥ head_mass onto [0, 1) — or 0 when the
-    /// tail is so light (under 2^-11) that u has too few bits left for a segment and its
+    /// 1 / (2^64 − head_cut): maps an attempt's r ≥ head_cut onto [0, 1) — or 0 when the
+    /// tail is so light (under 2^-11) that r has too few values left for a segment and its
     /// coin: then the tail draws a fresh uniform (s ≥ 2.3 or so, a draw in 10^10 or fewer).
     inv: f64,
     exp: f64,
@@ -158,6 +170,19 @@ fn head_table(weights: &[f64]) -> Arc<[u32]> {
 #[cfg(test)]
 fn unpack(slot: u32) -> (u32, u32) {
     (slot >> ALIAS_BITS << ALIAS_BITS, slot & ((1 << ALIAS_BITS) - 1))
+}
+
+/// The largest f64 below 1.
+const ONE_BELOW: f64 = 1.0 - f64::EPSILON / 2.0;
+
+/// (mul, shift) with (r·mul) >> shift in [0, slots·2^19) for every r below `cut` (≤ 2^64),
+/// each value taken by ⌊cut / (slots·2^19)⌋ or one more of the r: mul = ⌊slots·2^(19+shift)
+/// / cut⌋ with the largest shift ≤ 64 that keeps mul in 64 bits (64 unless the head's share
+/// is under 2^-32: `Zipf::new` with s near 0 over an enormous key space).
+fn head_map(slots: u128, cut: u128) -> (u64, u32) {
+    let units = slots << COIN_BITS;
+    let shift = (0..=64u32).rev().find(|&s| (units << s) / cut <= u64::MAX as u128).unwrap_or(0);
+    (((units << shift) / cut) as u64, shift)
 }
 
 /// Slot `j` or its alias, by the coin, without a branch (the coin is a fair guess half the
@@ -238,30 +263,34 @@ impl Zipf {
             (None, 0.0)
         };
         let head_mass = weight / (weight + envelope);
+        // `as` saturates: a head_mass of 1 − 2^-54 or more leaves no tail draw but r = u64::MAX
+        let head_cut = if tail.is_some() { (head_mass * 18_446_744_073_709_551_616.0) as u64 } else { u64::MAX };
         if let Some(t) = tail.as_mut() {
-            t.inv = if 1.0 - head_mass < 1.0 / 2048.0 { 0.0 } else { 1.0 / (1.0 - head_mass) };
+            let rest = (u64::MAX - head_cut) as f64 + 1.0;
+            t.inv = if 1.0 - head_mass < 1.0 / 2048.0 { 0.0 } else { 1.0 / rest };
         }
         let slots = head_table(&head);
-        let head_scale = slots.len() as f64 / head_mass;
-        Zipf { lo, head_mass, head_scale, slots, tail }
+        let (head_mul, head_shift) = head_map(slots.len() as u128, if tail.is_some() { head_cut as u128 } else { 1 << 64 });
+        Zipf { lo, head_mass, head_cut, head_mul, head_shift, slots, tail }
     }
 
-    /// One draw; `p` yields uniform numbers in [0, 1).
+    /// One draw; `next` yields 64 uniform random bits.
     #[inline]
-    pub fn sample(&self, mut p: impl FnMut() -> f64) -> u64 {
+    pub fn sample(&self, mut next: impl FnMut() -> u64) -> u64 {
         loop {
-            let u = p();
-            if let Some(t) = self.tail.as_ref().filter(|_| u >= self.head_mass) {
-                let x = if t.inv > 0.0 { (u - self.head_mass) * t.inv } else { p() };
-                match t.attempt(x, &mut p) {
+            let r = next();
+            if let Some(t) = self.tail.as_ref().filter(|_| r >= self.head_cut) {
+                // (r − head_cut) is uniform below 2^64 − head_cut: onto [0, 1), kept below 1
+                let x = if t.inv > 0.0 { ((r - self.head_cut) as f64 * t.inv).min(ONE_BELOW) } else { bits_unit(next()) };
+                match t.attempt(x, || bits_unit(next())) {
                     Some(k) => return k,
                     None => continue,
                 }
             }
-            // u / head_mass is uniform in [0, 1): its slot, and its fraction for the slot's coin.
-            let x = u * self.head_scale;
-            let j = (x as usize).min(self.slots.len() - 1);
-            let coin = ((x - j as f64) * (1u64 << COIN_BITS) as f64) as u64;
+            // r < head_cut is uniform below it: its slot, and the slot's 19-bit coin.
+            let x = ((r as u128 * self.head_mul as u128) >> self.head_shift) as u64;
+            let j = ((x >> COIN_BITS) as usize).min(self.slots.len() - 1);
+            let coin = x & ((1 << COIN_BITS) - 1);
             let (keep, alias) = (self.slots[j] >> ALIAS_BITS, self.slots[j] & ((1 << ALIAS_BITS) - 1));
             return self.lo + pick(j as u64, coin, (keep, alias));
         }
@@ -371,7 +400,7 @@ impl KeyDist {
     pub fn draw(&self, rng: &mut Rng, normal: &mut Normal, n: u64) -> u64 {
         match *self {
             KeyDist::Uniform | KeyDist::Sequential => rng.below(n),
-            KeyDist::Zipf(ref z) => z.sample(|| unit(rng)) - 1,
+            KeyDist::Zipf(ref z) => z.sample(|| rng.next()) - 1,
             KeyDist::Gaussian { mean, sd } => loop {
                 let v = normal.next(rng) * sd + mean;
                 if v >= 0.0 && v < n as f64 {
@@ -478,7 +507,7 @@ mod tests {
         }
         let z = Zipf::new(1, 200_000, 0.5);
         let mut rng = Rng::new(3);
-        let v: Vec<u64> = (0..400_000).map(|_| z.sample(|| unit(&mut rng))).collect();
+        let v: Vec<u64> = (0..400_000).map(|_| z.sample(|| rng.next())).collect();
         assert!(v.iter().all(|&k| (1..=200_000).contains(&k)));
         // Around the seam (keys 8192 | 8193) the counts follow k^-0.5 on both sides.
         let near = |lo: u64, hi: u64| v.iter().filter(|&&k| (lo..=hi).contains(&k)).count() as f64;
@@ -542,7 +571,7 @@ mod tests {
         let want = 1.0 - power_sum(1, HEAD, 0.99) / power_sum(1, 100_000, 0.99);
         let mut rng = Rng::new(23);
         let draws = 8_000_000;
-        let tail = (0..draws).filter(|_| z.sample(|| unit(&mut rng)) > HEAD).count() as f64 / draws as f64;
+        let tail = (0..draws).filter(|_| z.sample(|| rng.next()) > HEAD).count() as f64 / draws as f64;
         let sd = (want * (1.0 - want) / draws as f64).sqrt();
         assert!((tail - want).abs() < 4.0 * sd, "tail share {tail}, wants {want} ± {sd}");
     }
@@ -573,7 +602,7 @@ mod tests {
             }
             let mut rng = Rng::new(n);
             for _ in 0..200 {
-                let k = z.sample(|| unit(&mut rng));
+                let k = z.sample(|| rng.next());
                 proptest::prop_assert!((lo..=hi).contains(&k), "{} outside [{}, {}]", k, lo, hi);
             }
         }
@@ -615,15 +644,15 @@ mod tests {
         let mut rng = Rng::new(5);
         for _ in 0..40 {
             for ((z, b), &(_, _, part)) in zipfs.iter().zip(best.iter_mut()).zip(&cases) {
-                let h = z.head_mass;
+                let h = z.head_cut as u128;
                 let t = std::time::Instant::now();
                 let mut acc = 0u64;
                 for _ in 0..250_000 {
                     let mut first = part;
                     acc = acc.wrapping_add(z.sample(|| {
-                        let x = unit(&mut rng);
+                        let x = rng.next();
                         let f = std::mem::replace(&mut first, 0);
-                        [x, x * h, h + x * (1.0 - h)][f]
+                        [x, (x as u128 * h >> 64) as u64, (h + ((x as u128 * ((1 << 64) - h)) >> 64)) as u64][f]
                     }));
                 }
                 std::hint::black_box(acc);

@@ -4,7 +4,7 @@
 //! normal draws are `workload::sample`'s, the ones kvload's own mode uses.
 
 use crate::base::rng::Rng;
-use crate::workload::sample::{self, Normal, Zipf};
+use crate::workload::sample::{Normal, Zipf};
 
 /// How a `--command` / `--key-pattern` letter draws key numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,12 +88,6 @@ impl ClientKeys {
         ClientKeys { rng: Rng::new(seed), normal: Normal::default(), min, max, next: vec![min; iterators] }
     }
 
-    /// Uniform in [0, 1).
-    #[inline]
-    pub fn unit(&mut self) -> f64 {
-        sample::unit(&mut self.rng)
-    }
-
     /// Uniform in [lo, hi].
     #[inline]
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
@@ -129,7 +123,7 @@ impl ClientKeys {
         match pattern {
             Pattern::Random => self.range(self.min, self.max),
             Pattern::Gaussian => self.gaussian(ks),
-            Pattern::Zipf => ks.zipf.sample(|| self.unit()),
+            Pattern::Zipf => ks.zipf.sample(|| self.rng.next()),
             Pattern::Sequential | Pattern::Parallel => {
                 let c = &mut self.next[iter];
                 if *c < self.min {
