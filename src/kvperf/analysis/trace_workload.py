@@ -30,7 +30,7 @@ import json
 import math
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kvperf.analysis.trace_stats import TraceStats
 from kvperf.driver.trace_format import Record, Trace, command_name, key_positions
@@ -135,7 +135,7 @@ def kvload_own(trace: Trace, s: TraceStats) -> Workload:
             "--key-distribution", _key_distribution(s)]
     rate = _rate(s)
     if rate is not None:
-        argv += ["--rps", f"{rate:.0f}"]
+        argv += ["--rps", str(max(1, round(rate)))]
     notes = [f"keys: {_key_distribution(s)} over {s.keys}"]
     return Workload(argv + sequence[:-1], notes + _dropped(s.mix, counts))
 
@@ -216,5 +216,13 @@ EMITTERS: dict[str, Callable[[Trace, TraceStats], Workload]] = {
 
 
 def emit(tool: str, trace: Trace, s: TraceStats) -> Workload:
-    """The workload for ``tool`` (one of TOOLS); the trace must hold commands."""
-    return EMITTERS[tool](trace, s)
+    """The workload for ``tool`` (one of TOOLS); the trace must hold commands. A command
+    whose name is not a plain token (a space, a quote, ``;``…) cannot be written into a
+    template without changing what it sends: it is left out, and a note says so."""
+    odd = [name for name in s.mix if _plain(name.encode("latin-1")) != name]
+    if len(odd) == len(s.mix):
+        raise ValueError(f"no command of the trace has a name a workload can hold: {odd[:5]!r}")
+    made = EMITTERS[tool](trace, replace(s, mix={k: v for k, v in s.mix.items() if k not in odd}))
+    if not odd:
+        return made
+    return replace(made, notes=[*made.notes, f"left out (names a workload cannot hold): {odd!r}"])

@@ -94,3 +94,22 @@ def test_the_kvperf_config_holds_the_mix_keys_sizes_depth_and_load_connections()
     assert any("one write" in note for note in made.notes), made.notes
     [spec] = parse_config([config], {0})  # what kvperf run --config reads
     assert spec.commands[0].calls_per_sequence == {"get": 3, "set": 1}
+
+
+def test_a_command_name_a_workload_cannot_hold_is_left_out_and_a_slow_trace_keeps_a_rate() -> None:
+    # one record a minute: 0.02 commands a second; a name that would end the sequence early
+    t = Trace(0, 0, [Record(0, i * 60_000_000, (b"GET", b"k")) for i in range(30)]
+              + [Record(0, 1, (b"GET;FLUSHALL", b"k")) for _ in range(30)])
+    for tool in ("kvload", "memtier", "kvperf"):
+        made = emit(tool, t, stats(t))
+        assert "FLUSHALL" not in " ".join(made.argv) + (made.config or ""), (tool, made)
+        assert any("left out" in n and "GET;FLUSHALL" in n for n in made.notes), made.notes
+    own = emit("kvload", t, stats(t))
+    assert own.argv[own.argv.index("--rps") + 1] == "1", "a rate under 0.5/s is not --rps 0"
+    only = Trace(0, 0, [Record(0, 0, (b"A B", b"k"))])
+    try:
+        emit("kvload", only, stats(only))
+    except ValueError as e:
+        assert "'A B'" in str(e)
+    else:
+        raise AssertionError("a trace of nothing a workload can hold emits nothing")

@@ -38,7 +38,10 @@ def trace_stats(trace: Path, *, emit_workload: str | None = None, json_file: Pat
     if emit_workload is not None:
         if not read.records:
             raise UsageError(f"{trace} holds no commands: no workload to emit")
-        workload = emit(emit_workload, read, found)
+        try:
+            workload = emit(emit_workload, read, found)
+        except ValueError as e:
+            raise UsageError(f"{trace}: {e}") from None
     if json_file is not None:
         json_file.write_text(json.dumps(found.as_json(), indent=2) + "\n")
     return Inspected(found, workload)
