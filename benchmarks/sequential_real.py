@@ -113,7 +113,8 @@ def judge_ab(labels: list[Path], design: Design) -> None:
           ", ".join(f"n={n} {rate:.0%}" for n, rate in rates.items()))
     fixed = next((n for n, rate in rates.items() if rate >= TARGET), None)
     mean = sum(stops) / len(stops)
-    print(f"auto (--max-runs {design.max_rounds}, every look at α = {design.nominal:.4g}): "
+    print(f"auto (--max-runs {design.max_rounds}, {design.kind} levels "
+          + ", ".join(f"{k}: {level:.3g}" for k, level in design.levels.items()) + "): "
           f"SET decided after {mean:.2f} rounds on average (of {len(stops)}: {stops})")
     print(f"fixed --runs detecting it in ≥ 90%: {fixed if fixed else f'> {rounds}'}; "
           f"auto {'FEWER' if fixed and mean < fixed else 'NOT fewer'} rounds")
@@ -124,7 +125,7 @@ def judge_aa(labels: list[Path], design: Design) -> None:
     for label in labels:
         a, b = sides(label)
         looks = replay(a, b, design)
-        final = compare_paired(looks.kept(a), looks.kept(b), "all", design.rule())
+        final = looks.final(a, b)
         alarms = looks.alarms + [f"{c.metric}: {c.decision.verdict} in the final table"
                                  for c in final if c.decision.verdict in FLAGS]
         fixed = [c for c in compare_paired(a, b, "all", DEFAULT_RULE)
@@ -144,13 +145,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12,
                         help="fixed rounds per compare (= the auto rule's --max-runs)")
     parser.add_argument("--aa", action="store_true", help="base against itself")
+    parser.add_argument("--level", type=float, default=None,
+                        help="one level for every look (default: the calibrated levels; "
+                             "--level 0.00121 with --rounds 12: the constant rule before them)")
     parser.add_argument("--results-dir", type=Path, default=None,
                         help="where the compares go (default: a temporary directory, kept)")
     parser.add_argument("--reuse", type=Path, default=None, metavar="DIR",
                         help="judge the compares already in DIR")
     args = parser.parse_args()
     started = time.monotonic()
-    design = Design(max_rounds=args.rounds)
+    design = Design(max_rounds=args.rounds, level=args.level)
     if args.reuse:
         labels = sorted(p for p in args.reuse.iterdir() if (p / "B" / "metrics.json").is_file()
                         and p.name.startswith("aa-" if args.aa else "ab-"))

@@ -12,15 +12,18 @@ fails (the second test shows it).
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from scipy.stats import binom
 
 from kvperf.analysis.bisect import effects
 from kvperf.analysis.calibration import Cell, rates, run
-from kvperf.analysis.comparison import compare_paired
+from kvperf.analysis.comparison import compare_paired, describe_group
 from kvperf.analysis.sequential import (
     POCOCK,
+    SPENT,
     Design,
     Looks,
     SeriesStop,
@@ -29,6 +32,7 @@ from kvperf.analysis.sequential import (
     recorded_stops,
     replay,
     series_verdicts,
+    shape,
 )
 from kvperf.analysis.sequential_calibration import sequential
 from kvperf.analysis.verdict import Verdict
@@ -38,6 +42,7 @@ from kvperf.results.row import AutoStop, Row
 A_A = Cell(0, 0.10, 0.0, True, "normal")
 A_A_DRAWS = 2000
 A_A_BOUND = int(binom.ppf(0.999, A_A_DRAWS, 0.01))  # 34 of 2,000
+SET_AT_THE_EDGE = [90.0, 91, 89.5]  # B's SET rps: p between the 12th look's level and the 1st's
 
 
 def test_repeated_looks_keep_false_alarms_within_one_percent() -> None:
@@ -64,24 +69,62 @@ def test_a_ten_percent_slowdown_is_decided_sooner_than_the_fixed_runs_that_detec
     assert rates(fixed).detected < 0.9
 
 
-def test_the_level_is_the_calibrated_one_else_alpha_over_the_looks() -> None:
+def test_spent_levels_decide_a_slowdown_on_a_quiet_machine_sooner_than_one_level() -> None:
+    """10% at CV 1%, paired (a quiet machine: the paired noise a fraction of the slowdown,
+    where fixed --runs 4 detects it in ≥ 90%): on the same draws, the spent levels stop
+    the slowed series as a regression sooner on average than the constant level before
+    them (POCOCK[12] at every look), and in fewer than 4 rounds."""
+    cell = Cell(0, 0.01, 0.10, True, "normal")
+    spent = sequential(cell, 300, np.random.default_rng(5), Design())
+    constant = sequential(cell, 300, np.random.default_rng(5), Design(level=POCOCK[12]))
+    assert spent.detected == 1.0 and spent.mean_rounds < constant.mean_rounds - 0.2, \
+        (spent, constant)
+    assert spent.mean_rounds < 4, spent
+
+
+def test_the_looks_spend_more_of_alpha_early_by_lan_demets_pocock_type_shares() -> None:
+    """The shares of α·ln(1 + (e − 1)·t), t = rounds / 12, looks after rounds 3…12:
+    the first takes ln(1 + (e − 1)/4) = 0.3574 (the three rounds before it), the next
+    ln(1 + (e − 1)/3) − 0.3574 = 0.0954; they fall and sum to 1."""
+    shares = shape(3, 12)
+    assert len(shares) == 10 and sum(shares) == pytest.approx(1.0)
+    assert shares[0] == pytest.approx(0.35740, abs=1e-5)
+    assert shares[1] == pytest.approx(0.09543, abs=1e-5)
+    assert all(a > b for a, b in pairwise(shares)), shares
+    assert shape(3, 3) == (1.0,)
+
+
+def test_each_look_tests_at_its_spent_level_falling_from_the_first() -> None:
     design = Design(max_rounds=12)
-    assert design.looks == 10 and design.nominal == POCOCK[12]
-    assert design.rule().alpha == POCOCK[12]
-    assert 0.001 < POCOCK[12] < 0.01  # above Bonferroni, below no correction
-    assert Design(max_rounds=12, min_rounds=4).nominal == pytest.approx(0.01 / 9)
+    assert design.kind == "spent" and design.calibrated and design.looks == 10
+    levels = design.levels
+    assert list(levels) == list(range(3, 13))
+    assert levels[3] == pytest.approx(SPENT[12] * shape(3, 12)[0])
+    assert all(a > b for a, b in pairwise(levels.values())), levels
+    assert levels[3] > 2 * POCOCK[12]  # the first look: well above the constant level
+    assert sum(levels.values()) >= 0.01  # at least Bonferroni's budget
+    assert design.rule(4).alpha == levels[4]
+    assert design.level_at(2) == levels[3] and design.level_at(15) == levels[12]
+
+
+def test_a_max_runs_not_calibrated_keeps_the_constant_level_else_alpha_over_the_looks() -> None:
+    assert 11 not in SPENT and Design(max_rounds=11).kind == "pocock"
+    assert set(Design(max_rounds=11).levels.values()) == {POCOCK[11]}
     assert not Design(max_rounds=999).calibrated
-    assert Design(max_rounds=999).nominal == pytest.approx(0.01 / 997)
-    assert Design(level=0.004).nominal == 0.004
+    assert Design(max_rounds=999).level_at(5) == pytest.approx(0.01 / 997)
+    assert Design(max_rounds=12, min_rounds=4).level_at(4) == pytest.approx(0.01 / 9)
+    assert Design(level=0.004).level_at(3) == 0.004 == Design(level=0.004).level_at(12)
     with pytest.raises(ValueError, match="min_rounds"):
         Design(max_rounds=2)
 
 
-def test_the_table_holds_the_default_and_never_goes_below_bonferroni() -> None:
-    assert {3, 4, 12} <= set(POCOCK)
+def test_the_tables_hold_the_default_and_never_go_below_bonferroni() -> None:
+    assert {3, 12} <= set(SPENT) and {3, 4, 12} <= set(POCOCK)
+    for n, c in SPENT.items():  # between the levels summing to α and the first at α
+        assert 0.01 <= c <= 0.01 / shape(3, n)[0] + 1e-12, (n, c)
+        assert Design(max_rounds=n).kind == "spent"
     assert all(0.01 / Design(max_rounds=n).looks <= level <= 0.01 for n, level in
                POCOCK.items())
-    assert all(Design(max_rounds=n).calibrated for n in POCOCK)
 
 
 @pytest.mark.parametrize(("verdicts", "rounds", "stop"), [
@@ -128,7 +171,7 @@ def _rows(command: str, rps: list[float]) -> list[Row]:
 def test_a_look_judges_each_series_by_its_rps() -> None:
     a = _rows("SET", [100.0, 101, 99, 100]) + _rows("GET", [100.0, 101, 99, 100])
     b = _rows("SET", [80.0, 80.5, 79.5, 80]) + _rows("GET", [100.1, 101, 99, 100.1])
-    verdicts = dict(series_verdicts(compare_paired(a, b, "all", Design().rule())))
+    verdicts = dict(series_verdicts(compare_paired(a, b, "all", Design().rule(4))))
     assert verdicts == {"SET d=3 P=16 c=10": Verdict.REGRESSION,
                         "GET d=3 P=16 c=10": Verdict.NO_CHANGE}
     assert Looks(Design()).look(a, b, 4) is True
@@ -158,6 +201,26 @@ def test_replay_stops_each_series_where_a_run_would_have() -> None:
     assert stopped["SET d=3 P=16 c=10"] == SeriesStop("SET d=3 P=16 c=10",
                                                       Verdict.REGRESSION, 3, Stop.DECIDED)
     assert "GET d=3 P=16 c=10" not in stopped  # 6 rounds stored, undecided, below max-runs
+
+
+def test_the_table_shows_each_series_as_the_look_that_stopped_it() -> None:
+    """SET (10% slower, 3 rounds) stops as a regression at the first look, at its spent
+    level; GET (noisy, 12 rounds) runs to the last. The final table holds SET as that look
+    judged it — its reason names the first look's level — not as the 12th look's lower
+    level would judge the same rows (inconclusive): the stop line and the table agree."""
+    a = _rows("SET", [100.0, 100, 100]) + _rows("GET", [100.0] * 12)
+    b = _rows("SET", SET_AT_THE_EDGE) + _rows("GET", [100.0 + 9 * (-1) ** k for k in range(12)])
+    design, put = Design(), "SET d=3 P=16 c=10"
+    looks = replay(a, b, design)
+    assert looks.stopped[put] == SeriesStop(put, Verdict.REGRESSION, 3, Stop.DECIDED)
+    assert looks.stopped["GET d=3 P=16 c=10"].rounds == 12
+    table = {(describe_group(c.group), c.metric): c.decision for c in looks.final(a, b)}
+    assert table[put, "rps"].verdict is Verdict.REGRESSION, table
+    assert f"≤ {design.level_at(3):g}" in table[put, "rps"].reason, table
+    assert table["GET d=3 P=16 c=10", "rps"].verdict not in (Verdict.REGRESSION,
+                                                              Verdict.IMPROVEMENT)
+    late = compare_paired(looks.kept(a), looks.kept(b), "all", design.rule(12))
+    assert dict(series_verdicts(late))[put] is Verdict.INCONCLUSIVE
 
 
 def test_rows_carry_their_series_stop() -> None:
