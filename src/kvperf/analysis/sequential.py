@@ -12,28 +12,32 @@ minimum effect no longer holds the others back.
 
 Looking again after each round gives a no-change comparison more chances to flag
 something, so each look tests at a level below the rule's α (0.01), spent unevenly over the
-looks: more at the first (after 3 rounds: a paired t at 2 degrees of freedom, which at
-Pocock's constant 0.00121 needs t > 28 and so hardly ever decides), less later. The share
-of each look is ``shape``: the increments of Lan & DeMets' Pocock-type spending function
-α(t) = α·ln(1 + (e − 1)·t) at the information fraction t = rounds / max_rounds (Lan &
-DeMets 1983, "Discrete sequential boundaries for clinical trials", Biometrika 70:659–663;
-Jennison & Turnbull, "Group Sequential Methods with Applications to Clinical Trials", 2000,
-ch. 7), so the first look spends the share of the three rounds before it (36% at 12). The
-look after k rounds tests at c · shape(k), one constant c per ``--max-runs`` (``SPENT``)
-found not from the normal-theory boundaries (the rule is a paired t at 2–11 degrees of
-freedom, behind a two-stage multiple-testing correction, a rank check and a minimum effect)
-but by simulation of the rule itself, as Jennison & Turnbull recommend for non-standard
-statistics (ch. 2 and 19): the largest c at which every A/A cell of the simulation
+looks in the spirit of Lan & DeMets' alpha spending (Lan & DeMets 1983, "Discrete sequential
+boundaries for clinical trials", Biometrika 70:659–663; Jennison & Turnbull, "Group
+Sequential Methods with Applications to Clinical Trials", 2000, ch. 7): more at the first
+looks, after 3 and 4 rounds, where a paired t has 2–3 degrees of freedom and a small level
+costs most (at Pocock's constant 0.00121 the first look needs t > 28 and hardly ever
+decides), less later, where a t with more degrees of freedom loses little from a smaller
+level. The look after k rounds tests at c · shape(k): the shares a geometric decay, each
+look ``DECAY`` (0.8) of the one before, summing to 1 (22% of the budget at the first look,
+3% at the tenth with ``--max-runs 12``), and one constant c per ``--max-runs`` (``SPENT``)
+found not from normal-theory boundaries (the rule is a paired t at 2–11 degrees of freedom,
+behind a two-stage multiple-testing correction, a rank check and a minimum effect) but by
+simulation of the rule itself, as Jennison & Turnbull recommend for non-standard statistics
+(ch. 2 and 19): the largest c at which every A/A cell of the simulation
 (``analysis.sequential_calibration``: paired, CV 0.5–10%, normal, log-normal and stalls)
-flags any row at any look in ≤ 1% of comparisons, c = α being the floor where the levels
-sum to α (Bonferroni's union bound). A ``--max-runs`` not calibrated keeps the constant level
-of Pocock's design (Pocock 1977, "Group sequential methods in the design and analysis of
-clinical trials", Biometrika 64:191–199) from ``POCOCK``, the rule before, and one beyond
-that table tests at α / looks at every look (the fixed-n rule flags ≤ α at any n, so the
-union bound holds for any number of looks). The table a comparison ends with shows each
-series as the look that stopped it judged it, at that look's level (``Looks.final``), so it
-adds no false alarm to the looks'. docs/PERFORMANCE.md "Sequential verdicts" has the tables:
-levels, false alarms, and rounds to a decision against the fixed ``--runs``.
+flags any row at any look in ≤ 1% of comparisons, between α, where the levels sum to α
+(Bonferroni's union bound holds for any number of looks: the fixed-n rule flags ≤ α at any
+n), and α / the first share, where the first look tests at α. The decay was chosen by that
+simulation, not by real compares: against the Lan–DeMets Pocock-type spending function
+α·ln(1 + (e − 1)·t), t = rounds / max_rounds, and decays of 0.5 and 0.65, 0.8 decides a 10%
+slowdown sooner at CV 1–3% than the constant level and as soon at 5%, paying only at CV 10%
+(docs/PERFORMANCE.md "Sequential verdicts"). A ``--max-runs`` not calibrated keeps the
+constant level of Pocock's design (Pocock 1977, "Group sequential methods in the design and
+analysis of clinical trials", Biometrika 64:191–199) from ``POCOCK``, the rule before, and
+one beyond that table tests at α / looks at every look. The table a comparison ends with
+shows each series as the look that stopped it judged it, at that look's level
+(``Looks.final``), so it adds no false alarm to the looks'.
 
 "No change" (the 95% interval inside the minimum effect) does not depend on α; stopping
 on it only ends the looks sooner, so it adds no false alarm and takes no correction.
@@ -41,11 +45,9 @@ on it only ends the looks sooner, so it adds no false alarm and takes no correct
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from itertools import pairwise
 
 from kvperf.analysis.comparison import (
     GroupKey,
@@ -60,6 +62,7 @@ from kvperf.results.row import AutoStop, Row
 DEFAULT_MAX_ROUNDS = 12
 MIN_ROUNDS = 3  # a paired t with fewer pairs has 1 degree of freedom: no look before
 PRIMARY = "rps"  # the metric that decides a series
+DECAY = 0.8  # each look's share of α, of the one before (``shape``)
 FLAGS = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
 DECIDED = (*FLAGS, Verdict.NO_CHANGE)
 
@@ -94,9 +97,11 @@ POCOCK: dict[int, float] = {
 # alarms ≤ 1% in every cell of the simulation, with its worst cell there. A --max-runs not
 # here keeps POCOCK's constant level, else α/looks. Made by (docs/PERFORMANCE.md
 # "Sequential verdicts"):
-#   python benchmarks/sequential_calibration.py --calibrate 3,10,12 --aa-reps 2000
+#   python benchmarks/sequential_calibration.py --calibrate 12,10,3 --aa-reps 2000
 SPENT: dict[int, float] = {
-    3: 0.01,  # one look: the fixed-n rule
+    3: 0.01,  # one look: the fixed-n rule; 1.20% (CV 10% log-normal)
+    10: 0.01321,  # 1.00% (CV 5% log-normal)
+    12: 0.01,  # the floor (the levels sum to α); 1.05% (CV 10% normal)
 }
 
 
@@ -109,14 +114,10 @@ class Stop(StrEnum):
 
 def shape(min_rounds: int, max_rounds: int) -> tuple[float, ...]:
     """The share of α each look spends, from the look after ``min_rounds`` rounds to the
-    one after ``max_rounds`` (they sum to 1): the increments of Lan & DeMets' Pocock-type
-    spending function α(t) = α·ln(1 + (e − 1)·t) at the information fraction t = rounds /
-    max_rounds (a paired t's information grows with its pairs), the first look spending all
-    of α(min_rounds / max_rounds) — the share of the rounds before it."""
-    spent = [math.log(1 + (math.e - 1) * k / max_rounds)
-             for k in range(min_rounds - 1, max_rounds + 1)]
-    spent[0] = 0.0
-    return tuple(b - a for a, b in pairwise(spent))
+    one after ``max_rounds``: a geometric decay, each look ``DECAY`` of the one before,
+    the shares summing to 1 (module doc)."""
+    weights = [DECAY ** j for j in range(max_rounds - min_rounds + 1)]
+    return tuple(w / sum(weights) for w in weights)
 
 
 @dataclass(frozen=True)

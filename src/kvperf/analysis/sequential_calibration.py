@@ -153,12 +153,14 @@ def calibrate(design: Design, reps: int, seed: int, steps: int = 10,
 
     low = design.alpha
     high = design.alpha / shape(design.min_rounds, design.max_rounds)[0]
-    if max(rates(high)) > target:
-        for _ in range(steps):
-            middle = float(np.sqrt(low * high))
-            low, high = (middle, high) if max(rates(middle)) <= target else (low, middle)
-    else:
-        low = high
     found = rates(low)
+    if max(found) <= target:  # else the floor: no c between would do
+        if max(rates(high)) > target:
+            for _ in range(steps):
+                middle = float(np.sqrt(low * high))
+                low, high = (middle, high) if max(rates(middle)) <= target else (low, middle)
+        else:
+            low = high
+        found = rates(low)
     worst = int(np.argmax(found))
     return low, found[worst], names[worst]
