@@ -18,7 +18,9 @@ instead; counts the compares the auto rule flags anywhere (a row flagged at a lo
 series was open, or in the final table) and those the fixed rule at --rounds flags.
 
 The builds come from the fixture's build cache (built once, minutes, when absent).
-``--reuse DIR``: judge the compares an earlier run left in DIR instead of running any.
+``--reuse DIR``: judge the compares an earlier run left in DIR instead of running any;
+``--level L``: the auto rule with one level at every look (``--level 0.00121``: the constant
+rule before the spent levels) instead of the calibrated levels.
 
 Usage (the lead's runs, on a quiet machine):
     PYTHONPATH=src:. .venv/bin/python benchmarks/sequential_real.py --k 10
