@@ -36,13 +36,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kvperf.analysis.comparison import compare_paired
-from kvperf.analysis.sequential import FLAGS, Design, replay, rounds_run, series_verdicts
+from kvperf.analysis.sequential import FLAGS, SPENT, Design, replay, rounds_run, series_verdicts
 from kvperf.analysis.verdict import DEFAULT_RULE, Verdict
 from kvperf.results.row import Row
 from kvperf.store.files import read_rows
@@ -154,9 +155,18 @@ def main() -> None:
                         help="where the compares go (default: a temporary directory, kept)")
     parser.add_argument("--reuse", type=Path, default=None, metavar="DIR",
                         help="judge the compares already in DIR")
+    parser.add_argument("--spent", type=float, default=None, metavar="C",
+                        help="the spent levels at constant C (C × shape) instead of SPENT's")
+    parser.add_argument("--primaries", action=argparse.BooleanOptionalAction, default=None,
+                        help="a look also tests the open series' rps in a family of their "
+                             "own (default: the design's)")
     args = parser.parse_args()
     started = time.monotonic()
+    if args.spent is not None:
+        SPENT[args.rounds] = args.spent
     design = Design(max_rounds=args.rounds, level=args.level)
+    if args.primaries is not None:
+        design = replace(design, primaries=args.primaries)
     if args.reuse:
         labels = sorted(p for p in args.reuse.iterdir() if (p / "B" / "metrics.json").is_file()
                         and p.name.startswith("aa-" if args.aa else "ab-"))

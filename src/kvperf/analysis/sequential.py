@@ -57,6 +57,7 @@ from kvperf.analysis.comparison import (
     group_key,
 )
 from kvperf.analysis.verdict import DEFAULT_RULE, Rule, Verdict
+from kvperf.results.metrics import METRIC_SETS
 from kvperf.results.row import AutoStop, Row
 
 DEFAULT_MAX_ROUNDS = 12
@@ -131,6 +132,7 @@ class Design:
     min_rounds: int = MIN_ROUNDS
     alpha: float = DEFAULT_RULE.alpha
     level: float | None = None
+    primaries: bool = False
 
     def __post_init__(self) -> None:
         if self.min_rounds < 2 or self.max_rounds < self.min_rounds:
@@ -257,8 +259,7 @@ class Looks:
         series on its kept rows; True: stop (``after``)."""
         if rounds < self.design.max_rounds and not self.design.looks_at(rounds):
             return False
-        judged = compare_paired(self.kept(a_rows), self.kept(b_rows), metrics,
-                                self.design.rule(rounds, base))
+        judged = self.judge(a_rows, b_rows, rounds, base, metrics)
         self.alarms += [f"{describe_group(c.group)} {c.metric}: {c.decision.verdict} at round "
                         f"{rounds}" for c in judged if c.decision.verdict in FLAGS and
                         self.open(describe_group(c.group))]
@@ -270,6 +271,21 @@ class Looks:
                 self.judged.setdefault(name, []).append(c)
         return done
 
+    def judge(self, a_rows: list[Row], b_rows: list[Row], rounds: int, base: Rule = DEFAULT_RULE,
+              metrics: str = "all") -> list[MetricComparison]:
+        """compare's verdicts at the level of the look after ``rounds``, each series on its
+        kept rows; with ``Design.primaries``, an open series' rps row flagged when tested in
+        the family of the open series' rps rows only (module doc) is that one."""
+        rule = self.design.rule(rounds, base)
+        a, b = self.kept(a_rows), self.kept(b_rows)
+        judged = compare_paired(a, b, metrics, rule)
+        if not self.design.primaries or PRIMARY not in METRIC_SETS[metrics]:
+            return judged
+        opened = [[r for r in rows if self.open(series_of(r))] for rows in (a, b)]
+        flagged = {c.group: c for c in compare_paired(*opened, PRIMARY, rule)
+                   if c.decision.verdict in FLAGS}
+        return [flagged.get(c.group, c) if c.metric == PRIMARY else c for c in judged]
+
     def final(self, a_rows: list[Row], b_rows: list[Row], base: Rule = DEFAULT_RULE,
               metrics: str = "all") -> list[MetricComparison]:
         """The verdicts a report shows: each stopped series' rows as the look that stopped
@@ -279,8 +295,7 @@ class Looks:
         rounds = rounds_run(a_rows + b_rows)
         found: list[MetricComparison] = []
         shown: set[str] = set()
-        for c in compare_paired(self.kept(a_rows), self.kept(b_rows), metrics,
-                                self.design.rule(rounds, base)):
+        for c in self.judge(a_rows, b_rows, rounds, base, metrics):
             name = describe_group(c.group)
             if name not in self.judged:
                 found.append(c)

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from kvperf.analysis.calibration import METRICS, NOISES, ROWS, SERIES, Cell, primary, simulate
 from kvperf.analysis.sequential import DECIDED, Design, shape
-from kvperf.analysis.verdict import VERDICTS, Rule, Verdict, judge
+from kvperf.analysis.verdict import VERDICTS, Rows, Rule, Verdict, judge
 
 FloatArray = npt.NDArray[np.float64]
 _M = len(METRICS)
@@ -75,6 +75,19 @@ def _judge(la: FloatArray, lb: FloatArray, stop: npt.NDArray[np.int64], rounds: 
     return verdict.reshape(len(a), SERIES, _M)
 
 
+_PRIMARIES = Rows.of([METRICS[0].name] * SERIES, list(range(SERIES)))
+
+
+def _judge_primaries(la: FloatArray, lb: FloatArray, open_: npt.NDArray[np.bool_],
+                     rounds: int, rule: Rule) -> npt.NDArray[np.int64]:
+    """Verdicts (comparisons, series) of the open series' rps rows after ``rounds``, tested
+    in a family of their own (``sequential.Looks``: BH across the open series' rps; a
+    stopped series' rps is absent from it)."""
+    a, b = la[:, ::_M, :rounds].copy(), lb[:, ::_M, :rounds].copy()
+    a[~open_], b[~open_] = np.nan, np.nan
+    return judge(a, b, True, _PRIMARIES, rule, primary=(a, b)).verdict
+
+
 def _series_verdict(v: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_],
                                                        npt.NDArray[np.int64]]:
     """Per series: decided (rps decided, or a row flagged) and its verdict (rps when
@@ -87,9 +100,10 @@ def _series_verdict(v: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_],
 
 
 def run_looks(la: FloatArray, lb: FloatArray, design: Design,
-              levels: Mapping[int, float]) -> _Run:
+              levels: Mapping[int, float], primaries: bool = False) -> _Run:
     """The rule over drawn comparisons (module doc), the look after k rounds at
-    ``levels[k]``."""
+    ``levels[k]``; ``primaries``: each look also tests the open series' rps in a family of
+    their own, at the same level."""
     reps = len(la)
     found = _Run(np.zeros((reps, SERIES), dtype=np.int64),
                  np.zeros((reps, SERIES), dtype=np.int64), np.zeros(reps, dtype=bool))
@@ -99,6 +113,9 @@ def run_looks(la: FloatArray, lb: FloatArray, design: Design,
             break
         v = _judge(la[index], lb[index], found.stop[index], k, Rule(alpha=levels[k]))
         open_ = found.stop[index] == 0
+        if primaries:
+            p = _judge_primaries(la[index], lb[index], open_, k, Rule(alpha=levels[k]))
+            v[:, :, 0] = np.where(np.isin(p, _FLAGS) & open_, p, v[:, :, 0])
         found.ever[index] |= (np.isin(v, _FLAGS).any(axis=2) & open_).any(axis=1)
         done, verdict = _series_verdict(v)
         new = open_ & (done | (k == design.max_rounds))
