@@ -157,16 +157,16 @@ def main() -> None:
                         help="judge the compares already in DIR")
     parser.add_argument("--spent", type=float, default=None, metavar="C",
                         help="the spent levels at constant C (C × shape) instead of SPENT's")
-    parser.add_argument("--primaries", action=argparse.BooleanOptionalAction, default=None,
+    parser.add_argument("--share", type=float, default=None,
                         help="a look also tests the open series' rps in a family of their "
-                             "own (default: the design's)")
+                             "own, the full rule at this share of the look's level")
     args = parser.parse_args()
     started = time.monotonic()
     if args.spent is not None:
         SPENT[args.rounds] = args.spent
     design = Design(max_rounds=args.rounds, level=args.level)
-    if args.primaries is not None:
-        design = replace(design, primaries=args.primaries)
+    if args.share is not None:
+        design = replace(design, share=args.share)
     if args.reuse:
         labels = sorted(p for p in args.reuse.iterdir() if (p / "B" / "metrics.json").is_file()
                         and p.name.startswith("aa-" if args.aa else "ab-"))

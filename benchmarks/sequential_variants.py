@@ -38,10 +38,19 @@ def decayed(c: float) -> dict[int, float]:
     return spent(DESIGN, c)
 
 
-def calibrate(levels: Callable[[float], dict[int, float]], primaries: bool, low: float,
+def looks(levels: Callable[[float], dict[int, float]], share: float | None, c: float
+          ) -> tuple[dict[int, float], dict[int, float] | None]:
+    """The full rule's levels and the primaries' (None: no primary family): the full rule
+    at ``share`` of the primaries' level."""
+    if share is None:
+        return levels(c), None
+    return {k: v * share for k, v in levels(c).items()}, levels(c)
+
+
+def calibrate(levels: Callable[[float], dict[int, float]], share: float | None, low: float,
               high: float, cells: list, steps: int) -> tuple[float, float]:
     def worst(c: float) -> float:
-        return max(float(run_looks(a, b, DESIGN, levels(c), primaries).ever.mean())
+        return max(float(run_looks(a, b, DESIGN, *looks(levels, share, c)).ever.mean())
                    for a, b in cells)
     if worst(low) > TARGET:
         return low, worst(low)
@@ -58,31 +67,36 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--steps", type=int, default=7)
     parser.add_argument("--only", default="a,b,c,d")
+    parser.add_argument("--share", type=float, default=0.1,
+                        help="(e), (f): the full rule at this share of the primaries' level")
     args = parser.parse_args()
     started = time.monotonic()
     rng = np.random.default_rng(args.seed)
     cells = [draw(Cell(0, cv, 0.0, True, noise), args.aa_reps, rng, DESIGN.max_rounds)
              for cv in A_A_CVS for noise in NOISES]
     alpha = DESIGN.alpha
-    variants = {"a": (constant, False, POCOCK[12], None),
-                "b": (decayed, False, SPENT[12], None),
-                "c": (constant, True, alpha / DESIGN.looks / 2, alpha),
-                "d": (decayed, True, alpha / 2, alpha / 0.2238)}
+    variants = {"a": (constant, None, POCOCK[12], None),
+                "b": (decayed, None, SPENT[12], None),
+                "c": (constant, 1.0, alpha / DESIGN.looks / 2, alpha),
+                "d": (decayed, 1.0, alpha / 2, alpha / 0.2238),
+                "e": (constant, args.share, alpha / DESIGN.looks / 2, alpha),
+                "f": (decayed, args.share, alpha / 2, alpha / 0.2238)}
     ab = {(cv, noise): draw(Cell(0, cv, 0.10, True, noise), args.reps, rng, DESIGN.max_rounds)
           for cv in CVS for noise in NOISES}
     for name in args.only.split(","):
-        levels, primaries, low, high = variants[name]
+        levels, share, low, high = variants[name]
         if high is not None:
-            c, worst = calibrate(levels, primaries, low, high, cells, args.steps)
+            c, worst = calibrate(levels, share, low, high, cells, args.steps)
         else:
             c = low
-            worst = max(float(run_looks(a, b, DESIGN, levels(c), primaries).ever.mean())
+            worst = max(float(run_looks(a, b, DESIGN, *looks(levels, share, c)).ever.mean())
                         for a, b in cells)
         print(f"({name}) c = {c:.5f} levels " + ", ".join(
             f"{k}: {v:.3g}" for k, v in levels(c).items()) +
             f"; worst A/A {worst:.2%}; {time.monotonic() - started:.0f} s", flush=True)
         for cv in CVS:
-            found = [outcome(run_looks(*ab[(cv, noise)], DESIGN, levels(c), primaries), DESIGN)
+            found = [outcome(run_looks(*ab[(cv, noise)], DESIGN, *looks(levels, share, c)),
+                             DESIGN)
                      for noise in NOISES]
             print(f"  CV {cv:.0%}: " + "; ".join(
                 f"{noise} det {o.detected:.1%} rounds {o.mean_rounds:.2f}"

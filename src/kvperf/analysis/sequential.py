@@ -132,7 +132,7 @@ class Design:
     min_rounds: int = MIN_ROUNDS
     alpha: float = DEFAULT_RULE.alpha
     level: float | None = None
-    primaries: bool = False
+    share: float | None = None  # None: no primary family; else the full rule's share
 
     def __post_init__(self) -> None:
         if self.min_rounds < 2 or self.max_rounds < self.min_rounds:
@@ -274,12 +274,14 @@ class Looks:
     def judge(self, a_rows: list[Row], b_rows: list[Row], rounds: int, base: Rule = DEFAULT_RULE,
               metrics: str = "all") -> list[MetricComparison]:
         """compare's verdicts at the level of the look after ``rounds``, each series on its
-        kept rows; with ``Design.primaries``, an open series' rps row flagged when tested in
-        the family of the open series' rps rows only (module doc) is that one."""
-        rule = self.design.rule(rounds, base)
+        kept rows; with ``Design.share``, the full rule at that share of the look's level, and
+        an open series' rps row flagged at the look's level when tested in the family of the
+        open series' rps rows only (module doc) is that one."""
+        rule, share = self.design.rule(rounds, base), self.design.share
         a, b = self.kept(a_rows), self.kept(b_rows)
-        judged = compare_paired(a, b, metrics, rule)
-        if not self.design.primaries or PRIMARY not in METRIC_SETS[metrics]:
+        judged = compare_paired(a, b, metrics, rule if share is None else
+                                replace(rule, alpha=rule.alpha * share))
+        if share is None or PRIMARY not in METRIC_SETS[metrics]:
             return judged
         opened = [[r for r in rows if self.open(series_of(r))] for rows in (a, b)]
         flagged = {c.group: c for c in compare_paired(*opened, PRIMARY, rule)

@@ -100,10 +100,11 @@ def _series_verdict(v: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_],
 
 
 def run_looks(la: FloatArray, lb: FloatArray, design: Design,
-              levels: Mapping[int, float], primaries: bool = False) -> _Run:
+              levels: Mapping[int, float], primaries: Mapping[int, float] | None = None
+              ) -> _Run:
     """The rule over drawn comparisons (module doc), the look after k rounds at
     ``levels[k]``; ``primaries``: each look also tests the open series' rps in a family of
-    their own, at the same level."""
+    their own, at ``primaries[k]``."""
     reps = len(la)
     found = _Run(np.zeros((reps, SERIES), dtype=np.int64),
                  np.zeros((reps, SERIES), dtype=np.int64), np.zeros(reps, dtype=bool))
@@ -114,7 +115,7 @@ def run_looks(la: FloatArray, lb: FloatArray, design: Design,
         v = _judge(la[index], lb[index], found.stop[index], k, Rule(alpha=levels[k]))
         open_ = found.stop[index] == 0
         if primaries:
-            p = _judge_primaries(la[index], lb[index], open_, k, Rule(alpha=levels[k]))
+            p = _judge_primaries(la[index], lb[index], open_, k, Rule(alpha=primaries[k]))
             v[:, :, 0] = np.where(np.isin(p, _FLAGS) & open_, p, v[:, :, 0])
         found.ever[index] |= (np.isin(v, _FLAGS).any(axis=2) & open_).any(axis=1)
         done, verdict = _series_verdict(v)

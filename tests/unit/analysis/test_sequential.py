@@ -268,7 +268,7 @@ def test_a_look_decides_a_series_on_its_rps_in_the_family_of_the_open_series_rps
     put = "SET d=3 P=16 c=10"
     full = Looks(Design(level=0.01))
     assert full.look(a, b, 4) is False and full.open(put)
-    looks = Looks(Design(level=0.01, primaries=True))
+    looks = Looks(Design(level=0.01, share=1.0))
     assert looks.look(a, b, 4) is True
     assert looks.stopped[put] == SeriesStop(put, Verdict.REGRESSION, 4, Stop.DECIDED)
     assert looks.alarms == [f"{put} rps: regression at round 4"]
