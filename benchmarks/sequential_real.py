@@ -164,7 +164,7 @@ def main() -> None:
     started = time.monotonic()
     if args.spent is not None:
         SPENT[args.rounds] = args.spent
-    design = Design(max_rounds=args.rounds, level=args.level)
+    design = Design(max_rounds=args.rounds, level=args.level, spent=args.spent is not None)
     if args.share is not None:
         design = replace(design, share=args.share)
     if args.reuse:
