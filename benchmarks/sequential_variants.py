@@ -23,8 +23,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kvperf.analysis.calibration import NOISES, Cell
-from kvperf.analysis.sequential import POCOCK, SPENT, Design
-from kvperf.analysis.sequential_calibration import A_A_CVS, TARGET, draw, outcome, run_looks, spent
+from kvperf.analysis.sequential import POCOCK, SPENT, Design, shape
+from kvperf.analysis.sequential_calibration import (
+    A_A_CVS,
+    TARGET,
+    FloatArray,
+    draw,
+    outcome,
+    run_looks,
+    spent,
+)
 
 DESIGN = Design(12)
 CVS = (0.01, 0.02, 0.03, 0.05, 0.10)
@@ -48,7 +56,10 @@ def looks(levels: Callable[[float], dict[int, float]], share: float | None, c: f
 
 
 def calibrate(levels: Callable[[float], dict[int, float]], share: float | None, low: float,
-              high: float, cells: list, steps: int) -> tuple[float, float]:
+              high: float, cells: list[tuple[FloatArray, FloatArray]], steps: int
+              ) -> tuple[float, float]:
+    """The largest c between ``low`` and ``high`` with every A/A cell ≤ 1% (bisection on
+    its logarithm); the worst cell's rate there."""
     def worst(c: float) -> float:
         return max(float(run_looks(a, b, DESIGN, *looks(levels, share, c)).ever.mean())
                    for a, b in cells)
@@ -74,13 +85,13 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     cells = [draw(Cell(0, cv, 0.0, True, noise), args.aa_reps, rng, DESIGN.max_rounds)
              for cv in A_A_CVS for noise in NOISES]
-    alpha = DESIGN.alpha
+    alpha, first = DESIGN.alpha, shape(DESIGN.min_rounds, DESIGN.max_rounds)[0]
     variants = {"a": (constant, None, POCOCK[12], None),
                 "b": (decayed, None, SPENT[12], None),
                 "c": (constant, 1.0, alpha / DESIGN.looks / 2, alpha),
-                "d": (decayed, 1.0, alpha / 2, alpha / 0.2238),
+                "d": (decayed, 1.0, alpha / 2, alpha / first),
                 "e": (constant, args.share, alpha / DESIGN.looks / 2, alpha),
-                "f": (decayed, args.share, alpha / 2, alpha / 0.2238)}
+                "f": (decayed, args.share, alpha / 2, alpha / first)}
     ab = {(cv, noise): draw(Cell(0, cv, 0.10, True, noise), args.reps, rng, DESIGN.max_rounds)
           for cv in CVS for noise in NOISES}
     for name in args.only.split(","):

@@ -284,8 +284,8 @@ class Looks:
                                 replace(rule, alpha=rule.alpha * share))
         if share is None or PRIMARY not in METRIC_SETS[metrics]:
             return judged
-        opened = [[r for r in rows if self.open(series_of(r))] for rows in (a, b)]
-        flagged = {c.group: c for c in compare_paired(*opened, PRIMARY, rule)
+        a_open, b_open = ([r for r in rows if self.open(series_of(r))] for rows in (a, b))
+        flagged = {c.group: c for c in compare_paired(a_open, b_open, PRIMARY, rule)
                    if c.decision.verdict in FLAGS}
         return [flagged.get(c.group, c) if c.metric == PRIMARY else c for c in judged]
 

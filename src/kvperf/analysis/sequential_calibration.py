@@ -13,7 +13,9 @@ caller that acts on the first flag, shows); the final table shows each series as
 that stopped it judged it (``sequential.Looks.final``), so its flags are among those.
 ``calibrate`` finds the largest constant c of the spent levels (the look after k rounds at
 c · ``sequential.shape``) with those false alarms ≤ 1% in every A/A cell
-(``sequential.SPENT``).
+(``sequential.SPENT``). ``run_looks(primaries=…)`` also tests each look's open series' rps in
+a family of their own (``sequential.Design.share``; measured by
+``benchmarks/sequential_variants.py``, not kept).
 ``benchmarks/sequential_calibration.py`` prints the grid and the table;
 ``tests/unit/analysis/test_sequential.py`` holds the default design to ≤ 1% in the cells
 nearest the target.
