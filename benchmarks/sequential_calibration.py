@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`--runs auto`'s sequential rule: false alarms under repeated looks and rounds to a
 decision, measured by simulation, against the fixed-n rule; and the calibration of its
-per-look level (``kvperf.analysis.sequential.POCOCK``).
+looks' levels (``kvperf.analysis.sequential.SPENT``).
 
 Simulated paired comparisons (kvperf.analysis.calibration: 2 series × 14 correlated metrics,
 rounds sharing a ±5% drift, normal / log-normal / heavy-tailed noise), drawn for --max-runs
@@ -14,8 +14,9 @@ rounds and looked at after each round from the third, each series stopping on it
   stopped (and until every series did), and the fixed --runs (fixed-n rule at α = 0.01)
   that detects it in ≥ 90%, with its rate.
 
---calibrate 3-20,24,40: instead, for each --max-runs listed, the largest per-look level
-with every A/A cell ≤ 1% (bisection, the same draws at every level), as POCOCK's entries.
+--calibrate 3,10,12: instead, for each --max-runs listed, the largest constant c of the
+spent levels (c × sequential.shape per look) with every A/A cell ≤ 1% (bisection, the same
+draws at every c), as SPENT's entries.
 
 Usage: .venv/bin/python benchmarks/sequential_calibration.py [--aa-reps 4000] [--reps 1000]
        [--max-runs 12] [--level L] [--seed 1] [--calibrate LIST]
@@ -62,9 +63,9 @@ def listed(text: str) -> list[int]:
 
 
 def table(design: Design, args: argparse.Namespace, rng: np.random.Generator) -> None:
-    print(f"looks after rounds {design.min_rounds}…{design.max_rounds}, each at α = "
-          f"{design.nominal:.4g} ({'calibrated' if design.calibrated else 'given/Bonferroni'})"
-          "; paired, 2 series × 14 metrics, each series stopping on its own")
+    print(f"looks after rounds {design.min_rounds}…{design.max_rounds} at levels "
+          + ", ".join(f"{k}: {level:.3g}" for k, level in design.levels.items())
+          + f" ({design.kind}); paired, 2 series × 14 metrics, each series stopping on its own")
     print("| CV | noise | A/A false alarms | A/A mean rounds | 10%: detected | "
           "10%: mean rounds to decide it (all series) | fixed --runs for ≥ 90% (its rate) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
@@ -88,7 +89,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1000, help="comparisons per 10%% cell")
     parser.add_argument("--max-runs", type=int, default=12)
     parser.add_argument("--level", type=float, default=None,
-                        help="every look's level (default: the calibrated one)")
+                        help="one level for every look (default: the calibrated levels; "
+                             "0.00121 at --max-runs 12 is the constant rule before them)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--calibrate", type=listed, default=None, metavar="LIST",
                         help="print the calibrated level for each --max-runs listed")
@@ -96,7 +98,7 @@ def main() -> None:
     started = time.monotonic()
     if args.calibrate:
         for most in args.calibrate:
-            level, worst, cell = calibrate(Design(most, level=1.0), args.aa_reps, args.seed)
+            level, worst, cell = calibrate(Design(most), args.aa_reps, args.seed)
             print(f"    {most}: {level:.5f},  # worst A/A cell {worst:.2%} ({cell}), "
                   f"{time.monotonic() - started:.0f} s", flush=True)
     else:

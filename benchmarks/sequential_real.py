@@ -18,7 +18,9 @@ instead; counts the compares the auto rule flags anywhere (a row flagged at a lo
 series was open, or in the final table) and those the fixed rule at --rounds flags.
 
 The builds come from the fixture's build cache (built once, minutes, when absent).
-``--reuse DIR``: judge the compares an earlier run left in DIR instead of running any.
+``--reuse DIR``: judge the compares an earlier run left in DIR instead of running any;
+``--level L``: the auto rule with one level at every look (``--level 0.00121``: the constant
+rule before the spent levels) instead of the calibrated levels.
 
 Usage (the lead's runs, on a quiet machine):
     PYTHONPATH=src:. .venv/bin/python benchmarks/sequential_real.py --k 10
@@ -34,13 +36,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kvperf.analysis.comparison import compare_paired
-from kvperf.analysis.sequential import FLAGS, Design, replay, rounds_run, series_verdicts
+from kvperf.analysis.sequential import FLAGS, SPENT, Design, replay, rounds_run, series_verdicts
 from kvperf.analysis.verdict import DEFAULT_RULE, Verdict
 from kvperf.results.row import Row
 from kvperf.store.files import read_rows
@@ -113,7 +116,8 @@ def judge_ab(labels: list[Path], design: Design) -> None:
           ", ".join(f"n={n} {rate:.0%}" for n, rate in rates.items()))
     fixed = next((n for n, rate in rates.items() if rate >= TARGET), None)
     mean = sum(stops) / len(stops)
-    print(f"auto (--max-runs {design.max_rounds}, every look at α = {design.nominal:.4g}): "
+    print(f"auto (--max-runs {design.max_rounds}, {design.kind} levels "
+          + ", ".join(f"{k}: {level:.3g}" for k, level in design.levels.items()) + "): "
           f"SET decided after {mean:.2f} rounds on average (of {len(stops)}: {stops})")
     print(f"fixed --runs detecting it in ≥ 90%: {fixed if fixed else f'> {rounds}'}; "
           f"auto {'FEWER' if fixed and mean < fixed else 'NOT fewer'} rounds")
@@ -124,7 +128,7 @@ def judge_aa(labels: list[Path], design: Design) -> None:
     for label in labels:
         a, b = sides(label)
         looks = replay(a, b, design)
-        final = compare_paired(looks.kept(a), looks.kept(b), "all", design.rule())
+        final = looks.final(a, b)
         alarms = looks.alarms + [f"{c.metric}: {c.decision.verdict} in the final table"
                                  for c in final if c.decision.verdict in FLAGS]
         fixed = [c for c in compare_paired(a, b, "all", DEFAULT_RULE)
@@ -144,13 +148,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12,
                         help="fixed rounds per compare (= the auto rule's --max-runs)")
     parser.add_argument("--aa", action="store_true", help="base against itself")
+    parser.add_argument("--level", type=float, default=None,
+                        help="one level for every look (default: the calibrated levels; "
+                             "--level 0.00121 with --rounds 12: the constant rule before them)")
     parser.add_argument("--results-dir", type=Path, default=None,
                         help="where the compares go (default: a temporary directory, kept)")
     parser.add_argument("--reuse", type=Path, default=None, metavar="DIR",
                         help="judge the compares already in DIR")
+    parser.add_argument("--spent", type=float, default=None, metavar="C",
+                        help="the spent levels at constant C (C × shape) instead of SPENT's")
+    parser.add_argument("--share", type=float, default=None,
+                        help="a look also tests the open series' rps in a family of their "
+                             "own, the full rule at this share of the look's level")
     args = parser.parse_args()
     started = time.monotonic()
-    design = Design(max_rounds=args.rounds)
+    if args.spent is not None:
+        SPENT[args.rounds] = args.spent
+    design = Design(max_rounds=args.rounds, level=args.level, spent=args.spent is not None)
+    if args.share is not None:
+        design = replace(design, share=args.share)
     if args.reuse:
         labels = sorted(p for p in args.reuse.iterdir() if (p / "B" / "metrics.json").is_file()
                         and p.name.startswith("aa-" if args.aa else "ab-"))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kvperf.analysis.sequential import POCOCK
 from tests.helpers import require_binary, run_kvperf, run_main, write_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
@@ -51,6 +52,9 @@ def test_a_slow_commit_stops_its_series_early_as_a_regression(
                       cwd=tmp_path, timeout=1800, env={"KVPERF_BUILD_CACHE": str(build_cache)})
     assert done.returncode == 0, done.stdout + done.stderr
     stops = {s["series"]: s for s in _auto(tmp_path / "results" / "auto")["series"]}  # type: ignore[attr-defined]
+    auto = _auto(tmp_path / "results" / "auto")  # each look's level: POCOCK's, constant
+    levels = {auto["levels"][str(k)] for k in range(3, 11)}  # type: ignore[index]
+    assert auto["level_rule"] == "pocock" and levels == {POCOCK[10]}, auto
     put, got = stops["SET d=3 P=16 c=50"], stops["GET d=3 P=16 c=50"]
     assert put["verdict"] == "regression" and put["stop"] == "decided", put
     assert 3 <= put["rounds"] <= 10 and 3 <= got["rounds"] <= 10, stops

@@ -45,6 +45,7 @@ from kvperf.pipeline.commands.outputs import (
     Knees,
     Profiled,
     auto_stops,
+    auto_verdicts,
     blocked_sides,
     differential_flamegraphs,
     judge_knees,
@@ -296,8 +297,8 @@ def _pair(request: CompareRequest, result: SidesResult, plan: PreparedSides,
     """Two sides, timing: the paired verdicts, the sweeps' knees, the profiles."""
     a, b = result.a_rows, result.b_rows
     auto = request.sides.auto
-    verdicts = compare_paired(a, b, request.metrics,
-                              auto.design.rule(request.rule) if auto else request.rule)
+    verdicts = (auto_verdicts(result, auto, request.rule, request.metrics) if auto
+                else compare_paired(a, b, request.metrics, request.rule))
     dirs = (plan.sides["A"].out_dir, plan.sides["B"].out_dir)
     found = Compared("pair", names, {}, verdicts, a + b, " and ".join(map(str, _dirs(plan))),
                      result.seed, result.failed, 0, result=result)

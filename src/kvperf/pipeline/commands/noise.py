@@ -23,7 +23,7 @@ from kvperf.pipeline.commands.checks import (
     remote_request,
     store_request,
 )
-from kvperf.pipeline.commands.outputs import auto_stops
+from kvperf.pipeline.commands.outputs import auto_stops, auto_verdicts
 from kvperf.pipeline.request.sides import NOISE_RUNS, NoiseFlags, NoiseRequest, SidesRequest
 from kvperf.pipeline.sides.ab import SidesResult
 from kvperf.pipeline.sides.interleaved import SidesHooks
@@ -73,8 +73,8 @@ def noise(request: NoiseRequest, world: World, hooks: SidesHooks) -> NoiseMeasur
     rounds = rounds_run(result.a_rows + result.b_rows)
     title = (f"A/A noise · {a.context.server_version} · {a.driver.name} · "
              f"{rounds if auto else request.sides.runs} rounds")
-    judged = compare_paired(result.a_rows, result.b_rows, "all",
-                            auto.design.rule(auto.rule) if auto else DEFAULT_RULE)
+    judged = (auto_verdicts(result, auto, auto.rule, "all") if auto
+              else compare_paired(result.a_rows, result.b_rows, "all", DEFAULT_RULE))
     found = NoiseMeasured(noise_rows(judged), title, result)
     if auto:
         found.stops = auto_stops(result, judged, auto, plan.out_dir,

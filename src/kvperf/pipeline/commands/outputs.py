@@ -177,6 +177,14 @@ def write_report(path: Path | None, text: Callable[[], str]) -> Path | None:
 AUTO_RUNS_FILE = "auto-runs.json"  # --runs auto: each series' stop, beside the sides
 
 
+def auto_verdicts(result: SidesResult, auto: AutoRuns, rule: Rule, metrics: str
+                  ) -> list[MetricComparison]:
+    """``--runs auto``'s table: each series as the look that stopped it judged it, at that
+    look's level (``Looks.final``)."""
+    return (result.looks or Looks(auto.design)).final(result.a_rows, result.b_rows, rule,
+                                                      metrics)
+
+
 def auto_stops(result: SidesResult, verdicts: list[MetricComparison], auto: AutoRuns,
                out_dir: Path, side_dirs: Iterable[Path]) -> list[SeriesStop]:
     """``--runs auto``'s stop of each series (where the run's looks stopped it), written
@@ -207,13 +215,15 @@ def mark_stops(path: Path, by_series: dict[str, AutoStop], seed: int) -> None:
 
 
 def write_stops(directory: Path, found: list[SeriesStop], auto: AutoRuns) -> Path:
-    """``auto-runs.json`` (``kvperf_auto_runs`` 1): the design and each series' stop —
-    the rows were written before the stop was known."""
+    """``auto-runs.json`` (``kvperf_auto_runs`` 2: each look's level in ``levels``, by the
+    rounds it follows, and ``level_rule``; 1 had one ``nominal_alpha``): the design and each
+    series' stop — the rows were written before the stop was known."""
     path = directory / AUTO_RUNS_FILE
     write_json_atomic(path, {
-        "kvperf_auto_runs": 1, "max_runs": auto.design.max_rounds,
-        "min_rounds": auto.design.min_rounds, "nominal_alpha": auto.design.nominal,
-        "calibrated": auto.design.calibrated,
+        "kvperf_auto_runs": 2, "max_runs": auto.design.max_rounds,
+        "min_rounds": auto.design.min_rounds, "levels": {
+            str(k): level for k, level in auto.design.levels.items()},
+        "level_rule": auto.design.kind, "calibrated": auto.design.calibrated,
         "series": [{"series": s.series, "verdict": str(s.verdict), "rounds": s.rounds,
                     "stop": str(s.stop), "text": s.text()} for s in found]})
     return path
