@@ -80,10 +80,10 @@ def run_client(client: list[str], port: int, pipeline: int, n: int) -> tuple[flo
     return ru.ru_utime + ru.ru_stime, float(set_rows[-1][1])
 
 
-def measure(clients: dict[str, list[str]], port: int, pipeline: int,
-            rounds: int, n: int | None = None) -> dict[str, tuple[float, float]]:
-    """Median (µs CPU per request, rps) of each client over alternating rounds, `n`
-    requests per run (default REQUESTS[pipeline])."""
+def measure_rounds(clients: dict[str, list[str]], port: int, pipeline: int, rounds: int,
+                   n: int | None = None) -> dict[str, tuple[list[float], list[float]]]:
+    """Each client's (µs CPU per request, rps) per round, the clients in a random order in
+    each round, `n` requests per run (default REQUESTS[pipeline])."""
     n = n or REQUESTS[pipeline]
     cpu_us: dict[str, list[float]] = {t: [] for t in clients}
     rps: dict[str, list[float]] = {t: [] for t in clients}
@@ -94,7 +94,14 @@ def measure(clients: dict[str, list[str]], port: int, pipeline: int,
             cpu, r = run_client(clients[t], port, pipeline, n)
             cpu_us[t].append(cpu * 1e6 / n)
             rps[t].append(r)
-    return {t: (statistics.median(cpu_us[t]), statistics.median(rps[t])) for t in clients}
+    return {t: (cpu_us[t], rps[t]) for t in clients}
+
+
+def measure(clients: dict[str, list[str]], port: int, pipeline: int,
+            rounds: int, n: int | None = None) -> dict[str, tuple[float, float]]:
+    """Median (µs CPU per request, rps) of each client over alternating rounds."""
+    found = measure_rounds(clients, port, pipeline, rounds, n)
+    return {t: (statistics.median(c), statistics.median(r)) for t, (c, r) in found.items()}
 
 
 def report(pipeline: int, rounds: int, m: dict[str, tuple[float, float]]) -> bool:
