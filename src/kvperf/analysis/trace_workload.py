@@ -81,11 +81,15 @@ def _value_positions(r: Record) -> set[int]:
     return {at} if at is not None and at < len(r.args) else set()
 
 
+def _token(text: str) -> bool:
+    """Whether ``text`` is one word of a template as it is (no space, quote, ``;``…)."""
+    return bool(text) and text.isprintable() and not any(c in text for c in " \"'\\;{}#")
+
+
 def _plain(arg: bytes) -> str:
     """An argument kept in the template: as text when it is a plain token, else x's."""
     text = arg.decode("latin-1")
-    ok = text and text.isprintable() and not any(c in text for c in " \"'\\;{}#")
-    return text if ok and text != "__data__" else "x" * max(len(arg), 1)
+    return text if _token(text) and text != "__data__" else "x" * max(len(arg), 1)
 
 
 def template(r: Record, key: str) -> list[str]:
@@ -218,8 +222,9 @@ EMITTERS: dict[str, Callable[[Trace, TraceStats], Workload]] = {
 def emit(tool: str, trace: Trace, s: TraceStats) -> Workload:
     """The workload for ``tool`` (one of TOOLS); the trace must hold commands. A command
     whose name is not a plain token (a space, a quote, ``;``…) cannot be written into a
-    template without changing what it sends: it is left out, and a note says so."""
-    odd = [name for name in s.mix if _plain(name.encode("latin-1")) != name]
+    template without changing what it sends (and a name outside ASCII is no server's
+    command): it is left out, and a note says so."""
+    odd = [name for name in s.mix if not (_token(name) and name.isascii())]
     if len(odd) == len(s.mix):
         raise ValueError(f"no command of the trace has a name a workload can hold: {odd[:5]!r}")
     made = EMITTERS[tool](trace, replace(s, mix={k: v for k, v in s.mix.items() if k not in odd}))

@@ -113,3 +113,11 @@ def test_a_command_name_a_workload_cannot_hold_is_left_out_and_a_slow_trace_keep
         assert "'A B'" in str(e)
     else:
         raise AssertionError("a trace of nothing a workload can hold emits nothing")
+
+
+def test_a_command_name_outside_ascii_is_left_out_not_a_crash() -> None:
+    # b"\xb5" reads as "µ", whose upper case "Μ" (U+039C) has no latin-1 byte: found by the
+    # trace reader's properties (tests/unit/fuzz/test_trace_reader.py)
+    t = Trace(0, 0, [Record(0, 0, (b"SET",)), Record(0, 0, (b"\xb5",))])
+    made = emit("kvload", t, stats(t))
+    assert any("left out" in n for n in made.notes) and "SET" in made.argv, made
