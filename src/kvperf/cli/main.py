@@ -6,8 +6,10 @@ Exit codes: 0 ok · 1 a trial failed · 2 bad input (config, flags) · 130 inter
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 from rich.console import Console
@@ -67,12 +69,31 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(f"received {signal.Signals(signum).name}")
 
 
+_UNRAISABLE_BEFORE = sys.unraisablehook
+
+
+def _redeliver(unraisable: sys.UnraisableHookArgs) -> None:
+    """A signal whose exception is raised where Python only prints exceptions — an at-fork
+    hook (logging's, around every fork), a ``__del__`` — would be lost: the run went on
+    and exited 0 after a SIGTERM (test_track_corpus, once in CI). Send the signal again, so
+    its handler raises at the next ordinary line, once this hook has returned (sent from
+    this hook, the handler would run inside it, where its exception is only printed again);
+    anything else is printed as before."""
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt | Interrupted):
+        again = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
+        threading.Timer(0.01, os.kill, (os.getpid(), again)).start()
+    else:
+        _UNRAISABLE_BEFORE(unraisable)
+
+
 def main(argv: list[str] | None = None, world: World | None = None) -> int:
     """Run kvperf; returns the exit code (the console script exits with it). ``world``:
     the seams its work goes through (pipeline/world.py; tests pass recording fakes)."""
     leave_realtime()  # under chrt: only what kvperf measures keeps the real-time policy
     console = Console(stderr=True, width=None if sys.stderr.isatty() else 220)
     signal.signal(signal.SIGTERM, _raise_interrupted)
+    sys.unraisablehook = _redeliver
     # Ctrl-C is part of the contract (exit 130, finished results kept, servers stopped) even
     # when kvperf inherits SIGINT as ignored, as a background job of a script does.
     signal.signal(signal.SIGINT, signal.default_int_handler)
