@@ -62,6 +62,19 @@ def _start_error(argv: Sequence[str], exc: OSError, name: str | None) -> Command
     return CommandError(argv, f"could not start: {exc.strerror or exc}", code=126, name=name)
 
 
+def _child_env(env: dict[str, str] | None) -> dict[str, str]:
+    """The environment a child gets: ``env``, else a copy of kvperf's own taken now.
+
+    Never None (inherit): the child would then read the C library's ``environ`` while it
+    starts, and with vfork (Python 3.11's default, the GIL released meanwhile) it reads it
+    in kvperf's own memory. A thread that sets or removes a variable at that moment (pytest
+    does, PYTEST_CURRENT_TEST, at every test phase) reallocates that array, and the exec
+    failed with "Bad address" (EFAULT): 13 times in 20 s of probes beside such a thread,
+    twice in CI's memtier conformance module. A copy is built before the fork and is the
+    child's alone."""
+    return dict(os.environ) if env is None else env
+
+
 def stop_group(proc: subprocess.Popen[str]) -> None:
     """SIGTERM the process group kvperf started, SIGKILL it after 10 s; reap the child."""
     try:
@@ -82,8 +95,9 @@ def run(argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | N
     ``name`` replaces the argv in messages.
     """
     try:
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=_child_env(env),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
                                 errors="replace", start_new_session=True)
     except OSError as exc:
         raise _start_error(argv, exc, name) from None
@@ -118,8 +132,9 @@ def run_logged(argv: Sequence[str], log_path: Path, cwd: Path | None = None,
         log.write(f"$ {' '.join(argv)}\n")
         log.flush()
         try:
-            proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(list(argv), cwd=cwd, env=_child_env(env),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT,
                                     text=True, errors="replace", start_new_session=True)
         except OSError as exc:
             raise _start_error(argv, exc, None) from None
@@ -189,7 +204,7 @@ def spawn(argv: Sequence[str], *, log: IO[bytes] | None = None,
     return subprocess.Popen(
         list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=log or subprocess.PIPE,
-        stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=env,
+        stderr=subprocess.STDOUT if log else subprocess.PIPE, cwd=cwd, env=_child_env(env),
         start_new_session=True, preexec_fn=_setup_for_child(),
     )
 
@@ -221,9 +236,9 @@ def run_measured(argv: Sequence[str], *, stdout: Path, stderr: Path, cwd: Path,
     started = time.monotonic()
     with stdout.open("wb") as out, stderr.open("wb") as err:
         try:
-            child = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=err, start_new_session=True,
-                                     preexec_fn=_setup_for_child())
+            child = subprocess.Popen(list(argv), cwd=cwd, env=_child_env(env),
+                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                     start_new_session=True, preexec_fn=_setup_for_child())
         except OSError as exc:
             raise _start_error(argv, exc, None) from None
     try:
