@@ -3,8 +3,8 @@ valkey-server with its trace writer held back — the trace is a FIFO this test 
 once the client is done, a disk that fell behind — while one client pipelines more than the
 queue holds. The recording drops what does not fit, counts it and marks it with gap
 records; `kvperf trace stats` says how many commands were lost and counts the rest; `kvperf
-run --trace` replays the rest and says the trace is incomplete. What the server ran is what
-the trace kept plus what its gaps count."""
+run --trace` and `kvperf compare --trace` replay the rest and say the trace is incomplete.
+What the server ran is what the trace kept plus what its gaps count."""
 
 from __future__ import annotations
 
@@ -128,3 +128,14 @@ def test_a_gapped_recording_is_counted_by_trace_stats_and_replayed(tmp_path: Pat
     (row,) = read_metrics(tmp_path / "results")
     assert row["status"] == "ok" and row["requests"] == kept, row
     assert row["server"]["commands"]["set"]["calls"] == kept, row["server"]
+
+    server_bin = require_binary("valkey-server")
+    (tmp_path / "compare").mkdir()
+    compared = run_kvperf("compare", "--trace", trace, "--server-bin", server_bin,
+                          "--server-bin", server_bin, "--speed", "max", "--runs", "2",
+                          cwd=tmp_path / "compare")
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert f"incomplete: {dropped} commands were dropped" in compared.stderr, compared.stderr
+    sides = read_metrics(tmp_path / "compare" / "results")
+    assert sorted(r["label"] for r in sides) == ["trace-A"] * 2 + ["trace-B"] * 2, sides
+    assert all(r["requests"] == kept for r in sides), [r["requests"] for r in sides]
