@@ -20,7 +20,11 @@ series was open, or in the final table) and those the fixed rule at --rounds fla
 The builds come from the fixture's build cache (built once, minutes, when absent).
 ``--reuse DIR``: judge the compares an earlier run left in DIR instead of running any;
 ``--level L``: the auto rule with one level at every look (``--level 0.00121``: the constant
-rule before the spent levels) instead of the calibrated levels.
+rule before the spent levels) instead of the calibrated levels. ``--windows``: also both
+rules on disjoint windows of each compare's rounds (renumbered from 1) — the fixed rule on
+every window of n rounds (12 rounds: three windows of 4, four of 3), the auto rule on the two
+halves — more draws of the same machine state than the first n rounds alone give (rounds of
+one compare are alike: the same builds, the same order of sides, one after another).
 
 Usage (the lead's runs, on a quiet machine):
     PYTHONPATH=src:. .venv/bin/python benchmarks/sequential_real.py --k 10
@@ -123,6 +127,37 @@ def judge_ab(labels: list[Path], design: Design) -> None:
           f"auto {'FEWER' if fixed and mean < fixed else 'NOT fewer'} rounds")
 
 
+def window(rows: list[Row], start: int, width: int) -> list[Row]:
+    """Rounds start+1 … start+width, numbered 1 … width."""
+    return [{**r, "run": int(r.get("run") or 0) - start} for r in rows
+            if start < int(r.get("run") or 0) <= start + width]
+
+
+def judge_windows(labels: list[Path], design: Design) -> None:
+    """Both rules on disjoint windows of every compare's rounds (module doc, ``--windows``)."""
+    rounds = min(rounds_run(sides(label)[0]) for label in labels)
+    print(f"\ndisjoint windows of each compare's {rounds} rounds:")
+    for n in range(3, rounds // 2 + 1):
+        hits = total = 0
+        for label in labels:
+            a, b = sides(label)
+            for start in range(0, rounds - n + 1, n):
+                verdict = fixed_set(window(a, start, n), window(b, start, n), n)
+                hits, total = hits + (verdict is Verdict.REGRESSION), total + 1
+        print(f"  fixed rule, n={n}: SET a regression in {hits} of {total} windows "
+              f"({hits / total:.0%})")
+    width, stops = rounds // 2, []
+    for label in labels:
+        a, b = sides(label)
+        for start in (0, width):
+            stop = replay(window(a, start, width), window(b, start, width),
+                          design).stopped.get(SET)
+            stops.append(stop.rounds if stop and stop.verdict is Verdict.REGRESSION
+                         else width + 1)
+    print(f"  auto, windows of {width} rounds: SET a regression after {sum(stops) / len(stops):.2f}"
+          f" rounds on average (of {len(stops)}: {stops}; {width + 1}: not within the window)")
+
+
 def judge_aa(labels: list[Path], design: Design) -> None:
     flagged_auto = flagged_fixed = 0
     for label in labels:
@@ -155,6 +190,8 @@ def main() -> None:
                         help="where the compares go (default: a temporary directory, kept)")
     parser.add_argument("--reuse", type=Path, default=None, metavar="DIR",
                         help="judge the compares already in DIR")
+    parser.add_argument("--windows", action="store_true",
+                        help="also judge disjoint windows of each compare's rounds")
     parser.add_argument("--spent", type=float, default=None, metavar="C",
                         help="the spent levels at constant C (C × shape) instead of SPENT's")
     parser.add_argument("--share", type=float, default=None,
@@ -175,6 +212,8 @@ def main() -> None:
         print(f"{args.k} compares of {args.rounds} rounds into {directory}", flush=True)
         labels = run_compares(args.k, args.rounds, args.aa, directory)
     (judge_aa if args.aa else judge_ab)(labels, design)
+    if args.windows and not args.aa:
+        judge_windows(labels, design)
     print(f"{time.monotonic() - started:.0f} s")
 
 

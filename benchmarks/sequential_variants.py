@@ -2,12 +2,17 @@
 """`--runs auto`'s variants by simulation (issue 40 item 1): (a) the constant level
 (POCOCK), (b) the spent levels (SPENT × shape), (c) a look also deciding a series on its rps
 tested in a family of the open series' rps only, at a constant level, (d) the same at the
-spent levels; (c) and (d) calibrated so that every A/A cell flags ≤ 1% (any flag anywhere).
+spent levels; (e) and (f) as (c) and (d) with the full rule at --share of the level;
+(g) as (a), its constant calibrated afresh; (c)–(g) calibrated so that every A/A cell flags
+≤ 1% (any flag anywhere).
 Prints each variant's level, worst A/A cell, and, for a 10% slowdown, detection and mean
 rounds to decide it per CV and noise.
 
+``--coupling measured``: the metrics coupled as a quiet machine's rounds showed them
+(``analysis.calibration.MEASURED``), not as the fixed-n tables assume (``tight``).
+
 Usage: PYTHONPATH=src .venv/bin/python benchmarks/sequential_variants.py [--aa-reps 2000]
-       [--reps 1000] [--seed 1] [--only c,d]
+       [--reps 1000] [--seed 1] [--only c,d] [--coupling measured]
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from kvperf.analysis.calibration import NOISES, Cell
+from kvperf.analysis.calibration import COUPLINGS, NOISES, Cell
 from kvperf.analysis.sequential import POCOCK, SPENT, Design, shape
 from kvperf.analysis.sequential_calibration import (
     A_A_CVS,
@@ -78,12 +83,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--steps", type=int, default=7)
     parser.add_argument("--only", default="a,b,c,d")
+    parser.add_argument("--coupling", choices=sorted(COUPLINGS), default="tight")
     parser.add_argument("--share", type=float, default=0.1,
                         help="(e), (f): the full rule at this share of the primaries' level")
     args = parser.parse_args()
     started = time.monotonic()
     rng = np.random.default_rng(args.seed)
-    cells = [draw(Cell(0, cv, 0.0, True, noise), args.aa_reps, rng, DESIGN.max_rounds)
+    cells = [draw(Cell(0, cv, 0.0, True, noise, args.coupling), args.aa_reps, rng,
+                  DESIGN.max_rounds)
              for cv in A_A_CVS for noise in NOISES]
     alpha, first = DESIGN.alpha, shape(DESIGN.min_rounds, DESIGN.max_rounds)[0]
     variants = {"a": (constant, None, POCOCK[12], None),
@@ -91,8 +98,10 @@ def main() -> None:
                 "c": (constant, 1.0, alpha / DESIGN.looks / 2, alpha),
                 "d": (decayed, 1.0, alpha / 2, alpha / first),
                 "e": (constant, args.share, alpha / DESIGN.looks / 2, alpha),
-                "f": (decayed, args.share, alpha / 2, alpha / first)}
-    ab = {(cv, noise): draw(Cell(0, cv, 0.10, True, noise), args.reps, rng, DESIGN.max_rounds)
+                "f": (decayed, args.share, alpha / 2, alpha / first),
+                "g": (constant, None, alpha / DESIGN.looks / 2, alpha)}
+    ab = {(cv, noise): draw(Cell(0, cv, 0.10, True, noise, args.coupling), args.reps, rng,
+                               DESIGN.max_rounds)
           for cv in CVS for noise in NOISES}
     for name in args.only.split(","):
         levels, share, low, high = variants[name]

@@ -24,7 +24,7 @@ nearest the target.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -131,7 +131,7 @@ def run_looks(la: FloatArray, lb: FloatArray, design: Design,
 def draw(cell: Cell, reps: int, rng: np.random.Generator, rounds: int
          ) -> tuple[FloatArray, FloatArray]:
     """``reps`` paired comparisons of ``cell`` (its ``n`` ignored) for ``rounds`` rounds."""
-    return simulate(Cell(rounds, cell.cv, cell.effect, cell.paired, cell.noise), reps, rng)
+    return simulate(replace(cell, n=rounds), reps, rng)
 
 
 def outcome(found: _Run, design: Design) -> Outcome:
