@@ -7,6 +7,8 @@ metric — the direction of that flag (regression or improvement) is what later 
 for. Each step compares GOOD with one commit, interleaved, by the verdict rule of compare:
 
 - flagged in the same direction → bad; no change, or flagged the other way → good;
+- a timing step's no change and its flags use the metric's minimum effect (latency 5%,
+  throughput 2%) or bisect's ``--min-effect`` (``effects``' ``min_effect``);
 - inconclusive or unstable → more runs (up to the budget), then skipped; a timing step
   that may look again is judged at α divided by the looks its budget allows
   (``sequential.budget_rule``: the correction of ``compare --runs auto``);
@@ -29,7 +31,7 @@ from enum import StrEnum
 
 from kvperf.analysis.comparison import GroupKey, compare_paired, describe_group
 from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT, compare_instructions
-from kvperf.analysis.verdict import DEFAULT_RULE, Rule, Verdict
+from kvperf.analysis.verdict import DEFAULT_RULE, MinEffect, Rule, Verdict
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure
 from kvperf.results.metrics import INSTRUCTION_METRICS, METRIC_SETS
@@ -139,24 +141,28 @@ class SeriesEffect:
     runs: int
 
 
-def _timing_effects(a: list[Row], b: list[Row], metric: str, rule: Rule
-                    ) -> list[SeriesEffect]:
+def _timing_effects(a: list[Row], b: list[Row], metric: str, rule: Rule,
+                    min_effect: float | None) -> list[SeriesEffect]:
+    given = MinEffect() if min_effect is None else MinEffect(min_effect, min_effect)
     return [SeriesEffect(describe_group(c.group), c.decision.verdict, c.ci.ratio - 1,
                          c.ci.low - 1, c.ci.high - 1, c.decision.reason,
                          c.decision.runs_needed, min(c.base.n, c.new.n))
-            for c in compare_paired(a, b, "all", rule) if c.metric == metric]
+            for c in compare_paired(a, b, "all", rule, given) if c.metric == metric]
 
 
 def effects(a: list[Row], b: list[Row], measure: Measure, metric: str,
-            min_effect: float = DEFAULT_MIN_EFFECT, rule: Rule = DEFAULT_RULE
+            min_effect: float | None = None, rule: Rule = DEFAULT_RULE
             ) -> list[SeriesEffect]:
     """Every series' ``metric``, B (the tested commit) vs A (GOOD), judged as compare
     judges it (paired timing, at ``rule``'s level: ``sequential.budget_rule`` for a step
-    that may look again; unpaired instruction counts)."""
+    that may look again; unpaired instruction counts). ``min_effect`` (a fraction; None:
+    the default, instruction mode's 0.5%, each timing metric's catalogue value): the
+    smallest change flagged, and the margin of "no change" in timing."""
     if measure != Measure.INSTRUCTIONS:
-        return _timing_effects(a, b, metric, rule)
+        return _timing_effects(a, b, metric, rule, min_effect)
     out = []
-    for series in compare_instructions(a, b, min_effect):
+    for series in compare_instructions(
+            a, b, DEFAULT_MIN_EFFECT if min_effect is None else min_effect):
         for m in series.metrics:
             if INSTRUCTION_PREFIX + m.metric == metric:
                 d = m.decision

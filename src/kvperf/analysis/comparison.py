@@ -21,9 +21,11 @@ import numpy as np
 from kvperf.analysis.effect import FloatArray, from_summaries
 from kvperf.analysis.paired import RatioCI, cv
 from kvperf.analysis.verdict import (
+    DEFAULT_MIN_EFFECT,
     DEFAULT_RULE,
     Decision,
     Judgement,
+    MinEffect,
     Rows,
     Rule,
     Verdict,
@@ -154,14 +156,15 @@ def _memory(metric: str) -> bool:
     return metric.startswith("memory.")
 
 
-def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None = None
-            ) -> list[MetricComparison]:
+def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None = None,
+            min_effect: MinEffect = DEFAULT_MIN_EFFECT) -> list[MetricComparison]:
     """The verdict rule over all items of one comparison (BH across them); outlier runs are
     found on each group's rps. ``sides`` (parallel to ``items``): the side each item judges
     against the baseline; the families of the two-stage correction are then (side, series),
     so an N-server comparison corrects for all N − 1 comparisons at once. A series' memory
     metrics are a family of their own (another measurement than its timing: their many
-    unchanged values must not dilute a timing change's Simes p)."""
+    unchanged values must not dilute a timing change's Simes p). ``min_effect``: the
+    catalogue's minimum effects, or a caller's (bisect --min-effect)."""
     names = sides or [""] * len(items)
     kept = [(i, s) for i, s in zip(items, names, strict=True)
             if any(metric_value(r, i[1]) for r in i[2]) and any(metric_value(r, i[1])
@@ -173,7 +176,8 @@ def _judged(items: list[Item], paired: bool, rule: Rule, sides: list[str] | None
     families = [(side, key, _memory(metric))
                 for side, (key, metric, _, _) in zip(names, items, strict=True)]
     index = {f: n for n, f in enumerate(dict.fromkeys(families))}
-    rows = Rows.of([metric for _, metric, _, _ in items], [index[f] for f in families])
+    rows = Rows.of([metric for _, metric, _, _ in items], [index[f] for f in families],
+                   min_effect)
     j = judge(la, lb, paired, rows, rule, primary=_arrays(items, lambda _: "rps"))
     return [MetricComparison(key, metric, _kept(a, metric, j.la[k]), _kept(b, metric, j.lb[k]),
                              _ratio_ci(j, k), float(j.p[k]), float(j.p_adjusted[k]),
@@ -311,9 +315,11 @@ def _paired_items(a_rows: Runs, b_rows: Runs, metrics: str) -> list[Item]:
 
 
 def compare_paired(a_rows: Runs, b_rows: Runs, metrics: str = "all",
-                   rule: Rule = DEFAULT_RULE) -> list[MetricComparison]:
+                   rule: Rule = DEFAULT_RULE, min_effect: MinEffect = DEFAULT_MIN_EFFECT
+                   ) -> list[MetricComparison]:
     """Interleaved A/B: rounds paired per trial series, one verdict per (series, metric)."""
-    return _judged(_paired_items(a_rows, b_rows, metrics), paired=True, rule=rule)
+    return _judged(_paired_items(a_rows, b_rows, metrics), paired=True, rule=rule,
+                   min_effect=min_effect)
 
 
 def compare_sides(rows: dict[str, Runs], metrics: str = "all", rule: Rule = DEFAULT_RULE,

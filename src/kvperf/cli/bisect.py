@@ -16,7 +16,6 @@ from kvperf.cli._choices import enum_choice
 from kvperf.cli._clients import add_client_repo, add_clients_dir
 from kvperf.cli._common import Cli, ConsoleHooks
 from kvperf.cli._definitions import add_definition_args, definition_flags
-from kvperf.cli._measure import add_min_effect
 from kvperf.cli._module_sides import (
     add_module_source_args,
     module_flags,
@@ -31,6 +30,7 @@ from kvperf.pipeline.commands.module_sides import module_sides_request
 from kvperf.pipeline.commands.vocabulary import (
     BUDGET_FACTOR,
     COUNTED_METRICS,
+    DEFAULT_MIN_EFFECT,
     DEFAULT_RUNS,
     TIMING_METRICS,
 )
@@ -66,7 +66,14 @@ def add_parser(subparsers: Any) -> None:
                    f"{DEFAULT_RUNS[Measure.TIMING]} timing)")
     p.add_argument("--max-runs", type=int, help="runs per side an inconclusive step may "
                    f"grow to before it is skipped (default {BUDGET_FACTOR} × --runs)")
-    add_min_effect(p)
+    p.add_argument("--min-effect", type=float, metavar="PCT",
+                   help="the smallest change that counts, in percent: with timing, the "
+                        "followed metric's smallest flagged change and the margin within "
+                        "which a step reads no change (default: the metric's own, 5%% for "
+                        "latency, 2%% for throughput and CPU; a larger one settles neutral "
+                        "steps in fewer runs when the change sought is large); with "
+                        f"instructions, the smallest change flagged (default "
+                        f"{DEFAULT_MIN_EFFECT * 100:g}%%)")
     p.add_argument("--resume", action="store_true",
                    help="continue the bisection logged under --results-dir/--label")
     p.add_argument("--tool", choices=("kvload", "valkey-benchmark", "redis-benchmark"),

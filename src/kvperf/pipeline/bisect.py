@@ -48,6 +48,7 @@ from kvperf.analysis.bisect_log import (
     to_json,
 )
 from kvperf.analysis.comparison import GroupKey, describe_group
+from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT as INSTRUCTION_MIN_EFFECT
 from kvperf.analysis.instructions import MovedFunction, compare_instructions
 from kvperf.analysis.regressions import Finding
 from kvperf.analysis.sequential import budget_rule
@@ -372,6 +373,7 @@ class Bisection:
         if self.request.measure != Measure.INSTRUCTIONS or not found.found or step is None:
             return []
         a, b = self.rows(step)
+        assert self.request.min_effect is not None  # settled for instruction mode
         for series in compare_instructions(a, b, self.request.min_effect):
             if describe_group(series.group) == self.log.series:
                 return series.moved
@@ -481,5 +483,8 @@ def settle(request: BisectRequest) -> BisectRequest:
         raise UsageError(f"--runs must be at least 1, got {runs}")
     if budget < runs:
         raise UsageError(f"--max-runs ({budget}) must be at least --runs ({runs})")
+    effect = request.min_effect
+    if effect is None and measure == Measure.INSTRUCTIONS:
+        effect = INSTRUCTION_MIN_EFFECT
     return replace(request, measure=measure, runs=runs, max_runs=budget,
-                   metric=check_metric(request.metric, measure))
+                   metric=check_metric(request.metric, measure), min_effect=effect)

@@ -253,6 +253,21 @@ def test_a_bisect_step_is_judged_at_alpha_over_the_looks_its_budget_allows() -> 
     assert [e.verdict for e in looked] == [Verdict.INCONCLUSIVE], looked
 
 
+
+def test_a_bisect_step_s_margin_is_bisect_s_min_effect_when_given() -> None:
+    """bisect --min-effect PCT in timing: a step ~3% slower, tightly, is a regression at rps's
+    own 2% and no change within ±6%; a neutral step too noisy to prove within ±2% (8 runs)
+    is proven within ±10%."""
+    a, b = _rows("SET", [100.0] * 8), _rows("SET", [97.0, 96.9, 97.1, 97.0, 96.8, 97.2, 97, 97])
+    assert [e.verdict for e in effects(a, b, Measure.TIMING, "rps")] == [Verdict.REGRESSION]
+    wide = effects(a, b, Measure.TIMING, "rps", 0.06)
+    assert [e.verdict for e in wide] == [Verdict.NO_CHANGE], wide
+    noisy = _rows("SET", [103.0, 97, 102, 98, 104, 96, 101, 99])
+    assert [e.verdict for e in effects(a, noisy, Measure.TIMING, "rps")] == [
+        Verdict.INCONCLUSIVE]
+    assert [e.verdict for e in effects(a, noisy, Measure.TIMING, "rps", 0.10)] == [
+        Verdict.NO_CHANGE]
+
 LATENCIES = ("avg_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
              "max_latency_ms")
 

@@ -36,7 +36,7 @@ def bisect_request(flags: BisectFlags) -> BisectRequest:
     """Every check of `kvperf bisect` that needs no repository (UsageError, exit 2); the
     plan's series and GOOD..BAD are checked first thing by the workflow, before any build."""
     build = None if flags.client else build_request(flags.build)
-    effect = min_effect(flags.min_effect)
+    effect = None if flags.min_effect is None else min_effect(flags.min_effect)
     planned: tuple[Plan | Refusal, ...] = ()
     if flags.definitions.given:
         planned = runnable(plan_definitions(flags.definitions))

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvperf.analysis.instructions import DEFAULT_MIN_EFFECT
 from kvperf.core.kinds import Measure
 from kvperf.definitions.plan import Plan
 from kvperf.pipeline.request.common import (
@@ -31,7 +30,7 @@ class BisectFlags:
     measure: Measure | None = None
     runs: int | None = None
     max_runs: int | None = None
-    min_effect: float = DEFAULT_MIN_EFFECT * 100  # percent
+    min_effect: float | None = None  # percent (None: the measure's default)
     resume: bool = False
     tool: str | None = None
     config: Path | None = None
@@ -64,7 +63,7 @@ class BisectRequest:
     label: str | None = None
     seed: int | None = None
     resume: bool = False
-    min_effect: float = DEFAULT_MIN_EFFECT
+    min_effect: float | None = None  # a fraction (None: analysis.bisect.effects' default)
     definitions: tuple[Plan, ...] = ()  # planned tests (--definitions) instead of a config
     definition_paths: tuple[str, ...] = ()  # where they came from (the log's question)
     refused: tuple[tuple[str, str, str], ...] = ()  # (test, topology, why) not planned
