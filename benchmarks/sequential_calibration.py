@@ -18,8 +18,11 @@ rounds and looked at after each round from the third, each series stopping on it
 spent levels (c × sequential.shape per look) with every A/A cell ≤ 1% (bisection, the same
 draws at every c), as SPENT's entries.
 
+--coupling measured: the metrics coupled as a quiet machine's rounds showed them
+(kvperf.analysis.calibration.MEASURED) instead of the tight coupling of the tables.
+
 Usage: .venv/bin/python benchmarks/sequential_calibration.py [--aa-reps 4000] [--reps 1000]
-       [--max-runs 12] [--level L] [--seed 1] [--calibrate LIST]
+       [--max-runs 12] [--level L] [--seed 1] [--calibrate LIST] [--coupling measured]
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from kvperf.analysis.calibration import NOISES, Cell, rates, run
+from kvperf.analysis.calibration import COUPLINGS, NOISES, Cell, rates, run
 from kvperf.analysis.sequential import Design
 from kvperf.analysis.sequential_calibration import A_A_CVS, calibrate, sequential
 
@@ -41,12 +44,12 @@ EFFECT = 0.10
 TARGET = 0.90
 
 
-def fixed_runs(cv: float, noise: str, reps: int, most: int, rng: np.random.Generator
-               ) -> tuple[int | None, float]:
+def fixed_runs(cv: float, noise: str, reps: int, most: int, rng: np.random.Generator,
+               coupling: str = "tight") -> tuple[int | None, float]:
     """The fewest rounds (2 … most) at which the fixed-n rule detects the effect ≥ 90%."""
     rate = 0.0
     for n in range(2, most + 1):
-        judged, _, _ = run(Cell(n, cv, EFFECT, True, noise), reps, rng)
+        judged, _, _ = run(Cell(n, cv, EFFECT, True, noise, coupling), reps, rng)
         rate = rates(judged).detected
         if rate >= TARGET:
             return n, rate
@@ -72,9 +75,11 @@ def table(design: Design, args: argparse.Namespace, rng: np.random.Generator) ->
     worst = 0.0
     for cv in sorted({*A_A_CVS, 0.03, 0.04}):
         for noise in NOISES:
-            aa = sequential(Cell(0, cv, 0.0, True, noise), args.aa_reps, rng, design)
-            ab = sequential(Cell(0, cv, EFFECT, True, noise), args.reps, rng, design)
-            n, rate = fixed_runs(cv, noise, args.reps, 20, rng)
+            aa = sequential(Cell(0, cv, 0.0, True, noise, args.coupling), args.aa_reps, rng,
+                            design)
+            ab = sequential(Cell(0, cv, EFFECT, True, noise, args.coupling), args.reps, rng,
+                            design)
+            n, rate = fixed_runs(cv, noise, args.reps, 20, rng, args.coupling)
             fixed = f"{n} ({rate:.1%})" if n else f"> 20 ({rate:.1%})"
             worst = max(worst, aa.any_flag)
             print(f"| {cv:.1%} | {noise} | {aa.any_flag:.2%} | {aa.mean_rounds_all:.1f} | "
@@ -92,6 +97,7 @@ def main() -> None:
                         help="one level for every look (default: the calibrated levels; "
                              "0.00121 at --max-runs 12 is the constant rule before them)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--coupling", choices=sorted(COUPLINGS), default="tight")
     parser.add_argument("--calibrate", type=listed, default=None, metavar="LIST",
                         help="print the calibrated level for each --max-runs listed")
     args = parser.parse_args()
