@@ -75,7 +75,11 @@ fn cluster_routes_plain_keys_by_slot() {
     let lpops = per_node(&nodes, "commandstats", "cmdstat_lpop.calls");
     assert_eq!(lpops.iter().sum::<u64>(), 5000, "LPOP calls {lpops:?}");
 
-    // SET k:__rand_int__ v over a large keyspace: spread over all nodes, no MOVED.
+    // SET k:__rand_int__ v over a large keyspace: spread over all nodes, no MOVED. Each
+    // connection is bound to a node and draws keys of that node's slots (valkey-benchmark's
+    // cluster mode), and -n is one budget shared by all: a node's share follows its speed,
+    // not its slots. On a loaded machine one of three got 470 of 3000 (16%; CI, three test
+    // workers and a nice-19 job beside): what every node must show is that it served some.
     reset(&nodes);
     let v = json_run("cr-set", &["-p", &port, "--cluster", "--threads", "2", "-n", "3000", "-r", "100000", "-q", "SET", "k:__rand_int__", "v"]);
     let t = &v["tests"][0];
@@ -83,7 +87,7 @@ fn cluster_routes_plain_keys_by_slot() {
     assert_eq!(requests(t), 3000);
     let sets = per_node(&nodes, "commandstats", "cmdstat_set.calls");
     eprintln!("SET calls per node {sets:?}");
-    assert!(sets.iter().all(|&s| s > 500), "SET calls {sets:?}");
+    assert!(sets.iter().all(|&s| s > 0), "every node serves SETs: {sets:?}");
     assert_eq!(sets.iter().sum::<u64>(), 3000);
 
     // A sequence shares its key, so SET then GET of it stay on one node and GET hits.
