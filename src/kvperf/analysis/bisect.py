@@ -11,7 +11,8 @@ for. Each step compares GOOD with one commit, interleaved, by the verdict rule o
   throughput 2%) or bisect's ``--min-effect`` (``effects``' ``min_effect``);
 - inconclusive or unstable → more runs (up to the budget), then skipped; a timing step
   that may look again is judged at α divided by the looks its budget allows
-  (``sequential.budget_rule``: the correction of ``compare --runs auto``);
+  (``sequential.budget_rule``: the correction of ``compare --runs auto``), and so adds at
+  most ``--runs`` at a time, looking after each batch (``more_runs``);
 - insufficient data or not comparable (trials failed), or no build → skipped.
 
 The next commit is the untested one nearest the midpoint of the last good and the first
@@ -183,11 +184,18 @@ def classify(verdict: Verdict, direction: Verdict) -> Mark | None:
     return Mark.SKIP
 
 
-def more_runs(done: int, runs: int, max_runs: int, needed: int | None) -> int:
+def more_runs(done: int, runs: int, max_runs: int, needed: int | None,
+              each_look: bool = False) -> int:
     """Runs per side to add to an unsettled step: what the rule says it needs (else
-    ``runs``), within the budget ``max_runs``; 0 when the budget is spent."""
+    ``runs``), within the budget ``max_runs``; 0 when the budget is spent. ``each_look``
+    (timing, judged at a level that pays for a look after every added run:
+    ``sequential.budget_rule``): at most ``runs`` at a time, so a step that a few more runs
+    settle stops there — the estimate of what it needs is inflated by the very outliers
+    that more runs dilute (a neutral step's p50 with two slow runs of five: "needs ~37
+    more runs", settled within ±2% by 40)."""
     remaining = max_runs - done
-    return max(0, min(max(needed or runs, 1), remaining))
+    wanted = max(needed or runs, 1)
+    return max(0, min(wanted, runs if each_look else wanted, remaining))
 
 
 # ---------------------------------------------------------------- the search

@@ -309,7 +309,8 @@ class Bisection:
                 if mark is not None:
                     return mark
                 add = more_runs(step.runs, log.runs, log.max_runs,
-                                target.runs_needed if target else None)
+                                target.runs_needed if target else None,
+                                each_look=self.request.measure == Measure.TIMING)
                 if add == 0:
                     return Mark.SKIP
             self._batch(step, add, good, build)

@@ -84,6 +84,15 @@ def test_more_runs_stay_within_the_budget() -> None:
     assert more_runs(6, 2, 6, 1) == 0
 
 
+def test_a_timing_step_adds_at_most_runs_at_a_time() -> None:
+    """Its level pays for a look after every added run (budget_rule): an estimate of 37
+    more runs becomes 5 now and a look, not 35 at once."""
+    assert more_runs(5, 5, 40, 37) == 35
+    assert more_runs(5, 5, 40, 37, each_look=True) == 5
+    assert more_runs(5, 5, 40, 3, each_look=True) == 3
+    assert more_runs(38, 5, 40, 37, each_look=True) == 2
+
+
 def _search(count: int, first_bad: int, broken: set[int] = frozenset()) -> list[int]:
     """The commits tested, in order, when ``first_bad`` is the answer."""
     marks: dict[int, Mark] = {}
