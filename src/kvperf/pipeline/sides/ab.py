@@ -89,6 +89,11 @@ class Rounds:
         position = index % self.size
         return self.skip is not None and position in first and self.skip(first[position])
 
+    def stopped(self, first: dict[int, Row]) -> set[int]:
+        """The positions of a round whose series has stopped (by their first-round rows)."""
+        return {p for p in range(self.size)
+                if self.skip is not None and p in first and self.skip(first[p])}
+
     def check(self, index: int, result: SidesResult) -> bool:
         """After the work at ``index``: the end of a round, and the rule says stop?"""
         return (index + 1) % self.size == 0 and self.stop(result, (index + 1) // self.size)
@@ -105,7 +110,9 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
     ``alternate``: the sides' works run one after another, in a random order per work drawn
     from ``seed``; ``duet``: they run at the same time (pipeline/run/duet.py), started in that
     order. ``labels``: each side's readable label, recorded in its rows (``side_label``).
-    ``rounds``: stop early when its check says so after a round (``--runs auto``).
+    ``rounds``: stop early when its check says so after a round (``--runs auto``); after
+    each round the progress total drops by the works of the rounds left that a series
+    stopped by then will not run.
     """
     works = {name: runner.batch.works() for name, runner in runners.items()}
     identities = [[w.identity for w in side] for side in works.values()]
@@ -113,13 +120,14 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
         raise UsageError("the sides of a comparison must run the same plan")
     count = len(identities[0])
     result = SidesResult({name: [] for name in runners}, seed, store=store)
-    total = len(runners) * count
+    total = [len(runners) * count]  # less what stopped series leave out (--runs auto)
 
     def started(index: int, side: str) -> None:
         result.order.append(side)
-        observer.started(works[side][index], len(result.order), total)
+        observer.started(works[side][index], len(result.order), total[0])
 
     first: dict[int, Row] = {}  # each position's row in the first round (--runs auto)
+    left_out: set[int] = set()  # positions of stopped series, taken off the total
 
     def finished(index: int, side: str, row: Row) -> None:
         first.setdefault(index, row)
@@ -145,6 +153,10 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
                     finished(index, side, runners[side].run_trial(works[side][index]))
             if rounds is not None and rounds.check(index, result):
                 break
+            if rounds is not None and (index + 1) % rounds.size == 0:
+                newly = rounds.stopped(first) - left_out
+                left_out.update(newly)
+                total[0] -= len(newly) * len(runners) * (count - index - 1) // rounds.size
     finally:
         for runner in runners.values():
             runner.release()

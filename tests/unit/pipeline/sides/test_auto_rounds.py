@@ -80,3 +80,8 @@ def test_a_stopped_series_runs_no_more_rounds(tmp_path: Path) -> None:
                 for c in ("GET", "SET")}
         assert runs == {"GET": [1, 2, 3, 4], "SET": [1, 2]}, runs
     assert events.count("measure") == 12  # 2 sides × (2 + 2 + 1 + 1)
+    # the progress total: 16 works at first; once SET stopped (after round 2), its 2
+    # rounds left on 2 sides are off it
+    shown = [e.removeprefix("trial ") for e in events if e.startswith("trial ")]
+    assert shown == [f"{k}/16" for k in range(1, 9)] + ["9/12", "10/12", "11/12", "12/12"], \
+        shown
