@@ -47,7 +47,8 @@ class ProgressReporter:
         self.progress.stop()
 
     def started(self, work: Described, position: int, total: int) -> None:
-        self.progress.update(self.task, description=work.describe())
+        """``total`` may shrink as the work goes (`--runs auto`: stopped series)."""
+        self.progress.update(self.task, description=work.describe(), total=total)
 
     def stage(self, work: Described, name: str) -> None:
         self.progress.update(self.task, description=f"{work.describe()} · {name}")
