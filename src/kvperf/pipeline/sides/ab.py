@@ -83,16 +83,23 @@ class Rounds:
     size: int
     stop: RoundCheck
     skip: Skip | None = None
+    counted: set[int] = field(default_factory=set)  # stopped positions off the total
 
     def skips(self, index: int, first: dict[int, Row]) -> bool:
         """Whether the work at ``index`` is left out (its series stopped)."""
         position = index % self.size
         return self.skip is not None and position in first and self.skip(first[position])
 
-    def stopped(self, first: dict[int, Row]) -> set[int]:
-        """The positions of a round whose series has stopped (by their first-round rows)."""
-        return {p for p in range(self.size)
-                if self.skip is not None and p in first and self.skip(first[p])}
+    def left_out(self, index: int, count: int, first: dict[int, Row]) -> int:
+        """After the work at ``index`` (of ``count`` per side): at the end of a round, the
+        works per side of the rounds left that the series stopped since the last round
+        will not run (the progress total drops by them); else 0."""
+        if (index + 1) % self.size:
+            return 0
+        newly = {p for p in range(self.size) if self.skip is not None and p in first
+                 and self.skip(first[p])} - self.counted
+        self.counted.update(newly)
+        return len(newly) * (count - index - 1) // self.size
 
     def check(self, index: int, result: SidesResult) -> bool:
         """After the work at ``index``: the end of a round, and the rule says stop?"""
@@ -127,7 +134,6 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
         observer.started(works[side][index], len(result.order), total[0])
 
     first: dict[int, Row] = {}  # each position's row in the first round (--runs auto)
-    left_out: set[int] = set()  # positions of stopped series, taken off the total
 
     def finished(index: int, side: str, row: Row) -> None:
         first.setdefault(index, row)
@@ -153,10 +159,8 @@ def interleave(runners: Mapping[str, Runner], seed: int, observer: Observer,
                     finished(index, side, runners[side].run_trial(works[side][index]))
             if rounds is not None and rounds.check(index, result):
                 break
-            if rounds is not None and (index + 1) % rounds.size == 0:
-                newly = rounds.stopped(first) - left_out
-                left_out.update(newly)
-                total[0] -= len(newly) * len(runners) * (count - index - 1) // rounds.size
+            if rounds is not None:
+                total[0] -= rounds.left_out(index, count, first) * len(runners)
     finally:
         for runner in runners.values():
             runner.release()
