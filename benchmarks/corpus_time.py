@@ -20,10 +20,12 @@ with the kinds' lines above it. `--groups G …` runs only definitions testing t
 Progress: kvperf's own line per finished test, with the elapsed time.
 
 `--no-server-reuse` gives every test a fresh server (kvperf's flag), for a before/after
-comparison of server reuse on the same sample.
+comparison of server reuse on the same sample. `--cap-request-bound` (kvperf's flag) ends
+the request-bound clients at the test time too (their rows still count as request-bound).
 
 Usage: python3 benchmarks/corpus_time.py [--definitions DIR] [--sample N] [--seed S]
            [--groups G …] [--cold] [--out DIR] [--test-time S] [--no-server-reuse]
+           [--cap-request-bound]
 Exit status: 1 if any planned test failed, 2 on bad input.
 """
 from __future__ import annotations
@@ -167,10 +169,11 @@ def default_definitions() -> Path:
             / "test-suites")
 
 
-def kvperf_args(definitions: Path, test_time: int, groups: Sequence[str]) -> list[str]:
+def kvperf_args(definitions: Path, test_time: int, groups: Sequence[str],
+                cap: bool = False) -> list[str]:
     more = ["--tested-groups", *groups] if groups else []
     return ["run", "--definitions", str(definitions), "--override-test-time",
-            str(test_time), *more]
+            str(test_time), *more, *(["--cap-request-bound"] if cap else [])]
 
 
 def planned(definitions: Path, test_time: int, groups: Sequence[str]
@@ -237,6 +240,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-server-reuse", action="store_true",
                         help="kvperf's --no-server-reuse: a fresh server for every test (the "
                              "run is labelled cold- or warm-no-reuse)")
+    parser.add_argument("--cap-request-bound", action="store_true",
+                        help="kvperf's --cap-request-bound: request-bound clients end at the "
+                             "test time too (the label gets -capped)")
     args = parser.parse_args(argv)
     if not args.definitions.is_dir():
         parser.error(f"--definitions {args.definitions}: no such folder (python3 "
@@ -278,7 +284,8 @@ def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    label = ("cold" if args.cold else "warm") + ("-no-reuse" if args.no_server_reuse else "")
+    label = ("cold" if args.cold else "warm") + ("-no-reuse" if args.no_server_reuse else "") \
+        + ("-capped" if args.cap_request_bound else "")
     cache, results = args.out / "snapshots", args.out / "results"
     if args.cold:
         shutil.rmtree(cache, ignore_errors=True)
@@ -289,7 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"snapshot cache {cache}", file=sys.stderr, flush=True)
     regexp = "^(" + "|".join(re.escape(n) for n in names) + ")$"
     started = time.monotonic()
-    code, walls = run([*kvperf_args(args.definitions, args.test_time, args.groups),
+    code, walls = run([*kvperf_args(args.definitions, args.test_time, args.groups,
+                                    args.cap_request_bound),
                        "--tests-regexp", regexp, "--results-dir", str(results), "--label",
                        label, "--no-db", "--snapshot-cache", str(cache),
                        *(["--no-server-reuse"] if args.no_server_reuse else [])], started)

@@ -3,7 +3,8 @@ memtier front end, from a scratch directory with relative paths and the default 
 directory, as users run it: corpus definitions (a SET/GET mix, a hash, a --command-ratio
 mix) give ok rows whose preloaded keyspace is check.keyspacelen, whose INFO commandstats mix
 is the one asked for and whose exporter paths are numbers; redisbench-admin 0.2 KPIs pass
-(exit 0) and fail (exit 1) as their bounds say."""
+(exit 0) and fail (exit 1) as their bounds say; ``--cap-request-bound`` ends request-bound
+clients at the override time."""
 
 from __future__ import annotations
 
@@ -194,6 +195,44 @@ def test_a_local_dataset_is_loaded_and_its_keyspace_checked(tmp_path: Path) -> N
     assert rows["ds-ok"]["server"]["keyspace_misses"] == 0
     assert rows["ds-wrong"]["status"] == "failed"
     assert "expects 2999 keys, the server holds 3000" in rows["ds-wrong"]["error"]
+
+
+CAPPED_DEFINITION = """\
+version: 0.4
+name: {name}
+dbconfig:
+  configuration-parameters:
+    save: '""'
+    enable-debug-command: 'yes'
+clientconfig:
+  tool: memtier_benchmark
+  arguments: >-
+    --command "{command}" --command-key-pattern R --key-minimum 1 --key-maximum 1000
+    -n {requests} -c 1 -t 1 --hide-histogram
+"""
+
+
+def test_cap_request_bound_ends_request_bound_clients_at_the_override(tmp_path: Path) -> None:
+    """``--cap-request-bound``: a client of 20M SETs (minutes whole) stops after the
+    override's second with part of its requests; a one-shot ``DEBUG SLEEP 2`` (-n 1) still
+    counts its one reply, which comes after the cap; both rows say they were capped. Without
+    ``--override-test-time`` the flag is exit 2, naming what is missing."""
+    (tmp_path / "defs").mkdir()
+    for name, command, requests in (("many-sets", "SET __key__ __data__", 20_000_000),
+                                    ("one-sleep", "DEBUG SLEEP 2", 1)):
+        (tmp_path / "defs" / f"{name}.yml").write_text(CAPPED_DEFINITION.format(
+            name=name, command=command, requests=requests))
+    alone = run_kvperf("run", "--definitions", "defs", "--cap-request-bound", cwd=tmp_path)
+    assert alone.returncode == 2 and "give --override-test-time S" in alone.stderr
+    done = run_kvperf("run", "--definitions", "defs", "--override-test-time", "1",
+                      "--cap-request-bound", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
+    assert {r["status"] for r in rows.values()} == {"ok"}
+    assert 0 < rows["many-sets"]["server"]["commands"]["set"]["calls"] < 20_000_000
+    assert rows["one-sleep"]["server"]["commands"]["debug"]["calls"] == 1
+    for row in rows.values():
+        assert any("capped at 1 s" in note for note in row["definition"]["notes"]), row
 
 
 def test_sigint_keeps_finished_tests_and_stops_what_kvperf_started(tmp_path: Path) -> None:

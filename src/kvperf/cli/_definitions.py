@@ -37,6 +37,10 @@ def add_definition_args(p: argparse.ArgumentParser) -> None:
                        help="only these topologies of each definition (e.g. oss-standalone)")
     group.add_argument("--override-test-time", type=int, metavar="S",
                        help="replace each memtier client's --test-time by S seconds")
+    group.add_argument("--cap-request-bound", action="store_true",
+                       help="with --override-test-time S: request-bound memtier clients (-n) "
+                            "stop at their requests or S seconds, whichever comes first "
+                            "(default: they run whole)")
     group.add_argument("--ignore-resources", action="store_true",
                        help="plan and run definitions whose resources.requests memory does "
                             "not fit this machine (refused by default)")
@@ -71,7 +75,7 @@ def definition_flags(args: argparse.Namespace) -> DefinitionFlags:
         None if args.definitions is None else tuple(args.definitions), args.tests_regexp,
         args.tests_priority_lower_limit, args.tests_priority_upper_limit,
         _words(args.tested_groups), _words(args.tested_commands), _words(args.topologies),
-        args.override_test_time, args.ignore_resources)
+        args.override_test_time, args.cap_request_bound, args.ignore_resources)
 
 
 def with_snapshot_flags(args: argparse.Namespace, flags: DefinitionFlags) -> DefinitionFlags:

@@ -105,6 +105,9 @@ def _add_determine(sub: Any) -> None:
                    help="only these topologies of each definition")
     g.add_argument("--override-test-time", type=int, metavar="S",
                    help="replace each memtier client's --test-time by S seconds")
+    g.add_argument("--cap-request-bound", action="store_true",
+                   help="with --override-test-time S: request-bound memtier clients stop at "
+                        "their requests or S seconds, whichever comes first")
     p.add_argument("--architecture", default=platform.machine(),
                    help=f"architecture the jobs are for (default: this host's, "
                         f"{platform.machine()})")
@@ -222,7 +225,8 @@ def handle_determine(args: argparse.Namespace, cli: Cli) -> int:
         store=store_flags(args), definitions=DefinitionFlags(
             None if args.definitions is None else tuple(args.definitions),
             args.tests_regexp, topologies=None if args.topologies is None
-            else tuple(args.topologies), override_test_time=args.override_test_time),
+            else tuple(args.topologies), override_test_time=args.override_test_time,
+            cap_request_bound=args.cap_request_bound),
         corpus=args.corpus, shard_size=args.shard_size)
     _opening(cli, asked.store)
     done = track_determine(asked, cli.world)

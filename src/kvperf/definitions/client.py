@@ -12,7 +12,7 @@ valkey-benchmark take ``parameters`` mapped to flags as redisbench-admin's
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvperf.definitions import memtier
@@ -44,6 +44,7 @@ class ClientPlan:
     test_time_overridden: bool = False
     min_tool_version: str | None = None
     resources: Resources | None = None
+    time_limit: int | None = None  # --cap-request-bound: kvload's --time-limit, seconds
 
     @property
     def runner(self) -> str:
@@ -101,6 +102,16 @@ def _benchmark(config: ToolConfig) -> ClientPlan:
     requests = words[words.index("-n") + 1] if "-n" in words[:-1] else None
     return ClientPlan(config.tool, tuple(words), None, requests, False,
                       config.min_tool_version, config.resources)
+
+
+def capped(client: ClientPlan, seconds: int) -> ClientPlan:
+    """A request-bound memtier client with kvload's ``--time-limit seconds``: it ends at its
+    requests or at ``seconds``, whichever comes first (every reply in flight then waited
+    for). Other clients unchanged: a ``--test-time`` one is already timed, and
+    redis-/valkey-benchmark have no time limit."""
+    if client.tool != MEMTIER or client.test_time is not None:
+        return client
+    return replace(client, argv=(*client.argv, f"--time-limit={seconds}"), time_limit=seconds)
 
 
 def plan_client(config: ToolConfig, cluster: bool, override: int | None) -> ClientPlan:

@@ -71,6 +71,8 @@ def _client_line(client: ClientPlan) -> str:
     bound = (f"test-time {client.test_time} s" + (" (overridden)" if client.test_time_overridden
                                                   else "")
              if client.test_time is not None else f"requests {client.requests or 'default'}")
+    if client.time_limit is not None:
+        bound += f", at most {client.time_limit} s (capped)"
     return f"{client.runner} {words}  [{bound}]"
 
 

@@ -11,7 +11,8 @@ short options. Pure but for that one read of the table.
 Options that say where the server is and where output goes (``--server``, ``--port``,
 ``--json-out-file`` …) are kvperf's to give, so a definition that sets them is refused.
 ``--override-test-time`` replaces the value of ``--test-time`` only, as the corpus runner's
-``--override-memtier-test-time`` does; a request-bound client (``-n``) keeps its requests.
+``--override-memtier-test-time`` does; a request-bound client (``-n``) keeps its requests,
+unless ``--cap-request-bound`` gives it kvload's ``--time-limit`` too (``client.capped``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from kvperf.definitions.memtier_options import Spec, table
 KVPERF_OWNED = frozenset({
     "server", "host", "port", "unix-socket", "uri", "authenticate", "tls", "cert", "key",
     "cacert", "tls-skip-verify", "sni", "out-file", "json-out-file", "kvload-json", "io",
-    "cluster-mode", "help", "version"})
+    "cluster-mode", "help", "version", "time-limit"})
 
 
 class MemtierArgsError(ValueError):

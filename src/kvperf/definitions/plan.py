@@ -14,11 +14,11 @@ are only recorded.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kvperf.definitions import memtier, pubsub
-from kvperf.definitions.client import MEMTIER, TOOLS, ClientError, ClientPlan, plan_client
+from kvperf.definitions.client import MEMTIER, TOOLS, ClientError, ClientPlan, capped, plan_client
 from kvperf.definitions.kpis import Kpi
 from kvperf.definitions.model import Definition, ToolConfig
 from kvperf.definitions.resources import Machine, Needs, cpu_note, misfit, needs
@@ -26,6 +26,7 @@ from kvperf.definitions.topology import Topology
 
 KNOWN_CAPABILITIES = frozenset({"local-disk"})  # a kvperf host runs servers on local disk
 URL_SCHEMES = ("http://", "https://", "s3://", "ftp://", "gs://")
+UNCAPPED = "request-bound client: --override-test-time does not apply to it"
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def _notes(definition: Definition, topology: Topology, clients: tuple[ClientPlan
     db = definition.dbconfig
     notes = [f"warning: {issue}" for issue in definition.warnings]
     if override is not None and any(not c.test_time_overridden for c in clients):
-        notes.append("request-bound client: --override-test-time does not apply to it")
+        notes.append(UNCAPPED)
     checks = db.rdb_checks
     if checks is not None and checks.operation == "load" and checks.keyspacelen is not None:
         notes.append(f"rdb_checks (load): keyspacelen {checks.keyspacelen} checked after "
@@ -290,6 +291,28 @@ def plan_all(definitions: tuple[Definition, ...], topologies: dict[str, Topology
     return tuple(plan_one(definition, name, topologies, override, file_exists, machine, rdbs)
                  for definition in definitions for name in definition.topologies
                  if not only_topologies or name in only_topologies)
+
+
+def cap_request_bound(planned: tuple[Plan | Refusal, ...], seconds: int
+                      ) -> tuple[Plan | Refusal, ...]:
+    """``--cap-request-bound``: each plan's request-bound memtier clients stop at their
+    requests or ``seconds``, whichever comes first (``client.capped``; the preload stays
+    whole); the plan's note says so. The capped argv is part of the series' identity."""
+    out: list[Plan | Refusal] = []
+    for plan in planned:
+        if not isinstance(plan, Plan):
+            out.append(plan)
+            continue
+        clients = tuple(capped(c, seconds) for c in plan.clients)
+        notes = [n for n in plan.notes if n != UNCAPPED]
+        if any(c.time_limit is not None for c in clients):
+            notes.append(f"request-bound client capped at {seconds} s (--cap-request-bound):"
+                         f" its requests or {seconds} s, whichever comes first")
+        if any(c.test_time is None and c.time_limit is None for c in clients) \
+                and UNCAPPED in plan.notes:
+            notes.append(UNCAPPED)
+        out.append(replace(plan, clients=clients, notes=tuple(notes)))
+    return tuple(out)
 
 
 def plans_of(planned: tuple[Plan | Refusal, ...]) -> tuple[Plan, ...]:

@@ -355,6 +355,7 @@ class DefinitionsJob:
     tests_regexp: str = ".*"
     override_test_time: int | None = None
     topologies: tuple[str, ...] | None = None
+    cap_request_bound: bool = False
 
     def config(self) -> Config:
         """The job's identity in the queue: one per (commit, shard content, architecture)."""
@@ -362,6 +363,8 @@ class DefinitionsJob:
                 "files": list(self.files), "tests_regexp": self.tests_regexp,
                 "override_test_time": self.override_test_time,
                 "topologies": None if self.topologies is None else list(self.topologies)}
+        if self.cap_request_bound:  # absent otherwise: earlier jobs keep their identity
+            data["cap_request_bound"] = True
         content = json.dumps(data, sort_keys=True)
         return config_from_text(f"{DEFINITIONS_PREFIX}{self.shard[:16]}", content)
 
@@ -381,7 +384,8 @@ def definitions_job(content: str | None) -> DefinitionsJob | None:
     return DefinitionsJob(str(data["shard"]), tuple(data["files"]),
                           str(data.get("tests_regexp") or ".*"),
                           data.get("override_test_time"),
-                          None if topologies is None else tuple(topologies))
+                          None if topologies is None else tuple(topologies),
+                          data.get("cap_request_bound") is True)
 
 
 @dataclass(frozen=True)

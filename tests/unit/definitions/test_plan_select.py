@@ -11,7 +11,15 @@ import yaml
 from kvperf.core.errors import UsageError
 from kvperf.definitions.dryrun import reason_group, render_result, summarize
 from kvperf.definitions.model import DbConfig, Definition, Issue, RdbChecks, ToolConfig
-from kvperf.definitions.plan import Plan, Refusal, plan_all, plan_one
+from kvperf.definitions.plan import (
+    UNCAPPED,
+    Plan,
+    Refusal,
+    cap_request_bound,
+    plan_all,
+    plan_one,
+    plans_of,
+)
 from kvperf.definitions.selection import Selection, check, select
 from kvperf.definitions.topology import BUILTIN, parse_setups, server_args
 from tests.fixtures.corpus import topologies_file
@@ -45,6 +53,26 @@ def test_plan_contents() -> None:
     assert (client.test_time, client.test_time_overridden) == (2, True)
     assert standalone.keyspacelen == 1000 and standalone.init_commands == (("SET", "x", "1"),)
     assert any("preload before the replica" in note for note in rdb.notes)
+
+
+def test_cap_request_bound_gives_request_bound_memtier_clients_the_time_limit() -> None:
+    """--cap-request-bound: a -n memtier client gets kvload's --time-limit (its argv, so the
+    series' identity, changes) and the plan says so; a timed client, the preload and
+    redis-benchmark (no time limit) stay as they were, the last one still noted."""
+    counted = ToolConfig("memtier_benchmark", "-n 1000000 -c 5")
+    bench = ToolConfig("redis-benchmark", "", (("requests", 100000), ("command", "GET a")))
+    planned = plan_all((definition(clients=(counted,)), definition(clients=(CLIENT,)),
+                        definition(clients=(bench,))), BUILTIN, 2, ("oss-standalone",))
+    before = plans_of(planned)
+    capped, timed, benchmark = plans_of(cap_request_bound(planned, 2))
+    (client,) = capped.clients
+    assert client.argv[-1] == "--time-limit=2" and client.time_limit == 2
+    assert (client.test_time, client.requests) == (None, "1000000")
+    assert UNCAPPED in before[0].notes and UNCAPPED not in capped.notes
+    assert any("capped at 2 s (--cap-request-bound)" in note for note in capped.notes)
+    assert capped.preload == before[0].preload
+    assert timed == before[1]
+    assert benchmark.clients == before[2].clients and UNCAPPED in benchmark.notes
 
 
 @pytest.mark.parametrize(("changes", "topology", "says"), [

@@ -3,6 +3,7 @@ payload's round trip, and the corpus report's verdicts, order, totals and exit s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,10 @@ def test_job_payload_round_trip_and_identity() -> None:
     assert definitions_job(config.content) == job
     assert config.name.startswith("definitions:")
     assert DefinitionsJob("k" * 64, ("strings/a.yml",)).config().hash != config.hash
+    capped = replace(job, cap_request_bound=True)
+    assert definitions_job(capped.config().content) == capped
+    assert capped.config().hash != config.hash  # a job of its own
+    assert "cap_request_bound" not in config.content  # earlier jobs keep their identity
     assert definitions_job('[{"commands": ["SET"]}]') is None  # a benchmark config
     with pytest.raises(StoreError, match="upgrade the runner"):
         definitions_job('{"format": "kvperf-definitions-job", "version": 2}')

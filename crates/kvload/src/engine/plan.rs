@@ -13,6 +13,10 @@ use crate::engine::source::{Batches, Window};
 /// (memtier drains them) at most this long; any still missing then are reported.
 pub const DRAIN_LIMIT_NS: u64 = 30_000_000_000;
 
+/// Window mode after a --time-limit: every reply in flight is waited for (the requests are
+/// a request-bound run's own, each as it would have been answered without the limit).
+pub const DRAIN_ALL_NS: u64 = u64::MAX / 4;
+
 /// Everything one thread needs to run one test.
 pub struct Plan<B: Batches, W: Window> {
     pub endpoints: Vec<Endpoint>,
@@ -24,6 +28,8 @@ pub struct Plan<B: Batches, W: Window> {
     /// Measured commands this thread issues; None when time-bounded.
     pub quota: Option<u64>,
     pub duration_ns: Option<u64>,
+    /// Window mode: how long replies in flight at `duration_ns` are waited for.
+    pub drain_ns: u64,
     pub warmup_ns: u64,
     /// Open loop: interval between batches on each connection (the mean gap with `poisson`).
     pub interval_ns: Option<u64>,

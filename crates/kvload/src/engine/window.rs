@@ -2,7 +2,7 @@
 //! flight, refilled as replies arrive (a sliding window, not batches), from its client's
 //! stream of requests (`Window`); each request's latency is from its own send. A client
 //! has a budget of requests (its -n) and its own end; after --test-time the replies in
-//! flight are waited for (at most `plan::DRAIN_LIMIT_NS`). An optional rate limit allows
+//! flight are waited for (at most `plan::DRAIN_LIMIT_NS`; after a --time-limit, all). An optional rate limit allows
 //! `per_tick` requests per connection per tick.
 
 use crate::base::clock;
@@ -166,7 +166,8 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
         w.window.pop_front();
         cl.answered += 1;
         let done = match (self.measure_end, m.client_quota) {
-            (Some(e), _) => now >= e,
+            (Some(e), Some(q)) => now >= e || cl.answered >= q,
+            (Some(e), None) => now >= e,
             (None, Some(q)) => cl.answered >= q,
             (None, None) => false,
         };

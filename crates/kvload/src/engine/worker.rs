@@ -17,7 +17,7 @@ use crate::base::rng::Rng;
 use crate::base::slots;
 use crate::base::transport::{self, Endpoint};
 use crate::engine::conn::{self, register, ClientState, Conn};
-use crate::engine::plan::{Plan, Requests, DRAIN_LIMIT_NS};
+use crate::engine::plan::{Plan, Requests};
 use crate::engine::ring::UringState;
 use crate::engine::route::{self, Route};
 use crate::engine::source::{Batches, Window};
@@ -183,14 +183,17 @@ impl<'a, B: Batches, W: Window> Worker<'a, B, W> {
     }
 
     pub(super) fn finished(&self, now: u64) -> bool {
+        let quota_done = self.measuring && self.quota_left() == Some(0) && self.inflight == 0;
         if let Some(end) = self.measure_end {
             if self.plan.window().is_some() {
-                // memtier sends nothing after the deadline but drains what is in flight.
-                return now >= end && (self.inflight == 0 || now >= end + DRAIN_LIMIT_NS);
+                // memtier sends nothing after the deadline but drains what is in flight;
+                // with both a deadline and a quota (--time-limit), whichever comes first.
+                let drained = self.inflight == 0 || now >= end.saturating_add(self.plan.drain_ns);
+                return quota_done || now >= end && drained;
             }
             return now >= end;
         }
-        self.measuring && self.quota_left() == Some(0) && self.inflight == 0
+        quota_done
     }
 
     pub(super) fn finish(mut self, now: u64) -> ThreadStats {
@@ -205,8 +208,8 @@ impl<'a, B: Batches, W: Window> Worker<'a, B, W> {
 
     pub(super) fn timeout(&self, now: u64) -> Option<std::time::Duration> {
         let draining = self.plan.window().is_some() && self.measure_end.is_some_and(|e| now >= e);
-        let drain = DRAIN_LIMIT_NS;
-        let mut until = self.measure_end.map(|e| if draining { e + drain } else { e });
+        let drain = self.plan.drain_ns;
+        let mut until = self.measure_end.map(|e| if draining { e.saturating_add(drain) } else { e });
         if !self.measuring {
             until = Some(until.map_or(self.measure_start, |u| u.min(self.measure_start)));
         }

@@ -29,7 +29,14 @@ from kvperf.config.rate_sweep import (
 from kvperf.core.errors import UsageError
 from kvperf.core.kinds import Measure, Mode, ProfileMode
 from kvperf.definitions.loader import load
-from kvperf.definitions.plan import Plan, Refusal, plan_all, plans_of, refusals_of
+from kvperf.definitions.plan import (
+    Plan,
+    Refusal,
+    cap_request_bound,
+    plan_all,
+    plans_of,
+    refusals_of,
+)
 from kvperf.definitions.resources import Machine, memory_bytes
 from kvperf.definitions.selection import Selection, check, select
 from kvperf.pipeline.bisect import settle
@@ -136,6 +143,9 @@ def plan_definitions(flags: DefinitionFlags) -> tuple[Plan | Refusal, ...]:
     if flags.override_test_time is not None and flags.override_test_time < 1:
         raise UsageError(f"--override-test-time must be at least 1, got "
                          f"{flags.override_test_time}")
+    if flags.cap_request_bound and flags.override_test_time is None:
+        raise UsageError("--cap-request-bound caps request-bound clients at "
+                         "--override-test-time's seconds: give --override-test-time S")
     selection = Selection(flags.tests_regexp, flags.priority_lower, flags.priority_upper,
                           names(flags.tested_groups), names(flags.tested_commands),
                           names(flags.topologies))
@@ -145,10 +155,13 @@ def plan_definitions(flags: DefinitionFlags) -> tuple[Plan | Refusal, ...]:
     if not chosen:
         raise UsageError(f"the selection matches none of the {len(loaded.definitions)} "
                          "loaded definition(s)")
-    return plan_all(chosen, loaded.topologies, quick.test_time(flags.override_test_time),
-                    selection.topologies, file_exists=Path.is_file,
-                    machine=None if flags.ignore_resources else this_machine(),
-                    rdbs=dataset_rdbs(flags.dataset_rdbs))
+    override = quick.test_time(flags.override_test_time)
+    planned = plan_all(chosen, loaded.topologies, override, selection.topologies,
+                       file_exists=Path.is_file,
+                       machine=None if flags.ignore_resources else this_machine(),
+                       rdbs=dataset_rdbs(flags.dataset_rdbs))
+    return cap_request_bound(planned, override) if flags.cap_request_bound and override \
+        else planned
 
 
 def dataset_rdbs(given: tuple[str, ...]) -> dict[str, Path]:

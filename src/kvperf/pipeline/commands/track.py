@@ -149,7 +149,8 @@ def definition_shards(flags: DefinitionFlags, corpus: Path, shard_size: int
             plans.append(planned)
     return tuple(
         track.DefinitionsJob(shard.key, shard.files, flags.tests_regexp,
-                             flags.override_test_time, flags.topologies).config()
+                             flags.override_test_time, flags.topologies,
+                             flags.cap_request_bound).config()
         for shard in shards(list(by_file.items()), shard_size))
 
 

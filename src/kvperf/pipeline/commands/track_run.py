@@ -216,6 +216,7 @@ def _execute(request: TrackRunRequest, world: World, hooks: TrackRunHooks,
                          f"{', '.join(missing)}")
     flags = DefinitionFlags(files, payload.tests_regexp, topologies=payload.topologies,
                             override_test_time=payload.override_test_time,
+                            cap_request_bound=payload.cap_request_bound,
                             ignore_resources=request.ignore_resources)
     planned = _resumed(engine, job, plan_definitions(flags), recorded)
     if not any(isinstance(p, Plan) for p in planned):

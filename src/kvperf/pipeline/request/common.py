@@ -93,6 +93,7 @@ class DefinitionFlags:
     tested_commands: tuple[str, ...] | None = None
     topologies: tuple[str, ...] | None = None
     override_test_time: int | None = None
+    cap_request_bound: bool = False  # request-bound memtier clients end at the override too
     ignore_resources: bool = False  # plan what does not fit this machine's memory
     no_snapshots: bool = False  # run --definitions: every preload for real
     no_server_reuse: bool = False  # run --definitions: a fresh server for every test
@@ -109,7 +110,7 @@ class DefinitionFlags:
         return self.tests_regexp != ".*" or any(value is not None for value in (
             self.priority_lower, self.priority_upper, self.tested_groups,
             self.tested_commands, self.topologies, self.override_test_time)) \
-            or self.ignore_resources
+            or self.ignore_resources or self.cap_request_bound
 
 
 SELECTION_ONLY = ("the definition selection flags (--tests-regexp, --topologies, "

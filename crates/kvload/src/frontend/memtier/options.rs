@@ -62,6 +62,8 @@ pub struct MtOptions {
     pub clients: usize,
     pub threads: usize,
     pub test_time: Option<u64>,
+    /// --time-limit (kvload's): a request-bound run also stops sending after these seconds.
+    pub time_limit: Option<u64>,
     pub ratio: Option<(u32, u32)>,
     pub pipeline: usize,
     pub data_size: Option<usize>,
@@ -118,6 +120,7 @@ impl Default for MtOptions {
             clients: 50,
             threads: 4,
             test_time: None,
+            time_limit: None,
             ratio: None,
             pipeline: 1,
             data_size: None,
@@ -343,6 +346,7 @@ fn apply(name: &str, v: &str, o: &mut MtOptions) -> Result<(), String> {
         "clients" => o.clients = positive(v, "clients")?,
         "threads" => o.threads = positive(v, "threads")?,
         "test-time" => o.test_time = Some(positive(v, "test-time")?),
+        "time-limit" => o.time_limit = Some(positive(v, "time-limit")?),
         "clients-start" => o.ramp_flags.0 = Some(positive(v, "clients-start")?),
         "clients-step" => o.ramp_flags.1 = Some(positive(v, "clients-step")?),
         "step-duration" => o.ramp_flags.2 = Some(positive(v, "step-duration")?),
@@ -622,6 +626,9 @@ fn validate(o: &MtOptions) -> Result<(), String> {
     if o.requests != Requests::Unset && o.test_time.is_some() {
         return Err("--test-time and --requests are mutually exclusive".into());
     }
+    if o.time_limit.is_some() && o.test_time.is_some() {
+        return Err("--time-limit caps a run bound by --requests; a --test-time run has nothing for it to cap".into());
+    }
     if !o.commands.is_empty() {
         if o.key_pattern.is_some() {
             return Err("when using arbitrary command, key pattern is configured with --command-key-pattern option".into());
@@ -774,6 +781,16 @@ mod tests {
         assert!(o.hide_histogram);
         assert_eq!((o.pipeline, o.key_max), (50, 9));
         assert!(p(&["--key"]).is_err_and(|e| e.contains("ambiguous") || e.contains("requires")));
+    }
+
+    #[test]
+    fn time_limit_caps_a_request_bound_run_only() {
+        let o = opts(&["-n", "500", "--time-limit", "2"]);
+        assert_eq!((o.requests_per_client(), o.time_limit, o.test_time), (Some(500), Some(2), None));
+        assert_eq!(opts(&["--time-limit", "2"]).requests_per_client(), Some(10_000));
+        let e = p(&["--test-time", "3", "--time-limit", "2"]).expect_err("refused");
+        assert!(e.contains("--time-limit caps a run bound by --requests"), "{e}");
+        assert!(p(&["--time-limit", "0"]).is_err_and(|e| e.contains("time-limit must be greater than zero")));
     }
 
     #[test]

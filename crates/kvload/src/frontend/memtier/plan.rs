@@ -11,7 +11,7 @@ use crate::base::resp::encode_args;
 use crate::base::rng::default_seed;
 use crate::base::session::{connect_spec, Session};
 use crate::base::transport::{ConnectSpec, Endpoint};
-use crate::engine::plan::{Plan, Requests, WindowPlan};
+use crate::engine::plan::{Plan, Requests, WindowPlan, DRAIN_ALL_NS, DRAIN_LIMIT_NS};
 use crate::engine::route::{ReadRoute, Route};
 use crate::report::RunInfo;
 use crate::workload::topology::{topology, Seed};
@@ -167,7 +167,9 @@ fn thread_plan(o: &MtOptions, s: &Setup, t: usize) -> MtPlan {
         connect: s.connect.clone(),
         pipeline: o.pipeline,
         quota: per_client.map(|n| n * ids.len() as u64),
-        duration_ns: o.test_time.map(|d| d * 1_000_000_000),
+        // --time-limit caps a request-bound run: whichever of its -n or the time comes first
+        duration_ns: o.test_time.or(o.time_limit).map(|d| d * 1_000_000_000),
+        drain_ns: if o.time_limit.is_some() { DRAIN_ALL_NS } else { DRAIN_LIMIT_NS },
         warmup_ns: 0,
         interval_ns: o.rate.map(|r| rate_ticks(r).1),
         // memtier's rate limit is a grid of ticks: no Poisson arrivals to draw

@@ -207,6 +207,7 @@ pub const TABLE: &[MtOption] = &[
     opt('-', "step-duration", "SECS", Listed(Test), "Staircase: seconds per step (the last runs to the end)"),
     // kvload's own additions.
     opt('-', "kvload-json", "FILE", Listed(Output), "kvload's versioned JSON report (HDR histograms) of the same runs"),
+    opt('-', "time-limit", "SECS", Listed(Test), "kvload's: a run bound by --requests also stops sending after\nSECS (whichever comes first); every reply in flight is waited for"),
     opt('-', "io", "uring|epoll", Listed(Output), "kvload's event loop (default: io_uring when the kernel allows\nit, else epoll with a note; TLS always runs on epoll)"),
 ];
 

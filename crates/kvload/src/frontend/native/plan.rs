@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::base::event_loop::IoKind;
 use crate::base::schedule;
 use crate::base::transport::ConnectSpec;
-use crate::engine::plan::{Plan, Requests};
+use crate::engine::plan::{Plan, Requests, DRAIN_LIMIT_NS};
 use crate::engine::route::{ReadRoute, Route};
 use crate::workload::batches::TemplateBatches;
 use crate::workload::cluster::plan_route;
@@ -97,6 +97,7 @@ fn thread_plan(o: &Options, c: &Common, test: &Test, t: usize, conns: Vec<(usize
         pipeline: o.pipeline,
         quota,
         duration_ns: o.duration.map(|d| (d * 1e9) as u64),
+        drain_ns: DRAIN_LIMIT_NS,
         warmup_ns: (o.warmup * 1e9) as u64,
         interval_ns: o.rps.map(|r| schedule::batch_interval_ns(r, o.clients, per_batch)),
         poisson: o.poisson,
