@@ -385,7 +385,9 @@ def test_init_commands_lua_and_wait_for_bgsave(tmp_path: Path) -> None:
 
 def test_compare_two_servers_over_a_corpus_definition(corpus: Path, tmp_path: Path) -> None:
     """`compare --server-bin A --server-bin B --definitions …`: each round runs the test on
-    both sides in a seeded order; rows pair by round and the verdict table names the test."""
+    both sides in a seeded order; rows pair by round and the verdict table names the test.
+    Each side's second round starts from a dataset snapshot (the first saved it, or an
+    earlier test of the session did), not from a fresh preload."""
     stem = "memtier_benchmark-1Mkeys-string-mixed-50-50-set-get-32B"
     copy_definitions(corpus, tmp_path / "defs", stem)
     done = run_kvperf("compare", "--server-bin", require_binary("valkey-server"),
@@ -402,6 +404,8 @@ def test_compare_two_servers_over_a_corpus_definition(corpus: Path, tmp_path: Pa
             (side, 1, 5, "ok"), (side, 2, 5, "ok")]
     assert sides["A"][0]["server_version"] != sides["B"][0]["server_version"]
     assert sides["A"][0]["trial_id"] == sides["B"][0]["trial_id"]
+    assert [rows[1]["definition"]["preload"]["source"] for rows in sides.values()] == [
+        "snapshot", "snapshot"]
     report = (tmp_path / "r.md").read_text()
     assert stem in report and "rps" in report
 

@@ -46,17 +46,21 @@ def add_definition_args(p: argparse.ArgumentParser) -> None:
                             "not fit this machine (refused by default)")
 
 
-def add_snapshot_args(p: argparse.ArgumentParser) -> None:
-    """The dataset snapshot cache of ``run --definitions`` (docs/DEFINITIONS.md)."""
+def add_snapshot_args(p: argparse.ArgumentParser, reuse: bool = True) -> None:
+    """The dataset snapshot cache of ``--definitions`` (docs/DEFINITIONS.md); with
+    ``reuse``, ``--no-server-reuse`` too (compare's interleaved sides never reuse)."""
     group = p.add_argument_group(
-        "dataset snapshots", "run --definitions: a preload's RDB cached and loaded by later "
+        "dataset snapshots", "--definitions: a preload's RDB cached and loaded by later "
         "tests with the same preload (docs/DEFINITIONS.md, Snapshots)")
     group.add_argument("--no-snapshots", action="store_true",
                        help="preload every test for real; save no snapshot")
-    group.add_argument("--no-server-reuse", action="store_true",
-                       help="a fresh server for every test (default: a test whose dataset "
-                            "and server match the one before runs on the server it left, "
-                            "when that one wrote nothing)")
+    if reuse:
+        group.add_argument("--no-server-reuse", action="store_true",
+                           help="a fresh server for every test (default: a test whose "
+                                "dataset and server match the one before runs on the server "
+                                "it left, when that one wrote nothing)")
+    else:
+        p.set_defaults(no_server_reuse=True)
     group.add_argument("--snapshot-cache", type=local_path, metavar="DIR",
                        help="the snapshot cache (default: $KVPERF_SNAPSHOT_CACHE, else "
                             "~/.cache/kvperf/snapshots); its cap: $KVPERF_SNAPSHOT_CACHE_SIZE "
@@ -79,7 +83,7 @@ def definition_flags(args: argparse.Namespace) -> DefinitionFlags:
 
 
 def with_snapshot_flags(args: argparse.Namespace, flags: DefinitionFlags) -> DefinitionFlags:
-    """``flags`` with run's snapshot flags (add_snapshot_args)."""
+    """``flags`` with the snapshot flags (add_snapshot_args)."""
     return replace(flags, no_snapshots=args.no_snapshots, snapshot_cache=args.snapshot_cache,
                    dataset_rdbs=tuple(args.dataset_rdb), no_server_reuse=args.no_server_reuse)
 

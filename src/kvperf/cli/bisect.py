@@ -15,7 +15,12 @@ from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._choices import enum_choice
 from kvperf.cli._clients import add_client_repo, add_clients_dir
 from kvperf.cli._common import Cli, ConsoleHooks
-from kvperf.cli._definitions import add_definition_args, definition_flags
+from kvperf.cli._definitions import (
+    add_definition_args,
+    add_snapshot_args,
+    definition_flags,
+    with_snapshot_flags,
+)
 from kvperf.cli._module_sides import (
     add_module_source_args,
     module_flags,
@@ -86,6 +91,7 @@ def add_parser(subparsers: Any) -> None:
     add_db_options(p)
     add_build_args(p)
     add_definition_args(p)
+    add_snapshot_args(p, reuse=False)
     add_module_args(p)
     add_module_source_args(p, valkey_path=True)
     p.add_argument("--server-bin", type=command_path, metavar="PATH",
@@ -105,7 +111,8 @@ def request(args: argparse.Namespace) -> BisectRequest:
         runs=args.runs, max_runs=args.max_runs, min_effect=args.min_effect,
         resume=args.resume, tool=args.tool, config=args.config, label=args.label,
         seed=args.seed, output=args.output, build=build_flags(args),
-        store=writer_flags(args), definitions=definition_flags(args), client=args.client,
+        store=writer_flags(args), client=args.client,
+        definitions=with_snapshot_flags(args, definition_flags(args)),
         client_repos=tuple(args.client_repo), clients_dirs=tuple(args.clients_dir)))
 
 

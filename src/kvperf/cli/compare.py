@@ -14,7 +14,12 @@ from rich.markup import escape
 from kvperf.cli._builds import add_build_args, build_flags
 from kvperf.cli._clients import add_client_args
 from kvperf.cli._common import Cli, ConsoleHooks
-from kvperf.cli._definitions import add_definition_args, definition_flags
+from kvperf.cli._definitions import (
+    add_definition_args,
+    add_snapshot_args,
+    definition_flags,
+    with_snapshot_flags,
+)
 from kvperf.cli._disturbed import add_disturbed_args, interference_flags, print_disturbed
 from kvperf.cli._environment import print_environment
 from kvperf.cli._interleaved import add_common, refuse_auto_runs
@@ -70,6 +75,7 @@ def add_parser(subparsers: Any) -> None:
     add_compare_arguments(p)
     add_profile_arguments(p)
     add_definition_args(p)
+    add_snapshot_args(p, reuse=False)
     add_disturbed_args(p, retry_default=True)
     add_client_args(p)
     add_rate_sweep_args(p)
@@ -88,7 +94,8 @@ def request(args: argparse.Namespace) -> CompareRequest:
         profile=profile_settings(args), metrics=args.metrics, output=args.output,
         fail_on_regression=args.fail_on_regression, water_line=args.water_line,
         min_effect=args.min_effect, build=build_flags(args), store=writer_flags(args),
-        remote=remote_flags(args), definitions=definition_flags(args),
+        remote=remote_flags(args),
+        definitions=with_snapshot_flags(args, definition_flags(args)),
         interference=interference_flags(args), clients=tuple(args.clients),
         clients_dirs=tuple(args.clients_dir), concurrency=args.concurrency,
         client_repos=tuple(args.client_repo),

@@ -109,6 +109,7 @@ class LiveBench:
     def __init__(self, request: BisectRequest, world: World, hooks: BenchHooks) -> None:
         assert request.build is not None
         self.world, self.hooks, self.store = world, hooks, request.store
+        self.snapshots = request.snapshots
         self.builder = world.builder(request.build)
         self.results: list[SidesResult] = []
 
@@ -130,7 +131,7 @@ class LiveBench:
     def run_definitions(self, plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
                         runs: int, seed: int | None) -> SidesResult:
         rows, prepared = run_on_sides(plans, sides, out_dir, runs, seed, None, self.store,
-                                      self.world, self.hooks)
+                                      self.world, self.hooks, snapshots=self.snapshots)
         return SidesResult(rows, prepared.seed)  # the store was checked by run_on_sides
 
     def check_stores(self) -> None:

@@ -37,6 +37,7 @@ from kvperf.pipeline.commands.checks import (
     refuse_server_host,
     remote_request,
     runnable,
+    snapshot_cache,
     store_request,
     water_line_rule,
 )
@@ -55,6 +56,7 @@ from kvperf.pipeline.commands.outputs import (
 )
 from kvperf.pipeline.definitions.definition_runs import CompareDefinitionHooks, compare_definitions
 from kvperf.pipeline.request.common import SELECTION_ONLY
+from kvperf.pipeline.request.options import NO_SNAPSHOTS, Snapshots
 from kvperf.pipeline.request.sides import (
     COMPARE_RUNS,
     AutoRuns,
@@ -192,7 +194,9 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
         remote = remote_request(flags.remote, plan.options, count, lambda: plan.trials)
     return CompareRequest(sides, flags.refs, present, build, rule, effect,
                           store_request(flags.store, live=True), remote, flags.metrics,
-                          flags.output, flags.fail_on_regression, skipped, planned, clients)
+                          flags.output, flags.fail_on_regression, skipped, planned, clients,
+                          Snapshots(*snapshot_cache(flags.definitions)) if planned is not None
+                          else NO_SNAPSHOTS)
 
 
 def _auto(flags: CompareFlags, rule: Rule, count: int, sweep: bool) -> AutoRuns | None:

@@ -19,7 +19,7 @@ from kvperf.pipeline.definitions.definition_sides import (
 )
 from kvperf.pipeline.definitions.definitions import DefinitionRun, prepare_definitions
 from kvperf.pipeline.request.common import StoreRequest
-from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.request.options import NO_SNAPSHOTS, InterferencePolicy, Snapshots
 from kvperf.pipeline.request.run import DefinitionsRequest
 from kvperf.pipeline.request.sides import CompareRequest, default_label
 from kvperf.pipeline.run.builds import BuildObserver
@@ -70,11 +70,13 @@ def run_definitions(request: DefinitionsRequest, world: World, hooks: Definition
 def run_on_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir: Path, runs: int,
                  seed: int | None, profile: ProfileSettings | None, store: StoreRequest,
                  world: World, hooks: DefinitionHooks,
-                 policy: InterferencePolicy | None = None
+                 policy: InterferencePolicy | None = None, snapshots: Snapshots = NO_SNAPSHOTS
                  ) -> tuple[dict[str, list[Row]], DefinitionSides]:
     """Prepare every side (exit 2 when no test runs on all), run the rounds interleaved
-    with the live store (checked at the end); ``policy``: what disturbed tests get."""
-    prepared = prepare_definition_sides(plans, sides, out_dir, runs, seed, profile)
+    with the live store (checked at the end); ``policy``: what disturbed tests get;
+    ``snapshots``: the cache every side's preloads use (a snapshot one side saved, the
+    other loads when its server writes the same RDB format)."""
+    prepared = prepare_definition_sides(plans, sides, out_dir, runs, seed, profile, snapshots)
     hooks.refused([(p.name, p.topology.name, why) for p, why in prepared.refused])
     if not prepared.plans:
         raise UsageError(f"none of the {len(plans)} selected test(s) can run on every "
@@ -100,4 +102,4 @@ def compare_definitions(request: CompareRequest, world: World, hooks: CompareDef
     out_dir = request.sides.results_dir / (request.sides.label or default_label("compare"))
     return run_on_sides(plans_of(request.definitions), sides, out_dir, request.sides.runs,
                         request.sides.seed, request.sides.profile, request.store, world, hooks,
-                        request.sides.interference)
+                        request.sides.interference, request.snapshots)

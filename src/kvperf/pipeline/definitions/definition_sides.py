@@ -21,7 +21,7 @@ from kvperf.pipeline.definitions.definitions import (
     DefinitionRun,
     prepare_definitions,
 )
-from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.request.options import NO_SNAPSHOTS, InterferencePolicy, Snapshots
 from kvperf.pipeline.run.model import Observer
 from kvperf.pipeline.run.runner import Runner
 from kvperf.pipeline.sides.ab import interleave
@@ -48,22 +48,24 @@ class DefinitionSides:
 
 
 def _side_run(plans: tuple[Plan, ...], side: Side, out_dir: Path,
-              profile: ProfileSettings | None) -> DefinitionRun:
+              profile: ProfileSettings | None, snapshots: Snapshots) -> DefinitionRun:
     if side.blocked or side.server_bin is None:
         raise BuildError(f"side {side.name} has no server: {side.blocked or 'not built'}")
-    run = prepare_definitions(plans, DefinitionOptions(out_dir, side.name, side.server_bin,
-                                                       profile=profile))
+    run = prepare_definitions(plans, DefinitionOptions(
+        out_dir, side.name, side.server_bin, profile=profile, snapshots=snapshots.directory,
+        snapshot_max_bytes=snapshots.max_bytes))
     env = {**run.context.env, **dict(side.provenance)}
     return replace(run, context=replace(run.context, commit=side.commit, env=env))
 
 
 def prepare_definition_sides(plans: tuple[Plan, ...], sides: list[Side], out_dir: Path,
                              rounds: int, seed: int | None = None,
-                             profile: ProfileSettings | None = None) -> DefinitionSides:
+                             profile: ProfileSettings | None = None,
+                             snapshots: Snapshots = NO_SNAPSHOTS) -> DefinitionSides:
     """Prepare every side (UsageError before any server); the tests every side can run."""
     if rounds < 1:
         raise UsageError(f"--runs must be at least 1, got {rounds}")
-    runs = {side.name: _side_run(plans, side, out_dir, profile) for side in sides}
+    runs = {side.name: _side_run(plans, side, out_dir, profile, snapshots) for side in sides}
     refused = {id(p): (p, why) for run in runs.values() for p, why in run.refused}
     runnable = tuple(p for p in plans if id(p) not in refused)
     drawn = seed if seed is not None else secrets.randbelow(2**31)

@@ -17,6 +17,7 @@ from kvperf.pipeline.request.common import (
     StoreFlags,
     StoreRequest,
 )
+from kvperf.pipeline.request.options import NO_SNAPSHOTS, Snapshots
 
 
 @dataclass(frozen=True)
@@ -72,3 +73,4 @@ class BisectRequest:
     output: Path | None = None  # --output: the markdown report
     client: str | None = None  # bisect --client: a library's commits (``repo`` is its)
     clients_dirs: tuple[Path, ...] = ()
+    snapshots: Snapshots = NO_SNAPSHOTS  # --definitions: the dataset snapshot cache

@@ -81,6 +81,18 @@ class InterferencePolicy:
 
 
 @dataclass(frozen=True)
+class Snapshots:
+    """The dataset snapshot cache definitions' tests use (``directory`` None: every preload
+    for real) and its size cap (least recently used evicted)."""
+
+    directory: Path | None = None
+    max_bytes: int = 20 * 1024**3
+
+
+NO_SNAPSHOTS = Snapshots()  # every preload for real
+
+
+@dataclass(frozen=True)
 class DefinitionOptions:
     """Validated options of ``kvperf run --definitions`` (built by the CLI)."""
 

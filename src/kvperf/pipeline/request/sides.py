@@ -29,7 +29,7 @@ from kvperf.pipeline.request.common import (
     StoreFlags,
     StoreRequest,
 )
-from kvperf.pipeline.request.options import InterferencePolicy
+from kvperf.pipeline.request.options import NO_SNAPSHOTS, InterferencePolicy, Snapshots
 
 COMPARE_RUNS = 8  # default interleaved rounds of compare
 NOISE_RUNS = 6  # … of noise
@@ -98,6 +98,7 @@ class CompareRequest:
     skipped: tuple[tuple[str, str], ...] = ()  # --server-bin not found, and why
     definitions: tuple[Plan | Refusal, ...] | None = None  # compare --definitions
     clients: tuple[str, ...] = ()  # compare --client: one side per client, one server
+    snapshots: Snapshots = NO_SNAPSHOTS  # compare --definitions: the dataset snapshot cache
 
     @property
     def count(self) -> int:
