@@ -115,8 +115,11 @@ def _listed(cli: Cli, asked: RegressionsRequest, found: Regressions) -> None:
         cli.err.print(f"stored {found.stored} change point(s) in {found.database}",
                       highlight=False)
     if found.alerts is not None:
+        moved = (f", {len(found.alerts.moved)} whose change point moved "
+                 f"({len(found.alerts.superseded)} resolved invalid)"
+                 if found.alerts.moved else "")
         cli.err.print(f"alerts: {len(found.alerts.summaries)} new summary(ies), "
-                      f"{found.alerts.alerts} new alert(s) (kvperf alerts list)",
+                      f"{found.alerts.alerts} new alert(s){moved} (kvperf alerts list)",
                       highlight=False)
     shown, out = found.shown, cli.out
     if asked.unstable:

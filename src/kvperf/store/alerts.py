@@ -6,6 +6,14 @@ Each change point ``kvperf regressions --store`` finds becomes an alert (one row
 alert summaries). Recording is idempotent: a summary is unique per range and an alert per
 (summary, series, metric), so re-running detection adds only what is new.
 
+Detection runs over the whole history each time, so a change point may move: more commits
+can place a series' step in another range. An open summary's alert whose (series, metric)
+now has change points only in other ranges is superseded: its summary gets a note naming
+where the step went, and a summary still ``new`` whose every alert moved is resolved
+``invalid`` by that note (one acknowledged or with a culprit keeps its state: a person
+decides). A (series, metric) absent from the points recorded (another selection) is left
+as it is.
+
 A summary's state moves along ``TRANSITIONS`` (pure, ``next_state``): new → acknowledged →
 culprit (a bisection over the range named the commit) → fixed / invalid / expected; every
 change stamps ``updated_at`` and its own timestamp, and may add a note (who, when, in which
@@ -116,10 +124,14 @@ class AlertSummary:
 
 @dataclass(frozen=True)
 class Recorded:
-    """What recording change points added: new summaries and new alerts (ids)."""
+    """What recording change points did: new summaries (ids), new alerts, and the open
+    summaries whose alerts moved to another range (ids; ``superseded`` the ones resolved
+    invalid for it)."""
 
     summaries: list[int]
     alerts: int
+    moved: list[int] = field(default_factory=list)
+    superseded: list[int] = field(default_factory=list)
 
 
 def _summary_id(conn: Connection, p: StoredChangePoint, now: datetime,
@@ -157,7 +169,56 @@ def record(engine: Engine, points: Sequence[StoredChangePoint]) -> Recorded:
                 magnitude=p.magnitude, pvalue=p.pvalue, before_mean=p.before_mean,
                 after_mean=p.after_mean, created_at=now))
             added += 1
-    return Recorded(created, added)
+        moved, superseded = _supersede(conn, points, now)
+    return Recorded(created, added, moved, superseded)
+
+
+def _moved_members(conn: Connection, points: Sequence[StoredChangePoint]
+                   ) -> dict[int, tuple[str, int, list[str]]]:
+    """Open summaries with alerts whose (series, metric) the points place only in other
+    ranges: (state, alerts, "series metric → range" of each moved one) by summary id."""
+    ranges: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for p in points:
+        ranges.setdefault((p.series_key, p.metric), set()).add(
+            (p.last_before_sha, p.first_after_sha))
+    s, a = alert_summaries.c, alerts.c
+    query = (select(s.id, s.state, s.last_before_sha, s.first_after_sha, a.series_key,
+                    a.metric, a.command).join(alerts, a.summary_id == s.id)
+             .where(s.state.in_(list(OPEN))))
+    found: dict[int, tuple[str, int, list[str]]] = {}
+    for r in conn.execute(query):
+        state, count, moved = found.get(int(r.id), (r.state, 0, []))
+        now_in = ranges.get((r.series_key, r.metric))
+        if now_in is not None and (r.last_before_sha, r.first_after_sha) not in now_in:
+            where = ", ".join(f"{b[:12]}..{f[:12]}" for b, f in sorted(now_in))
+            moved.append(f"{r.command or r.series_key[:12]} {r.metric} → {where}")
+        found[int(r.id)] = (state, count + 1, moved)
+    return {k: v for k, v in found.items() if v[2]}
+
+
+def _supersede(conn: Connection, points: Sequence[StoredChangePoint], now: datetime
+               ) -> tuple[list[int], list[int]]:
+    """Notes on the summaries whose alerts moved (once per distinct note); a ``new`` one
+    whose every alert moved resolved invalid (``Recorded.moved``, ``.superseded``)."""
+    moved, superseded = [], []
+    for summary_id, (state, count, members) in sorted(_moved_members(conn, points).items()):
+        text = "the change point moved: " + "; ".join(sorted(members))
+        row = conn.execute(select(alert_summaries.c.notes).where(
+            alert_summaries.c.id == summary_id)).one()
+        notes = list(row.notes or [])
+        if any(n.get("text") == text for n in notes):
+            continue
+        whole = state == NEW and len(members) == count
+        after = INVALID if whole else state
+        notes.append({"at": now.isoformat(timespec="seconds"), "state": after,
+                      "by": "kvperf regressions", "text": text})
+        stamps = {"resolved_at": now} if whole else {}
+        conn.execute(update(alert_summaries).where(alert_summaries.c.id == summary_id)
+                     .values(state=after, notes=notes, updated_at=now, **stamps))
+        moved.append(summary_id)
+        if whole:
+            superseded.append(summary_id)
+    return moved, superseded
 
 
 def _aware(value: datetime | None) -> datetime | None:
