@@ -16,7 +16,12 @@ of the planned definition files drawn with `--seed`, and the total is then proje
 everything planned by kind: the time-bound runs' mean wall × the planned time-bound runs,
 the same for the request-bound ones (kvperf's planner says which each plan is); one
 request-bound run in a small sample weighs as much as the 47 the corpus plans, so read it
-with the kinds' lines above it. `--groups G …` runs only definitions testing those groups.
+with the kinds' lines above it. A second projection goes by dataset size class instead (the
+preload's keys × value size, estimated from its memtier options by `dataset_bytes`: no
+preload, under 10 MB, 10–100 MB, 100 MB–1 GB, 1 GB and more): each class's mean wall per
+run × its planned runs, a class the sample missed at the overall mean; it also prints the
+estimated data the planned runs build, in all. `--groups G …` runs only definitions
+testing those groups.
 Progress: kvperf's own line per finished test, with the elapsed time.
 
 `--no-server-reuse` gives every test a fresh server (kvperf's flag), for a before/after
@@ -50,6 +55,9 @@ PLAN_LINE = re.compile(r"^plan\s+(?P<name>\S+) \[(?P<topology>[^:\]]+)")
 PROGRESS = re.compile(r"^\[(?P<position>\d+)/(?P<total>\d+)\] (?P<name>\S+) on "
                       r"(?P<topology>[^:]+):")
 REQUEST_BOUND, TIME_BOUND = "request-bound", "time-bound"
+KEY_OVERHEAD = 50  # bytes a key costs besides its value (name, dict entry, object header)
+SIZE_CLASSES = ((0, "no preload"), (1, "< 10 MB"), (10**7, "10-100 MB"),
+                (10**8, "100 MB-1 GB"), (10**9, ">= 1 GB"))
 
 
 @dataclass
@@ -190,20 +198,60 @@ def planned(definitions: Path, test_time: int, groups: Sequence[str]
     return found
 
 
-def inventory(definitions: Path, test_time: int) -> dict[tuple[str, str], tuple[str, str]]:
-    """Each (definition, topology) plan's first tested group and kind (kvperf's loader and
-    planner; the dry run decides what runs here)."""
+def dataset_bytes(preload_argv: Sequence[str] | None) -> int:
+    """The data a memtier preload builds, estimated from its options: requests (``allkeys``:
+    the key range; N: N per client × clients × threads; memtier's default 10,000) × (the
+    values each writes — its ``__data__`` placeholders, 1 for memtier's own SET — × the
+    data size, default 32, + ``KEY_OVERHEAD``). An order of magnitude, for size classes."""
+    if preload_argv is None:
+        return 0
+    from kvperf.definitions import memtier
+
+    options = memtier.parse(list(preload_argv))
+
+    def number(name: str, default: int) -> int:
+        given = memtier.value(options, name)
+        return int(given) if given is not None and given.isdigit() else default
+
+    requests = memtier.value(options, "requests")
+    if requests == "allkeys":
+        count = number("key-maximum", 10_000_000) - number("key-minimum", 0) + 1
+    else:
+        count = number("requests", 10_000) * number("clients", 50) * number("threads", 4)
+    commands = [o.value or "" for o in options if o.name == "command"]
+    values = max((c.count("__data__") for c in commands), default=1) if commands else 1
+    return count * (max(values, 1) * number("data-size", 32) + KEY_OVERHEAD)
+
+
+def size_class(volume: int) -> str:
+    """The name of ``volume``'s class (``SIZE_CLASSES``: the last whose floor it reaches)."""
+    return [name for floor, name in SIZE_CLASSES if volume >= floor][-1]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A planned run's first tested group, kind and estimated dataset (``dataset_bytes``)."""
+
+    group: str
+    kind: str
+    volume: int
+
+
+def inventory(definitions: Path, test_time: int) -> dict[tuple[str, str], Planned]:
+    """Each (definition, topology) plan's first tested group, kind and estimated dataset
+    (kvperf's loader and planner; the dry run decides what runs here)."""
     from kvperf.definitions.loader import load
     from kvperf.definitions.plan import plan_all, plans_of
 
     loaded = load([definitions])
-    found: dict[tuple[str, str], tuple[str, str]] = {}
+    found: dict[tuple[str, str], Planned] = {}
     for plan in plans_of(plan_all(loaded.definitions, loaded.topologies, test_time)):
         groups = plan.definition.tested_groups
         first = plan.clients[0] if plan.clients else None
         bound = first is not None and first.test_time is None and bool(first.requests)
-        found[(plan.name, plan.topology.name)] = (groups[0] if groups else "(none)",
-                                                  REQUEST_BOUND if bound else TIME_BOUND)
+        found[(plan.name, plan.topology.name)] = Planned(
+            groups[0] if groups else "(none)", REQUEST_BOUND if bound else TIME_BOUND,
+            dataset_bytes(plan.preload.argv if plan.preload else None))
     return found
 
 
@@ -260,8 +308,36 @@ def chosen(runs: list[tuple[str, str]], sample: int | None, seed: str) -> list[s
     return sorted(random.Random(seed).sample(names, sample))
 
 
+def _test(row: Row) -> tuple[str, str]:
+    return row["command"], (row.get("config_set") or {}).get("topology", "?")
+
+
+def by_size(rows: list[Row], walls: dict[tuple[str, str], float], runs: list[tuple[str, str]],
+            planned: dict[tuple[str, str], Planned]) -> str:
+    """The projection by dataset size class: the sample's mean wall per run in each class ×
+    the class's planned runs, and the estimated data all planned runs build."""
+    def volume(test: tuple[str, str]) -> int:
+        found = planned.get(test)
+        return found.volume if found else 0
+
+    classes = summarize(rows, walls, lambda r: size_class(volume(_test(r))))
+    per_class: dict[str, int] = {}
+    for test in runs:
+        per_class[size_class(volume(test))] = per_class.get(size_class(volume(test)), 0) + 1
+    lines = []
+    for _, name in SIZE_CLASSES:
+        found = classes.get(name, Totals())
+        mean = f" at {found.wall / found.runs:.1f} s a run" if found.runs else ""
+        lines.append(f"{name}: {per_class.get(name, 0)} planned, sample {found.runs} "
+                     f"run(s){mean}")
+    data = sum(volume(test) for test in runs) / 1e9
+    return ("\n".join(lines) + f"\nprojected by dataset size class: "
+            f"{minutes(project(classes, per_class))}; the planned runs build ~{data:.0f} GB "
+            "of data in all (estimated from the preloads' options)")
+
+
 def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
-           runs: list[tuple[str, str]], planned: dict[tuple[str, str], tuple[str, str]],
+           runs: list[tuple[str, str]], planned: dict[tuple[str, str], Planned],
            label: str) -> None:
     summary = summarize(rows, walls)
     print(f"\n{label}: {len(rows)} run(s) of {len(summary['total'].definitions)} "
@@ -273,13 +349,14 @@ def report(rows: list[Row], walls: dict[tuple[str, str], float], wall: float,
     if len(rows) < len(runs):
         per_kind: dict[str, int] = {}
         for test in runs:
-            kind = planned.get(test, ("", TIME_BOUND))[1]
+            kind = planned[test].kind if test in planned else TIME_BOUND
             per_kind[kind] = per_kind.get(kind, 0) + 1
         print(f"\nprojected for everything planned ({len({n for n, _ in runs})} "
               f"definitions, {len(runs)} runs: {per_kind.get(TIME_BOUND, 0)} time-bound, "
               f"{per_kind.get(REQUEST_BOUND, 0)} request-bound): "
               f"{minutes(project(kinds, per_kind))} (each kind's mean per run × its "
               "planned runs)")
+        print("\n" + by_size(rows, walls, runs, planned))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,11 +5,16 @@ sync together, the rest of its wall time as everything else; the projection per 
 from __future__ import annotations
 
 from benchmarks.corpus_time import (
+    KEY_OVERHEAD,
     PLAN_LINE,
     PROGRESS,
+    Planned,
+    by_size,
     chosen,
+    dataset_bytes,
     kind_of,
     project,
+    size_class,
     summarize,
     table,
 )
@@ -94,3 +99,28 @@ def test_the_dry_run_and_progress_lines_parse() -> None:
     done = PROGRESS.match("[3/12] memtier_benchmark-x on oss-standalone-1-replica: ok 1 ops/s")
     assert done is not None and (done["name"], done["topology"]) == (
         "memtier_benchmark-x", "oss-standalone-1-replica")
+
+
+def test_a_preload_s_data_is_estimated_from_its_options() -> None:
+    allkeys = ("--key-minimum=1", "--key-maximum=3000000", "--requests=allkeys",
+               "--data-size=1000", "--ratio=1:0", "--key-pattern=P:P")
+    assert dataset_bytes(allkeys) == 3_000_000 * (1000 + KEY_OVERHEAD)
+    hset = ("--command=HSET __key__ f1 __data__ f2 __data__", "--requests=1000", "-c", "5",
+            "-t", "2", "--data-size=10")
+    assert dataset_bytes(hset) == 1000 * 5 * 2 * (2 * 10 + KEY_OVERHEAD)
+    assert dataset_bytes(("--ratio=1:0",)) == 10_000 * 50 * 4 * (32 + KEY_OVERHEAD)
+    assert dataset_bytes(None) == 0
+    assert [size_class(v) for v in (0, 5, 10**7, 3 * 10**8, 10**10)] == [
+        "no preload", "< 10 MB", "10-100 MB", "100 MB-1 GB", ">= 1 GB"]
+
+
+def test_the_size_projection_scales_each_class_by_its_planned_runs() -> None:
+    planned = {("a", "oss-standalone"): Planned("string", "time-bound", 2 * 10**9),
+               ("a", "oss-standalone-1-replica"): Planned("string", "time-bound", 2 * 10**9),
+               ("b", "oss-standalone"): Planned("set", "request-bound", 0),
+               ("c", "oss-standalone"): Planned("set", "time-bound", 0)}
+    text = by_size(ROWS, WALLS, list(planned), planned)
+    assert ">= 1 GB: 2 planned, sample 2 run(s) at 14.0 s a run" in text
+    assert "no preload: 2 planned, sample 1 run(s) at 3.0 s a run" in text
+    assert "projected by dataset size class: 0.6 min" in text  # 2 × 14 + 2 × 3 s = 34 s
+    assert "~4 GB of data" in text
