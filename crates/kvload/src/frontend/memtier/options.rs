@@ -177,20 +177,25 @@ impl MtOptions {
     }
 
     /// Requests per client, None when the run is bound by --test-time.
-    /// `allkeys` is max - min (per client: that / clients + 1 with P:P), as memtier computes it.
+    /// `allkeys` is max - min (per client: that / clients + 1 with P:P), as memtier computes it;
+    /// when that is 0 (a one-key range without P:P) memtier's default of 10,000 applies, as
+    /// in memtier, which sets it after printing "setting requests to 0".
     pub fn requests_per_client(&self) -> Option<u64> {
         match self.requests {
             Requests::PerClient(n) => Some(n),
-            Requests::AllKeys => {
-                let n = self.key_max.saturating_sub(self.key_min);
-                if self.key_pattern == Some((Pattern::Parallel, Pattern::Parallel)) {
-                    Some(n / (self.clients * self.threads) as u64 + 1)
-                } else {
-                    Some(n)
-                }
-            }
+            Requests::AllKeys => Some(Some(self.allkeys_count()).filter(|&n| n > 0).unwrap_or(10_000)),
             Requests::Unset if self.test_time.is_some() => None,
             Requests::Unset => Some(10_000),
+        }
+    }
+
+    /// `allkeys` as memtier first computes it (and prints: "setting requests to N").
+    pub fn allkeys_count(&self) -> u64 {
+        let n = self.key_max.saturating_sub(self.key_min);
+        if self.key_pattern == Some((Pattern::Parallel, Pattern::Parallel)) {
+            n / (self.clients * self.threads) as u64 + 1
+        } else {
+            n
         }
     }
 
@@ -867,6 +872,10 @@ mod tests {
         assert_eq!(o.requests_per_client(), Some(999 / 4 + 1));
         let o = opts(&["-n", "allkeys", "--key-minimum", "1", "--key-maximum", "1000"]);
         assert_eq!(o.requests_per_client(), Some(999));
+        // a one-key range: memtier prints 0, then its default 10,000 applies (the corpus'
+        // 1key-hash-hscan-* preloads: 0 requests, no key, before this)
+        let o = opts(&["-n", "allkeys", "--command", "HSET __key__ f __data__", "--command-key-pattern=P", "--key-minimum=1", "--key-maximum", "1"]);
+        assert_eq!((o.allkeys_count(), o.requests_per_client()), (0, Some(10_000)));
     }
 
     #[test]

@@ -89,7 +89,7 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 pub fn run(o: &MtOptions, io: IoUsed) -> Result<(), String> {
     let s = setup(o, io)?;
     if o.requests == Requests::AllKeys {
-        println!("setting requests to {}", o.requests_per_client().unwrap_or(0));
+        println!("setting requests to {}", o.allkeys_count());
     }
     let mut summaries = Vec::new();
     let mut merged = Vec::new();
