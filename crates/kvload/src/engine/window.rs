@@ -2,8 +2,8 @@
 //! flight, refilled as replies arrive (a sliding window, not batches), from its client's
 //! stream of requests (`Window`); each request's latency is from its own send. A client
 //! has a budget of requests (its -n) and its own end; after --test-time the replies in
-//! flight are waited for (at most `plan::DRAIN_LIMIT_NS`; after a --time-limit, all). An optional rate limit allows
-//! `per_tick` requests per connection per tick.
+//! flight are waited for (at most `plan::DRAIN_LIMIT_NS`; after a --time-limit, all). An
+//! optional rate limit allows `per_tick` requests per connection per tick.
 
 use crate::base::clock;
 use crate::base::resp::{ErrClass, Kind};

@@ -189,7 +189,7 @@ impl<'a, B: Batches, W: Window> Worker<'a, B, W> {
                 // memtier sends nothing after the deadline but drains what is in flight;
                 // with both a deadline and a quota (--time-limit), whichever comes first.
                 let drained = self.inflight == 0 || now >= end.saturating_add(self.plan.drain_ns);
-                return quota_done || now >= end && drained;
+                return quota_done || (now >= end && drained);
             }
             return now >= end;
         }
