@@ -63,7 +63,8 @@ def test_read_names_an_old_kvload(tmp_path: Path) -> None:
 def test_the_installed_kvload_is_read_once() -> None:
     first = memtier_options.table()
     assert memtier_options.table() is first
-    assert len(first.options) == 93
+    assert len(first.options) == 94  # memtier's and kvload's (kvload-json, time-limit, io)
+    assert first.by_long["time-limit"].takes_value and first.by_long["time-limit"].refused == ""
     assert first.by_long["wait-ratio"].refused == "WAIT commands are not implemented"
     assert first.by_long["rate-limiting"].refused == ""
     assert first.by_short["n"].name == "requests"
