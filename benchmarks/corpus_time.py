@@ -44,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -321,9 +322,7 @@ def by_size(rows: list[Row], walls: dict[tuple[str, str], float], runs: list[tup
         return found.volume if found else 0
 
     classes = summarize(rows, walls, lambda r: size_class(volume(_test(r))))
-    per_class: dict[str, int] = {}
-    for test in runs:
-        per_class[size_class(volume(test))] = per_class.get(size_class(volume(test)), 0) + 1
+    per_class = dict(Counter(size_class(volume(test)) for test in runs))
     lines = []
     for _, name in SIZE_CLASSES:
         found = classes.get(name, Totals())

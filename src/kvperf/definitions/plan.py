@@ -304,13 +304,11 @@ def cap_request_bound(planned: tuple[Plan | Refusal, ...], seconds: int
             out.append(plan)
             continue
         clients = tuple(capped(c, seconds) for c in plan.clients)
-        notes = [n for n in plan.notes if n != UNCAPPED]
+        whole = any(c.test_time is None and c.time_limit is None for c in clients)
+        notes = [n for n in plan.notes if n != UNCAPPED or whole]  # still true, or gone
         if any(c.time_limit is not None for c in clients):
             notes.append(f"request-bound client capped at {seconds} s (--cap-request-bound):"
                          f" its requests or {seconds} s, whichever comes first")
-        if any(c.test_time is None and c.time_limit is None for c in clients) \
-                and UNCAPPED in plan.notes:
-            notes.append(UNCAPPED)
         out.append(replace(plan, clients=clients, notes=tuple(notes)))
     return tuple(out)
 

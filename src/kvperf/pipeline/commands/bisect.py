@@ -29,7 +29,7 @@ from kvperf.pipeline.module_bisect import ModuleBisectHooks, run_module_bisect
 from kvperf.pipeline.request.bisect import BisectFlags, BisectRequest
 from kvperf.pipeline.request.common import SELECTION_ONLY
 from kvperf.pipeline.request.module_sides import ModuleSidesRequest
-from kvperf.pipeline.request.options import NO_SNAPSHOTS, Snapshots
+from kvperf.pipeline.request.options import NO_SNAPSHOTS
 from kvperf.pipeline.world import World
 from kvperf.report.bisect import markdown
 
@@ -53,8 +53,7 @@ def bisect_request(flags: BisectFlags) -> BisectRequest:
         flags.label, flags.seed, flags.resume, effect, plans_of(planned), paths,
         refusals_of(planned), build, store_request(flags.store, live=True), flags.output,
         flags.client, flags.clients_dirs,
-        Snapshots(*snapshot_cache(flags.definitions)) if flags.definitions.given
-        else NO_SNAPSHOTS))
+        snapshot_cache(flags.definitions) if flags.definitions.given else NO_SNAPSHOTS))
 
 
 def _client_repo(flags: BisectFlags) -> str:

@@ -54,7 +54,7 @@ from kvperf.pipeline.request.common import (
     StoreFlags,
     StoreRequest,
 )
-from kvperf.pipeline.request.options import InterferencePolicy, RunOptions
+from kvperf.pipeline.request.options import InterferencePolicy, RunOptions, Snapshots
 from kvperf.pipeline.request.sides import AUTO, AutoRuns
 from kvperf.pipeline.run import quick
 from kvperf.pipeline.run.prepare import config_specs
@@ -179,12 +179,12 @@ def dataset_rdbs(given: tuple[str, ...]) -> dict[str, Path]:
     return found
 
 
-def snapshot_cache(flags: DefinitionFlags) -> tuple[Path | None, int]:
+def snapshot_cache(flags: DefinitionFlags) -> Snapshots:
     """The snapshot cache's directory (None: --no-snapshots) and size cap: --snapshot-cache,
     else $KVPERF_SNAPSHOT_CACHE, else <build cache's base>/snapshots; the cap from
     $KVPERF_SNAPSHOT_CACHE_SIZE (``20g``, ``500Mi``), else 20 GiB."""
-    return (None if flags.no_snapshots else snapshot_dir(flags.snapshot_cache),
-            snapshot_max_bytes(os.environ.get("KVPERF_SNAPSHOT_CACHE_SIZE")))
+    return Snapshots(None if flags.no_snapshots else snapshot_dir(flags.snapshot_cache),
+                     snapshot_max_bytes(os.environ.get("KVPERF_SNAPSHOT_CACHE_SIZE")))
 
 
 def snapshot_dir(given: Path | None) -> Path:

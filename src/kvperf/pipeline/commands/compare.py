@@ -56,7 +56,7 @@ from kvperf.pipeline.commands.outputs import (
 )
 from kvperf.pipeline.definitions.definition_runs import CompareDefinitionHooks, compare_definitions
 from kvperf.pipeline.request.common import SELECTION_ONLY
-from kvperf.pipeline.request.options import NO_SNAPSHOTS, Snapshots
+from kvperf.pipeline.request.options import NO_SNAPSHOTS
 from kvperf.pipeline.request.sides import (
     COMPARE_RUNS,
     AutoRuns,
@@ -195,7 +195,7 @@ def compare_request(flags: CompareFlags) -> CompareRequest:
     return CompareRequest(sides, flags.refs, present, build, rule, effect,
                           store_request(flags.store, live=True), remote, flags.metrics,
                           flags.output, flags.fail_on_regression, skipped, planned, clients,
-                          Snapshots(*snapshot_cache(flags.definitions)) if planned is not None
+                          snapshot_cache(flags.definitions) if planned is not None
                           else NO_SNAPSHOTS)
 
 

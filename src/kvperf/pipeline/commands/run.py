@@ -132,10 +132,9 @@ def _definitions(flags: RunFlags) -> DefinitionsRequest:
         if given:
             raise UsageError(f"{flag} does not apply with --definitions")
     planned = plan_definitions(flags.definitions)
-    cache, cap = snapshot_cache(flags.definitions)
     options = DefinitionOptions(flags.store.results_dir, flags.label, flags.server_bin,
-                                profile=flags.profile, snapshots=cache,
-                                snapshot_max_bytes=cap,
+                                profile=flags.profile,
+                                snapshots=snapshot_cache(flags.definitions),
                                 reuse_servers=not flags.definitions.no_server_reuse)
     store = StoreRequest(None) if flags.dry_run else store_request(flags.store, live=True)
     return DefinitionsRequest(planned, options, store, flags.dry_run,

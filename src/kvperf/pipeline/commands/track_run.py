@@ -224,10 +224,10 @@ def _execute(request: TrackRunRequest, world: World, hooks: TrackRunHooks,
         # job's note, not retried) or stored by an earlier attempt
         recorded.refused(refusals_of(planned))
         return
-    cache, cap = snapshot_cache(flags)  # a shard shares its preload: the runner's snapshot
+    # a shard shares its preload: the runner's snapshot cache
     options = DefinitionOptions(request.results_dir, f"{job.sha[:12]}-job{job.id}",
                                 _server(request, world, hooks, job), commit=job.sha,
-                                snapshots=cache, snapshot_max_bytes=cap)
+                                snapshots=snapshot_cache(flags))
     done = run_definitions(DefinitionsRequest(planned, options, request.store), world,
                            recorded)
     if done.ran is not None and done.ran.summary is None:

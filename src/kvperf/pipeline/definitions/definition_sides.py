@@ -52,8 +52,7 @@ def _side_run(plans: tuple[Plan, ...], side: Side, out_dir: Path,
     if side.blocked or side.server_bin is None:
         raise BuildError(f"side {side.name} has no server: {side.blocked or 'not built'}")
     run = prepare_definitions(plans, DefinitionOptions(
-        out_dir, side.name, side.server_bin, profile=profile, snapshots=snapshots.directory,
-        snapshot_max_bytes=snapshots.max_bytes))
+        out_dir, side.name, side.server_bin, profile=profile, snapshots=snapshots))
     env = {**run.context.env, **dict(side.provenance)}
     return replace(run, context=replace(run.context, commit=side.commit, env=env))
 

@@ -103,8 +103,9 @@ def prepare_definitions(plans: tuple[Plan, ...], options: DefinitionOptions) -> 
     found = {k: v for k, v in tools.items() if isinstance(v, BenchmarkToolRun)}
     if found:
         env["benchmark_tools"] = {k: f"{v.version} {v.path}" for k, v in found.items()}
-    cache = (SnapshotCache(options.snapshots, options.snapshot_max_bytes)
-             if options.snapshots is not None else None)
+    snapshots = options.snapshots
+    cache = (SnapshotCache(snapshots.directory, snapshots.max_bytes)
+             if snapshots.directory is not None else None)
     return DefinitionRun(runnable, refused, driver, binary, context,
                          options.results_dir / label, available_cpus(), found, options.profile,
                          kvload=options.kvload, snapshots=cache,

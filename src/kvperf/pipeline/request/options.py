@@ -102,8 +102,7 @@ class DefinitionOptions:
     kvload: Path | None = None  # kvload for memtier's front end (default: on PATH)
     profile: ProfileSettings | None = None  # --profile: perf record in the measure stage
     commit: str | None = None  # the commit the server was built from (`track run`'s jobs)
-    snapshots: Path | None = None  # the dataset snapshot cache (None: every preload real)
-    snapshot_max_bytes: int = 20 * 1024**3  # its size cap (least recently used evicted)
+    snapshots: Snapshots = NO_SNAPSHOTS  # the dataset snapshot cache and its size cap
     reuse_servers: bool = False  # keep a server a test left unchanged for the next test
 
 

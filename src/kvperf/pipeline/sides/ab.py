@@ -96,8 +96,7 @@ class Rounds:
         will not run (the progress total drops by them); else 0."""
         if (index + 1) % self.size:
             return 0
-        newly = {p for p in range(self.size) if self.skip is not None and p in first
-                 and self.skip(first[p])} - self.counted
+        newly = {p for p in range(self.size) if self.skips(p, first)} - self.counted
         self.counted.update(newly)
         return len(newly) * (count - index - 1) // self.size
 

@@ -183,7 +183,10 @@ impl MtOptions {
     pub fn requests_per_client(&self) -> Option<u64> {
         match self.requests {
             Requests::PerClient(n) => Some(n),
-            Requests::AllKeys => Some(Some(self.allkeys_count()).filter(|&n| n > 0).unwrap_or(10_000)),
+            Requests::AllKeys => Some(match self.allkeys_count() {
+                0 => 10_000,
+                n => n,
+            }),
             Requests::Unset if self.test_time.is_some() => None,
             Requests::Unset => Some(10_000),
         }
