@@ -7,8 +7,9 @@ knees by the one verdict rule: an A/A never flags one, service time injected on 
 
 - SET P=1: a closed-loop trial, then ten open-loop points; the knee lies below the
   closed-loop saturation rps, the open loop keeps its rate (within 5%) at every point up to
-  95%, and the p99 curve rises with the rate (the top points' median p99 at least twice the
-  lowest ones', and overload at 100% far above the lowest point).
+  95% with under 1% of its sends held back by kvload itself, and the p99 curve rises with
+  the rate (the top points' median p99 at least twice the lowest ones', and overload at
+  100% far above the lowest point).
 - Injected service time: every request is ``DEBUG SLEEP 0.002`` on the server's one thread
   (one queue, service time S), so saturation ≈ 1/S, the knee moves down to a few hundred
   requests/s, and the mean waiting time at a moderate utilization ρ is what queueing theory
@@ -120,11 +121,30 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     # rate: late sends go out late and count from their intended time. A client that cannot
     # keep up fails here (a kvload burning 15 µs per open-loop send: 50-95% achieved 9-33k of
     # 68-129k rps); earlier exemptions of client- and server-saturated points let it pass.
+    #
+    # kvload's own lateness (`late_own`: sends more than 1 ms late although their
+    # connection's reply was in) stays under 1% of each point's requests: a kvload that
+    # oversleeps its timer by 2 ms still made its rates but held back 1.4-39% of its sends.
+    #
+    # The ceiling above kvload: 50 connections with one request each carry no more than the
+    # closed loop did, so at 85-95% a few seconds of a slower host put the target above
+    # what the round trip allows (a CI run: 95% achieved 136k of 147k; here 85-95% held at
+    # ~128k while the server's core was 0.94 busy at 7.4 µs a request against 5.8 µs in the
+    # next run, with no steal and no foreign process; 100% then made 161k). Every
+    # connection is then busy at its intended time, and its send waits for the reply. Such
+    # a short point is the system's, not kvload's, when kvload shows it: its core not
+    # saturated (a kvload too busy to read replies counts them in late as they are read:
+    # one burning 15 µs a send was saturated from 30% on) and its own lateness under 1%.
+    # Up to 50% the round trip has twice the headroom: every point there keeps its rate.
     kept = [p for p in points if p["sweep"]["percent"] <= 95]
     assert len(kept) == 9, [p["sweep"]["point"] for p in kept]
+    own = [(p["sweep"]["point"], p["client"]["late_own"], p["client"]["late"]) for p in kept
+           if p["client"]["late_own"] > 0.01 * p["rps"] * p["duration"]]
+    assert not own, own
     short = [(p["sweep"]["point"], round(p["rps"]), round(p["sweep"]["target_rps"]),
               p["client_saturated"]) for p in kept
-             if p["rps"] != pytest.approx(p["sweep"]["target_rps"], rel=0.05)]
+             if p["rps"] != pytest.approx(p["sweep"]["target_rps"], rel=0.05)
+             and (p["sweep"]["percent"] <= 50 or p["client_saturated"])]
     assert not short, short
 
 

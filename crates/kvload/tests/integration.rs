@@ -368,14 +368,15 @@ fn json_matches_schema() {
     let tests = v["tests"].as_array().expect("tests array");
     assert_eq!(tests.len(), 2);
     for t in tests {
-        for k in ["name", "mode", "target_rps", "achieved_rps", "requests", "duration_s", "errors", "late", "unsent",
-            "latency_ms", "histograms", "intervals", "cpu"] {
+        for k in ["name", "mode", "target_rps", "achieved_rps", "requests", "duration_s", "errors", "late", "late_own",
+            "unsent", "latency_ms", "histograms", "intervals", "cpu"] {
             assert!(t.get(k).is_some(), "tests[].{k} missing");
         }
         assert_eq!(t["mode"], "closed");
         assert!(t["target_rps"].is_null());
         assert_eq!(t["requests"], 3000);
         assert_eq!(t["late"], 0);
+        assert_eq!(t["late_own"], 0);
         assert_eq!(t["unsent"], 0);
         for k in ["err", "moved", "ask", "timeout", "other"] {
             assert_eq!(t["errors"][k], 0);

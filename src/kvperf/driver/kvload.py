@@ -76,7 +76,8 @@ def measurement_from(test: JsonObject, faults: bool = False) -> Measurement:
     requests = int(test["requests"])
     extra = {
         "mode": test.get("mode"), "target_rps": test.get("target_rps"),
-        "errors": errors, "late": test.get("late"), "unsent": test.get("unsent"),
+        "errors": errors, "late": test.get("late"),
+        "late_own": test.get("late_own"), "unsent": test.get("unsent"),
         "latency_ms": test["latency_ms"], "histograms": test.get("histograms"),
         "client_cpu_us_per_request": round((cpu.get("user_s", 0) + cpu.get("sys_s", 0))
                                            / requests * 1e6, 4),

@@ -27,7 +27,8 @@ class ClientRecord(TypedDict, total=False):
     mode: str
     target_rps: float | None
     errors: int
-    late: int
+    late: int  # open-loop sends > 1 ms after their intended time
+    late_own: int  # of them, those kvload held back (their connection was free by then)
     unsent: int
     latency_ms: dict[str, JsonValue]
     client_cpu_us_per_request: float | None

@@ -460,7 +460,7 @@ def client_record(m: Measurement | None) -> ClientRecord:
     """The load tool's own view: CPU per request, errors, both latency kinds (kvload)."""
     if m is None:
         return {}
-    keep = ("mode", "target_rps", "errors", "late", "unsent", "latency_ms",
+    keep = ("mode", "target_rps", "errors", "late", "late_own", "unsent", "latency_ms",
             "client_cpu_us_per_request", "pubsub", "staircase")
     return cast(ClientRecord, {k: m.extra[k] for k in keep if k in m.extra})
 

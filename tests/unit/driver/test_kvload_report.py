@@ -19,7 +19,7 @@ def make_report(requests: int = 1000, **errors: int) -> dict[str, Any]:
     return {"name": "SET", "mode": "closed", "target_rps": None, "achieved_rps": 5000.0,
             "requests": requests, "duration_s": 0.2,
             "errors": {"err": 0, "moved": 0, "ask": 0, "timeout": 0, "other": 0, **errors},
-            "late": 0, "unsent": 0, "latency_ms": {"corrected": LAT, "service": LAT},
+            "late": 9, "late_own": 2, "unsent": 0, "latency_ms": {"corrected": LAT, "service": LAT},
             "histograms": {"unit": "us", "corrected": "x", "service": "y"},
             "cpu": {"user_s": 0.01, "sys_s": 0.01, "cores_used": 0.1, "saturated": True}}
 
@@ -29,6 +29,7 @@ def test_measurement_uses_corrected_latency_and_client_cpu() -> None:
     assert m.rps == 5000.0 and m.p99_latency_ms == 1.5 and m.requests == 1000
     assert m.extra["client_cpu_us_per_request"] == pytest.approx(20.0)
     assert m.extra["client_saturated"] is True
+    assert (m.extra["late"], m.extra["late_own"]) == (9, 2)
 
 
 def test_error_replies_fail_the_measurement() -> None:

@@ -12,7 +12,9 @@ use crate::engine::route::Route;
 use crate::engine::source::{Batches, Target, Window};
 use crate::engine::worker::Worker;
 
-/// An open-loop send more than this late (ns) counts as late.
+/// An open-loop send more than this late (ns) counts as late; as kvload's own lateness
+/// (`late_own`) when it went out this long after both its intended time and the reply that
+/// freed its connection (the rest of `late` waited for the server: every connection busy).
 const LATE_NS: u64 = 1_000_000;
 
 impl<B: Batches, W: Window> Worker<'_, B, W> {
@@ -80,9 +82,12 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
             }
             self.conns[i].next_due = due + self.gap(iv);
             self.send_batch(i, due, count, measured)?;
-            let c = &self.conns[i];
+            let (c, requests) = (&self.conns[i], (count * self.commands()) as u64);
             if measured && c.sent > due + LATE_NS {
-                self.stats.late += (count * self.commands()) as u64;
+                self.stats.late += requests;
+                if c.sent > due.max(c.freed) + LATE_NS {
+                    self.stats.late_own += requests;
+                }
             }
         }
         Ok(earliest)
@@ -188,6 +193,7 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
     /// in the closed loop the next batch.
     fn batch_done(&mut self, i: usize, now: u64) -> Result<(), String> {
         self.conns[i].busy = false;
+        self.conns[i].freed = now;
         if let Some(how) = self.conns[i].rc.pending {
             return self.take_down(i, now, how);
         }

@@ -35,6 +35,9 @@ pub(super) struct Conn {
     pub(super) measured: bool,
     pub(super) busy: bool,
     pub(super) next_due: u64,
+    /// When its last batch's replies were read (0: never): an open-loop send due before
+    /// then waited for the server, not for kvload.
+    pub(super) freed: u64,
     /// Registered for WRITABLE too (only while a write is blocked).
     pub(super) want_write: bool,
     /// Window mode: its window of requests in flight.
@@ -155,6 +158,7 @@ pub(super) fn connect_all<B: Batches, W: Window>(plan: &Plan<B, W>, poll: &Poll)
             measured: false,
             busy: false,
             next_due: 0,
+            freed: 0,
             want_write: false,
             window,
             rc: reconnect::ConnState::default(),

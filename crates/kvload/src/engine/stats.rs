@@ -103,6 +103,8 @@ pub struct ThreadStats {
     pub requests: u64,
     pub errors: Errors,
     pub late: u64,
+    /// Of `late`, the sends kvload itself held back (see batch.rs `LATE_NS`).
+    pub late_own: u64,
     pub unsent: u64,
     pub intervals: Vec<Interval>,
     pub measure_start: u64,
@@ -138,6 +140,7 @@ impl ThreadStats {
             requests: 0,
             errors: Errors::default(),
             late: 0,
+            late_own: 0,
             unsent: 0,
             intervals: Vec::new(),
             measure_start: 0,
@@ -271,6 +274,8 @@ pub struct Merged {
     pub requests: u64,
     pub errors: Errors,
     pub late: u64,
+    /// Of `late`, the sends kvload itself held back (see batch.rs `LATE_NS`).
+    pub late_own: u64,
     pub unsent: u64,
     pub duration_s: f64,
     /// memtier mode: memtier's run time — the mean over clients of each one's end
@@ -319,6 +324,7 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         requests: 0,
         errors: Errors::default(),
         late: 0,
+        late_own: 0,
         unsent: 0,
         duration_s,
         client_duration_s,
@@ -338,6 +344,7 @@ pub fn merge(parts: Vec<ThreadStats>, sigfig: u8) -> Merged {
         m.requests += p.requests;
         m.errors.add(&p.errors);
         m.late += p.late;
+        m.late_own += p.late_own;
         m.unsent += p.unsent;
         m.user_s += p.cpu.0;
         m.sys_s += p.cpu.1;

@@ -70,6 +70,8 @@ struct TestJson<'a> {
     duration_s: f64,
     errors: ErrorsJson,
     late: u64,
+    /// Of `late`, those kvload held back (its connection was free at the intended time).
+    late_own: u64,
     unsent: u64,
     latency_ms: Latencies<'a>,
     histograms: Histograms,
@@ -173,6 +175,7 @@ fn test_json<'a>(o: &RunInfo, r: &'a TestResult) -> TestJson<'a> {
         duration_s: m.duration_s,
         errors: ErrorsJson { err: e.err, moved: e.moved, ask: e.ask, timeout: e.timeout, other: e.other },
         late: m.late,
+        late_own: m.late_own,
         unsent: m.unsent,
         latency_ms: Latencies { corrected: &r.corrected, service: &r.service },
         histograms: Histograms {

@@ -63,7 +63,7 @@ fn text(o: &RunInfo, r: &TestResult, server_config: &[String]) -> String {
         let _ = writeln!(t, "  threads: {}", o.threads);
     }
     if let Some(rps) = o.rps {
-        let _ = writeln!(t, "  open loop: target {rps:.2} rps, late {}, unsent {}", r.m.late, r.m.unsent);
+        let _ = writeln!(t, "  open loop: target {rps:.2} rps, late {} (kvload's own {}), unsent {}", r.m.late, r.m.late_own, r.m.unsent);
     }
     if r.m.errors.total() > 0 {
         let _ = writeln!(t, "  error replies: {}", r.m.errors.total());

@@ -130,6 +130,7 @@ pub fn combine(steps: Vec<Merged>) -> Option<Merged> {
         total.requests += m.requests;
         total.errors.add(&m.errors);
         total.late += m.late;
+        total.late_own += m.late_own;
         total.unsent += m.unsent;
         total.undrained += m.undrained;
         total.user_s += m.user_s;

@@ -171,7 +171,8 @@ pub(super) fn open_publisher(o: &PubsubOptions, p: usize, t0: u64, rate: f64) ->
     st.finish(clock::now());
     st.cpu.0 += u;
     st.cpu.1 += sy;
-    st.late = late;
+    // its sender never waits for a reply: every late send is its own
+    (st.late, st.late_own) = (late, late);
     Ok(Published { per_channel, st })
 }
 

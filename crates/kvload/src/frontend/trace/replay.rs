@@ -297,7 +297,8 @@ fn open_conn(mut s: TcpStream, batches: Vec<Batch>, t0: u64, speed: f64) -> Resu
     }
     st.cpu.0 += u;
     st.cpu.1 += sy;
-    st.late = late;
+    // its sender never waits for a reply: every late send is its own
+    (st.late, st.late_own) = (late, late);
     Ok(st)
 }
 
