@@ -70,7 +70,8 @@ struct TestJson<'a> {
     duration_s: f64,
     errors: ErrorsJson,
     late: u64,
-    /// Of `late`, those kvload held back (its connection was free at the intended time).
+    /// Of `late`, those kvload held back: sent > 1 ms after both the intended time and the
+    /// read of the reply that freed the connection.
     late_own: u64,
     unsent: u64,
     latency_ms: Latencies<'a>,
