@@ -119,10 +119,10 @@ def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_ca
     directory, as a duet (refs alternate by default), on DUET_CONFIG (SET/GET at P=16, 2
     s trials: the built-in config's 4 series of 3 s would take 4 min) and with 6 rounds,
     not 10 (issue 17: the run count people use). They find the ~15% SET slowdown — rps,
-    server CPU per request and latency — and leave GET alone. The machine's speed
-    wanders ±25% between trials here (paired ratio CV 13-28% when A and B alternate: 6
-    alternating rounds flag nothing, docs/PERFORMANCE.md), but both sides of a duet
-    round see the same machine: paired CV ≈ 1%."""
+    server CPU per request and latency — and move GET no further than code layout does
+    (±5%). The machine's speed wanders ±25% between trials here (paired ratio CV 13-28%
+    when A and B alternate: 6 alternating rounds flag nothing, docs/PERFORMANCE.md), but
+    both sides of a duet round see the same machine: paired CV ≈ 1%."""
     write_config(tmp_path, DUET_CONFIG)
     done = run_kvperf("compare", "base", "set-slow", "--repo", valkey_repo, "--runs", "6",
                       "--config", "config.json", "--schedule", "duet", "--seed", "11",
@@ -138,10 +138,18 @@ def test_set_slowdown_is_a_regression_and_get_is_not(valkey_repo: Path, build_ca
     assert flagged.get("SET rps") is Verdict.REGRESSION, out
     assert flagged.get("SET server.cpu_us_per_request") is Verdict.REGRESSION, out
     assert flagged.get("SET avg_latency_ms") is Verdict.REGRESSION, out
-    # GET is left alone by what users read it by. Not by its min latency: one extreme
-    # sample per trial, decided in a duet by which of the two servers the scheduler ran
-    # first (B's read 0.77× A's in a clean-clone CI run, CI [0.73, 0.82], the same GET code)
-    assert not [k for k in flagged if k.startswith("GET") and k != "GET min_latency_ms"], out
+    # GET runs the same source on both sides but not the same binary: the spin commit moves
+    # code, and layout alone moved GET by ~3% in a clean-clone CI run (rps 0.972 [0.966,
+    # 0.977], server CPU 1.029 [1.019, 1.040]: past the ±2% margins at a duet's paired CV of
+    # 1%, so flagged, as a user's gate would). So GET may be flagged, but only within
+    # layout's reach: each flagged GET metric's interval inside ±5%, a third of SET's 15%.
+    # Not its min latency: one extreme sample per trial, decided in a duet by which server
+    # the scheduler ran first (B's read 0.77× A's in a CI run, CI [0.73, 0.82]).
+    moved = [(r.metric, r.ci) for r in compare_paired(a, b, "all")
+             if dict(r.group)["command"] == "GET" and r.metric != "min_latency_ms"
+             and r.decision.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+             and not 0.95 <= r.ci.low <= r.ci.high <= 1.05]
+    assert not moved, out
     set_rps = next(r for r in compare_paired(a, b, "rps") if dict(r.group)["command"] == "SET")
     assert 0.80 < set_rps.ci.ratio < 0.95 and set_rps.ci.high < 0.97, set_rps.ci
     assert done.returncode == 1, "--fail-on-regression must exit 1 on the SET regression"
