@@ -42,7 +42,8 @@ GroupKey = tuple[tuple[str, Any], ...]
 
 @dataclass(frozen=True)
 class Stats:
-    """One side's values of one metric in one group."""
+    """One side's values of one metric in one group. It may hold none: a metric present only
+    in a run the outlier screen dropped leaves its side nothing judged (mean NaN, n=0)."""
 
     values: tuple[float, ...]
 
@@ -52,7 +53,7 @@ class Stats:
 
     @property
     def mean(self) -> float:
-        return statistics.fmean(self.values)
+        return statistics.fmean(self.values) if self.values else math.nan
 
     @property
     def sd(self) -> float:
@@ -64,6 +65,8 @@ class Stats:
 
     def text(self) -> str:
         """The seed's display: ``value (n=X, σ=Y, CV=Z%)``."""
+        if self.n == 0:
+            return "- (n=0)"
         if self.n < 2:
             return f"{self.mean:,.3f} (n=1)"
         return f"{self.mean:,.3f} (n={self.n}, σ={self.sd:,.3f}, CV={self.cv:.1%})"

@@ -17,6 +17,8 @@ VERDICT_MARK = {Verdict.REGRESSION: "ðŸ”´ regression", Verdict.IMPROVEMENT: "ðŸŸ
 
 
 def _ci(c: MetricComparison) -> str:
+    if math.isnan(c.ci.ratio):
+        return "-"
     if math.isnan(c.ci.low):
         return f"{c.ci.ratio:.3f}"
     return f"{c.ci.ratio:.3f} [{c.ci.low:.3f}, {c.ci.high:.3f}]"
@@ -47,9 +49,14 @@ def ordered(results: list[MetricComparison]) -> list[MetricComparison]:
     return sorted(results, key=lambda c: -abs(c.change) if not math.isnan(c.change) else 0)
 
 
+def _change(c: MetricComparison) -> str:
+    """The % change; a dash when a side has no judged value (see ``Stats``)."""
+    return "-" if math.isnan(c.change) else f"{c.change:+.2%}"
+
+
 def _md_row(c: MetricComparison) -> str:
     cells = [describe_group(c.group), c.metric, c.base.text(), c.new.text(),
-             f"{c.change:+.2%}", _ci(c), _p(c.p_adjusted), _verdict(c)]
+             _change(c), _ci(c), _p(c.p_adjusted), _verdict(c)]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -98,7 +105,7 @@ def terminal_table(results: list[MetricComparison], base_name: str, new_name: st
         table.add_column(name)
     for c in ordered(results):
         table.add_row(describe_group(c.group), c.metric, c.base.text(), c.new.text(),
-                      f"{c.change:+.2%}", _ci(c), _p(c.p_adjusted), _verdict(c))
+                      _change(c), _ci(c), _p(c.p_adjusted), _verdict(c))
     return table
 
 
@@ -114,7 +121,7 @@ def sides_table(results: list[MetricComparison], labels: dict[str, str]) -> Tabl
     rows = sorted(results, key=lambda c: (describe_group(c.group), order.get(c.side, 0)))
     for c in rows:
         table.add_row(describe_group(c.group), labels.get(c.side, c.side), c.metric,
-                      c.base.text(), c.new.text(), f"{c.change:+.2%}", _ci(c),
+                      c.base.text(), c.new.text(), _change(c), _ci(c),
                       _p(c.p_adjusted), _verdict(c))
     return table
 

@@ -16,6 +16,7 @@ from kvperf.analysis.comparison import (
     group_key,
 )
 from kvperf.analysis.verdict import Verdict
+from kvperf.report.comparison import markdown
 from tests.helpers import run_main
 
 
@@ -232,3 +233,19 @@ def test_a_metric_in_one_run_of_eight_gets_no_verdict() -> None:
     assert "A 1 of 8, B 1 of 8" in rss.decision.reason
     (rps,) = [r for r in compare_paired(a, b, "all") if r.metric == "rps"]
     assert rps.decision.verdict is not Verdict.INSUFFICIENT_DATA
+
+
+def test_a_metric_only_in_an_outlier_run_is_reported_not_a_crash(tmp_path: Path) -> None:
+    """A metric present in one run of a side, when that run is also the side's stalled
+    outlier on rps, leaves the side no judged value: the comparison names that, it does
+    not crash on a mean of nothing (an A/A compare in CI died on exactly this)."""
+    a, b = rows(noisy(100_000, 8, 0.01, 1), "a"), rows(noisy(100_000, 8, 0.01, 2), "b")
+    a[6]["rps"] = 30_000.0  # a stalled run: the outlier screen drops it
+    a[6]["memory"] = {"rss_bytes_per_key": 979.0}
+    b[6]["memory"] = {"rss_bytes_per_key": 848.0}
+    results = compare_paired(a, b, "all")
+    (rss,) = [r for r in results if r.metric == "memory.rss_bytes_per_key"]
+    assert rss.decision.verdict is Verdict.INSUFFICIENT_DATA, rss.decision
+    assert rss.base.n == 0 and math.isnan(rss.change) and "n=0" in rss.base.text()
+    (line,) = [x for x in markdown(results, [], "A", "B").splitlines() if "rss_bytes" in x]
+    assert "| - (n=0) | - (n=0) | - | - | - | insufficient data" in line, line
