@@ -13,6 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from kvperf.core.errors import ServerError
+from kvperf.plan.trial import ServerSetup
+from kvperf.server.binary import inspect
+from kvperf.server.host import free_port
+from kvperf.server.instance import ServerGroup
+from kvperf.server.process import wait_until
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient
 from tests.helpers import KVPERF, read_metrics, require_binary, server_pids, write_config
 
 pytestmark = pytest.mark.integration
@@ -97,3 +104,36 @@ def test_kvperf_killed_leaves_no_server(tmp_path: Path) -> None:
     again.communicate(timeout=60)
     assert again.returncode == 0
     assert not any(path.exists() for path in stale), stale
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_node_is_ready_only_when_its_own_process_answers(tmp_path: Path) -> None:
+    """Another server answering on a node's port before the node binds it (a chosen free
+    port is not reserved; a valgrind node takes seconds to bind) is not the node being
+    ready: the group waits for its own process, which here cannot bind and fails by name.
+    Before the check, the other server's PONG made the group "ready" (a CI trial's load then
+    hit a port nothing listened on)."""
+    binary = inspect(Path(require_binary("valkey-server")), "--server-bin")
+    port = free_port()
+    other = subprocess.Popen([binary.path, "--port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--appendonly", "no"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        endpoint = Endpoint("127.0.0.1", port)
+        assert wait_until(lambda: _answers(endpoint), 20.0), "the other server never started"
+        group = ServerGroup(binary, ServerSetup(False, False, None, 1, None, (), (), ()),
+                            tmp_path, port=port)
+        with pytest.raises(ServerError, match=r"during startup.*Address already in use"), group:
+            pass
+        assert other.poll() is None and _answers(endpoint)  # the other one untouched
+    finally:
+        other.terminate()
+        other.wait(timeout=10)
+
+
+def _answers(endpoint: Endpoint) -> bool:
+    try:
+        with RespClient(endpoint, timeout=1.0) as client:
+            return client.call("PING") == b"PONG"
+    except (ConnectionLost, OSError):
+        return False

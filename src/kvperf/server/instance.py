@@ -17,9 +17,9 @@ from kvperf.server.binary import ServerBinary
 from kvperf.server.cluster import attach_replicas, form_cluster
 from kvperf.server.conf import LOOPBACK, NodePaths, find_crash, node_argv, write_auth_conf
 from kvperf.server.host import free_port
-from kvperf.server.process import ManagedProcess, wait_until
+from kvperf.server.process import ManagedProcess, descends_from, wait_until
 from kvperf.server.replication import attach, wait_in_sync
-from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError
+from kvperf.server.resp import ConnectionLost, Endpoint, RespClient, RespError, parse_info
 from kvperf.server.tls import TlsFiles
 from kvperf.server.workdirs import make_workdir
 
@@ -148,7 +148,7 @@ class ServerGroup:
             if not node.process.alive():
                 raise ServerError(f"server {node.endpoint} {node.process.exit_description()} "
                                   f"during startup: {self._log_tail(node)}")
-            return _pings(node.endpoint)
+            return _answers_from(node)
 
         if not wait_until(answers, self.ready_timeout):
             raise ServerError(f"server {node.endpoint} did not answer PING within "
@@ -228,12 +228,25 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _pings(endpoint: Endpoint) -> bool:
+def _answers_from(node: Node) -> bool:
+    """PONG from the node's own process. The port was free when chosen, not reserved: until
+    a slow start binds it (valgrind's takes seconds) another test's or tool's server can hold
+    it, and its PONG made a trial's load hit a port nothing listened on a moment later (CI:
+    kvload refused at 127.0.0.1:57265, 0.4 s before the valgrind node bound it). INFO's
+    ``process_id`` must be the node's pid or a descendant's (a wrapper script that forks);
+    a server whose INFO is disabled or says no pid is taken at its word."""
     try:
-        with RespClient(endpoint, timeout=1.0) as client:
-            return client.call("PING") == b"PONG"
+        with RespClient(node.endpoint, timeout=1.0) as client:
+            if client.call("PING") != b"PONG":
+                return False
+            try:
+                info = client.call("INFO", "server")
+            except RespError:
+                return True
     except (ConnectionLost, RespError, OSError):
         return False
+    served = parse_info(info).get("process_id", "") if isinstance(info, bytes) else ""
+    return not served.isdigit() or descends_from(int(served), node.process.pid)
 
 
 def _shutdown(endpoint: Endpoint) -> None:

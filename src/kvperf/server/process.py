@@ -127,6 +127,22 @@ def read_cpu_times(pid: int) -> CpuTimes | None:
     return CpuTimes(int(fields[11]) / ticks, int(fields[12]) / ticks)
 
 
+def descends_from(pid: int, ancestor: int) -> bool:
+    """Whether ``pid`` is ``ancestor`` or one of its descendants (parents from /proc/<pid>/stat;
+    False once the chain leaves the machine's processes or ends at init)."""
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if pid <= 1:
+            return False
+    return False
+
+
 def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
     """Poll ``predicate`` until it is true or ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout
