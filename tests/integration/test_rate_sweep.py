@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kvperf.core.cpus import parse_cpu_list
 from tests.fixtures.valkey_repo import _set_spin as set_spin
 from tests.fixtures.valkey_steps import _commit as commit
 from tests.helpers import KVPERF, require_binary, write_config
@@ -125,6 +126,10 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     # kvload's own lateness (`late_own`: sends more than 1 ms late although their
     # connection's reply was in) stays under 1% of each point's requests: a kvload that
     # oversleeps its timer by 2 ms still made its rates but held back 1.4-39% of its sends.
+    # Sends due while the hypervisor held the client's core are the host's lateness, not
+    # kvload's: the target rate × the core's stolen seconds (the row's interference record)
+    # is allowed on top. On an EPYC VM the 10% point (8.1k rps) had 101 and 119-156 of them
+    # in 1 s with 20 ms stolen from kvload's SCHED_FIFO core (0.02 s × 8.2k = 164).
     #
     # The ceiling above kvload: 50 connections with one request each carry no more than the
     # closed loop did, so at 85-95% a few seconds of a slower host put the target above
@@ -139,13 +144,25 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     kept = [p for p in points if p["sweep"]["percent"] <= 95]
     assert len(kept) == 9, [p["sweep"]["point"] for p in kept]
     own = [(p["sweep"]["point"], p["client"]["late_own"], p["client"]["late"]) for p in kept
-           if p["client"]["late_own"] > 0.01 * p["rps"] * p["duration"]]
+           if p["client"]["late_own"] > 0.01 * p["rps"] * p["duration"]
+           + p["sweep"]["target_rps"] * stolen(p, "client")]
     assert not own, own
     short = [(p["sweep"]["point"], round(p["rps"]), round(p["sweep"]["target_rps"]),
               p["client_saturated"]) for p in kept
              if p["rps"] != pytest.approx(p["sweep"]["target_rps"], rel=0.05)
              and (p["sweep"]["percent"] <= 50 or p["client_saturated"])]
     assert not short, short
+
+
+def stolen(row: dict[str, Any], role: str) -> float:
+    """Seconds the hypervisor stole during the row's trial from the core of ``role``
+    (server or client) that lost most; every watched core when ``role`` is not pinned."""
+    cores = row["interference"]["cores"]
+    pinned = (row["env"].get("pinning") or {}).get(role)
+    if pinned:
+        cpus = set(parse_cpu_list(pinned))
+        cores = [c for c in cores if c["cpu"] in cpus]
+    return max((float(c["steal_s"]) for c in cores), default=0.0)
 
 
 def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
@@ -201,26 +218,39 @@ def test_the_gated_model_reduces_to_md1_at_low_load_and_exceeds_it_above() -> No
         assert low <= wait / (rho / (2 * (1 - rho))) <= high, (rho, wait)
 
 
+def queue_sweep(tmp_path: Path, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    done = run_rt(tmp_path, "run", "--config", "config.json", "--server-bin", VALKEY,
+                  "--rate-sweep", "--rate-steps", "10,30,50,60,90", "--point-seconds", "4",
+                  "--label", label)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return sweep_rows(tmp_path / "results" / label)
+
+
 @pytest.mark.alone
 @pytest.mark.usefixtures("no_strays")
 def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Path) -> None:
     write_config(tmp_path, [{"commands": [f"DEBUG SLEEP {SLEEP_S}"], "clients": 200,
                              "duration": 3, "warmup": 0,
                              "custom-server-configs": {"enable-debug-command": "local"}}])
-    done = run_rt(tmp_path, "run", "--config", "config.json", "--server-bin", VALKEY,
-                  "--rate-sweep", "--rate-steps", "10,30,50,60,90", "--point-seconds", "4",
-                  "--label", "slow")
-    assert done.returncode == 0, done.stdout + done.stderr
-    sat, points = sweep_rows(tmp_path / "results" / "slow")
+    label = "slow"
+    sat, points = queue_sweep(tmp_path, label)
 
     # one queue: saturation ≈ 1/S, S the server's own time per DEBUG call
     service = sat["server"]["usec_per_call"] / 1e6
     assert SLEEP_S <= service <= 1.15 * SLEEP_S
     assert 0.85 / service <= sat["rps"] <= 1.02 / service, (sat["rps"], service)
 
-    # the model at each point's measured utilization (sojourn times, ms)
-    model = [gated_md1(p["rps"] * service, service) * 1e3 for p in points]
-    wait = [float(m.mean()) - service * 1e3 for m in model]
+    # the model at each point's measured utilization (sojourn times, ms). The queue's
+    # service time lies between the command's own (usec_per_call) and the server's whole
+    # time per request, its loop's reading, parsing and replying too: 1 / the closed loop's
+    # rate. The rest was 7-15% of a request on an EPYC VM (saturation 422-441 rps against
+    # 1 / 2.07 ms = 483), and the gated model at the command's time alone predicted
+    # 1.61-1.71 ms of waiting at 60% where 1.95-2.28 ms were measured (2.40-2.80 at the
+    # whole time); earlier hosts measured down to M/D/1 at the command's time. So the lower
+    # bound is M/D/1 at the command's time, the upper the gated queue at the whole time.
+    per_request = 1 / sat["rps"]
+    model = [gated_md1(p["rps"] * per_request, per_request) * 1e3 for p in points]
+    wait = [float(m.mean()) - per_request * 1e3 for m in model]
 
     # mean waiting time at ρ ≈ 0.5 and 0.6: the low-rate point is the no-wait baseline
     # (network and wakeups), itself corrected by its own small predicted wait
@@ -241,7 +271,7 @@ def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Pat
     # the knee moved down to the queue's: below saturation, where the model puts it (the
     # same rule on the model's p99s at the measured rates, plus the network and wakeup
     # tail of the lowest point), within one step
-    text = (tmp_path / "results" / "slow" / "rate_sweep.md").read_text()
+    text = (tmp_path / "results" / label / "rate_sweep.md").read_text()
     marked = [line.split("|")[1].strip() for line in text.splitlines() if "◀ knee" in line]
     labels = [p["sweep"]["point"] for p in points]
     assert len(marked) == 1 and labels.index(marked[0]) < len(labels) - 1, text
