@@ -1,4 +1,5 @@
-"""A killed server, an interrupted run: finished rows kept, nothing left running."""
+"""A killed server, an interrupted run: finished rows kept, nothing left running; a node
+whose port another server holds is not taken for ready on that server's PONG."""
 
 from __future__ import annotations
 
