@@ -451,12 +451,15 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
                   rx(r"│ 100% │ [\d,]+ │ [\d,]+ │")),
             files={"results/sweep/rate_sweep.md": ("## Rate sweep: sweep", "| 10% |"),
                    METRICS.format("sweep"): ('"role": "saturation"', '"rate": "95%"')}),
-    'kvperf run --config configs/rate-sweep-set.json --rate-sweep --rates 20000,50000,80000 '
+    # Fixed rates within what a slow, busy host serves: in CI's parallel lane on an EPYC VM
+    # the closed loop made 22.7k rps, and an 80000/s point (4× over) completed no request in
+    # its 1 s (every send of it was still queued behind the 0.5 s lead-in's backlog).
+    'kvperf run --config configs/rate-sweep-set.json --rate-sweep --rates 5000,10000,20000 '
     '--slo "p99<=1ms"':
         run(SWEEPS, ("--rate-sweep", "--rate-sweep --label rates"),
-            says=(rx(r"│ 20000/s │ 20,000 │"), rx(r"│ 80000/s │ 80,000 │"),
+            says=(rx(r"│ 5000/s │ 5,000 │"), rx(r"│ 20000/s │ 20,000 │"),
                   "p99<=1ms (corrected)"),
-            files={"results/rates/rate_sweep.md": "| 50000/s | 50,000 |"}),
+            files={"results/rates/rate_sweep.md": "| 10000/s | 10,000 |"}),
     "kvperf compare --server-bin ./a/valkey-server --server-bin ./b/valkey-server --config "
     "configs/rate-sweep-set.json --rate-sweep --rate-steps 30,70,100 --runs 5":
         run(SWEEPS, ("--runs 5", "--runs 5 --label knees"),
