@@ -149,7 +149,7 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     assert len(kept) == 9, [p["sweep"]["point"] for p in kept]
     own = [(p["sweep"]["point"], p["client"]["late_own"], p["client"]["late"]) for p in kept
            if p["client"]["late_own"] > 0.01 * p["rps"] * p["duration"]
-           + p["sweep"]["target_rps"] * stolen(p, "client")]
+           + p["sweep"]["target_rps"] * stolen_from_client(p)]
     assert not own, own
     short = [(p["sweep"]["point"], round(p["rps"]), round(p["sweep"]["target_rps"]),
               p["client_saturated"]) for p in kept
@@ -158,15 +158,11 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     assert not short, short
 
 
-def stolen(row: dict[str, Any], role: str) -> float:
-    """Seconds the hypervisor stole during the row's trial from the core of ``role``
-    (server or client) that lost most; every watched core when ``role`` is not pinned."""
-    cores = row["interference"]["cores"]
-    pinned = (row["env"].get("pinning") or {}).get(role)
-    if pinned:
-        cpus = set(parse_cpu_list(pinned))
-        cores = [c for c in cores if c["cpu"] in cpus]
-    return max((float(c["steal_s"]) for c in cores), default=0.0)
+def stolen_from_client(row: dict[str, Any]) -> float:
+    """Seconds the hypervisor stole during the row's trial from the client's pinned core
+    that lost most."""
+    cpus = set(parse_cpu_list(row["env"]["pinning"]["client"]))
+    return max(float(c["steal_s"]) for c in row["interference"]["cores"] if c["cpu"] in cpus)
 
 
 def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
@@ -222,22 +218,17 @@ def test_the_gated_model_reduces_to_md1_at_low_load_and_exceeds_it_above() -> No
         assert low <= wait / (rho / (2 * (1 - rho))) <= high, (rho, wait)
 
 
-def queue_sweep(tmp_path: Path, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    done = run_rt(tmp_path, "run", "--config", "config.json", "--server-bin", VALKEY,
-                  "--rate-sweep", "--rate-steps", "10,30,50,60,90", "--point-seconds", "4",
-                  "--label", label)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return sweep_rows(tmp_path / "results" / label)
-
-
 @pytest.mark.alone
 @pytest.mark.usefixtures("no_strays")
 def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Path) -> None:
     write_config(tmp_path, [{"commands": [f"DEBUG SLEEP {SLEEP_S}"], "clients": 200,
                              "duration": 3, "warmup": 0,
                              "custom-server-configs": {"enable-debug-command": "local"}}])
-    label = "slow"
-    sat, points = queue_sweep(tmp_path, label)
+    done = run_rt(tmp_path, "run", "--config", "config.json", "--server-bin", VALKEY,
+                  "--rate-sweep", "--rate-steps", "10,30,50,60,90", "--point-seconds", "4",
+                  "--label", "slow")
+    assert done.returncode == 0, done.stdout + done.stderr
+    sat, points = sweep_rows(tmp_path / "results" / "slow")
 
     # one queue: saturation ≈ 1/S, S the server's own time per DEBUG call
     service = sat["server"]["usec_per_call"] / 1e6
@@ -275,7 +266,7 @@ def test_injected_service_time_moves_the_knee_as_queueing_predicts(tmp_path: Pat
     # the knee moved down to the queue's: below saturation, where the model puts it (the
     # same rule on the model's p99s at the measured rates, plus the network and wakeup
     # tail of the lowest point), within one step
-    text = (tmp_path / "results" / label / "rate_sweep.md").read_text()
+    text = (tmp_path / "results" / "slow" / "rate_sweep.md").read_text()
     marked = [line.split("|")[1].strip() for line in text.splitlines() if "◀ knee" in line]
     labels = [p["sweep"]["point"] for p in points]
     assert len(marked) == 1 and labels.index(marked[0]) < len(labels) - 1, text

@@ -19,6 +19,7 @@ from typing import IO
 
 from kvperf.core.cpus import format_cpu_list, parse_cpu_list
 from kvperf.core.proc import TimeoutExpired, spawn
+from kvperf.server.interference import parse_pid_stat
 
 
 def pinned_argv(argv: Sequence[str], cpus: tuple[int, ...] | None) -> list[str]:
@@ -134,12 +135,12 @@ def descends_from(pid: int, ancestor: int) -> bool:
         if pid == ancestor:
             return True
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
+            proc = parse_pid_stat(Path(f"/proc/{pid}/stat").read_text())
         except OSError:
             return False
-        pid = int(stat[stat.rindex(")") + 2:].split()[1])
-        if pid <= 1:
+        if proc is None or proc.ppid <= 1:
             return False
+        pid = proc.ppid
     return False
 
 
