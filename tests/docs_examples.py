@@ -307,7 +307,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf compare --client redis-py@main --client redis-py@my-branch --client-repo "
     "~/src/redis-py": elsewhere(
         "tests/integration/test_client_commits.py::test_compare_a_library_at_two_commits_flags_the_slowed_call_only",
-        "redis-py@base against redis-py@get-slow (GET 25 µs slower) of a repository made from "
+        "redis-py@base against redis-py@get-slow (GET 50 µs slower) of a repository made from "
         "redis 8.1.0's sdist: GET's client CPU a regression, SET not flagged, each side's rows "
         "naming its commit"),
     "kvperf compare --client go-redis@v9.23.0 --client go-redis@HEAD --client-repo "
@@ -320,7 +320,7 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
         "bisect base head over redis-py's 6 commits names the get-slow commit"),
     "kvperf run --client redis-py --client redis-py@my-branch --client-repo ~/src/redis-py":
         elsewhere("tests/integration/test_client_commits.py::test_a_run_at_a_commit_runs_that_commit_s_code",
-                  "run --client redis-py@REF at two commits: the slow commit's GET costs ~25 µs "
+                  "run --client redis-py@REF at two commits: the slow commit's GET costs ~50 µs "
                   "more client CPU than base's"),
     # docs/CLIENTS.md, "Worked example: your new library against the shipped ones"
     "kvperf clients --clients-dir my-clients": elsewhere(
@@ -366,7 +366,11 @@ EXAMPLES: dict[str, Example | NotRunnable | Elsewhere] = {
     "kvperf run --config jedis-cpu.json --client jedis": elsewhere(
         "tests/integration/test_clients.py::"
         "test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_length",
-        "a 2 s and an 8 s Jedis trial: the same CPU per operation in the window, within 10%"),
+        "a 2 s and a 6 s Jedis trial: the same CPU per operation in the window, within 10%"),
+    "kvperf run --config jedis-cpu.json --client jedis --runs 5": elsewhere(
+        "tests/integration/test_clients.py::"
+        "test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_length",
+        "2 s and 6 s Jedis trials in 7 rounds: the medians' CPU per operation within 10%"),
     "kvperf run --config configs/clients.json --client redis-py --client hiredis "
     "--rate-sweep --rates 2000,5000": elsewhere(
         "tests/integration/test_clients.py::"

@@ -169,12 +169,11 @@ class Worker {
       const t1 = performance.now();
       if (t1 - t0 >= STALL_MS) this.checkStall(n);
       done += n;
-      if (measure) {
-        this.record(n, t1 - t0);
-        this.end = t1;
-      } else {
-        this.countWarmup(n);
-      }
+      // warmup records too (forgotten at its end): the measured window runs no code the JIT
+      // meets for the first time (Kit.java: C2 compiled the histogram inside the window)
+      if (measure || !this.passing) this.record(n, t1 - t0);
+      if (measure) this.end = t1;
+      else this.countWarmup(n);
       if (deadline && t1 >= deadline) break;
     }
   }
@@ -213,6 +212,13 @@ class Worker {
     }
   }
 
+  // What warmup recorded in the measured window's counters and histograms, cleared.
+  forgetWarmup() {
+    for (let op = 0; op < 3; op++) this.hist[op].reset();
+    this.ops.fill(0); this.failed.fill(0);
+    this.tx = 0; this.firstError = null;
+  }
+
   countWarmup(n) {
     const counts = this.passing ? this.pass : this.warm;
     for (let j = 0; j < n; j++) counts[this.opBuf[j]]++;
@@ -240,7 +246,10 @@ async function runWorkers(wl, driver) {
   if (s.warmup_s > 0) timer = setTimeout(() => { cpuStart = process.cpuUsage(); }, warmEnd - performance.now());
   else cpuStart = process.cpuUsage();
   await Promise.all(workers.map(async (w, i) => {
-    if (s.warmup_s > 0) await w.phase(false, warmEnd, -1);
+    if (s.warmup_s > 0) {
+      await w.phase(false, warmEnd, -1);
+      w.forgetWarmup();
+    }
     await w.phase(true, measureEnd, share(s.requests, n, i));
   }));
   if (timer) clearTimeout(timer);

@@ -325,20 +325,35 @@ final class Kit {
                 if (s.transaction) passTx++;
                 return done >= limit;
             }
+            // warmup books its calls too, then forgets them: the measured window runs no code
+            // the JIT has not compiled yet (recording only from warmup's end, C2 compiled the
+            // histogram and recompiled the loop inside the window: 2 s trials ~9% dearer a call)
+            record(t1 - t0);
             if (measuring) {
-                record(t1 - t0);
                 endNanos = t1;
                 return limit >= 0 ? done >= limit : t1 >= measureEnd;
             }
             for (int j = 0; j < n; j++) warm[batchOps[j]]++;
             if (s.transaction) warmTx++;
             if (t1 >= warmEnd) {
+                forgetWarmup();
                 measuring = true;
                 done = 0;
                 limit = shareOf;
                 return limit == 0;
             }
             return false;
+        }
+
+        /** What warmup booked in the measured window's counters and histograms, cleared. */
+        private void forgetWarmup() {
+            for (int op = 0; op < 3; op++) {
+                ops[op] = 0;
+                failed[op] = 0;
+                hist[op].reset();
+            }
+            tx = 0;
+            firstError = null;
         }
 
         /** A call failing after STALL_NANOS: the server stopped answering (timeouts are 10 s). */
