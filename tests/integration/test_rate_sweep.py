@@ -22,9 +22,11 @@ reads "regression".
   bound, ~25-35% below at ρ = 0.5-0.6). At ρ ≈ 0.5 and 0.6 the measured wait lies within
   20% of the two: above 0.8 × M/D/1 at the command's own time S, below 1.2 × the gated queue
   at the server's whole time per request (1 / saturation: reading and replying too).
+- A fixed rate far above saturation (2,000,000/s) reports the overload: about the closed
+  loop's rate achieved, the lead-in's backlog in its corrected latency (not "no requests").
 
-Both run kvperf under SCHED_FIFO (``chrt -f``: the server and kvload inherit it): on this
-shared 2-core machine other tenants' processes otherwise preempt the server for
+The timed sweeps run kvperf under SCHED_FIFO (``chrt -f``: the server and kvload inherit
+it): on this shared 2-core machine other tenants' processes otherwise preempt the server for
 milliseconds, the very tail a sweep measures (p99 at 50% of saturation swung 2-6 ms between
 identical runs without it, M/D/1 ratios 0.8-5.8; with it 1.1-1.4, stable). The kernel's RT
 throttling keeps 5% of each CPU for everyone else.
@@ -44,9 +46,10 @@ import pytest
 from kvperf.core.cpus import parse_cpu_list
 from tests.fixtures.valkey_repo import _set_spin as set_spin
 from tests.fixtures.valkey_steps import _commit as commit
-from tests.helpers import KVPERF, require_binary, write_config
+from tests.helpers import KVPERF, require_binary, run_kvperf, write_config
 
-# alone: every sweep (the model's own simulation times nothing: the parallel lane)
+# alone: every timed sweep (the model's own simulation and the overload point time
+# nothing: the parallel lane)
 pytestmark = [pytest.mark.integration]
 
 VALKEY = "/usr/bin/valkey-server"
@@ -161,7 +164,14 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
 def stolen_from_client(row: dict[str, Any]) -> float:
     """Seconds the hypervisor stole during the row's trial from the client's pinned core
     that lost most."""
-    cpus = set(parse_cpu_list(row["env"]["pinning"]["client"]))
+    return stolen(row, ("client",))
+
+
+def stolen(row: dict[str, Any], roles: tuple[str, ...] = ("server", "client")) -> float:
+    """Seconds the hypervisor stole during the row's trial from the pinned core of ``roles``
+    that lost most."""
+    pinning = row["env"]["pinning"]
+    cpus = {cpu for role in roles for cpu in parse_cpu_list(pinning[role])}
     return max(float(c["steal_s"]) for c in row["interference"]["cores"] if c["cpu"] in cpus)
 
 
@@ -174,9 +184,20 @@ def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
     # request at 10% (a timer armed per send, the server's idle core woken per request) and
     # saturates its core from 60-70% on, at 95-100% too in 3 of 5 runs here (a rank
     # correlation over the points it kept up with then had 3 or 4 low points to rank).
-    low = float(np.median([corrected(p, "p99") for p in points[:3]]))
+    #
+    # A point that lost more than 1% of its time to the hypervisor on the server's or the
+    # client's core has the host's p99, not the queue's: every request due while the core
+    # was held waits for it, and past 1% that is the whole tail (an EPYC VM: the 10% and
+    # 30% points read p99 9 and 16 ms in a CI run, against ~0.2 ms unstolen). The low
+    # median takes the first three points up to 70% that lost no more (steal_s counts 10 ms
+    # ticks: one tick in a 1 s point is common there and leaves p99 alone).
+    quiet = [p for p in points if p["sweep"]["percent"] <= 70
+             and stolen(p) <= 0.01 * p["duration"]][:3]
+    every = [(p["sweep"]["point"], corrected(p, "p99"), stolen(p)) for p in points]
+    assert quiet, f"every point up to 70% lost more than 1% to steal: {every}"
+    low = float(np.median([corrected(p, "p99") for p in quiet]))
     high = float(np.median([corrected(p, "p99") for p in points[-4:]]))
-    assert high >= 2 * low, [(p["sweep"]["point"], corrected(p, "p99")) for p in points]
+    assert high >= 2 * low, every
     p99 = [corrected(p, "p99") for p in points]
     assert p99[-1] >= 3 * min(p99[:2]), p99
 
@@ -348,3 +369,28 @@ def test_compare_reads_injected_service_time_as_a_knee_regression(
     row = compare_knees(tmp_path, "ab", ["base", "set-100us", "--repo", str(repo)], 5,
                         env={"KVPERF_BUILD_CACHE": str(build_cache)})
     assert "regression" in row, row
+
+
+@pytest.mark.usefixtures("no_strays")
+def test_a_fixed_rate_far_above_saturation_reports_the_overload(tmp_path: Path) -> None:
+    """2,000,000 requests/s asked of SET P=1 (a closed loop of 20-160k here): the point
+    completes what the server serves, its latency counted from the intended send times,
+    so the backlog of its 0.5 s lead-in is in it (at least 0.5 s × (1 − achieved/target)
+    at the window's start). A send counted only when intended in the window left such a
+    point with no request at all ("kvload completed no requests", the trial failed): the
+    whole window went to the lead-in's backlog. Its neighbour at 5000/s keeps its rate."""
+    write_config(tmp_path, [{"commands": ["SET"], "data_sizes": 64, "pipelines": 1,
+                             "clients": 50, "duration": 1, "warmup": 0,
+                             "server_cpu_range": "0", "client_cpu_range": "1"}])
+    done = run_kvperf("run", "--config", "config.json", "--server-bin", VALKEY,
+                      "--rate-sweep", "--rates", "5000,2000000", "--point-seconds", "1",
+                      "--label", "over", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, (low, over) = sweep_rows(tmp_path / "results" / "over")
+    assert low["rps"] == pytest.approx(5000, rel=0.05), low["rps"]
+    assert over["sweep"]["target_rps"] == 2_000_000
+    assert 0 < over["rps"] < 0.5 * 2_000_000, over["rps"]
+    assert over["client"]["unsent"] > 0, over["client"]
+    behind = 0.5 * (1 - over["rps"] / 2_000_000) * 1000  # ms
+    assert corrected(over, "p50") >= behind, (corrected(over, "p50"), behind)
+    assert corrected(over, "p50") > 10 * over["client"]["latency_ms"]["service"]["p50"]

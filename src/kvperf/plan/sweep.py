@@ -39,8 +39,8 @@ class Step:
 
     @property
     def label(self) -> str:
-        if self.rate is not None:
-            return f"{self.rate:g}/s"
+        if self.rate is not None:  # whole rates in digits: 2000000/s, not 2e+06/s
+            return f"{self.rate:.0f}/s" if self.rate.is_integer() else f"{self.rate:g}/s"
         return f"{self.percent:g}%"
 
     def target(self, saturation: float | None) -> float | None:

@@ -47,6 +47,8 @@ def test_explicit_rates_are_sorted_and_need_no_saturation() -> None:
     steps = ladder(RateSweep(rates=parse_numbers("50k,10000,20000", "--rates")))
     assert [(s.label, s.target(None)) for s in steps] == [
         ("10000/s", 10_000.0), ("20000/s", 20_000.0), ("50000/s", 50_000.0)]
+    steps = ladder(RateSweep(rates=parse_numbers("2000000,2500.5", "--rates")))
+    assert [s.label for s in steps] == ["2500.5/s", "2000000/s"]
 
 
 def test_a_point_is_the_series_load_open_loop_for_point_seconds() -> None:

@@ -75,7 +75,12 @@ impl<B: Batches, W: Window> Worker<'_, B, W> {
                 earliest = earliest.min(due);
                 continue;
             }
-            let measured = due >= self.measure_start;
+            // measured when sent in the window (`due <= now`: every send intended in it
+            // too): an overloaded schedule's backlog from the lead-in goes out in the window
+            // and counts there, its latency from its intended time, as the replies a
+            // closed loop reads there do. By intended time alone, far enough above
+            // saturation nothing due in the window was sent in it: "no requests".
+            let measured = now >= self.measure_start;
             let count = self.batch_size(measured);
             if count == 0 {
                 continue;
