@@ -499,14 +499,15 @@ def test_profile_names_each_runtime_s_frames_of_the_library(tmp_path: Path) -> N
 def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_length(
         tmp_path: Path) -> None:
     """The harness reads its own CPU when warmup ends and when its last worker is done, so
-    a 2 s and a 6 s trial give the same client CPU per operation (within 10%, medians of 7
-    rounds); the process total (wait4: the JVM's start-up, its JIT's first compilations and
-    the warmup in it) — what format 9 called the client's CPU per operation — is larger, and
-    what it adds is larger per operation the shorter the trial. One round's window figure
-    moved by up to 23% between trials on a quiet machine (the JVM's JIT and GC threads are
-    the process's too), and between 18 and 30 µs on an EPYC VM (fewer calls a second, more
-    CPU each: a blocking read that finds no reply sleeps), hence the medians of 7;
-    docs/PERFORMANCE.md has 3 s against 30 s after the table's 1 s, run by hand.
+    a 2 s and a 6 s trial give the same client CPU per operation (within 15%, medians of 7
+    rounds' undisturbed trials); the process total (wait4: the JVM's start-up, its JIT's
+    first compilations and the warmup in it) — what format 9 called the client's CPU per
+    operation — is larger, and what it adds is larger per operation the shorter the trial.
+    One round's window figure moved by up to 23% between trials on a quiet machine (the
+    JVM's JIT and GC threads are the process's too), and between 18 and 30 µs on an EPYC VM
+    (fewer calls a second, more CPU each: a blocking read that finds no reply sleeps), hence
+    the medians of 7; docs/PERFORMANCE.md has 3 s against 30 s after the table's 1 s, run
+    by hand.
 
     Warmup books its calls like the window and forgets them at its end: when it recorded
     nothing, the window's first calls ran the histogram code for the first time and C2
@@ -514,18 +515,29 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
     threads' /proc/PID/task/*/stat there against the worker's ~50 a second on an EPYC VM,
     and CI's medians read 28.4 µs for 2 s trials against 23.8 for 6 s (2 s higher in 4 of 5
     rounds with a 4 s warmup too). With the fix: 0-1 tick, medians 21.5 and 21.8, then 21.3
-    and 23.3 (5 rounds)."""
+    and 23.3 (5 rounds).
+
+    The ceiling is the JVM's fork-to-fork spread: each trial is a new JVM whose JIT settles
+    into its own speed (at P=10 one EPYC VM run's 2 s trials fell into two groups, 2.7-2.9
+    and 3.4-3.6 µs a call). Over four 5- and 7-round runs there, with the fix, the 2 s
+    median differed from the 6 s one by −8.4%, −1.5%, +5.0% and +9.3% (the last in CI,
+    after leaving out the 4 of 14 trials with 11-17% of a core stolen, which kvperf marks
+    disturbed); 15% holds that spread. The process total differs by +50% and more, and the
+    JIT compiling in the window added +9 to +19%."""
     config = _config(tmp_path, commands=["GET"], requests=None, duration=[2, 6], warmup=[2])
     # a trial other processes disturbed (their CPU, not the harness's window) runs once more
     done = run_kvperf("run", "--config", config, "--client", "jedis", "--no-db", "--runs",
                       "7", "--retry-disturbed", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    rows = read_metrics(tmp_path / "results")
+    # trials still disturbed after their retry (the hypervisor stole > 10%) are left out
+    rows = [r for r in read_metrics(tmp_path / "results") if not r["interference"]["disturbed"]]
+    counts = [sum(r["duration"] == seconds for r in rows) for seconds in (2, 6)]
+    assert min(counts) >= 4, f"undisturbed trials of 2 s and 6 s: {counts} of 7 each"
     window, total = ([statistics.median(pick(r) for r in rows if r["duration"] == seconds)
                       for seconds in (2, 6)]
                      for pick in (lambda r: r["client"]["client_cpu_us_per_request"],
                                   lambda r: r["harness"]["process_cpu_us_per_op"]))
-    assert abs(window[0] / window[1] - 1) <= 0.10, (window, total)
+    assert abs(window[0] / window[1] - 1) <= 0.15, (window, total)
     assert total[0] > window[0] and total[1] > window[1], (window, total)
     # the process total was not like for like: what it adds to the window (start-up, JIT,
     # warmup) weighs more per operation in the short trial — 1.66× in the run where the
@@ -544,13 +556,17 @@ def test_lettuce_async_batches_are_pipelines_worth_three_times_single_calls(
     on one pinned core of an EPYC VM, half as fast as the earlier hosts, the C2 compiler
     thread held half the core for the first 9-11 s of the JVM's life (/proc/PID/task/*/stat
     sampled every second), so a 3 s warmup measured a half-compiled client sharing its
-    core: P=1 19k, P=10 35k rps (1.9×); after 8 s, 44k and 156k (3.6×)."""
+    core: P=1 19k, P=10 35k rps (1.9×); after 8 s, 44k and 156k (3.6×). Medians of 3
+    rounds: each trial is a new JVM, and one CI trial's P=10 client spent 7.8 µs a call
+    against 5.9-6.2 in the others (124k rps: 2.85× alone)."""
     config = _config(tmp_path, pipelines=[1, 10], clients=[50], requests=None,
                      duration=[2], warmup=[10], keyspacelen=[10000])
     done = run_kvperf("run", "--config", config, "--client", "lettuce:async", "--no-db",
-                      cwd=tmp_path, timeout=300)
+                      "--runs", "3", "--retry-disturbed", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    single, batched = sorted(read_metrics(tmp_path / "results"), key=lambda r: r["pipeline"])
-    assert batched["rps"] >= 3 * single["rps"], (single["rps"], batched["rps"])
-    assert batched["harness"]["wire"]["batching"] in ("pipelined", "implicit"), \
-        batched["harness"]["wire"]
+    rows = read_metrics(tmp_path / "results")
+    single, batched = (statistics.median(r["rps"] for r in rows if r["pipeline"] == p)
+                       for p in (1, 10))
+    assert batched >= 3 * single, [(r["pipeline"], r["rps"]) for r in rows]
+    assert {r["harness"]["wire"]["batching"] for r in rows if r["pipeline"] == 10} <= {
+        "pipelined", "implicit"}, [r["harness"]["wire"] for r in rows]
