@@ -152,19 +152,13 @@ def assert_open_loop_kept_its_rate(points: list[dict[str, Any]]) -> None:
     assert len(kept) == 9, [p["sweep"]["point"] for p in kept]
     own = [(p["sweep"]["point"], p["client"]["late_own"], p["client"]["late"]) for p in kept
            if p["client"]["late_own"] > 0.01 * p["rps"] * p["duration"]
-           + p["sweep"]["target_rps"] * stolen_from_client(p)]
+           + p["sweep"]["target_rps"] * stolen(p, ("client",))]
     assert not own, own
     short = [(p["sweep"]["point"], round(p["rps"]), round(p["sweep"]["target_rps"]),
               p["client_saturated"]) for p in kept
              if p["rps"] != pytest.approx(p["sweep"]["target_rps"], rel=0.05)
              and (p["sweep"]["percent"] <= 50 or p["client_saturated"])]
     assert not short, short
-
-
-def stolen_from_client(row: dict[str, Any]) -> float:
-    """Seconds the hypervisor stole during the row's trial from the client's pinned core
-    that lost most."""
-    return stolen(row, ("client",))
 
 
 def stolen(row: dict[str, Any], roles: tuple[str, ...] = ("server", "client")) -> float:
