@@ -35,10 +35,21 @@ def _by_command(rows: list[dict[str, Any]], command: str) -> list[dict[str, Any]
     return [r for r in rows if r["command"] == command]
 
 
+def _mean(rows: list[dict[str, Any]], field: str) -> float:
+    return float(sum(r["instructions"][field] for r in rows) / len(rows))
+
+
 def _change(a: list[dict[str, Any]], b: list[dict[str, Any]], field: str) -> float:
-    mean_a = sum(r["instructions"][field] for r in a) / len(a)
-    mean_b = sum(r["instructions"][field] for r in b) / len(b)
-    return float(mean_b / mean_a - 1)
+    return _mean(b, field) / _mean(a, field) - 1
+
+
+def _added(a: list[dict[str, Any]], b: list[dict[str, Any]], field: str) -> float:
+    return _mean(b, field) - _mean(a, field)
+
+
+def _means(a: list[dict[str, Any]], b: list[dict[str, Any]], command: str,
+           field: str) -> tuple[float, float]:
+    return _mean(_by_command(a, command), field), _mean(_by_command(b, command), field)
 
 
 @pytest.mark.usefixtures("no_strays")
@@ -112,12 +123,14 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_rep
     assert len(a) == len(b) == 4 and all(r["status"] == "ok" for r in a + b)  # 2 runs/side
     assert abs(_change(_by_command(a, "GET"), _by_command(b, "GET"), "total_per_request")) \
         < 0.002
-    # docs/PERFORMANCE.md's figures (its example points here): +2.0x% per request,
-    # +5.4x% of setCommand's inclusive cost per call
-    assert 0.020 <= _change(_by_command(a, "SET"), _by_command(b, "SET"),
-                            "total_per_request") < 0.021
-    assert 0.054 <= _change(_by_command(a, "SET"), _by_command(b, "SET"),
-                            "command_per_call") < 0.055
+    # The commits differ by SPIN_2PCT - 1 = 29 iterations of a 4-instruction loop: +116 per SET
+    # on every host. The percentage depends on the host's cost of a whole SET (glibc picks its
+    # string and memory functions by CPU): +2.02% of 5,733 instructions here, the figures of
+    # docs/PERFORMANCE.md (its example points here), but +1.98% in one CI run. The runs of one
+    # binary differ by up to 0.04% (2.3 instructions of a SET).
+    for field in ("total_per_request", "command_per_call"):
+        added = _added(_by_command(a, "SET"), _by_command(b, "SET"), field)
+        assert 113 <= added <= 119, (field, added, _means(a, b, "SET", field))
     text = report.read_text()
     lines = [ln for ln in text.splitlines() if ln.startswith("| SET") or ln.startswith("| GET")]
     set_lines = [ln for ln in lines if ln.startswith("| SET")]
