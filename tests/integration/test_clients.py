@@ -548,25 +548,28 @@ def test_jedis_cpu_per_operation_is_the_measured_window_s_whatever_the_trial_s_l
 
 @pytest.mark.alone  # judges a throughput ratio
 @pytest.mark.usefixtures("no_strays")
-def test_lettuce_async_batches_are_pipelines_worth_three_times_single_calls(
-        tmp_path: Path) -> None:
-    """Lettuce's async model writes each batch with one flush (auto-flush off): with 50
-    batches in flight, P=10 reaches at least 3× the rate of single calls (one write per
-    command, as before issue 37, gave 0.9–1.1×: docs/PERFORMANCE.md). The warmup is 10 s:
-    on one pinned core of an EPYC VM, half as fast as the earlier hosts, the C2 compiler
-    thread held half the core for the first 9-11 s of the JVM's life (/proc/PID/task/*/stat
-    sampled every second), so a 3 s warmup measured a half-compiled client sharing its
-    core: P=1 19k, P=10 35k rps (1.9×); after 8 s, 44k and 156k (3.6×). Medians of 3
-    rounds: each trial is a new JVM, and one CI trial's P=10 client spent 7.8 µs a call
-    against 5.9-6.2 in the others (124k rps: 2.85× alone)."""
+def test_lettuce_async_batches_reach_the_server_as_pipelines(tmp_path: Path) -> None:
+    """Lettuce's async model writes each batch with one flush (auto-flush off), so the server
+    reads a P=10 batch whole: at least 9 calls per read in every trial (measured 11.3-11.6;
+    one write per command, as before issue 37, gave 1.7-6.4: docs/PERFORMANCE.md), and with
+    50 batches in flight P=10 makes at least 1.8× the rate of single calls (medians of 3
+    rounds; the per-command writer made 0.8-1.5×).
+
+    The rate ratio is this host's JIT and steal too, so it is the looser check: the fix made
+    3.5-3.9× on the earlier hosts and 2.1-4.3× on an EPYC VM half as fast, where each trial's
+    new JVM settles into its own speed (one CI run's P=10 clients spent 8.6-10.1 µs a call,
+    others' 5.9-6.2). The warmup is 10 s: there the C2 compiler thread held half of the
+    client's pinned core for the JVM's first 9-11 s (/proc/PID/task/*/stat sampled every
+    second), and a 3 s warmup measured a half-compiled client: P=1 19k, P=10 35k rps."""
     config = _config(tmp_path, pipelines=[1, 10], clients=[50], requests=None,
                      duration=[2], warmup=[10], keyspacelen=[10000])
     done = run_kvperf("run", "--config", config, "--client", "lettuce:async", "--no-db",
                       "--runs", "3", "--retry-disturbed", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = read_metrics(tmp_path / "results")
+    wires = [(r["pipeline"], r["rps"], r["harness"]["wire"]) for r in rows]
+    assert all(w["calls_per_read"] >= 9 and w["batching"] == "pipelined"
+               for p, _, w in wires if p == 10), wires
     single, batched = (statistics.median(r["rps"] for r in rows if r["pipeline"] == p)
                        for p in (1, 10))
-    assert batched >= 3 * single, [(r["pipeline"], r["rps"]) for r in rows]
-    assert {r["harness"]["wire"]["batching"] for r in rows if r["pipeline"] == 10} <= {
-        "pipelined", "implicit"}, [r["harness"]["wire"] for r in rows]
+    assert batched >= 1.8 * single, wires

@@ -495,14 +495,19 @@ clientconfig:
 def test_a_definition_whose_replies_are_errors_fails_naming_the_error(
         corpus: Path, tmp_path: Path) -> None:
     """Every LPUSH is refused (wrong arity), every INCR of a string fails: each test fails
-    naming the share, the command and the first error reply; a test that fits runs beside
-    them, and the one that does not fit is listed as not run."""
+    naming the share, the command and the first error reply; a test too short for memtier's
+    rotation to reach its SET fails saying so (it once blamed error replies there were not);
+    a test that fits runs beside them, and the one that does not fit is listed as not run."""
     defs = tmp_path / "defs"
     reason, _ = _too_big(corpus, defs)
     for name, command in (("kvperf-lpush-arity", "LPUSH __key__"),
                           ("kvperf-incr-string", "INCR kvperf-string"),
                           ("kvperf-get", "GET __key__")):
         (defs / f"{name}.yml").write_text(ERROR_DEFINITION.format(name=name, command=command))
+    # memtier's rotation: 10^8 GETs on each connection before its first SET
+    (defs / "kvperf-rotation.yml").write_text(ERROR_DEFINITION.format(
+        name="kvperf-rotation", command='GET __key__" --command-ratio 100000000 '
+        '--command "SET __key__ __data__'))
     (defs / "kvperf-incr-string.yml").write_text(
         (defs / "kvperf-incr-string.yml").read_text().replace(
             "    save: '\"\"'\n", "    save: '\"\"'\n  init_commands:\n"
@@ -512,7 +517,17 @@ def test_a_definition_whose_replies_are_errors_fails_naming_the_error(
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"not run {TOO_BIG} [oss-standalone]: {reason}" in " ".join(done.stderr.split())
     rows = {r["command"]: r for r in read_metrics(tmp_path / "results")}
-    assert set(rows) == {"kvperf-lpush-arity", "kvperf-incr-string", "kvperf-get"}
+    assert set(rows) == {"kvperf-lpush-arity", "kvperf-incr-string", "kvperf-get",
+                         "kvperf-rotation"}
+    rotation = rows["kvperf-rotation"]
+    assert rotation["status"] == "failed", rotation
+    assert rotation["error"].startswith(
+        "the clients sent no SET while they ran and the server answered no error: memtier "
+        "sends each --command its --command-ratio of times in a row on every connection, and "
+        ), rotation["error"]
+    assert "over 2 connections" in rotation["error"], rotation["error"]
+    assert "did not finish one rotation of 100,000,001: give the test more time " \
+        "(--override-test-time)" in rotation["error"], rotation["error"]
     assert rows["kvperf-get"]["status"] == "ok" and rows["kvperf-get"]["rps"] > 0
     lpush, incr = rows["kvperf-lpush-arity"], rows["kvperf-incr-string"]
     assert lpush["status"] == incr["status"] == "failed"

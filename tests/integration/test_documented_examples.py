@@ -272,6 +272,7 @@ def _run_example(text: str, example: Example, scratch: Path, env: dict[str, str]
         done = _shell(before, scratch, env, 120)
         assert done.returncode == 0, f"{text}: setup {before!r} failed:\n{done.stderr}"
     line = command_line(text, example, context)
+    env = {**env, **dict(example.env)}
     if example.serve:
         context[example.save] = background.start(text, line, example, scratch, env)
         return

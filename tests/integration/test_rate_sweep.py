@@ -171,10 +171,11 @@ def stolen(row: dict[str, Any], roles: tuple[str, ...] = ("server", "client")) -
 
 def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
     # p99 rises with the rate: the median p99 of the top four points (85-100%) is at least
-    # twice that of the lowest three (10-50%) — medians, so one stalled second does not
-    # decide — and overload at the top. Over every point, client-saturated ones too: the
-    # corrected latency is what users see and what the knee rule reads, and the table marks
-    # those points (⚠ client). On this VM kvload's open loop costs ~25 µs of kernel time per
+    # twice that of the lowest three (10-50%, unless stolen: below) — medians, so one
+    # stalled second does not decide — and overload at the top (its p99 3× the least of
+    # those three). Over every point, client-saturated ones too: the corrected latency is
+    # what users see and what the knee rule reads, and the table marks those points
+    # (⚠ client). On this VM kvload's open loop costs ~25 µs of kernel time per
     # request at 10% (a timer armed per send, the server's idle core woken per request) and
     # saturates its core from 60-70% on, at 95-100% too in 3 of 5 runs here (a rank
     # correlation over the points it kept up with then had 3 or 4 low points to rank).
@@ -192,8 +193,9 @@ def assert_p99_rises_with_the_rate(points: list[dict[str, Any]]) -> None:
     low = float(np.median([corrected(p, "p99") for p in quiet]))
     high = float(np.median([corrected(p, "p99") for p in points[-4:]]))
     assert high >= 2 * low, every
-    p99 = [corrected(p, "p99") for p in points]
-    assert p99[-1] >= 3 * min(p99[:2]), p99
+    # and the top point overloads: 3× the least of those quiet points (the 10% and 30%
+    # points once read 11.5 and 1.9 ms with 80-140 ms stolen, the 100% point 3.7 ms)
+    assert corrected(points[-1], "p99") >= 3 * min(corrected(p, "p99") for p in quiet), every
 
 
 def assert_knee_below_saturation(stdout: str, results: Path, saturation: float) -> None:

@@ -257,6 +257,25 @@ def command_mix(options: tuple[Option, ...]) -> dict[str, float]:
     ``--command`` by its ``--command-ratio`` (the ratio follows its command; 1 by default),
     else SET and GET by ``--ratio`` (memtier's default 1:10). Commands by their first word,
     lower case, as INFO commandstats names them."""
+    weights = _rotation(options)
+    total = sum(weights.values())
+    return {name: w / total for name, w in weights.items() if w > 0} if total else {}
+
+
+def rotation_length(options: tuple[Option, ...]) -> int:
+    """Requests of one rotation: memtier sends each command its ratio of times in a row on
+    every connection, then the next, so a connection sends its last command only after
+    this many requests less that command's ratio."""
+    return int(sum(_rotation(options).values()))
+
+
+def connections(options: tuple[Option, ...]) -> int:
+    """The run's connections: ``-c`` × ``-t`` (memtier's defaults 50 and 4)."""
+    return int(value(options, "clients") or 50) * int(value(options, "threads") or 4)
+
+
+def _rotation(options: tuple[Option, ...]) -> dict[str, float]:
+    """Each command's requests in one rotation (``command_mix``'s weights)."""
     weights: dict[str, float] = {}
     commands = [o for o in options if o.name in ("command", "command-ratio")]
     last: str | None = None
@@ -272,5 +291,4 @@ def command_mix(options: tuple[Option, ...]) -> dict[str, float]:
     if not weights:
         set_part, _, get_part = (value(options, "ratio") or "1:10").partition(":")
         weights = {"set": float(set_part or 0), "get": float(get_part or 0)}
-    total = sum(weights.values())
-    return {name: w / total for name, w in weights.items() if w > 0} if total else {}
+    return weights

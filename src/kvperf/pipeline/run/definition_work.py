@@ -29,6 +29,7 @@ from kvperf.definitions.exporter import evaluate
 from kvperf.definitions.kpis import KpiResult, check_all
 from kvperf.definitions.plan import Plan
 from kvperf.definitions.snapshot import reuse_refusal, run_order
+from kvperf.driver.base import Measurement
 from kvperf.driver.benchmark_run import BenchmarkToolRun, suite_mix
 from kvperf.driver.benchmark_run import command_mix as benchmark_mix
 from kvperf.driver.benchmark_run import measurement as benchmark_measurement
@@ -588,6 +589,8 @@ class DefinitionWork(OnBench):
         or whose clients completed nothing."""
         self._check_replies(found)
         missing = [name.upper() for name, share in expected.items() if share and not calls[name]]
+        if missing and not found.errors and not found.prefixes:  # never sent
+            raise DriverError(_unsent(missing, self.plan.clients, self.outcome.measurement))
         if missing:  # every such request got an error reply (an unknown command, say)
             raise DriverError(f"the server executed no {', '.join(missing)} call while the "
                               f"clients ran (error replies; see {self.log_dir.name}/tool-*.log)"
@@ -630,8 +633,25 @@ def _paced_rate(client: ClientPlan) -> float | None:
     rate = memtier_args.value(options, "rate-limiting")
     if not rate:
         return None
-    return (float(rate) * int(memtier_args.value(options, "clients") or 50)
-            * int(memtier_args.value(options, "threads") or 4))
+    return float(rate) * memtier_args.connections(options)
+
+
+def _unsent(missing: list[str], clients: tuple[ClientPlan, ...],
+            measured: Measurement | None) -> str:
+    """Why the clients sent none of ``missing`` although the server answered no error: a
+    memtier run shorter than one rotation per connection (each command its ratio of times in
+    a row) never reaches its last commands."""
+    names = ", ".join(missing)
+    said = f"the clients sent no {names} while they ran and the server answered no error"
+    memtier = [memtier_args.parse(list(c.argv)) for c in clients if c.tool == MEMTIER]
+    if not memtier or measured is None or not measured.requests:
+        return said
+    rotation = max(memtier_args.rotation_length(o) for o in memtier)
+    conns = sum(memtier_args.connections(o) for o in memtier)
+    return (f"{said}: memtier sends each --command its --command-ratio of times in a row on "
+            f"every connection, and {measured.requests:,} requests over {conns:,} connections "
+            f"({measured.requests / conns:,.0f} each) did not finish one rotation of "
+            f"{rotation:,}: give the test more time (--override-test-time)")
 
 
 def _expected_mix(clients: tuple[ClientPlan, ...]) -> dict[str, float]:
