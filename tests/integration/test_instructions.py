@@ -123,14 +123,15 @@ def test_compare_flags_set_only_and_names_set_command(tmp_path: Path, valkey_rep
     assert len(a) == len(b) == 4 and all(r["status"] == "ok" for r in a + b)  # 2 runs/side
     assert abs(_change(_by_command(a, "GET"), _by_command(b, "GET"), "total_per_request")) \
         < 0.002
-    # The commits differ by SPIN_2PCT - 1 = 29 iterations of a 4-instruction loop: +116 per SET
-    # on every host. The percentage depends on the host's cost of a whole SET (glibc picks its
-    # string and memory functions by CPU): +2.02% of 5,733 instructions here, the figures of
-    # docs/PERFORMANCE.md (its example points here), but +1.98% in one CI run. The runs of one
-    # binary differ by up to 0.04% (2.3 instructions of a SET).
+    # The commits differ by SPIN_2PCT - 1 = 29 iterations of a 4-instruction loop: +116 per
+    # SET, which is what the test checks, within 6 (the runs of one binary differ by up to
+    # 0.04% of a SET, 2.3 instructions, on each side). Not a percentage of the SET: +2.02% of
+    # 5,733 instructions in docs/PERFORMANCE.md's figures (its example points here), but a CI
+    # run under the parallel lane read the base side's SET at 5,735.6-5,735.9 in both its
+    # runs and the B side's at 5,849.5: +113.8, +1.98%.
     for field in ("total_per_request", "command_per_call"):
         added = _added(_by_command(a, "SET"), _by_command(b, "SET"), field)
-        assert 113 <= added <= 119, (field, added, _means(a, b, "SET", field))
+        assert 110 <= added <= 122, (field, added, _means(a, b, "SET", field))
     text = report.read_text()
     lines = [ln for ln in text.splitlines() if ln.startswith("| SET") or ln.startswith("| GET")]
     set_lines = [ln for ln in lines if ln.startswith("| SET")]

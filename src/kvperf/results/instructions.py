@@ -11,7 +11,8 @@
   function_calls        how often callgrind saw it called
   command_per_call      its inclusive cost ÷ its calls
   function_inclusive_per_call   {function: command_per_call}
-  top_functions         the TOP_FUNCTIONS largest inclusive costs, per request {name: cost}
+  top_functions         the TOP_FUNCTIONS largest inclusive costs, per request {name: cost},
+                        of the functions the requests reach (``time_driven`` ones left out)
 
 Time-driven work is left out of ``total_per_request``: serverCron runs ``hz`` times per
 *second*, so under callgrind (~50× slower) its share per request grows with the slowdown and
@@ -59,13 +60,41 @@ def _per(value: int, count: int | None) -> float | None:
     return round(value / count, 3) if count else None
 
 
-def timer_cost(profile: Profile) -> int:
-    """Inclusive instructions of the server's time events (0 when none ran)."""
+def _timer_root(profile: Profile) -> str | None:
     for name in TIMER_FUNCTIONS:
         cost = profile.functions.get(name)
         if cost and cost.inclusive:
-            return cost.inclusive
-    return 0
+            return name
+    return None
+
+
+def timer_cost(profile: Profile) -> int:
+    """Inclusive instructions of the server's time events (0 when none ran)."""
+    root = _timer_root(profile)
+    return profile.functions[root].inclusive if root else 0
+
+
+def time_driven(profile: Profile) -> set[str]:
+    """Functions only the time events reach: their root and every function whose callers
+    are all time-driven (serverCron, cronUpdateMemoryStats, jemalloc's statistics refresh).
+    Their cost per request follows the wall clock, so they are left out of the functions
+    ranked by how much they moved, as of ``total_per_request``. A function the requests
+    call too stays (conservative: recursion under the timer stays as well)."""
+    root = _timer_root(profile)
+    if root is None:
+        return set()
+    callers: dict[str, set[str]] = {}
+    callees: dict[str, set[str]] = {}
+    for caller, callee in profile.edges:
+        callers.setdefault(callee, set()).add(caller)
+        callees.setdefault(caller, set()).add(callee)
+    driven, todo = {root}, [root]
+    while todo:
+        for callee in callees.get(todo.pop(), ()):
+            if callee not in driven and callers[callee] <= driven:
+                driven.add(callee)
+                todo.append(callee)
+    return driven
 
 
 def summarize(profile: Profile, requests: int | None, command: str,
@@ -75,7 +104,10 @@ def summarize(profile: Profile, requests: int | None, command: str,
     function = implementation_function(command, profile)
     cost = profile.functions[function] if function else None
     per_call = _per(cost.inclusive, cost.calls) if cost else None
-    top = {name: _per(c.inclusive, requests) for name, c in profile.top_inclusive(TOP_FUNCTIONS)}
+    driven = time_driven(profile)
+    ranked = [(name, c) for name, c in profile.top_inclusive(TOP_FUNCTIONS + len(driven))
+              if name not in driven][:TOP_FUNCTIONS]
+    top = {name: _per(c.inclusive, requests) for name, c in ranked}
     return {
         "tool": "callgrind", "total": profile.total, "requests": requests,
         "timer_events": timers, "total_per_request": _per(profile.total - timers, requests),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvperf.results.callgrind import parse
-from kvperf.results.instructions import implementation_function, summarize
+from kvperf.results.instructions import implementation_function, summarize, time_driven
 
 PROFILE = """\
 # callgrind format
@@ -60,3 +60,23 @@ def test_time_events_are_left_out_of_the_per_request_total() -> None:
     ins = summarize(parse(text), 10, "SET", [])
     assert ins["timer_events"] == 300 and ins["total_per_request"] == 100.0
     assert ins["total_with_timers_per_request"] == 130.0
+
+
+def test_functions_only_the_time_events_reach_are_not_ranked() -> None:
+    # aeMain runs processTimeEvents (300), which runs serverCron (280), which runs
+    # cronUpdateMemoryStats (200) and zmalloc_used (30); the requests' setCommand calls
+    # zmalloc_used too, so it stays; the three time-driven functions leave top_functions
+    text = PROFILE.replace("summary: 1000", "summary: 1300").replace(
+        "fn=(2)\n1 50", "cfn=(9) processTimeEvents\ncalls=3 1\n1 300\nfn=(2)\n1 50"
+    ).replace("fn=(3)\n1 600", "fn=(3)\n1 590\ncfn=(8) zmalloc_used\ncalls=10 1\n1 10") + (
+        "fn=(9)\n1 20\ncfn=(10) serverCron\ncalls=3 1\n1 280\n"
+        "fn=(10)\n1 50\ncfn=(11) cronUpdateMemoryStats\ncalls=3 1\n1 200\n"
+        "cfn=(8)\ncalls=3 1\n1 30\n"
+        "fn=(11)\n1 200\nfn=(8)\n1 40\n")
+    profile = parse(text)
+    assert time_driven(profile) == {"processTimeEvents", "serverCron", "cronUpdateMemoryStats"}
+    ins = summarize(profile, 10, "SET", [])
+    assert ins["timer_events"] == 300 and ins["total_per_request"] == 100.0
+    assert set(ins["top_functions"]) == {"aeMain", "call", "setCommand", "hsetCommand",
+                                         "zmalloc_used"}
+    assert ins["top_functions"]["zmalloc_used"] == 4.0  # 10 from setCommand + 30 from the timer
