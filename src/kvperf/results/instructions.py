@@ -78,7 +78,7 @@ def time_driven(profile: Profile) -> set[str]:
     """Functions only the time events reach: their root and every function whose callers
     are all time-driven (serverCron, cronUpdateMemoryStats, jemalloc's statistics refresh).
     Their cost per request follows the wall clock, so they are left out of the functions
-    ranked by how much they moved, as of ``total_per_request``. A function the requests
+    ranked by how much they moved, as from ``total_per_request``. A function the requests
     call too stays (conservative: recursion under the timer stays as well)."""
     root = _timer_root(profile)
     if root is None:
